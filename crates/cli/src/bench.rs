@@ -1,0 +1,190 @@
+//! `iosteer bench sched`: what a policy costs per request, on one core.
+//!
+//! Each run pushes a pre-generated stream through one scheduler and a
+//! zero-cost fake device: every step, one request arrives (enqueue), the
+//! scheduler fills free device slots (dispatch), and the oldest command in
+//! the device completes (complete); ticks run when due. The figure is wall
+//! time over requests, so it covers enqueue + dispatch + complete + ticks and
+//! all statistics. The median of several runs is reported (this machine is
+//! shared and noisy).
+
+use std::collections::VecDeque;
+use std::hint::black_box;
+use std::time::Instant;
+
+use iosteer_sched::{
+    policy, Command, DeviceView, Dispatch, Nanos, Op, Outcome, Request, Scheduler,
+};
+use serde::Serialize;
+
+/// Device slots of the fake device: SATA NCQ depth.
+const DEVICE_SLOTS: u32 = 32;
+/// Simulated time between arrivals: 100k requests per second.
+const STEP: Nanos = Nanos::from_micros(10);
+/// Span of random reads: a 64 GiB drive.
+const SPAN: u64 = 64 << 30;
+
+/// The specs measured by default. The last one turns on every limiter of
+/// every class and the read-latency control loop, with limits above the
+/// offered load so requests keep flowing (a limit below it would only measure
+/// a growing queue).
+pub const DEFAULT_POLICIES: &[&str] = &[
+    "fifo",
+    "netflix",
+    "netflix:read_bias=100",
+    "netflix:read_bias=100,\
+     read.limiter=queue_depth+iops+bandwidth,read.queue_depth.current=32,\
+     read.iops.max=1000000,read.iops.current=1000000,\
+     read.bandwidth.max=100000000,read.bandwidth.current=100000000,\
+     write.limiter=queue_depth+iops+bandwidth,write.queue_depth.max=16,\
+     write.iops.current=100000,write.bandwidth.max=10000000,write.bandwidth.current=5000000,\
+     trim.limiter=queue_depth+iops,trim.iops.current=10000,\
+     control.type=read_latency,control.steer_interval=100ms",
+];
+
+#[derive(Debug, Serialize)]
+pub struct BenchResult {
+    pub policy: String,
+    /// Median over the runs.
+    pub ns_per_request: f64,
+    pub requests: u64,
+    pub runs: Vec<f64>,
+}
+
+/// A deterministic stream: 70% 4 KiB random reads, 25% 128 KiB sequential
+/// writes, 4% 1 MiB trims, 1% flushes.
+pub fn workload(requests: u64) -> Vec<Request> {
+    let mut rng = SplitMix64(0x105_7EE2);
+    let mut write_cursor = 0u64;
+    (0..requests)
+        .map(|id| {
+            let now = Nanos(id * STEP.0);
+            match rng.next() % 100 {
+                0..=69 => Request::new(id, Op::Read, (rng.next() % (SPAN >> 12)) << 12, 4096, now),
+                70..=94 => {
+                    write_cursor = (write_cursor + (128 << 10)) % SPAN;
+                    Request::new(id, Op::Write, write_cursor, 128 << 10, now)
+                }
+                95..=98 => Request::new(
+                    id,
+                    Op::Trim,
+                    (rng.next() % (SPAN >> 20)) << 20,
+                    1 << 20,
+                    now,
+                ),
+                _ => Request::new(id, Op::Flush, 0, 0, now),
+            }
+        })
+        .collect()
+}
+
+/// SplitMix64 (Steele, Lea, Flood 2014): a fixed stream without a dependency.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// One run; returns the wall time per request in nanoseconds.
+fn run_once(sched: &mut dyn Scheduler, stream: &[Request]) -> f64 {
+    let mut device: VecDeque<Command> = VecDeque::with_capacity(DEVICE_SLOTS as usize);
+    let mut now = Nanos::ZERO;
+    let started = Instant::now();
+    for request in stream {
+        now = request.submitted;
+        if sched.next_timer().is_some_and(|t| t <= now) {
+            let _ = sched.tick(now);
+        }
+        sched.enqueue(request.clone(), now);
+        fill(sched, &mut device, now);
+        if let Some(done) = device.pop_front() {
+            if sched
+                .complete(&done.completion(Outcome::Ok), now)
+                .should_dispatch()
+            {
+                fill(sched, &mut device, now);
+            }
+            black_box(done);
+        }
+    }
+    while !sched.is_idle() {
+        now += STEP;
+        let _ = sched.tick(now);
+        fill(sched, &mut device, now);
+        if let Some(done) = device.pop_front() {
+            let _ = sched.complete(&done.completion(Outcome::Ok), now);
+        }
+    }
+    started.elapsed().as_nanos() as f64 / stream.len() as f64
+}
+
+fn fill(sched: &mut dyn Scheduler, device: &mut VecDeque<Command>, now: Nanos) {
+    while let Some(d) = sched.dispatch(now, DeviceView::new(DEVICE_SLOTS, device.len() as u32)) {
+        match d {
+            Dispatch::ToDevice(command) => device.push_back(command),
+            Dispatch::CompletedWithoutDevice(trim) => {
+                black_box(trim);
+            }
+        }
+    }
+}
+
+/// Measures each spec `repeat` times over `requests` requests.
+pub fn bench(specs: &[String], requests: u64, repeat: usize) -> Result<Vec<BenchResult>, String> {
+    let stream = workload(requests);
+    let mut results = Vec::new();
+    for spec in specs {
+        policy::build(spec).map_err(|e| format!("--policy {spec}: {e}"))?;
+        let mut runs: Vec<f64> = (0..repeat.max(1))
+            .map(|_| {
+                let mut sched = policy::build(spec).expect("validated above");
+                run_once(sched.as_mut(), &stream)
+            })
+            .collect();
+        let mut sorted = runs.clone();
+        sorted.sort_by(f64::total_cmp);
+        let median = sorted[sorted.len() / 2];
+        runs.iter_mut()
+            .for_each(|r| *r = (*r * 10.0).round() / 10.0);
+        results.push(BenchResult {
+            policy: spec.clone(),
+            ns_per_request: (median * 10.0).round() / 10.0,
+            requests,
+            runs,
+        });
+    }
+    Ok(results)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_workload_has_the_documented_mix() {
+        let stream = workload(100_000);
+        let share = |op| stream.iter().filter(|r| r.op == op).count() as f64 / 1000.0;
+        assert!((share(Op::Read) - 70.0).abs() < 1.0);
+        assert!((share(Op::Write) - 25.0).abs() < 1.0);
+        assert!((share(Op::Trim) - 4.0).abs() < 0.5);
+        assert!(stream.iter().all(|r| r.end() <= SPAN));
+    }
+
+    #[test]
+    fn every_default_policy_drains_the_stream() {
+        let stream = workload(5_000);
+        for spec in DEFAULT_POLICIES {
+            let mut sched = policy::build(spec).unwrap();
+            run_once(sched.as_mut(), &stream);
+            let stats = sched.stats();
+            let completed: u64 = Op::ALL.iter().map(|op| stats.class(*op).completed).sum();
+            assert_eq!(completed, 5_000, "{spec}");
+        }
+    }
+}

@@ -1,0 +1,285 @@
+//! Policy configuration from `key=value` strings and from TOML.
+//!
+//! Both forms end in the same place: TOML tables are flattened to dotted keys
+//! (`[write] limiter = "iops"` is `write.limiter=iops`), and every key goes
+//! through the policy's [`Configurable::set`]. An unknown key or a bad value is
+//! an error that names the key and what it accepts.
+
+use std::fmt;
+
+use thiserror::Error;
+
+use crate::units::Nanos;
+
+/// A configuration mistake, worded for the person who made it.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConfigError {
+    #[error("unknown scheduler `{name}`; known schedulers: {known}")]
+    UnknownPolicy { name: String, known: String },
+    #[error("unknown key `{key}` for scheduler `{policy}`; known keys: {known}")]
+    UnknownKey {
+        policy: String,
+        key: String,
+        known: String,
+    },
+    #[error("bad value `{value}` for `{key}`: expected {expected}")]
+    BadValue {
+        key: String,
+        value: String,
+        expected: String,
+    },
+    #[error("`{item}` is not a `key=value` setting")]
+    Syntax { item: String },
+    #[error("{0}")]
+    Conflict(String),
+    #[error("TOML: {0}")]
+    Toml(String),
+}
+
+/// One tunable, for listings and for unknown-key errors.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Tunable {
+    pub key: &'static str,
+    pub default: &'static str,
+    pub help: &'static str,
+}
+
+/// A policy configuration that accepts settings one key at a time.
+pub trait Configurable {
+    /// Applies one setting.
+    fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError>;
+    /// Checks the settings together, once all are applied.
+    fn validate(&self) -> Result<(), ConfigError>;
+}
+
+/// Applies `key=value` settings separated by commas (`read_bias=100,quanta=200`).
+pub fn apply_pairs(config: &mut impl Configurable, pairs: &str) -> Result<(), ConfigError> {
+    for item in pairs.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (key, value) = item.split_once('=').ok_or_else(|| ConfigError::Syntax {
+            item: item.to_string(),
+        })?;
+        config.set(key.trim(), value.trim())?;
+    }
+    config.validate()
+}
+
+/// Applies the settings of a TOML document.
+pub fn apply_toml(config: &mut impl Configurable, text: &str) -> Result<(), ConfigError> {
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| ConfigError::Toml(e.to_string().trim().to_string()))?;
+    let mut pairs = Vec::new();
+    flatten("", &table, &mut pairs)?;
+    for (key, value) in pairs {
+        config.set(&key, &value)?;
+    }
+    config.validate()
+}
+
+fn flatten(
+    prefix: &str,
+    table: &toml::Table,
+    out: &mut Vec<(String, String)>,
+) -> Result<(), ConfigError> {
+    for (name, value) in table {
+        let key = if prefix.is_empty() {
+            name.clone()
+        } else {
+            format!("{prefix}.{name}")
+        };
+        let text = match value {
+            toml::Value::Table(inner) => {
+                flatten(&key, inner, out)?;
+                continue;
+            }
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::Float(f) => f.to_string(),
+            toml::Value::Boolean(b) => b.to_string(),
+            toml::Value::Array(items) => items
+                .iter()
+                .map(|v| {
+                    v.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| v.to_string())
+                })
+                .collect::<Vec<_>>()
+                .join("+"),
+            toml::Value::Datetime(_) => {
+                return Err(ConfigError::BadValue {
+                    key,
+                    value: value.to_string(),
+                    expected: "a number, a string or a list of names".into(),
+                })
+            }
+        };
+        out.push((key, text));
+    }
+    Ok(())
+}
+
+/// The error for a key the policy does not know.
+pub fn unknown_key(policy: &str, key: &str, tunables: &[Tunable]) -> ConfigError {
+    ConfigError::UnknownKey {
+        policy: policy.to_string(),
+        key: key.to_string(),
+        known: tunables
+            .iter()
+            .map(|t| t.key)
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+fn bad(key: &str, value: &str, expected: impl fmt::Display) -> ConfigError {
+    ConfigError::BadValue {
+        key: key.to_string(),
+        value: value.to_string(),
+        expected: expected.to_string(),
+    }
+}
+
+/// An integer in `[min, max]`.
+pub fn parse_int(key: &str, value: &str, min: u64, max: u64) -> Result<u64, ConfigError> {
+    let expected = || format!("an integer from {min} to {max}");
+    let n: u64 = value.parse().map_err(|_| bad(key, value, expected()))?;
+    if (min..=max).contains(&n) {
+        Ok(n)
+    } else {
+        Err(bad(key, value, expected()))
+    }
+}
+
+/// A duration with its unit: `5s`, `15ms`, `1.5ms`, `500us`, `100ns`.
+pub fn parse_duration(key: &str, value: &str) -> Result<Nanos, ConfigError> {
+    let expected = "a duration with a unit (ns, us, ms or s), such as 5s, 15ms or 500us";
+    let split = value
+        .find(|c: char| c.is_ascii_alphabetic())
+        .ok_or_else(|| bad(key, value, expected))?;
+    let (number, unit) = value.split_at(split);
+    let scale = match unit {
+        "ns" => 1.0,
+        "us" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        _ => return Err(bad(key, value, expected)),
+    };
+    let n: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| bad(key, value, expected))?;
+    let ns = n * scale;
+    if !ns.is_finite() || ns < 0.0 || ns > u64::MAX as f64 {
+        return Err(bad(key, value, expected));
+    }
+    Ok(Nanos(ns.round() as u64))
+}
+
+/// One of `choices`.
+pub fn parse_choice<'a>(
+    key: &str,
+    value: &str,
+    choices: &[&'a str],
+) -> Result<&'a str, ConfigError> {
+    choices
+        .iter()
+        .copied()
+        .find(|c| *c == value)
+        .ok_or_else(|| bad(key, value, format!("one of {}", choices.join(", "))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default, Debug)]
+    struct Toy {
+        depth: u64,
+        names: String,
+        hold: Nanos,
+    }
+
+    const TOY_TUNABLES: &[Tunable] = &[
+        Tunable {
+            key: "depth",
+            default: "1",
+            help: "",
+        },
+        Tunable {
+            key: "group.names",
+            default: "",
+            help: "",
+        },
+        Tunable {
+            key: "hold",
+            default: "0s",
+            help: "",
+        },
+    ];
+
+    impl Configurable for Toy {
+        fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+            match key {
+                "depth" => self.depth = parse_int(key, value, 1, 32)?,
+                "group.names" => self.names = value.to_string(),
+                "hold" => self.hold = parse_duration(key, value)?,
+                _ => return Err(unknown_key("toy", key, TOY_TUNABLES)),
+            }
+            Ok(())
+        }
+        fn validate(&self) -> Result<(), ConfigError> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn pairs_and_toml_reach_the_same_keys() {
+        let mut a = Toy::default();
+        apply_pairs(&mut a, "depth=4, group.names=x+y,hold=1.5ms").unwrap();
+        let mut b = Toy::default();
+        apply_toml(
+            &mut b,
+            "depth = 4\nhold = \"1.5ms\"\n[group]\nnames = [\"x\", \"y\"]\n",
+        )
+        .unwrap();
+        assert_eq!((a.depth, &a.names, a.hold), (b.depth, &b.names, b.hold));
+        assert_eq!(a.hold, Nanos(1_500_000));
+    }
+
+    #[test]
+    fn errors_name_the_key_and_what_it_accepts() {
+        let mut toy = Toy::default();
+        let err = apply_pairs(&mut toy, "depth=99").unwrap_err().to_string();
+        assert!(
+            err.contains("`depth`") && err.contains("from 1 to 32"),
+            "{err}"
+        );
+        let err = apply_pairs(&mut toy, "deep=1").unwrap_err().to_string();
+        assert!(
+            err.contains("`deep`") && err.contains("depth, group.names, hold"),
+            "{err}"
+        );
+        let err = apply_pairs(&mut toy, "hold=5").unwrap_err().to_string();
+        assert!(err.contains("unit"), "{err}");
+        let err = apply_pairs(&mut toy, "depth").unwrap_err().to_string();
+        assert!(err.contains("key=value"), "{err}");
+        let err = apply_toml(&mut toy, "depth = ").unwrap_err().to_string();
+        assert!(err.starts_with("TOML"), "{err}");
+    }
+
+    #[test]
+    fn durations_accept_every_unit() {
+        for (text, ns) in [
+            ("100ns", 100),
+            ("20us", 20_000),
+            ("5ms", 5_000_000),
+            ("2s", 2_000_000_000),
+        ] {
+            assert_eq!(parse_duration("k", text).unwrap(), Nanos(ns));
+        }
+        for text in ["", "ms", "5", "5m", "-1s", "1e400s"] {
+            assert!(parse_duration("k", text).is_err(), "{text}");
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! `fifo`: the stock FreeBSD disk scheduling, the paper's "control" scheduler.
+//!
+//! Algorithm (FreeBSD `da`/`ada` before the Netflix work, flash devices):
+//! - reads, writes and flushes share one queue and leave in arrival order, as
+//!   many as the device has slots for (no elevator sort: on flash it brings
+//!   nothing and costs an ordered insert);
+//! - trims (BIO_DELETE) wait in their own queue; when one is waiting and no
+//!   trim command is in the device, all waiting trims (up to `trim_max_ranges`)
+//!   are coalesced into one command, which goes before the shared queue;
+//! - the two ordering rules of [`crate::ordering`] hold: a flush waits until
+//!   the writes before it have completed (overlapping reads and writes keep
+//!   their order for free in one FIFO).
+//!
+//! There are no limiters and no bias, so nothing is ever held back while the
+//! device has a free slot. The tick only samples the load average.
+
+use std::collections::VecDeque;
+
+use crate::config::{parse_duration, parse_int, unknown_key, ConfigError, Configurable, Tunable};
+use crate::ordering::flush_may_go;
+use crate::policy::{class_pressure, PolicyInfo, Ticker};
+use crate::request::{Command, Completion, Dispatch, Op, Request};
+use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler};
+use crate::stats::Stats;
+use crate::trim::{TrimQueue, DEFAULT_MAX_RANGES};
+use crate::units::{Bytes, Nanos};
+
+/// Ticks per second, only to sample the load average (as Netflix's default).
+const LOAD_TICKS_PER_SECOND: u32 = 200;
+
+pub const TUNABLES: &[Tunable] = &[
+    Tunable {
+        key: "trim_max_ranges",
+        default: "512",
+        help: "most trims coalesced into one command (ada: 8 DSM blocks of 64 ranges)",
+    },
+    Tunable {
+        key: "stats_window",
+        default: "1s",
+        help: "length of the rolling percentile window",
+    },
+    Tunable {
+        key: "bad_latency",
+        default: "500ms",
+        help: "completions slower than this are counted as too_long",
+    },
+];
+
+pub const INFO: PolicyInfo = PolicyInfo {
+    name: "fifo",
+    summary:
+        "stock FreeBSD: one FIFO for reads, writes and flushes; trims coalesced, one at a time",
+    tunables: TUNABLES,
+};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FifoConfig {
+    pub trim_max_ranges: u32,
+    pub stats_window: Nanos,
+    pub bad_latency: Nanos,
+}
+
+impl Default for FifoConfig {
+    fn default() -> Self {
+        FifoConfig {
+            trim_max_ranges: DEFAULT_MAX_RANGES,
+            stats_window: Nanos::from_secs(1),
+            bad_latency: Nanos::from_millis(500),
+        }
+    }
+}
+
+impl Configurable for FifoConfig {
+    fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        match key {
+            "trim_max_ranges" => self.trim_max_ranges = parse_int(key, value, 1, 65_535)? as u32,
+            "stats_window" => self.stats_window = parse_duration(key, value)?,
+            "bad_latency" => self.bad_latency = parse_duration(key, value)?,
+            _ => return Err(unknown_key("fifo", key, TUNABLES)),
+        }
+        Ok(())
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        Ok(())
+    }
+}
+
+#[derive(Debug)]
+pub struct Fifo {
+    queue: VecDeque<Request>,
+    trims: TrimQueue,
+    stats: Stats,
+    ticker: Ticker,
+}
+
+impl Fifo {
+    pub fn new(config: FifoConfig) -> Fifo {
+        Fifo {
+            queue: VecDeque::new(),
+            trims: TrimQueue::new(config.trim_max_ranges, 0),
+            stats: Stats::new(config.stats_window, config.bad_latency),
+            ticker: Ticker::per_second(LOAD_TICKS_PER_SECOND),
+        }
+    }
+
+    fn has_work(&self) -> bool {
+        !self.queue.is_empty() || self.trims.has_work()
+    }
+
+    fn next_command(&mut self, now: Nanos) -> Option<Command> {
+        if !self.trims.is_empty() && self.stats.class(Op::Trim).in_flight == 0 {
+            return self.trims.take_command(now);
+        }
+        let head = self.queue.front()?;
+        if head.op == Op::Flush && !flush_may_go(self.stats.class(Op::Write).in_flight) {
+            return None;
+        }
+        self.queue.pop_front().map(|r| Command::single(r, now))
+    }
+}
+
+impl Scheduler for Fifo {
+    fn name(&self) -> &'static str {
+        INFO.name
+    }
+
+    fn enqueue(&mut self, request: Request, now: Nanos) {
+        self.stats.on_enqueue(&request, now);
+        match request.op {
+            Op::Trim => self.trims.push(request),
+            _ => self.queue.push_back(request),
+        }
+    }
+
+    fn dispatch(&mut self, now: Nanos, device: DeviceView) -> Option<Dispatch> {
+        if let Some(trim) = self.trims.pop_elided() {
+            self.stats.on_elide(&trim, now);
+            return Some(Dispatch::CompletedWithoutDevice(trim));
+        }
+        self.stats.device_slots = device.slots;
+        if !device.accepts() {
+            return None;
+        }
+        let command = self.next_command(now)?;
+        self.stats.on_dispatch(&command, now);
+        Some(Dispatch::ToDevice(command))
+    }
+
+    fn complete(&mut self, completion: &Completion, now: Nanos) -> Retry {
+        self.stats.on_complete(completion, now);
+        Retry::when(self.has_work())
+    }
+
+    fn next_timer(&self) -> Option<Nanos> {
+        Some(self.ticker.next())
+    }
+
+    fn tick(&mut self, now: Nanos) -> Retry {
+        if self.ticker.advance(now) > 0 {
+            self.stats.on_tick(now);
+        }
+        Retry::when(self.has_work())
+    }
+
+    fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    fn pressure(&self, now: Nanos) -> Pressure {
+        let mut pressure = Pressure::default();
+        for op in Op::ALL {
+            let oldest = match op {
+                Op::Trim => None,
+                _ => self.queue.iter().find(|r| r.op == op).map(|r| r.submitted),
+            };
+            *pressure.class_mut(op) = class_pressure(&self.stats, op, None, oldest, now);
+        }
+        pressure
+    }
+
+    fn speed_up_trims(&mut self, bytes: Bytes) {
+        self.trims.speed_up(bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::Outcome;
+
+    fn send_all(s: &mut Fifo, device: DeviceView) -> Vec<Command> {
+        let mut sent = Vec::new();
+        while let Some(Dispatch::ToDevice(c)) = s.dispatch(Nanos(1), device) {
+            sent.push(c);
+        }
+        sent
+    }
+
+    #[test]
+    fn reads_writes_and_flushes_leave_in_arrival_order() {
+        let mut s = Fifo::new(FifoConfig::default());
+        let ops = [Op::Write, Op::Read, Op::Write, Op::Read];
+        for (id, op) in ops.iter().enumerate() {
+            s.enqueue(Request::new(id as u64, *op, 0, 4096, Nanos(0)), Nanos(0));
+        }
+        let sent = send_all(&mut s, DeviceView::new(32, 0));
+        let ids: Vec<u64> = sent.iter().map(|c| c.requests[0].id.0).collect();
+        assert_eq!(ids, [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn trims_coalesce_and_go_one_command_at_a_time_ahead_of_the_queue() {
+        let mut s = Fifo::new(FifoConfig::default());
+        s.enqueue(Request::new(0, Op::Read, 0, 4096, Nanos(0)), Nanos(0));
+        for id in 1..4 {
+            s.enqueue(
+                Request::new(id, Op::Trim, id << 20, 4096, Nanos(0)),
+                Nanos(0),
+            );
+        }
+        let sent = send_all(&mut s, DeviceView::new(32, 0));
+        assert_eq!(sent[0].op, Op::Trim);
+        assert_eq!(sent[0].requests.len(), 3);
+        s.enqueue(Request::new(9, Op::Trim, 0, 4096, Nanos(0)), Nanos(0));
+        assert!(
+            send_all(&mut s, DeviceView::new(32, 2)).is_empty(),
+            "a trim is active"
+        );
+        let retry = s.complete(&sent[0].completion(Outcome::Ok), Nanos(2));
+        assert!(retry.should_dispatch());
+        assert_eq!(send_all(&mut s, DeviceView::new(32, 1))[0].op, Op::Trim);
+    }
+
+    #[test]
+    fn a_flush_waits_for_earlier_writes_to_complete() {
+        let mut s = Fifo::new(FifoConfig::default());
+        s.enqueue(Request::new(0, Op::Write, 0, 4096, Nanos(0)), Nanos(0));
+        s.enqueue(Request::new(1, Op::Flush, 0, 0, Nanos(0)), Nanos(0));
+        s.enqueue(Request::new(2, Op::Read, 0, 4096, Nanos(0)), Nanos(0));
+        let sent = send_all(&mut s, DeviceView::new(32, 0));
+        assert_eq!(sent.len(), 1, "the flush holds the queue behind it");
+        let _ = s.complete(&sent[0].completion(Outcome::Ok), Nanos(3));
+        let sent = send_all(&mut s, DeviceView::new(32, 0));
+        assert_eq!(
+            sent.iter().map(|c| c.op).collect::<Vec<_>>(),
+            [Op::Flush, Op::Read]
+        );
+    }
+
+    #[test]
+    fn a_draining_device_gets_nothing() {
+        let mut s = Fifo::new(FifoConfig::default());
+        s.enqueue(Request::new(0, Op::Read, 0, 4096, Nanos(0)), Nanos(0));
+        let draining = DeviceView {
+            draining: true,
+            ..DeviceView::new(32, 1)
+        };
+        assert_eq!(s.dispatch(Nanos(1), draining), None);
+    }
+}

@@ -1,0 +1,169 @@
+//! The policies, one file each, and the registry that builds them from specs.
+//!
+//! A spec is `name[:key=value,...]`, for example
+//! `netflix:read_bias=100,write.limiter=queue_depth,write.current=1`.
+
+pub mod fifo;
+pub mod netflix;
+
+use crate::config::{apply_pairs, apply_toml, ConfigError, Tunable};
+use crate::limiter::LimiterSet;
+use crate::request::Op;
+use crate::scheduler::{ClassPressure, Scheduler};
+use crate::stats::Stats;
+use crate::units::Nanos;
+
+/// What `iosteer schedulers` shows of a policy.
+#[derive(Copy, Clone, Debug)]
+pub struct PolicyInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub tunables: &'static [Tunable],
+}
+
+/// Every policy, in the order they are listed.
+pub fn catalog() -> &'static [PolicyInfo] {
+    &[fifo::INFO, netflix::INFO]
+}
+
+fn known_names() -> String {
+    catalog()
+        .iter()
+        .map(|p| p.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn find(name: &str) -> Result<&'static PolicyInfo, ConfigError> {
+    catalog()
+        .iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| ConfigError::UnknownPolicy {
+            name: name.to_string(),
+            known: known_names(),
+        })
+}
+
+/// Builds a policy from a spec such as `netflix:read_bias=100`.
+pub fn build(spec: &str) -> Result<Box<dyn Scheduler>, ConfigError> {
+    let (name, settings) = spec.split_once(':').unwrap_or((spec, ""));
+    let name = name.trim();
+    find(name)?;
+    match name {
+        "fifo" => {
+            let mut config = fifo::FifoConfig::default();
+            apply_pairs(&mut config, settings)?;
+            Ok(Box::new(fifo::Fifo::new(config)))
+        }
+        _ => {
+            let mut config = netflix::NetflixConfig::default();
+            apply_pairs(&mut config, settings)?;
+            Ok(Box::new(netflix::Netflix::new(config)))
+        }
+    }
+}
+
+/// Builds policy `name` from the settings of a TOML document.
+pub fn build_from_toml(name: &str, toml: &str) -> Result<Box<dyn Scheduler>, ConfigError> {
+    find(name)?;
+    match name {
+        "fifo" => {
+            let mut config = fifo::FifoConfig::default();
+            apply_toml(&mut config, toml)?;
+            Ok(Box::new(fifo::Fifo::new(config)))
+        }
+        _ => {
+            let mut config = netflix::NetflixConfig::default();
+            apply_toml(&mut config, toml)?;
+            Ok(Box::new(netflix::Netflix::new(config)))
+        }
+    }
+}
+
+/// A periodic timer on multiples of `period` from time zero.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Ticker {
+    period: Nanos,
+    next: Nanos,
+}
+
+impl Ticker {
+    pub(crate) fn per_second(ticks: u32) -> Ticker {
+        let period = Nanos(1_000_000_000 / u64::from(ticks.max(1)));
+        Ticker {
+            period,
+            next: period,
+        }
+    }
+
+    pub(crate) fn period(&self) -> Nanos {
+        self.period
+    }
+
+    pub(crate) fn next(&self) -> Nanos {
+        self.next
+    }
+
+    /// Ticks that have fallen due by `now` (a late caller gets them all at
+    /// once, so credit is earned for the time that really passed).
+    pub(crate) fn advance(&mut self, now: Nanos) -> u64 {
+        if now < self.next {
+            return 0;
+        }
+        let due = (now.0 - self.next.0) / self.period.0 + 1;
+        self.next = Nanos(self.next.0 + due * self.period.0);
+        due
+    }
+}
+
+/// Back-pressure of one class from its statistics and limiters.
+pub(crate) fn class_pressure(
+    stats: &Stats,
+    op: Op,
+    limiters: Option<&LimiterSet>,
+    oldest_submitted: Option<Nanos>,
+    now: Nanos,
+) -> ClassPressure {
+    let class = stats.class(op);
+    let by_rate = Nanos(u64::from(class.queued).saturating_mul(class.service_gap.mean().0));
+    let by_limits = limiters.map_or(Nanos::ZERO, |l| {
+        l.drain_time(class.queued, class.queued_bytes, class.device_ema.mean())
+    });
+    ClassPressure {
+        queued: class.queued,
+        queued_bytes: class.queued_bytes,
+        expected_wait: by_rate.max(by_limits),
+        oldest_wait: oldest_submitted.map_or(Nanos::ZERO, |t| now - t),
+        limited: class.limited,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_build_the_named_policy() {
+        assert_eq!(build("fifo").unwrap().name(), "fifo");
+        let s = build("netflix:read_bias=100,write.limiter=queue_depth,write.current=1").unwrap();
+        assert_eq!(s.name(), "netflix");
+    }
+
+    #[test]
+    fn an_unknown_policy_lists_the_known_ones() {
+        let err = build("cfq").err().unwrap().to_string();
+        assert!(
+            err.contains("`cfq`") && err.contains("fifo, netflix"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_late_ticker_catches_up() {
+        let mut t = Ticker::per_second(200);
+        assert_eq!(t.advance(Nanos::from_millis(4)), 0);
+        assert_eq!(t.advance(Nanos::from_millis(5)), 1);
+        assert_eq!(t.advance(Nanos::from_millis(27)), 4);
+        assert_eq!(t.next(), Nanos::from_millis(30));
+    }
+}

@@ -1,0 +1,734 @@
+//! `netflix`: FreeBSD's CAM I/O scheduler (cam_iosched.c, Netflix 2015), with
+//! the flaws its own paper and code comments point out fixed.
+//!
+//! # Algorithm
+//!
+//! Queues. Reads, writes and trims wait in separate queues. With `read_bias`
+//! 0 reads and writes share one queue, as upstream does today. Flushes travel
+//! with the writes, so they stay behind every earlier write.
+//!
+//! Choice. Trims go first, then writes, then reads, as upstream's
+//! `cam_iosched_next_bio`, except that while reads *and* a write or trim could
+//! go, `read_bias` reads go before each write or trim. The bias counter drops
+//! by one per read so preferred and reloads when a write or trim goes, so the
+//! ratio is exactly `read_bias` to 1 while both wait. (Upstream drops the
+//! counter whenever a write merely waits, even one its limiter holds back.)
+//!
+//! Limiters. Each class has any combination of queue-depth, IOPS and bandwidth
+//! limiters ([`crate::limiter`]); upstream allows one at a time. A request
+//! goes only when all of its class's limiters admit it. Rate credit is earned
+//! on a tick of `quanta` per second, exactly, with no truncation.
+//!
+//! Steering (`control.type`):
+//! - `none` (our default): limits stay where they are configured;
+//! - `set_max`: every `steer_interval`, every limit is set to its max (the
+//!   upstream default, which silently overwrote manual limits; here setting a
+//!   `current` together with `set_max` is an error);
+//! - `read_latency`: every `steer_interval`, if the read latency EMA is below
+//!   `lolat` (or fewer than 10 reads completed since the last step) the write
+//!   limit grows by `alpha` percent; above `hilat` it shrinks by `alpha`
+//!   percent; in between it holds (a dead band). Each step moves the limit by
+//!   at least one unit, so a limit of 4 or less can grow again (upstream's
+//!   integer truncation froze it). It steers the first limiter listed in
+//!   `write.limiter`.
+//!
+//! Trims. Trims are coalesced into one command of up to `trim_max_ranges`
+//! ranges. With `trim_goal` > 0 they are held until `trim_goal` wait or the
+//! oldest has waited `trim_ticks` ticks. The trim limiter counts commands
+//! (queue depth, IOPS) and their total bytes (bandwidth, which upstream could
+//! not limit). By default one trim command is in the device at a time, as
+//! stock. With `trim_advisory` N > 0, trims beyond N waiting are completed
+//! without being sent (advisory trims, upstream's BIO_SPEEDUP idea).
+//!
+//! Ordering: see [`crate::ordering`]; a read that overlaps a queued write is
+//! held until that write is sent.
+//!
+//! # Constants and defaults (upstream's unless said)
+//!
+//! - `quanta` 200 ticks/s: 5 ms ticks; upstream found larger quanta save
+//!   nothing and delay I/O.
+//! - limits: min 1, max and current 300000 (no limit in practice); the trim
+//!   class has a queue-depth limiter of 1 (max 1): one trim at a time.
+//! - `control.steer_interval` 5 s, `lolat` 5 ms ("normal" read latency in the
+//!   paper), `hilat` 15 ms, `alpha` 20 %: ~10 steps to back off 10x.
+//! - `bad_latency` 500 ms: upstream's `too_long` threshold.
+
+use std::collections::VecDeque;
+
+use crate::config::{
+    parse_choice, parse_duration, parse_int, unknown_key, ConfigError, Configurable, Tunable,
+};
+use crate::limiter::{new_limiter, Limit, LimiterKind, LimiterSet};
+use crate::ordering::{flush_may_go, Queued, WriteOrder};
+use crate::policy::{class_pressure, PolicyInfo, Ticker};
+use crate::request::{Command, Completion, Dispatch, Op, Request};
+use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler};
+use crate::stats::Stats;
+use crate::trim::{TrimQueue, DEFAULT_MAX_RANGES};
+use crate::units::{Bytes, Nanos};
+
+/// Fewer reads than this per steering interval count as "no read load":
+/// the write limit then grows whatever the (stale) latency says. Upstream: 10.
+const STEER_MIN_READS: u64 = 10;
+
+/// The classes that have limiters, in `Op::index` order.
+const LIMITED: [Op; 3] = [Op::Read, Op::Write, Op::Trim];
+
+pub const TUNABLES: &[Tunable] = &[
+    Tunable {
+        key: "read_bias",
+        default: "0",
+        help: "reads sent per write or trim while both wait; 0 = one shared queue",
+    },
+    Tunable {
+        key: "quanta",
+        default: "200",
+        help: "scheduler ticks per second (rate credit, steering, load)",
+    },
+    Tunable {
+        key: "{read,write,trim}.limiter",
+        default: "none (trim: queue_depth)",
+        help: "none, or any of queue_depth, iops, bandwidth joined by '+'; the first is steered",
+    },
+    Tunable {
+        key: "{read,write,trim}.{min,max,current}",
+        default: "1, 300000, 300000 (trim: 1, 1, 1)",
+        help: "range and value of the class's first limiter",
+    },
+    Tunable {
+        key: "{read,write,trim}.{queue_depth,iops,bandwidth}.{min,max,current}",
+        default: "1, 300000, 300000",
+        help: "one limiter's range and value: commands in flight, IO/s, or kB/s (1 kB = 1000 B)",
+    },
+    Tunable {
+        key: "control.type",
+        default: "none",
+        help: "none, set_max (limits held at max) or read_latency (steer the write limit)",
+    },
+    Tunable {
+        key: "control.steer_interval",
+        default: "5s",
+        help: "time between steering steps",
+    },
+    Tunable {
+        key: "control.lolat",
+        default: "5ms",
+        help: "read latency EMA below which the write limit grows",
+    },
+    Tunable {
+        key: "control.hilat",
+        default: "15ms",
+        help: "read latency EMA above which the write limit shrinks",
+    },
+    Tunable {
+        key: "control.alpha",
+        default: "20",
+        help: "steering step in percent of the limit (1-99)",
+    },
+    Tunable {
+        key: "trim_goal",
+        default: "0",
+        help: "hold trims until this many wait (0 = send as soon as allowed)",
+    },
+    Tunable {
+        key: "trim_ticks",
+        default: "0",
+        help: "most ticks a held trim waits for its goal (needed when trim_goal > 0)",
+    },
+    Tunable {
+        key: "trim_max_ranges",
+        default: "512",
+        help: "most trims coalesced into one command",
+    },
+    Tunable {
+        key: "trim_advisory",
+        default: "0",
+        help: "complete trims unsent beyond this many waiting (0 = off)",
+    },
+    Tunable {
+        key: "bad_latency",
+        default: "500ms",
+        help: "completions slower than this are counted as too_long",
+    },
+    Tunable {
+        key: "stats_window",
+        default: "1s",
+        help: "length of the rolling percentile window",
+    },
+];
+
+pub const INFO: PolicyInfo = PolicyInfo {
+    name: "netflix",
+    summary: "FreeBSD cam_iosched: read bias, composable queue-depth/IOPS/bandwidth limiters, \
+              latency steering, trim batching",
+    tunables: TUNABLES,
+};
+
+/// How the write limit is steered.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ControlType {
+    None,
+    SetMax,
+    ReadLatency,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ControlConfig {
+    pub kind: ControlType,
+    pub steer_interval: Nanos,
+    pub lolat: Nanos,
+    pub hilat: Nanos,
+    /// Percent.
+    pub alpha: u32,
+}
+
+/// Limiters of one class.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassConfig {
+    /// Active limiters; the first one is steered.
+    pub limiters: Vec<LimiterKind>,
+    /// Range of each kind, by `LimiterKind::index`.
+    pub limits: [Limit; 3],
+    /// `<class>.{min,max,current}`: apply to the first limiter, whichever it is.
+    first: [Option<u64>; 3],
+    /// Which kinds' `current` was set explicitly; the others follow a lowered
+    /// `max` (upstream starts `current` at `max`).
+    explicit_current: [bool; 3],
+}
+
+impl ClassConfig {
+    fn unlimited() -> ClassConfig {
+        ClassConfig {
+            limiters: Vec::new(),
+            limits: [Limit::UNLIMITED; 3],
+            first: [None; 3],
+            explicit_current: [false; 3],
+        }
+    }
+
+    /// The stock trim rule: one trim command in the device at a time.
+    fn one_at_a_time() -> ClassConfig {
+        let mut class = ClassConfig::unlimited();
+        class.limiters = vec![LimiterKind::QueueDepth];
+        class.limits[LimiterKind::QueueDepth.index()] = Limit {
+            min: 1,
+            max: 1,
+            current: 1,
+        };
+        class
+    }
+
+    /// The limits, by `LimiterKind::index`, with the class-level settings
+    /// applied to the first limiter and unset currents clamped to their range.
+    pub fn effective_limits(&self) -> [Limit; 3] {
+        let mut limits = self.limits;
+        let mut explicit = self.explicit_current;
+        if let Some(first) = self.limiters.first() {
+            let limit = &mut limits[first.index()];
+            let [min, max, current] = self.first;
+            limit.min = min.unwrap_or(limit.min);
+            limit.max = max.unwrap_or(limit.max);
+            limit.current = current.unwrap_or(limit.current);
+            explicit[first.index()] |= current.is_some();
+        }
+        for (limit, explicit) in limits.iter_mut().zip(explicit) {
+            if !explicit {
+                limit.current = limit.current.min(limit.max).max(limit.min);
+            }
+        }
+        limits
+    }
+
+    fn current_set(&self) -> bool {
+        self.first[2].is_some() || self.explicit_current.contains(&true)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NetflixConfig {
+    pub read_bias: u32,
+    pub quanta: u32,
+    /// Read, write and trim, by `Op::index`.
+    pub classes: [ClassConfig; 3],
+    pub control: ControlConfig,
+    pub trim_goal: u32,
+    pub trim_ticks: u32,
+    pub trim_max_ranges: u32,
+    pub trim_advisory: u32,
+    pub bad_latency: Nanos,
+    pub stats_window: Nanos,
+}
+
+impl Default for NetflixConfig {
+    fn default() -> Self {
+        NetflixConfig {
+            read_bias: 0,
+            quanta: 200,
+            classes: [
+                ClassConfig::unlimited(),
+                ClassConfig::unlimited(),
+                ClassConfig::one_at_a_time(),
+            ],
+            control: ControlConfig {
+                kind: ControlType::None,
+                steer_interval: Nanos::from_secs(5),
+                lolat: Nanos::from_millis(5),
+                hilat: Nanos::from_millis(15),
+                alpha: 20,
+            },
+            trim_goal: 0,
+            trim_ticks: 0,
+            trim_max_ranges: DEFAULT_MAX_RANGES,
+            trim_advisory: 0,
+            bad_latency: Nanos::from_millis(500),
+            stats_window: Nanos::from_secs(1),
+        }
+    }
+}
+
+const BOUND_NAMES: [&str; 3] = ["min", "max", "current"];
+const LIMIT_MAX: u64 = 1 << 40;
+
+fn class_of(name: &str) -> Option<Op> {
+    LIMITED.into_iter().find(|op| op.name() == name)
+}
+
+fn parse_limiters(key: &str, value: &str) -> Result<Vec<LimiterKind>, ConfigError> {
+    let expected = "none, or any of queue_depth, iops, bandwidth joined by '+' (each once)";
+    let bad = || ConfigError::BadValue {
+        key: key.to_string(),
+        value: value.to_string(),
+        expected: expected.to_string(),
+    };
+    if value == "none" {
+        return Ok(Vec::new());
+    }
+    let mut kinds = Vec::new();
+    for name in value.split('+').map(str::trim) {
+        let kind = LimiterKind::from_name(name).ok_or_else(bad)?;
+        if kinds.contains(&kind) {
+            return Err(bad());
+        }
+        kinds.push(kind);
+    }
+    Ok(kinds)
+}
+
+impl NetflixConfig {
+    fn set_class_key(
+        &mut self,
+        key: &str,
+        class: Op,
+        rest: &str,
+        value: &str,
+    ) -> Result<(), ConfigError> {
+        let config = &mut self.classes[class.index()];
+        if rest == "limiter" {
+            config.limiters = parse_limiters(key, value)?;
+            return Ok(());
+        }
+        let (kind, bound) = match rest.split_once('.') {
+            Some((kind, bound)) => (Some(kind), bound),
+            None => (None, rest),
+        };
+        let Some(which) = BOUND_NAMES.iter().position(|b| *b == bound) else {
+            return Err(unknown_key(INFO.name, key, TUNABLES));
+        };
+        let n = parse_int(key, value, 1, LIMIT_MAX)?;
+        match kind {
+            None => config.first[which] = Some(n),
+            Some(kind) => {
+                let kind = LimiterKind::from_name(kind)
+                    .ok_or_else(|| unknown_key(INFO.name, key, TUNABLES))?;
+                config.explicit_current[kind.index()] |= which == 2;
+                let limit = &mut config.limits[kind.index()];
+                *[&mut limit.min, &mut limit.max, &mut limit.current][which] = n;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Configurable for NetflixConfig {
+    fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        const COUNT_MAX: u64 = 1_000_000_000;
+        match key {
+            "read_bias" => self.read_bias = parse_int(key, value, 0, COUNT_MAX)? as u32,
+            "quanta" => self.quanta = parse_int(key, value, 1, 100_000)? as u32,
+            "trim_goal" => self.trim_goal = parse_int(key, value, 0, COUNT_MAX)? as u32,
+            "trim_ticks" => self.trim_ticks = parse_int(key, value, 0, COUNT_MAX)? as u32,
+            "trim_max_ranges" => self.trim_max_ranges = parse_int(key, value, 1, 65_535)? as u32,
+            "trim_advisory" => self.trim_advisory = parse_int(key, value, 0, COUNT_MAX)? as u32,
+            "bad_latency" => self.bad_latency = parse_duration(key, value)?,
+            "stats_window" => self.stats_window = parse_duration(key, value)?,
+            "control.type" => {
+                self.control.kind =
+                    match parse_choice(key, value, &["none", "set_max", "read_latency"])? {
+                        "none" => ControlType::None,
+                        "set_max" => ControlType::SetMax,
+                        _ => ControlType::ReadLatency,
+                    }
+            }
+            "control.steer_interval" => self.control.steer_interval = parse_duration(key, value)?,
+            "control.lolat" => self.control.lolat = parse_duration(key, value)?,
+            "control.hilat" => self.control.hilat = parse_duration(key, value)?,
+            "control.alpha" => self.control.alpha = parse_int(key, value, 1, 99)? as u32,
+            _ => {
+                let (class, rest) = key
+                    .split_once('.')
+                    .and_then(|(c, rest)| Some((class_of(c)?, rest)))
+                    .ok_or_else(|| unknown_key(INFO.name, key, TUNABLES))?;
+                self.set_class_key(key, class, rest, value)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        for op in LIMITED {
+            let class = &self.classes[op.index()];
+            if class.limiters.is_empty() && class.first.iter().any(Option::is_some) {
+                return Err(ConfigError::Conflict(format!(
+                    "{0}.min/max/current set the first limiter of {0}.limiter, which is none; \
+                     set {0}.limiter to queue_depth, iops or bandwidth (or a '+' list)",
+                    op.name()
+                )));
+            }
+            let limits = class.effective_limits();
+            for kind in &class.limiters {
+                let l = limits[kind.index()];
+                if !(l.min <= l.current && l.current <= l.max) {
+                    return Err(ConfigError::Conflict(format!(
+                        "{}.{}: need min <= current <= max, got min {} current {} max {}",
+                        op.name(),
+                        kind.name(),
+                        l.min,
+                        l.current,
+                        l.max
+                    )));
+                }
+            }
+        }
+        let control = &self.control;
+        if control.kind == ControlType::SetMax && self.classes.iter().any(ClassConfig::current_set)
+        {
+            return Err(ConfigError::Conflict(
+                "control.type=set_max sets every limit to its max each steer_interval, which \
+                 would overwrite the current you set; set max instead, or use control.type=none"
+                    .into(),
+            ));
+        }
+        if control.kind == ControlType::ReadLatency
+            && self.classes[Op::Write.index()].limiters.is_empty()
+        {
+            return Err(ConfigError::Conflict(
+                "control.type=read_latency steers the write limit; set write.limiter to \
+                 queue_depth, iops or bandwidth"
+                    .into(),
+            ));
+        }
+        if control.lolat > control.hilat {
+            return Err(ConfigError::Conflict(format!(
+                "control.lolat ({}) must not exceed control.hilat ({})",
+                control.lolat, control.hilat
+            )));
+        }
+        if control.steer_interval == Nanos::ZERO {
+            return Err(ConfigError::Conflict(
+                "control.steer_interval must be above zero".into(),
+            ));
+        }
+        if self.trim_goal > 0 && self.trim_ticks == 0 {
+            return Err(ConfigError::Conflict(
+                "trim_goal > 0 needs trim_ticks > 0, or trims below the goal would wait forever"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Which queue the next command comes from.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Pick {
+    Read,
+    Write,
+    Trim,
+}
+
+#[derive(Debug)]
+pub struct Netflix {
+    config: NetflixConfig,
+    /// Reads; with `read_bias` 0, every read, write and flush (one queue).
+    reads: VecDeque<Queued>,
+    /// Writes and flushes when reads have their own queue.
+    writes: VecDeque<Queued>,
+    trims: TrimQueue,
+    order: WriteOrder,
+    /// Read, write and trim limiters, by `Op::index`.
+    limiters: [LimiterSet; 3],
+    bias_left: u32,
+    stats: Stats,
+    ticker: Ticker,
+    next_steer: Nanos,
+    reads_at_last_steer: u64,
+}
+
+impl Netflix {
+    /// Builds the scheduler; `config` should have passed `validate`.
+    pub fn new(config: NetflixConfig) -> Netflix {
+        let limiters = LIMITED.map(|op| {
+            let class = &config.classes[op.index()];
+            let limits = class.effective_limits();
+            LimiterSet::new(
+                class
+                    .limiters
+                    .iter()
+                    .map(|kind| new_limiter(*kind, limits[kind.index()], config.quanta))
+                    .collect(),
+            )
+        });
+        Netflix {
+            reads: VecDeque::new(),
+            writes: VecDeque::new(),
+            trims: TrimQueue::new(config.trim_max_ranges, config.trim_advisory),
+            order: WriteOrder::default(),
+            limiters,
+            bias_left: config.read_bias,
+            stats: Stats::new(config.stats_window, config.bad_latency),
+            ticker: Ticker::per_second(config.quanta),
+            next_steer: config.control.steer_interval,
+            reads_at_last_steer: 0,
+            config,
+        }
+    }
+
+    /// The steered limit of a class (`read`, `write` or `trim`), if any.
+    pub fn limit(&self, op: Op) -> Option<(LimiterKind, Limit)> {
+        LIMITED
+            .contains(&op)
+            .then(|| self.limiters[op.index()].steered())
+            .flatten()
+    }
+
+    fn shared_queue(&self) -> bool {
+        self.config.read_bias == 0
+    }
+
+    fn has_work(&self) -> bool {
+        !self.reads.is_empty() || !self.writes.is_empty() || self.trims.has_work()
+    }
+
+    /// Whether the class's limiters let one more command go; remembers a
+    /// refusal for the load average and for `pressure`.
+    fn admits(&mut self, op: Op) -> bool {
+        if op == Op::Flush {
+            return flush_may_go(self.stats.class(Op::Write).in_flight);
+        }
+        let ok = self.limiters[op.index()].admits(self.stats.class(op).in_flight);
+        if !ok {
+            self.stats.class_mut(op).limited = true;
+        }
+        ok
+    }
+
+    fn read_queue_ready(&mut self) -> bool {
+        let Some(head) = self.reads.front() else {
+            return false;
+        };
+        let (op, tag) = (head.request.op, head.tag);
+        (op != Op::Read || self.order.read_may_go(tag)) && self.admits(op)
+    }
+
+    fn write_queue_ready(&mut self) -> bool {
+        match self.writes.front() {
+            Some(head) => {
+                let op = head.request.op;
+                self.admits(op)
+            }
+            None => false,
+        }
+    }
+
+    fn trims_ready(&mut self, now: Nanos) -> bool {
+        let hold = Nanos(
+            self.ticker
+                .period()
+                .0
+                .saturating_mul(u64::from(self.config.trim_ticks)),
+        );
+        self.trims.batch_due(now, self.config.trim_goal, hold) && self.admits(Op::Trim)
+    }
+
+    fn pick(&mut self, now: Nanos) -> Option<Pick> {
+        let trim = self.trims_ready(now);
+        let write = self.write_queue_ready();
+        let read = self.read_queue_ready();
+        let pick = if read && self.bias_left > 0 && (trim || write) {
+            self.bias_left -= 1;
+            Pick::Read
+        } else if trim {
+            self.bias_left = self.config.read_bias;
+            Pick::Trim
+        } else if write {
+            self.bias_left = self.config.read_bias;
+            Pick::Write
+        } else if read {
+            Pick::Read
+        } else {
+            return None;
+        };
+        Some(pick)
+    }
+
+    fn take(&mut self, pick: Pick, now: Nanos) -> Command {
+        match pick {
+            Pick::Read => {
+                let entry = self.reads.pop_front().expect("picked a non-empty queue");
+                Command::single(entry.request, now)
+            }
+            Pick::Write => {
+                let entry = self.writes.pop_front().expect("picked a non-empty queue");
+                self.order.sent_write(&entry);
+                Command::single(entry.request, now)
+            }
+            Pick::Trim => self
+                .trims
+                .take_command(now)
+                .expect("picked a non-empty queue"),
+        }
+    }
+
+    fn steer(&mut self) {
+        match self.config.control.kind {
+            ControlType::None => {}
+            ControlType::SetMax => {
+                for set in &mut self.limiters {
+                    for limiter in set.iter_mut() {
+                        let limit = limiter.limit_mut();
+                        limit.current = limit.max;
+                    }
+                }
+            }
+            ControlType::ReadLatency => self.steer_by_read_latency(),
+        }
+    }
+
+    fn steer_by_read_latency(&mut self) {
+        let read = self.stats.class(Op::Read);
+        let latency = read.device_ema.mean();
+        let idle = read.completed - self.reads_at_last_steer < STEER_MIN_READS;
+        self.reads_at_last_steer = read.completed;
+        let control = &self.config.control;
+        let alpha = u64::from(control.alpha);
+        let Some(limit) = self.limiters[Op::Write.index()].steered_mut() else {
+            return;
+        };
+        let current = limit.current;
+        if idle || latency < control.lolat {
+            limit.current = (current * (100 + alpha) / 100).max(current + 1);
+        } else if latency > control.hilat {
+            limit.current = (current * (100 - alpha) / 100).min(current.saturating_sub(1));
+        }
+        limit.clamp();
+    }
+
+    fn oldest(&self, op: Op) -> Option<Nanos> {
+        let first_of = |q: &VecDeque<Queued>| {
+            q.iter()
+                .find(|e| e.request.op == op)
+                .map(|e| e.request.submitted)
+        };
+        match op {
+            Op::Trim => None,
+            Op::Read => first_of(&self.reads),
+            _ if self.shared_queue() => first_of(&self.reads),
+            _ => first_of(&self.writes),
+        }
+    }
+}
+
+impl Scheduler for Netflix {
+    fn name(&self) -> &'static str {
+        INFO.name
+    }
+
+    fn enqueue(&mut self, request: Request, now: Nanos) {
+        self.stats.on_enqueue(&request, now);
+        match request.op {
+            Op::Trim => self.trims.push(request),
+            _ if self.shared_queue() => self.reads.push_back(Queued { request, tag: 0 }),
+            Op::Read => {
+                let tag = self.order.read_tag(&request, &self.writes);
+                self.reads.push_back(Queued { request, tag });
+            }
+            Op::Write | Op::Flush => {
+                let tag = self.order.enqueue_write(&request);
+                self.writes.push_back(Queued { request, tag });
+            }
+        }
+    }
+
+    fn dispatch(&mut self, now: Nanos, device: DeviceView) -> Option<Dispatch> {
+        if let Some(trim) = self.trims.pop_elided() {
+            self.stats.on_elide(&trim, now);
+            return Some(Dispatch::CompletedWithoutDevice(trim));
+        }
+        self.stats.device_slots = device.slots;
+        if !device.accepts() {
+            return None;
+        }
+        let pick = self.pick(now)?;
+        let command = self.take(pick, now);
+        if command.op != Op::Flush {
+            self.limiters[command.op.index()].charge(command.bytes());
+        }
+        self.stats.on_dispatch(&command, now);
+        Some(Dispatch::ToDevice(command))
+    }
+
+    fn complete(&mut self, completion: &Completion, now: Nanos) -> Retry {
+        self.stats.on_complete(completion, now);
+        Retry::when(self.has_work())
+    }
+
+    fn next_timer(&self) -> Option<Nanos> {
+        Some(self.ticker.next())
+    }
+
+    fn tick(&mut self, now: Nanos) -> Retry {
+        let ticks = self.ticker.advance(now);
+        if ticks > 0 {
+            for set in &mut self.limiters {
+                set.refill(ticks);
+            }
+            self.stats.on_tick(now);
+            if now >= self.next_steer {
+                self.steer();
+                self.next_steer = now + self.config.control.steer_interval;
+            }
+        }
+        Retry::when(self.has_work())
+    }
+
+    fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    fn pressure(&self, now: Nanos) -> Pressure {
+        let mut pressure = Pressure::default();
+        for op in Op::ALL {
+            let limiters = LIMITED.contains(&op).then(|| &self.limiters[op.index()]);
+            *pressure.class_mut(op) =
+                class_pressure(&self.stats, op, limiters, self.oldest(op), now);
+        }
+        pressure
+    }
+
+    fn speed_up_trims(&mut self, bytes: Bytes) {
+        self.trims.speed_up(bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,423 @@
+//! Property tests over random request streams, random devices and random
+//! configurations.
+//!
+//! The harness is a tiny event loop with a fake device: a number of slots and a
+//! latency per request. It calls `dispatch` only after an arrival or when
+//! `complete` / `tick` return [`Retry::Dispatch`], so a scheduler that forgets
+//! to ask for a retry leaves requests stuck and fails the liveness property.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+use proptest::prelude::*;
+
+use crate::config::apply_pairs;
+use crate::limiter::{LimiterKind, CREDIT_CAP_TICKS};
+use crate::policy::fifo::{Fifo, FifoConfig};
+use crate::policy::netflix::{Netflix, NetflixConfig};
+use crate::request::{Command, Dispatch, Op, Outcome, Request};
+use crate::scheduler::{DeviceView, Retry, Scheduler};
+use crate::units::Nanos;
+
+#[derive(Clone, Debug)]
+struct Arrival {
+    at: Nanos,
+    request: Request,
+    latency: Nanos,
+}
+
+#[derive(Clone, Debug)]
+struct Sent {
+    at: Nanos,
+    op: Op,
+    ids: Vec<u64>,
+    bytes: u64,
+    /// Commands of the class in the device, this one included.
+    class_in_flight: u32,
+}
+
+#[derive(Debug, Default)]
+struct Trace {
+    sent: Vec<Sent>,
+    completions: HashMap<u64, u32>,
+    completed_at: HashMap<u64, Nanos>,
+    idle_at_end: bool,
+    end: Nanos,
+}
+
+/// Runs `arrivals` through `sched` on a device with `slots` slots; gives up
+/// `patience` after the last arrival.
+fn run(sched: &mut dyn Scheduler, arrivals: &[Arrival], slots: u32, patience: Nanos) -> Trace {
+    let latency: HashMap<u64, Nanos> = arrivals
+        .iter()
+        .map(|a| (a.request.id.0, a.latency))
+        .collect();
+    let deadline = arrivals.last().map_or(Nanos::ZERO, |a| a.at) + patience;
+    let mut trace = Trace::default();
+    let mut device: BinaryHeap<Reverse<(Nanos, usize)>> = BinaryHeap::new();
+    let mut commands: Vec<Option<Command>> = Vec::new();
+    let mut in_flight = [0u32; 4];
+    let mut next = 0;
+    loop {
+        let timer = (next < arrivals.len() || !sched.is_idle())
+            .then(|| sched.next_timer())
+            .flatten();
+        let candidates = [
+            arrivals.get(next).map(|a| a.at),
+            device.peek().map(|r| r.0 .0),
+            timer,
+        ];
+        let Some(now) = candidates.into_iter().flatten().min() else {
+            break;
+        };
+        if now > deadline {
+            break;
+        }
+        let mut retry = false;
+        while let Some(&Reverse((at, slot))) = device.peek() {
+            if at != now {
+                break;
+            }
+            device.pop();
+            let command = commands[slot].take().expect("a command completes once");
+            in_flight[command.op.index()] -= 1;
+            for r in &command.requests {
+                *trace.completions.entry(r.id.0).or_default() += 1;
+                trace.completed_at.insert(r.id.0, now);
+            }
+            let answer = sched.complete(&command.completion(Outcome::Ok), now);
+            retry |= answer == Retry::Dispatch;
+            assert_idle_is_true(sched, answer, now, slots, device.len() as u32);
+        }
+        while next < arrivals.len() && arrivals[next].at == now {
+            sched.enqueue(arrivals[next].request.clone(), now);
+            next += 1;
+            retry = true;
+        }
+        if timer.is_some_and(|t| t <= now) {
+            let answer = sched.tick(now);
+            retry |= answer == Retry::Dispatch;
+            assert_idle_is_true(sched, answer, now, slots, device.len() as u32);
+        }
+        while retry {
+            let view = DeviceView::new(slots, device.len() as u32);
+            match sched.dispatch(now, view) {
+                None => retry = false,
+                Some(Dispatch::CompletedWithoutDevice(r)) => {
+                    *trace.completions.entry(r.id.0).or_default() += 1;
+                    trace.completed_at.insert(r.id.0, now);
+                }
+                Some(Dispatch::ToDevice(command)) => {
+                    assert!(view.accepts(), "dispatched into a full device");
+                    let op = command.op;
+                    in_flight[op.index()] += 1;
+                    let slowest = command
+                        .requests
+                        .iter()
+                        .map(|r| latency[&r.id.0])
+                        .max()
+                        .unwrap();
+                    trace.sent.push(Sent {
+                        at: now,
+                        op,
+                        ids: command.requests.iter().map(|r| r.id.0).collect(),
+                        bytes: command.bytes().0,
+                        class_in_flight: in_flight[op.index()],
+                    });
+                    device.push(Reverse((now + slowest, commands.len())));
+                    commands.push(Some(command));
+                }
+            }
+        }
+        trace.end = now;
+    }
+    trace.idle_at_end = sched.is_idle() && next == arrivals.len();
+    trace
+}
+
+/// `Retry::Idle` promises that nothing waits: a dispatch now must find nothing.
+fn assert_idle_is_true(
+    sched: &mut dyn Scheduler,
+    answer: Retry,
+    now: Nanos,
+    slots: u32,
+    in_flight: u32,
+) {
+    if answer == Retry::Idle {
+        let view = DeviceView::new(slots, in_flight);
+        assert_eq!(
+            sched.dispatch(now, view),
+            None,
+            "Retry::Idle with work waiting"
+        );
+    }
+}
+
+fn op_strategy() -> impl Strategy<Value = Op> {
+    prop_oneof![5 => Just(Op::Read), 3 => Just(Op::Write), 1 => Just(Op::Trim), 1 => Just(Op::Flush)]
+}
+
+/// Streams of up to `max` requests over a 64 MiB span, so overlaps happen.
+fn arrivals(max: usize) -> impl Strategy<Value = Vec<Arrival>> {
+    let one = (
+        0u64..3_000,
+        op_strategy(),
+        0u64..(64 << 11),
+        1u64..256,
+        20u64..20_000,
+    );
+    prop::collection::vec(one, 1..max).prop_map(|items| {
+        let mut at = Nanos::ZERO;
+        items
+            .into_iter()
+            .enumerate()
+            .map(|(id, (gap_us, op, sector, sectors, latency_us))| {
+                at += Nanos::from_micros(gap_us);
+                let (offset, len) = match op {
+                    Op::Flush => (0, 0),
+                    _ => (sector * 512, sectors * 512),
+                };
+                Arrival {
+                    at,
+                    request: Request::new(id as u64, op, offset, len, at),
+                    latency: Nanos::from_micros(latency_us),
+                }
+            })
+            .collect()
+    })
+}
+
+/// Random Netflix settings: bias, quanta, composed write and read limiters,
+/// trim batching and advisory trims.
+fn netflix_settings() -> impl Strategy<Value = String> {
+    let limiter = prop::sample::select(vec![
+        "none",
+        "queue_depth",
+        "iops",
+        "bandwidth",
+        "queue_depth+iops",
+        "bandwidth+queue_depth",
+        "iops+bandwidth+queue_depth",
+    ]);
+    (
+        prop::sample::select(vec![0u32, 1, 3, 100]),
+        prop::sample::select(vec![10u32, 100, 200, 1000]),
+        (limiter.clone(), 1u64..8, 20u64..5_000, 500u64..100_000),
+        (limiter, 1u64..8, 20u64..5_000, 500u64..100_000),
+        (0u32..6, 1u32..20, 0u32..4),
+    )
+        .prop_map(|(bias, quanta, w, r, (goal, ticks, advisory))| {
+            let class = |name: &str, (lim, qd, iops, bw): (&str, u64, u64, u64)| {
+                let mut s = format!("{name}.limiter={lim}");
+                if lim != "none" {
+                    s += &format!(
+                        ",{name}.queue_depth.current={qd},{name}.iops.current={iops},{name}.bandwidth.current={bw}"
+                    );
+                }
+                s
+            };
+            format!(
+                "read_bias={bias},quanta={quanta},{},{},trim_goal={goal},trim_ticks={ticks},trim_advisory={advisory}",
+                class("write", w),
+                class("read", r),
+            )
+        })
+}
+
+fn netflix(settings: &str) -> (Netflix, NetflixConfig) {
+    let mut config = NetflixConfig::default();
+    apply_pairs(&mut config, settings).expect("generated settings are valid");
+    (Netflix::new(config.clone()), config)
+}
+
+/// Time enough for any generated stream to drain through its limits.
+const PATIENCE: Nanos = Nanos::from_secs(120);
+
+fn assert_completes_exactly_once(trace: &Trace, arrivals: &[Arrival]) {
+    assert!(
+        trace.idle_at_end,
+        "requests still queued or in flight at {:?}",
+        trace.end
+    );
+    for a in arrivals {
+        assert_eq!(
+            trace.completions.get(&a.request.id.0),
+            Some(&1),
+            "{:?}",
+            a.request
+        );
+    }
+    assert_eq!(trace.completions.len(), arrivals.len());
+}
+
+fn assert_ordering_rules(trace: &Trace, arrivals: &[Arrival]) {
+    let mut sent_index = HashMap::new();
+    for (i, s) in trace.sent.iter().enumerate() {
+        for id in &s.ids {
+            sent_index.insert(*id, (i, s.at));
+        }
+    }
+    for a in arrivals {
+        let r = &a.request;
+        let Some(&(index, at)) = sent_index.get(&r.id.0) else {
+            continue;
+        };
+        let earlier_writes = arrivals[..r.id.0 as usize]
+            .iter()
+            .filter(|w| w.request.op == Op::Write);
+        for w in earlier_writes {
+            match r.op {
+                Op::Flush => {
+                    let done = trace.completed_at[&w.request.id.0];
+                    assert!(
+                        done <= at,
+                        "flush {} sent at {at:?} before write {} completed",
+                        r.id.0,
+                        w.request.id.0
+                    );
+                }
+                Op::Read if w.request.overlaps(r) => {
+                    let write_index = sent_index[&w.request.id.0].0;
+                    assert!(
+                        write_index < index,
+                        "read {} overtook write {}",
+                        r.id.0,
+                        w.request.id.0
+                    );
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+fn assert_limits_hold(trace: &Trace, config: &NetflixConfig) {
+    for op in [Op::Read, Op::Write, Op::Trim] {
+        let class = &config.classes[op.index()];
+        let limits = class.effective_limits();
+        let sent: Vec<&Sent> = trace.sent.iter().filter(|s| s.op == op).collect();
+        for kind in &class.limiters {
+            let current = limits[kind.index()].current;
+            match kind {
+                LimiterKind::QueueDepth => {
+                    let worst = sent.iter().map(|s| s.class_in_flight).max().unwrap_or(0);
+                    assert!(
+                        u64::from(worst) <= current,
+                        "{} queue depth {worst} > {current}",
+                        op.name()
+                    );
+                }
+                LimiterKind::Iops => {
+                    let per_tick = current as f64 / f64::from(config.quanta);
+                    let slack = (CREDIT_CAP_TICKS as f64 * per_tick).max(1.0) + per_tick + 1.0;
+                    assert_rate(&sent, |_| 1.0, current as f64, slack, op);
+                }
+                LimiterKind::Bandwidth => {
+                    let per_tick = current as f64 * 1000.0 / f64::from(config.quanta);
+                    let biggest = sent.iter().map(|s| s.bytes).max().unwrap_or(0) as f64;
+                    let slack = CREDIT_CAP_TICKS as f64 * per_tick + per_tick + biggest;
+                    assert_rate(
+                        &sent,
+                        |s| s.bytes as f64,
+                        current as f64 * 1000.0,
+                        slack,
+                        op,
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Over every window of one second or more that starts at a dispatch, what
+/// was sent stays within `rate * window + slack`.
+fn assert_rate(sent: &[&Sent], amount: impl Fn(&Sent) -> f64, rate: f64, slack: f64, op: Op) {
+    for (i, start) in sent.iter().enumerate() {
+        let mut total = 0.0;
+        for s in &sent[i..] {
+            total += amount(s);
+            let window = (s.at - start.at).as_secs_f64().max(1.0);
+            assert!(
+                total <= rate * window + slack + 1e-6,
+                "{}: {total} sent in {window} s against {rate}/s + {slack}",
+                op.name()
+            );
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn netflix_completes_everything_once_and_keeps_its_limits_and_order(
+        stream in arrivals(250),
+        settings in netflix_settings(),
+        slots in 1u32..32,
+    ) {
+        let (mut sched, config) = netflix(&settings);
+        let trace = run(&mut sched, &stream, slots, PATIENCE);
+        assert_completes_exactly_once(&trace, &stream);
+        assert_ordering_rules(&trace, &stream);
+        assert_limits_hold(&trace, &config);
+    }
+
+    #[test]
+    fn fifo_completes_everything_once_in_order(stream in arrivals(250), slots in 1u32..32) {
+        let mut sched = Fifo::new(FifoConfig::default());
+        let trace = run(&mut sched, &stream, slots, PATIENCE);
+        assert_completes_exactly_once(&trace, &stream);
+        assert_ordering_rules(&trace, &stream);
+        let trims_in_flight = trace.sent.iter().filter(|s| s.op == Op::Trim).map(|s| s.class_in_flight).max();
+        prop_assert!(trims_in_flight.unwrap_or(0) <= 1);
+    }
+
+    #[test]
+    fn steering_never_strands_a_request(
+        stream in arrivals(150),
+        start in 1u64..50,
+        kind in prop::sample::select(vec!["queue_depth", "iops", "bandwidth"]),
+        slots in 1u32..32,
+    ) {
+        let settings = format!(
+            "read_bias=10,write.limiter={kind},write.current={start},write.max=100,\
+             control.type=read_latency,control.steer_interval=50ms,control.lolat=1ms,control.hilat=2ms"
+        );
+        let (mut sched, _) = netflix(&settings);
+        let trace = run(&mut sched, &stream, slots, PATIENCE);
+        assert_completes_exactly_once(&trace, &stream);
+    }
+
+    #[test]
+    fn the_read_bias_ratio_is_exact_while_both_classes_wait(
+        reads in 1usize..200,
+        writes in 1usize..50,
+        bias in 1u32..12,
+    ) {
+        let (mut sched, _) = netflix(&format!("read_bias={bias}"));
+        let mut id = 0u64;
+        for (count, op) in [(writes, Op::Write), (reads, Op::Read)] {
+            for _ in 0..count {
+                sched.enqueue(Request::new(id, op, id << 20, 4096, Nanos::ZERO), Nanos::ZERO);
+                id += 1;
+            }
+        }
+        let mut order = String::new();
+        while let Some(Dispatch::ToDevice(c)) = sched.dispatch(Nanos(1), DeviceView::new(u32::MAX, 0)) {
+            order.push(if c.op == Op::Read { 'R' } else { 'W' });
+        }
+        let mut expected = String::new();
+        let (mut r, mut w) = (reads, writes);
+        while r > 0 && w > 0 {
+            let burst = r.min(bias as usize);
+            expected += &"R".repeat(burst);
+            r -= burst;
+            if r == 0 { break; }
+            expected.push('W');
+            w -= 1;
+        }
+        expected += &"R".repeat(r);
+        expected += &"W".repeat(w);
+        prop_assert_eq!(order, expected);
+    }
+}

@@ -1,0 +1,492 @@
+//! Statistics kept for every class (read, write, trim, flush), cheap enough to
+//! update on every I/O.
+//!
+//! The per-I/O path only records: counters, an exponential moving average
+//! (EMA) of device latency and its variance, a 20-bucket log2 histogram with
+//! FreeBSD's layout, and HDR histograms for percentiles over the whole run and
+//! over a rolling window. Time a request spends queued in the scheduler is kept
+//! apart from time in the device, and so is "the device had work" from "the
+//! scheduler had work": a throttled queue never makes the device look busy,
+//! which was one of the lessons of the paper's appendix (devstat read 100%).
+
+use hdrhistogram::Histogram;
+
+use crate::request::{Command, Completion, Op, Outcome, Request};
+use crate::units::{Bytes, Nanos};
+
+/// Weight of a new sample in the latency EMA is 2^-9, as upstream: about the
+/// last thousand I/Os matter. That is slow on purpose (smooth), and too slow to
+/// steer by, which is why [`Stats`] also keeps windowed percentiles.
+pub const EMA_ALPHA_BITS: u32 = 9;
+
+/// Buckets of the log2 latency histogram (FreeBSD's `LAT_BUCKETS`).
+pub const LOG2_BUCKETS: usize = 20;
+
+/// Upper bound of the first log2 bucket; bucket `k` ends at `20 us * 2^k` and
+/// the last one holds everything from `20 us * 2^18` (about 5.2 s) up.
+pub const LOG2_FIRST_BOUND: Nanos = Nanos::from_micros(20);
+
+/// Latencies above this are recorded as this (an hour is a hung device).
+const HDR_HIGHEST: u64 = 3_600_000_000_000;
+/// Three significant digits: percentiles within 0.1% of the exact value.
+const HDR_SIGFIG: u8 = 3;
+
+/// The load average's EMA weight per tick is 2^-13, as upstream: a time
+/// constant of 8192 ticks (41 s at 200 ticks per second).
+const LOAD_ALPHA_BITS: u32 = 13;
+
+/// Exponential moving average and variance of a series of durations.
+#[derive(Clone, Debug, Default)]
+pub struct Ema {
+    mean: f64,
+    variance: f64,
+    samples: u64,
+}
+
+impl Ema {
+    /// Upstream starts the average at zero, so the first thousand samples read
+    /// far too low; this one starts at the first sample.
+    pub fn record(&mut self, sample: Nanos) {
+        let x = sample.0 as f64;
+        if self.samples == 0 {
+            self.mean = x;
+        } else {
+            let alpha = 1.0 / f64::from(1u32 << EMA_ALPHA_BITS);
+            let delta = x - self.mean;
+            self.mean += alpha * delta;
+            self.variance = (1.0 - alpha) * (self.variance + alpha * delta * delta);
+        }
+        self.samples += 1;
+    }
+
+    pub fn mean(&self) -> Nanos {
+        Nanos(self.mean.round() as u64)
+    }
+
+    pub fn stddev(&self) -> Nanos {
+        Nanos(self.variance.sqrt().round() as u64)
+    }
+
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+}
+
+/// FreeBSD's latency histogram: 20 power-of-two buckets from 20 us.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Log2Histogram {
+    counts: [u64; LOG2_BUCKETS],
+}
+
+impl Log2Histogram {
+    pub fn record(&mut self, latency: Nanos) {
+        self.counts[Self::bucket(latency)] += 1;
+    }
+
+    pub fn bucket(latency: Nanos) -> usize {
+        let multiples = latency.0 / LOG2_FIRST_BOUND.0;
+        let bucket = (u64::BITS - multiples.leading_zeros()) as usize;
+        bucket.min(LOG2_BUCKETS - 1)
+    }
+
+    /// Upper bound of bucket `k`, or `None` for the last, open-ended one.
+    pub fn upper_bound(k: usize) -> Option<Nanos> {
+        (k + 1 < LOG2_BUCKETS).then(|| Nanos(LOG2_FIRST_BOUND.0 << k))
+    }
+
+    pub fn counts(&self) -> &[u64; LOG2_BUCKETS] {
+        &self.counts
+    }
+}
+
+/// Percentiles of a latency distribution.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub mean: Nanos,
+    pub p50: Nanos,
+    pub p90: Nanos,
+    pub p99: Nanos,
+    pub p999: Nanos,
+    pub max: Nanos,
+}
+
+/// Exact-enough percentiles (HDR histogram) over the run and over a window.
+#[derive(Clone, Debug)]
+pub struct Percentiles {
+    run: Histogram<u32>,
+    window: Histogram<u32>,
+    last_window: LatencySummary,
+}
+
+impl Default for Percentiles {
+    fn default() -> Self {
+        let histogram = || {
+            Histogram::new_with_bounds(1, HDR_HIGHEST, HDR_SIGFIG)
+                .expect("constant histogram bounds are valid")
+        };
+        Percentiles {
+            run: histogram(),
+            window: histogram(),
+            last_window: LatencySummary::default(),
+        }
+    }
+}
+
+impl Percentiles {
+    pub fn record(&mut self, value: Nanos) {
+        let v = value.0.max(1);
+        self.run.saturating_record(v);
+        self.window.saturating_record(v);
+    }
+
+    /// Over everything recorded since the scheduler was built.
+    pub fn run(&self) -> LatencySummary {
+        summarize(&self.run)
+    }
+
+    /// Over the window that is still filling.
+    pub fn current_window(&self) -> LatencySummary {
+        summarize(&self.window)
+    }
+
+    /// Over the last complete window.
+    pub fn last_window(&self) -> LatencySummary {
+        self.last_window
+    }
+
+    fn roll_window(&mut self) {
+        self.last_window = summarize(&self.window);
+        self.window.reset();
+    }
+}
+
+fn summarize(h: &Histogram<u32>) -> LatencySummary {
+    if h.is_empty() {
+        return LatencySummary::default();
+    }
+    let at = |q: f64| Nanos(h.value_at_quantile(q));
+    LatencySummary {
+        count: h.len(),
+        mean: Nanos(h.mean().round() as u64),
+        p50: at(0.50),
+        p90: at(0.90),
+        p99: at(0.99),
+        p999: at(0.999),
+        max: Nanos(h.max()),
+    }
+}
+
+/// Accumulates the time during which some condition held.
+#[derive(Clone, Debug, Default)]
+pub struct BusyClock {
+    since: Option<Nanos>,
+    total: Nanos,
+}
+
+impl BusyClock {
+    fn set(&mut self, active: bool, now: Nanos) {
+        match (self.since, active) {
+            (None, true) => self.since = Some(now),
+            (Some(since), false) => {
+                self.total += now - since;
+                self.since = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// Total active time up to `now`.
+    pub fn total(&self, now: Nanos) -> Nanos {
+        self.total + self.since.map_or(Nanos::ZERO, |since| now - since)
+    }
+}
+
+/// Everything counted for one class.
+#[derive(Clone, Debug, Default)]
+pub struct ClassStats {
+    /// Requests handed to the scheduler ("in" upstream).
+    pub enqueued: u64,
+    /// Requests handed to the device ("out").
+    pub dispatched: u64,
+    /// Device commands; fewer than `dispatched` when trims are coalesced.
+    pub commands: u64,
+    /// Requests finished, by the device or as advisory trims.
+    pub completed: u64,
+    /// Advisory trims completed without being sent.
+    pub elided: u64,
+    /// Requests whose command failed.
+    pub errors: u64,
+    pub bytes_enqueued: Bytes,
+    pub bytes_completed: Bytes,
+    /// Requests waiting in the scheduler now.
+    pub queued: u32,
+    pub queued_bytes: Bytes,
+    /// Commands in the device now.
+    pub in_flight: u32,
+    /// Requests in the device now (counts each trim of a coalesced command, so
+    /// the count cannot drift as upstream's trim count did).
+    pub in_flight_requests: u32,
+    /// A limiter held back this class's next request at the last attempt.
+    pub limited: bool,
+    /// Completions whose device latency exceeded `bad_latency`.
+    pub too_long: u64,
+    /// Device latency (dispatch to completion).
+    pub device_ema: Ema,
+    pub device_log2: Log2Histogram,
+    pub device_latency: Percentiles,
+    /// Time queued in the scheduler (submit to dispatch).
+    pub queue_wait: Percentiles,
+    /// Gap between dispatches while the class had a backlog, for `pressure`.
+    pub(crate) service_gap: Ema,
+    last_dispatch: Option<Nanos>,
+    backlogged_after_last_dispatch: bool,
+}
+
+/// Statistics of one scheduler.
+#[derive(Clone, Debug)]
+pub struct Stats {
+    classes: [ClassStats; 4],
+    /// Time with at least one command in the device.
+    pub device_busy: BusyClock,
+    /// Time with at least one request queued in the scheduler.
+    pub scheduler_backlog: BusyClock,
+    /// Device slots seen at the last dispatch (for `load`).
+    pub device_slots: u32,
+    load: f64,
+    bad_latency: Nanos,
+    window: Nanos,
+    window_end: Nanos,
+}
+
+impl Stats {
+    /// `window` is the length of the rolling percentile window; completions
+    /// slower than `bad_latency` are counted in `too_long`.
+    pub fn new(window: Nanos, bad_latency: Nanos) -> Stats {
+        Stats {
+            classes: Default::default(),
+            device_busy: BusyClock::default(),
+            scheduler_backlog: BusyClock::default(),
+            device_slots: 0,
+            load: 0.0,
+            bad_latency,
+            window,
+            window_end: window,
+        }
+    }
+
+    pub fn class(&self, op: Op) -> &ClassStats {
+        &self.classes[op.index()]
+    }
+
+    pub(crate) fn class_mut(&mut self, op: Op) -> &mut ClassStats {
+        &mut self.classes[op.index()]
+    }
+
+    /// Requests queued in all classes.
+    pub fn queued(&self) -> u32 {
+        self.classes.iter().map(|c| c.queued).sum()
+    }
+
+    /// Commands in the device, all classes.
+    pub fn in_flight(&self) -> u32 {
+        self.classes.iter().map(|c| c.in_flight).sum()
+    }
+
+    /// EMA of (commands in flight + requests held back by a limiter) over the
+    /// device's slots, sampled every tick; 1.0 means the device is saturated.
+    pub fn load(&self) -> f64 {
+        self.load
+    }
+
+    pub(crate) fn on_enqueue(&mut self, request: &Request, now: Nanos) {
+        let class = self.class_mut(request.op);
+        class.enqueued += 1;
+        class.queued += 1;
+        class.bytes_enqueued += request.len;
+        class.queued_bytes = Bytes(class.queued_bytes.0 + request.len.0);
+        self.scheduler_backlog.set(true, now);
+    }
+
+    pub(crate) fn on_dispatch(&mut self, command: &Command, now: Nanos) {
+        self.roll_windows(now);
+        let class = &mut self.classes[command.op.index()];
+        for request in &command.requests {
+            class.queue_wait.record(now - request.submitted);
+            class.queued_bytes = Bytes(class.queued_bytes.0 - request.len.0);
+        }
+        let n = command.requests.len() as u32;
+        class.queued -= n;
+        class.dispatched += u64::from(n);
+        class.commands += 1;
+        class.in_flight += 1;
+        class.in_flight_requests += n;
+        class.limited = false;
+        if let (Some(last), true) = (class.last_dispatch, class.backlogged_after_last_dispatch) {
+            class.service_gap.record(now - last);
+        }
+        class.last_dispatch = Some(now);
+        class.backlogged_after_last_dispatch = class.queued > 0;
+        self.device_busy.set(true, now);
+        let queued = self.queued();
+        self.scheduler_backlog.set(queued > 0, now);
+    }
+
+    pub(crate) fn on_elide(&mut self, request: &Request, now: Nanos) {
+        let class = self.class_mut(request.op);
+        class.queued -= 1;
+        class.queued_bytes = Bytes(class.queued_bytes.0 - request.len.0);
+        class.elided += 1;
+        class.completed += 1;
+        class.bytes_completed += request.len;
+        let queued = self.queued();
+        self.scheduler_backlog.set(queued > 0, now);
+    }
+
+    pub(crate) fn on_complete(&mut self, done: &Completion, now: Nanos) {
+        self.roll_windows(now);
+        let latency = now - done.dispatched;
+        let bad_latency = self.bad_latency;
+        let class = &mut self.classes[done.op.index()];
+        class.in_flight = class.in_flight.saturating_sub(1);
+        class.in_flight_requests = class.in_flight_requests.saturating_sub(done.requests);
+        class.completed += u64::from(done.requests);
+        class.bytes_completed += done.bytes;
+        if done.outcome == Outcome::Error {
+            class.errors += u64::from(done.requests);
+        }
+        class.device_ema.record(latency);
+        class.device_log2.record(latency);
+        class.device_latency.record(latency);
+        if latency > bad_latency {
+            class.too_long += 1;
+        }
+        let in_flight = self.in_flight();
+        self.device_busy.set(in_flight > 0, now);
+    }
+
+    /// Sample the load average; call once per scheduler tick.
+    pub(crate) fn on_tick(&mut self, now: Nanos) {
+        self.roll_windows(now);
+        let slots = self.device_slots.max(1) as f64;
+        let waiting: u32 = self
+            .classes
+            .iter()
+            .map(|c| c.in_flight + if c.limited { c.queued } else { 0 })
+            .sum();
+        let alpha = 1.0 / f64::from(1u32 << LOAD_ALPHA_BITS);
+        self.load += alpha * (f64::from(waiting) / slots - self.load);
+    }
+
+    fn roll_windows(&mut self, now: Nanos) {
+        if now < self.window_end || self.window == Nanos::ZERO {
+            return;
+        }
+        for class in &mut self.classes {
+            class.device_latency.roll_window();
+            class.queue_wait.roll_window();
+        }
+        let behind = (now.0 - self.window_end.0) / self.window.0 + 1;
+        self.window_end = Nanos(self.window_end.0 + behind * self.window.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log2_buckets_follow_the_upstream_layout() {
+        assert_eq!(Log2Histogram::bucket(Nanos::from_micros(19)), 0);
+        assert_eq!(Log2Histogram::bucket(Nanos::from_micros(20)), 1);
+        assert_eq!(Log2Histogram::bucket(Nanos::from_micros(39)), 1);
+        assert_eq!(Log2Histogram::bucket(Nanos::from_micros(40)), 2);
+        assert_eq!(Log2Histogram::bucket(Nanos::from_secs(100)), 19);
+        assert_eq!(Log2Histogram::upper_bound(0), Some(Nanos::from_micros(20)));
+        assert_eq!(
+            Log2Histogram::upper_bound(18),
+            Some(Nanos::from_micros(20 << 18))
+        );
+        assert_eq!(Log2Histogram::upper_bound(19), None);
+    }
+
+    #[test]
+    fn ema_converges_with_weight_two_to_the_minus_nine() {
+        let mut ema = Ema::default();
+        ema.record(Nanos(1000));
+        assert_eq!(
+            ema.mean(),
+            Nanos(1000),
+            "starts at the first sample, not at zero"
+        );
+        ema.record(Nanos(1000 + 512));
+        assert_eq!(ema.mean(), Nanos(1001));
+        for _ in 0..20_000 {
+            ema.record(Nanos(5000));
+        }
+        assert_eq!(ema.mean(), Nanos(5000));
+        assert_eq!(ema.stddev(), Nanos(0));
+    }
+
+    #[test]
+    fn ema_variance_tracks_a_two_valued_series() {
+        let mut ema = Ema::default();
+        for i in 0..50_000u64 {
+            ema.record(Nanos(if i % 2 == 0 { 1000 } else { 3000 }));
+        }
+        let sd = ema.stddev().0 as f64;
+        assert!((sd - 1000.0).abs() < 20.0, "stddev {sd}");
+    }
+
+    #[test]
+    fn percentiles_are_within_a_tenth_of_a_percent() {
+        let mut p = Percentiles::default();
+        for us in 1..=10_000u64 {
+            p.record(Nanos::from_micros(us));
+        }
+        let s = p.run();
+        assert_eq!(s.count, 10_000);
+        let close =
+            |got: Nanos, want_us: f64| (got.0 as f64 / 1e3 - want_us).abs() / want_us < 0.001;
+        assert!(
+            close(s.p50, 5000.0) && close(s.p99, 9900.0) && close(s.p999, 9990.0),
+            "{s:?}"
+        );
+        assert!(close(s.max, 10_000.0));
+    }
+
+    #[test]
+    fn the_window_rolls_and_keeps_its_summary() {
+        let mut stats = Stats::new(Nanos::from_secs(1), Nanos::from_millis(500));
+        let req = Request::new(1, Op::Read, 0, 4096, Nanos::ZERO);
+        stats.on_enqueue(&req, Nanos::ZERO);
+        let cmd = Command::single(req, Nanos::ZERO);
+        stats.on_dispatch(&cmd, Nanos::ZERO);
+        stats.on_complete(&cmd.completion(Outcome::Ok), Nanos::from_millis(600));
+        let read = stats.class(Op::Read);
+        assert_eq!(read.too_long, 1);
+        assert_eq!(read.device_latency.current_window().count, 1);
+        stats.on_tick(Nanos::from_millis(1500));
+        let read = stats.class(Op::Read);
+        assert_eq!(read.device_latency.current_window().count, 0);
+        assert_eq!(read.device_latency.last_window().count, 1);
+        assert_eq!(read.device_latency.run().count, 1);
+    }
+
+    #[test]
+    fn queue_time_and_device_time_are_kept_apart() {
+        let mut stats = Stats::new(Nanos::from_secs(1), Nanos::from_secs(1));
+        let req = Request::new(1, Op::Write, 0, 4096, Nanos::ZERO);
+        stats.on_enqueue(&req, Nanos::ZERO);
+        // Held by a limiter for 90 ms, then 10 ms in the device.
+        let cmd = Command::single(req, Nanos::from_millis(90));
+        stats.on_dispatch(&cmd, Nanos::from_millis(90));
+        stats.on_complete(&cmd.completion(Outcome::Ok), Nanos::from_millis(100));
+        let now = Nanos::from_millis(100);
+        assert_eq!(stats.device_busy.total(now), Nanos::from_millis(10));
+        assert_eq!(stats.scheduler_backlog.total(now), Nanos::from_millis(90));
+        let w = stats.class(Op::Write);
+        assert_eq!(w.queue_wait.run().max.0 / 1_000_000, 90);
+        assert_eq!(w.device_latency.run().max.0 / 1_000_000, 10);
+    }
+}
