@@ -1,9 +1,11 @@
 //! `iosteer bench sched`: what a policy costs per request, on one core.
 //!
 //! Each run pushes a pre-generated stream through one scheduler and a
-//! zero-cost fake device: every step, one request arrives (enqueue), the
-//! scheduler fills free device slots (dispatch), and the oldest command in
-//! the device completes (complete); ticks run when due. The figure is wall
+//! zero-cost fake device: every step one request arrives (enqueue), commands
+//! whose service time has passed complete (complete), the scheduler fills free
+//! device slots (dispatch), and ticks run when due. The device serves each
+//! command in a fixed time, so about 24 of its 32 slots are busy and limiters
+//! make queues form. The figure is wall
 //! time over requests, so it covers enqueue + dispatch + complete + ticks and
 //! all statistics. The median of several runs is reported (this machine is
 //! shared and noisy).
@@ -21,6 +23,8 @@ use serde::Serialize;
 const DEVICE_SLOTS: u32 = 32;
 /// Simulated time between arrivals: 100k requests per second.
 const STEP: Nanos = Nanos::from_micros(10);
+/// Service time of every command: 24 steps.
+const SERVICE: Nanos = Nanos::from_micros(240);
 /// Span of random reads: a 64 GiB drive.
 const SPAN: u64 = 64 << 30;
 
@@ -92,44 +96,60 @@ impl SplitMix64 {
 }
 
 /// One run; returns the wall time per request in nanoseconds.
-fn run_once(sched: &mut dyn Scheduler, stream: &[Request]) -> f64 {
-    let mut device: VecDeque<Command> = VecDeque::with_capacity(DEVICE_SLOTS as usize);
-    let mut now = Nanos::ZERO;
+fn run_once(sched: &mut dyn Scheduler, stream: Vec<Request>) -> f64 {
+    let requests = stream.len();
+    let mut device = FakeDevice::default();
     let started = Instant::now();
     for request in stream {
-        now = request.submitted;
-        if sched.next_timer().is_some_and(|t| t <= now) {
-            let _ = sched.tick(now);
-        }
-        sched.enqueue(request.clone(), now);
-        fill(sched, &mut device, now);
-        if let Some(done) = device.pop_front() {
-            if sched
-                .complete(&done.completion(Outcome::Ok), now)
-                .should_dispatch()
-            {
-                fill(sched, &mut device, now);
-            }
-            black_box(done);
-        }
+        let now = request.submitted;
+        device.step(sched, now);
+        sched.enqueue(request, now);
+        device.fill(sched, now);
     }
+    let mut now = Nanos(requests as u64 * STEP.0);
     while !sched.is_idle() {
         now += STEP;
-        let _ = sched.tick(now);
-        fill(sched, &mut device, now);
-        if let Some(done) = device.pop_front() {
-            let _ = sched.complete(&done.completion(Outcome::Ok), now);
-        }
+        device.step(sched, now);
     }
-    started.elapsed().as_nanos() as f64 / stream.len() as f64
+    started.elapsed().as_nanos() as f64 / requests as f64
 }
 
-fn fill(sched: &mut dyn Scheduler, device: &mut VecDeque<Command>, now: Nanos) {
-    while let Some(d) = sched.dispatch(now, DeviceView::new(DEVICE_SLOTS, device.len() as u32)) {
-        match d {
-            Dispatch::ToDevice(command) => device.push_back(command),
-            Dispatch::CompletedWithoutDevice(trim) => {
-                black_box(trim);
+/// Serves every command in `SERVICE`, in order.
+#[derive(Default)]
+struct FakeDevice {
+    in_service: VecDeque<(Nanos, Command)>,
+}
+
+impl FakeDevice {
+    /// Completes what is due and runs a due tick, dispatching when asked.
+    fn step(&mut self, sched: &mut dyn Scheduler, now: Nanos) {
+        let mut retry = false;
+        if sched.next_timer().is_some_and(|t| t <= now) {
+            retry |= sched.tick(now).should_dispatch();
+        }
+        while self.in_service.front().is_some_and(|(due, _)| *due <= now) {
+            let (_, done) = self.in_service.pop_front().expect("checked");
+            retry |= sched
+                .complete(&done.completion(Outcome::Ok), now)
+                .should_dispatch();
+            black_box(done);
+        }
+        if retry {
+            self.fill(sched, now);
+        }
+    }
+
+    fn fill(&mut self, sched: &mut dyn Scheduler, now: Nanos) {
+        loop {
+            let view = DeviceView::new(DEVICE_SLOTS, self.in_service.len() as u32);
+            match sched.dispatch(now, view) {
+                None => break,
+                Some(Dispatch::ToDevice(command)) => {
+                    self.in_service.push_back((now + SERVICE, command))
+                }
+                Some(Dispatch::CompletedWithoutDevice(trim)) => {
+                    black_box(trim);
+                }
             }
         }
     }
@@ -144,7 +164,7 @@ pub fn bench(specs: &[String], requests: u64, repeat: usize) -> Result<Vec<Bench
         let mut runs: Vec<f64> = (0..repeat.max(1))
             .map(|_| {
                 let mut sched = policy::build(spec).expect("validated above");
-                run_once(sched.as_mut(), &stream)
+                run_once(sched.as_mut(), stream.clone())
             })
             .collect();
         let mut sorted = runs.clone();
@@ -181,7 +201,7 @@ mod tests {
         let stream = workload(5_000);
         for spec in DEFAULT_POLICIES {
             let mut sched = policy::build(spec).unwrap();
-            run_once(sched.as_mut(), &stream);
+            run_once(sched.as_mut(), stream.clone());
             let stats = sched.stats();
             let completed: u64 = Op::ALL.iter().map(|op| stats.class(*op).completed).sum();
             assert_eq!(completed, 5_000, "{spec}");

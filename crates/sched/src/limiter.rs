@@ -244,74 +244,116 @@ impl Limiter for BandwidthLimiter {
     }
 }
 
-/// Builds a limiter of `kind` for a scheduler ticking `quanta` times a second.
-pub fn new_limiter(kind: LimiterKind, limit: Limit, quanta: u32) -> Box<dyn Limiter> {
-    match kind {
-        LimiterKind::QueueDepth => Box::new(QueueDepthLimiter { limit }),
-        LimiterKind::Iops => Box::new(IopsLimiter {
-            limit,
-            credit: Credit::new(quanta, (limit.current as i64).max(i64::from(quanta))),
-        }),
-        LimiterKind::Bandwidth => Box::new(BandwidthLimiter {
-            limit,
-            credit: Credit::new(quanta, (limit.current as i64).saturating_mul(1000)),
-        }),
-    }
-}
-
-/// The limiters of one class. The first one listed is the one a control loop
-/// steers.
+/// The limiters of one class: at most one of each kind, composed statically
+/// (each check is a few inlined instructions, not a virtual call). The first
+/// kind listed is the one a control loop steers.
 #[derive(Debug, Default)]
 pub struct LimiterSet {
-    limiters: Vec<Box<dyn Limiter>>,
+    queue_depth: Option<QueueDepthLimiter>,
+    iops: Option<IopsLimiter>,
+    bandwidth: Option<BandwidthLimiter>,
+    steered: Option<LimiterKind>,
 }
 
 impl LimiterSet {
-    pub fn new(limiters: Vec<Box<dyn Limiter>>) -> LimiterSet {
-        LimiterSet { limiters }
+    /// A set of the listed kinds (each at most once) with their limits, by
+    /// `LimiterKind::index`, for a scheduler ticking `quanta` times a second.
+    pub fn new(kinds: &[LimiterKind], limits: [Limit; 3], quanta: u32) -> LimiterSet {
+        let mut set = LimiterSet {
+            steered: kinds.first().copied(),
+            ..LimiterSet::default()
+        };
+        for kind in kinds {
+            let limit = limits[kind.index()];
+            match kind {
+                LimiterKind::QueueDepth => set.queue_depth = Some(QueueDepthLimiter { limit }),
+                LimiterKind::Iops => {
+                    let first_tick = (limit.current as i64).max(i64::from(quanta));
+                    set.iops = Some(IopsLimiter {
+                        limit,
+                        credit: Credit::new(quanta, first_tick),
+                    })
+                }
+                LimiterKind::Bandwidth => {
+                    let first_tick = (limit.current as i64).saturating_mul(1000);
+                    set.bandwidth = Some(BandwidthLimiter {
+                        limit,
+                        credit: Credit::new(quanta, first_tick),
+                    })
+                }
+            }
+        }
+        set
     }
 
     pub fn is_empty(&self) -> bool {
-        self.limiters.is_empty()
+        self.steered.is_none()
     }
 
+    #[inline]
     pub fn admits(&self, in_flight: u32) -> bool {
-        self.limiters.iter().all(|l| l.admits(in_flight))
+        self.queue_depth
+            .as_ref()
+            .is_none_or(|l| l.admits(in_flight))
+            && self.iops.as_ref().is_none_or(|l| l.admits(in_flight))
+            && self.bandwidth.as_ref().is_none_or(|l| l.admits(in_flight))
     }
 
+    #[inline]
     pub fn charge(&mut self, bytes: Bytes) {
-        for limiter in &mut self.limiters {
-            limiter.charge(bytes);
+        if let Some(l) = &mut self.iops {
+            l.charge(bytes);
+        }
+        if let Some(l) = &mut self.bandwidth {
+            l.charge(bytes);
         }
     }
 
     pub fn refill(&mut self, ticks: u64) {
-        for limiter in &mut self.limiters {
-            limiter.refill(ticks);
-        }
+        self.for_each_mut(|l| l.refill(ticks));
     }
 
     /// The limit a control loop acts on (the first limiter of the class).
     pub fn steered_mut(&mut self) -> Option<&mut Limit> {
-        self.limiters.first_mut().map(|l| l.limit_mut())
+        let kind = self.steered?;
+        self.get_mut(kind).map(|l| l.limit_mut())
     }
 
     pub fn steered(&self) -> Option<(LimiterKind, Limit)> {
-        self.limiters.first().map(|l| (l.kind(), *l.limit()))
+        let kind = self.steered?;
+        self.get(kind).map(|l| (kind, *l.limit()))
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &dyn Limiter> {
-        self.limiters.iter().map(|l| l.as_ref())
+    pub fn get(&self, kind: LimiterKind) -> Option<&dyn Limiter> {
+        match kind {
+            LimiterKind::QueueDepth => self.queue_depth.as_ref().map(|l| l as &dyn Limiter),
+            LimiterKind::Iops => self.iops.as_ref().map(|l| l as &dyn Limiter),
+            LimiterKind::Bandwidth => self.bandwidth.as_ref().map(|l| l as &dyn Limiter),
+        }
     }
 
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut Box<dyn Limiter>> {
-        self.limiters.iter_mut()
+    pub fn get_mut(&mut self, kind: LimiterKind) -> Option<&mut dyn Limiter> {
+        match kind {
+            LimiterKind::QueueDepth => self.queue_depth.as_mut().map(|l| l as &mut dyn Limiter),
+            LimiterKind::Iops => self.iops.as_mut().map(|l| l as &mut dyn Limiter),
+            LimiterKind::Bandwidth => self.bandwidth.as_mut().map(|l| l as &mut dyn Limiter),
+        }
+    }
+
+    /// Applies `f` to every limiter of the set.
+    pub fn for_each_mut(&mut self, mut f: impl FnMut(&mut dyn Limiter)) {
+        for kind in LimiterKind::ALL {
+            if let Some(limiter) = self.get_mut(kind) {
+                f(limiter);
+            }
+        }
     }
 
     /// The slowest limiter's time to let a backlog through.
     pub fn drain_time(&self, queued: u32, bytes: Bytes, service: Nanos) -> Nanos {
-        self.limiters
-            .iter()
+        LimiterKind::ALL
+            .into_iter()
+            .filter_map(|kind| self.get(kind))
             .map(|l| l.drain_time(queued, bytes, service))
             .max()
             .unwrap_or(Nanos::ZERO)
@@ -330,8 +372,12 @@ mod tests {
         }
     }
 
+    fn new_limiter(kind: LimiterKind, limit: Limit, quanta: u32) -> LimiterSet {
+        LimiterSet::new(&[kind], [limit; 3], quanta)
+    }
+
     /// Sends as many commands as the limiter admits at each of `ticks` ticks.
-    fn sent_over(limiter: &mut dyn Limiter, ticks: u64, bytes: u64) -> u64 {
+    fn sent_over(limiter: &mut LimiterSet, ticks: u64, bytes: u64) -> u64 {
         let mut sent = 0;
         for _ in 0..ticks {
             limiter.refill(1);
@@ -353,7 +399,7 @@ mod tests {
     fn a_small_iops_limit_is_not_truncated() {
         // Upstream: 50 / 200 truncates to 0, floored to 1 per tick = 200 IOPS.
         let mut iops = new_limiter(LimiterKind::Iops, limit(50), 200);
-        let sent = sent_over(iops.as_mut(), 200 * 10, 4096);
+        let sent = sent_over(&mut iops, 200 * 10, 4096);
         assert!(
             (500..=501).contains(&sent),
             "{sent} I/Os in 10 s at 50 IOPS"
@@ -363,7 +409,7 @@ mod tests {
     #[test]
     fn iops_limit_below_one_per_second_still_flows() {
         let mut iops = new_limiter(LimiterKind::Iops, limit(1), 200);
-        let sent = sent_over(iops.as_mut(), 200 * 10, 4096);
+        let sent = sent_over(&mut iops, 200 * 10, 4096);
         assert!((10..=11).contains(&sent), "{sent}");
     }
 
@@ -386,7 +432,7 @@ mod tests {
     #[test]
     fn bandwidth_rate_holds_over_ten_seconds() {
         let mut bw = new_limiter(LimiterKind::Bandwidth, limit(30_000), 200);
-        let sent = sent_over(bw.as_mut(), 200 * 10, 128 * 1024);
+        let sent = sent_over(&mut bw, 200 * 10, 128 * 1024);
         let mb = (sent * 128 * 1024) as f64 / 1e6;
         assert!((mb - 300.0).abs() < 1.0, "{mb} MB in 10 s at 30 MB/s");
     }
@@ -405,10 +451,11 @@ mod tests {
 
     #[test]
     fn a_set_admits_only_when_every_limiter_does() {
-        let mut set = LimiterSet::new(vec![
-            new_limiter(LimiterKind::QueueDepth, limit(4), 200),
-            new_limiter(LimiterKind::Iops, limit(200), 200),
-        ]);
+        let mut set = LimiterSet::new(
+            &[LimiterKind::QueueDepth, LimiterKind::Iops],
+            [limit(4), limit(200), limit(0)],
+            200,
+        );
         assert!(set.admits(0));
         set.charge(Bytes(4096));
         assert!(!set.admits(0), "IOPS credit of one tick is spent");

@@ -89,7 +89,7 @@ impl WriteOrder {
 
     /// The tag for a read entering the read queue.
     pub fn read_tag(&self, read: &Request, writes: &VecDeque<Queued>) -> u64 {
-        if read.len.0 == 0 || !self.may_overlap(read) {
+        if writes.is_empty() || read.len.0 == 0 || !self.may_overlap(read) {
             return 0;
         }
         writes

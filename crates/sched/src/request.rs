@@ -146,12 +146,9 @@ pub struct Command {
 
 impl Command {
     pub fn single(request: Request, now: Nanos) -> Command {
-        let op = request.op;
-        let mut requests = SmallVec::new();
-        requests.push(request);
         Command {
-            op,
-            requests,
+            op: request.op,
+            requests: SmallVec::from_buf([request]),
             dispatched: now,
         }
     }

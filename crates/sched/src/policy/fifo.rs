@@ -139,7 +139,7 @@ impl Scheduler for Fifo {
             return Some(Dispatch::CompletedWithoutDevice(trim));
         }
         self.stats.device_slots = device.slots;
-        if !device.accepts() {
+        if self.stats.queued() == 0 || !device.accepts() {
             return None;
         }
         let command = self.next_command(now)?;

@@ -58,7 +58,7 @@ use std::collections::VecDeque;
 use crate::config::{
     parse_choice, parse_duration, parse_int, unknown_key, ConfigError, Configurable, Tunable,
 };
-use crate::limiter::{new_limiter, Limit, LimiterKind, LimiterSet};
+use crate::limiter::{Limit, LimiterKind, LimiterSet};
 use crate::ordering::{flush_may_go, Queued, WriteOrder};
 use crate::policy::{class_pressure, PolicyInfo, Ticker};
 use crate::request::{Command, Completion, Dispatch, Op, Request};
@@ -479,14 +479,7 @@ impl Netflix {
     pub fn new(config: NetflixConfig) -> Netflix {
         let limiters = LIMITED.map(|op| {
             let class = &config.classes[op.index()];
-            let limits = class.effective_limits();
-            LimiterSet::new(
-                class
-                    .limiters
-                    .iter()
-                    .map(|kind| new_limiter(*kind, limits[kind.index()], config.quanta))
-                    .collect(),
-            )
+            LimiterSet::new(&class.limiters, class.effective_limits(), config.quanta)
         });
         Netflix {
             reads: VecDeque::new(),
@@ -604,10 +597,10 @@ impl Netflix {
             ControlType::None => {}
             ControlType::SetMax => {
                 for set in &mut self.limiters {
-                    for limiter in set.iter_mut() {
+                    set.for_each_mut(|limiter| {
                         let limit = limiter.limit_mut();
                         limit.current = limit.max;
-                    }
+                    });
                 }
             }
             ControlType::ReadLatency => self.steer_by_read_latency(),
@@ -675,7 +668,7 @@ impl Scheduler for Netflix {
             return Some(Dispatch::CompletedWithoutDevice(trim));
         }
         self.stats.device_slots = device.slots;
-        if !device.accepts() {
+        if self.stats.queued() == 0 || !device.accepts() {
             return None;
         }
         let pick = self.pick(now)?;
