@@ -19,8 +19,10 @@
 //! `current` units and each I/O costs `quanta` units, so no limit, however
 //! small, is distorted or frozen by integer truncation.
 //!
-//! Credit is capped at [`CREDIT_CAP_TICKS`] ticks' worth (or one whole I/O,
-//! if that is more), so an idle class cannot save up a burst. Bandwidth credit
+//! Credit is capped at [`credit_cap_ticks`] ticks' worth (at least 4 ticks and
+//! at least 20 ms, or one whole I/O if that is more), so an idle class cannot
+//! save up a burst, while a tick that comes late (a busy machine, a coarse
+//! timer) still earns the credit of all the time that passed, up to the cap. Bandwidth credit
 //! may go into debt: an I/O is admitted while credit is positive and charged
 //! in full, so a large request is never starved by smaller ones and later
 //! ticks pay the debt back (as upstream). Over any window of W seconds a
@@ -29,10 +31,14 @@
 
 use crate::units::{Bytes, Nanos};
 
-/// Ticks' worth of credit a rate limiter may hold. Upstream uses 4 for
-/// bandwidth ("extremely arbitrary"); 4 ticks at 200 ticks/s is 20 ms of
-/// credit: enough to absorb timer jitter, too little to matter as a burst.
-pub const CREDIT_CAP_TICKS: i64 = 4;
+/// Ticks' worth of credit a rate limiter may hold. Upstream uses 4 ticks for
+/// bandwidth ("extremely arbitrary"): 20 ms at its 200 ticks/s, enough to
+/// absorb timer jitter, too little to matter as a burst. Expressed as time, so
+/// that a high `quanta` does not shrink it to microseconds: the larger of 4
+/// ticks and 20 ms.
+pub fn credit_cap_ticks(quanta: u32) -> i64 {
+    (i64::from(quanta) / 50).max(4)
+}
 
 /// The kinds of limiter, by their configuration name.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -145,6 +151,7 @@ impl Limiter for QueueDepthLimiter {
 #[derive(Debug)]
 struct Credit {
     quanta: i64,
+    cap_ticks: i64,
     units: i64,
 }
 
@@ -152,12 +159,13 @@ impl Credit {
     fn new(quanta: u32, per_tick: i64) -> Credit {
         Credit {
             quanta: i64::from(quanta.max(1)),
+            cap_ticks: credit_cap_ticks(quanta),
             units: per_tick,
         }
     }
 
     fn refill(&mut self, ticks: u64, per_tick: i64, floor_cap: i64) {
-        let cap = (CREDIT_CAP_TICKS * per_tick).max(floor_cap);
+        let cap = self.cap_ticks.saturating_mul(per_tick).max(floor_cap);
         if self.units >= cap {
             return;
         }
@@ -240,7 +248,8 @@ impl Limiter for BandwidthLimiter {
     }
     fn drain_time(&self, _queued: u32, bytes: Bytes, _service: Nanos) -> Nanos {
         let bytes_per_s = self.limit.current.max(1).saturating_mul(1000);
-        Nanos(((u128::from(bytes.0) * 1_000_000_000) / u128::from(bytes_per_s)) as u64)
+        let ns = (u128::from(bytes.0) * 1_000_000_000) / u128::from(bytes_per_s);
+        Nanos(u64::try_from(ns).unwrap_or(u64::MAX))
     }
 }
 
@@ -446,7 +455,23 @@ mod tests {
             iops.charge(Bytes(0));
             burst += 1;
         }
-        assert_eq!(burst, 10 * CREDIT_CAP_TICKS as u64);
+        assert_eq!(burst, 10 * credit_cap_ticks(200) as u64);
+    }
+
+    #[test]
+    fn a_late_tick_earns_the_credit_of_the_time_that_passed() {
+        // 10000 IOPS at 100000 ticks/s: ticked every 1 ms (100 ticks late
+        // each time), the limit still delivers 10000/s.
+        let mut iops = new_limiter(LimiterKind::Iops, limit(10_000), 100_000);
+        let mut sent = 0;
+        for _ in 0..1000 {
+            iops.refill(100);
+            while iops.admits(0) {
+                iops.charge(Bytes(4096));
+                sent += 1;
+            }
+        }
+        assert!((10_000..=10_001).contains(&sent), "{sent} in 1 s");
     }
 
     #[test]

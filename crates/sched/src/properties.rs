@@ -12,7 +12,7 @@ use std::collections::{BinaryHeap, HashMap};
 use proptest::prelude::*;
 
 use crate::config::apply_pairs;
-use crate::limiter::{LimiterKind, CREDIT_CAP_TICKS};
+use crate::limiter::{credit_cap_ticks, LimiterKind};
 use crate::policy::fifo::{Fifo, FifoConfig};
 use crate::policy::netflix::{Netflix, NetflixConfig};
 use crate::request::{Command, Dispatch, Op, Outcome, Request};
@@ -206,7 +206,9 @@ fn netflix_settings() -> impl Strategy<Value = String> {
         (limiter, 1u64..8, 20u64..5_000, 500u64..100_000),
         (0u32..6, 1u32..20, 0u32..4),
     )
-        .prop_map(|(bias, quanta, w, r, (goal, ticks, advisory))| {
+        .prop_map(|(bias, quanta, w, r, (goal, ticks, extra))| {
+            // Advisory trims off, or at least the batching goal.
+            let advisory = if extra == 0 { 0 } else { goal.max(1) + extra };
             let class = |name: &str, (lim, qd, iops, bw): (&str, u64, u64, u64)| {
                 let mut s = format!("{name}.limiter={lim}");
                 if lim != "none" {
@@ -309,13 +311,15 @@ fn assert_limits_hold(trace: &Trace, config: &NetflixConfig) {
                 }
                 LimiterKind::Iops => {
                     let per_tick = current as f64 / f64::from(config.quanta);
-                    let slack = (CREDIT_CAP_TICKS as f64 * per_tick).max(1.0) + per_tick + 1.0;
+                    let cap_ticks = credit_cap_ticks(config.quanta) as f64;
+                    let slack = (cap_ticks * per_tick).max(1.0) + per_tick + 1.0;
                     assert_rate(&sent, |_| 1.0, current as f64, slack, op);
                 }
                 LimiterKind::Bandwidth => {
                     let per_tick = current as f64 * 1000.0 / f64::from(config.quanta);
                     let biggest = sent.iter().map(|s| s.bytes).max().unwrap_or(0) as f64;
-                    let slack = CREDIT_CAP_TICKS as f64 * per_tick + per_tick + biggest;
+                    let cap_ticks = credit_cap_ticks(config.quanta) as f64;
+                    let slack = cap_ticks * per_tick + per_tick + biggest;
                     assert_rate(
                         &sent,
                         |s| s.bytes as f64,

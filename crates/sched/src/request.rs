@@ -155,7 +155,9 @@ impl Command {
 
     /// Total bytes the command covers.
     pub fn bytes(&self) -> Bytes {
-        Bytes(self.requests.iter().map(|r| r.len.0).sum())
+        self.requests
+            .iter()
+            .fold(Bytes::ZERO, |total, r| total + r.len)
     }
 
     /// The completion to report when the device finishes this command.

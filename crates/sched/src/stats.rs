@@ -438,7 +438,7 @@ impl Stats {
         class.enqueued += 1;
         class.queued += 1;
         class.bytes_enqueued += request.len;
-        class.queued_bytes = Bytes(class.queued_bytes.0 + request.len.0);
+        class.queued_bytes += request.len;
         self.queued_total += 1;
         if self.queued_total == 1 {
             self.scheduler_backlog.set(true, now);
@@ -449,7 +449,7 @@ impl Stats {
         let class = &mut self.classes[command.op.index()];
         for request in &command.requests {
             class.queue_wait.record(now - request.submitted);
-            class.queued_bytes = Bytes(class.queued_bytes.0 - request.len.0);
+            class.queued_bytes = Bytes(class.queued_bytes.0.saturating_sub(request.len.0));
         }
         let n = command.requests.len() as u32;
         class.queued -= n;
@@ -476,7 +476,7 @@ impl Stats {
     pub(crate) fn on_elide(&mut self, request: &Request, now: Nanos) {
         let class = self.class_mut(request.op);
         class.queued -= 1;
-        class.queued_bytes = Bytes(class.queued_bytes.0 - request.len.0);
+        class.queued_bytes = Bytes(class.queued_bytes.0.saturating_sub(request.len.0));
         class.elided += 1;
         class.completed += 1;
         class.bytes_completed += request.len;
@@ -510,8 +510,8 @@ impl Stats {
         }
     }
 
-    /// Sample the load average; call once per scheduler tick.
-    pub(crate) fn on_tick(&mut self, now: Nanos) {
+    /// Samples the load average for `ticks` elapsed scheduler ticks.
+    pub(crate) fn on_tick(&mut self, now: Nanos, ticks: u64) {
         self.roll_windows(now);
         let slots = self.device_slots.max(1) as f64;
         let waiting: u32 = self
@@ -520,7 +520,8 @@ impl Stats {
             .map(|c| c.in_flight + if c.limited { c.queued } else { 0 })
             .sum();
         let alpha = 1.0 / f64::from(1u32 << LOAD_ALPHA_BITS);
-        self.load += alpha * (f64::from(waiting) / slots - self.load);
+        let weight = 1.0 - (1.0 - alpha).powf(ticks.min(1 << 20) as f64);
+        self.load += weight * (f64::from(waiting) / slots - self.load);
     }
 
     #[inline]
@@ -532,12 +533,21 @@ impl Stats {
 
     #[cold]
     fn roll_windows_now(&mut self, now: Nanos) {
-        for class in &mut self.classes {
-            class.device_latency.roll_window();
-            class.queue_wait.roll_window();
-        }
         let behind = (now.0 - self.window_end.0) / self.window.0 + 1;
-        self.window_end = Nanos(self.window_end.0 + behind * self.window.0);
+        // What is pending belongs to the window that just ended; when more
+        // windows passed without a sample, the last complete one is empty.
+        let rolls = if behind > 1 { 2 } else { 1 };
+        for _ in 0..rolls {
+            for class in &mut self.classes {
+                class.device_latency.roll_window();
+                class.queue_wait.roll_window();
+            }
+        }
+        self.window_end = Nanos(
+            self.window_end
+                .0
+                .saturating_add(behind.saturating_mul(self.window.0)),
+        );
     }
 }
 
@@ -616,11 +626,41 @@ mod tests {
         let read = stats.class(Op::Read);
         assert_eq!(read.too_long, 1);
         assert_eq!(read.device_latency.current_window().count, 1);
-        stats.on_tick(Nanos::from_millis(1500));
+        stats.on_tick(Nanos::from_millis(1500), 1);
         let read = stats.class(Op::Read);
         assert_eq!(read.device_latency.current_window().count, 0);
         assert_eq!(read.device_latency.last_window().count, 1);
         assert_eq!(read.device_latency.run().count, 1);
+        // Idle windows pass: the last complete window is an empty one.
+        stats.on_tick(Nanos::from_secs(10), 1);
+        let read = stats.class(Op::Read);
+        assert_eq!(read.device_latency.last_window().count, 0);
+        assert_eq!(read.device_latency.run().count, 1);
+    }
+
+    #[test]
+    fn a_sample_followed_by_idle_windows_does_not_linger_as_the_last_window() {
+        let mut stats = Stats::new(Nanos::from_secs(1), Nanos::from_millis(500));
+        let req = Request::new(1, Op::Read, 0, 4096, Nanos::ZERO);
+        stats.on_enqueue(&req, Nanos::ZERO);
+        let cmd = Command::single(req, Nanos::ZERO);
+        stats.on_dispatch(&cmd, Nanos::ZERO);
+        stats.on_complete(&cmd.completion(Outcome::Ok), Nanos::from_millis(600));
+        stats.on_tick(Nanos::from_secs(10), 1);
+        assert_eq!(stats.class(Op::Read).device_latency.last_window().count, 0);
+    }
+
+    #[test]
+    fn extreme_sizes_and_windows_do_not_overflow() {
+        let mut stats = Stats::new(Nanos(u64::MAX - 1), Nanos::MAX);
+        for id in 0..2 {
+            stats.on_enqueue(
+                &Request::new(id, Op::Write, 0, 1 << 63, Nanos::ZERO),
+                Nanos::ZERO,
+            );
+        }
+        assert_eq!(stats.class(Op::Write).queued_bytes, Bytes(u64::MAX));
+        stats.on_tick(Nanos::MAX, u64::MAX);
     }
 
     #[test]

@@ -111,7 +111,7 @@ impl TrimQueue {
             let Some(trim) = self.queue.pop_front() else {
                 break;
             };
-            covered += trim.len.0;
+            covered = covered.saturating_add(trim.len.0);
             self.elided.push_back(trim);
         }
     }

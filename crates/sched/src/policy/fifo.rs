@@ -157,8 +157,9 @@ impl Scheduler for Fifo {
     }
 
     fn tick(&mut self, now: Nanos) -> Retry {
-        if self.ticker.advance(now) > 0 {
-            self.stats.on_tick(now);
+        let ticks = self.ticker.advance(now);
+        if ticks > 0 {
+            self.stats.on_tick(now, ticks);
         }
         Retry::when(self.has_work())
     }

@@ -111,7 +111,11 @@ impl Ticker {
             return 0;
         }
         let due = (now.0 - self.next.0) / self.period.0 + 1;
-        self.next = Nanos(self.next.0 + due * self.period.0);
+        self.next = Nanos(
+            self.next
+                .0
+                .saturating_add(due.saturating_mul(self.period.0)),
+        );
         due
     }
 }
@@ -165,5 +169,9 @@ mod tests {
         assert_eq!(t.advance(Nanos::from_millis(5)), 1);
         assert_eq!(t.advance(Nanos::from_millis(27)), 4);
         assert_eq!(t.next(), Nanos::from_millis(30));
+        assert!(
+            t.advance(Nanos::MAX) > 0,
+            "the end of time does not overflow"
+        );
     }
 }

@@ -438,6 +438,13 @@ impl Configurable for NetflixConfig {
                 "control.steer_interval must be above zero".into(),
             ));
         }
+        if self.trim_advisory > 0 && self.trim_advisory < self.trim_goal {
+            return Err(ConfigError::Conflict(format!(
+                "trim_advisory ({}) below trim_goal ({}) would complete unsent the very trims \
+                 the goal holds back; set trim_advisory to at least trim_goal, or 0",
+                self.trim_advisory, self.trim_goal
+            )));
+        }
         if self.trim_goal > 0 && self.trim_ticks == 0 {
             return Err(ConfigError::Conflict(
                 "trim_goal > 0 needs trim_ticks > 0, or trims below the goal would wait forever"
@@ -695,7 +702,7 @@ impl Scheduler for Netflix {
             for set in &mut self.limiters {
                 set.refill(ticks);
             }
-            self.stats.on_tick(now);
+            self.stats.on_tick(now, ticks);
             if now >= self.next_steer {
                 self.steer();
                 self.next_steer = now + self.config.control.steer_interval;

@@ -322,6 +322,11 @@ fn configuration_errors_name_the_key_and_the_accepted_values() {
     assert!(err.contains("steers the write limit"), "{err}");
     let err = config_error("trim_goal=8");
     assert!(err.contains("trim_ticks"), "{err}");
+    let err = config_error("trim_goal=8,trim_ticks=10,trim_advisory=4");
+    assert!(
+        err.contains("trim_advisory") && err.contains("trim_goal"),
+        "{err}"
+    );
     let err = config_error("control.lolat=20ms");
     assert!(err.contains("hilat"), "{err}");
 }

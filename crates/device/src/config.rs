@@ -1,0 +1,592 @@
+//! Drive configuration: geometry, timing, host interface, garbage collection,
+//! TRIM cost; loadable from TOML, with three documented presets.
+//!
+//! Units are in the field names (`page_read_us`, `channel_mb_per_s`), so a
+//! configuration file reads without comments. MB is 10^6 bytes, as in data
+//! sheets.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// A configuration that cannot describe a drive.
+#[derive(Debug, Error, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ConfigError {
+    #[error("unknown device preset `{name}`; presets: {known}")]
+    UnknownPreset { name: String, known: String },
+    #[error("{file}: {message}")]
+    Toml { file: String, message: String },
+    #[error("`{field}` = {value}: {reason}")]
+    Invalid {
+        field: &'static str,
+        value: String,
+        reason: String,
+    },
+}
+
+/// NAND organisation. The die is the unit of parallelism: it serves one NAND
+/// operation at a time. Planes only add capacity here; multi-plane operation
+/// is folded into the per-page timings of the presets.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Geometry {
+    pub channels: u32,
+    pub dies_per_channel: u32,
+    pub planes_per_die: u32,
+    pub blocks_per_plane: u32,
+    pub pages_per_block: u32,
+    /// Bytes per page; also the FTL's mapping unit.
+    pub page_size: u32,
+}
+
+impl Geometry {
+    pub fn dies(&self) -> u32 {
+        self.channels * self.dies_per_channel
+    }
+
+    pub fn blocks_per_die(&self) -> u32 {
+        self.planes_per_die * self.blocks_per_plane
+    }
+
+    pub fn blocks(&self) -> u64 {
+        u64::from(self.dies()) * u64::from(self.blocks_per_die())
+    }
+
+    pub fn physical_pages(&self) -> u64 {
+        self.blocks() * u64::from(self.pages_per_block)
+    }
+
+    pub fn physical_bytes(&self) -> u64 {
+        self.physical_pages() * u64::from(self.page_size)
+    }
+}
+
+/// Time of each operation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Timing {
+    /// Array read of one page into the die's register (tR).
+    pub page_read_us: f64,
+    /// Program of one page (tPROG).
+    pub page_program_us: f64,
+    /// Erase of one block (tBERS).
+    pub block_erase_us: f64,
+    /// NAND bus of one channel, shared by its dies.
+    pub channel_mb_per_s: f64,
+    /// Host link (SATA, PCIe), shared by all commands.
+    pub host_link_mb_per_s: f64,
+    /// Controller time to take in any command.
+    pub command_overhead_us: f64,
+}
+
+/// How the host talks to the drive.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InterfaceKind {
+    /// SATA with NCQ: tagged commands, and non-queued commands that first drain
+    /// every tag, then hold the queue while they run.
+    Sata,
+    /// NVMe: deep queues; deallocate and flush are queued like any command.
+    Nvme,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Interface {
+    pub kind: InterfaceKind,
+    /// Commands the drive accepts at once (NCQ tags, NVMe queue depth).
+    pub queue_depth: u32,
+    /// Whether TRIM is a queued command (NCQ TRIM, NVMe deallocate).
+    pub queued_trim: bool,
+    /// Whether FLUSH is a queued command.
+    pub queued_flush: bool,
+}
+
+/// Victim selection for garbage collection.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VictimPolicy {
+    /// Fewest valid pages.
+    Greedy,
+    /// Least recently written (closed) block.
+    Fifo,
+    /// Highest age * (1 - u) / (2u), u the valid fraction (Rosenblum & Ousterhout).
+    CostBenefit,
+}
+
+impl VictimPolicy {
+    pub const ALL: [VictimPolicy; 3] = [
+        VictimPolicy::Greedy,
+        VictimPolicy::Fifo,
+        VictimPolicy::CostBenefit,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            VictimPolicy::Greedy => "greedy",
+            VictimPolicy::Fifo => "fifo",
+            VictimPolicy::CostBenefit => "cost_benefit",
+        }
+    }
+}
+
+impl fmt::Display for VictimPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GcConfig {
+    pub victim: VictimPolicy,
+    /// Free blocks per die below which a write must wait for foreground GC.
+    pub low_watermark: u32,
+    /// Free blocks per die that idle (background) GC cleans up to.
+    pub high_watermark: u32,
+    /// Idle host link time after which background GC starts.
+    pub background_idle_ms: f64,
+    /// Relocated pages go to their own open block rather than the host's.
+    pub separate_frontier: bool,
+}
+
+/// Time a TRIM command takes in the controller:
+/// `fixed + per_range * ranges + per_mib * MiB^size_exponent`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrimCost {
+    pub fixed_us: f64,
+    pub per_range_us: f64,
+    pub per_mib_us: f64,
+    pub size_exponent: f64,
+}
+
+impl TrimCost {
+    pub fn micros(&self, ranges: u32, bytes: u64) -> f64 {
+        let mib = bytes as f64 / (1u64 << 20) as f64;
+        self.fixed_us
+            + self.per_range_us * f64::from(ranges)
+            + self.per_mib_us * mib.powf(self.size_exponent)
+    }
+}
+
+/// A whole drive.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceConfig {
+    pub name: String,
+    pub geometry: Geometry,
+    pub timing: Timing,
+    /// Fraction of the physical pages hidden from the host.
+    pub over_provisioning: f64,
+    pub interface: Interface,
+    pub gc: GcConfig,
+    pub trim_cost: TrimCost,
+    /// Time a FLUSH takes (writes are programmed before they complete, so a
+    /// flush only commits metadata).
+    pub flush_us: f64,
+}
+
+impl DeviceConfig {
+    /// Logical pages the host sees.
+    pub fn logical_pages(&self) -> u64 {
+        ((self.geometry.physical_pages() as f64) * (1.0 - self.over_provisioning)).floor() as u64
+    }
+
+    pub fn logical_bytes(&self) -> u64 {
+        self.logical_pages() * u64::from(self.geometry.page_size)
+    }
+
+    /// Parses a TOML description; `file` names it in errors.
+    pub fn from_toml(text: &str, file: &str) -> Result<DeviceConfig, ConfigError> {
+        let config: DeviceConfig = toml::from_str(text).map_err(|e| ConfigError::Toml {
+            file: file.to_string(),
+            message: e.to_string().trim().to_string(),
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).expect("a config always serializes")
+    }
+
+    /// A preset by name, or an error listing the presets.
+    pub fn preset(name: &str) -> Result<DeviceConfig, ConfigError> {
+        PRESETS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, make)| make())
+            .ok_or_else(|| ConfigError::UnknownPreset {
+                name: name.to_string(),
+                known: preset_names().join(", "),
+            })
+    }
+
+    /// Checks what the types cannot.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let g = &self.geometry;
+        let t = &self.timing;
+        let positive_ints = [
+            ("geometry.channels", g.channels),
+            ("geometry.dies_per_channel", g.dies_per_channel),
+            ("geometry.planes_per_die", g.planes_per_die),
+            ("geometry.blocks_per_plane", g.blocks_per_plane),
+            ("geometry.pages_per_block", g.pages_per_block),
+            ("geometry.page_size", g.page_size),
+            ("interface.queue_depth", self.interface.queue_depth),
+        ];
+        for (field, value) in positive_ints {
+            if value == 0 {
+                return invalid(field, value, "must be at least 1");
+            }
+        }
+        if g.physical_pages() >= u64::from(u32::MAX) {
+            return invalid(
+                "geometry",
+                g.physical_pages(),
+                "more than 2^32 - 1 pages; use larger pages or fewer blocks",
+            );
+        }
+        let positive_rates = [
+            ("timing.channel_mb_per_s", t.channel_mb_per_s),
+            ("timing.host_link_mb_per_s", t.host_link_mb_per_s),
+        ];
+        for (field, value) in positive_rates {
+            if !(value.is_finite() && value > 0.0) {
+                return invalid(field, value, "must be a positive number");
+            }
+        }
+        let durations = [
+            ("timing.page_read_us", t.page_read_us),
+            ("timing.page_program_us", t.page_program_us),
+            ("timing.block_erase_us", t.block_erase_us),
+            ("timing.command_overhead_us", t.command_overhead_us),
+            ("gc.background_idle_ms", self.gc.background_idle_ms),
+            ("trim_cost.fixed_us", self.trim_cost.fixed_us),
+            ("trim_cost.per_range_us", self.trim_cost.per_range_us),
+            ("trim_cost.per_mib_us", self.trim_cost.per_mib_us),
+            ("trim_cost.size_exponent", self.trim_cost.size_exponent),
+            ("flush_us", self.flush_us),
+        ];
+        for (field, value) in durations {
+            if !(value.is_finite() && value >= 0.0) {
+                return invalid(field, value, "must be a number of zero or more");
+            }
+        }
+        let gc = &self.gc;
+        if gc.low_watermark < 2 {
+            return invalid(
+                "gc.low_watermark",
+                gc.low_watermark,
+                "must be at least 2 (GC needs a free block to move data into)",
+            );
+        }
+        if gc.high_watermark < gc.low_watermark {
+            return invalid(
+                "gc.high_watermark",
+                gc.high_watermark,
+                "must not be below gc.low_watermark",
+            );
+        }
+        let frontiers = if gc.separate_frontier { 2 } else { 1 };
+        if gc.high_watermark + frontiers + 1 >= g.blocks_per_die() {
+            return invalid(
+                "gc.high_watermark",
+                gc.high_watermark,
+                "leaves no block per die for data",
+            );
+        }
+        let op = self.over_provisioning;
+        let reserved = f64::from(gc.high_watermark + frontiers + 1) / f64::from(g.blocks_per_die());
+        if !(op.is_finite() && op > reserved && op < 1.0) {
+            return Err(ConfigError::Invalid {
+                field: "over_provisioning",
+                value: op.to_string(),
+                reason: format!(
+                    "must be below 1 and above the share of blocks GC keeps free or open ({reserved:.4}), \
+                     or the drive cannot hold its own logical capacity"
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+fn invalid(field: &'static str, value: impl ToString, reason: &str) -> Result<(), ConfigError> {
+    Err(ConfigError::Invalid {
+        field,
+        value: value.to_string(),
+        reason: reason.to_string(),
+    })
+}
+
+type PresetFn = fn() -> DeviceConfig;
+
+/// Every preset, by name.
+pub const PRESETS: &[(&str, PresetFn)] = &[
+    ("consumer-sata", consumer_sata),
+    ("enterprise-nvme", enterprise_nvme),
+    ("diskSim-slc", disksim_slc),
+];
+
+pub fn preset_names() -> Vec<&'static str> {
+    PRESETS.iter().map(|(n, _)| *n).collect()
+}
+
+/// A 2015-era consumer MLC SATA drive of the kind in the Netflix paper (seed
+/// 003), scaled down about 30x in capacity so that aging takes about a second.
+///
+/// - 8 dies, one per channel: the paper's "our vendor has 8 banks".
+/// - 16 KiB pages, 256 pages (4 MiB) per block, 2 planes: 1x-nm MLC of 2014-15
+///   (Micron/Toshiba/Samsung MLC data sheets).
+/// - tR 60 us, tBERS 5 ms: MLC data-sheet class (tR 50-90 us, tBERS 3-5 ms;
+///   the paper bounds a read's wait "to approximately the erase time for a
+///   block (or about 5-10ms)").
+/// - tPROG 650 us per page: a two-plane 32 KiB program takes about 1.3 ms on
+///   such MLC; folded to one page, since planes are not modelled separately.
+///   8 dies then sustain about 200 MB/s of NAND writes, below the 400 MB/s
+///   data-sheet burst, as the paper says sustained writes collapse.
+/// - Channels 400 MB/s (ONFI 3 / Toggle 2 at 400 MT/s); SATA 6 Gb/s carries
+///   about 550 MB/s of data; 20 us of controller time per command.
+/// - 7% over-provisioning (GB versus GiB, the usual consumer spare area; the
+///   paper cites ~10%).
+/// - NCQ with 32 tags; TRIM and FLUSH are non-queued (FreeBSD's ada sent only
+///   non-NCQ TRIM). TRIM costs 2 ms + 0.1 ms per range + 0.3 ms per MiB, so a
+///   large TRIM takes tens to a couple of hundred ms (the paper saw 10-200 ms).
+/// - Background GC only after 100 ms of idle link (the paper: "only after the
+///   interface had been idle 100ms").
+/// - Free-block pool: foreground GC below 4 free blocks per die (16 MiB); idle
+///   GC refills to 48 per die, about 1.5 GiB in all: the reserve a fill
+///   consumes before foreground GC starts (the paper's 5-10 GB on a drive ~30x
+///   larger).
+pub fn consumer_sata() -> DeviceConfig {
+    DeviceConfig {
+        name: "consumer-sata".into(),
+        geometry: Geometry {
+            channels: 8,
+            dies_per_channel: 1,
+            planes_per_die: 2,
+            blocks_per_plane: 544,
+            pages_per_block: 256,
+            page_size: 16384,
+        },
+        timing: Timing {
+            page_read_us: 60.0,
+            page_program_us: 650.0,
+            block_erase_us: 5000.0,
+            channel_mb_per_s: 400.0,
+            host_link_mb_per_s: 550.0,
+            command_overhead_us: 20.0,
+        },
+        over_provisioning: 0.07,
+        interface: Interface {
+            kind: InterfaceKind::Sata,
+            queue_depth: 32,
+            queued_trim: false,
+            queued_flush: false,
+        },
+        gc: GcConfig {
+            victim: VictimPolicy::Greedy,
+            low_watermark: 4,
+            high_watermark: 48,
+            background_idle_ms: 100.0,
+            separate_frontier: true,
+        },
+        trim_cost: TrimCost {
+            fixed_us: 2000.0,
+            per_range_us: 100.0,
+            per_mib_us: 300.0,
+            size_exponent: 1.0,
+        },
+        flush_us: 200.0,
+    }
+}
+
+/// An enterprise NVMe drive of the 2016-18 class (Intel P3700 / Samsung
+/// PM1725 data sheets), scaled to 64 GiB of NAND.
+///
+/// - 32 dies on 16 channels, 16 KiB pages, 256 pages per block.
+/// - Faster NAND and bus than the consumer preset: tR 50 us, tPROG 500 us per
+///   page (two-plane folded), tBERS 3 ms, channels 533 MB/s (ONFI 4).
+/// - PCIe 3.0 x4 carries about 3.2 GB/s; 5 us per command.
+/// - 28% over-provisioning (a 400 GB P3700 has 512 GiB of NAND).
+/// - One queue of 256 commands; deallocate and flush are queued; deallocate
+///   costs 50 us + 10 us per range + 20 us per MiB.
+/// - Background GC after 20 ms idle; watermarks 4 and 16 blocks per die.
+pub fn enterprise_nvme() -> DeviceConfig {
+    DeviceConfig {
+        name: "enterprise-nvme".into(),
+        geometry: Geometry {
+            channels: 16,
+            dies_per_channel: 2,
+            planes_per_die: 2,
+            blocks_per_plane: 256,
+            pages_per_block: 256,
+            page_size: 16384,
+        },
+        timing: Timing {
+            page_read_us: 50.0,
+            page_program_us: 500.0,
+            block_erase_us: 3000.0,
+            channel_mb_per_s: 533.0,
+            host_link_mb_per_s: 3200.0,
+            command_overhead_us: 5.0,
+        },
+        over_provisioning: 0.28,
+        interface: Interface {
+            kind: InterfaceKind::Nvme,
+            queue_depth: 256,
+            queued_trim: true,
+            queued_flush: true,
+        },
+        gc: GcConfig {
+            victim: VictimPolicy::Greedy,
+            low_watermark: 4,
+            high_watermark: 16,
+            background_idle_ms: 20.0,
+            separate_frontier: true,
+        },
+        trim_cost: TrimCost {
+            fixed_us: 50.0,
+            per_range_us: 10.0,
+            per_mib_us: 20.0,
+            size_exponent: 1.0,
+        },
+        flush_us: 20.0,
+    }
+}
+
+/// The SLC drive of the semi-preemptive GC paper (seed 002: Lee et al.,
+/// ISPASS 2011), which used the DiskSim SSD extension's defaults.
+///
+/// - Page read 25 us, program 200 us, block erase 1.5 ms; 64 pages per block;
+///   2048 blocks per plane; 4 planes per die; 2 dies per package (one package
+///   here: 4 GiB of NAND).
+/// - 4 KiB pages and a 40 MB/s bus (DiskSim's 25 ns per byte): assumptions of
+///   ours where the slides are silent.
+/// - 15% over-provisioning (DiskSim's default reserve); greedy victims.
+/// - The paper's traces know no NCQ; a 32-deep queue with queued TRIM stands
+///   in for it.
+pub fn disksim_slc() -> DeviceConfig {
+    DeviceConfig {
+        name: "diskSim-slc".into(),
+        geometry: Geometry {
+            channels: 1,
+            dies_per_channel: 2,
+            planes_per_die: 4,
+            blocks_per_plane: 2048,
+            pages_per_block: 64,
+            page_size: 4096,
+        },
+        timing: Timing {
+            page_read_us: 25.0,
+            page_program_us: 200.0,
+            block_erase_us: 1500.0,
+            channel_mb_per_s: 40.0,
+            host_link_mb_per_s: 300.0,
+            command_overhead_us: 10.0,
+        },
+        over_provisioning: 0.15,
+        interface: Interface {
+            kind: InterfaceKind::Nvme,
+            queue_depth: 32,
+            queued_trim: true,
+            queued_flush: true,
+        },
+        gc: GcConfig {
+            victim: VictimPolicy::Greedy,
+            low_watermark: 4,
+            high_watermark: 8,
+            background_idle_ms: 100.0,
+            separate_frontier: true,
+        },
+        trim_cost: TrimCost {
+            fixed_us: 100.0,
+            per_range_us: 10.0,
+            per_mib_us: 50.0,
+            size_exponent: 1.0,
+        },
+        flush_us: 50.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_is_valid_and_round_trips_through_toml() {
+        for name in preset_names() {
+            let config = DeviceConfig::preset(name).unwrap();
+            config.validate().unwrap();
+            let again = DeviceConfig::from_toml(&config.to_toml(), "x.toml").unwrap();
+            assert_eq!(config, again, "{name}");
+        }
+    }
+
+    #[test]
+    fn preset_capacities_stay_small() {
+        for name in preset_names() {
+            let gib = DeviceConfig::preset(name)
+                .unwrap()
+                .geometry
+                .physical_bytes()
+                >> 30;
+            assert!((1..=64).contains(&gib), "{name}: {gib} GiB");
+        }
+    }
+
+    #[test]
+    fn errors_name_the_file_the_field_and_what_is_accepted() {
+        let err = DeviceConfig::preset("hdd").unwrap_err().to_string();
+        assert!(
+            err.contains("consumer-sata, enterprise-nvme, diskSim-slc"),
+            "{err}"
+        );
+
+        let mut text = consumer_sata().to_toml();
+        text = text.replace("victim = \"greedy\"", "victim = \"oldest\"");
+        let err = DeviceConfig::from_toml(&text, "drive.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("drive.toml") && err.contains("greedy") && err.contains("line"),
+            "{err}"
+        );
+
+        let text = consumer_sata()
+            .to_toml()
+            .replace("channels = 8", "channels = 0");
+        let err = DeviceConfig::from_toml(&text, "drive.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("geometry.channels") && err.contains("at least 1"),
+            "{err}"
+        );
+
+        let text = consumer_sata()
+            .to_toml()
+            .replace("over_provisioning = 0.07", "over_provisioning = 0.01");
+        let err = DeviceConfig::from_toml(&text, "drive.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("over_provisioning"), "{err}");
+
+        let text = consumer_sata().to_toml() + "\nturbo = true\n";
+        let err = DeviceConfig::from_toml(&text, "drive.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("turbo"), "{err}");
+    }
+
+    #[test]
+    fn trim_cost_grows_with_ranges_and_size() {
+        let cost = consumer_sata().trim_cost;
+        assert_eq!(cost.micros(1, 0), 2100.0);
+        assert!(cost.micros(64, 64 << 20) > 20_000.0);
+    }
+}

@@ -1,0 +1,617 @@
+//! The flash translation layer: where each logical page lives, and garbage
+//! collection. It counts work but knows no time; [`crate::Device`] turns the
+//! work into die time.
+//!
+//! - Page-mapped: `l2p[lpn]` is a physical page number (PPN) or [`UNMAPPED`];
+//!   `p2l[ppn]` maps back, so GC finds the owner of each valid page.
+//! - Each die owns its blocks, free list and open blocks (one per stream:
+//!   stream 0 takes host writes, stream 1 GC relocations when
+//!   `separate_frontier` is on; lifetime hints can add streams). The caller
+//!   picks the die of each host write.
+//! - Foreground GC: before a write on a die whose free blocks are below
+//!   `low_watermark`, victims of that die are cleaned (valid pages moved to
+//!   the GC stream of the same die, as with copyback, then the block erased)
+//!   until the pool is back at the watermark. [`Ftl::collect`] cleans one
+//!   victim for idle (background) GC. Both return what they did as
+//!   [`GcWork`]: the seam where a preemptible GC can later split the work.
+//! - Victims: greedy from buckets of closed blocks indexed by valid count
+//!   (O(1) per choice), FIFO from a queue in closing order, cost-benefit by a
+//!   scan of the die's closed blocks (O(blocks)).
+//!
+//! Simplifications: no wear levelling (erase counts are kept for reports);
+//! no bad blocks; TRIM unmaps whole pages only; a partial-page write programs
+//! a whole page without reading the rest of the old one.
+
+use std::collections::VecDeque;
+
+use thiserror::Error;
+
+use crate::config::{DeviceConfig, VictimPolicy};
+
+/// `l2p` value of a page that holds no data; also "no block" in links.
+pub const UNMAPPED: u32 = u32::MAX;
+
+/// Stream of host writes.
+pub const HOST_STREAM: usize = 0;
+/// Stream of GC relocations (when separate from the host's).
+pub const GC_STREAM: usize = 1;
+
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FtlError {
+    #[error("logical page {lpn} is beyond the drive's {pages} pages")]
+    OutOfRange { lpn: u64, pages: u64 },
+    #[error(
+        "die {die} has no free block and GC can reclaim nothing (the drive is full of valid data)"
+    )]
+    NoSpace { die: u32 },
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum BlockState {
+    Free,
+    Open,
+    Closed,
+}
+
+#[derive(Clone, Debug)]
+struct Block {
+    state: BlockState,
+    valid: u32,
+    /// Next page to program.
+    written: u32,
+    erases: u32,
+    /// Page writes of the whole FTL when the block was closed (its age).
+    closed_at: u64,
+    /// Links in the greedy bucket list.
+    prev: u32,
+    next: u32,
+}
+
+#[derive(Clone, Debug)]
+struct Die {
+    free: Vec<u32>,
+    open: Vec<u32>,
+    fifo: VecDeque<u32>,
+    /// Greedy: head of the list of closed blocks with `v` valid pages.
+    buckets: Vec<u32>,
+}
+
+/// Work done by garbage collection on one die.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct GcWork {
+    /// Valid pages moved (each a page read and a page program).
+    pub pages_moved: u32,
+    /// Blocks erased.
+    pub blocks_erased: u32,
+}
+
+impl GcWork {
+    pub fn is_empty(&self) -> bool {
+        self.blocks_erased == 0 && self.pages_moved == 0
+    }
+
+    fn add(&mut self, other: GcWork) {
+        self.pages_moved += other.pages_moved;
+        self.blocks_erased += other.blocks_erased;
+    }
+}
+
+/// Where a write went, and the GC it needed first.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Placed {
+    pub ppn: u32,
+    pub gc: GcWork,
+}
+
+/// Totals since the last [`Ftl::reset_counters`].
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct FtlCounters {
+    pub host_pages_written: u64,
+    pub gc_pages_moved: u64,
+    pub blocks_erased: u64,
+    pub gc_victims: u64,
+    pub pages_trimmed: u64,
+}
+
+impl FtlCounters {
+    /// NAND page writes over host page writes (1.0 before any write).
+    pub fn write_amplification(&self) -> f64 {
+        if self.host_pages_written == 0 {
+            return 1.0;
+        }
+        (self.host_pages_written + self.gc_pages_moved) as f64 / self.host_pages_written as f64
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Ftl {
+    pages_per_block: u32,
+    blocks_per_die: u32,
+    logical_pages: u32,
+    victim: VictimPolicy,
+    low_watermark: u32,
+    gc_stream: usize,
+    l2p: Vec<u32>,
+    p2l: Vec<u32>,
+    blocks: Vec<Block>,
+    dies: Vec<Die>,
+    page_writes: u64,
+    pub counters: FtlCounters,
+}
+
+impl Ftl {
+    /// An empty (all free) drive of `config`'s geometry; `config` should be
+    /// valid.
+    pub fn new(config: &DeviceConfig) -> Ftl {
+        let g = &config.geometry;
+        let ppb = g.pages_per_block;
+        let bpd = g.blocks_per_die();
+        let streams = if config.gc.separate_frontier { 2 } else { 1 };
+        let blocks = (0..g.blocks())
+            .map(|_| Block {
+                state: BlockState::Free,
+                valid: 0,
+                written: 0,
+                erases: 0,
+                closed_at: 0,
+                prev: UNMAPPED,
+                next: UNMAPPED,
+            })
+            .collect();
+        let dies = (0..g.dies())
+            .map(|d| Die {
+                // Popped from the back: lower block numbers first.
+                free: (d * bpd..(d + 1) * bpd).rev().collect(),
+                open: vec![UNMAPPED; streams],
+                fifo: VecDeque::new(),
+                buckets: vec![UNMAPPED; ppb as usize + 1],
+            })
+            .collect();
+        Ftl {
+            pages_per_block: ppb,
+            blocks_per_die: bpd,
+            logical_pages: config.logical_pages() as u32,
+            victim: config.gc.victim,
+            low_watermark: config.gc.low_watermark,
+            gc_stream: if config.gc.separate_frontier {
+                GC_STREAM
+            } else {
+                HOST_STREAM
+            },
+            l2p: vec![UNMAPPED; config.logical_pages() as usize],
+            p2l: vec![UNMAPPED; g.physical_pages() as usize],
+            blocks,
+            dies,
+            page_writes: 0,
+            counters: FtlCounters::default(),
+        }
+    }
+
+    pub fn logical_pages(&self) -> u32 {
+        self.logical_pages
+    }
+
+    pub fn dies(&self) -> u32 {
+        self.dies.len() as u32
+    }
+
+    pub fn pages_per_block(&self) -> u32 {
+        self.pages_per_block
+    }
+
+    /// The physical page holding `lpn`, if any.
+    pub fn lookup(&self, lpn: u32) -> Option<u32> {
+        self.l2p
+            .get(lpn as usize)
+            .copied()
+            .filter(|p| *p != UNMAPPED)
+    }
+
+    pub fn die_of(&self, ppn: u32) -> u32 {
+        ppn / self.pages_per_block / self.blocks_per_die
+    }
+
+    pub fn free_blocks(&self, die: u32) -> u32 {
+        self.dies[die as usize].free.len() as u32
+    }
+
+    pub fn total_free_blocks(&self) -> u64 {
+        self.dies.iter().map(|d| d.free.len() as u64).sum()
+    }
+
+    /// Erase counts of every block (wear).
+    pub fn erase_counts(&self) -> impl Iterator<Item = u32> + '_ {
+        self.blocks.iter().map(|b| b.erases)
+    }
+
+    pub fn reset_counters(&mut self) {
+        self.counters = FtlCounters::default();
+    }
+
+    fn check_lpn(&self, lpn: u64) -> Result<u32, FtlError> {
+        if lpn < u64::from(self.logical_pages) {
+            Ok(lpn as u32)
+        } else {
+            Err(FtlError::OutOfRange {
+                lpn,
+                pages: u64::from(self.logical_pages),
+            })
+        }
+    }
+
+    /// Writes `lpn` on `die` in `stream`, after any foreground GC the die
+    /// needs.
+    pub fn write(&mut self, lpn: u64, die: u32, stream: usize) -> Result<Placed, FtlError> {
+        let lpn = self.check_lpn(lpn)?;
+        let gc = self.make_room(die)?;
+        let ppn = self.allocate(die, stream)?;
+        self.invalidate(lpn);
+        self.map(lpn, ppn);
+        self.counters.host_pages_written += 1;
+        Ok(Placed { ppn, gc })
+    }
+
+    /// Unmaps `lpn`; returns whether it held data.
+    pub fn trim(&mut self, lpn: u64) -> Result<bool, FtlError> {
+        let lpn = self.check_lpn(lpn)?;
+        let mapped = self.invalidate(lpn);
+        if mapped {
+            self.counters.pages_trimmed += 1;
+        }
+        Ok(mapped)
+    }
+
+    /// Foreground GC: cleans victims of `die` until its free pool is back at
+    /// the low watermark (or nothing more can be reclaimed).
+    fn make_room(&mut self, die: u32) -> Result<GcWork, FtlError> {
+        let mut work = GcWork::default();
+        while self.free_blocks(die) < self.low_watermark {
+            match self.collect(die)? {
+                Some(step) => work.add(step),
+                None => break,
+            }
+        }
+        Ok(work)
+    }
+
+    /// Cleans one victim block of `die`, if any block would free space.
+    pub fn collect(&mut self, die: u32) -> Result<Option<GcWork>, FtlError> {
+        let Some(victim) = self.take_victim(die) else {
+            return Ok(None);
+        };
+        if self.room_for_relocation(die) < self.blocks[victim as usize].valid {
+            self.put_back_victim(die, victim);
+            return Ok(None);
+        }
+        let ppb = self.pages_per_block;
+        let mut moved = 0;
+        for page in 0..ppb {
+            let old = victim * ppb + page;
+            let lpn = self.p2l[old as usize];
+            if lpn == UNMAPPED {
+                continue;
+            }
+            let new = self.allocate(die, self.gc_stream)?;
+            self.p2l[old as usize] = UNMAPPED;
+            self.blocks[victim as usize].valid -= 1;
+            self.map(lpn, new);
+            moved += 1;
+        }
+        self.erase(victim);
+        self.counters.gc_pages_moved += u64::from(moved);
+        self.counters.gc_victims += 1;
+        Ok(Some(GcWork {
+            pages_moved: moved,
+            blocks_erased: 1,
+        }))
+    }
+
+    /// Pages GC can still write on `die`: the rest of its open GC block and
+    /// every free block.
+    fn room_for_relocation(&self, die: u32) -> u32 {
+        let d = &self.dies[die as usize];
+        let open = d.open[self.gc_stream];
+        let in_open = if open == UNMAPPED {
+            0
+        } else {
+            self.pages_per_block - self.blocks[open as usize].written
+        };
+        in_open + d.free.len() as u32 * self.pages_per_block
+    }
+
+    fn put_back_victim(&mut self, die: u32, block: u32) {
+        match self.victim {
+            VictimPolicy::Greedy => self.bucket_insert(die, block),
+            VictimPolicy::Fifo => self.dies[die as usize].fifo.push_front(block),
+            VictimPolicy::CostBenefit => {}
+        }
+    }
+
+    fn erase(&mut self, block: u32) {
+        let die = block / self.blocks_per_die;
+        let b = &mut self.blocks[block as usize];
+        assert_eq!(b.valid, 0, "GC must never erase a block holding valid data");
+        b.state = BlockState::Free;
+        b.written = 0;
+        b.erases += 1;
+        self.dies[die as usize].free.push(block);
+        self.counters.blocks_erased += 1;
+    }
+
+    /// The next page of `die`'s open block for `stream`, opening a free block
+    /// when needed.
+    fn allocate(&mut self, die: u32, stream: usize) -> Result<u32, FtlError> {
+        let ppb = self.pages_per_block;
+        let mut block = self.dies[die as usize].open[stream];
+        if block == UNMAPPED {
+            block = self.dies[die as usize]
+                .free
+                .pop()
+                .ok_or(FtlError::NoSpace { die })?;
+            self.blocks[block as usize].state = BlockState::Open;
+            self.dies[die as usize].open[stream] = block;
+        }
+        let b = &mut self.blocks[block as usize];
+        let ppn = block * ppb + b.written;
+        b.written += 1;
+        self.page_writes += 1;
+        if b.written == ppb {
+            self.dies[die as usize].open[stream] = UNMAPPED;
+            self.close(block);
+        }
+        Ok(ppn)
+    }
+
+    fn close(&mut self, block: u32) {
+        let b = &mut self.blocks[block as usize];
+        b.state = BlockState::Closed;
+        b.closed_at = self.page_writes;
+        let die = block / self.blocks_per_die;
+        match self.victim {
+            VictimPolicy::Greedy => self.bucket_insert(die, block),
+            VictimPolicy::Fifo => self.dies[die as usize].fifo.push_back(block),
+            VictimPolicy::CostBenefit => {}
+        }
+    }
+
+    fn map(&mut self, lpn: u32, ppn: u32) {
+        self.l2p[lpn as usize] = ppn;
+        self.p2l[ppn as usize] = lpn;
+        let block = ppn / self.pages_per_block;
+        self.change_valid(block, 1);
+    }
+
+    /// Drops the mapping of `lpn`; returns whether it had one.
+    fn invalidate(&mut self, lpn: u32) -> bool {
+        let old = self.l2p[lpn as usize];
+        if old == UNMAPPED {
+            return false;
+        }
+        self.l2p[lpn as usize] = UNMAPPED;
+        self.p2l[old as usize] = UNMAPPED;
+        self.change_valid(old / self.pages_per_block, -1);
+        true
+    }
+
+    fn change_valid(&mut self, block: u32, delta: i32) {
+        let greedy_listed = self.victim == VictimPolicy::Greedy
+            && self.blocks[block as usize].state == BlockState::Closed;
+        let die = block / self.blocks_per_die;
+        if greedy_listed {
+            self.bucket_remove(die, block);
+        }
+        let b = &mut self.blocks[block as usize];
+        b.valid = b
+            .valid
+            .checked_add_signed(delta)
+            .expect("valid count stays in range");
+        if greedy_listed {
+            self.bucket_insert(die, block);
+        }
+    }
+
+    fn bucket_insert(&mut self, die: u32, block: u32) {
+        let valid = self.blocks[block as usize].valid as usize;
+        let head = self.dies[die as usize].buckets[valid];
+        self.blocks[block as usize].prev = UNMAPPED;
+        self.blocks[block as usize].next = head;
+        if head != UNMAPPED {
+            self.blocks[head as usize].prev = block;
+        }
+        self.dies[die as usize].buckets[valid] = block;
+    }
+
+    fn bucket_remove(&mut self, die: u32, block: u32) {
+        let (prev, next, valid) = {
+            let b = &self.blocks[block as usize];
+            (b.prev, b.next, b.valid as usize)
+        };
+        if prev == UNMAPPED {
+            self.dies[die as usize].buckets[valid] = next;
+        } else {
+            self.blocks[prev as usize].next = next;
+        }
+        if next != UNMAPPED {
+            self.blocks[next as usize].prev = prev;
+        }
+    }
+
+    /// Removes and returns the victim of `die`, if cleaning one frees space.
+    fn take_victim(&mut self, die: u32) -> Option<u32> {
+        let ppb = self.pages_per_block;
+        match self.victim {
+            VictimPolicy::Greedy => {
+                let valid = self.dies[die as usize].buckets[..ppb as usize]
+                    .iter()
+                    .position(|head| *head != UNMAPPED)?;
+                let block = self.dies[die as usize].buckets[valid];
+                self.bucket_remove(die, block);
+                Some(block)
+            }
+            VictimPolicy::Fifo => {
+                let fifo = &mut self.dies[die as usize].fifo;
+                let block = *fifo.front()?;
+                if self.blocks[block as usize].valid == ppb {
+                    return None;
+                }
+                fifo.pop_front()
+            }
+            VictimPolicy::CostBenefit => {
+                let first = die * self.blocks_per_die;
+                let now = self.page_writes;
+                (first..first + self.blocks_per_die)
+                    .filter(|b| {
+                        let b = &self.blocks[*b as usize];
+                        b.state == BlockState::Closed && b.valid < ppb
+                    })
+                    .max_by(|a, b| {
+                        let score = |block: u32| {
+                            let b = &self.blocks[block as usize];
+                            let u = f64::from(b.valid) / f64::from(ppb);
+                            (now - b.closed_at + 1) as f64 * (1.0 - u) / (2.0 * u).max(1e-9)
+                        };
+                        score(*a).total_cmp(&score(*b))
+                    })
+            }
+        }
+    }
+
+    /// Checks every structural invariant; for tests.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let ppb = self.pages_per_block;
+        let mut owner = vec![false; self.p2l.len()];
+        for (lpn, &ppn) in self.l2p.iter().enumerate() {
+            if ppn == UNMAPPED {
+                continue;
+            }
+            if std::mem::replace(&mut owner[ppn as usize], true) {
+                return Err(format!("two logical pages map to physical page {ppn}"));
+            }
+            if self.p2l[ppn as usize] != lpn as u32 {
+                return Err(format!("p2l[{ppn}] does not point back to {lpn}"));
+            }
+        }
+        for (block, b) in self.blocks.iter().enumerate() {
+            let first = block as u32 * ppb;
+            let counted = (first..first + ppb).filter(|p| owner[*p as usize]).count() as u32;
+            if counted != b.valid {
+                return Err(format!(
+                    "block {block} counts {} valid pages, the map {counted}",
+                    b.valid
+                ));
+            }
+            if b.state == BlockState::Free && (b.valid != 0 || b.written != 0) {
+                return Err(format!("free block {block} holds data"));
+            }
+        }
+        for (d, die) in self.dies.iter().enumerate() {
+            let range = d as u32 * self.blocks_per_die..(d as u32 + 1) * self.blocks_per_die;
+            let count = |state| {
+                range
+                    .clone()
+                    .filter(|b| self.blocks[*b as usize].state == state)
+                    .count()
+            };
+            let (free, open, closed) = (
+                count(BlockState::Free),
+                count(BlockState::Open),
+                count(BlockState::Closed),
+            );
+            if free != die.free.len() {
+                return Err(format!(
+                    "die {d}: {free} free blocks but {} on the free list",
+                    die.free.len()
+                ));
+            }
+            let listed_open = die.open.iter().filter(|b| **b != UNMAPPED).count();
+            if open != listed_open {
+                return Err(format!(
+                    "die {d}: {open} open blocks but {listed_open} frontiers"
+                ));
+            }
+            if free + open + closed != self.blocks_per_die as usize {
+                return Err(format!("die {d}: free + open + closed != blocks"));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::DeviceConfig;
+
+    /// A tiny drive: 2 dies x 16 blocks x 8 pages.
+    fn tiny(victim: VictimPolicy, separate: bool) -> Ftl {
+        let mut c = DeviceConfig::preset("diskSim-slc").unwrap();
+        c.geometry.channels = 1;
+        c.geometry.dies_per_channel = 2;
+        c.geometry.planes_per_die = 1;
+        c.geometry.blocks_per_plane = 16;
+        c.geometry.pages_per_block = 8;
+        c.gc.victim = victim;
+        c.gc.low_watermark = 2;
+        c.gc.high_watermark = 3;
+        c.gc.separate_frontier = separate;
+        c.over_provisioning = 0.45;
+        c.validate().unwrap();
+        Ftl::new(&c)
+    }
+
+    #[test]
+    fn trim_then_read_is_unmapped() {
+        let mut ftl = tiny(VictimPolicy::Greedy, true);
+        ftl.write(5, 0, HOST_STREAM).unwrap();
+        assert!(ftl.lookup(5).is_some());
+        assert!(ftl.trim(5).unwrap());
+        assert_eq!(ftl.lookup(5), None);
+        assert!(!ftl.trim(5).unwrap(), "a second trim finds nothing");
+        ftl.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn an_overwrite_invalidates_the_old_copy() {
+        let mut ftl = tiny(VictimPolicy::Greedy, true);
+        let first = ftl.write(3, 0, HOST_STREAM).unwrap().ppn;
+        let second = ftl.write(3, 1, HOST_STREAM).unwrap().ppn;
+        assert_ne!(first, second);
+        assert_eq!(ftl.die_of(second), 1);
+        assert_eq!(ftl.lookup(3), Some(second));
+        ftl.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn out_of_range_pages_are_refused() {
+        let mut ftl = tiny(VictimPolicy::Greedy, true);
+        let pages = u64::from(ftl.logical_pages());
+        assert_eq!(
+            ftl.write(pages, 0, 0),
+            Err(FtlError::OutOfRange { lpn: pages, pages })
+        );
+    }
+
+    #[test]
+    fn gc_keeps_the_pool_and_moves_only_valid_pages() {
+        for victim in VictimPolicy::ALL {
+            for separate in [true, false] {
+                let mut ftl = tiny(victim, separate);
+                let pages = u64::from(ftl.logical_pages());
+                let mut x = 1u64;
+                for i in 0..20 * pages {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    ftl.write((x >> 33) % pages, (i % 2) as u32, HOST_STREAM)
+                        .unwrap();
+                }
+                ftl.check_invariants().unwrap();
+                assert!(ftl.counters.gc_victims > 0, "{victim}: GC never ran");
+                assert!(ftl.free_blocks(0) >= 1 && ftl.free_blocks(1) >= 1);
+                let waf = ftl.counters.write_amplification();
+                assert!(waf > 1.0 && waf < 10.0, "{victim}: WAF {waf}");
+            }
+        }
+    }
+}

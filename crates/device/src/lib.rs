@@ -1,0 +1,57 @@
+//! # iosteer-device: the SSD on which every policy is judged
+//!
+//! A model of a flash drive in integer nanoseconds: NAND geometry and timing,
+//! a page-mapped FTL with a free-block pool, garbage collection (greedy, FIFO,
+//! cost-benefit; foreground below a watermark, background only after idle
+//! time), TRIM with a configurable cost, and a SATA NCQ or NVMe host interface.
+//! No machine here has the drive of the Netflix paper; this crate is that
+//! drive, and it reproduces the reasons reads wait: dies busy with programs,
+//! erases and GC page moves, and queues full of slow writes.
+//!
+//! ## Where to start
+//!
+//! - [`DeviceConfig`] and its presets ([`config`]): `consumer-sata`,
+//!   `enterprise-nvme`, `diskSim-slc`, each number with its origin; any of
+//!   them loads from and saves to TOML.
+//! - [`Device`] ([`device`]): submit scheduler [`Command`](iosteer_sched::Command)s,
+//!   ask [`Device::next_event`], [`Device::advance`] to it and collect
+//!   [`Finished`] commands; [`Device::view`] is what a scheduler sees.
+//! - [`Ftl`] ([`ftl`]): mapping, block pool, victims, GC; untimed.
+//! - [`waf`]: the analytical write-amplification check.
+//!
+//! ## Example
+//!
+//! ```
+//! use iosteer_device::{Device, DeviceConfig, Precondition};
+//! use iosteer_sched::{Command, Nanos, Op, Request};
+//!
+//! let mut config = DeviceConfig::preset("consumer-sata")?;
+//! config.geometry.blocks_per_plane = 64; // a small drive for the example
+//! config.gc.high_watermark = 8;
+//! config.over_provisioning = 0.2;
+//! let mut drive = Device::new(config)?;
+//! drive.precondition(Precondition::default()).expect("ages");
+//!
+//! let now = Nanos::ZERO;
+//! let read = Command::single(Request::new(1, Op::Read, 0, 64 << 10, now), now);
+//! drive.submit(read, now).expect("an idle drive accepts");
+//! let mut finished = Vec::new();
+//! while let Some(t) = drive.next_event() {
+//!     drive.advance(t, &mut finished);
+//!     if !finished.is_empty() { break; }
+//! }
+//! assert!(finished[0].at > Nanos::from_micros(60), "at least one page read");
+//! # Ok::<(), iosteer_device::ConfigError>(())
+//! ```
+
+pub mod config;
+pub mod device;
+pub mod ftl;
+pub mod waf;
+
+pub use config::{ConfigError, DeviceConfig, VictimPolicy};
+pub use device::{Device, DeviceStats, Finished, Precondition, Refused};
+pub use ftl::{Ftl, FtlCounters, FtlError, GcWork};
+
+#[cfg(test)]
+mod properties;
