@@ -4,6 +4,7 @@
 //! turns errors into messages and exit codes.
 
 mod bench;
+mod device_cmd;
 
 use std::process::ExitCode;
 
@@ -22,9 +23,43 @@ struct Cli {
 enum Command {
     /// List the scheduling policies with their tunables and defaults.
     Schedulers,
+    /// The SSD model on its own: presets, configuration, the write-amplification check.
+    #[command(subcommand)]
+    Device(DeviceCommand),
     /// Measure the toolkit's own speed.
     #[command(subcommand)]
     Bench(BenchCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum DeviceCommand {
+    /// List the drive presets with their size and interface.
+    List,
+    /// Print a preset (or a TOML file, checked) as TOML, ready to copy and edit.
+    Show {
+        /// Preset name or TOML file.
+        device: String,
+    },
+    /// Steady-state write amplification under uniform random single-page
+    /// overwrites, against Desnoyers' closed form.
+    Waf {
+        /// Victim policy: greedy, fifo or cost_benefit.
+        #[arg(long, default_value = "fifo")]
+        victim: String,
+        /// Physical pages that take part in cleaning over logical pages (> 1).
+        #[arg(long, default_value_t = 1.28)]
+        alpha: f64,
+        /// Blocks of the single-die drive.
+        #[arg(long, default_value_t = 4096)]
+        blocks: u32,
+        #[arg(long, default_value_t = 64)]
+        pages_per_block: u32,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Print JSON: {"victim", "alpha", "waf", "analytic", ...}.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -42,6 +77,18 @@ enum BenchCommand {
         #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=1000))]
         repeat: u64,
         /// Print JSON: [{"policy", "ns_per_request", "requests", "runs"}, ...].
+        #[arg(long)]
+        json: bool,
+    },
+    /// Simulation speed of the drive model: aging, host requests and NAND
+    /// operations per second of wall time.
+    Device {
+        /// Preset or TOML file; repeat for several [default: every preset].
+        #[arg(long = "device", value_name = "PRESET|FILE")]
+        devices: Vec<String>,
+        /// Host requests per drive.
+        #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+        requests: u64,
         #[arg(long)]
         json: bool,
     },
@@ -64,6 +111,49 @@ fn run(cli: Cli) -> Result<(), String> {
             print_schedulers();
             Ok(())
         }
+        Command::Device(command) => run_device(command),
+        Command::Bench(BenchCommand::Device {
+            devices,
+            requests,
+            json,
+        }) => {
+            let devices = if devices.is_empty() {
+                iosteer_device::config::preset_names()
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect()
+            } else {
+                devices
+            };
+            let mut results = Vec::new();
+            for spec in &devices {
+                let config = device_cmd::load_device(spec)?;
+                results.push(device_cmd::bench_device(config, requests)?);
+            }
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?
+                );
+            } else {
+                println!(
+                    "{:<16} {:>8} {:>14} {:>16} {:>14} {:>6}",
+                    "device", "GiB", "aging s", "host req/s", "NAND ops/s", "WAF"
+                );
+                for r in &results {
+                    println!(
+                        "{:<16} {:>8.1} {:>14.2} {:>16.0} {:>14.0} {:>6.2}",
+                        r.device,
+                        r.logical_gib,
+                        r.precondition_s,
+                        r.host_requests_per_s,
+                        r.nand_ops_per_s,
+                        r.write_amplification
+                    );
+                }
+            }
+            Ok(())
+        }
         Command::Bench(BenchCommand::Sched {
             policies,
             requests,
@@ -84,6 +174,69 @@ fn run(cli: Cli) -> Result<(), String> {
                 println!("{text}");
             } else {
                 print_bench_table(&results);
+            }
+            Ok(())
+        }
+    }
+}
+
+fn run_device(command: DeviceCommand) -> Result<(), String> {
+    match command {
+        DeviceCommand::List => {
+            for name in iosteer_device::config::preset_names() {
+                let c = iosteer_device::DeviceConfig::preset(name).map_err(|e| e.to_string())?;
+                println!(
+                    "{:<16} {:>5.1} GiB logical, {} dies, {:?} queue depth {}, GC {} ({})",
+                    name,
+                    c.logical_bytes() as f64 / (1u64 << 30) as f64,
+                    c.geometry.dies(),
+                    c.interface.kind,
+                    c.interface.queue_depth,
+                    c.gc.victim,
+                    if c.interface.queued_trim {
+                        "queued TRIM"
+                    } else {
+                        "non-queued TRIM"
+                    },
+                );
+            }
+            Ok(())
+        }
+        DeviceCommand::Show { device } => {
+            print!("{}", device_cmd::load_device(&device)?.to_toml());
+            Ok(())
+        }
+        DeviceCommand::Waf {
+            victim,
+            alpha,
+            blocks,
+            pages_per_block,
+            seed,
+            json,
+        } => {
+            let victim = device_cmd::parse_victim(&victim)?;
+            let report = device_cmd::waf(victim, alpha, blocks, pages_per_block, seed)?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string(&report).map_err(|e| e.to_string())?
+                );
+            } else {
+                let analytic = report
+                    .analytic
+                    .map_or("none".to_string(), |a| format!("{a:.3}"));
+                println!(
+                    "victim {} alpha {}: write amplification {:.3} measured, {} analytic \
+                     ({} blocks x {} pages, {} reserve blocks, {:.1} s)",
+                    report.victim,
+                    report.alpha,
+                    report.waf,
+                    analytic,
+                    report.blocks,
+                    report.pages_per_block,
+                    report.reserve_blocks,
+                    report.seconds
+                );
             }
             Ok(())
         }

@@ -15,8 +15,9 @@
 //!   victim for idle (background) GC. Both return what they did as
 //!   [`GcWork`]: the seam where a preemptible GC can later split the work.
 //! - Victims: greedy from buckets of closed blocks indexed by valid count
-//!   (O(1) per choice), FIFO from a queue in closing order, cost-benefit by a
-//!   scan of the die's closed blocks (O(blocks)).
+//!   (O(1) per choice), FIFO from a queue in closing order (a fully valid
+//!   block at its head is cleaned too, as FIFO cleaning does), cost-benefit
+//!   by a scan of the die's closed blocks (O(blocks)).
 //!
 //! Simplifications: no wear levelling (erase counts are kept for reports);
 //! no bad blocks; TRIM unmaps whole pages only; a partial-page write programs
@@ -263,10 +264,13 @@ impl Ftl {
     }
 
     /// Foreground GC: cleans victims of `die` until its free pool is back at
-    /// the low watermark (or nothing more can be reclaimed).
+    /// the low watermark, or nothing more can be reclaimed (at most one pass
+    /// over the die's blocks: FIFO may clean fully valid blocks on its way).
     fn make_room(&mut self, die: u32) -> Result<GcWork, FtlError> {
         let mut work = GcWork::default();
-        while self.free_blocks(die) < self.low_watermark {
+        let mut attempts = self.blocks_per_die;
+        while self.free_blocks(die) < self.low_watermark && attempts > 0 {
+            attempts -= 1;
             match self.collect(die)? {
                 Some(step) => work.add(step),
                 None => break,
@@ -449,14 +453,9 @@ impl Ftl {
                 self.bucket_remove(die, block);
                 Some(block)
             }
-            VictimPolicy::Fifo => {
-                let fifo = &mut self.dies[die as usize].fifo;
-                let block = *fifo.front()?;
-                if self.blocks[block as usize].valid == ppb {
-                    return None;
-                }
-                fifo.pop_front()
-            }
+            // The oldest block, even a fully valid one: cleaning it gains
+            // nothing but moves the queue on to blocks that do.
+            VictimPolicy::Fifo => self.dies[die as usize].fifo.pop_front(),
             VictimPolicy::CostBenefit => {
                 let first = die * self.blocks_per_die;
                 let now = self.page_writes;

@@ -1,0 +1,198 @@
+//! `iosteer device ...` and `iosteer bench device`: the drive model on its own.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use iosteer_device::waf::{analytic, WafExperiment, RESERVE_BLOCKS};
+use iosteer_device::{Device, DeviceConfig, Finished, Precondition, VictimPolicy};
+use iosteer_sched::{Command, Nanos, Op, Request};
+use serde::Serialize;
+
+/// Loads a drive from a preset name or a TOML file.
+pub fn load_device(spec: &str) -> Result<DeviceConfig, String> {
+    if spec.ends_with(".toml") || std::path::Path::new(spec).is_file() {
+        let text = std::fs::read_to_string(spec).map_err(|e| format!("--device {spec}: {e}"))?;
+        return DeviceConfig::from_toml(&text, spec).map_err(|e| e.to_string());
+    }
+    DeviceConfig::preset(spec).map_err(|e| format!("--device {spec}: {e}"))
+}
+
+pub fn parse_victim(name: &str) -> Result<VictimPolicy, String> {
+    VictimPolicy::ALL
+        .into_iter()
+        .find(|v| v.name() == name)
+        .ok_or_else(|| {
+            let names: Vec<_> = VictimPolicy::ALL.iter().map(|v| v.name()).collect();
+            format!("--victim {name}: expected one of {}", names.join(", "))
+        })
+}
+
+#[derive(Debug, Serialize)]
+pub struct WafReport {
+    pub victim: String,
+    pub alpha: f64,
+    pub waf: f64,
+    /// Desnoyers' closed form (null for cost-benefit, which has none).
+    pub analytic: Option<f64>,
+    pub blocks: u32,
+    pub pages_per_block: u32,
+    pub reserve_blocks: u32,
+    pub logical_pages: u64,
+    pub seconds: f64,
+}
+
+pub fn waf(
+    victim: VictimPolicy,
+    alpha: f64,
+    blocks: u32,
+    pages_per_block: u32,
+    seed: u64,
+) -> Result<WafReport, String> {
+    if blocks < 16 || pages_per_block < 2 {
+        return Err(format!(
+            "--blocks {blocks} --pages-per-block {pages_per_block}: need at least 16 blocks of 2 pages"
+        ));
+    }
+    let experiment = WafExperiment {
+        blocks,
+        pages_per_block,
+        seed,
+        ..WafExperiment::new(victim, alpha)
+    };
+    let started = Instant::now();
+    let measured = experiment
+        .run()
+        .map_err(|e| format!("--alpha {alpha}: {e}"))?;
+    Ok(WafReport {
+        victim: victim.name().to_string(),
+        alpha,
+        waf: round(measured, 4),
+        analytic: analytic(victim, alpha, pages_per_block).map(|a| round(a, 4)),
+        blocks,
+        pages_per_block,
+        reserve_blocks: RESERVE_BLOCKS,
+        logical_pages: experiment.logical_pages(),
+        seconds: round(started.elapsed().as_secs_f64(), 3),
+    })
+}
+
+fn round(x: f64, digits: i32) -> f64 {
+    let scale = 10f64.powi(digits);
+    (x * scale).round() / scale
+}
+
+#[derive(Debug, Serialize)]
+pub struct DeviceBench {
+    pub device: String,
+    pub logical_gib: f64,
+    /// Wall time to age the drive (full, then 2x capacity of random overwrites).
+    pub precondition_s: f64,
+    pub precondition_pages_per_s: f64,
+    /// Host requests simulated per second of wall time (4 KiB random, 70% reads,
+    /// 32 in flight).
+    pub host_requests_per_s: f64,
+    /// NAND page reads, page programs and block erases simulated per second.
+    pub nand_ops_per_s: f64,
+    pub requests: u64,
+    pub write_amplification: f64,
+}
+
+/// Ages `config` and drives `requests` random 4 KiB requests through it.
+pub fn bench_device(config: DeviceConfig, requests: u64) -> Result<DeviceBench, String> {
+    let name = config.name.clone();
+    let mut device = Device::new(config).map_err(|e| e.to_string())?;
+    let logical_gib = device.capacity() as f64 / (1u64 << 30) as f64;
+    let started = Instant::now();
+    device
+        .precondition(Precondition::default())
+        .map_err(|e| e.to_string())?;
+    let precondition_s = started.elapsed().as_secs_f64();
+    let aged_pages = device.ftl().logical_pages() as f64 * 3.0;
+
+    let pages = device.capacity() / 4096;
+    let mut rng = 0x5EED_u64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let mut finished: Vec<Finished> = Vec::new();
+    let mut pending: VecDeque<Command> = VecDeque::new();
+    let mut now = Nanos::ZERO;
+    let started = Instant::now();
+    for id in 0..requests {
+        let op = if next() % 10 < 7 { Op::Read } else { Op::Write };
+        pending.push_back(Command::single(
+            Request::new(id, op, (next() % pages) * 4096, 4096, now),
+            now,
+        ));
+        while device.view().accepts() {
+            let Some(command) = pending.pop_front() else {
+                break;
+            };
+            device.submit(command, now).map_err(|e| e.to_string())?;
+        }
+        if !device.view().accepts() {
+            let t = device.next_event().expect("a full device has an event");
+            now = now.max(t);
+            finished.clear();
+            device.advance(now, &mut finished);
+        }
+    }
+    while let Some(t) = device.next_event() {
+        if device.view().in_flight == 0 {
+            break;
+        }
+        device.advance(t, &mut finished);
+    }
+    let wall = started.elapsed().as_secs_f64();
+    let stats = device.stats();
+    let nand_ops = stats.host_pages_read
+        + stats.ftl.host_pages_written
+        + 2 * stats.ftl.gc_pages_moved
+        + stats.ftl.blocks_erased;
+    Ok(DeviceBench {
+        device: name,
+        logical_gib: round(logical_gib, 1),
+        precondition_s: round(precondition_s, 2),
+        precondition_pages_per_s: round(aged_pages / precondition_s, 0),
+        host_requests_per_s: round(requests as f64 / wall, 0),
+        nand_ops_per_s: round(nand_ops as f64 / wall, 0),
+        requests,
+        write_amplification: round(stats.write_amplification(), 3),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_small_waf_run_reports_measured_and_analytic() {
+        let r = waf(VictimPolicy::Fifo, 1.5, 256, 16, 1).unwrap();
+        assert_eq!(r.victim, "fifo");
+        assert!(r.waf > 1.0 && r.analytic.unwrap() > 1.0);
+        assert!(waf(VictimPolicy::Fifo, 0.9, 256, 16, 1).is_err());
+        assert!(waf(VictimPolicy::Fifo, 1.5, 4, 16, 1).is_err());
+    }
+
+    #[test]
+    fn a_bad_victim_or_device_names_what_exists() {
+        assert!(parse_victim("lru")
+            .unwrap_err()
+            .contains("greedy, fifo, cost_benefit"));
+        assert!(load_device("hdd").unwrap_err().contains("consumer-sata"));
+        assert!(load_device("/nonexistent/drive.toml")
+            .unwrap_err()
+            .contains("/nonexistent/drive.toml"));
+    }
+
+    #[test]
+    fn the_device_bench_drives_every_request() {
+        let mut config = DeviceConfig::preset("diskSim-slc").unwrap();
+        config.geometry.blocks_per_plane = 64;
+        let r = bench_device(config, 2_000).unwrap();
+        assert!(r.host_requests_per_s > 0.0 && r.nand_ops_per_s > 0.0);
+    }
+}
