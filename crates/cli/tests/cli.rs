@@ -114,3 +114,75 @@ mod bench {
         assert!(!err.contains("panicked"));
     }
 }
+
+mod device {
+    use super::*;
+
+    #[test]
+    fn waf_json_has_the_measured_and_the_closed_form() {
+        let text = stdout_of(&[
+            "device",
+            "waf",
+            "--victim",
+            "fifo",
+            "--alpha",
+            "1.5",
+            "--blocks",
+            "512",
+            "--pages-per-block",
+            "32",
+            "--json",
+        ]);
+        let r: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(r["victim"], "fifo");
+        assert_eq!(r["alpha"], 1.5);
+        let (waf, analytic) = (r["waf"].as_f64().unwrap(), r["analytic"].as_f64().unwrap());
+        assert!((waf / analytic - 1.0).abs() < 0.05, "{waf} vs {analytic}");
+    }
+
+    #[test]
+    fn presets_list_and_show_as_toml() {
+        let list = stdout_of(&["device", "list"]);
+        for name in ["consumer-sata", "enterprise-nvme", "diskSim-slc"] {
+            assert!(list.contains(name), "{list}");
+        }
+        let toml = stdout_of(&["device", "show", "consumer-sata"]);
+        assert!(
+            toml.contains("page_program_us") && toml.contains("queue_depth = 32"),
+            "{toml}"
+        );
+    }
+
+    #[test]
+    fn bad_device_input_is_a_clear_error() {
+        let out = iosteer()
+            .args(["device", "waf", "--victim", "lru"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains("greedy, fifo, cost_benefit"),
+            "{err}"
+        );
+        let out = iosteer()
+            .args(["device", "waf", "--alpha", "0.8"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains("alpha"), "{err}");
+        let dir = std::env::temp_dir().join("iosteer-cli-test");
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("broken.toml");
+        std::fs::write(&file, "name = \"x\"\n[geometry]\nchannels = \"eight\"\n").unwrap();
+        let out = iosteer()
+            .args(["device", "show", file.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains("broken.toml") && err.contains("channels"),
+            "{err}"
+        );
+        assert!(!err.contains("panicked"));
+    }
+}
