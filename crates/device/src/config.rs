@@ -138,10 +138,27 @@ impl fmt::Display for VictimPolicy {
     }
 }
 
+/// When foreground GC takes its die time.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GcMode {
+    /// A victim is cleaned in one go: every page move and the erase occupy
+    /// the die back to back, and a read to that die waits for all of it (the
+    /// non-preemptive GC of seed 002).
+    Blocking,
+    /// The victim's cost is paid in steps by the next host programs on the
+    /// die, each paying the cost over the pages the victim freed: GC keeps
+    /// pace with writes and a read waits for one step at most (the
+    /// proportional GC of most firmware; seed 003 bounds a read's wait near
+    /// one erase).
+    Paced,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GcConfig {
     pub victim: VictimPolicy,
+    pub mode: GcMode,
     /// Free blocks per die below which a write must wait for foreground GC.
     pub low_watermark: u32,
     /// Free blocks per die that idle (background) GC cleans up to.
@@ -358,6 +375,9 @@ pub fn preset_names() -> Vec<&'static str> {
 ///   large TRIM takes tens to a couple of hundred ms (the paper saw 10-200 ms).
 /// - Background GC only after 100 ms of idle link (the paper: "only after the
 ///   interface had been idle 100ms").
+/// - Foreground GC paced with host writes (see [`GcMode::Paced`]): the paper
+///   bounds a read's wait behind cleaning near one erase, which a drive that
+///   cleaned whole blocks at once could not do.
 /// - Free-block pool: foreground GC below 4 free blocks per die (16 MiB); idle
 ///   GC refills to 48 per die, about 1.5 GiB in all: the reserve a fill
 ///   consumes before foreground GC starts (the paper's 5-10 GB on a drive ~30x
@@ -390,6 +410,7 @@ pub fn consumer_sata() -> DeviceConfig {
         },
         gc: GcConfig {
             victim: VictimPolicy::Greedy,
+            mode: GcMode::Paced,
             low_watermark: 4,
             high_watermark: 48,
             background_idle_ms: 100.0,
@@ -415,7 +436,8 @@ pub fn consumer_sata() -> DeviceConfig {
 /// - 28% over-provisioning (a 400 GB P3700 has 512 GiB of NAND).
 /// - One queue of 256 commands; deallocate and flush are queued; deallocate
 ///   costs 50 us + 10 us per range + 20 us per MiB.
-/// - Background GC after 20 ms idle; watermarks 4 and 16 blocks per die.
+/// - Background GC after 20 ms idle; watermarks 4 and 16 blocks per die;
+///   foreground GC paced with host writes.
 pub fn enterprise_nvme() -> DeviceConfig {
     DeviceConfig {
         name: "enterprise-nvme".into(),
@@ -444,6 +466,7 @@ pub fn enterprise_nvme() -> DeviceConfig {
         },
         gc: GcConfig {
             victim: VictimPolicy::Greedy,
+            mode: GcMode::Paced,
             low_watermark: 4,
             high_watermark: 16,
             background_idle_ms: 20.0,
@@ -467,7 +490,8 @@ pub fn enterprise_nvme() -> DeviceConfig {
 ///   here: 4 GiB of NAND).
 /// - 4 KiB pages and a 40 MB/s bus (DiskSim's 25 ns per byte): assumptions of
 ///   ours where the slides are silent.
-/// - 15% over-provisioning (DiskSim's default reserve); greedy victims.
+/// - 15% over-provisioning (DiskSim's default reserve); greedy victims;
+///   blocking (non-preemptive) GC, the paper's baseline.
 /// - The paper's traces know no NCQ; a 32-deep queue with queued TRIM stands
 ///   in for it.
 pub fn disksim_slc() -> DeviceConfig {
@@ -498,6 +522,7 @@ pub fn disksim_slc() -> DeviceConfig {
         },
         gc: GcConfig {
             victim: VictimPolicy::Greedy,
+            mode: GcMode::Blocking,
             low_watermark: 4,
             high_watermark: 8,
             background_idle_ms: 100.0,

@@ -12,10 +12,11 @@
 //!   then the whole command crosses the host link. Unmapped pages cost no NAND
 //!   time.
 //! - Write: the data crosses the host link, then each page goes to the least
-//!   busy die (after any foreground GC that die needs, reserved first on the
-//!   same die: page moves of tR + tPROG each, then tBERS per erase), channel
-//!   transfer, then tPROG. A write completes when its last page is programmed
-//!   (no write-back cache).
+//!   busy die, channel transfer, then tPROG. A write completes when its last
+//!   page is programmed (no write-back cache). Foreground GC that the die
+//!   needs first (page moves of tR + tPROG each, then tBERS per erase) is
+//!   reserved before the program in one go (`gc.mode = blocking`), or paid in
+//!   steps by this and the next programs on the die (`paced`).
 //! - TRIM and FLUSH take controller time only (see [`crate::config::TrimCost`]).
 //!   On SATA they are non-queued: the drive stops accepting, lets its queue
 //!   drain, runs the command alone, then accepts again.
@@ -32,7 +33,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use thiserror::Error;
 
-use crate::config::{ConfigError, DeviceConfig};
+use crate::config::{ConfigError, DeviceConfig, GcMode};
 use crate::ftl::{Ftl, FtlCounters, GcWork, HOST_STREAM};
 
 /// What a die last did: a read that waits behind it is charged to this.
@@ -49,6 +50,10 @@ struct DieClock {
     last: DieWork,
     busy: Nanos,
     gc_busy: Nanos,
+    /// Paced GC: die time still owed for victims already cleaned in the map,
+    /// and what each host program pays of it.
+    gc_debt: Nanos,
+    gc_share: Nanos,
 }
 
 /// A command the drive finished.
@@ -122,7 +127,7 @@ impl DeviceStats {
     }
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Device {
     config: DeviceConfig,
     ftl: Ftl,
@@ -178,6 +183,8 @@ impl Device {
                     last: DieWork::Read,
                     busy: Nanos::ZERO,
                     gc_busy: Nanos::ZERO,
+                    gc_debt: Nanos::ZERO,
+                    gc_share: Nanos::ZERO,
                 };
                 dies
             ],
@@ -412,7 +419,13 @@ impl Device {
             let Some((d, placed)) = self.place(lpn) else {
                 return (done, Outcome::Error);
             };
-            self.reserve_gc(d, placed.gc, start, false);
+            match self.config.gc.mode {
+                GcMode::Blocking => self.reserve_gc(d, placed.gc, start, false),
+                GcMode::Paced => {
+                    self.owe_gc(d, placed.gc);
+                    self.pay_gc_step(d, start);
+                }
+            }
             let c = self.channel_of(d);
             let transfer = self.channels[c].max(data_in).max(self.dies[d].free_at);
             let loaded = transfer + self.t_page_transfer;
@@ -455,15 +468,50 @@ impl Device {
         (start + micros(cost), outcome)
     }
 
+    fn gc_cost(&self, work: GcWork) -> Nanos {
+        Nanos(
+            u64::from(work.pages_moved) * (self.t_read.0 + self.t_program.0)
+                + u64::from(work.blocks_erased) * self.t_erase.0,
+        )
+    }
+
+    /// Paced GC: adds a cleaning's cost to die `d`'s debt, to be paid over
+    /// the pages it freed.
+    fn owe_gc(&mut self, d: usize, work: GcWork) {
+        if work.is_empty() {
+            return;
+        }
+        let cost = self.gc_cost(work);
+        let freed = (u64::from(work.blocks_erased) * u64::from(self.ftl.pages_per_block()))
+            .saturating_sub(u64::from(work.pages_moved))
+            .max(1);
+        let die = &mut self.dies[d];
+        die.gc_debt += cost;
+        die.gc_share = die.gc_share.max(Nanos(die.gc_debt.0.div_ceil(freed)));
+        self.stats.foreground_victims += u64::from(work.blocks_erased);
+    }
+
+    /// Paced GC: before a host program on die `d`, pays one step of its debt.
+    fn pay_gc_step(&mut self, d: usize, from: Nanos) {
+        let die = &mut self.dies[d];
+        if die.gc_debt == Nanos::ZERO {
+            die.gc_share = Nanos::ZERO;
+            return;
+        }
+        let step = die.gc_share.min(die.gc_debt);
+        die.gc_debt = die.gc_debt - step;
+        die.free_at = die.free_at.max(from) + step;
+        die.busy += step;
+        die.gc_busy += step;
+        die.last = DieWork::Gc;
+    }
+
     /// Puts GC work on die `d`'s timeline, from `from` or when the die frees.
     fn reserve_gc(&mut self, d: usize, work: GcWork, from: Nanos, background: bool) {
         if work.is_empty() {
             return;
         }
-        let cost = Nanos(
-            u64::from(work.pages_moved) * (self.t_read.0 + self.t_program.0)
-                + u64::from(work.blocks_erased) * self.t_erase.0,
-        );
+        let cost = self.gc_cost(work);
         let die = &mut self.dies[d];
         die.free_at = die.free_at.max(from) + cost;
         die.busy += cost;
@@ -570,6 +618,7 @@ impl Device {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::GcMode;
     use iosteer_sched::Request;
 
     fn small_sata() -> Device {
@@ -763,6 +812,44 @@ mod tests {
         );
         assert!(d.stats().background_victims > 0);
         d.ftl().check_invariants().unwrap();
+    }
+
+    /// Worst read latency while random writes force foreground GC.
+    fn worst_read_under_gc(mode: GcMode) -> Nanos {
+        let mut c = DeviceConfig::preset("consumer-sata").unwrap();
+        c.geometry.blocks_per_plane = 64;
+        c.gc.high_watermark = 5;
+        c.gc.mode = mode;
+        c.over_provisioning = 0.2;
+        let mut d = Device::new(c).unwrap();
+        d.precondition(Precondition::default()).unwrap();
+        let pages = d.capacity() / 16384;
+        let (mut now, mut worst, mut done) = (Nanos::ZERO, Nanos::ZERO, Vec::new());
+        for i in 0..6000u64 {
+            while !d.view().accepts() {
+                let t = d.next_event().unwrap();
+                d.advance(t, &mut done);
+                now = now.max(t);
+            }
+            let op = if i % 4 == 0 { Op::Read } else { Op::Write };
+            d.submit(cmd(i, op, (i * 7919 % pages) * 16384, 16384, now), now)
+                .unwrap();
+            for f in done.drain(..).filter(|f| f.command.op == Op::Read) {
+                worst = worst.max(f.at - f.command.dispatched);
+            }
+        }
+        assert!(d.stats().foreground_victims > 0, "GC ran");
+        worst
+    }
+
+    #[test]
+    fn paced_gc_bounds_a_reads_wait_to_one_step() {
+        let blocking = worst_read_under_gc(GcMode::Blocking);
+        let paced = worst_read_under_gc(GcMode::Paced);
+        assert!(
+            paced.0 * 3 < blocking.0,
+            "paced {paced:?} vs blocking {blocking:?}"
+        );
     }
 
     #[test]

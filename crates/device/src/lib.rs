@@ -49,7 +49,7 @@ pub mod device;
 pub mod ftl;
 pub mod waf;
 
-pub use config::{ConfigError, DeviceConfig, VictimPolicy};
+pub use config::{ConfigError, DeviceConfig, GcMode, VictimPolicy};
 pub use device::{Device, DeviceStats, Finished, Precondition, Refused};
 pub use ftl::{Ftl, FtlCounters, FtlError, GcWork};
 

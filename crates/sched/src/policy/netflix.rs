@@ -3,16 +3,20 @@
 //!
 //! # Algorithm
 //!
-//! Queues. Reads, writes and trims wait in separate queues. With `read_bias`
-//! 0 reads and writes share one queue, as upstream does today. Flushes travel
-//! with the writes, so they stay behind every earlier write.
+//! Queues. Reads, writes and trims wait in separate queues, as in upstream's
+//! dynamic scheduler (`cam_iosched_queue_work` puts every non-read in the
+//! write queue whatever `read_bias` is). Flushes travel with the writes, so
+//! they stay behind every earlier write. The single shared queue of the stock
+//! kernel (built without `CAM_IOSCHED_DYNAMIC`) is the `fifo` policy: with a
+//! limiter on a shared queue, every read would wait behind a throttled write.
 //!
 //! Choice. Trims go first, then writes, then reads, as upstream's
 //! `cam_iosched_next_bio`, except that while reads *and* a write or trim could
-//! go, `read_bias` reads go before each write or trim. The bias counter drops
-//! by one per read so preferred and reloads when a write or trim goes, so the
-//! ratio is exactly `read_bias` to 1 while both wait. (Upstream drops the
-//! counter whenever a write merely waits, even one its limiter holds back.)
+//! go, `read_bias` reads go before each write or trim (0: no bias, writes
+//! first). The bias counter drops by one per read so preferred and reloads
+//! when a write or trim goes, so the ratio is exactly `read_bias` to 1 while
+//! both wait. (Upstream drops the counter whenever a write merely waits, even
+//! one its limiter holds back.)
 //!
 //! Limiters. Each class has any combination of queue-depth, IOPS and bandwidth
 //! limiters ([`crate::limiter`]); upstream allows one at a time. A request
@@ -78,7 +82,8 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         key: "read_bias",
         default: "0",
-        help: "reads sent per write or trim while both wait; 0 = one shared queue",
+        help:
+            "reads sent per write or trim while both wait; 0 = no bias (writes first, as upstream)",
     },
     Tunable {
         key: "quanta",
@@ -466,9 +471,8 @@ enum Pick {
 #[derive(Debug)]
 pub struct Netflix {
     config: NetflixConfig,
-    /// Reads; with `read_bias` 0, every read, write and flush (one queue).
     reads: VecDeque<Queued>,
-    /// Writes and flushes when reads have their own queue.
+    /// Writes and flushes.
     writes: VecDeque<Queued>,
     trims: TrimQueue,
     order: WriteOrder,
@@ -511,10 +515,6 @@ impl Netflix {
             .flatten()
     }
 
-    fn shared_queue(&self) -> bool {
-        self.config.read_bias == 0
-    }
-
     fn has_work(&self) -> bool {
         !self.reads.is_empty() || !self.writes.is_empty() || self.trims.has_work()
     }
@@ -536,8 +536,8 @@ impl Netflix {
         let Some(head) = self.reads.front() else {
             return false;
         };
-        let (op, tag) = (head.request.op, head.tag);
-        (op != Op::Read || self.order.read_may_go(tag)) && self.admits(op)
+        let tag = head.tag;
+        self.order.read_may_go(tag) && self.admits(Op::Read)
     }
 
     fn write_queue_ready(&mut self) -> bool {
@@ -642,7 +642,6 @@ impl Netflix {
         match op {
             Op::Trim => None,
             Op::Read => first_of(&self.reads),
-            _ if self.shared_queue() => first_of(&self.reads),
             _ => first_of(&self.writes),
         }
     }
@@ -657,7 +656,6 @@ impl Scheduler for Netflix {
         self.stats.on_enqueue(&request, now);
         match request.op {
             Op::Trim => self.trims.push(request),
-            _ if self.shared_queue() => self.reads.push_back(Queued { request, tag: 0 }),
             Op::Read => {
                 let tag = self.order.read_tag(&request, &self.writes);
                 self.reads.push_back(Queued { request, tag });

@@ -55,23 +55,36 @@ fn read_bias_sends_exactly_n_reads_per_write_while_both_wait() {
 }
 
 #[test]
-fn read_bias_zero_is_one_shared_queue_in_arrival_order() {
+fn read_bias_zero_sends_writes_first_as_upstream() {
     let mut s = netflix("read_bias=0");
-    for (id, op) in [Op::Write, Op::Read, Op::Write, Op::Read]
+    for (id, op) in [Op::Read, Op::Write, Op::Read, Op::Write]
         .into_iter()
         .enumerate()
     {
         s.enqueue(req(id as u64, op, (id as u64) << 20, 4096), Nanos::ZERO);
     }
-    assert_eq!(ops(&drain(&mut s, Nanos(1), 100)), "WRWR");
+    assert_eq!(ops(&drain(&mut s, Nanos(1), 100)), "WWRR");
+}
+
+#[test]
+fn a_throttled_write_never_holds_reads_back() {
+    let mut s = netflix("write.limiter=queue_depth,write.current=1");
+    for id in 0..3 {
+        s.enqueue(req(id, Op::Write, id << 20, 4096), Nanos::ZERO);
+    }
+    for id in 10..13 {
+        s.enqueue(req(id, Op::Read, id << 20, 4096), Nanos::ZERO);
+    }
+    assert_eq!(ops(&drain(&mut s, Nanos(1), 32)), "WRRR");
 }
 
 #[test]
 fn trims_go_first_then_writes_then_reads() {
     let mut s = netflix("read_bias=0");
     s.enqueue(req(0, Op::Read, 0, 4096), Nanos::ZERO);
-    s.enqueue(req(1, Op::Trim, 1 << 30, 4096), Nanos::ZERO);
-    assert_eq!(ops(&drain(&mut s, Nanos(1), 100)), "TR");
+    s.enqueue(req(1, Op::Write, 1 << 20, 4096), Nanos::ZERO);
+    s.enqueue(req(2, Op::Trim, 1 << 30, 4096), Nanos::ZERO);
+    assert_eq!(ops(&drain(&mut s, Nanos(1), 100)), "TWR");
 }
 
 #[test]

@@ -1,0 +1,176 @@
+//! `iosteer sim`: schedulers on the simulated drive.
+
+use iosteer_sched::Nanos;
+use iosteer_sim::report::{table, RunJson, SimReport, SimSummary};
+use iosteer_sim::run::run_all;
+use iosteer_sim::scenario::{scenario, PAPER_SPECS, SCENARIOS};
+use iosteer_sim::trace::{self, Fit, TimeUnit, TraceFormat};
+use iosteer_sim::workload::{Job, JobKind};
+use iosteer_sim::Simulation;
+
+use crate::device_cmd::load_device;
+
+/// What `iosteer sim` was asked to run.
+pub struct SimArgs {
+    pub scenario: Option<String>,
+    pub trace: Option<String>,
+    pub trace_format: String,
+    pub trace_unit: String,
+    pub trace_speed: f64,
+    pub trace_fit: Option<String>,
+    pub device: Option<String>,
+    pub scheds: Vec<String>,
+    pub seed: u64,
+    pub slo_ms: f64,
+    pub json: bool,
+}
+
+fn scenario_names() -> String {
+    SCENARIOS
+        .iter()
+        .map(|(n, _)| *n)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn build(args: &SimArgs) -> Result<(Simulation, Vec<String>), String> {
+    let device = load_device(args.device.as_deref().unwrap_or("consumer-sata"))?;
+    let (mut sim, default_specs) = match (&args.scenario, &args.trace) {
+        (Some(_), Some(_)) => return Err("give a scenario or --trace, not both".into()),
+        (None, Some(file)) => (
+            trace_simulation(args, file, device)?,
+            vec!["fifo".to_string()],
+        ),
+        (name, None) => {
+            let name = name.as_deref().unwrap_or("fill-while-serving");
+            let sim = scenario(name, device, args.seed).ok_or_else(|| {
+                format!("unknown scenario `{name}`; scenarios: {}", scenario_names())
+            })?;
+            (sim, PAPER_SPECS.iter().map(|s| s.to_string()).collect())
+        }
+    };
+    if !(args.slo_ms.is_finite() && args.slo_ms > 0.0) {
+        return Err(format!(
+            "--slo-ms {}: expected a positive number of milliseconds",
+            args.slo_ms
+        ));
+    }
+    sim.slo = Nanos((args.slo_ms * 1e6) as u64);
+    let specs = if args.scheds.is_empty() {
+        default_specs
+    } else {
+        args.scheds.clone()
+    };
+    Ok((sim, specs))
+}
+
+fn trace_simulation(
+    args: &SimArgs,
+    file: &str,
+    device: iosteer_device::DeviceConfig,
+) -> Result<Simulation, String> {
+    let format = TraceFormat::parse(&args.trace_format).ok_or_else(|| {
+        format!(
+            "--trace-format {}: expected one of {}",
+            args.trace_format,
+            TraceFormat::NAMES
+        )
+    })?;
+    let unit = TimeUnit::parse(&args.trace_unit).ok_or_else(|| {
+        format!(
+            "--trace-unit {}: expected one of {}",
+            args.trace_unit,
+            TimeUnit::NAMES
+        )
+    })?;
+    if !(args.trace_speed.is_finite() && args.trace_speed > 0.0) {
+        return Err(format!(
+            "--trace-speed {}: expected a positive number",
+            args.trace_speed
+        ));
+    }
+    let fit = match args.trace_fit.as_deref() {
+        None => Fit::Refuse,
+        Some("wrap") => Fit::Wrap,
+        Some("scale") => Fit::Scale,
+        Some(other) => {
+            return Err(format!(
+                "--trace-fit {other}: expected one of {}",
+                Fit::NAMES
+            ))
+        }
+    };
+    let text = std::fs::read_to_string(file).map_err(|e| format!("--trace {file}: {e}"))?;
+    let mut records =
+        trace::parse(&text, file, format, unit, args.trace_speed).map_err(|e| e.to_string())?;
+    let remapped = trace::fit(
+        &mut records,
+        device.logical_bytes(),
+        u64::from(device.geometry.page_size),
+        fit,
+        file,
+    )
+    .map_err(|e| e.to_string())?;
+    let end = records.last().map_or(Nanos::ZERO, |r| r.at) + Nanos(1);
+    let mut notes = Vec::new();
+    if remapped {
+        notes.push(format!(
+            "trace addresses remapped to fit the drive (--trace-fit {fit})"
+        ));
+    }
+    let mut sim = scenario("quick", device, args.seed).expect("built-in scenario");
+    sim.jobs = vec![Job {
+        name: file.to_string(),
+        kind: JobKind::Trace(records),
+        start: Nanos::ZERO,
+        stop: None,
+    }];
+    sim.phases = Vec::new();
+    sim.phases.push(iosteer_sim::report::Phase {
+        name: "trace".into(),
+        start: Nanos::ZERO,
+        end: end + Nanos::from_secs(60),
+    });
+    sim.drain = Nanos::from_secs(60);
+    sim.notes = notes;
+    Ok(sim)
+}
+
+pub fn sim(args: SimArgs) -> Result<(), String> {
+    let (sim, specs) = build(&args)?;
+    if !args.json {
+        eprintln!(
+            "iosteer: simulating {} run(s) on {} ({} jobs)...",
+            specs.len(),
+            sim.device.name,
+            sim.jobs.len()
+        );
+    }
+    let (runs, wall) = run_all(&sim, &specs).map_err(|e| e.to_string())?;
+    let requests: u64 = runs.iter().map(|r| r.requests).sum();
+    if args.json {
+        let report = SimReport {
+            sim: SimSummary {
+                requests,
+                wall_s: (wall * 1000.0).round() / 1000.0,
+                requests_per_s: (requests as f64 / wall.max(1e-9)).round(),
+            },
+            runs: runs.iter().map(RunJson::from).collect(),
+        };
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
+        );
+    } else {
+        for run in &runs {
+            println!("{}", table(run));
+        }
+        println!(
+            "{} requests simulated in {:.2} s of wall time ({:.0} requests/s)",
+            requests,
+            wall,
+            requests as f64 / wall.max(1e-9)
+        );
+    }
+    Ok(())
+}

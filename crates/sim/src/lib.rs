@@ -1,0 +1,24 @@
+//! # iosteer-sim: schedulers on a simulated drive
+//!
+//! A discrete-event simulation in integer nanoseconds that joins workload
+//! jobs, a scheduler from `iosteer-sched` and a drive from `iosteer-device`,
+//! deterministic for a given seed.
+//!
+//! ## Where to start
+//!
+//! - [`Simulation`] ([`run`]): the drive, its aging, the jobs and the phases;
+//!   [`run::run_all`] runs several scheduler specs, each on a fresh copy of
+//!   the same aged drive.
+//! - [`scenario`]: built-in scenarios, `fill-while-serving` (the Netflix
+//!   paper's problem) first.
+//! - [`workload`]: synthetic jobs and traces; [`trace`]: trace formats.
+//! - [`report`]: per-phase results, JSON schema, terminal table.
+
+pub mod report;
+pub mod run;
+pub mod scenario;
+pub mod trace;
+pub mod workload;
+
+pub use report::{RunReport, SimReport};
+pub use run::{SimError, Simulation};

@@ -1,0 +1,302 @@
+//! What a run measured, by phase and class, and how it prints.
+//!
+//! Latency is end to end: from the moment a job submits a request to the
+//! moment the drive (or the scheduler, for an advisory trim) completes it, so
+//! it includes time queued in the scheduler. A request counts in the phase in
+//! which it completes, and in `all`.
+//!
+//! JSON schema (stable; fields are only ever added):
+//!
+//! ```text
+//! {"sim": {"requests": N, "wall_s": S, "requests_per_s": R},
+//!  "runs": [{"scheduler": "<spec as given>", "device": "<preset>",
+//!            "phases": [{"name": "before"|"fill"|"after"|"all"|..., "start_s", "end_s",
+//!                        "read":  {"ops", "mbps", "iops", "lat_us": {"mean", "p50", "p99", "p999", "max"},
+//!                                  "slo_violations"},
+//!                        "write": {...}, "trim": {...}}],
+//!            "device": {"waf", "gc_pages_moved", "erases", "foreground_gc_blocks", "background_gc_blocks",
+//!                       "read_wait_behind_gc_s", "read_wait_behind_program_s"},
+//!            "unfinished": N, "notes": [...]}]}
+//! ```
+//!
+//! `mbps` is 10^6 bytes per second of the phase; latencies are microseconds;
+//! `slo_violations` counts requests slower than the SLO (35 ms by default).
+
+use hdrhistogram::Histogram;
+use iosteer_sched::{Nanos, Op};
+use serde::Serialize;
+
+/// A phase of a run, by completion time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Phase {
+    pub name: String,
+    pub start: Nanos,
+    pub end: Nanos,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct ClassAccumulator {
+    ops: u64,
+    bytes: u64,
+    sum_ns: u128,
+    slo_violations: u64,
+    latency: Histogram<u64>,
+}
+
+impl Default for ClassAccumulator {
+    fn default() -> Self {
+        ClassAccumulator {
+            ops: 0,
+            bytes: 0,
+            sum_ns: 0,
+            slo_violations: 0,
+            latency: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("constant bounds"),
+        }
+    }
+}
+
+impl ClassAccumulator {
+    pub(crate) fn record(&mut self, bytes: u64, latency: Nanos, slo: Nanos) {
+        self.ops += 1;
+        self.bytes += bytes;
+        self.sum_ns += u128::from(latency.0);
+        if latency > slo {
+            self.slo_violations += 1;
+        }
+        self.latency.saturating_record(latency.0.max(1));
+    }
+
+    fn merge(&mut self, other: &ClassAccumulator) {
+        self.ops += other.ops;
+        self.bytes += other.bytes;
+        self.sum_ns += other.sum_ns;
+        self.slo_violations += other.slo_violations;
+        self.latency.add(&other.latency).expect("same bounds");
+    }
+
+    fn summary(&self, seconds: f64) -> ClassReport {
+        let us = |ns: u64| (ns as f64 / 1e3 * 10.0).round() / 10.0;
+        let q = |p: f64| {
+            if self.ops == 0 {
+                0.0
+            } else {
+                us(self.latency.value_at_quantile(p))
+            }
+        };
+        ClassReport {
+            ops: self.ops,
+            mbps: round(self.bytes as f64 / 1e6 / seconds.max(1e-9), 2),
+            iops: round(self.ops as f64 / seconds.max(1e-9), 1),
+            lat_us: LatencyReport {
+                mean: if self.ops == 0 {
+                    0.0
+                } else {
+                    us((self.sum_ns / u128::from(self.ops)) as u64)
+                },
+                p50: q(0.5),
+                p99: q(0.99),
+                p999: q(0.999),
+                max: if self.ops == 0 {
+                    0.0
+                } else {
+                    us(self.latency.max())
+                },
+            },
+            slo_violations: self.slo_violations,
+        }
+    }
+}
+
+pub(crate) fn round(x: f64, digits: i32) -> f64 {
+    let scale = 10f64.powi(digits);
+    (x * scale).round() / scale
+}
+
+/// Accumulators of one phase: read, write, trim.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PhaseAccumulator {
+    pub(crate) classes: [ClassAccumulator; 3],
+}
+
+impl PhaseAccumulator {
+    pub(crate) fn record(&mut self, op: Op, bytes: u64, latency: Nanos, slo: Nanos) {
+        let index = match op {
+            Op::Read => 0,
+            Op::Write | Op::Flush => 1,
+            Op::Trim => 2,
+        };
+        self.classes[index].record(bytes, latency, slo);
+    }
+
+    pub(crate) fn merge(&mut self, other: &PhaseAccumulator) {
+        for (mine, theirs) in self.classes.iter_mut().zip(&other.classes) {
+            mine.merge(theirs);
+        }
+    }
+
+    pub(crate) fn report(&self, phase: &Phase) -> PhaseReport {
+        let seconds = (phase.end - phase.start).as_secs_f64();
+        PhaseReport {
+            name: phase.name.clone(),
+            start_s: round(phase.start.as_secs_f64(), 3),
+            end_s: round(phase.end.as_secs_f64(), 3),
+            read: self.classes[0].summary(seconds),
+            write: self.classes[1].summary(seconds),
+            trim: self.classes[2].summary(seconds),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LatencyReport {
+    pub mean: f64,
+    pub p50: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ClassReport {
+    pub ops: u64,
+    pub mbps: f64,
+    pub iops: f64,
+    pub lat_us: LatencyReport,
+    pub slo_violations: u64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PhaseReport {
+    pub name: String,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub read: ClassReport,
+    pub write: ClassReport,
+    pub trim: ClassReport,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct DeviceReport {
+    pub waf: f64,
+    pub gc_pages_moved: u64,
+    pub erases: u64,
+    pub foreground_gc_blocks: u64,
+    pub background_gc_blocks: u64,
+    pub read_wait_behind_gc_s: f64,
+    pub read_wait_behind_program_s: f64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RunReport {
+    pub scheduler: String,
+    pub device: String,
+    pub phases: Vec<PhaseReport>,
+    pub device_stats: DeviceReport,
+    /// Requests still queued or in the drive when the run ended.
+    pub unfinished: u64,
+    pub requests: u64,
+    pub notes: Vec<String>,
+}
+
+impl RunReport {
+    pub fn phase(&self, name: &str) -> Option<&PhaseReport> {
+        self.phases.iter().find(|p| p.name == name)
+    }
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SimSummary {
+    pub requests: u64,
+    pub wall_s: f64,
+    pub requests_per_s: f64,
+}
+
+/// The whole JSON document.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SimReport {
+    pub sim: SimSummary,
+    pub runs: Vec<RunJson>,
+}
+
+/// A run as it appears in JSON (`device` holds the drive's statistics).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RunJson {
+    pub scheduler: String,
+    pub drive: String,
+    pub phases: Vec<PhaseReport>,
+    pub device: DeviceReport,
+    pub unfinished: u64,
+    pub notes: Vec<String>,
+}
+
+impl From<&RunReport> for RunJson {
+    fn from(r: &RunReport) -> RunJson {
+        RunJson {
+            scheduler: r.scheduler.clone(),
+            drive: r.device.clone(),
+            phases: r.phases.clone(),
+            device: r.device_stats.clone(),
+            unfinished: r.unfinished,
+            notes: r.notes.clone(),
+        }
+    }
+}
+
+/// The terminal table of one run.
+pub fn table(run: &RunReport) -> String {
+    let mut out = format!(
+        "scheduler {}  (drive {}, WAF {:.2}, GC moved {} pages, {} erases{})\n",
+        run.scheduler,
+        run.device,
+        run.device_stats.waf,
+        run.device_stats.gc_pages_moved,
+        run.device_stats.erases,
+        if run.unfinished > 0 {
+            format!(", {} unfinished", run.unfinished)
+        } else {
+            String::new()
+        }
+    );
+    out += &format!(
+        "  {:<7} {:<5} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}\n",
+        "phase",
+        "class",
+        "MB/s",
+        "IOPS",
+        "mean ms",
+        "p50 ms",
+        "p99 ms",
+        "p99.9 ms",
+        "max ms",
+        ">SLO"
+    );
+    for phase in &run.phases {
+        for (class, r) in [
+            ("read", &phase.read),
+            ("write", &phase.write),
+            ("trim", &phase.trim),
+        ] {
+            if r.ops == 0 {
+                continue;
+            }
+            let ms = |us: f64| us / 1e3;
+            out += &format!(
+                "  {:<7} {:<5} {:>8.1} {:>8.0} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>7}\n",
+                phase.name,
+                class,
+                r.mbps,
+                r.iops,
+                ms(r.lat_us.mean),
+                ms(r.lat_us.p50),
+                ms(r.lat_us.p99),
+                ms(r.lat_us.p999),
+                ms(r.lat_us.max),
+                r.slo_violations
+            );
+        }
+    }
+    for note in &run.notes {
+        out += &format!("  note: {note}\n");
+    }
+    out
+}

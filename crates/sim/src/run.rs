@@ -1,0 +1,289 @@
+//! The discrete-event loop that joins jobs, a scheduler and the drive.
+//!
+//! Time is integer nanoseconds and advances to the earliest of: the next
+//! arrival of any job, the drive's next event (a completion or an idle GC
+//! step) and the scheduler's timer. At each instant, in this order: the drive
+//! hands back what it finished (each completion goes to the scheduler and to
+//! the job that issued it), the scheduler ticks if due, due jobs issue, and
+//! the scheduler dispatches into the drive until it holds back. Equal times
+//! resolve the same way every run, and all randomness comes from the seed:
+//! same inputs, same output.
+
+use std::time::Instant;
+
+use iosteer_device::{Device, DeviceConfig, Finished, Precondition};
+use iosteer_sched::{policy, Dispatch, Nanos, Request, Scheduler};
+use thiserror::Error;
+
+use crate::report::{DeviceReport, Phase, PhaseAccumulator, RunReport};
+use crate::workload::{Generator, Job};
+
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum SimError {
+    #[error("--sched {spec}: {message}")]
+    Scheduler { spec: String, message: String },
+    #[error("device: {0}")]
+    Device(String),
+    #[error("{0}")]
+    Workload(String),
+}
+
+/// Everything a run needs but the scheduler.
+#[derive(Clone, Debug)]
+pub struct Simulation {
+    pub device: DeviceConfig,
+    pub precondition: Precondition,
+    pub jobs: Vec<Job>,
+    /// Named phases by completion time; `all` is added.
+    pub phases: Vec<Phase>,
+    /// Reads slower than this count as SLO violations (35 ms in the paper).
+    pub slo: Nanos,
+    pub seed: u64,
+    /// How long after the last job stops requests may still finish.
+    pub drain: Nanos,
+    /// Said in the report (for example, that a trace was remapped).
+    pub notes: Vec<String>,
+}
+
+impl Simulation {
+    /// When the last job stops issuing (or its trace ends).
+    pub fn workload_end(&self) -> Nanos {
+        self.jobs
+            .iter()
+            .map(|j| match (&j.kind, j.stop) {
+                (_, Some(stop)) => stop,
+                (crate::workload::JobKind::Trace(r), None) => {
+                    j.start + r.last().map_or(Nanos::ZERO, |x| x.at)
+                }
+                _ => j.start,
+            })
+            .max()
+            .unwrap_or(Nanos::ZERO)
+    }
+
+    /// Checks the workload against the drive.
+    pub fn validate(&self) -> Result<(), SimError> {
+        if self.jobs.is_empty() {
+            return Err(SimError::Workload("the workload has no job".into()));
+        }
+        let capacity = self.device.logical_bytes();
+        for job in &self.jobs {
+            if job.end_offset() > capacity {
+                return Err(SimError::Workload(format!(
+                    "job {} reaches byte {} but drive {} holds {} bytes",
+                    job.name,
+                    job.end_offset(),
+                    self.device.name,
+                    capacity
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The aged drive every run starts from.
+    pub fn aged_device(&self) -> Result<Device, SimError> {
+        let mut device =
+            Device::new(self.device.clone()).map_err(|e| SimError::Device(e.to_string()))?;
+        device
+            .precondition(self.precondition)
+            .map_err(|e| SimError::Device(e.to_string()))?;
+        Ok(device)
+    }
+
+    /// Runs `spec` on a copy of `aged`.
+    pub fn run(&self, spec: &str, aged: &Device) -> Result<RunReport, SimError> {
+        let sched = policy::build(spec).map_err(|e| SimError::Scheduler {
+            spec: spec.to_string(),
+            message: e.to_string(),
+        })?;
+        let mut state = State::new(self, sched, aged.clone());
+        state.run(self)?;
+        Ok(state.report(self, spec))
+    }
+}
+
+struct State {
+    sched: Box<dyn Scheduler>,
+    device: Device,
+    jobs: Vec<Generator>,
+    phases: Vec<PhaseAccumulator>,
+    now: Nanos,
+    next_id: u64,
+    submitted: u64,
+    completed: u64,
+    errors: u64,
+    issued: Vec<Request>,
+    finished: Vec<Finished>,
+}
+
+impl State {
+    fn new(sim: &Simulation, sched: Box<dyn Scheduler>, device: Device) -> State {
+        State {
+            sched,
+            device,
+            jobs: sim
+                .jobs
+                .iter()
+                .enumerate()
+                .map(|(i, job)| Generator::new(job.clone(), i as u32, sim.seed))
+                .collect(),
+            phases: vec![PhaseAccumulator::default(); sim.phases.len()],
+            now: Nanos::ZERO,
+            next_id: 0,
+            submitted: 0,
+            completed: 0,
+            errors: 0,
+            issued: Vec::new(),
+            finished: Vec::new(),
+        }
+    }
+
+    fn next_arrival(&self) -> Option<Nanos> {
+        self.jobs.iter().filter_map(Generator::next_at).min()
+    }
+
+    fn run(&mut self, sim: &Simulation) -> Result<(), SimError> {
+        let deadline = sim.workload_end() + sim.drain;
+        loop {
+            let arrival = self.next_arrival();
+            let busy = self.submitted > self.completed;
+            if arrival.is_none() && !busy {
+                break;
+            }
+            let timer = self.sched.next_timer();
+            let Some(next) = [arrival, self.device.next_event(), timer]
+                .into_iter()
+                .flatten()
+                .min()
+            else {
+                break;
+            };
+            if next > deadline {
+                break;
+            }
+            self.now = self.now.max(next);
+            self.step(sim)?;
+        }
+        Ok(())
+    }
+
+    fn step(&mut self, sim: &Simulation) -> Result<(), SimError> {
+        let now = self.now;
+        self.device.advance(now, &mut self.finished);
+        let mut finished = std::mem::take(&mut self.finished);
+        for f in finished.drain(..) {
+            let _ = self.sched.complete(&f.command.completion(f.outcome), f.at);
+            if f.outcome == iosteer_sched::Outcome::Error {
+                self.errors += f.command.requests.len() as u64;
+            }
+            for request in &f.command.requests {
+                self.request_done(sim, request, f.at);
+            }
+        }
+        self.finished = finished;
+        if self.sched.next_timer().is_some_and(|t| t <= now) {
+            let _ = self.sched.tick(now);
+        }
+        for job in &mut self.jobs {
+            while job.next_at().is_some_and(|t| t <= now) {
+                job.issue(now, &mut self.next_id, &mut self.issued);
+            }
+        }
+        for request in self.issued.drain(..) {
+            self.submitted += 1;
+            self.sched.enqueue(request, now);
+        }
+        while let Some(d) = self.sched.dispatch(now, self.device.view()) {
+            match d {
+                Dispatch::ToDevice(command) => {
+                    self.device
+                        .submit(command, now)
+                        .map_err(|e| SimError::Device(e.to_string()))?;
+                }
+                Dispatch::CompletedWithoutDevice(request) => self.request_done(sim, &request, now),
+            }
+        }
+        Ok(())
+    }
+
+    fn request_done(&mut self, sim: &Simulation, request: &Request, at: Nanos) {
+        self.completed += 1;
+        let latency = at - request.submitted;
+        for (phase, acc) in sim.phases.iter().zip(&mut self.phases) {
+            if at >= phase.start && at < phase.end {
+                acc.record(request.op, request.len.0, latency, sim.slo);
+            }
+        }
+        if let Some(job) = self.jobs.get_mut(request.tenant.0 as usize) {
+            job.completed(at);
+        }
+    }
+
+    fn report(&self, sim: &Simulation, spec: &str) -> RunReport {
+        let mut phases: Vec<_> = sim
+            .phases
+            .iter()
+            .zip(&self.phases)
+            .map(|(p, acc)| acc.report(p))
+            .collect();
+        let mut all = PhaseAccumulator::default();
+        for acc in &self.phases {
+            all.merge(acc);
+        }
+        let span = Phase {
+            name: "all".into(),
+            start: sim.phases.first().map_or(Nanos::ZERO, |p| p.start),
+            end: sim.phases.last().map_or(self.now, |p| p.end),
+        };
+        phases.push(all.report(&span));
+        let stats = self.device.stats();
+        let mut notes = sim.notes.clone();
+        if self.errors > 0 {
+            notes.push(format!("{} requests failed in the drive", self.errors));
+        }
+        RunReport {
+            scheduler: spec.to_string(),
+            device: sim.device.name.clone(),
+            phases,
+            device_stats: DeviceReport {
+                waf: crate::report::round(stats.write_amplification(), 3),
+                gc_pages_moved: stats.ftl.gc_pages_moved,
+                erases: stats.ftl.blocks_erased,
+                foreground_gc_blocks: stats.foreground_victims,
+                background_gc_blocks: stats.background_victims,
+                read_wait_behind_gc_s: crate::report::round(
+                    stats.read_wait_behind_gc.as_secs_f64(),
+                    3,
+                ),
+                read_wait_behind_program_s: crate::report::round(
+                    stats.read_wait_behind_program.as_secs_f64(),
+                    3,
+                ),
+            },
+            unfinished: self.submitted - self.completed,
+            requests: self.submitted,
+            notes,
+        }
+    }
+}
+
+/// Runs every spec on the same aged drive; returns the reports and the wall
+/// time.
+pub fn run_all(sim: &Simulation, specs: &[String]) -> Result<(Vec<RunReport>, f64), SimError> {
+    sim.validate()?;
+    for spec in specs {
+        policy::build(spec).map_err(|e| SimError::Scheduler {
+            spec: spec.clone(),
+            message: e.to_string(),
+        })?;
+    }
+    let aged = sim.aged_device()?;
+    let started = Instant::now();
+    let mut reports = Vec::new();
+    for spec in specs {
+        reports.push(sim.run(spec, &aged)?);
+    }
+    Ok((reports, started.elapsed().as_secs_f64()))
+}

@@ -1,0 +1,194 @@
+//! Built-in scenarios.
+//!
+//! `fill-while-serving` is the Netflix paper's problem (seed 003, sections IV
+//! and VIII), scaled to run in seconds:
+//! - the drive is aged: filled with content, then part of it rewritten at
+//!   random (metadata, re-encodes), so blocks are fragmented and its free
+//!   pool sits at the high watermark;
+//! - readers: random 128 KiB reads (video chunks) over the whole drive, open
+//!   loop (Poisson; clients do not wait for each other) at 40% of what the
+//!   host link carries (the paper: 120 MB/s on a 300 MB/s drive);
+//! - after a serve-only period, a fill writes new content sequentially in
+//!   128 KiB writes (FreeBSD splits I/O at MAXPHYS, 128 KiB) at 15% of the
+//!   read rate (the paper: 85/15), at most 32 outstanding, trimming each
+//!   64 MiB of old content just before overwriting it;
+//! - the fill stops and serving goes on.
+//!
+//! Phases: `before`, `fill`, `after` (by completion time), and `all`.
+
+use iosteer_device::{DeviceConfig, Precondition};
+use iosteer_sched::{LifetimeHint, Nanos};
+
+use crate::report::Phase;
+use crate::run::Simulation;
+use crate::workload::{Arrival, Job, JobKind, Synthetic};
+
+pub const SCENARIOS: &[(&str, &str)] = &[
+    (
+        "fill-while-serving",
+        "the Netflix problem: serve reads, fill with trims while serving, serve again",
+    ),
+    (
+        "quick",
+        "fill-while-serving, shorter (for tests and a first look)",
+    ),
+];
+
+/// The knobs of fill-while-serving.
+#[derive(Clone, Debug)]
+pub struct FillWhileServing {
+    pub before: Nanos,
+    pub fill: Nanos,
+    pub after: Nanos,
+    /// Read rate as a share of the host link's bandwidth.
+    pub read_share_of_link: f64,
+    /// Write rate as a share of the read rate.
+    pub write_share_of_reads: f64,
+    pub read_size: u64,
+    pub write_size: u64,
+    pub trim_segment: u64,
+    /// Random overwrites when aging, in drive capacities.
+    pub aging_overwrite: f64,
+    /// Free blocks per die that idle GC keeps above the low watermark, when
+    /// smaller than the drive's own (so a short fill reaches foreground GC).
+    pub pool_blocks: Option<u32>,
+}
+
+impl FillWhileServing {
+    pub fn standard() -> FillWhileServing {
+        FillWhileServing {
+            before: Nanos::from_secs(10),
+            fill: Nanos::from_secs(90),
+            after: Nanos::from_secs(20),
+            read_share_of_link: 0.40,
+            write_share_of_reads: 0.15,
+            read_size: 128 << 10,
+            write_size: 128 << 10,
+            trim_segment: 64 << 20,
+            aging_overwrite: 2.0,
+            pool_blocks: None,
+        }
+    }
+
+    /// Shorter phases, and a free pool of 4 blocks per die over the low
+    /// watermark, so the fill reaches foreground GC within seconds.
+    pub fn quick() -> FillWhileServing {
+        FillWhileServing {
+            before: Nanos::from_secs(5),
+            fill: Nanos::from_secs(20),
+            after: Nanos::from_secs(5),
+            pool_blocks: Some(4),
+            ..FillWhileServing::standard()
+        }
+    }
+
+    pub fn simulation(&self, mut device: DeviceConfig, seed: u64) -> Simulation {
+        if let Some(pool) = self.pool_blocks {
+            device.gc.high_watermark = device.gc.high_watermark.min(device.gc.low_watermark + pool);
+        }
+        let capacity = device.logical_bytes();
+        let read_bps = device.timing.host_link_mb_per_s * 1e6 * self.read_share_of_link;
+        let write_bps = read_bps * self.write_share_of_reads;
+        let fill_start = self.before;
+        let fill_end = self.before + self.fill;
+        let end = fill_end + self.after;
+        let fill_bytes = (write_bps * self.fill.as_secs_f64() * 1.2) as u64;
+        let region = (fill_bytes.div_ceil(self.trim_segment) * self.trim_segment).min(capacity / 2);
+        let readers = Synthetic {
+            read_percent: 100,
+            trim: false,
+            sequential: false,
+            block_min: self.read_size,
+            block_max: self.read_size,
+            align: self.read_size,
+            offset: 0,
+            size: capacity / self.read_size * self.read_size,
+            arrival: Arrival {
+                iops: None,
+                bytes_per_s: Some(read_bps),
+                poisson: true,
+                iodepth: 100_000,
+                thinktime: Nanos::ZERO,
+            },
+            trim_ahead: None,
+            hint: LifetimeHint::None,
+        };
+        let fill = Synthetic {
+            read_percent: 0,
+            sequential: true,
+            block_min: self.write_size,
+            block_max: self.write_size,
+            align: self.write_size,
+            offset: capacity / 4,
+            size: region,
+            arrival: Arrival {
+                iops: None,
+                bytes_per_s: Some(write_bps),
+                poisson: false,
+                iodepth: 32,
+                thinktime: Nanos::ZERO,
+            },
+            trim_ahead: Some(self.trim_segment),
+            ..readers.clone()
+        };
+        Simulation {
+            precondition: Precondition {
+                fill: 1.0,
+                overwrite: self.aging_overwrite,
+                seed,
+            },
+            jobs: vec![
+                Job {
+                    name: "readers".into(),
+                    kind: JobKind::Synthetic(readers),
+                    start: Nanos::ZERO,
+                    stop: Some(end),
+                },
+                Job {
+                    name: "fill".into(),
+                    kind: JobKind::Synthetic(fill),
+                    start: fill_start,
+                    stop: Some(fill_end),
+                },
+            ],
+            phases: vec![
+                Phase {
+                    name: "before".into(),
+                    start: Nanos::ZERO,
+                    end: fill_start,
+                },
+                Phase {
+                    name: "fill".into(),
+                    start: fill_start,
+                    end: fill_end,
+                },
+                Phase {
+                    name: "after".into(),
+                    start: fill_end,
+                    end,
+                },
+            ],
+            slo: Nanos::from_millis(35),
+            seed,
+            drain: Nanos::from_secs(5),
+            notes: Vec::new(),
+            device,
+        }
+    }
+}
+
+/// A built-in scenario on `device`, or `None` for an unknown name.
+pub fn scenario(name: &str, device: DeviceConfig, seed: u64) -> Option<Simulation> {
+    match name {
+        "fill-while-serving" => Some(FillWhileServing::standard().simulation(device, seed)),
+        "quick" => Some(FillWhileServing::quick().simulation(device, seed)),
+        _ => None,
+    }
+}
+
+/// The paper's three experiments, as scheduler specs.
+pub const PAPER_SPECS: &[&str] = &[
+    "fifo",
+    "netflix:read_bias=100",
+    "netflix:write.limiter=queue_depth,write.current=1",
+];

@@ -1,0 +1,419 @@
+//! Block I/O traces.
+//!
+//! Formats:
+//! - `ascii`: five columns separated by spaces, `arrival_time device lba size
+//!   type`, with `lba` and `size` in 512-byte sectors and `type` 1 for a read,
+//!   0 for a write (DiskSim, SSDsim, MQSim). The time unit is chosen by the
+//!   caller (nanoseconds in the traces shipped here; DiskSim uses ms).
+//! - `spc`: `ASU,LBA,Size(bytes),Opcode(r|w),Timestamp(s)` (UMass Financial,
+//!   WebSearch); the LBA is in 512-byte sectors.
+//! - `msr`: `Timestamp,Hostname,DiskNumber,Type(Read|Write),Offset(bytes),
+//!   Size(bytes),ResponseTime` (MSR Cambridge), timestamps in 100 ns ticks.
+//!
+//! Times are shifted so the first request arrives at zero, then divided by the
+//! replay speed. Traces address more space than a small simulated drive
+//! holds: [`fit`] checks, and on request wraps or scales addresses.
+
+use std::fmt;
+
+use iosteer_sched::{Nanos, Op};
+use thiserror::Error;
+
+use crate::workload::TraceRecord;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TraceFormat {
+    Ascii,
+    Spc,
+    Msr,
+}
+
+impl TraceFormat {
+    pub const NAMES: &'static str = "ascii, spc, msr";
+
+    pub fn parse(name: &str) -> Option<TraceFormat> {
+        match name {
+            "ascii" => Some(TraceFormat::Ascii),
+            "spc" => Some(TraceFormat::Spc),
+            "msr" => Some(TraceFormat::Msr),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TimeUnit {
+    Ns,
+    Us,
+    Ms,
+    S,
+}
+
+impl TimeUnit {
+    pub const NAMES: &'static str = "ns, us, ms, s";
+
+    pub fn parse(name: &str) -> Option<TimeUnit> {
+        match name {
+            "ns" => Some(TimeUnit::Ns),
+            "us" => Some(TimeUnit::Us),
+            "ms" => Some(TimeUnit::Ms),
+            "s" => Some(TimeUnit::S),
+            _ => None,
+        }
+    }
+
+    fn nanos(self) -> f64 {
+        match self {
+            TimeUnit::Ns => 1.0,
+            TimeUnit::Us => 1e3,
+            TimeUnit::Ms => 1e6,
+            TimeUnit::S => 1e9,
+        }
+    }
+}
+
+/// How to make a trace fit a smaller drive.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Fit {
+    /// Refuse, saying how large a drive the trace needs.
+    Refuse,
+    /// Offsets modulo the capacity.
+    Wrap,
+    /// Offsets scaled by capacity / span (keeps the layout, coarser).
+    Scale,
+}
+
+impl Fit {
+    pub const NAMES: &'static str = "wrap, scale";
+}
+
+impl fmt::Display for Fit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Fit::Refuse => "none",
+            Fit::Wrap => "wrap",
+            Fit::Scale => "scale",
+        })
+    }
+}
+
+#[derive(Debug, Error, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum TraceError {
+    #[error("{file}:{line}: field {field} `{value}`: expected {expected}")]
+    Field {
+        file: String,
+        line: usize,
+        field: String,
+        value: String,
+        expected: String,
+    },
+    #[error("{file}:{line}: expected {expected} fields, found {found}")]
+    Fields {
+        file: String,
+        line: usize,
+        expected: usize,
+        found: usize,
+    },
+    #[error("{file}: holds no request")]
+    Empty { file: String },
+    #[error(
+        "{file} addresses {needed} bytes ({needed_gib:.1} GiB) but the drive holds {capacity} bytes \
+         ({capacity_gib:.1} GiB); use a drive that large, or --trace-fit wrap|scale to remap addresses"
+    )]
+    TooLarge {
+        file: String,
+        needed: u64,
+        needed_gib: f64,
+        capacity: u64,
+        capacity_gib: f64,
+    },
+}
+
+struct LineParser<'a> {
+    file: &'a str,
+    line: usize,
+}
+
+impl LineParser<'_> {
+    fn number<T: std::str::FromStr>(
+        &self,
+        field: &str,
+        value: &str,
+        expected: &str,
+    ) -> Result<T, TraceError> {
+        value.trim().parse().map_err(|_| TraceError::Field {
+            file: self.file.to_string(),
+            line: self.line,
+            field: field.to_string(),
+            value: value.to_string(),
+            expected: expected.to_string(),
+        })
+    }
+
+    fn bad(&self, field: &str, value: &str, expected: &str) -> TraceError {
+        TraceError::Field {
+            file: self.file.to_string(),
+            line: self.line,
+            field: field.to_string(),
+            value: value.to_string(),
+            expected: expected.to_string(),
+        }
+    }
+
+    fn fields<'t>(
+        &self,
+        text: &'t str,
+        sep: Option<char>,
+        at_least: usize,
+    ) -> Result<Vec<&'t str>, TraceError> {
+        let fields: Vec<&str> = match sep {
+            Some(c) => text.split(c).collect(),
+            None => text.split_whitespace().collect(),
+        };
+        if fields.len() < at_least {
+            return Err(TraceError::Fields {
+                file: self.file.to_string(),
+                line: self.line,
+                expected: at_least,
+                found: fields.len(),
+            });
+        }
+        Ok(fields)
+    }
+}
+
+/// Parses a trace; `file` names it in errors; `speed` > 1 replays faster.
+pub fn parse(
+    text: &str,
+    file: &str,
+    format: TraceFormat,
+    unit: TimeUnit,
+    speed: f64,
+) -> Result<Vec<TraceRecord>, TraceError> {
+    let mut raw: Vec<(f64, Op, u64, u64)> = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let p = LineParser {
+            file,
+            line: index + 1,
+        };
+        raw.push(match format {
+            TraceFormat::Ascii => {
+                let f = p.fields(trimmed, None, 5)?;
+                let time: f64 = p.number("1 (arrival time)", f[0], "a number")?;
+                let lba: u64 = p.number("3 (lba)", f[2], "a sector number")?;
+                let sectors: u64 = p.number("4 (size)", f[3], "a sector count")?;
+                let op = match f[4] {
+                    "1" => Op::Read,
+                    "0" => Op::Write,
+                    other => return Err(p.bad("5 (type)", other, "1 (read) or 0 (write)")),
+                };
+                (
+                    time * unit.nanos(),
+                    op,
+                    lba.saturating_mul(512),
+                    sectors.saturating_mul(512),
+                )
+            }
+            TraceFormat::Spc => {
+                let f = p.fields(trimmed, Some(','), 5)?;
+                let lba: u64 = p.number("2 (LBA)", f[1], "a sector number")?;
+                let bytes: u64 = p.number("3 (size)", f[2], "a byte count")?;
+                let op = match f[3].trim() {
+                    "r" | "R" => Op::Read,
+                    "w" | "W" => Op::Write,
+                    other => return Err(p.bad("4 (opcode)", other, "r or w")),
+                };
+                let seconds: f64 = p.number("5 (timestamp)", f[4], "seconds")?;
+                (seconds * 1e9, op, lba.saturating_mul(512), bytes)
+            }
+            TraceFormat::Msr => {
+                let f = p.fields(trimmed, Some(','), 6)?;
+                let ticks: f64 = p.number("1 (timestamp)", f[0], "100 ns ticks")?;
+                let op = match f[3].trim() {
+                    "Read" | "read" => Op::Read,
+                    "Write" | "write" => Op::Write,
+                    other => return Err(p.bad("4 (type)", other, "Read or Write")),
+                };
+                let offset: u64 = p.number("5 (offset)", f[4], "a byte offset")?;
+                let bytes: u64 = p.number("6 (size)", f[5], "a byte count")?;
+                (ticks * 100.0, op, offset, bytes)
+            }
+        });
+        if !raw.last().is_some_and(|r| r.0.is_finite()) {
+            return Err(p.bad("1 (time)", line, "a finite time"));
+        }
+    }
+    let first = raw.iter().map(|r| r.0).fold(f64::INFINITY, f64::min);
+    if raw.is_empty() {
+        return Err(TraceError::Empty {
+            file: file.to_string(),
+        });
+    }
+    let speed = if speed.is_finite() && speed > 0.0 {
+        speed
+    } else {
+        1.0
+    };
+    let mut records: Vec<TraceRecord> = raw
+        .into_iter()
+        .map(|(t, op, offset, len)| TraceRecord {
+            at: Nanos(((t - first) / speed).max(0.0).round() as u64),
+            op,
+            offset,
+            len,
+        })
+        .collect();
+    records.sort_by_key(|r| r.at);
+    Ok(records)
+}
+
+/// Makes `records` fit a drive of `capacity` bytes with `page` bytes pages.
+pub fn fit(
+    records: &mut [TraceRecord],
+    capacity: u64,
+    page: u64,
+    how: Fit,
+    file: &str,
+) -> Result<bool, TraceError> {
+    let needed = records
+        .iter()
+        .map(|r| r.offset.saturating_add(r.len))
+        .max()
+        .unwrap_or(0);
+    if needed <= capacity {
+        return Ok(false);
+    }
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    let page = page.max(512);
+    match how {
+        Fit::Refuse => Err(TraceError::TooLarge {
+            file: file.to_string(),
+            needed,
+            needed_gib: gib(needed),
+            capacity,
+            capacity_gib: gib(capacity),
+        }),
+        Fit::Wrap | Fit::Scale => {
+            for r in records.iter_mut() {
+                r.len = r.len.min(capacity);
+                let room = capacity - r.len;
+                let moved = match how {
+                    Fit::Wrap => r.offset % (room + 1),
+                    _ => ((r.offset as u128 * room as u128) / needed as u128) as u64,
+                };
+                r.offset = moved / 512 * 512;
+                if r.offset + r.len > capacity {
+                    r.offset = room / page * page;
+                }
+            }
+            Ok(true)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ascii_lines_become_requests_in_sectors() {
+        let text = "0 0 303567 7 0\n26214000 1 240840 6 1\n";
+        let r = parse(text, "t.ascii", TraceFormat::Ascii, TimeUnit::Ns, 1.0).unwrap();
+        assert_eq!(
+            r[0],
+            TraceRecord {
+                at: Nanos(0),
+                op: Op::Write,
+                offset: 303567 * 512,
+                len: 7 * 512
+            }
+        );
+        assert_eq!((r[1].at, r[1].op), (Nanos(26_214_000), Op::Read));
+        let fast = parse(text, "t.ascii", TraceFormat::Ascii, TimeUnit::Ms, 2.0).unwrap();
+        assert_eq!(fast[1].at, Nanos(13_107_000_000_000));
+    }
+
+    #[test]
+    fn spc_and_msr_samples_parse() {
+        let spc = "0,303567,3584,w,0.000000\n1,55590,3072,R,0.026214\n";
+        let r = parse(spc, "f.spc", TraceFormat::Spc, TimeUnit::S, 1.0).unwrap();
+        assert_eq!((r[0].op, r[0].len, r[1].op), (Op::Write, 3584, Op::Read));
+        assert_eq!(r[1].at, Nanos(26_214_000));
+        let msr = "128166372003061629,hm,0,Read,3325952,4096,1000\n128166372003071629,hm,0,Write,0,8192,500\n";
+        let r = parse(msr, "m.csv", TraceFormat::Msr, TimeUnit::Ns, 1.0).unwrap();
+        assert_eq!(
+            (r[0].offset, r[1].at, r[1].op),
+            (3_325_952, Nanos(1_000_000), Op::Write)
+        );
+    }
+
+    #[test]
+    fn errors_name_the_file_line_and_field() {
+        let err = parse(
+            "0 0 1 8 0\n5 0 x 8 1\n",
+            "a.ascii",
+            TraceFormat::Ascii,
+            TimeUnit::Ns,
+            1.0,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "a.ascii:2: field 3 (lba) `x`: expected a sector number"
+        );
+        let err = parse(
+            "0 0 1 8 2\n",
+            "a.ascii",
+            TraceFormat::Ascii,
+            TimeUnit::Ns,
+            1.0,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("1 (read) or 0 (write)"));
+        let err = parse("0 0 1\n", "a.ascii", TraceFormat::Ascii, TimeUnit::Ns, 1.0).unwrap_err();
+        assert!(err
+            .to_string()
+            .contains("a.ascii:1: expected 5 fields, found 3"));
+        let err = parse(
+            "# nothing\n",
+            "e.ascii",
+            TraceFormat::Ascii,
+            TimeUnit::Ns,
+            1.0,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("holds no request"));
+    }
+
+    #[test]
+    fn a_trace_too_large_says_how_large_a_drive_it_needs_or_is_remapped() {
+        let mut r = parse(
+            "0 0 2000000000 16 1\n1 0 10 16 0\n",
+            "big.ascii",
+            TraceFormat::Ascii,
+            TimeUnit::Ns,
+            1.0,
+        )
+        .unwrap();
+        let err = fit(&mut r.clone(), 1 << 30, 4096, Fit::Refuse, "big.ascii")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("953.7 GiB") && err.contains("--trace-fit"),
+            "{err}"
+        );
+        for how in [Fit::Wrap, Fit::Scale] {
+            let mut moved = r.clone();
+            assert!(fit(&mut moved, 1 << 30, 4096, how, "big.ascii").unwrap());
+            assert!(moved
+                .iter()
+                .all(|x| x.offset + x.len <= 1 << 30 && x.offset % 512 == 0));
+        }
+        assert!(!fit(&mut r[1..], 1 << 30, 4096, Fit::Refuse, "x").unwrap());
+    }
+}

@@ -1,0 +1,388 @@
+//! Workloads: jobs that issue requests over simulated time.
+//!
+//! A [`Job`] is either synthetic (a pattern, block sizes, a region and an
+//! arrival process, in the spirit of a fio job) or a recorded trace. Arrivals
+//! are open loop at a rate (fixed intervals or Poisson), capped by `iodepth`
+//! requests outstanding as fio does, or closed loop (no rate: a new request
+//! as soon as one completes, after `thinktime`).
+
+use iosteer_sched::{LifetimeHint, Nanos, Op, Request, TenantId};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+/// How requests arrive.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arrival {
+    /// Requests per second; `None` with `bytes_per_s` also `None` is closed loop.
+    pub iops: Option<f64>,
+    /// Bytes per second, turned into requests per second by the mean size.
+    pub bytes_per_s: Option<f64>,
+    /// Poisson (exponential gaps) rather than fixed intervals.
+    pub poisson: bool,
+    /// Most requests outstanding.
+    pub iodepth: u32,
+    /// Pause after each completion before the next request (closed loop).
+    pub thinktime: Nanos,
+}
+
+/// What a synthetic job issues.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Synthetic {
+    /// Share of reads among reads and writes, in percent.
+    pub read_percent: u32,
+    /// Issue trims instead of reads and writes.
+    pub trim: bool,
+    pub sequential: bool,
+    /// Block sizes, bytes, inclusive; multiples of `align`.
+    pub block_min: u64,
+    pub block_max: u64,
+    pub align: u64,
+    /// The byte range the job works in.
+    pub offset: u64,
+    pub size: u64,
+    pub arrival: Arrival,
+    /// Sequential writers: trim each `trim_ahead` bytes of the region just
+    /// before writing over it (content replaced by new content).
+    pub trim_ahead: Option<u64>,
+    pub hint: LifetimeHint,
+}
+
+/// One recorded request of a trace.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TraceRecord {
+    pub at: Nanos,
+    pub op: Op,
+    pub offset: u64,
+    pub len: u64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum JobKind {
+    Synthetic(Synthetic),
+    Trace(Vec<TraceRecord>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Job {
+    pub name: String,
+    pub kind: JobKind,
+    /// When the job starts (fio's `startdelay`).
+    pub start: Nanos,
+    /// When it stops issuing (start + fio's `runtime`), if ever.
+    pub stop: Option<Nanos>,
+}
+
+impl Job {
+    /// The highest byte the job touches.
+    pub fn end_offset(&self) -> u64 {
+        match &self.kind {
+            JobKind::Synthetic(s) => s.offset.saturating_add(s.size),
+            JobKind::Trace(records) => records
+                .iter()
+                .map(|r| r.offset.saturating_add(r.len))
+                .max()
+                .unwrap_or(0),
+        }
+    }
+}
+
+/// A running job: when it wants to issue next, and what.
+#[derive(Debug)]
+pub(crate) struct Generator {
+    job: Job,
+    tenant: TenantId,
+    rng: SmallRng,
+    next_at: Option<Nanos>,
+    outstanding: u32,
+    cursor: u64,
+    trimmed_up_to: u64,
+    trace_index: usize,
+    pub issued: u64,
+}
+
+impl Generator {
+    pub(crate) fn new(job: Job, index: u32, seed: u64) -> Generator {
+        let start = job.start;
+        let next_at = match &job.kind {
+            JobKind::Trace(records) => records.first().map(|r| r.at.max(start)),
+            JobKind::Synthetic(_) => Some(start),
+        };
+        let trimmed_up_to = match &job.kind {
+            JobKind::Synthetic(s) => s.offset,
+            JobKind::Trace(_) => 0,
+        };
+        Generator {
+            tenant: TenantId(index),
+            rng: SmallRng::seed_from_u64(
+                seed ^ (u64::from(index) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            ),
+            next_at,
+            outstanding: 0,
+            cursor: 0,
+            trimmed_up_to,
+            trace_index: 0,
+            issued: 0,
+            job,
+        }
+    }
+
+    /// When the job next issues, if it will (not blocked on its iodepth).
+    pub(crate) fn next_at(&self) -> Option<Nanos> {
+        let at = self.next_at?;
+        if self.job.stop.is_some_and(|stop| at >= stop) {
+            return None;
+        }
+        match &self.job.kind {
+            JobKind::Synthetic(s) if self.outstanding >= s.arrival.iodepth => None,
+            _ => Some(at),
+        }
+    }
+
+    /// Issues what is due at `now` into `out` (ids from `next_id`).
+    pub(crate) fn issue(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
+        match self.job.kind.clone_shallow() {
+            Shallow::Trace => self.issue_trace(now, next_id, out),
+            Shallow::Synthetic => self.issue_synthetic(now, next_id, out),
+        }
+    }
+
+    fn issue_trace(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
+        let JobKind::Trace(records) = &self.job.kind else {
+            unreachable!()
+        };
+        while let Some(r) = records.get(self.trace_index) {
+            let at = r.at.max(self.job.start);
+            if at > now {
+                self.next_at = Some(at);
+                return;
+            }
+            out.push(Request::new(*next_id, r.op, r.offset, r.len, now).with_tenant(self.tenant));
+            *next_id += 1;
+            self.trace_index += 1;
+            self.issued += 1;
+            self.outstanding += 1;
+        }
+        self.next_at = None;
+    }
+
+    fn issue_synthetic(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
+        let JobKind::Synthetic(s) = &self.job.kind else {
+            unreachable!()
+        };
+        let s = s.clone();
+        let len = if s.block_min == s.block_max {
+            s.block_min
+        } else {
+            let steps = (s.block_max - s.block_min) / s.align;
+            s.block_min + self.rng.random_range(0..=steps) * s.align
+        };
+        let span = s.size.saturating_sub(len).max(1);
+        let offset = if s.sequential {
+            if self.cursor + len > s.size {
+                self.cursor = 0;
+                self.trimmed_up_to = s.offset;
+            }
+            let at = s.offset + self.cursor;
+            self.cursor += len;
+            at
+        } else {
+            s.offset + self.rng.random_range(0..span.div_ceil(s.align)) * s.align
+        };
+        let op = if s.trim {
+            Op::Trim
+        } else if self.rng.random_range(0..100) < s.read_percent {
+            Op::Read
+        } else {
+            Op::Write
+        };
+        if let (Op::Write, Some(segment), true) = (op, s.trim_ahead, s.sequential) {
+            while self.trimmed_up_to < offset + len && self.trimmed_up_to < s.offset + s.size {
+                let trim_len = segment.min(s.offset + s.size - self.trimmed_up_to);
+                out.push(
+                    Request::new(*next_id, Op::Trim, self.trimmed_up_to, trim_len, now)
+                        .with_tenant(self.tenant),
+                );
+                *next_id += 1;
+                self.outstanding += 1;
+                self.trimmed_up_to += trim_len;
+            }
+        }
+        out.push(
+            Request::new(*next_id, op, offset, len, now)
+                .with_tenant(self.tenant)
+                .with_hint(s.hint),
+        );
+        *next_id += 1;
+        self.issued += 1;
+        self.outstanding += 1;
+        self.next_at = Some(now + self.gap(&s, len));
+    }
+
+    fn gap(&mut self, s: &Synthetic, len: u64) -> Nanos {
+        let mean_len = ((s.block_min + s.block_max) / 2).max(1) as f64;
+        let per_second = match (s.arrival.iops, s.arrival.bytes_per_s) {
+            (Some(iops), _) => iops,
+            (None, Some(bytes)) => bytes / mean_len,
+            (None, None) => return s.arrival.thinktime,
+        };
+        let _ = len;
+        let mean_gap = 1e9 / per_second.max(1e-9);
+        let gap = if s.arrival.poisson {
+            let u: f64 = self.rng.random_range(f64::EPSILON..1.0);
+            -u.ln() * mean_gap
+        } else {
+            mean_gap
+        };
+        Nanos(gap.round().min(u64::MAX as f64 / 2.0) as u64)
+    }
+
+    /// One of the job's requests completed at `now`.
+    pub(crate) fn completed(&mut self, now: Nanos) {
+        self.outstanding = self.outstanding.saturating_sub(1);
+        if let JobKind::Synthetic(s) = &self.job.kind {
+            let closed_loop = s.arrival.iops.is_none() && s.arrival.bytes_per_s.is_none();
+            // An open-loop job held by its iodepth resumes on its own schedule
+            // (the loop never moves time backwards); a closed-loop one after
+            // its think time.
+            if closed_loop {
+                let ready = now + s.arrival.thinktime;
+                self.next_at = Some(self.next_at.map_or(ready, |at| at.max(ready)));
+            }
+        }
+    }
+}
+
+/// Which kind of job, without borrowing it.
+enum Shallow {
+    Trace,
+    Synthetic,
+}
+
+impl JobKind {
+    fn clone_shallow(&self) -> Shallow {
+        match self {
+            JobKind::Trace(_) => Shallow::Trace,
+            JobKind::Synthetic(_) => Shallow::Synthetic,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn synthetic(
+        read_percent: u32,
+        sequential: bool,
+        iops: Option<f64>,
+        iodepth: u32,
+    ) -> Synthetic {
+        Synthetic {
+            read_percent,
+            trim: false,
+            sequential,
+            block_min: 4096,
+            block_max: 4096,
+            align: 4096,
+            offset: 1 << 20,
+            size: 1 << 20,
+            arrival: Arrival {
+                iops,
+                bytes_per_s: None,
+                poisson: false,
+                iodepth,
+                thinktime: Nanos::ZERO,
+            },
+            trim_ahead: None,
+            hint: LifetimeHint::None,
+        }
+    }
+
+    fn job(s: Synthetic) -> Job {
+        Job {
+            name: "j".into(),
+            kind: JobKind::Synthetic(s),
+            start: Nanos::ZERO,
+            stop: Some(Nanos::from_secs(1)),
+        }
+    }
+
+    #[test]
+    fn a_rate_spaces_requests_evenly_and_stays_in_the_region() {
+        let mut g = Generator::new(job(synthetic(100, false, Some(1000.0), 64)), 0, 1);
+        let (mut id, mut out) = (0, Vec::new());
+        while let Some(at) = g.next_at() {
+            g.issue(at, &mut id, &mut out);
+            g.completed(at);
+        }
+        assert_eq!(out.len(), 1000);
+        assert_eq!(out[1].submitted - out[0].submitted, Nanos::from_millis(1));
+        assert!(out
+            .iter()
+            .all(|r| r.offset.0 >= 1 << 20 && r.end() <= 2 << 20 && r.op == Op::Read));
+    }
+
+    #[test]
+    fn iodepth_holds_an_open_loop_job() {
+        let mut g = Generator::new(job(synthetic(0, true, Some(1000.0), 2)), 0, 1);
+        let (mut id, mut out) = (0, Vec::new());
+        for _ in 0..2 {
+            let at = g.next_at().unwrap();
+            g.issue(at, &mut id, &mut out);
+        }
+        assert_eq!(g.next_at(), None, "two outstanding");
+        g.completed(Nanos::from_millis(10));
+        assert_eq!(
+            g.next_at(),
+            Some(Nanos::from_millis(2)),
+            "resumes on its schedule"
+        );
+    }
+
+    #[test]
+    fn a_sequential_writer_trims_ahead_of_itself() {
+        let mut s = synthetic(0, true, Some(1000.0), 64);
+        s.block_min = 64 << 10;
+        s.block_max = 64 << 10;
+        s.trim_ahead = Some(256 << 10);
+        let mut g = Generator::new(job(s), 0, 1);
+        let (mut id, mut out) = (0, Vec::new());
+        for _ in 0..5 {
+            let at = g.next_at().unwrap();
+            g.issue(at, &mut id, &mut out);
+        }
+        let ops: Vec<Op> = out.iter().map(|r| r.op).collect();
+        assert_eq!(
+            ops,
+            [
+                Op::Trim,
+                Op::Write,
+                Op::Write,
+                Op::Write,
+                Op::Write,
+                Op::Trim,
+                Op::Write
+            ]
+        );
+        assert_eq!(out[5].offset.0, (1 << 20) + (256 << 10));
+    }
+
+    #[test]
+    fn poisson_gaps_average_the_rate() {
+        let mut s = synthetic(100, false, Some(2000.0), 1_000_000);
+        s.arrival.poisson = true;
+        let mut g = Generator::new(
+            Job {
+                stop: Some(Nanos::from_secs(10)),
+                ..job(s)
+            },
+            0,
+            7,
+        );
+        let (mut id, mut out) = (0, Vec::new());
+        while let Some(at) = g.next_at() {
+            g.issue(at, &mut id, &mut out);
+        }
+        assert!((out.len() as f64 - 20_000.0).abs() < 600.0, "{}", out.len());
+    }
+}
