@@ -62,12 +62,12 @@ impl TimeUnit {
         }
     }
 
-    fn nanos(self) -> f64 {
+    fn nanos(self) -> u64 {
         match self {
-            TimeUnit::Ns => 1.0,
-            TimeUnit::Us => 1e3,
-            TimeUnit::Ms => 1e6,
-            TimeUnit::S => 1e9,
+            TimeUnit::Ns => 1,
+            TimeUnit::Us => 1_000,
+            TimeUnit::Ms => 1_000_000,
+            TimeUnit::S => 1_000_000_000,
         }
     }
 }
@@ -136,6 +136,20 @@ struct LineParser<'a> {
 }
 
 impl LineParser<'_> {
+    /// A time in `unit_ns` nanoseconds per unit: exact for integers (MSR's
+    /// 100 ns ticks since 1601 overflow an f64's precision), else decimal.
+    fn time(&self, field: &str, value: &str, unit_ns: u64) -> Result<u128, TraceError> {
+        let value = value.trim();
+        if let Ok(n) = value.parse::<u64>() {
+            return Ok(u128::from(n) * u128::from(unit_ns));
+        }
+        let x: f64 = self.number(field, value, "a time")?;
+        if !(x.is_finite() && x >= 0.0) {
+            return Err(self.bad(field, value, "a time of zero or more"));
+        }
+        Ok((x * unit_ns as f64).round() as u128)
+    }
+
     fn number<T: std::str::FromStr>(
         &self,
         field: &str,
@@ -191,7 +205,7 @@ pub fn parse(
     unit: TimeUnit,
     speed: f64,
 ) -> Result<Vec<TraceRecord>, TraceError> {
-    let mut raw: Vec<(f64, Op, u64, u64)> = Vec::new();
+    let mut raw: Vec<(u128, Op, u64, u64)> = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let trimmed = line.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') {
@@ -204,7 +218,7 @@ pub fn parse(
         raw.push(match format {
             TraceFormat::Ascii => {
                 let f = p.fields(trimmed, None, 5)?;
-                let time: f64 = p.number("1 (arrival time)", f[0], "a number")?;
+                let time = p.time("1 (arrival time)", f[0], unit.nanos())?;
                 let lba: u64 = p.number("3 (lba)", f[2], "a sector number")?;
                 let sectors: u64 = p.number("4 (size)", f[3], "a sector count")?;
                 let op = match f[4] {
@@ -213,7 +227,7 @@ pub fn parse(
                     other => return Err(p.bad("5 (type)", other, "1 (read) or 0 (write)")),
                 };
                 (
-                    time * unit.nanos(),
+                    time,
                     op,
                     lba.saturating_mul(512),
                     sectors.saturating_mul(512),
@@ -228,12 +242,12 @@ pub fn parse(
                     "w" | "W" => Op::Write,
                     other => return Err(p.bad("4 (opcode)", other, "r or w")),
                 };
-                let seconds: f64 = p.number("5 (timestamp)", f[4], "seconds")?;
-                (seconds * 1e9, op, lba.saturating_mul(512), bytes)
+                let at = p.time("5 (timestamp)", f[4], 1_000_000_000)?;
+                (at, op, lba.saturating_mul(512), bytes)
             }
             TraceFormat::Msr => {
                 let f = p.fields(trimmed, Some(','), 6)?;
-                let ticks: f64 = p.number("1 (timestamp)", f[0], "100 ns ticks")?;
+                let at = p.time("1 (timestamp)", f[0], 100)?;
                 let op = match f[3].trim() {
                     "Read" | "read" => Op::Read,
                     "Write" | "write" => Op::Write,
@@ -241,19 +255,15 @@ pub fn parse(
                 };
                 let offset: u64 = p.number("5 (offset)", f[4], "a byte offset")?;
                 let bytes: u64 = p.number("6 (size)", f[5], "a byte count")?;
-                (ticks * 100.0, op, offset, bytes)
+                (at, op, offset, bytes)
             }
         });
-        if !raw.last().is_some_and(|r| r.0.is_finite()) {
-            return Err(p.bad("1 (time)", line, "a finite time"));
-        }
     }
-    let first = raw.iter().map(|r| r.0).fold(f64::INFINITY, f64::min);
-    if raw.is_empty() {
+    let Some(first) = raw.iter().map(|r| r.0).min() else {
         return Err(TraceError::Empty {
             file: file.to_string(),
         });
-    }
+    };
     let speed = if speed.is_finite() && speed > 0.0 {
         speed
     } else {
@@ -262,7 +272,7 @@ pub fn parse(
     let mut records: Vec<TraceRecord> = raw
         .into_iter()
         .map(|(t, op, offset, len)| TraceRecord {
-            at: Nanos(((t - first) / speed).max(0.0).round() as u64),
+            at: Nanos((((t - first) as f64) / speed).round().min(u64::MAX as f64) as u64),
             op,
             offset,
             len,
