@@ -26,6 +26,9 @@ enum Command {
     Sim {
         /// Built-in scenario: fill-while-serving (the default) or quick.
         scenario: Option<String>,
+        /// Run a fio job file instead of a scenario (the subset in `iosteer_sim::fio`).
+        #[arg(long, value_name = "FILE")]
+        job: Option<String>,
         /// Replay a trace file instead of a scenario.
         #[arg(long, value_name = "FILE")]
         trace: Option<String>,
@@ -150,6 +153,7 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Device(command) => run_device(command),
         Command::Sim {
             scenario,
+            job,
             trace,
             trace_format,
             trace_unit,
@@ -162,6 +166,7 @@ fn run(cli: Cli) -> Result<(), String> {
             json,
         } => sim_cmd::sim(sim_cmd::SimArgs {
             scenario,
+            job,
             trace,
             trace_format,
             trace_unit,

@@ -13,6 +13,7 @@ use crate::device_cmd::load_device;
 /// What `iosteer sim` was asked to run.
 pub struct SimArgs {
     pub scenario: Option<String>,
+    pub job: Option<String>,
     pub trace: Option<String>,
     pub trace_format: String,
     pub trace_unit: String,
@@ -35,19 +36,24 @@ fn scenario_names() -> String {
 
 fn build(args: &SimArgs) -> Result<(Simulation, Vec<String>), String> {
     let device = load_device(args.device.as_deref().unwrap_or("consumer-sata"))?;
-    let (mut sim, default_specs) = match (&args.scenario, &args.trace) {
-        (Some(_), Some(_)) => return Err("give a scenario or --trace, not both".into()),
-        (None, Some(file)) => (
-            trace_simulation(args, file, device)?,
-            vec!["fifo".to_string()],
-        ),
-        (name, None) => {
-            let name = name.as_deref().unwrap_or("fill-while-serving");
-            let sim = scenario(name, device, args.seed).ok_or_else(|| {
-                format!("unknown scenario `{name}`; scenarios: {}", scenario_names())
-            })?;
-            (sim, PAPER_SPECS.iter().map(|s| s.to_string()).collect())
-        }
+    let sources = [
+        args.scenario.is_some(),
+        args.job.is_some(),
+        args.trace.is_some(),
+    ];
+    if sources.iter().filter(|s| **s).count() > 1 {
+        return Err("give one workload: a scenario, --job FILE or --trace FILE".into());
+    }
+    let fifo_only = || vec!["fifo".to_string()];
+    let (mut sim, default_specs) = if let Some(file) = &args.job {
+        (job_simulation(args, file, device)?, fifo_only())
+    } else if let Some(file) = &args.trace {
+        (trace_simulation(args, file, device)?, fifo_only())
+    } else {
+        let name = args.scenario.as_deref().unwrap_or("fill-while-serving");
+        let sim = scenario(name, device, args.seed)
+            .ok_or_else(|| format!("unknown scenario `{name}`; scenarios: {}", scenario_names()))?;
+        (sim, PAPER_SPECS.iter().map(|s| s.to_string()).collect())
     };
     if !(args.slo_ms.is_finite() && args.slo_ms > 0.0) {
         return Err(format!(
@@ -62,6 +68,23 @@ fn build(args: &SimArgs) -> Result<(Simulation, Vec<String>), String> {
         args.scheds.clone()
     };
     Ok((sim, specs))
+}
+
+fn job_simulation(
+    args: &SimArgs,
+    file: &str,
+    device: iosteer_device::DeviceConfig,
+) -> Result<Simulation, String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("--job {file}: {e}"))?;
+    let jobs =
+        iosteer_sim::fio::parse(&text, file, device.logical_bytes()).map_err(|e| e.to_string())?;
+    Ok(Simulation::of_jobs(
+        device,
+        jobs,
+        "job",
+        args.seed,
+        Nanos::from_secs(5),
+    ))
 }
 
 fn trace_simulation(
@@ -111,27 +134,19 @@ fn trace_simulation(
         file,
     )
     .map_err(|e| e.to_string())?;
-    let end = records.last().map_or(Nanos::ZERO, |r| r.at) + Nanos(1);
     let mut notes = Vec::new();
     if remapped {
         notes.push(format!(
             "trace addresses remapped to fit the drive (--trace-fit {fit})"
         ));
     }
-    let mut sim = scenario("quick", device, args.seed).expect("built-in scenario");
-    sim.jobs = vec![Job {
+    let job = Job {
         name: file.to_string(),
         kind: JobKind::Trace(records),
         start: Nanos::ZERO,
         stop: None,
-    }];
-    sim.phases = Vec::new();
-    sim.phases.push(iosteer_sim::report::Phase {
-        name: "trace".into(),
-        start: Nanos::ZERO,
-        end: end + Nanos::from_secs(60),
-    });
-    sim.drain = Nanos::from_secs(60);
+    };
+    let mut sim = Simulation::of_jobs(device, vec![job], "trace", args.seed, Nanos::from_secs(60));
     sim.notes = notes;
     Ok(sim)
 }

@@ -312,3 +312,39 @@ mod sim {
         }
     }
 }
+
+mod job_files {
+    use super::*;
+
+    #[test]
+    fn a_fio_job_file_runs_and_its_errors_name_the_line() {
+        let example = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/fill-while-serving.fio"
+        );
+        let text = stdout_of(&["sim", "--job", example, "--device", "diskSim-slc", "--json"]);
+        let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let run = &report["runs"][0];
+        assert_eq!(run["scheduler"], "fifo");
+        let job = &run["phases"][0];
+        assert_eq!(job["name"], "job");
+        assert!(
+            job["read"]["ops"].as_u64().unwrap() > 1000
+                && job["write"]["ops"].as_u64().unwrap() > 100
+        );
+
+        let dir = std::env::temp_dir().join("iosteer-cli-test");
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("verify.fio");
+        std::fs::write(&file, "[check]\nrw=randread\nverify=crc32c\n").unwrap();
+        let out = iosteer()
+            .args(["sim", "--job", file.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains("verify.fio:3") && err.contains("`verify`"),
+            "{err}"
+        );
+    }
+}

@@ -11,9 +11,11 @@
 //!   the same aged drive.
 //! - [`scenario`]: built-in scenarios, `fill-while-serving` (the Netflix
 //!   paper's problem) first.
-//! - [`workload`]: synthetic jobs and traces; [`trace`]: trace formats.
+//! - [`workload`]: synthetic jobs and traces; [`fio`]: fio job files;
+//!   [`trace`]: trace formats.
 //! - [`report`]: per-phase results, JSON schema, terminal table.
 
+pub mod fio;
 pub mod report;
 pub mod run;
 pub mod scenario;

@@ -47,6 +47,37 @@ pub struct Simulation {
 }
 
 impl Simulation {
+    /// `jobs` on `device`, aged full and fragmented (the default
+    /// preconditioning), measured in one phase named `phase` that lasts until
+    /// the workload ends plus `drain`.
+    pub fn of_jobs(
+        device: DeviceConfig,
+        jobs: Vec<Job>,
+        phase: &str,
+        seed: u64,
+        drain: Nanos,
+    ) -> Simulation {
+        let mut sim = Simulation {
+            device,
+            precondition: Precondition {
+                seed,
+                ..Precondition::default()
+            },
+            jobs,
+            phases: Vec::new(),
+            slo: Nanos::from_millis(35),
+            seed,
+            drain,
+            notes: Vec::new(),
+        };
+        sim.phases.push(Phase {
+            name: phase.to_string(),
+            start: Nanos::ZERO,
+            end: sim.workload_end() + drain,
+        });
+        sim
+    }
+
     /// When the last job stops issuing (or its trace ends).
     pub fn workload_end(&self) -> Nanos {
         self.jobs
