@@ -59,6 +59,9 @@ enum Command {
         /// Print the JSON report on stdout.
         #[arg(long)]
         json: bool,
+        /// Write per-run CSV time series, SVG charts and report.json into DIR.
+        #[arg(long, value_name = "DIR")]
+        out: Option<String>,
     },
     /// List the scheduling policies with their tunables and defaults.
     Schedulers,
@@ -164,6 +167,7 @@ fn run(cli: Cli) -> Result<(), String> {
             seed,
             slo_ms,
             json,
+            out,
         } => sim_cmd::sim(sim_cmd::SimArgs {
             scenario,
             job,
@@ -177,6 +181,7 @@ fn run(cli: Cli) -> Result<(), String> {
             seed,
             slo_ms,
             json,
+            out,
         }),
         Command::Bench(BenchCommand::Device {
             devices,

@@ -24,6 +24,7 @@ pub struct SimArgs {
     pub seed: u64,
     pub slo_ms: f64,
     pub json: bool,
+    pub out: Option<String>,
 }
 
 fn scenario_names() -> String {
@@ -163,29 +164,41 @@ pub fn sim(args: SimArgs) -> Result<(), String> {
     }
     let (runs, wall) = run_all(&sim, &specs).map_err(|e| e.to_string())?;
     let requests: u64 = runs.iter().map(|r| r.requests).sum();
-    if args.json {
-        let report = SimReport {
-            sim: SimSummary {
-                requests,
-                wall_s: (wall * 1000.0).round() / 1000.0,
-                requests_per_s: (requests as f64 / wall.max(1e-9)).round(),
-            },
-            runs: runs.iter().map(RunJson::from).collect(),
-        };
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
-        );
-    } else {
-        for run in &runs {
-            println!("{}", table(run));
-        }
-        println!(
-            "{} requests simulated in {:.2} s of wall time ({:.0} requests/s)",
+    let report = SimReport {
+        sim: SimSummary {
             requests,
-            wall,
-            requests as f64 / wall.max(1e-9)
+            wall_s: (wall * 1000.0).round() / 1000.0,
+            requests_per_s: (requests as f64 / wall.max(1e-9)).round(),
+        },
+        runs: runs.iter().map(RunJson::from).collect(),
+    };
+    let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+    if let Some(dir) = &args.out {
+        let dir = std::path::Path::new(dir);
+        let mut written =
+            iosteer_sim::chart::write_outputs(dir, &runs).map_err(|e| format!("--out {e}"))?;
+        let json_path = dir.join("report.json");
+        std::fs::write(&json_path, &json)
+            .map_err(|e| format!("--out {}: {e}", json_path.display()))?;
+        written.push(json_path);
+        eprintln!(
+            "iosteer: wrote {} files to {}",
+            written.len(),
+            dir.display()
         );
     }
+    if args.json {
+        println!("{json}");
+        return Ok(());
+    }
+    for run in &runs {
+        println!("{}", table(run));
+    }
+    println!(
+        "{} requests simulated in {:.2} s of wall time ({:.0} requests/s)",
+        requests,
+        wall,
+        requests as f64 / wall.max(1e-9)
+    );
     Ok(())
 }

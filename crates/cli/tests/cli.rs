@@ -211,8 +211,30 @@ mod sim {
     /// 1, a p99 within 5x of before, do not hold on this model yet.)
     #[test]
     fn the_quick_scenario_shows_the_fill_pathology_and_the_write_limit_helping() {
-        let text = stdout_of(&["sim", "quick", "--seed", "1", "--json"]);
+        let out = std::env::temp_dir()
+            .join("iosteer-cli-test")
+            .join("quick-out");
+        let text = stdout_of(&[
+            "sim",
+            "quick",
+            "--seed",
+            "1",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
         let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let csv = std::fs::read_to_string(out.join("run1-fifo.csv")).unwrap();
+        assert!(
+            csv.starts_with("second,read_mbps") && csv.lines().count() > 25,
+            "one line a second"
+        );
+        let overlay = std::fs::read_to_string(out.join("overlay-read-p99.svg")).unwrap();
+        assert!(overlay.starts_with("<svg") && overlay.contains("35 ms"));
+        let saved: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap())
+                .unwrap();
+        assert_eq!(saved["runs"], report["runs"]);
         assert!(report["sim"]["requests"].as_u64().unwrap() > 100_000);
         let runs = report["runs"].as_array().unwrap();
         let labels: Vec<&str> = runs

@@ -13,12 +13,15 @@
 //!   paper's problem) first.
 //! - [`workload`]: synthetic jobs and traces; [`fio`]: fio job files;
 //!   [`trace`]: trace formats.
-//! - [`report`]: per-phase results, JSON schema, terminal table.
+//! - [`report`]: per-phase results, JSON schema, terminal table;
+//!   [`series`] and [`chart`]: one-second CSV series and SVG charts.
 
+pub mod chart;
 pub mod fio;
 pub mod report;
 pub mod run;
 pub mod scenario;
+pub mod series;
 pub mod trace;
 pub mod workload;
 

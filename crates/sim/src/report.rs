@@ -196,6 +196,9 @@ pub struct RunReport {
     pub unfinished: u64,
     pub requests: u64,
     pub notes: Vec<String>,
+    /// One-second time series (CSV and charts; not in the JSON).
+    #[serde(skip)]
+    pub series: Vec<crate::series::Second>,
 }
 
 impl RunReport {

@@ -12,10 +12,11 @@
 use std::time::Instant;
 
 use iosteer_device::{Device, DeviceConfig, Finished, Precondition};
-use iosteer_sched::{policy, Dispatch, Nanos, Request, Scheduler};
+use iosteer_sched::{policy, Dispatch, Nanos, Op, Request, Scheduler};
 use thiserror::Error;
 
 use crate::report::{DeviceReport, Phase, PhaseAccumulator, RunReport};
+use crate::series::SeriesCollector;
 use crate::workload::{Generator, Job};
 
 #[derive(Debug, Error)]
@@ -147,6 +148,7 @@ struct State {
     errors: u64,
     issued: Vec<Request>,
     finished: Vec<Finished>,
+    series: SeriesCollector,
 }
 
 impl State {
@@ -168,6 +170,7 @@ impl State {
             errors: 0,
             issued: Vec::new(),
             finished: Vec::new(),
+            series: SeriesCollector::default(),
         }
     }
 
@@ -202,6 +205,14 @@ impl State {
 
     fn step(&mut self, sim: &Simulation) -> Result<(), SimError> {
         let now = self.now;
+        if self.series.wants_sample(now) {
+            let stats = self.sched.stats();
+            let queued = [Op::Read, Op::Write, Op::Trim].map(|op| stats.class(op).queued);
+            let ftl = self.device.ftl();
+            let (free, gc) = (ftl.total_free_blocks(), ftl.counters.gc_pages_moved);
+            let in_flight = self.device.view().in_flight;
+            self.series.sample(now, queued, in_flight, free, gc);
+        }
         self.device.advance(now, &mut self.finished);
         let mut finished = std::mem::take(&mut self.finished);
         for f in finished.drain(..) {
@@ -242,6 +253,7 @@ impl State {
     fn request_done(&mut self, sim: &Simulation, request: &Request, at: Nanos) {
         self.completed += 1;
         let latency = at - request.submitted;
+        self.series.record(request.op, request.len.0, latency, at);
         for (phase, acc) in sim.phases.iter().zip(&mut self.phases) {
             if at >= phase.start && at < phase.end {
                 acc.record(request.op, request.len.0, latency, sim.slo);
@@ -252,7 +264,7 @@ impl State {
         }
     }
 
-    fn report(&self, sim: &Simulation, spec: &str) -> RunReport {
+    fn report(&mut self, sim: &Simulation, spec: &str) -> RunReport {
         let mut phases: Vec<_> = sim
             .phases
             .iter()
@@ -296,6 +308,7 @@ impl State {
             unfinished: self.submitted - self.completed,
             requests: self.submitted,
             notes,
+            series: std::mem::take(&mut self.series).finish(),
         }
     }
 }
