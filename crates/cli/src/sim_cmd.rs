@@ -162,7 +162,27 @@ pub fn sim(args: SimArgs) -> Result<(), String> {
             sim.jobs.len()
         );
     }
-    let (runs, wall) = run_all(&sim, &specs).map_err(|e| e.to_string())?;
+    let started = std::time::Instant::now();
+    let show = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut shown = false;
+    let mut progress = |run: usize, now: Nanos, end: Nanos| {
+        if show && started.elapsed().as_secs_f64() > 1.0 {
+            eprint!(
+                "\r  run {}/{} {}: {:.0} of {:.0} s simulated   ",
+                run + 1,
+                specs.len(),
+                specs[run],
+                now.as_secs_f64(),
+                end.as_secs_f64()
+            );
+            shown = true;
+        }
+    };
+    let result = run_all(&sim, &specs, &mut progress);
+    if shown {
+        eprintln!();
+    }
+    let (runs, wall) = result.map_err(|e| e.to_string())?;
     let requests: u64 = runs.iter().map(|r| r.requests).sum();
     let report = SimReport {
         sim: SimSummary {

@@ -124,14 +124,20 @@ impl Simulation {
         Ok(device)
     }
 
-    /// Runs `spec` on a copy of `aged`.
-    pub fn run(&self, spec: &str, aged: &Device) -> Result<RunReport, SimError> {
+    /// Runs `spec` on a copy of `aged`; `progress` hears the simulated time
+    /// now and at the end, now and then.
+    pub fn run(
+        &self,
+        spec: &str,
+        aged: &Device,
+        progress: &mut dyn FnMut(Nanos, Nanos),
+    ) -> Result<RunReport, SimError> {
         let sched = policy::build(spec).map_err(|e| SimError::Scheduler {
             spec: spec.to_string(),
             message: e.to_string(),
         })?;
         let mut state = State::new(self, sched, aged.clone());
-        state.run(self)?;
+        state.run(self, progress)?;
         Ok(state.report(self, spec))
     }
 }
@@ -178,9 +184,18 @@ impl State {
         self.jobs.iter().filter_map(Generator::next_at).min()
     }
 
-    fn run(&mut self, sim: &Simulation) -> Result<(), SimError> {
+    fn run(
+        &mut self,
+        sim: &Simulation,
+        progress: &mut dyn FnMut(Nanos, Nanos),
+    ) -> Result<(), SimError> {
         let deadline = sim.workload_end() + sim.drain;
+        let mut steps = 0u64;
         loop {
+            steps += 1;
+            if steps % (1 << 16) == 0 {
+                progress(self.now, sim.workload_end());
+            }
             let arrival = self.next_arrival();
             let busy = self.submitted > self.completed;
             if arrival.is_none() && !busy {
@@ -314,8 +329,12 @@ impl State {
 }
 
 /// Runs every spec on the same aged drive; returns the reports and the wall
-/// time.
-pub fn run_all(sim: &Simulation, specs: &[String]) -> Result<(Vec<RunReport>, f64), SimError> {
+/// time. `progress` hears (run index, simulated now, simulated end).
+pub fn run_all(
+    sim: &Simulation,
+    specs: &[String],
+    progress: &mut dyn FnMut(usize, Nanos, Nanos),
+) -> Result<(Vec<RunReport>, f64), SimError> {
     sim.validate()?;
     for spec in specs {
         policy::build(spec).map_err(|e| SimError::Scheduler {
@@ -326,8 +345,8 @@ pub fn run_all(sim: &Simulation, specs: &[String]) -> Result<(Vec<RunReport>, f6
     let aged = sim.aged_device()?;
     let started = Instant::now();
     let mut reports = Vec::new();
-    for spec in specs {
-        reports.push(sim.run(spec, &aged)?);
+    for (i, spec) in specs.iter().enumerate() {
+        reports.push(sim.run(spec, &aged, &mut |now, end| progress(i, now, end))?);
     }
     Ok((reports, started.elapsed().as_secs_f64()))
 }
