@@ -118,6 +118,16 @@ pub struct DeviceStats {
     /// Busy time of each die, and the part spent on GC.
     pub die_busy: Vec<Nanos>,
     pub die_gc_busy: Vec<Nanos>,
+    /// Erases per block over the drive's life (preconditioning included).
+    pub wear: Wear,
+}
+
+/// Erase counts per block: the spread shows how evenly the drive wears.
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct Wear {
+    pub min: u32,
+    pub mean: f64,
+    pub max: u32,
 }
 
 impl DeviceStats {
@@ -227,6 +237,18 @@ impl Device {
             stats.die_busy[i] = die.busy;
             stats.die_gc_busy[i] = die.gc_busy;
         }
+        let (mut min, mut max, mut sum, mut n) = (u32::MAX, 0, 0u64, 0u64);
+        for erases in self.ftl.erase_counts() {
+            min = min.min(erases);
+            max = max.max(erases);
+            sum += u64::from(erases);
+            n += 1;
+        }
+        stats.wear = Wear {
+            min: if n == 0 { 0 } else { min },
+            mean: sum as f64 / n.max(1) as f64,
+            max,
+        };
         stats
     }
 
@@ -858,7 +880,11 @@ mod tests {
         d.precondition(Precondition::default()).unwrap();
         d.ftl().check_invariants().unwrap();
         assert_eq!(d.stats().ftl.host_pages_written, 0, "counters start afresh");
-        assert!(d.ftl().erase_counts().any(|e| e > 0), "wear is kept");
+        let wear = d.stats().wear;
+        assert!(
+            wear.max > 0 && wear.mean > 0.0 && wear.min <= wear.max,
+            "wear is kept: {wear:?}"
+        );
         assert_eq!(d.ftl().total_free_blocks(), 8 * 8);
     }
 }

@@ -50,7 +50,7 @@ pub mod ftl;
 pub mod waf;
 
 pub use config::{ConfigError, DeviceConfig, GcMode, VictimPolicy};
-pub use device::{Device, DeviceStats, Finished, Precondition, Refused};
+pub use device::{Device, DeviceStats, Finished, Precondition, Refused, Wear};
 pub use ftl::{Ftl, FtlCounters, FtlError, GcWork};
 
 #[cfg(test)]

@@ -15,7 +15,8 @@
 //!                                  "slo_violations"},
 //!                        "write": {...}, "trim": {...}}],
 //!            "device": {"waf", "gc_pages_moved", "erases", "foreground_gc_blocks", "background_gc_blocks",
-//!                       "read_wait_behind_gc_s", "read_wait_behind_program_s"},
+//!                       "read_wait_behind_gc_s", "read_wait_behind_program_s",
+//!                       "wear_erases_min", "wear_erases_mean", "wear_erases_max"},
 //!            "unfinished": N, "notes": [...]}]}
 //! ```
 //!
@@ -184,6 +185,10 @@ pub struct DeviceReport {
     pub background_gc_blocks: u64,
     pub read_wait_behind_gc_s: f64,
     pub read_wait_behind_program_s: f64,
+    /// Erases per block over the drive's life: min, mean, max.
+    pub wear_erases_min: u32,
+    pub wear_erases_mean: f64,
+    pub wear_erases_max: u32,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
