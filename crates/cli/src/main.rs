@@ -12,9 +12,15 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use iosteer_sched::policy;
 
-/// Flash-aware I/O scheduling: policies, a simulated SSD and a real engine.
+/// Flash-aware I/O scheduling: scheduler policies, judged on a simulated SSD.
 #[derive(Debug, Parser)]
-#[command(name = "iosteer", version, about, long_about = None)]
+#[command(
+    name = "iosteer",
+    version,
+    about = "Flash-aware I/O scheduling: scheduler policies (stock FIFO, FreeBSD's Netflix scheduler), \
+             judged on a simulated SSD.\nStart with `iosteer sim`: the Netflix paper's fill-while-serving problem.",
+    long_about = None
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -22,11 +28,12 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run schedulers on the simulated drive: a built-in scenario or a trace.
+    /// Run schedulers on the simulated drive: a built-in scenario, a fio job file or a trace.
     Sim {
         /// Built-in scenario: fill-while-serving (the default) or quick.
         scenario: Option<String>,
-        /// Run a fio job file instead of a scenario (the subset in `iosteer_sim::fio`).
+        /// Run a fio job file instead of a scenario (rw, bs, bsrange, size, offset, iodepth,
+        /// rate, rate_iops, rate_process, startdelay, runtime, thinktime, numjobs, write_hint, ...).
         #[arg(long, value_name = "FILE")]
         job: Option<String>,
         /// Replay a trace file instead of a scenario.
@@ -51,6 +58,7 @@ enum Command {
         /// [default for scenarios: the paper's three experiments]
         #[arg(long = "sched", value_name = "SPEC")]
         scheds: Vec<String>,
+        /// Seed of every random choice (aging, arrivals, offsets): same seed, same report.
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Reads slower than this count as SLO violations.
