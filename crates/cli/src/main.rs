@@ -29,48 +29,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run schedulers on the simulated drive: a built-in scenario, a fio job file or a trace.
-    Sim {
-        /// Built-in scenario: fill-while-serving (the default) or quick.
-        scenario: Option<String>,
-        /// Run a fio job file instead of a scenario (rw, bs, bsrange, size, offset, iodepth,
-        /// rate, rate_iops, rate_process, startdelay, runtime, thinktime, numjobs, write_hint, ...).
-        #[arg(long, value_name = "FILE")]
-        job: Option<String>,
-        /// Replay a trace file instead of a scenario.
-        #[arg(long, value_name = "FILE")]
-        trace: Option<String>,
-        /// Trace format: ascii (five columns), spc or msr.
-        #[arg(long, default_value = "ascii")]
-        trace_format: String,
-        /// Time unit of ascii traces: ns, us, ms or s.
-        #[arg(long, default_value = "ns")]
-        trace_unit: String,
-        /// Replay speed (2 = twice as fast).
-        #[arg(long, default_value_t = 1.0)]
-        trace_speed: f64,
-        /// Remap trace addresses that do not fit the drive: wrap or scale.
-        #[arg(long, value_name = "HOW")]
-        trace_fit: Option<String>,
-        /// Drive: a preset (consumer-sata, enterprise-nvme, diskSim-slc) or a TOML file.
-        #[arg(long, value_name = "PRESET|FILE")]
-        device: Option<String>,
-        /// Scheduler spec `name[:key=value,...]`; repeat to compare
-        /// [default for scenarios: the paper's three experiments]
-        #[arg(long = "sched", value_name = "SPEC")]
-        scheds: Vec<String>,
-        /// Seed of every random choice (aging, arrivals, offsets): same seed, same report.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// Reads slower than this count as SLO violations.
-        #[arg(long, default_value_t = 35.0)]
-        slo_ms: f64,
-        /// Print the JSON report on stdout.
-        #[arg(long)]
-        json: bool,
-        /// Write per-run CSV time series, SVG charts and report.json into DIR.
-        #[arg(long, value_name = "DIR")]
-        out: Option<String>,
-    },
+    Sim(sim_cmd::SimArgs),
     /// List the scheduling policies with their tunables and defaults.
     Schedulers,
     /// The SSD model on its own: presets, configuration, the write-amplification check.
@@ -162,35 +121,7 @@ fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
         Command::Device(command) => run_device(command),
-        Command::Sim {
-            scenario,
-            job,
-            trace,
-            trace_format,
-            trace_unit,
-            trace_speed,
-            trace_fit,
-            device,
-            scheds,
-            seed,
-            slo_ms,
-            json,
-            out,
-        } => sim_cmd::sim(sim_cmd::SimArgs {
-            scenario,
-            job,
-            trace,
-            trace_format,
-            trace_unit,
-            trace_speed,
-            trace_fit,
-            device,
-            scheds,
-            seed,
-            slo_ms,
-            json,
-            out,
-        }),
+        Command::Sim(args) => sim_cmd::sim(args),
         Command::Bench(BenchCommand::Device {
             devices,
             requests,

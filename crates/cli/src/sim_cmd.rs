@@ -11,19 +11,47 @@ use iosteer_sim::Simulation;
 use crate::device_cmd::load_device;
 
 /// What `iosteer sim` was asked to run.
+#[derive(Debug, clap::Args)]
 pub struct SimArgs {
+    /// Built-in scenario: fill-while-serving (the default) or quick.
     pub scenario: Option<String>,
+    /// Run a fio job file instead of a scenario (rw, bs, bsrange, size, offset, iodepth,
+    /// rate, rate_iops, rate_process, startdelay, runtime, thinktime, numjobs, write_hint, ...).
+    #[arg(long, value_name = "FILE")]
     pub job: Option<String>,
+    /// Replay a trace file instead of a scenario.
+    #[arg(long, value_name = "FILE")]
     pub trace: Option<String>,
+    /// Trace format: ascii (five columns), spc or msr.
+    #[arg(long, default_value = "ascii")]
     pub trace_format: String,
+    /// Time unit of ascii traces: ns, us, ms or s.
+    #[arg(long, default_value = "ns")]
     pub trace_unit: String,
+    /// Replay speed (2 = twice as fast).
+    #[arg(long, default_value_t = 1.0)]
     pub trace_speed: f64,
+    /// Remap trace addresses that do not fit the drive: wrap or scale.
+    #[arg(long, value_name = "HOW")]
     pub trace_fit: Option<String>,
+    /// Drive: a preset (consumer-sata, enterprise-nvme, diskSim-slc) or a TOML file.
+    #[arg(long, value_name = "PRESET|FILE")]
     pub device: Option<String>,
+    /// Scheduler spec `name[:key=value,...]`; repeat to compare
+    /// [default for scenarios: the paper's three experiments]
+    #[arg(long = "sched", value_name = "SPEC")]
     pub scheds: Vec<String>,
+    /// Seed of every random choice (aging, arrivals, offsets): same seed, same report.
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Reads slower than this count as SLO violations.
+    #[arg(long, default_value_t = 35.0)]
     pub slo_ms: f64,
+    /// Print the JSON report on stdout.
+    #[arg(long)]
     pub json: bool,
+    /// Write per-run CSV time series, SVG charts and report.json into DIR.
+    #[arg(long, value_name = "DIR")]
     pub out: Option<String>,
 }
 

@@ -54,7 +54,10 @@ pub trait Configurable {
 }
 
 /// Applies `key=value` settings separated by commas (`read_bias=100,quanta=200`).
-pub fn apply_pairs(config: &mut impl Configurable, pairs: &str) -> Result<(), ConfigError> {
+pub fn apply_pairs<C: Configurable + ?Sized>(
+    config: &mut C,
+    pairs: &str,
+) -> Result<(), ConfigError> {
     for item in pairs.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let (key, value) = item.split_once('=').ok_or_else(|| ConfigError::Syntax {
             item: item.to_string(),
@@ -65,7 +68,7 @@ pub fn apply_pairs(config: &mut impl Configurable, pairs: &str) -> Result<(), Co
 }
 
 /// Applies the settings of a TOML document.
-pub fn apply_toml(config: &mut impl Configurable, text: &str) -> Result<(), ConfigError> {
+pub fn apply_toml<C: Configurable + ?Sized>(config: &mut C, text: &str) -> Result<(), ConfigError> {
     let table: toml::Table = text
         .parse()
         .map_err(|e: toml::de::Error| ConfigError::Toml(e.to_string().trim().to_string()))?;

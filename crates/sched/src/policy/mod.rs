@@ -6,7 +6,7 @@
 pub mod fifo;
 pub mod netflix;
 
-use crate::config::{apply_pairs, apply_toml, ConfigError, Tunable};
+use crate::config::{apply_pairs, apply_toml, ConfigError, Configurable, Tunable};
 use crate::limiter::LimiterSet;
 use crate::request::Op;
 use crate::scheduler::{ClassPressure, Scheduler};
@@ -47,34 +47,27 @@ fn find(name: &str) -> Result<&'static PolicyInfo, ConfigError> {
 /// Builds a policy from a spec such as `netflix:read_bias=100`.
 pub fn build(spec: &str) -> Result<Box<dyn Scheduler>, ConfigError> {
     let (name, settings) = spec.split_once(':').unwrap_or((spec, ""));
-    let name = name.trim();
-    find(name)?;
-    match name {
-        "fifo" => {
-            let mut config = fifo::FifoConfig::default();
-            apply_pairs(&mut config, settings)?;
-            Ok(Box::new(fifo::Fifo::new(config)))
-        }
-        _ => {
-            let mut config = netflix::NetflixConfig::default();
-            apply_pairs(&mut config, settings)?;
-            Ok(Box::new(netflix::Netflix::new(config)))
-        }
-    }
+    build_with(name.trim(), |config| apply_pairs(config, settings))
 }
 
 /// Builds policy `name` from the settings of a TOML document.
 pub fn build_from_toml(name: &str, toml: &str) -> Result<Box<dyn Scheduler>, ConfigError> {
-    find(name)?;
-    match name {
+    build_with(name, |config| apply_toml(config, toml))
+}
+
+fn build_with(
+    name: &str,
+    configure: impl Fn(&mut dyn Configurable) -> Result<(), ConfigError>,
+) -> Result<Box<dyn Scheduler>, ConfigError> {
+    match find(name)?.name {
         "fifo" => {
             let mut config = fifo::FifoConfig::default();
-            apply_toml(&mut config, toml)?;
+            configure(&mut config)?;
             Ok(Box::new(fifo::Fifo::new(config)))
         }
         _ => {
             let mut config = netflix::NetflixConfig::default();
-            apply_toml(&mut config, toml)?;
+            configure(&mut config)?;
             Ok(Box::new(netflix::Netflix::new(config)))
         }
     }
