@@ -260,7 +260,23 @@ impl DeviceConfig {
                 return invalid(field, value, "must be at least 1");
             }
         }
-        if g.physical_pages() >= u64::from(u32::MAX) {
+        let dies = u64::from(g.channels) * u64::from(g.dies_per_channel);
+        let blocks_per_die = u64::from(g.planes_per_die) * u64::from(g.blocks_per_plane);
+        if dies > 4096 {
+            return invalid(
+                "geometry",
+                dies,
+                "more than 4096 dies (channels x dies_per_channel)",
+            );
+        }
+        if blocks_per_die > 1 << 24 {
+            return invalid(
+                "geometry",
+                blocks_per_die,
+                "more than 2^24 blocks per die (planes_per_die x blocks_per_plane)",
+            );
+        }
+        if dies * blocks_per_die * u64::from(g.pages_per_block) >= u64::from(u32::MAX) {
             return invalid(
                 "geometry",
                 g.physical_pages(),
@@ -309,7 +325,7 @@ impl DeviceConfig {
             );
         }
         let frontiers = if gc.separate_frontier { 2 } else { 1 };
-        if gc.high_watermark + frontiers + 1 >= g.blocks_per_die() {
+        if u64::from(gc.high_watermark) + frontiers + 1 >= blocks_per_die {
             return invalid(
                 "gc.high_watermark",
                 gc.high_watermark,
@@ -317,7 +333,8 @@ impl DeviceConfig {
             );
         }
         let op = self.over_provisioning;
-        let reserved = f64::from(gc.high_watermark + frontiers + 1) / f64::from(g.blocks_per_die());
+        let reserved =
+            (f64::from(gc.high_watermark) + frontiers as f64 + 1.0) / blocks_per_die as f64;
         if !(op.is_finite() && op > reserved && op < 1.0) {
             return Err(ConfigError::Invalid {
                 field: "over_provisioning",
@@ -600,6 +617,19 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("over_provisioning"), "{err}");
+
+        let text = consumer_sata()
+            .to_toml()
+            .replace("channels = 8", "channels = 65536")
+            .replace("dies_per_channel = 1", "dies_per_channel = 65536");
+        let err = DeviceConfig::from_toml(&text, "drive.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("4096 dies"), "{err}");
+        let text = consumer_sata()
+            .to_toml()
+            .replace("high_watermark = 48", "high_watermark = 4294967294");
+        assert!(DeviceConfig::from_toml(&text, "drive.toml").is_err());
 
         let text = consumer_sata().to_toml() + "\nturbo = true\n";
         let err = DeviceConfig::from_toml(&text, "drive.toml")

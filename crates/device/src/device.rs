@@ -54,6 +54,8 @@ struct DieClock {
     /// and what each host program pays of it.
     gc_debt: Nanos,
     gc_share: Nanos,
+    /// End of the last GC work on the die's timeline.
+    gc_until: Nanos,
 }
 
 /// A command the drive finished.
@@ -195,6 +197,7 @@ impl Device {
                     gc_busy: Nanos::ZERO,
                     gc_debt: Nanos::ZERO,
                     gc_share: Nanos::ZERO,
+                    gc_until: Nanos::ZERO,
                 };
                 dies
             ],
@@ -282,10 +285,12 @@ impl Device {
                     .write(lpn, (i % u64::from(dies)) as u32, HOST_STREAM)?;
             }
         }
+        let ppb = self.ftl.pages_per_block();
         for die in 0..dies {
             while self.ftl.free_blocks(die) < self.config.gc.high_watermark {
-                if self.ftl.collect(die)?.is_none() {
-                    break;
+                match self.ftl.collect(die)? {
+                    Some(work) if work.pages_moved < work.blocks_erased * ppb => {}
+                    _ => break,
                 }
             }
         }
@@ -381,11 +386,16 @@ impl Device {
             };
             let d = self.ftl.die_of(ppn) as usize;
             let die = &mut self.dies[d];
+            // The part of the wait that GC work occupies, then the rest by
+            // what the die does last.
             let waited = die.free_at - start;
+            let behind_gc = die.gc_until.min(die.free_at) - start;
+            self.stats.read_wait_behind_gc += behind_gc;
+            let rest = waited - behind_gc;
             match die.last {
-                DieWork::Program => self.stats.read_wait_behind_program += waited,
-                DieWork::Gc => self.stats.read_wait_behind_gc += waited,
-                DieWork::Read => self.stats.read_wait_behind_read += waited,
+                DieWork::Program => self.stats.read_wait_behind_program += rest,
+                DieWork::Gc => self.stats.read_wait_behind_gc += rest,
+                DieWork::Read => self.stats.read_wait_behind_read += rest,
             }
             let read_done = die.free_at.max(start) + self.t_read;
             let c = self.channel_of(d);
@@ -523,6 +533,7 @@ impl Device {
         let step = die.gc_share.min(die.gc_debt);
         die.gc_debt = die.gc_debt - step;
         die.free_at = die.free_at.max(from) + step;
+        die.gc_until = die.free_at;
         die.busy += step;
         die.gc_busy += step;
         die.last = DieWork::Gc;
@@ -536,6 +547,7 @@ impl Device {
         let cost = self.gc_cost(work);
         let die = &mut self.dies[d];
         die.free_at = die.free_at.max(from) + cost;
+        die.gc_until = die.free_at;
         die.busy += cost;
         die.gc_busy += cost;
         die.last = DieWork::Gc;
@@ -591,8 +603,15 @@ impl Device {
                 .filter(|d| self.needs_gc(*d))
                 .min_by_key(|d| self.dies[*d].free_at)
                 .expect("a die needs GC");
+            let ppb = u64::from(self.ftl.pages_per_block());
             match self.ftl.collect(d as u32) {
-                Ok(Some(work)) => self.reserve_gc(d, work, at, true),
+                Ok(Some(work)) => {
+                    self.reserve_gc(d, work, at, true);
+                    // A FIFO victim full of valid data frees nothing.
+                    if u64::from(work.pages_moved) >= u64::from(work.blocks_erased) * ppb {
+                        self.gc_stuck[d] = true;
+                    }
+                }
                 _ => self.gc_stuck[d] = true,
             }
         }
@@ -872,6 +891,35 @@ mod tests {
             paced.0 * 3 < blocking.0,
             "paced {paced:?} vs blocking {blocking:?}"
         );
+    }
+
+    #[test]
+    fn idle_fifo_gc_stops_when_victims_are_full_of_valid_data() {
+        let mut c = DeviceConfig::preset("consumer-sata").unwrap();
+        c.geometry.blocks_per_plane = 64;
+        c.gc.high_watermark = 8;
+        c.gc.victim = crate::config::VictimPolicy::Fifo;
+        c.over_provisioning = 0.2;
+        let mut d = Device::new(c).unwrap();
+        // Written once, never overwritten: every closed block is fully valid.
+        let mut now = Nanos::ZERO;
+        let mut done = Vec::new();
+        for i in 0..2000u64 {
+            while !d.view().accepts() {
+                let t = d.next_event().unwrap();
+                d.advance(t, &mut done);
+                now = now.max(t);
+            }
+            d.submit(cmd(i, Op::Write, i * 16384 * 8, 16384 * 8, now), now)
+                .unwrap();
+        }
+        let mut events = 0;
+        while let Some(t) = d.next_event() {
+            d.advance(t, &mut done);
+            events += 1;
+            assert!(events < 100_000, "idle GC never stops");
+        }
+        d.ftl().check_invariants().unwrap();
     }
 
     #[test]

@@ -532,6 +532,41 @@ impl Ftl {
             if free + open + closed != self.blocks_per_die as usize {
                 return Err(format!("die {d}: free + open + closed != blocks"));
             }
+            // Every closed block is a victim candidate exactly once.
+            let listed: Vec<u32> = match self.victim {
+                VictimPolicy::Greedy => die
+                    .buckets
+                    .iter()
+                    .flat_map(|&head| {
+                        std::iter::successors((head != UNMAPPED).then_some(head), |b| {
+                            let next = self.blocks[*b as usize].next;
+                            (next != UNMAPPED).then_some(next)
+                        })
+                    })
+                    .collect(),
+                VictimPolicy::Fifo => die.fifo.iter().copied().collect(),
+                VictimPolicy::CostBenefit => range
+                    .clone()
+                    .filter(|b| self.blocks[*b as usize].state == BlockState::Closed)
+                    .collect(),
+            };
+            let mut sorted = listed.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            if sorted.len() != listed.len() || listed.len() != closed {
+                return Err(format!(
+                    "die {d}: {closed} closed blocks but {} victim entries",
+                    listed.len()
+                ));
+            }
+            if let Some(b) = listed
+                .iter()
+                .find(|b| self.blocks[**b as usize].state != BlockState::Closed)
+            {
+                return Err(format!(
+                    "die {d}: block {b} is listed as a victim but not closed"
+                ));
+            }
         }
         Ok(())
     }

@@ -50,6 +50,9 @@ const IGNORED: &[&str] = &[
     "description",
 ];
 
+/// Most requests a job may keep outstanding.
+const MAX_IODEPTH: u32 = 65_536;
+
 /// Default length of untimed jobs when no job is timed.
 const UNTIMED_RUNTIME: Nanos = Nanos::from_secs(60);
 
@@ -197,7 +200,13 @@ impl JobSpec {
                 }
                 "size" | "filesize" => size = Some(size_or_percent(value, capacity).ok_or_else(|| bad("a size or a percentage"))?),
                 "offset" => offset = size_or_percent(value, capacity).ok_or_else(|| bad("a size or a percentage"))?,
-                "iodepth" => arrival.iodepth = value.parse().ok().filter(|d| *d > 0).ok_or_else(|| bad("a positive integer"))?,
+                "iodepth" => {
+                    arrival.iodepth = value
+                        .parse()
+                        .ok()
+                        .filter(|d| (1..=MAX_IODEPTH).contains(d))
+                        .ok_or_else(|| bad("an integer from 1 to 65536"))?
+                }
                 "rate" => arrival.bytes_per_s = Some(size_value(value).filter(|b| *b > 0).ok_or_else(|| bad("bytes per second, such as 30m"))? as f64),
                 "rate_iops" => arrival.iops = Some(value.parse::<f64>().ok().filter(|r| *r > 0.0 && r.is_finite()).ok_or_else(|| bad("requests per second"))?),
                 "rate_process" => {

@@ -201,7 +201,14 @@ impl State {
             if arrival.is_none() && !busy {
                 break;
             }
-            let timer = self.sched.next_timer();
+            // With nothing queued a tick has nothing to release; skipping
+            // them lets idle stretches pass in one step (a late tick catches
+            // up on its own).
+            let timer = if self.sched.stats().queued() == 0 {
+                None
+            } else {
+                self.sched.next_timer()
+            };
             let Some(next) = [arrival, self.device.next_event(), timer]
                 .into_iter()
                 .flatten()
@@ -326,7 +333,8 @@ impl State {
             unfinished: self.submitted - self.completed,
             requests: self.submitted,
             notes,
-            series: std::mem::take(&mut self.series).finish(),
+            series: std::mem::take(&mut self.series)
+                .finish(self.device.ftl().counters.gc_pages_moved),
         }
     }
 }

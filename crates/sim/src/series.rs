@@ -5,6 +5,7 @@
 //! first event of each second: requests queued in the scheduler per class,
 //! commands in the drive, free blocks, and GC pages moved during the second.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use iosteer_sched::{Nanos, Op};
@@ -19,17 +20,19 @@ pub(crate) struct BucketClass {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Bucket {
     classes: [BucketClass; 3],
+    sampled: bool,
     queued: [u32; 3],
     device_in_flight: u32,
     free_blocks: u64,
     gc_pages_total: u64,
 }
 
-/// Collects the series while a run goes.
+/// Collects the series while a run goes; only seconds with activity take
+/// memory.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct SeriesCollector {
-    buckets: Vec<Bucket>,
-    sampled_up_to: Option<usize>,
+    buckets: BTreeMap<u64, Bucket>,
+    sampled_up_to: Option<u64>,
 }
 
 fn class_index(op: Op) -> usize {
@@ -40,17 +43,13 @@ fn class_index(op: Op) -> usize {
     }
 }
 
-impl SeriesCollector {
-    fn bucket(&mut self, at: Nanos) -> &mut Bucket {
-        let i = (at.0 / 1_000_000_000) as usize;
-        if self.buckets.len() <= i {
-            self.buckets.resize_with(i + 1, Bucket::default);
-        }
-        &mut self.buckets[i]
-    }
+fn second_of(at: Nanos) -> u64 {
+    at.0 / 1_000_000_000
+}
 
+impl SeriesCollector {
     pub(crate) fn record(&mut self, op: Op, bytes: u64, latency: Nanos, at: Nanos) {
-        let class = &mut self.bucket(at).classes[class_index(op)];
+        let class = &mut self.buckets.entry(second_of(at)).or_default().classes[class_index(op)];
         class.ops += 1;
         class.bytes += bytes;
         class
@@ -60,8 +59,7 @@ impl SeriesCollector {
 
     /// Whether the gauges of the second holding `now` still need a sample.
     pub(crate) fn wants_sample(&self, now: Nanos) -> bool {
-        let i = (now.0 / 1_000_000_000) as usize;
-        self.sampled_up_to.is_none_or(|s| s < i)
+        self.sampled_up_to.is_none_or(|s| s < second_of(now))
     }
 
     pub(crate) fn sample(
@@ -72,41 +70,42 @@ impl SeriesCollector {
         free_blocks: u64,
         gc_pages_total: u64,
     ) {
-        let i = (now.0 / 1_000_000_000) as usize;
-        let b = self.bucket(now);
+        let b = self.buckets.entry(second_of(now)).or_default();
+        b.sampled = true;
         b.queued = queued;
         b.device_in_flight = device_in_flight;
         b.free_blocks = free_blocks;
         b.gc_pages_total = gc_pages_total;
-        self.sampled_up_to = Some(i);
+        self.sampled_up_to = Some(second_of(now));
     }
 
-    pub(crate) fn finish(mut self) -> Vec<Second> {
-        let mut gc_before = 0;
-        let mut last_gauges = ([0u32; 3], 0u32, 0u64, 0u64);
-        self.buckets
+    /// The series; `gc_pages_total` is the drive's count at the end, so the
+    /// last second's GC is known too.
+    pub(crate) fn finish(self, gc_pages_total: u64) -> Vec<Second> {
+        let mut entries: Vec<(u64, Bucket)> = self.buckets.into_iter().collect();
+        // GC of a second: from its sample to the next one (or the end).
+        let mut next_total = gc_pages_total;
+        let mut gc_moved = vec![0; entries.len()];
+        for (i, (_, b)) in entries.iter().enumerate().rev() {
+            if b.sampled {
+                gc_moved[i] = next_total.saturating_sub(b.gc_pages_total);
+                next_total = b.gc_pages_total;
+            }
+        }
+        let mut gauges = ([0u32; 3], 0u32, 0u64);
+        entries
             .iter_mut()
-            .enumerate()
-            .map(|(i, b)| {
-                if self.sampled_up_to.is_some_and(|s| s >= i)
-                    && (b.gc_pages_total > 0 || b.free_blocks > 0)
-                {
-                    last_gauges = (
-                        b.queued,
-                        b.device_in_flight,
-                        b.free_blocks,
-                        b.gc_pages_total,
-                    );
+            .zip(gc_moved)
+            .map(|((second, b), gc_pages_moved)| {
+                if b.sampled {
+                    gauges = (b.queued, b.device_in_flight, b.free_blocks);
                 }
-                let (queued, in_flight, free_blocks, gc_total) = last_gauges;
-                let gc_pages_moved = gc_total.saturating_sub(gc_before);
-                gc_before = gc_total;
                 Second {
-                    second: i as u64,
+                    second: *second,
                     classes: std::array::from_fn(|c| ClassSecond::from(&mut b.classes[c])),
-                    queued,
-                    device_in_flight: in_flight,
-                    free_blocks,
+                    queued: gauges.0,
+                    device_in_flight: gauges.1,
+                    free_blocks: gauges.2,
                     gc_pages_moved,
                 }
             })
@@ -211,18 +210,22 @@ mod tests {
         );
         c.sample(Nanos::from_millis(10), [1, 2, 3], 4, 500, 10);
         c.sample(Nanos::from_millis(1100), [0, 0, 0], 1, 480, 70);
-        let s = c.finish();
-        assert_eq!(s.len(), 2);
+        c.record(Op::Read, 1, Nanos(1), Nanos::from_secs(1_000_000));
+        let s = c.finish(100);
+        assert_eq!(s.len(), 3, "idle seconds take no room");
+        assert_eq!(s[2].second, 1_000_000);
         assert_eq!((s[0].classes[1].iops, s[0].classes[1].mbps), (1, 2.0));
         let r = &s[1].classes[0];
         assert_eq!((r.iops, r.p99_ms, r.max_ms), (100, 99.0, 100.0));
         assert!((r.mean_ms - 50.5).abs() < 1e-9);
+        // GC from each sample to the next, or to the end: 60 pages in
+        // second 0, 30 in second 1.
         assert_eq!(
             (s[0].gc_pages_moved, s[1].gc_pages_moved, s[1].free_blocks),
-            (10, 60, 480)
+            (60, 30, 480)
         );
         let text = csv(&s);
-        assert_eq!(text.lines().count(), 3);
+        assert_eq!(text.lines().count(), 4);
         assert!(text.starts_with("second,read_mbps,read_iops,read_lat_mean_ms"));
     }
 }

@@ -176,7 +176,7 @@ impl Generator {
             let steps = (s.block_max - s.block_min) / s.align;
             s.block_min + self.rng.random_range(0..=steps) * s.align
         };
-        let span = s.size.saturating_sub(len).max(1);
+        let span = s.size.saturating_sub(len);
         let offset = if s.sequential {
             if self.cursor + len > s.size {
                 self.cursor = 0;
@@ -186,7 +186,7 @@ impl Generator {
             self.cursor += len;
             at
         } else {
-            s.offset + self.rng.random_range(0..span.div_ceil(s.align)) * s.align
+            s.offset + self.rng.random_range(0..=span / s.align) * s.align
         };
         let op = if s.trim {
             Op::Trim
@@ -197,7 +197,9 @@ impl Generator {
         };
         if let (Op::Write, Some(segment), true) = (op, s.trim_ahead, s.sequential) {
             while self.trimmed_up_to < offset + len && self.trimmed_up_to < s.offset + s.size {
-                let trim_len = segment.min(s.offset + s.size - self.trimmed_up_to);
+                let trim_len = segment
+                    .max(s.align)
+                    .min(s.offset + s.size - self.trimmed_up_to);
                 out.push(
                     Request::new(*next_id, Op::Trim, self.trimmed_up_to, trim_len, now)
                         .with_tenant(self.tenant),
@@ -365,6 +367,23 @@ mod tests {
             ]
         );
         assert_eq!(out[5].offset.0, (1 << 20) + (256 << 10));
+    }
+
+    #[test]
+    fn random_offsets_reach_every_block_of_the_region() {
+        let mut s = synthetic(100, false, Some(1000.0), 64);
+        s.size = 4 * 4096;
+        let mut g = Generator::new(job(s), 0, 3);
+        let (mut id, mut out) = (0, Vec::new());
+        while let Some(at) = g.next_at() {
+            g.issue(at, &mut id, &mut out);
+            g.completed(at);
+        }
+        let blocks: std::collections::BTreeSet<u64> = out
+            .iter()
+            .map(|r| (r.offset.0 - (1 << 20)) / 4096)
+            .collect();
+        assert_eq!(blocks.into_iter().collect::<Vec<_>>(), [0, 1, 2, 3]);
     }
 
     #[test]
