@@ -193,6 +193,15 @@ pub fn sim(args: SimArgs) -> Result<(), String> {
     let started = std::time::Instant::now();
     let show = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut shown = false;
+    let interrupted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = interrupted.clone();
+    // A second Ctrl-C ends the process as usual; the first one stops the
+    // simulation, which then reports and writes what it measured.
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+    });
     let mut progress = |run: usize, now: Nanos, end: Nanos| {
         if show && started.elapsed().as_secs_f64() > 1.0 {
             eprint!(
@@ -205,6 +214,7 @@ pub fn sim(args: SimArgs) -> Result<(), String> {
             );
             shown = true;
         }
+        !interrupted.load(std::sync::atomic::Ordering::SeqCst)
     };
     let result = run_all(&sim, &specs, &mut progress);
     if shown {

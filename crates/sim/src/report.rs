@@ -17,7 +17,7 @@
 //!            "device": {"waf", "gc_pages_moved", "erases", "foreground_gc_blocks", "background_gc_blocks",
 //!                       "read_wait_behind_gc_s", "read_wait_behind_program_s",
 //!                       "wear_erases_min", "wear_erases_mean", "wear_erases_max"},
-//!            "unfinished": N, "notes": [...]}]}
+//!            "unfinished": N, "interrupted": bool, "notes": [...]}]}
 //! ```
 //!
 //! `mbps` is 10^6 bytes per second of the phase; latencies are microseconds;
@@ -204,6 +204,8 @@ pub struct RunReport {
     /// One-second time series (CSV and charts; not in the JSON).
     #[serde(skip)]
     pub series: Vec<crate::series::Second>,
+    /// The run stopped before its end (interrupted, or an error); `notes` says why.
+    pub interrupted: bool,
 }
 
 impl RunReport {
@@ -234,6 +236,8 @@ pub struct RunJson {
     pub phases: Vec<PhaseReport>,
     pub device: DeviceReport,
     pub unfinished: u64,
+    /// The run stopped early (Ctrl-C or an error); `notes` says where.
+    pub interrupted: bool,
     pub notes: Vec<String>,
 }
 
@@ -245,6 +249,7 @@ impl From<&RunReport> for RunJson {
             phases: r.phases.clone(),
             device: r.device_stats.clone(),
             unfinished: r.unfinished,
+            interrupted: r.interrupted,
             notes: r.notes.clone(),
         }
     }

@@ -130,15 +130,27 @@ impl Simulation {
         &self,
         spec: &str,
         aged: &Device,
-        progress: &mut dyn FnMut(Nanos, Nanos),
+        progress: &mut dyn FnMut(Nanos, Nanos) -> bool,
     ) -> Result<RunReport, SimError> {
         let sched = policy::build(spec).map_err(|e| SimError::Scheduler {
             spec: spec.to_string(),
             message: e.to_string(),
         })?;
         let mut state = State::new(self, sched, aged.clone());
-        state.run(self, progress)?;
-        Ok(state.report(self, spec))
+        let outcome = state.run(self, progress);
+        let mut report = state.report(self, spec);
+        let at = state.now.as_secs_f64();
+        report.interrupted = !matches!(outcome, Ok(true));
+        match outcome {
+            Ok(true) => {}
+            Ok(false) => report.notes.push(format!(
+                "interrupted at {at:.1} s of simulated time: figures cover the run up to there"
+            )),
+            Err(e) => report.notes.push(format!(
+                "stopped at {at:.1} s of simulated time by an error: {e}"
+            )),
+        }
+        Ok(report)
     }
 }
 
@@ -184,17 +196,18 @@ impl State {
         self.jobs.iter().filter_map(Generator::next_at).min()
     }
 
+    /// Runs to the end (`Ok(true)`) or until `progress` says stop (`Ok(false)`).
     fn run(
         &mut self,
         sim: &Simulation,
-        progress: &mut dyn FnMut(Nanos, Nanos),
-    ) -> Result<(), SimError> {
+        progress: &mut dyn FnMut(Nanos, Nanos) -> bool,
+    ) -> Result<bool, SimError> {
         let deadline = sim.workload_end() + sim.drain;
         let mut steps = 0u64;
         loop {
             steps += 1;
-            if steps % (1 << 16) == 0 {
-                progress(self.now, sim.workload_end());
+            if steps % (1 << 16) == 0 && !progress(self.now, sim.workload_end()) {
+                return Ok(false);
             }
             let arrival = self.next_arrival();
             let busy = self.submitted > self.completed;
@@ -222,7 +235,7 @@ impl State {
             self.now = self.now.max(next);
             self.step(sim)?;
         }
-        Ok(())
+        Ok(true)
     }
 
     fn step(&mut self, sim: &Simulation) -> Result<(), SimError> {
@@ -335,16 +348,19 @@ impl State {
             notes,
             series: std::mem::take(&mut self.series)
                 .finish(self.device.ftl().counters.gc_pages_moved),
+            interrupted: false,
         }
     }
 }
 
 /// Runs every spec on the same aged drive; returns the reports and the wall
-/// time. `progress` hears (run index, simulated now, simulated end).
+/// time. `progress` hears (run index, simulated now, simulated end); when it
+/// returns `false` the current run stops, reports what it measured, and the
+/// remaining runs are skipped.
 pub fn run_all(
     sim: &Simulation,
     specs: &[String],
-    progress: &mut dyn FnMut(usize, Nanos, Nanos),
+    progress: &mut dyn FnMut(usize, Nanos, Nanos) -> bool,
 ) -> Result<(Vec<RunReport>, f64), SimError> {
     sim.validate()?;
     for spec in specs {
@@ -357,7 +373,12 @@ pub fn run_all(
     let started = Instant::now();
     let mut reports = Vec::new();
     for (i, spec) in specs.iter().enumerate() {
-        reports.push(sim.run(spec, &aged, &mut |now, end| progress(i, now, end))?);
+        let report = sim.run(spec, &aged, &mut |now, end| progress(i, now, end))?;
+        let stop = report.interrupted;
+        reports.push(report);
+        if stop {
+            break;
+        }
     }
     Ok((reports, started.elapsed().as_secs_f64()))
 }
