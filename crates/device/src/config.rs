@@ -154,6 +154,10 @@ pub enum GcMode {
     Paced,
 }
 
+fn critical_default() -> u32 {
+    2
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GcConfig {
@@ -161,6 +165,14 @@ pub struct GcConfig {
     pub mode: GcMode,
     /// Free blocks per die below which a write must wait for foreground GC.
     pub low_watermark: u32,
+    /// Free blocks per die below which paced GC may no longer defer: the whole
+    /// GC debt of the die is paid before the next program (as blocking GC).
+    /// The FTL reclaims space before its time is paid, so this fires only
+    /// when cleaning cannot hold the pool at `low_watermark` (a drive nearly
+    /// full of valid data); the preemption states of semi-preemptive GC will
+    /// build on it.
+    #[serde(default = "critical_default")]
+    pub critical_watermark: u32,
     /// Free blocks per die that idle (background) GC cleans up to.
     pub high_watermark: u32,
     /// Idle host link time after which background GC starts.
@@ -317,6 +329,13 @@ impl DeviceConfig {
                 "must be at least 2 (GC needs a free block to move data into)",
             );
         }
+        if gc.critical_watermark > gc.low_watermark {
+            return invalid(
+                "gc.critical_watermark",
+                gc.critical_watermark,
+                "must not be above gc.low_watermark",
+            );
+        }
         if gc.high_watermark < gc.low_watermark {
             return invalid(
                 "gc.high_watermark",
@@ -429,6 +448,7 @@ pub fn consumer_sata() -> DeviceConfig {
             victim: VictimPolicy::Greedy,
             mode: GcMode::Paced,
             low_watermark: 4,
+            critical_watermark: 2,
             high_watermark: 48,
             background_idle_ms: 100.0,
             separate_frontier: true,
@@ -485,6 +505,7 @@ pub fn enterprise_nvme() -> DeviceConfig {
             victim: VictimPolicy::Greedy,
             mode: GcMode::Paced,
             low_watermark: 4,
+            critical_watermark: 2,
             high_watermark: 16,
             background_idle_ms: 20.0,
             separate_frontier: true,
@@ -541,6 +562,7 @@ pub fn disksim_slc() -> DeviceConfig {
             victim: VictimPolicy::Greedy,
             mode: GcMode::Blocking,
             low_watermark: 4,
+            critical_watermark: 2,
             high_watermark: 8,
             background_idle_ms: 100.0,
             separate_frontier: true,

@@ -455,7 +455,11 @@ impl Device {
                 GcMode::Blocking => self.reserve_gc(d, placed.gc, start, false),
                 GcMode::Paced => {
                     self.owe_gc(d, placed.gc);
-                    self.pay_gc_step(d, start);
+                    if self.ftl.free_blocks(d as u32) < self.config.gc.critical_watermark {
+                        self.pay_all_gc(d, start);
+                    } else {
+                        self.pay_gc_step(d, start);
+                    }
                 }
             }
             let c = self.channel_of(d);
@@ -537,6 +541,13 @@ impl Device {
         die.busy += step;
         die.gc_busy += step;
         die.last = DieWork::Gc;
+    }
+
+    /// Paced GC below the critical watermark: the die pays all it owes now.
+    fn pay_all_gc(&mut self, d: usize, from: Nanos) {
+        let die = &mut self.dies[d];
+        die.gc_share = die.gc_debt;
+        self.pay_gc_step(d, from);
     }
 
     /// Puts GC work on die `d`'s timeline, from `from` or when the die frees.
