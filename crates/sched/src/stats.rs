@@ -185,7 +185,7 @@ impl Buckets {
 /// Exact-enough percentiles (within 1%) over the run and, optionally, over a
 /// rolling window.
 ///
-/// An I/O only bumps a bucket ([`Buckets`]); when the window rolls, the
+/// An I/O only bumps a counter in a log-linear bucket array; when the window rolls, the
 /// buckets are folded into HDR histograms (the window's, then the run's) and
 /// cleared. Summaries are computed when asked for, never on the I/O path.
 /// (Recording straight into HDR histograms cost about 60 instructions per
