@@ -1,7 +1,7 @@
 //! `iosteer sim`: schedulers on the simulated drive.
 
 use iosteer_sched::Nanos;
-use iosteer_sim::report::{table, RunJson, SimReport, SimSummary};
+use iosteer_sim::report::{table, SimReport, SimSummary};
 use iosteer_sim::run::run_all;
 use iosteer_sim::scenario::{scenario, PAPER_SPECS, SCENARIOS};
 use iosteer_sim::trace::{self, Fit, TimeUnit, TraceFormat};
@@ -228,7 +228,7 @@ pub fn sim(args: SimArgs) -> Result<(), String> {
             wall_s: (wall * 1000.0).round() / 1000.0,
             requests_per_s: (requests as f64 / wall.max(1e-9)).round(),
         },
-        runs: runs.iter().map(RunJson::from).collect(),
+        runs: &runs,
     };
     let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
     if let Some(dir) = &args.out {

@@ -685,6 +685,16 @@ mod tests {
         Command::single(Request::new(id, op, offset, len, now), now)
     }
 
+    /// Advances `d` until it accepts a command; returns the time then.
+    fn wait_for_a_slot(d: &mut Device, mut now: Nanos, done: &mut Vec<Finished>) -> Nanos {
+        while !d.view().accepts() {
+            let t = d.next_event().unwrap();
+            d.advance(t, done);
+            now = now.max(t);
+        }
+        now
+    }
+
     fn run_until_idle(device: &mut Device) -> Vec<Finished> {
         let mut done = Vec::new();
         while let Some(t) = device.next_event() {
@@ -835,11 +845,7 @@ mod tests {
         let mut now = Nanos::ZERO;
         let mut done = Vec::new();
         for i in 0..pages {
-            while !d.view().accepts() {
-                let t = d.next_event().unwrap();
-                d.advance(t, &mut done);
-                now = now.max(t);
-            }
+            now = wait_for_a_slot(&mut d, now, &mut done);
             d.submit(
                 cmd(i, Op::Write, (i * 7919 % 4000) * 16384, 16384, now),
                 now,
@@ -878,11 +884,7 @@ mod tests {
         let pages = d.capacity() / 16384;
         let (mut now, mut worst, mut done) = (Nanos::ZERO, Nanos::ZERO, Vec::new());
         for i in 0..6000u64 {
-            while !d.view().accepts() {
-                let t = d.next_event().unwrap();
-                d.advance(t, &mut done);
-                now = now.max(t);
-            }
+            now = wait_for_a_slot(&mut d, now, &mut done);
             let op = if i % 4 == 0 { Op::Read } else { Op::Write };
             d.submit(cmd(i, op, (i * 7919 % pages) * 16384, 16384, now), now)
                 .unwrap();
@@ -916,11 +918,7 @@ mod tests {
         let mut now = Nanos::ZERO;
         let mut done = Vec::new();
         for i in 0..2000u64 {
-            while !d.view().accepts() {
-                let t = d.next_event().unwrap();
-                d.advance(t, &mut done);
-                now = now.max(t);
-            }
+            now = wait_for_a_slot(&mut d, now, &mut done);
             d.submit(cmd(i, Op::Write, i * 16384 * 8, 16384 * 8, now), now)
                 .unwrap();
         }

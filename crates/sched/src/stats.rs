@@ -615,14 +615,20 @@ mod tests {
         assert!(close(s.max, 10_000.0));
     }
 
+    /// One request of `op`, queued at zero, dispatched at `dispatched`,
+    /// completed at `done`.
+    fn one_request(stats: &mut Stats, op: Op, dispatched: Nanos, done: Nanos) {
+        let req = Request::new(1, op, 0, 4096, Nanos::ZERO);
+        stats.on_enqueue(&req, Nanos::ZERO);
+        let cmd = Command::single(req, dispatched);
+        stats.on_dispatch(&cmd, dispatched);
+        stats.on_complete(&cmd.completion(Outcome::Ok), done);
+    }
+
     #[test]
     fn the_window_rolls_and_keeps_its_summary() {
         let mut stats = Stats::new(Nanos::from_secs(1), Nanos::from_millis(500));
-        let req = Request::new(1, Op::Read, 0, 4096, Nanos::ZERO);
-        stats.on_enqueue(&req, Nanos::ZERO);
-        let cmd = Command::single(req, Nanos::ZERO);
-        stats.on_dispatch(&cmd, Nanos::ZERO);
-        stats.on_complete(&cmd.completion(Outcome::Ok), Nanos::from_millis(600));
+        one_request(&mut stats, Op::Read, Nanos::ZERO, Nanos::from_millis(600));
         let read = stats.class(Op::Read);
         assert_eq!(read.too_long, 1);
         assert_eq!(read.device_latency.current_window().count, 1);
@@ -641,11 +647,7 @@ mod tests {
     #[test]
     fn a_sample_followed_by_idle_windows_does_not_linger_as_the_last_window() {
         let mut stats = Stats::new(Nanos::from_secs(1), Nanos::from_millis(500));
-        let req = Request::new(1, Op::Read, 0, 4096, Nanos::ZERO);
-        stats.on_enqueue(&req, Nanos::ZERO);
-        let cmd = Command::single(req, Nanos::ZERO);
-        stats.on_dispatch(&cmd, Nanos::ZERO);
-        stats.on_complete(&cmd.completion(Outcome::Ok), Nanos::from_millis(600));
+        one_request(&mut stats, Op::Read, Nanos::ZERO, Nanos::from_millis(600));
         stats.on_tick(Nanos::from_secs(10), 1);
         assert_eq!(stats.class(Op::Read).device_latency.last_window().count, 0);
     }
@@ -708,12 +710,13 @@ mod tests {
     #[test]
     fn queue_time_and_device_time_are_kept_apart() {
         let mut stats = Stats::new(Nanos::from_secs(1), Nanos::from_secs(1));
-        let req = Request::new(1, Op::Write, 0, 4096, Nanos::ZERO);
-        stats.on_enqueue(&req, Nanos::ZERO);
         // Held by a limiter for 90 ms, then 10 ms in the device.
-        let cmd = Command::single(req, Nanos::from_millis(90));
-        stats.on_dispatch(&cmd, Nanos::from_millis(90));
-        stats.on_complete(&cmd.completion(Outcome::Ok), Nanos::from_millis(100));
+        one_request(
+            &mut stats,
+            Op::Write,
+            Nanos::from_millis(90),
+            Nanos::from_millis(100),
+        );
         let now = Nanos::from_millis(100);
         assert_eq!(stats.device_busy.total(now), Nanos::from_millis(10));
         assert_eq!(stats.scheduler_backlog.total(now), Nanos::from_millis(90));

@@ -191,21 +191,26 @@ pub struct DeviceReport {
     pub wear_erases_max: u32,
 }
 
+/// One run. In JSON the drive's name is `drive` and its statistics `device`.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct RunReport {
     pub scheduler: String,
+    #[serde(rename = "drive")]
     pub device: String,
     pub phases: Vec<PhaseReport>,
+    #[serde(rename = "device")]
     pub device_stats: DeviceReport,
     /// Requests still queued or in the drive when the run ended.
     pub unfinished: u64,
+    /// Requests submitted (summed into `sim.requests`).
+    #[serde(skip)]
     pub requests: u64,
+    /// The run stopped before its end (interrupted, or an error); `notes` says why.
+    pub interrupted: bool,
     pub notes: Vec<String>,
     /// One-second time series (CSV and charts; not in the JSON).
     #[serde(skip)]
     pub series: Vec<crate::series::Second>,
-    /// The run stopped before its end (interrupted, or an error); `notes` says why.
-    pub interrupted: bool,
 }
 
 impl RunReport {
@@ -223,36 +228,9 @@ pub struct SimSummary {
 
 /// The whole JSON document.
 #[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct SimReport {
+pub struct SimReport<'a> {
     pub sim: SimSummary,
-    pub runs: Vec<RunJson>,
-}
-
-/// A run as it appears in JSON (`device` holds the drive's statistics).
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct RunJson {
-    pub scheduler: String,
-    pub drive: String,
-    pub phases: Vec<PhaseReport>,
-    pub device: DeviceReport,
-    pub unfinished: u64,
-    /// The run stopped early (Ctrl-C or an error); `notes` says where.
-    pub interrupted: bool,
-    pub notes: Vec<String>,
-}
-
-impl From<&RunReport> for RunJson {
-    fn from(r: &RunReport) -> RunJson {
-        RunJson {
-            scheduler: r.scheduler.clone(),
-            drive: r.device.clone(),
-            phases: r.phases.clone(),
-            device: r.device_stats.clone(),
-            unfinished: r.unfinished,
-            interrupted: r.interrupted,
-            notes: r.notes.clone(),
-        }
-    }
+    pub runs: &'a [RunReport],
 }
 
 /// The terminal table of one run.

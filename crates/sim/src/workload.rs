@@ -140,9 +140,9 @@ impl Generator {
 
     /// Issues what is due at `now` into `out` (ids from `next_id`).
     pub(crate) fn issue(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
-        match self.job.kind.clone_shallow() {
-            Shallow::Trace => self.issue_trace(now, next_id, out),
-            Shallow::Synthetic => self.issue_synthetic(now, next_id, out),
+        match self.job.kind {
+            JobKind::Trace(_) => self.issue_trace(now, next_id, out),
+            JobKind::Synthetic(_) => self.issue_synthetic(now, next_id, out),
         }
     }
 
@@ -217,17 +217,16 @@ impl Generator {
         *next_id += 1;
         self.issued += 1;
         self.outstanding += 1;
-        self.next_at = Some(now + self.gap(&s, len));
+        self.next_at = Some(now + self.gap(&s));
     }
 
-    fn gap(&mut self, s: &Synthetic, len: u64) -> Nanos {
+    fn gap(&mut self, s: &Synthetic) -> Nanos {
         let mean_len = ((s.block_min + s.block_max) / 2).max(1) as f64;
         let per_second = match (s.arrival.iops, s.arrival.bytes_per_s) {
             (Some(iops), _) => iops,
             (None, Some(bytes)) => bytes / mean_len,
             (None, None) => return s.arrival.thinktime,
         };
-        let _ = len;
         let mean_gap = 1e9 / per_second.max(1e-9);
         let gap = if s.arrival.poisson {
             let u: f64 = self.rng.random_range(f64::EPSILON..1.0);
@@ -250,21 +249,6 @@ impl Generator {
                 let ready = now + s.arrival.thinktime;
                 self.next_at = Some(self.next_at.map_or(ready, |at| at.max(ready)));
             }
-        }
-    }
-}
-
-/// Which kind of job, without borrowing it.
-enum Shallow {
-    Trace,
-    Synthetic,
-}
-
-impl JobKind {
-    fn clone_shallow(&self) -> Shallow {
-        match self {
-            JobKind::Trace(_) => Shallow::Trace,
-            JobKind::Synthetic(_) => Shallow::Synthetic,
         }
     }
 }
