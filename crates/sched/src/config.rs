@@ -179,6 +179,19 @@ pub fn parse_duration(key: &str, value: &str) -> Result<Nanos, ConfigError> {
     Ok(Nanos(ns.round() as u64))
 }
 
+/// A duration as upstream writes it, a bare integer in `unit` (`500` for
+/// mq-deadline's `read_expire` in ms, `2000000` for Kyber's `read_lat_nsec`),
+/// or with its own unit as [`parse_duration`] takes it (`500ms`).
+pub fn parse_duration_in(key: &str, value: &str, unit: Nanos) -> Result<Nanos, ConfigError> {
+    match value.parse::<u64>() {
+        Ok(n) => n
+            .checked_mul(unit.0)
+            .map(Nanos)
+            .ok_or_else(|| bad(key, value, "a shorter duration")),
+        Err(_) => parse_duration(key, value),
+    }
+}
+
 /// One of `choices`.
 pub fn parse_choice<'a>(
     key: &str,
@@ -269,6 +282,21 @@ mod tests {
         assert!(err.contains("key=value"), "{err}");
         let err = apply_toml(&mut toy, "depth = ").unwrap_err().to_string();
         assert!(err.starts_with("TOML"), "{err}");
+    }
+
+    #[test]
+    fn upstream_durations_are_bare_integers_in_their_unit() {
+        let ms = Nanos::from_millis(1);
+        assert_eq!(
+            parse_duration_in("k", "500", ms).unwrap(),
+            Nanos::from_millis(500)
+        );
+        assert_eq!(
+            parse_duration_in("k", "2s", ms).unwrap(),
+            Nanos::from_secs(2)
+        );
+        assert!(parse_duration_in("k", "18446744073709551615", ms).is_err());
+        assert!(parse_duration_in("k", "x", ms).is_err());
     }
 
     #[test]

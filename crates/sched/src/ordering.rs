@@ -15,7 +15,7 @@
 //! last write it overlaps, and remember that write's sequence number. Writes
 //! leave in order, so the read may go once the write sequence has passed it.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 use crate::request::{Op, Request};
 
@@ -132,6 +132,180 @@ impl WriteOrder {
     }
 }
 
+/// The same two rules for policies whose writes leave out of arrival order
+/// (sorted by offset, queued per tenant, held by a throttle), where
+/// [`WriteOrder`]'s "writes leave in sequence" does not hold.
+///
+/// - Writes and flushes are admitted through [`Barrier::admit`]. While a
+///   flush waits, it and every write or flush queued after it are held here,
+///   outside the policy's queues; so the policy only ever reorders writes of
+///   one epoch between two flushes. [`Barrier::take_flush`] hands the flush
+///   over once every earlier write has been sent (the caller adds "and
+///   completed", from its in-flight count, if the flush goes straight to the
+///   device), and [`Barrier::release`] then hands over the writes behind it.
+/// - A read that overlaps a queued write carries the sequence number of the
+///   last such write; it may go once no unsent write up to that number
+///   overlaps it ([`Barrier::read_ready`]), whatever order the writes left in.
+///
+/// "Sent" is whatever the policy reports through [`Barrier::sent_write`]: the
+/// hand-off to the device, or to a strict FIFO in front of it.
+#[derive(Debug)]
+pub struct Barrier {
+    filter: Box<[u32]>,
+    wide_writes: u32,
+    next_seq: u64,
+    /// Writes admitted or held and not yet sent: sequence number to byte range.
+    unsent: BTreeMap<u64, (u64, u64)>,
+    /// A waiting flush at the head, and everything write-side queued after it.
+    held: VecDeque<Queued>,
+    /// Writes of the epoch after the last flush handed over, not released yet.
+    releasing: bool,
+}
+
+impl Default for Barrier {
+    fn default() -> Self {
+        Barrier {
+            filter: vec![0; FILTER_SLOTS].into_boxed_slice(),
+            wide_writes: 0,
+            next_seq: 1,
+            unsent: BTreeMap::new(),
+            held: VecDeque::new(),
+            releasing: false,
+        }
+    }
+}
+
+impl Barrier {
+    /// Registers a write or flush. Returns it tagged when the policy may queue
+    /// it now, or `None` when it waits behind a flush (here).
+    pub fn admit(&mut self, request: Request) -> Option<Queued> {
+        let tag = self.next_seq;
+        self.next_seq += 1;
+        if request.op == Op::Write && request.len.0 > 0 {
+            self.unsent.insert(tag, (request.offset.0, request.end()));
+            self.adjust(&request, true);
+        }
+        let entry = Queued { request, tag };
+        if entry.request.op == Op::Flush || !self.held.is_empty() {
+            self.held.push_back(entry);
+            return None;
+        }
+        Some(entry)
+    }
+
+    /// The tag for a read entering a read queue: the last unsent write it
+    /// overlaps, or 0.
+    pub fn read_tag(&self, read: &Request) -> u64 {
+        if self.unsent.is_empty() || read.len.0 == 0 || !self.may_overlap(read) {
+            return 0;
+        }
+        let (start, end) = (read.offset.0, read.end());
+        self.unsent
+            .iter()
+            .rev()
+            .find(|(_, (s, e))| *s < end && start < *e)
+            .map_or(0, |(seq, _)| *seq)
+    }
+
+    /// Whether a queued read may be sent now; once it may, its tag is cleared
+    /// so the answer is cheap from then on.
+    pub fn read_ready(&self, read: &mut Queued) -> bool {
+        if read.tag == 0 {
+            return true;
+        }
+        let (start, end) = (read.request.offset.0, read.request.end());
+        let blocked = self
+            .unsent
+            .range(..=read.tag)
+            .any(|(_, (s, e))| *s < end && start < *e);
+        if !blocked {
+            read.tag = 0;
+        }
+        !blocked
+    }
+
+    /// A write (or flush) left the policy's queues for the device.
+    pub fn sent_write(&mut self, write: &Queued) {
+        if self.unsent.remove(&write.tag).is_some() {
+            self.adjust(&write.request, false);
+        }
+    }
+
+    /// Whether a flush waits here.
+    pub fn flush_waiting(&self) -> bool {
+        self.held.front().is_some_and(|q| q.request.op == Op::Flush)
+    }
+
+    /// Whether the waiting flush may leave: every write queued before it has
+    /// been sent.
+    pub fn flush_due(&self) -> bool {
+        let Some(flush) = self.held.front() else {
+            return false;
+        };
+        self.unsent
+            .keys()
+            .next()
+            .is_none_or(|first| *first > flush.tag)
+    }
+
+    /// Takes the waiting flush once it is due; the writes behind it then come
+    /// out of [`Barrier::release`].
+    pub fn take_flush(&mut self) -> Option<Queued> {
+        if !self.flush_due() {
+            return None;
+        }
+        self.releasing = true;
+        self.held.pop_front()
+    }
+
+    /// The next write released by the last flush taken, up to the next flush.
+    pub fn release(&mut self) -> Option<Queued> {
+        if !self.releasing {
+            return None;
+        }
+        match self.held.front() {
+            Some(next) if next.request.op != Op::Flush => self.held.pop_front(),
+            _ => {
+                self.releasing = false;
+                None
+            }
+        }
+    }
+
+    /// Held requests (a flush and what queued behind it).
+    pub fn held(&self) -> impl Iterator<Item = &Request> {
+        self.held.iter().map(|q| &q.request)
+    }
+
+    pub fn has_held(&self) -> bool {
+        !self.held.is_empty()
+    }
+
+    fn may_overlap(&self, read: &Request) -> bool {
+        if self.wide_writes > 0 {
+            return true;
+        }
+        match granules(read) {
+            Some((first, last)) => (first..=last).any(|g| self.filter[slot(g)] > 0),
+            None => true,
+        }
+    }
+
+    fn adjust(&mut self, write: &Request, add: bool) {
+        let bump = |count: &mut u32| {
+            if add {
+                *count += 1
+            } else {
+                *count -= 1
+            }
+        };
+        match granules(write) {
+            Some((first, last)) => (first..=last).for_each(|g| bump(&mut self.filter[slot(g)])),
+            None => bump(&mut self.wide_writes),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,5 +365,45 @@ mod tests {
         );
         order.sent_write(&Queued { request: w, tag });
         assert_eq!(order.wide_writes, 0);
+    }
+
+    #[test]
+    fn a_barrier_holds_writes_behind_a_flush_until_it_is_taken() {
+        let mut b = Barrier::default();
+        let w1 = b.admit(req(1, Op::Write, 0, 4096)).unwrap();
+        assert!(b.admit(req(2, Op::Flush, 0, 0)).is_none());
+        assert!(b.admit(req(3, Op::Write, 8192, 4096)).is_none());
+        assert!(b.admit(req(4, Op::Flush, 0, 0)).is_none());
+        assert!(b.flush_waiting() && !b.flush_due());
+        assert!(b.take_flush().is_none());
+        b.sent_write(&w1);
+        let flush = b.take_flush().unwrap();
+        assert_eq!(flush.request.id.0, 2);
+        assert_eq!(b.release().map(|q| q.request.id.0), Some(3));
+        assert!(b.release().is_none(), "the second flush stops the release");
+        assert!(
+            b.flush_waiting() && !b.flush_due(),
+            "write 3 is not sent yet"
+        );
+    }
+
+    #[test]
+    fn a_read_waits_for_every_overlapping_write_whatever_order_they_leave_in() {
+        let mut b = Barrier::default();
+        let w1 = b.admit(req(1, Op::Write, 0, 8192)).unwrap();
+        let w2 = b.admit(req(2, Op::Write, 4096, 8192)).unwrap();
+        let mut read = Queued {
+            request: req(3, Op::Read, 0, 16384),
+            tag: 0,
+        };
+        read.tag = b.read_tag(&read.request);
+        assert_eq!(read.tag, 2);
+        b.sent_write(&w2);
+        assert!(!b.read_ready(&mut read), "write 1 is still queued");
+        b.sent_write(&w1);
+        assert!(b.read_ready(&mut read));
+        assert_eq!(read.tag, 0);
+        let elsewhere = req(4, Op::Read, 1 << 30, 4096);
+        assert_eq!(b.read_tag(&elsewhere), 0);
     }
 }

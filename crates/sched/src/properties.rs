@@ -13,6 +13,7 @@ use proptest::prelude::*;
 
 use crate::config::apply_pairs;
 use crate::limiter::{credit_cap_ticks, LimiterKind};
+use crate::policy;
 use crate::policy::fifo::{Fifo, FifoConfig};
 use crate::policy::netflix::{Netflix, NetflixConfig};
 use crate::request::{Command, Dispatch, Op, Outcome, Request};
@@ -350,6 +351,29 @@ fn assert_rate(sent: &[&Sent], amount: impl Fn(&Sent) -> f64, rate: f64, slack: 
     }
 }
 
+/// Builds a policy from a generated spec, which must be valid.
+fn build(spec: &str) -> Box<dyn Scheduler> {
+    policy::build(spec).unwrap_or_else(|e| panic!("{spec}: {e}"))
+}
+
+/// Completes everything exactly once, keeps the ordering rules, and never
+/// answers `Retry::Idle` with work waiting.
+fn assert_live_and_ordered(spec: &str, stream: &[Arrival], slots: u32) -> Trace {
+    let mut sched = build(spec);
+    let trace = run(sched.as_mut(), stream, slots, PATIENCE);
+    assert_completes_exactly_once(&trace, stream);
+    assert_ordering_rules(&trace, stream);
+    trace
+}
+
+fn deadline_spec() -> impl Strategy<Value = String> {
+    (1u32..20, 0u32..4, 1u64..600, 1u64..6000).prop_map(|(batch, starved, r, w)| {
+        format!(
+            "deadline:fifo_batch={batch},writes_starved={starved},read_expire={r},write_expire={w}"
+        )
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
@@ -423,5 +447,14 @@ proptest! {
         expected += &"R".repeat(r);
         expected += &"W".repeat(w);
         prop_assert_eq!(order, expected);
+    }
+
+    #[test]
+    fn deadline_completes_everything_once_in_order(
+        stream in arrivals(250),
+        spec in deadline_spec(),
+        slots in 1u32..32,
+    ) {
+        assert_live_and_ordered(&spec, &stream, slots);
     }
 }

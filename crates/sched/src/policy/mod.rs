@@ -3,6 +3,7 @@
 //! A spec is `name[:key=value,...]`, for example
 //! `netflix:read_bias=100,write.limiter=queue_depth,write.current=1`.
 
+pub mod deadline;
 pub mod fifo;
 pub mod netflix;
 
@@ -23,7 +24,7 @@ pub struct PolicyInfo {
 
 /// Every policy, in the order they are listed.
 pub fn catalog() -> &'static [PolicyInfo] {
-    &[fifo::INFO, netflix::INFO]
+    &[fifo::INFO, netflix::INFO, deadline::INFO]
 }
 
 fn known_names() -> String {
@@ -65,10 +66,15 @@ fn build_with(
             configure(&mut config)?;
             Ok(Box::new(fifo::Fifo::new(config)))
         }
-        _ => {
+        "netflix" => {
             let mut config = netflix::NetflixConfig::default();
             configure(&mut config)?;
             Ok(Box::new(netflix::Netflix::new(config)))
+        }
+        _ => {
+            let mut config = deadline::DeadlineConfig::default();
+            configure(&mut config)?;
+            Ok(Box::new(deadline::Deadline::new(config)))
         }
     }
 }
