@@ -374,6 +374,11 @@ fn deadline_spec() -> impl Strategy<Value = String> {
     })
 }
 
+fn kyber_spec() -> impl Strategy<Value = String> {
+    (50u64..5_000, 200u64..20_000)
+        .prop_map(|(r, w)| format!("kyber:read_lat_nsec={r}us,write_lat_nsec={w}us"))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
@@ -453,6 +458,15 @@ proptest! {
     fn deadline_completes_everything_once_in_order(
         stream in arrivals(250),
         spec in deadline_spec(),
+        slots in 1u32..32,
+    ) {
+        assert_live_and_ordered(&spec, &stream, slots);
+    }
+
+    #[test]
+    fn kyber_completes_everything_once_in_order(
+        stream in arrivals(250),
+        spec in kyber_spec(),
         slots in 1u32..32,
     ) {
         assert_live_and_ordered(&spec, &stream, slots);

@@ -5,6 +5,7 @@
 
 pub mod deadline;
 pub mod fifo;
+pub mod kyber;
 pub mod netflix;
 
 use crate::config::{apply_pairs, apply_toml, ConfigError, Configurable, Tunable};
@@ -24,7 +25,7 @@ pub struct PolicyInfo {
 
 /// Every policy, in the order they are listed.
 pub fn catalog() -> &'static [PolicyInfo] {
-    &[fifo::INFO, netflix::INFO, deadline::INFO]
+    &[fifo::INFO, netflix::INFO, deadline::INFO, kyber::INFO]
 }
 
 fn known_names() -> String {
@@ -71,10 +72,15 @@ fn build_with(
             configure(&mut config)?;
             Ok(Box::new(netflix::Netflix::new(config)))
         }
-        _ => {
+        "deadline" => {
             let mut config = deadline::DeadlineConfig::default();
             configure(&mut config)?;
             Ok(Box::new(deadline::Deadline::new(config)))
+        }
+        _ => {
+            let mut config = kyber::KyberConfig::default();
+            configure(&mut config)?;
+            Ok(Box::new(kyber::Kyber::new(config)))
         }
     }
 }
