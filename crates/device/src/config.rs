@@ -138,24 +138,40 @@ impl fmt::Display for VictimPolicy {
     }
 }
 
-/// When foreground GC takes its die time.
+/// How GC shares a die with host requests (seed 002).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GcMode {
-    /// A victim is cleaned in one go: every page move and the erase occupy
-    /// the die back to back, and a read to that die waits for all of it (the
-    /// non-preemptive GC of seed 002).
+    /// Non-preemptive GC (NPGC): a victim is cleaned in one go, every page
+    /// move and the erase back to back, before the die serves anything else.
+    #[serde(alias = "npgc")]
     Blocking,
-    /// The victim's cost is paid in steps by the next host programs on the
-    /// die, each paying the cost over the pages the victim freed: GC keeps
-    /// pace with writes and a read waits for one step at most (the
-    /// proportional GC of most firmware; seed 003 bounds a read's wait near
-    /// one erase).
-    Paced,
+    /// Semi-preemptive GC (PGC): cleaning is split into page moves and the
+    /// erase, and host requests queued at the die may go between those steps,
+    /// as the free-block state allows (see [`GcConfig::state2_below`]).
+    #[serde(alias = "pgc")]
+    SemiPreemptive,
 }
 
-fn critical_default() -> u32 {
+impl GcMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            GcMode::Blocking => "blocking",
+            GcMode::SemiPreemptive => "semi_preemptive",
+        }
+    }
+}
+
+fn state2_default() -> u32 {
     2
+}
+
+fn state3_default() -> u32 {
+    1
+}
+
+fn pipeline_default() -> bool {
+    true
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -163,16 +179,23 @@ fn critical_default() -> u32 {
 pub struct GcConfig {
     pub victim: VictimPolicy,
     pub mode: GcMode,
-    /// Free blocks per die below which a write must wait for foreground GC.
+    /// Free blocks per die below which the FTL cleans a victim before a write.
     pub low_watermark: u32,
-    /// Free blocks per die below which paced GC may no longer defer: the whole
-    /// GC debt of the die is paid before the next program (as blocking GC).
-    /// The FTL reclaims space before its time is paid, so this fires only
-    /// when cleaning cannot hold the pool at `low_watermark` (a drive nearly
-    /// full of valid data); the preemption states of semi-preemptive GC will
-    /// build on it.
-    #[serde(default = "critical_default")]
-    pub critical_watermark: u32,
+    /// Semi-preemptive GC, the preemption states of seed 002. A die's erased
+    /// blocks are its free blocks less the erases it still owes. At or above
+    /// `state2_below` (state 1) host reads and writes may go between GC
+    /// steps; below it (state 2) only reads may; below `state3_below`
+    /// (state 3) nothing may, until the die has erased enough.
+    #[serde(default = "state2_default")]
+    pub state2_below: u32,
+    #[serde(default = "state3_default")]
+    pub state3_below: u32,
+    /// Semi-preemptive GC's pipeline technique: page moves use the die's
+    /// copy-back and leave its channel to other dies' host transfers. When
+    /// off, a GC step holds the channel too (that part of the drive serves
+    /// nobody, as seed 002 draws NPGC).
+    #[serde(default = "pipeline_default")]
+    pub pipeline: bool,
     /// Free blocks per die that idle (background) GC cleans up to.
     pub high_watermark: u32,
     /// Idle host link time after which background GC starts.
@@ -329,11 +352,11 @@ impl DeviceConfig {
                 "must be at least 2 (GC needs a free block to move data into)",
             );
         }
-        if gc.critical_watermark > gc.low_watermark {
+        if gc.state3_below > gc.state2_below {
             return invalid(
-                "gc.critical_watermark",
-                gc.critical_watermark,
-                "must not be above gc.low_watermark",
+                "gc.state3_below",
+                gc.state3_below,
+                "must not be above gc.state2_below",
             );
         }
         if gc.high_watermark < gc.low_watermark {
@@ -411,9 +434,9 @@ pub fn preset_names() -> Vec<&'static str> {
 ///   large TRIM takes tens to a couple of hundred ms (the paper saw 10-200 ms).
 /// - Background GC only after 100 ms of idle link (the paper: "only after the
 ///   interface had been idle 100ms").
-/// - Foreground GC paced with host writes (see [`GcMode::Paced`]): the paper
-///   bounds a read's wait behind cleaning near one erase, which a drive that
-///   cleaned whole blocks at once could not do.
+/// - Semi-preemptive foreground GC (see [`GcMode::SemiPreemptive`]): the
+///   paper bounds a read's wait behind cleaning near one erase, which a drive
+///   that cleaned whole blocks at once could not do.
 /// - Free-block pool: foreground GC below 4 free blocks per die (16 MiB); idle
 ///   GC refills to 48 per die, about 1.5 GiB in all: the reserve a fill
 ///   consumes before foreground GC starts (the paper's 5-10 GB on a drive ~30x
@@ -446,9 +469,11 @@ pub fn consumer_sata() -> DeviceConfig {
         },
         gc: GcConfig {
             victim: VictimPolicy::Greedy,
-            mode: GcMode::Paced,
+            mode: GcMode::SemiPreemptive,
             low_watermark: 4,
-            critical_watermark: 2,
+            state2_below: 2,
+            state3_below: 1,
+            pipeline: true,
             high_watermark: 48,
             background_idle_ms: 100.0,
             separate_frontier: true,
@@ -474,7 +499,7 @@ pub fn consumer_sata() -> DeviceConfig {
 /// - One queue of 256 commands; deallocate and flush are queued; deallocate
 ///   costs 50 us + 10 us per range + 20 us per MiB.
 /// - Background GC after 20 ms idle; watermarks 4 and 16 blocks per die;
-///   foreground GC paced with host writes.
+///   semi-preemptive foreground GC.
 pub fn enterprise_nvme() -> DeviceConfig {
     DeviceConfig {
         name: "enterprise-nvme".into(),
@@ -503,9 +528,11 @@ pub fn enterprise_nvme() -> DeviceConfig {
         },
         gc: GcConfig {
             victim: VictimPolicy::Greedy,
-            mode: GcMode::Paced,
+            mode: GcMode::SemiPreemptive,
             low_watermark: 4,
-            critical_watermark: 2,
+            state2_below: 2,
+            state3_below: 1,
+            pipeline: true,
             high_watermark: 16,
             background_idle_ms: 20.0,
             separate_frontier: true,
@@ -562,7 +589,9 @@ pub fn disksim_slc() -> DeviceConfig {
             victim: VictimPolicy::Greedy,
             mode: GcMode::Blocking,
             low_watermark: 4,
-            critical_watermark: 2,
+            state2_below: 2,
+            state3_below: 1,
+            pipeline: false,
             high_watermark: 8,
             background_idle_ms: 100.0,
             separate_frontier: true,

@@ -1,32 +1,35 @@
 //! The timed drive: host interface, controller, channels and dies around the
 //! [`Ftl`].
 //!
-//! Timing is by reservation: every die, channel and the host link has a time
-//! at which it is next free, and a command reserves the work it needs when it
-//! is submitted, in order. A die serves one NAND operation at a time, so a read
-//! to a die that is programming, erasing or moving GC data waits for it, and
-//! the wait is charged to what the die was doing. Completion times are known
-//! at submission; [`Device::advance`] hands them out in time order.
+//! A discrete-event model. Each die serves one NAND operation at a time from
+//! its own queue; channels and the host link are reserved in time order as
+//! the operations that need them come up. [`Device::next_event`] says when
+//! something next happens and [`Device::advance`] plays the drive up to a time,
+//! handing out the commands finished by then.
 //!
-//! - Read: per page, array read on its die (tR), then the channel transfer;
-//!   then the whole command crosses the host link. Unmapped pages cost no NAND
-//!   time.
-//! - Write: the data crosses the host link, then each page goes to the least
-//!   busy die, channel transfer, then tPROG. A write completes when its last
-//!   page is programmed (no write-back cache). Foreground GC that the die
-//!   needs first (page moves of tR + tPROG each, then tBERS per erase) is
-//!   reserved before the program in one go (`gc.mode = blocking`), or paid in
-//!   steps by this and the next programs on the die (`paced`).
+//! - Read: each mapped page queues at its die: array read (tR), then the
+//!   channel transfer. When the last page is out, the command crosses the host
+//!   link. Unmapped pages cost no NAND time.
+//! - Write: the data crosses the host link at submission; each page is placed
+//!   by the FTL on the least busy die and queues there: channel transfer, then
+//!   tPROG. A write completes when its last page is programmed (no write-back
+//!   cache).
+//! - Garbage collection: the FTL cleans victims in its map at once; the die
+//!   then owes the time, page moves (tR + tPROG each) and erases (tBERS). With
+//!   `gc.mode = blocking` (NPGC) a die pays a whole victim in one go before
+//!   anything queued. With `semi_preemptive` (PGC) it pays one page move or one
+//!   erase at a time, and host requests queued at the die may go first as the
+//!   die's free-block state allows: state 1 reads and writes, state 2 reads
+//!   only, state 3 nothing. A free die with nothing queued pays what it owes.
 //! - TRIM and FLUSH take controller time only (see [`crate::config::TrimCost`]).
 //!   On SATA they are non-queued: the drive stops accepting, lets its queue
 //!   drain, runs the command alone, then accepts again.
 //! - Background GC runs only after the host link has been idle for
 //!   `background_idle_ms`, one victim per die at a time, until every die has
-//!   `high_watermark` free blocks; a command arriving meanwhile waits for the
-//!   GC step under way on its die.
+//!   `high_watermark` free blocks; it is owed and paid like foreground GC.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use iosteer_sched::{Command, DeviceView, Nanos, Op, Outcome};
 use rand::rngs::SmallRng;
@@ -36,28 +39,61 @@ use thiserror::Error;
 use crate::config::{ConfigError, DeviceConfig, GcMode};
 use crate::ftl::{Ftl, FtlCounters, GcWork, HOST_STREAM};
 
-/// What a die last did: a read that waits behind it is charged to this.
+/// What a die spends its time on; a read that waits is charged to these.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum DieWork {
-    Read,
-    Program,
+    Read = 0,
+    Program = 1,
+    Gc = 2,
+}
+
+/// A host page operation queued at a die.
+#[derive(Copy, Clone, Debug)]
+struct PageTask {
+    slot: u32,
+    write: bool,
+    /// A write's logical page, and whether the FTL has placed it yet: it does
+    /// when the die first picks the write, so GC is owed when the program
+    /// really needs the space, not when the command arrives.
+    lpn: u32,
+    placed: bool,
+    /// When the task reached the die (writes: when their data is in).
+    arrived: Nanos,
+    /// The die's `spent` when the task arrived, less what the operation then
+    /// running had still to do: the difference at start is what it waited for.
+    seen: [Nanos; 3],
+}
+
+#[derive(Clone, Debug, Default)]
+struct Die {
+    /// End of the operation under way (in the past when idle).
+    busy_until: Nanos,
+    running: Option<Running>,
+    host: VecDeque<PageTask>,
+    /// Victims cleaned in the map whose moves and erases are still owed.
+    owed: VecDeque<GcWork>,
+    owed_erases: u32,
+    owed_moves: u32,
+    owed_time: Nanos,
+    /// NAND time of host tasks queued here.
+    queued_time: Nanos,
+    /// Time of operations started, by [`DieWork`].
+    spent: [Nanos; 3],
+}
+
+#[derive(Copy, Clone, Debug)]
+enum Running {
+    Host(PageTask),
     Gc,
 }
 
+/// A command in the drive.
 #[derive(Clone, Debug)]
-struct DieClock {
-    free_at: Nanos,
-    last: DieWork,
-    busy: Nanos,
-    gc_busy: Nanos,
-    /// Paced GC: die time still owed for victims already cleaned in the map,
-    /// and what each host program pays of it.
-    gc_debt: Nanos,
-    gc_share: Nanos,
-    /// End of the last GC work on the die's timeline.
-    gc_until: Nanos,
+struct InFlight {
+    command: Command,
+    outcome: Outcome,
+    pages_left: u32,
 }
-
 /// A command the drive finished.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finished {
@@ -150,12 +186,17 @@ pub struct Device {
     t_overhead: Nanos,
     t_page_transfer: Nanos,
     link_ps_per_byte: u64,
-    dies: Vec<DieClock>,
+    dies: Vec<Die>,
+    /// Dies whose operation under way ends at the given time.
+    die_events: BinaryHeap<Reverse<(Nanos, u32)>>,
     channels: Vec<Nanos>,
     link_free: Nanos,
-    completions: BinaryHeap<Reverse<(Nanos, u64)>>,
-    in_flight: Vec<(u64, Command, Outcome)>,
-    next_tag: u64,
+    /// Commands whose completion time is known.
+    completions: BinaryHeap<Reverse<(Nanos, u32)>>,
+    /// Commands in the drive, by slot; `free_slots` lists the empty ones.
+    slots: Vec<Option<InFlight>>,
+    free_slots: Vec<u32>,
+    in_flight: u32,
     /// A non-queued command waiting for the queue to drain.
     waiting: Option<Command>,
     /// A non-queued command is running until this time.
@@ -166,6 +207,14 @@ pub struct Device {
     gc_stuck: Vec<bool>,
     next_die: usize,
     stats: DeviceStats,
+}
+
+fn work_of(running: Running) -> DieWork {
+    match running {
+        Running::Host(task) if task.write => DieWork::Program,
+        Running::Host(_) => DieWork::Read,
+        Running::Gc => DieWork::Gc,
+    }
 }
 
 fn micros(us: f64) -> Nanos {
@@ -189,23 +238,14 @@ impl Device {
             t_overhead: micros(t.command_overhead_us),
             t_page_transfer: Nanos((page_size as f64 * 1e3 / t.channel_mb_per_s).round() as u64),
             link_ps_per_byte: (1e6 / t.host_link_mb_per_s).round() as u64,
-            dies: vec![
-                DieClock {
-                    free_at: Nanos::ZERO,
-                    last: DieWork::Read,
-                    busy: Nanos::ZERO,
-                    gc_busy: Nanos::ZERO,
-                    gc_debt: Nanos::ZERO,
-                    gc_share: Nanos::ZERO,
-                    gc_until: Nanos::ZERO,
-                };
-                dies
-            ],
+            dies: vec![Die::default(); dies],
+            die_events: BinaryHeap::new(),
             channels: vec![Nanos::ZERO; g.channels as usize],
             link_free: Nanos::ZERO,
             completions: BinaryHeap::new(),
-            in_flight: Vec::new(),
-            next_tag: 0,
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            in_flight: 0,
             waiting: None,
             exclusive_until: None,
             idle_since: Nanos::ZERO,
@@ -236,10 +276,6 @@ impl Device {
     pub fn stats(&self) -> DeviceStats {
         let mut stats = self.stats.clone();
         stats.ftl = self.ftl.counters;
-        for (i, die) in self.dies.iter().enumerate() {
-            stats.die_busy[i] = die.busy;
-            stats.die_gc_busy[i] = die.gc_busy;
-        }
         let (mut min, mut max, mut sum, mut n) = (u32::MAX, 0, 0u64, 0u64);
         for erases in self.ftl.erase_counts() {
             min = min.min(erases);
@@ -260,7 +296,7 @@ impl Device {
     pub fn view(&self) -> DeviceView {
         DeviceView {
             slots: self.config.interface.queue_depth,
-            in_flight: self.in_flight.len() as u32 + u32::from(self.waiting.is_some()),
+            in_flight: self.in_flight + u32::from(self.waiting.is_some()),
             draining: self.waiting.is_some() || self.exclusive_until.is_some(),
         }
     }
@@ -301,8 +337,10 @@ impl Device {
             ..DeviceStats::default()
         };
         for die in &mut self.dies {
-            die.busy = Nanos::ZERO;
-            die.gc_busy = Nanos::ZERO;
+            die.owed.clear();
+            die.owed_erases = 0;
+            die.owed_moves = 0;
+            die.owed_time = Nanos::ZERO;
         }
         Ok(())
     }
@@ -327,8 +365,8 @@ impl Device {
                 draining: view.draining,
             });
         }
-        self.run_background_gc(now);
-        if self.non_queued(command.op) && !self.in_flight.is_empty() {
+        self.run_dies(now);
+        if self.non_queued(command.op) && self.in_flight > 0 {
             self.waiting = Some(command);
             return Ok(());
         }
@@ -338,23 +376,44 @@ impl Device {
 
     fn start(&mut self, command: Command, now: Nanos) {
         let start = now + self.t_overhead;
-        let (done, outcome) = match command.op {
-            Op::Read => self.time_read(&command, start),
-            Op::Write => self.time_write(&command, start),
-            Op::Trim => self.time_trim(&command, start),
-            Op::Flush => (start + micros(self.config.flush_us), Outcome::Ok),
+        let op = command.op;
+        self.stats.commands[op.index()] += 1;
+        let slot = self.free_slots.pop().unwrap_or_else(|| {
+            self.slots.push(None);
+            (self.slots.len() - 1) as u32
+        });
+        self.slots[slot as usize] = Some(InFlight {
+            command,
+            outcome: Outcome::Ok,
+            pages_left: 0,
+        });
+        self.in_flight += 1;
+        let (outcome, done) = match op {
+            Op::Read => self.queue_read(slot, start),
+            Op::Write => self.queue_write(slot, start),
+            Op::Trim => self.time_trim(slot, start),
+            Op::Flush => (Outcome::Ok, Some(start + micros(self.config.flush_us))),
         };
-        if self.non_queued(command.op) {
-            self.exclusive_until = Some(done);
-        }
-        self.stats.commands[command.op.index()] += 1;
         if outcome == Outcome::Error {
             self.stats.errors += 1;
         }
-        let tag = self.next_tag;
-        self.next_tag += 1;
-        self.completions.push(Reverse((done, tag)));
-        self.in_flight.push((tag, command, outcome));
+        let entry = self.slots[slot as usize]
+            .as_mut()
+            .expect("the slot was just filled");
+        entry.outcome = outcome;
+        if let Some(done) = done {
+            if self.non_queued(op) {
+                self.exclusive_until = Some(done);
+            }
+            self.completions.push(Reverse((done, slot)));
+        }
+    }
+
+    fn command(&self, slot: u32) -> &Command {
+        &self.slots[slot as usize]
+            .as_ref()
+            .expect("a queued page belongs to a command in the drive")
+            .command
     }
 
     /// Logical pages `[first, last]` a byte range touches, or `None` past the end.
@@ -374,111 +433,102 @@ impl Device {
         die % self.channels.len()
     }
 
-    fn time_read(&mut self, command: &Command, start: Nanos) -> (Nanos, Outcome) {
-        let request = &command.requests[0];
-        let Some((first, last)) = self.pages(request.offset.0, request.len.0) else {
-            return (start, Outcome::Error);
+    /// Queues a read's pages at their dies; returns its completion time now
+    /// if no page needs NAND time.
+    fn queue_read(&mut self, slot: u32, start: Nanos) -> (Outcome, Option<Nanos>) {
+        let request = &self.command(slot).requests[0];
+        let (offset, len) = (request.offset.0, request.len.0);
+        let Some((first, last)) = self.pages(offset, len) else {
+            return (Outcome::Error, Some(start));
         };
-        let mut ready = start;
+        let mut pages = 0;
         for lpn in first..=last {
             let Some(ppn) = self.ftl.lookup(lpn as u32) else {
                 continue;
             };
             let d = self.ftl.die_of(ppn) as usize;
-            let die = &mut self.dies[d];
-            // The part of the wait that GC work occupies, then the rest by
-            // what the die does last.
-            let waited = die.free_at - start;
-            let behind_gc = die.gc_until.min(die.free_at) - start;
-            self.stats.read_wait_behind_gc += behind_gc;
-            let rest = waited - behind_gc;
-            match die.last {
-                DieWork::Program => self.stats.read_wait_behind_program += rest,
-                DieWork::Gc => self.stats.read_wait_behind_gc += rest,
-                DieWork::Read => self.stats.read_wait_behind_read += rest,
-            }
-            let read_done = die.free_at.max(start) + self.t_read;
-            let c = self.channel_of(d);
-            let out = self.channels[c].max(read_done) + self.t_page_transfer;
-            self.channels[c] = out;
-            let die = &mut self.dies[d];
-            die.busy += out - die.free_at.max(start);
-            die.free_at = out;
-            die.last = DieWork::Read;
-            ready = ready.max(out);
-            self.stats.host_pages_read += 1;
+            self.enqueue_page(d, slot, None, start);
+            pages += 1;
         }
-        let link_start = self.link_free.max(ready);
-        self.link_free = link_start + self.link_time(request.len.0);
-        (self.link_free, Outcome::Ok)
+        self.set_pages_left(slot, pages);
+        if pages == 0 {
+            return (Outcome::Ok, Some(self.send_over_link(start, len)));
+        }
+        (Outcome::Ok, None)
     }
 
-    /// The die whose queue of work ends first, scanning from a rotating start
+    fn set_pages_left(&mut self, slot: u32, pages: u32) {
+        if let Some(entry) = self.slots[slot as usize].as_mut() {
+            entry.pages_left = pages;
+        }
+    }
+
+    fn send_over_link(&mut self, ready: Nanos, bytes: u64) -> Nanos {
+        let link_start = self.link_free.max(ready);
+        self.link_free = link_start + self.link_time(bytes);
+        self.link_free
+    }
+
+    /// The die whose queued work ends first, scanning from a rotating start
     /// so ties spread.
-    fn least_busy_die(&mut self) -> usize {
+    fn least_busy_die(&mut self, now: Nanos) -> usize {
         let n = self.dies.len();
         let start = self.next_die;
         self.next_die = (start + 1) % n;
         (0..n)
             .map(|i| (start + i) % n)
-            .min_by_key(|d| self.dies[*d].free_at)
+            .min_by_key(|d| {
+                let die = &self.dies[*d];
+                die.busy_until.max(now) + die.queued_time + die.owed_time
+            })
             .expect("a drive has dies")
     }
 
-    /// Writes `lpn` on the least busy die, or on the next ones if that die is
-    /// full of valid data.
-    fn place(&mut self, lpn: u64) -> Option<(usize, crate::ftl::Placed)> {
-        let first = self.least_busy_die();
-        let n = self.dies.len();
-        (0..n).map(|i| (first + i) % n).find_map(|d| {
-            self.ftl
-                .write(lpn, d as u32, HOST_STREAM)
-                .ok()
-                .map(|placed| (d, placed))
-        })
+    fn queue_write(&mut self, slot: u32, start: Nanos) -> (Outcome, Option<Nanos>) {
+        let request = &self.command(slot).requests[0];
+        let (offset, len) = (request.offset.0, request.len.0);
+        let Some((first, last)) = self.pages(offset, len) else {
+            return (Outcome::Error, Some(start));
+        };
+        let data_in = self.send_over_link(start, len);
+        let mut pages = 0;
+        for lpn in first..=last {
+            let d = self.least_busy_die(data_in);
+            self.enqueue_page(d, slot, Some(lpn as u32), data_in);
+            pages += 1;
+        }
+        self.set_pages_left(slot, pages);
+        if pages == 0 {
+            return (Outcome::Ok, Some(data_in));
+        }
+        (Outcome::Ok, None)
     }
 
-    fn time_write(&mut self, command: &Command, start: Nanos) -> (Nanos, Outcome) {
-        let request = &command.requests[0];
-        let Some((first, last)) = self.pages(request.offset.0, request.len.0) else {
-            return (start, Outcome::Error);
-        };
-        let link_start = self.link_free.max(start);
-        let data_in = link_start + self.link_time(request.len.0);
-        self.link_free = data_in;
-        let mut done = data_in;
-        for lpn in first..=last {
-            let Some((d, placed)) = self.place(lpn) else {
-                return (done, Outcome::Error);
-            };
-            match self.config.gc.mode {
-                GcMode::Blocking => self.reserve_gc(d, placed.gc, start, false),
-                GcMode::Paced => {
-                    self.owe_gc(d, placed.gc);
-                    if self.ftl.free_blocks(d as u32) < self.config.gc.critical_watermark {
-                        self.pay_all_gc(d, start);
-                    } else {
-                        self.pay_gc_step(d, start);
-                    }
+    /// Maps a write's page on die `d`, or on the next dies if `d` is full of
+    /// valid data (the time stays on `d`), and owes the GC that made room.
+    fn place(&mut self, d: usize, task: &mut PageTask) {
+        task.placed = true;
+        let n = self.dies.len();
+        let placed = (0..n).map(|i| (d + i) % n).find_map(|die| {
+            self.ftl
+                .write(u64::from(task.lpn), die as u32, HOST_STREAM)
+                .ok()
+                .map(|placed| (die, placed))
+        });
+        match placed {
+            Some((die, placed)) => self.owe_gc(die, placed.gc, false),
+            None => {
+                if let Some(entry) = self.slots[task.slot as usize].as_mut() {
+                    entry.outcome = Outcome::Error;
                 }
             }
-            let c = self.channel_of(d);
-            let transfer = self.channels[c].max(data_in).max(self.dies[d].free_at);
-            let loaded = transfer + self.t_page_transfer;
-            self.channels[c] = loaded;
-            let die = &mut self.dies[d];
-            let programmed = loaded + self.t_program;
-            die.busy += programmed - transfer;
-            die.free_at = programmed;
-            die.last = DieWork::Program;
-            done = done.max(programmed);
         }
-        (done, Outcome::Ok)
     }
 
-    fn time_trim(&mut self, command: &Command, start: Nanos) -> (Nanos, Outcome) {
+    fn time_trim(&mut self, slot: u32, start: Nanos) -> (Outcome, Option<Nanos>) {
         let mut outcome = Outcome::Ok;
-        for request in &command.requests {
+        let requests = self.command(slot).requests.clone();
+        for request in &requests {
             let Some((first, last)) = self.pages(request.offset.0, request.len.0) else {
                 outcome = Outcome::Error;
                 continue;
@@ -497,11 +547,35 @@ impl Device {
                 }
             }
         }
-        let cost = self
-            .config
-            .trim_cost
-            .micros(command.requests.len() as u32, command.bytes().0);
-        (start + micros(cost), outcome)
+        let bytes = requests.iter().map(|r| r.len.0).sum();
+        let cost = self.config.trim_cost.micros(requests.len() as u32, bytes);
+        (outcome, Some(start + micros(cost)))
+    }
+
+    /// Queues a page operation at die `d`: a write of `lpn`, or a read.
+    fn enqueue_page(&mut self, d: usize, slot: u32, lpn: Option<u32>, at: Nanos) {
+        let write = lpn.is_some();
+        let cost = if write { self.t_program } else { self.t_read };
+        let die = &mut self.dies[d];
+        let mut seen = die.spent;
+        if let Some(running) = die.running {
+            let left = die.busy_until.0.saturating_sub(at.0);
+            let kind = work_of(running) as usize;
+            seen[kind] = Nanos(seen[kind].0.saturating_sub(left));
+        }
+        die.host.push_back(PageTask {
+            slot,
+            write,
+            lpn: lpn.unwrap_or(0),
+            placed: false,
+            arrived: at,
+            seen,
+        });
+        die.queued_time += cost;
+        if die.running.is_none() {
+            let from = at.max(die.busy_until);
+            self.run_next(d, from);
+        }
     }
 
     fn gc_cost(&self, work: GcWork) -> Nanos {
@@ -511,157 +585,315 @@ impl Device {
         )
     }
 
-    /// Paced GC: adds a cleaning's cost to die `d`'s debt, to be paid over
-    /// the pages it freed.
-    fn owe_gc(&mut self, d: usize, work: GcWork) {
+    /// Die `d` now owes the time of GC the FTL did in its map.
+    fn owe_gc(&mut self, d: usize, work: GcWork, background: bool) {
         if work.is_empty() {
             return;
         }
         let cost = self.gc_cost(work);
-        let freed = (u64::from(work.blocks_erased) * u64::from(self.ftl.pages_per_block()))
-            .saturating_sub(u64::from(work.pages_moved))
-            .max(1);
-        let die = &mut self.dies[d];
-        die.gc_debt += cost;
-        die.gc_share = die.gc_share.max(Nanos(die.gc_debt.0.div_ceil(freed)));
-        self.stats.foreground_victims += u64::from(work.blocks_erased);
-    }
-
-    /// Paced GC: before a host program on die `d`, pays one step of its debt.
-    fn pay_gc_step(&mut self, d: usize, from: Nanos) {
-        let die = &mut self.dies[d];
-        if die.gc_debt == Nanos::ZERO {
-            die.gc_share = Nanos::ZERO;
-            return;
-        }
-        let step = die.gc_share.min(die.gc_debt);
-        die.gc_debt = die.gc_debt - step;
-        die.free_at = die.free_at.max(from) + step;
-        die.gc_until = die.free_at;
-        die.busy += step;
-        die.gc_busy += step;
-        die.last = DieWork::Gc;
-    }
-
-    /// Paced GC below the critical watermark: the die pays all it owes now.
-    fn pay_all_gc(&mut self, d: usize, from: Nanos) {
-        let die = &mut self.dies[d];
-        die.gc_share = die.gc_debt;
-        self.pay_gc_step(d, from);
-    }
-
-    /// Puts GC work on die `d`'s timeline, from `from` or when the die frees.
-    fn reserve_gc(&mut self, d: usize, work: GcWork, from: Nanos, background: bool) {
-        if work.is_empty() {
-            return;
-        }
-        let cost = self.gc_cost(work);
-        let die = &mut self.dies[d];
-        die.free_at = die.free_at.max(from) + cost;
-        die.gc_until = die.free_at;
-        die.busy += cost;
-        die.gc_busy += cost;
-        die.last = DieWork::Gc;
         let victims = u64::from(work.blocks_erased);
         if background {
             self.stats.background_victims += victims;
         } else {
             self.stats.foreground_victims += victims;
         }
-    }
-
-    /// When the drive next has something to do: a completion, or an idle GC
-    /// step.
-    pub fn next_event(&self) -> Option<Nanos> {
-        let completion = self.completions.peek().map(|Reverse((t, _))| *t);
-        let gc = self.next_background_gc();
-        match (completion, gc) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+        let die = &mut self.dies[d];
+        die.owed_erases += work.blocks_erased;
+        die.owed_moves += work.pages_moved;
+        die.owed_time += cost;
+        // The FTL reports the victims of one cleaning together; each victim's
+        // erase follows its own moves.
+        let (moves, victims) = (work.pages_moved, work.blocks_erased.max(1));
+        for i in 0..victims {
+            die.owed.push_back(GcWork {
+                pages_moved: moves * (i + 1) / victims - moves * i / victims,
+                blocks_erased: u32::from(i < work.blocks_erased),
+            });
         }
     }
 
+    /// Seed 002's preemption state of die `d`, from its erased free blocks:
+    /// the FTL's free blocks, less the erases the die still owes, plus the
+    /// blocks its owed moves will fill (the FTL took those already).
+    fn gc_state(&self, d: usize) -> u8 {
+        let gc = &self.config.gc;
+        let die = &self.dies[d];
+        let erased = (self.ftl.free_blocks(d as u32) + die.owed_moves / self.ftl.pages_per_block())
+            .saturating_sub(die.owed_erases);
+        if erased < gc.state3_below {
+            3
+        } else if erased < gc.state2_below {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Which queued host task, if any, goes before the GC die `d` owes.
+    fn preempting_task(&self, d: usize) -> Option<usize> {
+        let die = &self.dies[d];
+        if die.owed.is_empty() {
+            return (!die.host.is_empty()).then_some(0);
+        }
+        if self.config.gc.mode == GcMode::Blocking {
+            return None;
+        }
+        match self.gc_state(d) {
+            1 => (!die.host.is_empty()).then_some(0),
+            2 => die.host.iter().position(|t| !t.write),
+            _ => None,
+        }
+    }
+
+    /// Starts die `d`'s next operation at `at`, if it has any.
+    fn run_next(&mut self, d: usize, at: Nanos) {
+        let end = match self.preempting_task(d) {
+            Some(index) => {
+                let mut task = self.dies[d].host.remove(index).expect("index is in range");
+                if task.write && !task.placed {
+                    // Placing it may owe GC that must go first: choose again.
+                    self.place(d, &mut task);
+                    self.dies[d].host.push_front(task);
+                    return self.run_next(d, at);
+                }
+                self.start_page(d, task, at)
+            }
+            None if !self.dies[d].owed.is_empty() => self.start_gc_step(d, at),
+            None => {
+                self.dies[d].running = None;
+                return;
+            }
+        };
+        let die = &mut self.dies[d];
+        die.busy_until = end;
+        self.stats.die_busy[d] += end - at;
+        self.die_events.push(Reverse((end, d as u32)));
+    }
+
+    fn start_page(&mut self, d: usize, task: PageTask, at: Nanos) -> Nanos {
+        let at = at.max(task.arrived);
+        let c = self.channel_of(d);
+        let die = &mut self.dies[d];
+        if !task.write {
+            self.stats.host_pages_read += 1;
+            // The read waited for what the die started since it came.
+            let waits = [
+                &mut self.stats.read_wait_behind_read,
+                &mut self.stats.read_wait_behind_program,
+                &mut self.stats.read_wait_behind_gc,
+            ];
+            for (kind, wait) in waits.into_iter().enumerate() {
+                *wait += die.spent[kind] - task.seen[kind];
+            }
+        }
+        let (cost, kind) = if task.write {
+            (self.t_program, DieWork::Program)
+        } else {
+            (self.t_read, DieWork::Read)
+        };
+        die.queued_time = die.queued_time - cost;
+        die.running = Some(Running::Host(task));
+        let end = if task.write {
+            let transfer = self.channels[c].max(at);
+            let loaded = transfer + self.t_page_transfer;
+            self.channels[c] = loaded;
+            loaded + self.t_program
+        } else {
+            let read_done = at + self.t_read;
+            let out = self.channels[c].max(read_done) + self.t_page_transfer;
+            self.channels[c] = out;
+            out
+        };
+        let die = &mut self.dies[d];
+        die.spent[kind as usize] += end - at;
+        end
+    }
+
+    /// One page move or erase of what die `d` owes (NPGC: a whole victim).
+    fn start_gc_step(&mut self, d: usize, at: Nanos) -> Nanos {
+        let blocking = self.config.gc.mode == GcMode::Blocking;
+        let (t_move, t_erase) = (self.t_read + self.t_program, self.t_erase);
+        let die = &mut self.dies[d];
+        let work = die.owed.front_mut().expect("the die owes GC");
+        let step = if blocking {
+            std::mem::take(work)
+        } else if work.pages_moved > 0 {
+            work.pages_moved -= 1;
+            GcWork {
+                pages_moved: 1,
+                blocks_erased: 0,
+            }
+        } else {
+            work.blocks_erased -= 1;
+            GcWork {
+                pages_moved: 0,
+                blocks_erased: 1,
+            }
+        };
+        if work.is_empty() {
+            die.owed.pop_front();
+        }
+        let cost = Nanos(
+            u64::from(step.pages_moved) * t_move.0 + u64::from(step.blocks_erased) * t_erase.0,
+        );
+        die.owed_erases -= step.blocks_erased;
+        die.owed_moves -= step.pages_moved;
+        die.owed_time = die.owed_time - cost;
+        die.running = Some(Running::Gc);
+        die.spent[DieWork::Gc as usize] += cost;
+        self.stats.die_gc_busy[d] += cost;
+        let end = at + cost;
+        if !self.config.gc.pipeline {
+            let c = self.channel_of(d);
+            self.channels[c] = self.channels[c].max(end);
+        }
+        end
+    }
+
+    /// Die `d`'s operation ended at `at`.
+    fn finish_operation(&mut self, d: usize, at: Nanos) {
+        if let Some(Running::Host(task)) = self.dies[d].running.take() {
+            self.page_done(task.slot, at);
+        }
+        self.run_next(d, at);
+    }
+
+    fn page_done(&mut self, slot: u32, at: Nanos) {
+        let entry = self.slots[slot as usize]
+            .as_mut()
+            .expect("a page belongs to a command in the drive");
+        entry.pages_left -= 1;
+        if entry.pages_left > 0 {
+            return;
+        }
+        let read_bytes = (entry.command.op == Op::Read).then(|| entry.command.requests[0].len.0);
+        let done = match read_bytes {
+            Some(bytes) => self.send_over_link(at, bytes),
+            None => at,
+        };
+        self.completions.push(Reverse((done, slot)));
+    }
+
+    /// Plays die operations and idle GC up to `now`.
+    fn run_dies(&mut self, now: Nanos) {
+        loop {
+            let die_next = self.die_events.peek().map(|Reverse((t, _))| *t);
+            let gc_next = self.next_background_gc();
+            match (die_next, gc_next) {
+                (Some(t), g) if t <= now && g.is_none_or(|g| t <= g) => {
+                    let Reverse((t, d)) = self.die_events.pop().expect("peeked");
+                    self.finish_operation(d as usize, t);
+                }
+                (_, Some(g)) if g <= now => self.start_background_gc(g),
+                _ => return,
+            }
+        }
+    }
+
+    /// When the drive next has something to do: a completion, a die
+    /// operation ending, or an idle GC step.
+    pub fn next_event(&self) -> Option<Nanos> {
+        [
+            self.completions.peek().map(|Reverse((t, _))| *t),
+            self.die_events.peek().map(|Reverse((t, _))| *t),
+            self.next_background_gc(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
     fn idle(&self) -> bool {
-        self.in_flight.is_empty() && self.waiting.is_none()
+        self.in_flight == 0 && self.waiting.is_none()
     }
 
     fn needs_gc(&self, d: usize) -> bool {
-        !self.gc_stuck[d] && self.ftl.free_blocks(d as u32) < self.config.gc.high_watermark
+        let die = &self.dies[d];
+        !self.gc_stuck[d]
+            && die.owed.is_empty()
+            && die.running.is_none()
+            && self.ftl.free_blocks(d as u32) < self.config.gc.high_watermark
     }
 
-    /// The start of the next idle GC step, if the drive is idle and needs one.
+    /// The start of the next idle GC victim, if the drive is idle and needs one.
     fn next_background_gc(&self) -> Option<Nanos> {
         if !self.idle() {
             return None;
         }
-        let after_idle = self.idle_since + micros(self.config.gc.background_idle_ms * 1e3);
-        let link_idle =
-            after_idle.max(self.link_free + micros(self.config.gc.background_idle_ms * 1e3));
+        let idle_time = micros(self.config.gc.background_idle_ms * 1e3);
+        let link_idle = (self.idle_since + idle_time).max(self.link_free + idle_time);
         (0..self.dies.len())
             .filter(|d| self.needs_gc(*d))
-            .map(|d| self.dies[d].free_at.max(link_idle))
+            .map(|d| self.dies[d].busy_until.max(link_idle))
             .min()
     }
 
-    /// Runs the idle GC steps that start by `now`. Each step reserves its
-    /// die, so the next one starts later, or no die needs GC any more.
-    fn run_background_gc(&mut self, now: Nanos) {
-        while let Some(at) = self.next_background_gc() {
-            if at > now {
-                break;
-            }
-            let d = (0..self.dies.len())
-                .filter(|d| self.needs_gc(*d))
-                .min_by_key(|d| self.dies[*d].free_at)
-                .expect("a die needs GC");
-            let ppb = u64::from(self.ftl.pages_per_block());
-            match self.ftl.collect(d as u32) {
-                Ok(Some(work)) => {
-                    self.reserve_gc(d, work, at, true);
-                    // A FIFO victim full of valid data frees nothing.
-                    if u64::from(work.pages_moved) >= u64::from(work.blocks_erased) * ppb {
-                        self.gc_stuck[d] = true;
-                    }
+    /// Cleans one victim on the idle die that needs it first, at `at`.
+    fn start_background_gc(&mut self, at: Nanos) {
+        let d = (0..self.dies.len())
+            .filter(|d| self.needs_gc(*d))
+            .min_by_key(|d| self.dies[*d].busy_until)
+            .expect("a die needs GC");
+        let ppb = u64::from(self.ftl.pages_per_block());
+        match self.ftl.collect(d as u32) {
+            Ok(Some(work)) => {
+                self.owe_gc(d, work, true);
+                // A FIFO victim full of valid data frees nothing.
+                if u64::from(work.pages_moved) >= u64::from(work.blocks_erased) * ppb {
+                    self.gc_stuck[d] = true;
                 }
-                _ => self.gc_stuck[d] = true,
+                self.run_next(d, at);
+            }
+            _ => self.gc_stuck[d] = true,
+        }
+    }
+
+    /// Moves the drive to `now`: plays die operations and idle GC, and
+    /// appends the commands finished by then, in completion order, to
+    /// `finished`.
+    pub fn advance(&mut self, now: Nanos, finished: &mut Vec<Finished>) {
+        loop {
+            // Die work that ends by the next completion may finish a command
+            // earlier still, so play the dies up to it first.
+            let limit = self
+                .completions
+                .peek()
+                .map_or(now, |Reverse((t, _))| (*t).min(now));
+            self.run_dies(limit);
+            match self.completions.peek() {
+                Some(&Reverse((at, slot))) if at <= now => {
+                    self.completions.pop();
+                    self.finish_command(slot, at, finished);
+                }
+                _ => break,
             }
         }
     }
 
-    /// Moves the drive to `now`: runs due idle GC and appends the commands
-    /// finished by then, in completion order, to `finished`.
-    pub fn advance(&mut self, now: Nanos, finished: &mut Vec<Finished>) {
-        loop {
-            self.run_background_gc(now);
-            let Some(&Reverse((at, tag))) = self.completions.peek() else {
-                break;
-            };
-            if at > now {
-                break;
-            }
-            self.completions.pop();
-            let index = self
-                .in_flight
-                .iter()
-                .position(|(t, _, _)| *t == tag)
-                .expect("a completion has its command");
-            let (_, command, outcome) = self.in_flight.swap_remove(index);
-            if self.exclusive_until == Some(at) && self.non_queued(command.op) {
-                self.exclusive_until = None;
-            }
-            if command.op == Op::Write {
-                self.gc_stuck.iter_mut().for_each(|s| *s = false);
-            }
-            finished.push(Finished {
-                command,
-                at,
-                outcome,
-            });
-            if self.in_flight.is_empty() {
-                match self.waiting.take() {
-                    Some(next) => self.start(next, at),
-                    None => self.idle_since = at,
-                }
+    fn finish_command(&mut self, slot: u32, at: Nanos, finished: &mut Vec<Finished>) {
+        let entry = self.slots[slot as usize]
+            .take()
+            .expect("a completion has its command");
+        self.free_slots.push(slot);
+        self.in_flight -= 1;
+        let InFlight {
+            command, outcome, ..
+        } = entry;
+        if self.exclusive_until == Some(at) && self.non_queued(command.op) {
+            self.exclusive_until = None;
+        }
+        if command.op == Op::Write {
+            self.gc_stuck.iter_mut().for_each(|s| *s = false);
+        }
+        finished.push(Finished {
+            command,
+            at,
+            outcome,
+        });
+        if self.in_flight == 0 {
+            match self.waiting.take() {
+                Some(next) => self.start(next, at),
+                None => self.idle_since = at,
             }
         }
     }
@@ -897,9 +1129,9 @@ mod tests {
     }
 
     #[test]
-    fn paced_gc_bounds_a_reads_wait_to_one_step() {
+    fn semi_preemptive_gc_bounds_a_reads_wait() {
         let blocking = worst_read_under_gc(GcMode::Blocking);
-        let paced = worst_read_under_gc(GcMode::Paced);
+        let paced = worst_read_under_gc(GcMode::SemiPreemptive);
         assert!(
             paced.0 * 3 < blocking.0,
             "paced {paced:?} vs blocking {blocking:?}"
