@@ -379,6 +379,17 @@ fn kyber_spec() -> impl Strategy<Value = String> {
         .prop_map(|(r, w)| format!("kyber:read_lat_nsec={r}us,write_lat_nsec={w}us"))
 }
 
+fn wbt_spec() -> impl Strategy<Value = String> {
+    (
+        0u64..5_000,
+        0u32..2,
+        prop::sample::select(vec![0u32, 1, 2, 4, 32]),
+    )
+        .prop_map(|(lat, wc, qd)| {
+            format!("wbt:wbt_lat_usec={lat},write_cache={wc},queue_depth={qd}")
+        })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
@@ -467,6 +478,15 @@ proptest! {
     fn kyber_completes_everything_once_in_order(
         stream in arrivals(250),
         spec in kyber_spec(),
+        slots in 1u32..32,
+    ) {
+        assert_live_and_ordered(&spec, &stream, slots);
+    }
+
+    #[test]
+    fn wbt_completes_everything_once_in_order(
+        stream in arrivals(250),
+        spec in wbt_spec(),
         slots in 1u32..32,
     ) {
         assert_live_and_ordered(&spec, &stream, slots);

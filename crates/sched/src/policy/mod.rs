@@ -5,8 +5,12 @@
 
 pub mod deadline;
 pub mod fifo;
+pub(crate) mod issue;
 pub mod kyber;
 pub mod netflix;
+#[cfg(test)]
+mod testkit;
+pub mod wbt;
 
 use crate::config::{apply_pairs, apply_toml, ConfigError, Configurable, Tunable};
 use crate::limiter::LimiterSet;
@@ -25,7 +29,13 @@ pub struct PolicyInfo {
 
 /// Every policy, in the order they are listed.
 pub fn catalog() -> &'static [PolicyInfo] {
-    &[fifo::INFO, netflix::INFO, deadline::INFO, kyber::INFO]
+    &[
+        fifo::INFO,
+        netflix::INFO,
+        deadline::INFO,
+        kyber::INFO,
+        wbt::INFO,
+    ]
 }
 
 fn known_names() -> String {
@@ -77,10 +87,15 @@ fn build_with(
             configure(&mut config)?;
             Ok(Box::new(deadline::Deadline::new(config)))
         }
-        _ => {
+        "kyber" => {
             let mut config = kyber::KyberConfig::default();
             configure(&mut config)?;
             Ok(Box::new(kyber::Kyber::new(config)))
+        }
+        _ => {
+            let mut config = wbt::WbtConfig::default();
+            configure(&mut config)?;
+            Ok(Box::new(wbt::Wbt::new(config)))
         }
     }
 }

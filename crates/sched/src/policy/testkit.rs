@@ -1,0 +1,78 @@
+//! A small test bench for policy tests: a fake device with a latency per
+//! command, driven through the [`Scheduler`] interface as a caller would
+//! (dispatch after every arrival, completion and tick that asks for it).
+
+use crate::request::{Command, Dispatch, Outcome, Request};
+use crate::scheduler::{DeviceView, Scheduler};
+use crate::units::Nanos;
+
+pub(crate) struct Bench {
+    pub now: Nanos,
+    pub slots: u32,
+    /// Commands in the device and when each finishes.
+    device: Vec<(Nanos, Command)>,
+    latency: Box<dyn Fn(&Command) -> Nanos>,
+    /// Every command sent, with its dispatch time.
+    pub sent: Vec<Command>,
+}
+
+impl Bench {
+    pub fn new(slots: u32, latency: impl Fn(&Command) -> Nanos + 'static) -> Bench {
+        Bench {
+            now: Nanos::ZERO,
+            slots,
+            device: Vec::new(),
+            latency: Box::new(latency),
+            sent: Vec::new(),
+        }
+    }
+
+    pub fn submit(&mut self, s: &mut dyn Scheduler, request: Request) {
+        s.enqueue(request, self.now);
+        self.pump(s);
+    }
+
+    fn pump(&mut self, s: &mut dyn Scheduler) {
+        loop {
+            let view = DeviceView::new(self.slots, self.device.len() as u32);
+            match s.dispatch(self.now, view) {
+                None => return,
+                Some(Dispatch::CompletedWithoutDevice(_)) => {}
+                Some(Dispatch::ToDevice(command)) => {
+                    let done = self.now + (self.latency)(&command);
+                    self.device.push((done, command.clone()));
+                    self.sent.push(command);
+                }
+            }
+        }
+    }
+
+    /// Runs completions and timers up to `until`.
+    pub fn advance(&mut self, s: &mut dyn Scheduler, until: Nanos) {
+        loop {
+            let done = self.device.iter().map(|(t, _)| *t).min();
+            let timer = s.next_timer();
+            let Some(next) = [done, timer].into_iter().flatten().min() else {
+                break;
+            };
+            if next > until {
+                break;
+            }
+            self.now = self.now.max(next);
+            let mut retry = false;
+            while let Some(i) = self.device.iter().position(|(t, _)| *t <= self.now) {
+                let (_, command) = self.device.swap_remove(i);
+                retry |= s
+                    .complete(&command.completion(Outcome::Ok), self.now)
+                    .should_dispatch();
+            }
+            if timer.is_some_and(|t| t <= self.now) {
+                retry |= s.tick(self.now).should_dispatch();
+            }
+            if retry {
+                self.pump(s);
+            }
+        }
+        self.now = until;
+    }
+}
