@@ -390,6 +390,16 @@ fn wbt_spec() -> impl Strategy<Value = String> {
         })
 }
 
+/// Limits loose enough that any generated stream (up to 250 requests of up
+/// to 128 KiB) drains well within the harness's patience.
+fn throttle_spec() -> impl Strategy<Value = String> {
+    let iops = prop::sample::select(vec![0u64, 5, 100, 5_000]);
+    let bps = prop::sample::select(vec![0u64, 400_000, 1_000_000, 100_000_000]);
+    (iops.clone(), iops, bps.clone(), bps, 1u64..200).prop_map(|(ri, wi, rb, wb, slice)| {
+        format!("throttle:riops={ri},wiops={wi},tenant.0.rbps={rb},tenant.0.wbps={wb},throtl_slice={slice}")
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
@@ -487,6 +497,15 @@ proptest! {
     fn wbt_completes_everything_once_in_order(
         stream in arrivals(250),
         spec in wbt_spec(),
+        slots in 1u32..32,
+    ) {
+        assert_live_and_ordered(&spec, &stream, slots);
+    }
+
+    #[test]
+    fn throttle_completes_everything_once_in_order(
+        stream in arrivals(250),
+        spec in throttle_spec(),
         slots in 1u32..32,
     ) {
         assert_live_and_ordered(&spec, &stream, slots);

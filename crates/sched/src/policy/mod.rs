@@ -10,6 +10,7 @@ pub mod kyber;
 pub mod netflix;
 #[cfg(test)]
 mod testkit;
+pub mod throttle;
 pub mod wbt;
 
 use crate::config::{apply_pairs, apply_toml, ConfigError, Configurable, Tunable};
@@ -35,6 +36,7 @@ pub fn catalog() -> &'static [PolicyInfo] {
         deadline::INFO,
         kyber::INFO,
         wbt::INFO,
+        throttle::INFO,
     ]
 }
 
@@ -92,10 +94,15 @@ fn build_with(
             configure(&mut config)?;
             Ok(Box::new(kyber::Kyber::new(config)))
         }
-        _ => {
+        "wbt" => {
             let mut config = wbt::WbtConfig::default();
             configure(&mut config)?;
             Ok(Box::new(wbt::Wbt::new(config)))
+        }
+        _ => {
+            let mut config = throttle::ThrottleConfig::default();
+            configure(&mut config)?;
+            Ok(Box::new(throttle::Throttle::new(config)))
         }
     }
 }
