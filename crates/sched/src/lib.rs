@@ -15,11 +15,16 @@
 //!   `netflix:read_bias=100,write.limiter=queue_depth,write.current=1`;
 //!   [`policy::catalog`] lists the policies and their tunables.
 //! - Each policy is one file under [`policy`] whose top comment explains its
-//!   algorithm and constants: [`policy::fifo`] (stock FreeBSD, the paper's
-//!   control) and [`policy::netflix`] (FreeBSD's cam_iosched).
+//!   algorithm and constants, and where it differs from upstream:
+//!   [`policy::fifo`] (stock FreeBSD, the paper's control),
+//!   [`policy::netflix`] (FreeBSD's cam_iosched), and the Linux blk-mq
+//!   policies [`policy::deadline`] (mq-deadline), [`policy::kyber`] (Kyber),
+//!   [`policy::wbt`] (writeback throttling), [`policy::throttle`]
+//!   (blk-throttle, `io.max`) and [`policy::iocost`] (blk-iocost).
 //! - Building blocks the policies compose: [`limiter`] (queue depth, IOPS,
 //!   bandwidth), [`trim`] (coalescing, batching, advisory trims),
-//!   [`ordering`] (flush and read-after-write rules), [`stats`].
+//!   [`ordering`] (flush and read-after-write rules, also for queues that
+//!   reorder writes), [`stats`].
 //!
 //! ## Example
 //!

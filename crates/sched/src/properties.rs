@@ -400,6 +400,19 @@ fn throttle_spec() -> impl Strategy<Value = String> {
     })
 }
 
+/// Latency targets from tight to loose, percentiles from off to strict.
+fn iocost_spec() -> impl Strategy<Value = String> {
+    (
+        prop::sample::select(vec![0u32, 50, 90, 99]),
+        100u64..50_000,
+        prop::sample::select(vec!["1", "25", "100"]),
+        1u32..1000,
+    )
+        .prop_map(|(pct, lat, min, weight)| {
+            format!("iocost:rpct={pct},wpct={pct},rlat={lat},wlat={lat},min={min},weight={weight}")
+        })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
@@ -506,6 +519,15 @@ proptest! {
     fn throttle_completes_everything_once_in_order(
         stream in arrivals(250),
         spec in throttle_spec(),
+        slots in 1u32..32,
+    ) {
+        assert_live_and_ordered(&spec, &stream, slots);
+    }
+
+    #[test]
+    fn iocost_completes_everything_once_in_order(
+        stream in arrivals(250),
+        spec in iocost_spec(),
         slots in 1u32..32,
     ) {
         assert_live_and_ordered(&spec, &stream, slots);

@@ -5,6 +5,7 @@
 
 pub mod deadline;
 pub mod fifo;
+pub mod iocost;
 pub(crate) mod issue;
 pub mod kyber;
 pub mod netflix;
@@ -37,6 +38,7 @@ pub fn catalog() -> &'static [PolicyInfo] {
         kyber::INFO,
         wbt::INFO,
         throttle::INFO,
+        iocost::INFO,
     ]
 }
 
@@ -99,10 +101,15 @@ fn build_with(
             configure(&mut config)?;
             Ok(Box::new(wbt::Wbt::new(config)))
         }
-        _ => {
+        "throttle" => {
             let mut config = throttle::ThrottleConfig::default();
             configure(&mut config)?;
             Ok(Box::new(throttle::Throttle::new(config)))
+        }
+        _ => {
+            let mut config = iocost::IocostConfig::default();
+            configure(&mut config)?;
+            Ok(Box::new(iocost::Iocost::new(config)))
         }
     }
 }
