@@ -62,7 +62,7 @@
 //!   slot is counted apart, as rq_wait.
 //! - Trims and flushes cost nothing (as upstream: only reads and writes are
 //!   priced). What passed waits for a device slot in arrival order
-//!   ([`crate::policy::issue`]), trims coalesced there. A waiting flush holds
+//!   (`policy/issue.rs`), trims coalesced there. A waiting flush holds
 //!   the writes queued after it and goes once the earlier writes have
 //!   completed, across tenants (a flush is device-wide); a read overlapping a
 //!   waiting write waits for it ([`crate::ordering::Barrier`]).

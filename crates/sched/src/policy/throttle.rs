@@ -38,7 +38,7 @@
 //! - Groups whose time has come are served in tenant order each round
 //!   (upstream: by dispatch time), with no cap per round.
 //! - What passed waits for a device slot in arrival order
-//!   ([`crate::policy::issue`]), as bios below blk-throttle do; trims there
+//!   (`policy/issue.rs`), as bios below blk-throttle do; trims there
 //!   are coalesced into one command.
 //! - Flushes are not throttled. A waiting flush holds the writes queued after
 //!   it and goes once the earlier writes have completed, across tenants (a

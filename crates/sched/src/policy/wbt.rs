@@ -54,7 +54,7 @@
 //!   `queue_depth` (0: the device's slots, learnt at the first dispatch;
 //!   a change resets the step, as upstream) are tunables.
 //! - What passed the throttle waits in arrival order for a device slot
-//!   ([`crate::policy::issue`]), as bios waiting for a tag do; trims there are
+//!   (`policy/issue.rs`), as bios waiting for a tag do; trims there are
 //!   coalesced into one command, and `speed_up_trims` only reaches trims that
 //!   have passed the throttle.
 //! - The tracked read ("sync cookie") is recognised at completion by its
