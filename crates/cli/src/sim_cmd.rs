@@ -4,6 +4,7 @@ use iosteer_sched::Nanos;
 use iosteer_sim::report::{table, SimReport, SimSummary};
 use iosteer_sim::run::run_all;
 use iosteer_sim::scenario::{scenario, PAPER_SPECS, SCENARIOS};
+use iosteer_sim::study::{hints_table, pgc_table, run_cases, study, Case, STUDIES};
 use iosteer_sim::trace::{self, Fit, TimeUnit, TraceFormat};
 use iosteer_sim::workload::{Job, JobKind};
 use iosteer_sim::Simulation;
@@ -13,7 +14,8 @@ use crate::device_cmd::load_device;
 /// What `iosteer sim` was asked to run.
 #[derive(Debug, clap::Args)]
 pub struct SimArgs {
-    /// Built-in scenario: fill-while-serving (the default) or quick.
+    /// Built-in scenario: fill-while-serving (the default), quick, or a study:
+    /// pgc-workloads (NPGC against PGC) or hints (stream separation).
     pub scenario: Option<String>,
     /// Run a fio job file instead of a scenario (rw, bs, bsrange, size, offset, iodepth,
     /// rate, rate_iops, rate_process, startdelay, runtime, thinktime, numjobs, write_hint, ...).
@@ -58,12 +60,65 @@ pub struct SimArgs {
 fn scenario_names() -> String {
     SCENARIOS
         .iter()
+        .chain(STUDIES)
         .map(|(n, _)| *n)
         .collect::<Vec<_>>()
         .join(", ")
 }
 
-fn build(args: &SimArgs) -> Result<(Simulation, Vec<String>), String> {
+/// What to run: one simulation under several schedulers, or a study's cases.
+enum Plan {
+    Runs(Box<Simulation>, Vec<String>),
+    Study(String, Vec<Case>),
+}
+
+impl Plan {
+    fn labels(&self) -> Vec<String> {
+        match self {
+            Plan::Runs(_, specs) => specs.clone(),
+            Plan::Study(_, cases) => cases.iter().map(|c| c.label.clone()).collect(),
+        }
+    }
+}
+
+fn slo(args: &SimArgs) -> Result<Nanos, String> {
+    if !(args.slo_ms.is_finite() && args.slo_ms > 0.0) {
+        return Err(format!(
+            "--slo-ms {}: expected a positive number of milliseconds",
+            args.slo_ms
+        ));
+    }
+    Ok(Nanos((args.slo_ms * 1e6) as u64))
+}
+
+/// A study, when `args` names one; `--sched` gives its host policy (one).
+fn study_plan(args: &SimArgs) -> Result<Option<Plan>, String> {
+    let Some(name) = args.scenario.as_deref() else {
+        return Ok(None);
+    };
+    if !STUDIES.iter().any(|(n, _)| *n == name) {
+        return Ok(None);
+    }
+    if args.scheds.len() > 1 {
+        return Err(format!(
+            "study {name} runs one host policy; give at most one --sched"
+        ));
+    }
+    let spec = args.scheds.first().map_or("fifo", String::as_str);
+    iosteer_sched::policy::build(spec).map_err(|e| format!("--sched {spec}: {e}"))?;
+    let device = args.device.as_deref().map(load_device).transpose()?;
+    let mut cases = study(name, device, spec, args.seed).expect("a listed study");
+    let slo = slo(args)?;
+    for case in &mut cases {
+        case.sim.slo = slo;
+    }
+    Ok(Some(Plan::Study(name.to_string(), cases)))
+}
+
+fn build(args: &SimArgs) -> Result<Plan, String> {
+    if let Some(plan) = study_plan(args)? {
+        return Ok(plan);
+    }
     let device = load_device(args.device.as_deref().unwrap_or("consumer-sata"))?;
     let sources = [
         args.scenario.is_some(),
@@ -84,19 +139,13 @@ fn build(args: &SimArgs) -> Result<(Simulation, Vec<String>), String> {
             .ok_or_else(|| format!("unknown scenario `{name}`; scenarios: {}", scenario_names()))?;
         (sim, PAPER_SPECS.iter().map(|s| s.to_string()).collect())
     };
-    if !(args.slo_ms.is_finite() && args.slo_ms > 0.0) {
-        return Err(format!(
-            "--slo-ms {}: expected a positive number of milliseconds",
-            args.slo_ms
-        ));
-    }
-    sim.slo = Nanos((args.slo_ms * 1e6) as u64);
+    sim.slo = slo(args)?;
     let specs = if args.scheds.is_empty() {
         default_specs
     } else {
         args.scheds.clone()
     };
-    Ok((sim, specs))
+    Ok(Plan::Runs(Box::new(sim), specs))
 }
 
 fn job_simulation(
@@ -181,14 +230,23 @@ fn trace_simulation(
 }
 
 pub fn sim(args: SimArgs) -> Result<(), String> {
-    let (sim, specs) = build(&args)?;
+    let plan = build(&args)?;
+    let specs = plan.labels();
     if !args.json {
-        eprintln!(
-            "iosteer: simulating {} run(s) on {} ({} jobs)...",
-            specs.len(),
-            sim.device.name,
-            sim.jobs.len()
-        );
+        match &plan {
+            Plan::Runs(sim, _) => eprintln!(
+                "iosteer: simulating {} run(s) on {} ({} jobs)...",
+                specs.len(),
+                sim.device.name,
+                sim.jobs.len()
+            ),
+            Plan::Study(name, _) => {
+                eprintln!(
+                    "iosteer: simulating study {name}, {} run(s)...",
+                    specs.len()
+                )
+            }
+        }
     }
     let started = std::time::Instant::now();
     let show = std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -216,7 +274,10 @@ pub fn sim(args: SimArgs) -> Result<(), String> {
         }
         !interrupted.load(std::sync::atomic::Ordering::SeqCst)
     };
-    let result = run_all(&sim, &specs, &mut progress);
+    let result = match &plan {
+        Plan::Runs(sim, specs) => run_all(sim, specs, &mut progress),
+        Plan::Study(_, cases) => run_cases(cases, &mut progress),
+    };
     if shown {
         eprintln!();
     }
@@ -251,6 +312,11 @@ pub fn sim(args: SimArgs) -> Result<(), String> {
     }
     for run in &runs {
         println!("{}", table(run));
+    }
+    match &plan {
+        Plan::Study(name, _) if name == "pgc-workloads" => println!("{}", pgc_table(&runs)),
+        Plan::Study(name, _) if name == "hints" => println!("{}", hints_table(&runs)),
+        _ => {}
     }
     println!(
         "{} requests simulated in {:.2} s of wall time ({:.0} requests/s)",

@@ -202,6 +202,17 @@ pub struct GcConfig {
     pub background_idle_ms: f64,
     /// Relocated pages go to their own open block rather than the host's.
     pub separate_frontier: bool,
+    /// Stream separation: writes with a lifetime hint (short, medium, long,
+    /// extreme) go to an open block of their own per hint (seed 004).
+    #[serde(default)]
+    pub hint_streams: bool,
+}
+
+impl GcConfig {
+    /// Open blocks per die: the host's, GC's if separate, one per hint.
+    pub fn streams(&self) -> u32 {
+        1 + u32::from(self.separate_frontier) + if self.hint_streams { 4 } else { 0 }
+    }
 }
 
 /// Time a TRIM command takes in the controller:
@@ -366,7 +377,7 @@ impl DeviceConfig {
                 "must not be below gc.low_watermark",
             );
         }
-        let frontiers = if gc.separate_frontier { 2 } else { 1 };
+        let frontiers = u64::from(gc.streams());
         if u64::from(gc.high_watermark) + frontiers + 1 >= blocks_per_die {
             return invalid(
                 "gc.high_watermark",
@@ -477,6 +488,7 @@ pub fn consumer_sata() -> DeviceConfig {
             high_watermark: 48,
             background_idle_ms: 100.0,
             separate_frontier: true,
+            hint_streams: false,
         },
         trim_cost: TrimCost {
             fixed_us: 2000.0,
@@ -536,6 +548,7 @@ pub fn enterprise_nvme() -> DeviceConfig {
             high_watermark: 16,
             background_idle_ms: 20.0,
             separate_frontier: true,
+            hint_streams: false,
         },
         trim_cost: TrimCost {
             fixed_us: 50.0,
@@ -595,6 +608,7 @@ pub fn disksim_slc() -> DeviceConfig {
             high_watermark: 8,
             background_idle_ms: 100.0,
             separate_frontier: true,
+            hint_streams: false,
         },
         trim_cost: TrimCost {
             fixed_us: 100.0,

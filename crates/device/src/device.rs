@@ -57,6 +57,8 @@ struct PageTask {
     /// really needs the space, not when the command arrives.
     lpn: u32,
     placed: bool,
+    /// The FTL stream a write goes to (by its lifetime hint).
+    stream: u8,
     /// When the task reached the die (writes: when their data is in).
     arrived: Nanos,
     /// The die's `spent` when the task arrived, less what the operation then
@@ -262,6 +264,25 @@ impl Device {
 
     pub fn config(&self) -> &DeviceConfig {
         &self.config
+    }
+
+    /// Switches how GC shares the dies (NPGC or PGC) on a drive that owes
+    /// no GC, such as a freshly aged one: the map does not depend on it, so
+    /// two modes can start from one aging.
+    pub fn set_gc_mode(&mut self, mode: GcMode) -> Result<(), ConfigError> {
+        if self
+            .dies
+            .iter()
+            .any(|d| !d.owed.is_empty() || d.running.is_some())
+        {
+            return Err(ConfigError::Invalid {
+                field: "gc.mode",
+                value: mode.name().into(),
+                reason: "the drive is busy; switch modes on an idle drive".into(),
+            });
+        }
+        self.config.gc.mode = mode;
+        Ok(())
     }
 
     pub fn ftl(&self) -> &Ftl {
@@ -487,6 +508,7 @@ impl Device {
     fn queue_write(&mut self, slot: u32, start: Nanos) -> (Outcome, Option<Nanos>) {
         let request = &self.command(slot).requests[0];
         let (offset, len) = (request.offset.0, request.len.0);
+        let stream = self.ftl.stream_for(request.hint) as u8;
         let Some((first, last)) = self.pages(offset, len) else {
             return (Outcome::Error, Some(start));
         };
@@ -494,7 +516,7 @@ impl Device {
         let mut pages = 0;
         for lpn in first..=last {
             let d = self.least_busy_die(data_in);
-            self.enqueue_page(d, slot, Some(lpn as u32), data_in);
+            self.enqueue_page(d, slot, Some((lpn as u32, stream)), data_in);
             pages += 1;
         }
         self.set_pages_left(slot, pages);
@@ -511,7 +533,7 @@ impl Device {
         let n = self.dies.len();
         let placed = (0..n).map(|i| (d + i) % n).find_map(|die| {
             self.ftl
-                .write(u64::from(task.lpn), die as u32, HOST_STREAM)
+                .write(u64::from(task.lpn), die as u32, usize::from(task.stream))
                 .ok()
                 .map(|placed| (die, placed))
         });
@@ -552,9 +574,11 @@ impl Device {
         (outcome, Some(start + micros(cost)))
     }
 
-    /// Queues a page operation at die `d`: a write of `lpn`, or a read.
-    fn enqueue_page(&mut self, d: usize, slot: u32, lpn: Option<u32>, at: Nanos) {
-        let write = lpn.is_some();
+    /// Queues a page operation at die `d`: a write of `(lpn, stream)`, or a
+    /// read.
+    fn enqueue_page(&mut self, d: usize, slot: u32, write: Option<(u32, u8)>, at: Nanos) {
+        let (lpn, stream) = write.unwrap_or((0, 0));
+        let write = write.is_some();
         let cost = if write { self.t_program } else { self.t_read };
         let die = &mut self.dies[d];
         let mut seen = die.spent;
@@ -566,8 +590,9 @@ impl Device {
         die.host.push_back(PageTask {
             slot,
             write,
-            lpn: lpn.unwrap_or(0),
+            lpn,
             placed: false,
+            stream,
             arrived: at,
             seen,
         });

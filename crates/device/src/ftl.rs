@@ -25,6 +25,7 @@
 
 use std::collections::VecDeque;
 
+use iosteer_sched::LifetimeHint;
 use thiserror::Error;
 
 use crate::config::{DeviceConfig, VictimPolicy};
@@ -133,6 +134,7 @@ pub struct Ftl {
     victim: VictimPolicy,
     low_watermark: u32,
     gc_stream: usize,
+    hint_streams: bool,
     l2p: Vec<u32>,
     p2l: Vec<u32>,
     blocks: Vec<Block>,
@@ -148,7 +150,7 @@ impl Ftl {
         let g = &config.geometry;
         let ppb = g.pages_per_block;
         let bpd = g.blocks_per_die();
-        let streams = if config.gc.separate_frontier { 2 } else { 1 };
+        let streams = config.gc.streams() as usize;
         let blocks = (0..g.blocks())
             .map(|_| Block {
                 state: BlockState::Free,
@@ -175,6 +177,7 @@ impl Ftl {
             logical_pages: config.logical_pages() as u32,
             victim: config.gc.victim,
             low_watermark: config.gc.low_watermark,
+            hint_streams: config.gc.hint_streams,
             gc_stream: if config.gc.separate_frontier {
                 GC_STREAM
             } else {
@@ -186,6 +189,21 @@ impl Ftl {
             dies,
             page_writes: 0,
             counters: FtlCounters::default(),
+        }
+    }
+
+    /// The stream a host write with `hint` goes to: its own when hint streams
+    /// are on, else the host's.
+    pub fn stream_for(&self, hint: LifetimeHint) -> usize {
+        // After the host's stream and GC's (which is the host's when shared).
+        let first_hint_stream = self.gc_stream + 1;
+        match hint {
+            LifetimeHint::None => HOST_STREAM,
+            _ if !self.hint_streams => HOST_STREAM,
+            LifetimeHint::Short => first_hint_stream,
+            LifetimeHint::Medium => first_hint_stream + 1,
+            LifetimeHint::Long => first_hint_stream + 2,
+            LifetimeHint::Extreme => first_hint_stream + 3,
         }
     }
 

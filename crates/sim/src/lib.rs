@@ -11,6 +11,8 @@
 //!   the same aged drive.
 //! - [`scenario`]: built-in scenarios, `fill-while-serving` (the Netflix
 //!   paper's problem) first.
+//! - [`study`]: several runs side by side that differ in drive or workload
+//!   (`pgc-workloads`: NPGC against PGC; `hints`: stream separation).
 //! - [`workload`]: synthetic jobs and traces; [`fio`]: fio job files;
 //!   [`trace`]: trace formats.
 //! - [`report`]: per-phase results, JSON schema, terminal table;
@@ -22,6 +24,7 @@ pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod series;
+pub mod study;
 pub mod trace;
 pub mod workload;
 

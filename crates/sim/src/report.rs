@@ -11,16 +11,18 @@
 //! {"sim": {"requests": N, "wall_s": S, "requests_per_s": R},
 //!  "runs": [{"scheduler": "<spec as given>", "device": "<preset>",
 //!            "phases": [{"name": "before"|"fill"|"after"|"all"|..., "start_s", "end_s",
-//!                        "read":  {"ops", "mbps", "iops", "lat_us": {"mean", "p50", "p99", "p999", "max"},
+//!                        "read":  {"ops", "mbps", "iops", "lat_us": {"mean", "stddev", "p50", "p99", "p999", "max"},
 //!                                  "slo_violations"},
-//!                        "write": {...}, "trim": {...}}],
+//!                        "write": {...}, "trim": {...}, "all": {...}, "waf": W|null}],
 //!            "device": {"waf", "gc_pages_moved", "erases", "foreground_gc_blocks", "background_gc_blocks",
 //!                       "read_wait_behind_gc_s", "read_wait_behind_program_s",
 //!                       "wear_erases_min", "wear_erases_mean", "wear_erases_max"},
 //!            "unfinished": N, "interrupted": bool, "notes": [...]}]}
 //! ```
 //!
-//! `mbps` is 10^6 bytes per second of the phase; latencies are microseconds;
+//! `mbps` is 10^6 bytes per second of the phase; latencies are microseconds
+//! (`stddev` is the population standard deviation); `all` combines reads,
+//! writes and trims (flushes count as writes);
 //! `slo_violations` counts requests slower than the SLO (35 ms by default).
 
 use hdrhistogram::Histogram;
@@ -40,6 +42,8 @@ pub(crate) struct ClassAccumulator {
     ops: u64,
     bytes: u64,
     sum_ns: u128,
+    /// Sum of squared latencies in µs², for the standard deviation.
+    sum_sq_us: f64,
     slo_violations: u64,
     latency: Histogram<u64>,
 }
@@ -50,6 +54,7 @@ impl Default for ClassAccumulator {
             ops: 0,
             bytes: 0,
             sum_ns: 0,
+            sum_sq_us: 0.0,
             slo_violations: 0,
             latency: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("constant bounds"),
         }
@@ -61,6 +66,8 @@ impl ClassAccumulator {
         self.ops += 1;
         self.bytes += bytes;
         self.sum_ns += u128::from(latency.0);
+        let us = latency.0 as f64 / 1e3;
+        self.sum_sq_us += us * us;
         if latency > slo {
             self.slo_violations += 1;
         }
@@ -71,8 +78,20 @@ impl ClassAccumulator {
         self.ops += other.ops;
         self.bytes += other.bytes;
         self.sum_ns += other.sum_ns;
+        self.sum_sq_us += other.sum_sq_us;
         self.slo_violations += other.slo_violations;
         self.latency.add(&other.latency).expect("same bounds");
+    }
+
+    /// Population standard deviation of latency, µs.
+    fn stddev_us(&self) -> f64 {
+        if self.ops == 0 {
+            return 0.0;
+        }
+        let n = self.ops as f64;
+        let mean = self.sum_ns as f64 / 1e3 / n;
+        let variance = (self.sum_sq_us / n - mean * mean).max(0.0);
+        (variance.sqrt() * 10.0).round() / 10.0
     }
 
     fn summary(&self, seconds: f64) -> ClassReport {
@@ -94,6 +113,7 @@ impl ClassAccumulator {
                 } else {
                     us((self.sum_ns / u128::from(self.ops)) as u64)
                 },
+                stddev: self.stddev_us(),
                 p50: q(0.5),
                 p99: q(0.99),
                 p999: q(0.999),
@@ -113,10 +133,10 @@ pub(crate) fn round(x: f64, digits: i32) -> f64 {
     (x * scale).round() / scale
 }
 
-/// Accumulators of one phase: read, write, trim.
+/// Accumulators of one phase: read, write, trim, and all three together.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PhaseAccumulator {
-    pub(crate) classes: [ClassAccumulator; 3],
+    pub(crate) classes: [ClassAccumulator; 4],
 }
 
 impl PhaseAccumulator {
@@ -127,6 +147,7 @@ impl PhaseAccumulator {
             Op::Trim => 2,
         };
         self.classes[index].record(bytes, latency, slo);
+        self.classes[3].record(bytes, latency, slo);
     }
 
     pub(crate) fn merge(&mut self, other: &PhaseAccumulator) {
@@ -144,6 +165,8 @@ impl PhaseAccumulator {
             read: self.classes[0].summary(seconds),
             write: self.classes[1].summary(seconds),
             trim: self.classes[2].summary(seconds),
+            all: self.classes[3].summary(seconds),
+            waf: None,
         }
     }
 }
@@ -151,6 +174,7 @@ impl PhaseAccumulator {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct LatencyReport {
     pub mean: f64,
+    pub stddev: f64,
     pub p50: f64,
     pub p99: f64,
     pub p999: f64,
@@ -174,6 +198,11 @@ pub struct PhaseReport {
     pub read: ClassReport,
     pub write: ClassReport,
     pub trim: ClassReport,
+    /// Reads, writes and trims together.
+    pub all: ClassReport,
+    /// NAND pages written per host page written in the phase (`null` when
+    /// the host wrote nothing).
+    pub waf: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

@@ -159,6 +159,9 @@ struct State {
     device: Device,
     jobs: Vec<Generator>,
     phases: Vec<PhaseAccumulator>,
+    /// Drive counters (host pages written, GC pages moved) when each phase
+    /// started and ended, for its write amplification.
+    phase_counters: Vec<[Option<(u64, u64)>; 2]>,
     now: Nanos,
     next_id: u64,
     submitted: u64,
@@ -181,6 +184,7 @@ impl State {
                 .map(|(i, job)| Generator::new(job.clone(), i as u32, sim.seed))
                 .collect(),
             phases: vec![PhaseAccumulator::default(); sim.phases.len()],
+            phase_counters: vec![[None; 2]; sim.phases.len()],
             now: Nanos::ZERO,
             next_id: 0,
             submitted: 0,
@@ -249,6 +253,7 @@ impl State {
             self.series.sample(now, queued, in_flight, free, gc);
         }
         self.device.advance(now, &mut self.finished);
+        self.mark_phases(sim, now);
         let mut finished = std::mem::take(&mut self.finished);
         for f in finished.drain(..) {
             let _ = self.sched.complete(&f.command.completion(f.outcome), f.at);
@@ -285,6 +290,19 @@ impl State {
         Ok(())
     }
 
+    /// Notes the drive's counters at the phase boundaries `now` has passed.
+    fn mark_phases(&mut self, sim: &Simulation, now: Nanos) {
+        let c = self.device.ftl().counters;
+        let counters = (c.host_pages_written, c.gc_pages_moved);
+        for (phase, marks) in sim.phases.iter().zip(&mut self.phase_counters) {
+            for (edge, mark) in [phase.start, phase.end].into_iter().zip(marks.iter_mut()) {
+                if mark.is_none() && now >= edge {
+                    *mark = Some(counters);
+                }
+            }
+        }
+    }
+
     fn request_done(&mut self, sim: &Simulation, request: &Request, at: Nanos) {
         self.completed += 1;
         let latency = at - request.submitted;
@@ -300,11 +318,19 @@ impl State {
     }
 
     fn report(&mut self, sim: &Simulation, spec: &str) -> RunReport {
+        let c = self.device.ftl().counters;
+        let at_end = (c.host_pages_written, c.gc_pages_moved);
         let mut phases: Vec<_> = sim
             .phases
             .iter()
             .zip(&self.phases)
-            .map(|(p, acc)| acc.report(p))
+            .zip(&self.phase_counters)
+            .map(|((p, acc), marks)| {
+                let mut report = acc.report(p);
+                let start = marks[0].unwrap_or(at_end);
+                report.waf = waf_between(start, marks[1].unwrap_or(at_end));
+                report
+            })
             .collect();
         let mut all = PhaseAccumulator::default();
         for acc in &self.phases {
@@ -315,7 +341,9 @@ impl State {
             start: sim.phases.first().map_or(Nanos::ZERO, |p| p.start),
             end: sim.phases.last().map_or(self.now, |p| p.end),
         };
-        phases.push(all.report(&span));
+        let mut all = all.report(&span);
+        all.waf = waf_between((0, 0), at_end);
+        phases.push(all);
         let stats = self.device.stats();
         let mut notes = sim.notes.clone();
         if self.errors > 0 {
@@ -351,6 +379,14 @@ impl State {
             interrupted: false,
         }
     }
+}
+
+/// Write amplification between two (host pages written, GC pages moved)
+/// marks; `None` when no host page was written.
+fn waf_between(start: (u64, u64), end: (u64, u64)) -> Option<f64> {
+    let host = end.0.saturating_sub(start.0);
+    let moved = end.1.saturating_sub(start.1);
+    (host > 0).then(|| crate::report::round((host + moved) as f64 / host as f64, 3))
 }
 
 /// Runs every spec on the same aged drive; returns the reports and the wall

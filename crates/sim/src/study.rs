@@ -1,0 +1,357 @@
+//! Studies: several simulations side by side, each run with its own workload,
+//! drive and host policy, for questions about the drive itself.
+//!
+//! - `pgc-workloads`: seed 002's four workloads (Lee et al., ISPASS 2011),
+//!   synthesised from the paper's table of average request size, read share
+//!   and arrival rate, on the `diskSim-slc` drive, with non-preemptive GC
+//!   (NPGC) against semi-preemptive GC (PGC). Runs are labelled
+//!   `<workload>/npgc` and `<workload>/pgc`; [`pgc_table`] prints mean and
+//!   standard deviation of response time and the improvements beside the
+//!   paper's.
+//! - `hints`: seed 004's lifetime hints. A mixed-lifetime write workload
+//!   (short-lived log pages beside long-lived data) and a single-lifetime one,
+//!   each with and without stream separation; [`hints_table`] prints the
+//!   write amplification of the steady phase.
+
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use iosteer_device::{Device, DeviceConfig, GcMode, Precondition};
+use iosteer_sched::{LifetimeHint, Nanos};
+
+use crate::report::{Phase, RunReport};
+use crate::run::{SimError, Simulation};
+use crate::workload::{Arrival, Job, JobKind, Synthetic};
+
+pub const STUDIES: &[(&str, &str)] = &[
+    (
+        "pgc-workloads",
+        "seed 002's workloads on the diskSim-slc drive, non-preemptive against semi-preemptive GC",
+    ),
+    (
+        "hints",
+        "lifetime hints: mixed- and single-lifetime writes with and without stream separation",
+    ),
+];
+
+/// One run of a study.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// The run's name in the report (its `scheduler` field).
+    pub label: String,
+    pub sim: Simulation,
+    /// Host scheduler spec.
+    pub spec: String,
+}
+
+/// A built-in study, or `None` for an unknown name. `device` replaces the
+/// study's own drive; `spec` is the host scheduler of every run.
+pub fn study(name: &str, device: Option<DeviceConfig>, spec: &str, seed: u64) -> Option<Vec<Case>> {
+    match name {
+        "pgc-workloads" => Some(pgc_workloads(device, spec, seed)),
+        "hints" => Some(hints(device, spec, seed)),
+        _ => None,
+    }
+}
+
+/// Runs every case; cases whose drives differ only in GC mode share one
+/// aging. Returns the reports and the wall time of the runs (aging
+/// excluded). `progress` is as for [`crate::run::run_all`].
+pub fn run_cases(
+    cases: &[Case],
+    progress: &mut dyn FnMut(usize, Nanos, Nanos) -> bool,
+) -> Result<(Vec<RunReport>, f64), SimError> {
+    let mut aged: Vec<(DeviceConfig, Precondition, Device)> = Vec::new();
+    let mut wall = 0.0;
+    let mut reports = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        case.sim.validate()?;
+        let mut key = case.sim.device.clone();
+        key.gc.mode = GcMode::Blocking;
+        let found = aged
+            .iter()
+            .position(|(config, plan, _)| *config == key && *plan == case.sim.precondition);
+        let index = match found {
+            Some(index) => index,
+            None => {
+                let mut base = case.sim.clone();
+                base.device = key.clone();
+                aged.push((key, case.sim.precondition, base.aged_device()?));
+                aged.len() - 1
+            }
+        };
+        let mut device = aged[index].2.clone();
+        device
+            .set_gc_mode(case.sim.device.gc.mode)
+            .map_err(|e| SimError::Device(e.to_string()))?;
+        let started = Instant::now();
+        let mut report = case
+            .sim
+            .run(&case.spec, &device, &mut |now, end| progress(i, now, end))?;
+        wall += started.elapsed().as_secs_f64();
+        report.scheduler = case.label.clone();
+        let stop = report.interrupted;
+        reports.push(report);
+        if stop {
+            break;
+        }
+    }
+    Ok((reports, wall))
+}
+
+/// One of seed 002's workloads, from its table.
+struct PgcWorkload {
+    name: &'static str,
+    avg_kb: f64,
+    read_percent: u32,
+    iops: f64,
+    /// The paper's improvements of PGC over NPGC, in percent: variance and
+    /// mean of response time (the slides give them for two workloads).
+    paper: Option<(f64, f64)>,
+}
+
+const PGC_WORKLOADS: &[PgcWorkload] = &[
+    PgcWorkload {
+        name: "financial",
+        avg_kb: 7.09,
+        read_percent: 19,
+        iops: 47.19,
+        paper: Some((49.8, 6.5)),
+    },
+    PgcWorkload {
+        name: "cello",
+        avg_kb: 7.06,
+        read_percent: 20,
+        iops: 74.24,
+        paper: Some((83.3, 66.6)),
+    },
+    PgcWorkload {
+        name: "tpc-h",
+        avg_kb: 31.62,
+        read_percent: 92,
+        iops: 172.73,
+        paper: None,
+    },
+    PgcWorkload {
+        name: "openmail",
+        avg_kb: 9.49,
+        read_percent: 63,
+        iops: 846.62,
+        paper: None,
+    },
+];
+
+/// Simulated length of each `pgc-workloads` run.
+const PGC_RUN: Nanos = Nanos::from_secs(300);
+
+/// Block sizes from one page up, uniform in 512-byte steps, whose mean is
+/// `avg_kb` KiB (the traces' sizes are in 512-byte sectors).
+fn sizes_around(avg_kb: f64, page: u64) -> (u64, u64, u64) {
+    let align = 512;
+    let mean = avg_kb * 1024.0;
+    let max = ((2.0 * mean - page as f64) / align as f64).round() as u64 * align;
+    (page, max.max(page), align)
+}
+
+fn pgc_workloads(device: Option<DeviceConfig>, spec: &str, seed: u64) -> Vec<Case> {
+    let device = device.unwrap_or_else(iosteer_device::config::disksim_slc);
+    let capacity = device.logical_bytes();
+    let page = u64::from(device.geometry.page_size);
+    let mut cases = Vec::new();
+    for w in PGC_WORKLOADS {
+        let (block_min, block_max, align) = sizes_around(w.avg_kb, page);
+        let job = Job {
+            name: w.name.into(),
+            kind: JobKind::Synthetic(Synthetic {
+                read_percent: w.read_percent,
+                trim: false,
+                sequential: false,
+                block_min,
+                block_max,
+                align,
+                offset: 0,
+                size: capacity / page * page - block_max,
+                arrival: Arrival {
+                    iops: Some(w.iops),
+                    bytes_per_s: None,
+                    poisson: true,
+                    iodepth: 100_000,
+                    thinktime: Nanos::ZERO,
+                },
+                trim_ahead: None,
+                hint: LifetimeHint::None,
+            }),
+            start: Nanos::ZERO,
+            stop: Some(PGC_RUN),
+        };
+        for (mode, tag) in [(GcMode::Blocking, "npgc"), (GcMode::SemiPreemptive, "pgc")] {
+            let mut drive = device.clone();
+            drive.gc.mode = mode;
+            let sim =
+                Simulation::of_jobs(drive, vec![job.clone()], "run", seed, Nanos::from_secs(5));
+            cases.push(Case {
+                label: format!("{}/{tag}", w.name),
+                sim,
+                spec: spec.to_string(),
+            });
+        }
+    }
+    cases
+}
+
+fn improvement(before: f64, after: f64) -> f64 {
+    if before <= 0.0 {
+        0.0
+    } else {
+        (1.0 - after / before) * 100.0
+    }
+}
+
+/// The `pgc-workloads` comparison: response time (all requests) under NPGC
+/// and PGC, and the improvements beside the paper's.
+pub fn pgc_table(runs: &[RunReport]) -> String {
+    let mut out = String::from(
+        "PGC against NPGC, response time of all requests (ms)\n  workload    NPGC mean   NPGC sd   PGC mean    PGC sd   mean better  sd better  var better  paper var / mean\n",
+    );
+    for w in PGC_WORKLOADS {
+        let find = |tag: &str| {
+            runs.iter()
+                .find(|r| r.scheduler == format!("{}/{tag}", w.name))
+                .and_then(|r| r.phase("all"))
+                .map(|p| p.all.lat_us.clone())
+        };
+        let (Some(npgc), Some(pgc)) = (find("npgc"), find("pgc")) else {
+            continue;
+        };
+        let var = improvement(npgc.stddev * npgc.stddev, pgc.stddev * pgc.stddev);
+        let paper = w
+            .paper
+            .map_or("-".to_string(), |(v, m)| format!("{v:.1}% / {m:.1}%"));
+        let _ = writeln!(
+            out,
+            "  {:<10} {:>9.3} {:>9.3} {:>10.3} {:>9.3} {:>11.1}% {:>9.1}% {:>10.1}%  {}",
+            w.name,
+            npgc.mean / 1e3,
+            npgc.stddev / 1e3,
+            pgc.mean / 1e3,
+            pgc.stddev / 1e3,
+            improvement(npgc.mean, pgc.mean),
+            improvement(npgc.stddev, pgc.stddev),
+            var,
+            paper
+        );
+    }
+    out
+}
+
+/// Length of the `hints` runs, and when their steady phase starts.
+const HINTS_RUN: Nanos = Nanos::from_secs(300);
+const HINTS_WARMUP: Nanos = Nanos::from_secs(100);
+
+/// A small SLC drive (128 MiB of NAND) so the workload rewrites even its
+/// cold data within the warm-up, in seconds of wall time.
+fn hints_drive() -> DeviceConfig {
+    let mut drive = iosteer_device::config::disksim_slc();
+    drive.name = "diskSim-slc-128m".into();
+    drive.geometry.blocks_per_plane = 64;
+    drive
+}
+
+fn random_writer(name: &str, offset: u64, size: u64, iops: f64, hint: LifetimeHint) -> Job {
+    Job {
+        name: name.into(),
+        kind: JobKind::Synthetic(Synthetic {
+            read_percent: 0,
+            trim: false,
+            sequential: false,
+            block_min: 4096,
+            block_max: 4096,
+            align: 4096,
+            offset,
+            size,
+            arrival: Arrival {
+                iops: Some(iops),
+                bytes_per_s: None,
+                poisson: true,
+                iodepth: 64,
+                thinktime: Nanos::ZERO,
+            },
+            trim_ahead: None,
+            hint,
+        }),
+        start: Nanos::ZERO,
+        stop: Some(HINTS_RUN),
+    }
+}
+
+fn hints(device: Option<DeviceConfig>, spec: &str, seed: u64) -> Vec<Case> {
+    let device = device.unwrap_or_else(hints_drive);
+    let capacity = device.logical_bytes() / 4096 * 4096;
+    let hot = capacity / 10 / 4096 * 4096;
+    // 80% of the writes go to a tenth of the space (log pages rewritten
+    // often), 20% to the rest (data that stays): 3000 writes/s in all.
+    let mixed = vec![
+        random_writer("log", 0, hot, 2400.0, LifetimeHint::Short),
+        random_writer("data", hot, capacity - hot, 600.0, LifetimeHint::Extreme),
+    ];
+    let single = vec![random_writer(
+        "data",
+        0,
+        capacity,
+        3000.0,
+        LifetimeHint::Medium,
+    )];
+    let mut cases = Vec::new();
+    for (workload, jobs) in [("mixed", mixed), ("single", single)] {
+        for (streams, tag) in [(false, "one-stream"), (true, "hint-streams")] {
+            let mut drive = device.clone();
+            drive.gc.hint_streams = streams;
+            let mut sim = Simulation::of_jobs(drive, jobs.clone(), "all-time", seed, Nanos::ZERO);
+            sim.phases = vec![
+                Phase {
+                    name: "warmup".into(),
+                    start: Nanos::ZERO,
+                    end: HINTS_WARMUP,
+                },
+                Phase {
+                    name: "steady".into(),
+                    start: HINTS_WARMUP,
+                    end: HINTS_RUN,
+                },
+            ];
+            cases.push(Case {
+                label: format!("{workload}/{tag}"),
+                sim,
+                spec: spec.to_string(),
+            });
+        }
+    }
+    cases
+}
+
+/// The `hints` comparison: write amplification in the steady phase.
+pub fn hints_table(runs: &[RunReport]) -> String {
+    let mut out = String::from(
+        "Write amplification in the steady phase\n  workload   one stream   hint streams   change\n",
+    );
+    for workload in ["mixed", "single"] {
+        let waf = |tag: &str| {
+            runs.iter()
+                .find(|r| r.scheduler == format!("{workload}/{tag}"))
+                .and_then(|r| r.phase("steady"))
+                .and_then(|p| p.waf)
+        };
+        let (Some(one), Some(split)) = (waf("one-stream"), waf("hint-streams")) else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "  {:<9} {:>11.3} {:>14.3} {:>+8.1}%",
+            workload,
+            one,
+            split,
+            -improvement(one, split)
+        );
+    }
+    out
+}
