@@ -203,15 +203,19 @@ pub struct GcConfig {
     /// Relocated pages go to their own open block rather than the host's.
     pub separate_frontier: bool,
     /// Stream separation: writes with a lifetime hint (short, medium, long,
-    /// extreme) go to an open block of their own per hint (seed 004).
+    /// extreme) go to an open block of their own per hint (seed 004), and
+    /// GC relocates their pages within the hint's streams (to a GC block of
+    /// their own when `separate_frontier` is on), so lifetimes never mix.
     #[serde(default)]
     pub hint_streams: bool,
 }
 
 impl GcConfig {
-    /// Open blocks per die: the host's, GC's if separate, one per hint.
+    /// Open blocks per die: the host's, GC's if separate, and as many again
+    /// for each hint.
     pub fn streams(&self) -> u32 {
-        1 + u32::from(self.separate_frontier) + if self.hint_streams { 4 } else { 0 }
+        let per_lifetime = 1 + u32::from(self.separate_frontier);
+        per_lifetime * if self.hint_streams { 5 } else { 1 }
     }
 }
 

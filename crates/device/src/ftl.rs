@@ -63,6 +63,8 @@ struct Block {
     /// Next page to program.
     written: u32,
     erases: u32,
+    /// The stream that wrote the block.
+    stream: u8,
     /// Page writes of the whole FTL when the block was closed (its age).
     closed_at: u64,
     /// Links in the greedy bucket list.
@@ -74,6 +76,8 @@ struct Block {
 struct Die {
     free: Vec<u32>,
     open: Vec<u32>,
+    /// The FTL's page writes when each stream last wrote on this die.
+    last_write: Vec<u64>,
     fifo: VecDeque<u32>,
     /// Greedy: head of the list of closed blocks with `v` valid pages.
     buckets: Vec<u32>,
@@ -157,6 +161,7 @@ impl Ftl {
                 valid: 0,
                 written: 0,
                 erases: 0,
+                stream: 0,
                 closed_at: 0,
                 prev: UNMAPPED,
                 next: UNMAPPED,
@@ -167,6 +172,7 @@ impl Ftl {
                 // Popped from the back: lower block numbers first.
                 free: (d * bpd..(d + 1) * bpd).rev().collect(),
                 open: vec![UNMAPPED; streams],
+                last_write: vec![0; streams],
                 fifo: VecDeque::new(),
                 buckets: vec![UNMAPPED; ppb as usize + 1],
             })
@@ -205,6 +211,19 @@ impl Ftl {
             LifetimeHint::Long => first_hint_stream + 2,
             LifetimeHint::Extreme => first_hint_stream + 3,
         }
+    }
+
+    /// Where GC moves the valid pages of a block written by `stream`: hint
+    /// streams keep to their own lifetime, everything else goes to GC's
+    /// stream.
+    fn relocation_stream(&self, stream: usize) -> usize {
+        let first_hint_stream = self.gc_stream + 1;
+        if !self.hint_streams || stream < first_hint_stream {
+            return self.gc_stream;
+        }
+        let hint = (stream - first_hint_stream) % 4;
+        let gc_offset = if self.gc_stream == HOST_STREAM { 0 } else { 4 };
+        first_hint_stream + gc_offset + hint
     }
 
     pub fn logical_pages(&self) -> u32 {
@@ -302,7 +321,8 @@ impl Ftl {
         let Some(victim) = self.take_victim(die) else {
             return Ok(None);
         };
-        if self.room_for_relocation(die) < self.blocks[victim as usize].valid {
+        let destination = self.relocation_stream(usize::from(self.blocks[victim as usize].stream));
+        if self.room_for_relocation(die, destination) < self.blocks[victim as usize].valid {
             self.put_back_victim(die, victim);
             return Ok(None);
         }
@@ -314,7 +334,7 @@ impl Ftl {
             if lpn == UNMAPPED {
                 continue;
             }
-            let new = self.allocate(die, self.gc_stream)?;
+            let new = self.allocate(die, destination)?;
             self.p2l[old as usize] = UNMAPPED;
             self.blocks[victim as usize].valid -= 1;
             self.map(lpn, new);
@@ -331,9 +351,9 @@ impl Ftl {
 
     /// Pages GC can still write on `die`: the rest of its open GC block and
     /// every free block.
-    fn room_for_relocation(&self, die: u32) -> u32 {
+    fn room_for_relocation(&self, die: u32, stream: usize) -> u32 {
         let d = &self.dies[die as usize];
-        let open = d.open[self.gc_stream];
+        let open = d.open[stream];
         let in_open = if open == UNMAPPED {
             0
         } else {
@@ -367,22 +387,46 @@ impl Ftl {
         let ppb = self.pages_per_block;
         let mut block = self.dies[die as usize].open[stream];
         if block == UNMAPPED {
+            self.close_idle_streams(die, stream);
             block = self.dies[die as usize]
                 .free
                 .pop()
                 .ok_or(FtlError::NoSpace { die })?;
             self.blocks[block as usize].state = BlockState::Open;
+            self.blocks[block as usize].stream = stream as u8;
             self.dies[die as usize].open[stream] = block;
         }
         let b = &mut self.blocks[block as usize];
         let ppn = block * ppb + b.written;
         b.written += 1;
         self.page_writes += 1;
+        self.dies[die as usize].last_write[stream] = self.page_writes;
         if b.written == ppb {
             self.dies[die as usize].open[stream] = UNMAPPED;
             self.close(block);
         }
         Ok(ppn)
+    }
+
+    /// With the free pool at its low watermark, a stream that opens a block
+    /// first closes the open blocks of streams idle for a whole drive's worth
+    /// of writes (an aging's leftovers, a lifetime no longer written), so
+    /// their unwritten pages return to the pool through GC rather than sit
+    /// idle for ever.
+    fn close_idle_streams(&mut self, die: u32, opening: usize) {
+        if self.dies[die as usize].free.len() as u32 > self.low_watermark {
+            return;
+        }
+        let idle_after = self.p2l.len() as u64;
+        for stream in 0..self.dies[die as usize].open.len() {
+            let d = &self.dies[die as usize];
+            let block = d.open[stream];
+            let idle = self.page_writes.saturating_sub(d.last_write[stream]) > idle_after;
+            if stream != opening && block != UNMAPPED && idle {
+                self.dies[die as usize].open[stream] = UNMAPPED;
+                self.close(block);
+            }
+        }
     }
 
     fn close(&mut self, block: u32) {

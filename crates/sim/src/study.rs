@@ -8,10 +8,11 @@
 //!   `<workload>/npgc` and `<workload>/pgc`; [`pgc_table`] prints mean and
 //!   standard deviation of response time and the improvements beside the
 //!   paper's.
-//! - `hints`: seed 004's lifetime hints. A mixed-lifetime write workload
-//!   (short-lived log pages beside long-lived data) and a single-lifetime one,
-//!   each with and without stream separation; [`hints_table`] prints the
-//!   write amplification of the steady phase.
+//! - `hints`: seed 004's lifetime hints. A mixed-lifetime write workload (an
+//!   LSM store's short-lived log beside long-lived table files), a
+//!   single-lifetime one (the table files alone) and a skewed one (hot and
+//!   cold pages at random), each with and without stream separation;
+//!   [`hints_table`] prints the write amplification of the steady phase.
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -257,21 +258,64 @@ fn hints_drive() -> DeviceConfig {
     drive
 }
 
+/// A writer of 4 KiB pages at random offsets.
 fn random_writer(name: &str, offset: u64, size: u64, iops: f64, hint: LifetimeHint) -> Job {
+    writer(name, offset, size, Some(iops), None, false, 4096, hint)
+}
+
+/// A writer of `block`-byte writes going round its region in order, as a
+/// log or a store of files does; with `trim_ahead`, each stretch is deleted
+/// (trimmed) just before it is written again.
+fn sequential_writer(
+    name: &str,
+    offset: u64,
+    size: u64,
+    bytes_per_s: f64,
+    block: u64,
+    trim_ahead: Option<u64>,
+    hint: LifetimeHint,
+) -> Job {
+    let mut job = writer(
+        name,
+        offset,
+        size,
+        None,
+        Some(bytes_per_s),
+        true,
+        block,
+        hint,
+    );
+    if let JobKind::Synthetic(s) = &mut job.kind {
+        s.trim_ahead = trim_ahead;
+    }
+    job
+}
+
+#[allow(clippy::too_many_arguments)]
+fn writer(
+    name: &str,
+    offset: u64,
+    size: u64,
+    iops: Option<f64>,
+    bytes_per_s: Option<f64>,
+    sequential: bool,
+    block: u64,
+    hint: LifetimeHint,
+) -> Job {
     Job {
         name: name.into(),
         kind: JobKind::Synthetic(Synthetic {
             read_percent: 0,
             trim: false,
-            sequential: false,
-            block_min: 4096,
-            block_max: 4096,
-            align: 4096,
+            sequential,
+            block_min: block,
+            block_max: block,
+            align: block,
             offset,
-            size,
+            size: size / block * block,
             arrival: Arrival {
-                iops: Some(iops),
-                bytes_per_s: None,
+                iops,
+                bytes_per_s,
                 poisson: true,
                 iodepth: 64,
                 thinktime: Nanos::ZERO,
@@ -284,25 +328,42 @@ fn random_writer(name: &str, offset: u64, size: u64, iops: f64, hint: LifetimeHi
     }
 }
 
+/// The `hints` workloads on a drive of `capacity` bytes.
+fn hint_workloads(capacity: u64) -> Vec<(&'static str, Vec<Job>)> {
+    let mib = 1 << 20;
+    let log = capacity / 50 / mib * mib;
+    let files = capacity * 85 / 100 / mib * mib;
+    // An LSM store (seed 004's RocksDB): a write-ahead log of 16 KiB writes
+    // going round 2% of the drive, rewritten within seconds (short), beside
+    // 128 KiB writes of table files that live until the store comes round
+    // to delete them (long): 4.8 + 7.2 MB/s.
+    let wal = || sequential_writer("wal", 0, log, 4.8e6, 16 << 10, None, LifetimeHint::Short);
+    let tables = |hint| {
+        let rate = 7.2e6;
+        sequential_writer("tables", log, files, rate, 128 << 10, Some(4 * mib), hint)
+    };
+    let hot = capacity / 10 / 4096 * 4096;
+    vec![
+        ("mixed", vec![wal(), tables(LifetimeHint::Long)]),
+        // The table files alone: one lifetime, nothing to separate.
+        ("single", vec![tables(LifetimeHint::Long)]),
+        // Hot and cold pages at random (80% of writes to a tenth of the
+        // space): lifetimes differ by degree, not by kind.
+        (
+            "skewed",
+            vec![
+                random_writer("hot", 0, hot, 2400.0, LifetimeHint::Short),
+                random_writer("cold", hot, capacity - hot, 600.0, LifetimeHint::Extreme),
+            ],
+        ),
+    ]
+}
+
 fn hints(device: Option<DeviceConfig>, spec: &str, seed: u64) -> Vec<Case> {
     let device = device.unwrap_or_else(hints_drive);
     let capacity = device.logical_bytes() / 4096 * 4096;
-    let hot = capacity / 10 / 4096 * 4096;
-    // 80% of the writes go to a tenth of the space (log pages rewritten
-    // often), 20% to the rest (data that stays): 3000 writes/s in all.
-    let mixed = vec![
-        random_writer("log", 0, hot, 2400.0, LifetimeHint::Short),
-        random_writer("data", hot, capacity - hot, 600.0, LifetimeHint::Extreme),
-    ];
-    let single = vec![random_writer(
-        "data",
-        0,
-        capacity,
-        3000.0,
-        LifetimeHint::Medium,
-    )];
     let mut cases = Vec::new();
-    for (workload, jobs) in [("mixed", mixed), ("single", single)] {
+    for (workload, jobs) in hint_workloads(capacity) {
         for (streams, tag) in [(false, "one-stream"), (true, "hint-streams")] {
             let mut drive = device.clone();
             drive.gc.hint_streams = streams;
@@ -334,7 +395,7 @@ pub fn hints_table(runs: &[RunReport]) -> String {
     let mut out = String::from(
         "Write amplification in the steady phase\n  workload   one stream   hint streams   change\n",
     );
-    for workload in ["mixed", "single"] {
+    for workload in ["mixed", "single", "skewed"] {
         let waf = |tag: &str| {
             runs.iter()
                 .find(|r| r.scheduler == format!("{workload}/{tag}"))
