@@ -696,6 +696,10 @@ impl Device {
     }
 
     fn start_page(&mut self, d: usize, task: PageTask, at: Nanos) -> Nanos {
+        debug_assert!(
+            self.dies[d].owed.is_empty() || !task.write || self.gc_state(d) == 1,
+            "a host write went before owed GC outside state 1"
+        );
         let at = at.max(task.arrived);
         let c = self.channel_of(d);
         let die = &mut self.dies[d];
@@ -1160,6 +1164,74 @@ mod tests {
         assert!(
             paced.0 * 3 < blocking.0,
             "paced {paced:?} vs blocking {blocking:?}"
+        );
+    }
+
+    /// Die 0 of a fresh semi-preemptive drive owing erases that leave it
+    /// `erased` erased blocks, with a write then a read queued behind.
+    fn die_owing_gc(mode: GcMode, erased: u32) -> Device {
+        let mut d = small_sata();
+        d.config.gc.mode = mode;
+        let free = d.ftl.free_blocks(0);
+        d.owe_gc(
+            0,
+            GcWork {
+                pages_moved: 0,
+                blocks_erased: free - erased,
+            },
+            false,
+        );
+        for write in [true, false] {
+            d.dies[0].host.push_back(PageTask {
+                slot: 0,
+                write,
+                lpn: 0,
+                placed: true,
+                stream: 0,
+                arrived: Nanos::ZERO,
+                seen: [Nanos::ZERO; 3],
+            });
+        }
+        d
+    }
+
+    #[test]
+    fn preemption_follows_the_free_block_states() {
+        // consumer-sata: state 2 below 2 erased blocks, state 3 below 1.
+        let state1 = die_owing_gc(GcMode::SemiPreemptive, 2);
+        assert_eq!(state1.gc_state(0), 1);
+        assert_eq!(state1.preempting_task(0), Some(0), "the write goes first");
+        let state2 = die_owing_gc(GcMode::SemiPreemptive, 1);
+        assert_eq!(state2.gc_state(0), 2);
+        assert_eq!(
+            state2.preempting_task(0),
+            Some(1),
+            "only the read goes first"
+        );
+        let state3 = die_owing_gc(GcMode::SemiPreemptive, 0);
+        assert_eq!(state3.gc_state(0), 3);
+        assert_eq!(state3.preempting_task(0), None, "GC goes first");
+        let blocking = die_owing_gc(GcMode::Blocking, 2);
+        assert_eq!(blocking.preempting_task(0), None, "NPGC never yields");
+    }
+
+    #[test]
+    fn a_state_3_die_pays_its_gc_before_any_host_request() {
+        let mut d = die_owing_gc(GcMode::SemiPreemptive, 0);
+        d.run_next(0, Nanos::ZERO);
+        // Each erase raises the erased count; the first host request starts
+        // only once the die is out of state 3.
+        let mut erases = 0;
+        while matches!(d.dies[0].running, Some(Running::Gc)) {
+            let at = d.dies[0].busy_until;
+            d.dies[0].running = None;
+            erases += 1;
+            d.run_next(0, at);
+        }
+        assert_eq!(erases, 1, "one erase leaves state 3");
+        assert!(
+            matches!(d.dies[0].running, Some(Running::Host(t)) if !t.write),
+            "then the read"
         );
     }
 

@@ -416,3 +416,65 @@ pub fn hints_table(runs: &[RunReport]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(cases: Vec<Case>) -> Vec<RunReport> {
+        run_cases(&cases, &mut |_, _, _| true).unwrap().0
+    }
+
+    fn all_latency(runs: &[RunReport], label: &str) -> crate::report::LatencyReport {
+        let run = runs.iter().find(|r| r.scheduler == label).unwrap();
+        run.phase("all").unwrap().all.lat_us.clone()
+    }
+
+    #[test]
+    fn pgc_lowers_the_spread_of_response_time_on_financial_and_cello() {
+        let cases: Vec<Case> = pgc_workloads(None, "fifo", 1)
+            .into_iter()
+            .filter(|c| c.label.starts_with("financial") || c.label.starts_with("cello"))
+            .collect();
+        assert_eq!(cases.len(), 4);
+        let runs = run(cases);
+        for workload in ["financial", "cello"] {
+            let npgc = all_latency(&runs, &format!("{workload}/npgc"));
+            let pgc = all_latency(&runs, &format!("{workload}/pgc"));
+            assert!(
+                pgc.stddev <= 0.7 * npgc.stddev,
+                "{workload}: sd {} -> {}",
+                npgc.stddev,
+                pgc.stddev
+            );
+            assert!(
+                pgc.mean <= npgc.mean,
+                "{workload}: mean {} -> {}",
+                npgc.mean,
+                pgc.mean
+            );
+        }
+        let table = pgc_table(&runs);
+        assert!(
+            table.contains("49.8%") && table.contains("83.3%"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn stream_separation_helps_mixed_lifetimes_and_never_hurts_a_single_one() {
+        let cases: Vec<Case> = hints(None, "fifo", 1)
+            .into_iter()
+            .filter(|c| !c.label.starts_with("skewed"))
+            .collect();
+        let runs = run(cases);
+        let waf = |label: &str| {
+            let run = runs.iter().find(|r| r.scheduler == label).unwrap();
+            run.phase("steady").unwrap().waf.unwrap()
+        };
+        let (one, split) = (waf("mixed/one-stream"), waf("mixed/hint-streams"));
+        assert!(split <= 0.8 * one, "mixed: {one} -> {split}");
+        let (one, split) = (waf("single/one-stream"), waf("single/hint-streams"));
+        assert!(split <= one, "single: {one} -> {split}");
+    }
+}
