@@ -196,6 +196,11 @@ pub struct GcConfig {
     /// nobody, as seed 002 draws NPGC).
     #[serde(default = "pipeline_default")]
     pub pipeline: bool,
+    /// Semi-preemptive GC's merge technique: a host write of a page GC still
+    /// owes a move for cancels the move (the new data supersedes it), and a
+    /// host read of such a page lends the move its array read.
+    #[serde(default = "pipeline_default")]
+    pub merge: bool,
     /// Free blocks per die that idle (background) GC cleans up to.
     pub high_watermark: u32,
     /// Idle host link time after which background GC starts.
@@ -489,6 +494,7 @@ pub fn consumer_sata() -> DeviceConfig {
             state2_below: 2,
             state3_below: 1,
             pipeline: true,
+            merge: true,
             high_watermark: 48,
             background_idle_ms: 100.0,
             separate_frontier: true,
@@ -549,6 +555,7 @@ pub fn enterprise_nvme() -> DeviceConfig {
             state2_below: 2,
             state3_below: 1,
             pipeline: true,
+            merge: true,
             high_watermark: 16,
             background_idle_ms: 20.0,
             separate_frontier: true,
@@ -609,6 +616,7 @@ pub fn disksim_slc() -> DeviceConfig {
             state2_below: 2,
             state3_below: 1,
             pipeline: false,
+            merge: true,
             high_watermark: 8,
             background_idle_ms: 100.0,
             separate_frontier: true,

@@ -29,7 +29,7 @@
 //!   `high_watermark` free blocks; it is owed and paid like foreground GC.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 
 use iosteer_sched::{Command, DeviceView, Nanos, Op, Outcome};
 use rand::rngs::SmallRng;
@@ -79,6 +79,10 @@ struct Die {
     owed_time: Nanos,
     /// NAND time of host tasks queued here.
     queued_time: Nanos,
+    /// Merge: the logical pages of owed moves, in order (cancelled ones
+    /// stay until reached), and moves whose array read a host read lent.
+    pending: VecDeque<u32>,
+    lent_reads: u32,
     /// Time of operations started, by [`DieWork`].
     spent: [Nanos; 3],
 }
@@ -150,6 +154,10 @@ pub struct DeviceStats {
     /// GC victims cleaned while a write waited / while idle.
     pub foreground_victims: u64,
     pub background_victims: u64,
+    /// Merge: owed moves a host write made needless; host reads that lent
+    /// an owed move their array read.
+    pub merged_writes: u64,
+    pub merged_reads: u64,
     /// Time reads waited for a die busy with a host program, with GC (page
     /// moves and erases), or with other reads.
     pub read_wait_behind_program: Nanos,
@@ -199,6 +207,9 @@ pub struct Device {
     slots: Vec<Option<InFlight>>,
     free_slots: Vec<u32>,
     in_flight: u32,
+    /// Merge: the die each logical page with an owed move is on, and
+    /// whether a host read lent that move its array read.
+    pending_moves: HashMap<u32, (u32, bool)>,
     /// A non-queued command waiting for the queue to drain.
     waiting: Option<Command>,
     /// A non-queued command is running until this time.
@@ -209,6 +220,11 @@ pub struct Device {
     gc_stuck: Vec<bool>,
     next_die: usize,
     stats: DeviceStats,
+}
+
+/// Whether the drive merges host requests with owed GC moves.
+fn merges(config: &DeviceConfig) -> bool {
+    config.gc.merge && config.gc.mode == GcMode::SemiPreemptive
 }
 
 fn work_of(running: Running) -> DieWork {
@@ -231,8 +247,10 @@ impl Device {
         let t = &config.timing;
         let dies = g.dies() as usize;
         let page_size = u64::from(g.page_size);
+        let mut ftl = Ftl::new(&config);
+        ftl.record_moves(merges(&config));
         Ok(Device {
-            ftl: Ftl::new(&config),
+            ftl,
             page_size,
             t_read: micros(t.page_read_us),
             t_program: micros(t.page_program_us),
@@ -248,6 +266,7 @@ impl Device {
             slots: Vec::new(),
             free_slots: Vec::new(),
             in_flight: 0,
+            pending_moves: HashMap::new(),
             waiting: None,
             exclusive_until: None,
             idle_since: Nanos::ZERO,
@@ -282,6 +301,7 @@ impl Device {
             });
         }
         self.config.gc.mode = mode;
+        self.ftl.record_moves(merges(&self.config));
         Ok(())
     }
 
@@ -352,6 +372,8 @@ impl Device {
             }
         }
         self.ftl.reset_counters();
+        self.ftl.record_moves(merges(&self.config));
+        self.pending_moves.clear();
         self.stats = DeviceStats {
             die_busy: vec![Nanos::ZERO; dies as usize],
             die_gc_busy: vec![Nanos::ZERO; dies as usize],
@@ -361,6 +383,8 @@ impl Device {
             die.owed.clear();
             die.owed_erases = 0;
             die.owed_moves = 0;
+            die.pending.clear();
+            die.lent_reads = 0;
             die.owed_time = Nanos::ZERO;
         }
         Ok(())
@@ -468,6 +492,11 @@ impl Device {
                 continue;
             };
             let d = self.ftl.die_of(ppn) as usize;
+            if let Some((_, lent @ false)) = self.pending_moves.get_mut(&(lpn as u32)) {
+                *lent = true;
+                self.dies[d].lent_reads += 1;
+                self.stats.merged_reads += 1;
+            }
             self.enqueue_page(d, slot, None, start);
             pages += 1;
         }
@@ -528,8 +557,16 @@ impl Device {
 
     /// Maps a write's page on die `d`, or on the next dies if `d` is full of
     /// valid data (the time stays on `d`), and owes the GC that made room.
-    fn place(&mut self, d: usize, task: &mut PageTask) {
+    fn place(&mut self, d: usize, task: &mut PageTask, at: Nanos) {
         task.placed = true;
+        if let Some((owing, lent)) = self.pending_moves.remove(&task.lpn) {
+            let owing = owing as usize;
+            self.cancel_move(owing);
+            if lent {
+                self.dies[owing].lent_reads -= 1;
+            }
+            self.stats.merged_writes += 1;
+        }
         let n = self.dies.len();
         let placed = (0..n).map(|i| (d + i) % n).find_map(|die| {
             self.ftl
@@ -538,7 +575,14 @@ impl Device {
                 .map(|placed| (die, placed))
         });
         match placed {
-            Some((die, placed)) => self.owe_gc(die, placed.gc, false),
+            Some((die, placed)) => {
+                self.owe_gc(die, placed.gc, false);
+                // GC owed on another die (this one is full) starts there now.
+                if die != d && self.dies[die].running.is_none() {
+                    let from = at.max(self.dies[die].busy_until);
+                    self.run_next(die, from);
+                }
+            }
             None => {
                 if let Some(entry) = self.slots[task.slot as usize].as_mut() {
                     entry.outcome = Outcome::Error;
@@ -622,6 +666,13 @@ impl Device {
         } else {
             self.stats.foreground_victims += victims;
         }
+        if merges(&self.config) {
+            let die = &mut self.dies[d];
+            for lpn in self.ftl.take_moved() {
+                die.pending.push_back(lpn);
+                self.pending_moves.insert(lpn, (d as u32, false));
+            }
+        }
         let die = &mut self.dies[d];
         die.owed_erases += work.blocks_erased;
         die.owed_moves += work.pages_moved;
@@ -634,6 +685,18 @@ impl Device {
                 pages_moved: moves * (i + 1) / victims - moves * i / victims,
                 blocks_erased: u32::from(i < work.blocks_erased),
             });
+        }
+    }
+
+    /// Merge: drops one of die `d`'s owed moves, whose page a host write
+    /// superseded.
+    fn cancel_move(&mut self, d: usize) {
+        let t_move = self.t_read + self.t_program;
+        let die = &mut self.dies[d];
+        if let Some(work) = die.owed.iter_mut().find(|w| w.pages_moved > 0) {
+            work.pages_moved -= 1;
+            die.owed_moves -= 1;
+            die.owed_time = die.owed_time - t_move;
         }
     }
 
@@ -677,7 +740,7 @@ impl Device {
                 let mut task = self.dies[d].host.remove(index).expect("index is in range");
                 if task.write && !task.placed {
                     // Placing it may owe GC that must go first: choose again.
-                    self.place(d, &mut task);
+                    self.place(d, &mut task, at);
                     self.dies[d].host.push_front(task);
                     return self.run_next(d, at);
                 }
@@ -762,12 +825,26 @@ impl Device {
         if work.is_empty() {
             die.owed.pop_front();
         }
-        let cost = Nanos(
+        let owed_cost = Nanos(
             u64::from(step.pages_moved) * t_move.0 + u64::from(step.blocks_erased) * t_erase.0,
         );
+        let mut cost = owed_cost;
+        if step.pages_moved == 1 {
+            // The page this move copies: the first still owed (a merged
+            // write took the others off the map).
+            while let Some(lpn) = die.pending.pop_front() {
+                if let Some((_, lent)) = self.pending_moves.remove(&lpn) {
+                    if lent {
+                        die.lent_reads -= 1;
+                        cost = cost - self.t_read;
+                    }
+                    break;
+                }
+            }
+        }
         die.owed_erases -= step.blocks_erased;
         die.owed_moves -= step.pages_moved;
-        die.owed_time = die.owed_time - cost;
+        die.owed_time = die.owed_time - owed_cost;
         die.running = Some(Running::Gc);
         die.spent[DieWork::Gc as usize] += cost;
         self.stats.die_gc_busy[d] += cost;
@@ -1193,6 +1270,47 @@ mod tests {
             });
         }
         d
+    }
+
+    #[test]
+    fn a_write_merged_with_an_owed_move_keeps_the_new_data() {
+        let mut d = small_sata();
+        d.precondition(Precondition::default()).unwrap();
+        let work = d.ftl.collect(0).unwrap().expect("an aged die has a victim");
+        assert!(work.pages_moved > 1);
+        d.owe_gc(0, work, false);
+        let lpn = *d.dies[0].pending.front().unwrap();
+        let gc_copy = d.ftl.lookup(lpn).unwrap();
+        // The write lands on another die (die 0 owes GC) and is placed at
+        // once, while die 0 has not started the move.
+        d.submit(
+            cmd(1, Op::Write, u64::from(lpn) * 16384, 16384, Nanos::ZERO),
+            Nanos::ZERO,
+        )
+        .unwrap();
+        assert_eq!(d.stats().merged_writes, 1);
+        d.run_next(0, Nanos::ZERO);
+        let mut done = run_until_idle(&mut d);
+        while !d.dies[0].owed.is_empty() || d.dies[0].running.is_some() {
+            let t = d.next_event().unwrap();
+            d.advance(t, &mut done);
+        }
+        assert_eq!(d.stats().background_victims, 0);
+        let t = d.dies[0].busy_until;
+        let host_copy = d.ftl.lookup(lpn).unwrap();
+        assert_ne!(host_copy, gc_copy, "the host's data, not GC's copy");
+        let moved = u64::from(work.pages_moved - 1) * (d.t_read.0 + d.t_program.0);
+        assert_eq!(
+            d.stats().die_gc_busy[0],
+            Nanos(moved + d.t_erase.0),
+            "one move fewer"
+        );
+        d.submit(cmd(2, Op::Read, u64::from(lpn) * 16384, 16384, t), t)
+            .unwrap();
+        let read = run_until_idle(&mut d);
+        assert_eq!(read[0].outcome, Outcome::Ok);
+        assert_eq!(d.ftl.lookup(lpn), Some(host_copy));
+        d.ftl.check_invariants().unwrap();
     }
 
     #[test]

@@ -139,6 +139,9 @@ pub struct Ftl {
     low_watermark: u32,
     gc_stream: usize,
     hint_streams: bool,
+    /// Logical pages GC moved, in order, while recording is on.
+    moved: Vec<u32>,
+    record_moves: bool,
     l2p: Vec<u32>,
     p2l: Vec<u32>,
     blocks: Vec<Block>,
@@ -184,6 +187,8 @@ impl Ftl {
             victim: config.gc.victim,
             low_watermark: config.gc.low_watermark,
             hint_streams: config.gc.hint_streams,
+            moved: Vec::new(),
+            record_moves: false,
             gc_stream: if config.gc.separate_frontier {
                 GC_STREAM
             } else {
@@ -263,6 +268,17 @@ impl Ftl {
         self.blocks.iter().map(|b| b.erases)
     }
 
+    /// Records the logical pages GC moves, for [`Ftl::take_moved`].
+    pub fn record_moves(&mut self, on: bool) {
+        self.record_moves = on;
+        self.moved.clear();
+    }
+
+    /// The logical pages GC moved since the last call, in order.
+    pub fn take_moved(&mut self) -> std::vec::Drain<'_, u32> {
+        self.moved.drain(..)
+    }
+
     pub fn reset_counters(&mut self) {
         self.counters = FtlCounters::default();
     }
@@ -335,6 +351,9 @@ impl Ftl {
                 continue;
             }
             let new = self.allocate(die, destination)?;
+            if self.record_moves {
+                self.moved.push(lpn);
+            }
             self.p2l[old as usize] = UNMAPPED;
             self.blocks[victim as usize].valid -= 1;
             self.map(lpn, new);

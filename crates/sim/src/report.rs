@@ -16,6 +16,7 @@
 //!                        "write": {...}, "trim": {...}, "all": {...}, "waf": W|null}],
 //!            "device": {"waf", "gc_pages_moved", "erases", "foreground_gc_blocks", "background_gc_blocks",
 //!                       "read_wait_behind_gc_s", "read_wait_behind_program_s",
+//!                       "merged_writes", "merged_reads",
 //!                       "wear_erases_min", "wear_erases_mean", "wear_erases_max"},
 //!            "unfinished": N, "interrupted": bool, "notes": [...]}]}
 //! ```
@@ -214,6 +215,10 @@ pub struct DeviceReport {
     pub background_gc_blocks: u64,
     pub read_wait_behind_gc_s: f64,
     pub read_wait_behind_program_s: f64,
+    /// Semi-preemptive GC's merge: owed moves host writes made needless,
+    /// host reads that lent an owed move their array read.
+    pub merged_writes: u64,
+    pub merged_reads: u64,
     /// Erases per block over the drive's life: min, mean, max.
     pub wear_erases_min: u32,
     pub wear_erases_mean: f64,

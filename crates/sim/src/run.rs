@@ -367,6 +367,8 @@ impl State {
                     stats.read_wait_behind_program.as_secs_f64(),
                     3,
                 ),
+                merged_writes: stats.merged_writes,
+                merged_reads: stats.merged_reads,
                 wear_erases_min: stats.wear.min,
                 wear_erases_mean: crate::report::round(stats.wear.mean, 2),
                 wear_erases_max: stats.wear.max,
