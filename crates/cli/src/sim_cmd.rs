@@ -4,7 +4,9 @@ use iosteer_sched::Nanos;
 use iosteer_sim::report::{table, SimReport, SimSummary};
 use iosteer_sim::run::run_all;
 use iosteer_sim::scenario::{scenario, PAPER_SPECS, SCENARIOS};
-use iosteer_sim::study::{hints_table, pgc_table, run_cases, study, Case, STUDIES};
+use iosteer_sim::study::{
+    gc_cases, gc_table, hints_table, run_cases, study, write_sweep_charts, Case, STUDIES,
+};
 use iosteer_sim::trace::{self, Fit, TimeUnit, TraceFormat};
 use iosteer_sim::workload::{Job, JobKind};
 use iosteer_sim::Simulation;
@@ -49,6 +51,10 @@ pub struct SimArgs {
     /// Reads slower than this count as SLO violations.
     #[arg(long, default_value_t = 35.0)]
     pub slo_ms: f64,
+    /// Run each scheduler twice, with non-preemptive and semi-preemptive GC
+    /// (runs labelled SPEC/npgc and SPEC/pgc), and compare them.
+    #[arg(long)]
+    pub compare_gc: bool,
     /// Print the JSON report on stdout.
     #[arg(long)]
     pub json: bool,
@@ -145,6 +151,9 @@ fn build(args: &SimArgs) -> Result<Plan, String> {
     } else {
         args.scheds.clone()
     };
+    if args.compare_gc {
+        return Ok(Plan::Study("compare-gc".into(), gc_cases(&sim, &specs)));
+    }
     Ok(Plan::Runs(Box::new(sim), specs))
 }
 
@@ -296,6 +305,9 @@ pub fn sim(args: SimArgs) -> Result<(), String> {
         let dir = std::path::Path::new(dir);
         let mut written =
             iosteer_sim::chart::write_outputs(dir, &runs).map_err(|e| format!("--out {e}"))?;
+        if matches!(&plan, Plan::Study(name, _) if name == "pgc-sweep") {
+            written.extend(write_sweep_charts(dir, &runs).map_err(|e| format!("--out {e}"))?);
+        }
         let json_path = dir.join("report.json");
         std::fs::write(&json_path, &json)
             .map_err(|e| format!("--out {}: {e}", json_path.display()))?;
@@ -314,7 +326,9 @@ pub fn sim(args: SimArgs) -> Result<(), String> {
         println!("{}", table(run));
     }
     match &plan {
-        Plan::Study(name, _) if name == "pgc-workloads" => println!("{}", pgc_table(&runs)),
+        Plan::Study(name, _) if name.starts_with("pgc-") || name == "compare-gc" => {
+            println!("{}", gc_table(&runs))
+        }
         Plan::Study(name, _) if name == "hints" => println!("{}", hints_table(&runs)),
         _ => {}
     }

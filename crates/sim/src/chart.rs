@@ -247,3 +247,76 @@ fn overlay_chart(path: &Path, runs: &[RunReport]) -> DrawResult {
     root.present()?;
     Ok(())
 }
+
+/// A chart of named lines over categories (the points of a sweep), with a
+/// logarithmic y axis.
+pub fn category_chart(
+    path: &Path,
+    title: &str,
+    categories: &[String],
+    y_desc: &str,
+    lines: &[(String, Vec<f64>)],
+) -> Result<(), String> {
+    draw_categories(path, title, categories, y_desc, lines).map_err(|e| failed(path, e))
+}
+
+fn draw_categories(
+    path: &Path,
+    title: &str,
+    categories: &[String],
+    y_desc: &str,
+    lines: &[(String, Vec<f64>)],
+) -> DrawResult {
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE)?;
+    let values = lines.iter().flat_map(|(_, v)| v.iter().copied());
+    let (lo, hi) = values.fold((f64::MAX, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let (lo, hi) = ((lo.max(1e-3)) / 2.0, hi.max(lo.max(1e-3) * 2.0) * 2.0);
+    let n = categories.len().max(1);
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(60)
+        .build_cartesian_2d(-0.5f64..n as f64 - 0.5, (lo..hi).log_scale())?;
+    chart
+        .configure_mesh()
+        .x_labels(n)
+        .x_label_formatter(&|x| {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 {
+                categories.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .y_desc(y_desc)
+        .draw()?;
+    for (i, (name, values)) in lines.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let points: Vec<(f64, f64)> = values
+            .iter()
+            .enumerate()
+            .map(|(x, y)| (x as f64, y.max(lo)))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
+            .label(name.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+            });
+        chart.draw_series(
+            points
+                .into_iter()
+                .map(|p| Circle::new(p, 3, color.filled())),
+        )?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}

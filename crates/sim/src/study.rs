@@ -5,7 +5,7 @@
 //!   synthesised from the paper's table of average request size, read share
 //!   and arrival rate, on the `diskSim-slc` drive, with non-preemptive GC
 //!   (NPGC) against semi-preemptive GC (PGC). Runs are labelled
-//!   `<workload>/npgc` and `<workload>/pgc`; [`pgc_table`] prints mean and
+//!   `<workload>/npgc` and `<workload>/pgc`; [`gc_table`] prints mean and
 //!   standard deviation of response time and the improvements beside the
 //!   paper's.
 //! - `hints`: seed 004's lifetime hints. A mixed-lifetime write workload (an
@@ -30,6 +30,10 @@ pub const STUDIES: &[(&str, &str)] = &[
         "seed 002's workloads on the diskSim-slc drive, non-preemptive against semi-preemptive GC",
     ),
     (
+        "pgc-sweep",
+        "seed 002's synthetic sweeps (size, inter-arrival, sequential and read share), NPGC against PGC",
+    ),
+    (
         "hints",
         "lifetime hints: mixed- and single-lifetime writes with and without stream separation",
     ),
@@ -50,6 +54,7 @@ pub struct Case {
 pub fn study(name: &str, device: Option<DeviceConfig>, spec: &str, seed: u64) -> Option<Vec<Case>> {
     match name {
         "pgc-workloads" => Some(pgc_workloads(device, spec, seed)),
+        "pgc-sweep" => Some(pgc_sweep(device, spec, seed)),
         "hints" => Some(hints(device, spec, seed)),
         _ => None,
     }
@@ -208,30 +213,54 @@ fn improvement(before: f64, after: f64) -> f64 {
     }
 }
 
-/// The `pgc-workloads` comparison: response time (all requests) under NPGC
-/// and PGC, and the improvements beside the paper's.
-pub fn pgc_table(runs: &[RunReport]) -> String {
+/// Each spec on `sim` twice, with NPGC and with PGC, labelled
+/// `<spec>/npgc` and `<spec>/pgc` (`--compare-gc` of `iosteer sim`).
+pub fn gc_cases(sim: &Simulation, specs: &[String]) -> Vec<Case> {
+    let mut cases = Vec::new();
+    for spec in specs {
+        for (mode, tag) in [(GcMode::Blocking, "npgc"), (GcMode::SemiPreemptive, "pgc")] {
+            let mut sim = sim.clone();
+            sim.device.gc.mode = mode;
+            cases.push(Case {
+                label: format!("{spec}/{tag}"),
+                sim,
+                spec: spec.clone(),
+            });
+        }
+    }
+    cases
+}
+
+/// NPGC against PGC for every pair of runs labelled `<name>/npgc` and
+/// `<name>/pgc`: mean and standard deviation of the response time of all
+/// requests, the improvements, and seed 002's where it gives them.
+pub fn gc_table(runs: &[RunReport]) -> String {
     let mut out = String::from(
-        "PGC against NPGC, response time of all requests (ms)\n  workload    NPGC mean   NPGC sd   PGC mean    PGC sd   mean better  sd better  var better  paper var / mean\n",
+        "PGC against NPGC, response time of all requests (ms)\n  run         NPGC mean   NPGC sd   PGC mean    PGC sd   mean better  sd better  var better  paper var / mean\n",
     );
-    for w in PGC_WORKLOADS {
-        let find = |tag: &str| {
-            runs.iter()
-                .find(|r| r.scheduler == format!("{}/{tag}", w.name))
-                .and_then(|r| r.phase("all"))
-                .map(|p| p.all.lat_us.clone())
+    let all = |label: &str| {
+        runs.iter()
+            .find(|r| r.scheduler == label)
+            .and_then(|r| r.phase("all"))
+            .map(|p| p.all.lat_us.clone())
+    };
+    for run in runs {
+        let Some(name) = run.scheduler.strip_suffix("/npgc") else {
+            continue;
         };
-        let (Some(npgc), Some(pgc)) = (find("npgc"), find("pgc")) else {
+        let (Some(npgc), Some(pgc)) = (all(&run.scheduler), all(&format!("{name}/pgc"))) else {
             continue;
         };
         let var = improvement(npgc.stddev * npgc.stddev, pgc.stddev * pgc.stddev);
-        let paper = w
-            .paper
+        let paper = PGC_WORKLOADS
+            .iter()
+            .find(|w| w.name == name)
+            .and_then(|w| w.paper)
             .map_or("-".to_string(), |(v, m)| format!("{v:.1}% / {m:.1}%"));
         let _ = writeln!(
             out,
             "  {:<10} {:>9.3} {:>9.3} {:>10.3} {:>9.3} {:>11.1}% {:>9.1}% {:>10.1}%  {}",
-            w.name,
+            name,
             npgc.mean / 1e3,
             npgc.stddev / 1e3,
             pgc.mean / 1e3,
@@ -243,6 +272,202 @@ pub fn pgc_table(runs: &[RunReport]) -> String {
         );
     }
     out
+}
+
+/// Simulated length of each `pgc-sweep` run.
+const SWEEP_RUN: Nanos = Nanos::from_secs(60);
+
+/// One point of a sweep: its parameters.
+#[derive(Copy, Clone, Debug)]
+struct SweepPoint {
+    size_kib: u64,
+    gap_us: u64,
+    sequential_percent: u32,
+    read_percent: u32,
+}
+
+/// The sweeps' base point: 8 KiB, 5 ms apart (Poisson), all random, 40%
+/// reads (ours: the slides do not give theirs), light enough that the
+/// drive keeps up at every point but the heaviest.
+const SWEEP_BASE: SweepPoint = SweepPoint {
+    size_kib: 8,
+    gap_us: 5000,
+    sequential_percent: 0,
+    read_percent: 40,
+};
+
+/// The four sweeps, each varying one parameter of the base: (name, points).
+fn sweep_points() -> Vec<(&'static str, Vec<(String, SweepPoint)>)> {
+    let base = SWEEP_BASE;
+    vec![
+        (
+            "size",
+            [8, 16, 32, 64]
+                .map(|kib| {
+                    (
+                        format!("{kib}k"),
+                        SweepPoint {
+                            size_kib: kib,
+                            ..base
+                        },
+                    )
+                })
+                .to_vec(),
+        ),
+        (
+            "gap",
+            [10_000, 5000, 2000, 1000, 500, 200]
+                .map(|us| {
+                    (
+                        format!("{}ms", us as f64 / 1000.0),
+                        SweepPoint { gap_us: us, ..base },
+                    )
+                })
+                .to_vec(),
+        ),
+        (
+            "seq",
+            [0, 25, 50, 75, 100]
+                .map(|p| {
+                    (
+                        format!("{p}%"),
+                        SweepPoint {
+                            sequential_percent: p,
+                            ..base
+                        },
+                    )
+                })
+                .to_vec(),
+        ),
+        (
+            "reads",
+            [0, 20, 40, 60, 80]
+                .map(|p| {
+                    (
+                        format!("{p}%"),
+                        SweepPoint {
+                            read_percent: p,
+                            ..base
+                        },
+                    )
+                })
+                .to_vec(),
+        ),
+    ]
+}
+
+/// The jobs of one sweep point: a random job and a sequential one sharing
+/// the arrival rate by the sequential share.
+fn sweep_jobs(point: SweepPoint, capacity: u64) -> Vec<Job> {
+    let size = point.size_kib << 10;
+    let iops = 1e6 / point.gap_us as f64;
+    let seq_share = f64::from(point.sequential_percent) / 100.0;
+    let job = |name: &str, sequential: bool, iops: f64| Job {
+        name: name.into(),
+        kind: JobKind::Synthetic(Synthetic {
+            read_percent: point.read_percent,
+            trim: false,
+            sequential,
+            block_min: size,
+            block_max: size,
+            align: size,
+            offset: 0,
+            size: capacity / size * size,
+            arrival: Arrival {
+                iops: Some(iops),
+                bytes_per_s: None,
+                poisson: true,
+                iodepth: 100_000,
+                thinktime: Nanos::ZERO,
+            },
+            trim_ahead: None,
+            hint: LifetimeHint::None,
+        }),
+        start: Nanos::ZERO,
+        stop: Some(SWEEP_RUN),
+    };
+    let mut jobs = Vec::new();
+    if seq_share < 1.0 {
+        jobs.push(job("random", false, iops * (1.0 - seq_share)));
+    }
+    if seq_share > 0.0 {
+        jobs.push(job("sequential", true, iops * seq_share));
+    }
+    jobs
+}
+
+fn pgc_sweep(device: Option<DeviceConfig>, spec: &str, seed: u64) -> Vec<Case> {
+    let device = device.unwrap_or_else(iosteer_device::config::disksim_slc);
+    let capacity = device.logical_bytes();
+    let mut cases = Vec::new();
+    for (sweep, points) in sweep_points() {
+        for (value, point) in points {
+            let sim = Simulation::of_jobs(
+                device.clone(),
+                sweep_jobs(point, capacity),
+                "run",
+                seed,
+                Nanos::from_secs(5),
+            );
+            let label = format!("{sweep}={value}");
+            cases.extend(
+                gc_cases(&sim, &[spec.to_string()])
+                    .into_iter()
+                    .map(|mut c| {
+                        c.label = c.label.replacen(spec, &label, 1);
+                        c
+                    }),
+            );
+        }
+    }
+    cases
+}
+
+/// SVG charts of the `pgc-sweep` runs in `dir`, one per sweep: mean and
+/// standard deviation of response time under NPGC and PGC at each point.
+pub fn write_sweep_charts(
+    dir: &std::path::Path,
+    runs: &[RunReport],
+) -> Result<Vec<std::path::PathBuf>, String> {
+    let mut written = Vec::new();
+    for (sweep, points) in sweep_points() {
+        let mut lines: Vec<(String, Vec<f64>)> = ["NPGC sd", "PGC sd", "NPGC mean", "PGC mean"]
+            .iter()
+            .map(|n| (n.to_string(), Vec::new()))
+            .collect();
+        let mut categories = Vec::new();
+        for (value, _) in &points {
+            let get = |tag: &str| {
+                runs.iter()
+                    .find(|r| r.scheduler == format!("{sweep}={value}/{tag}"))
+                    .and_then(|r| r.phase("all"))
+                    .map(|p| p.all.lat_us.clone())
+            };
+            let (Some(npgc), Some(pgc)) = (get("npgc"), get("pgc")) else {
+                continue;
+            };
+            categories.push(value.clone());
+            for (line, v) in lines
+                .iter_mut()
+                .zip([npgc.stddev, pgc.stddev, npgc.mean, pgc.mean])
+            {
+                line.1.push(v / 1e3);
+            }
+        }
+        if categories.is_empty() {
+            continue;
+        }
+        let path = dir.join(format!("pgc-sweep-{sweep}.svg"));
+        crate::chart::category_chart(
+            &path,
+            &format!("response time by {sweep}: NPGC against PGC"),
+            &categories,
+            "ms",
+            &lines,
+        )?;
+        written.push(path);
+    }
+    Ok(written)
 }
 
 /// Length of the `hints` runs, and when their steady phase starts.
@@ -454,7 +679,7 @@ mod tests {
                 pgc.mean
             );
         }
-        let table = pgc_table(&runs);
+        let table = gc_table(&runs);
         assert!(
             table.contains("49.8%") && table.contains("83.3%"),
             "{table}"
