@@ -83,6 +83,10 @@ struct Die {
     /// stay until reached), and moves whose array read a host read lent.
     pending: VecDeque<u32>,
     lent_reads: u32,
+    /// Owed moves a merge cancelled: their pages in GC's open block are
+    /// still taken, so the free-block state counts them until the die has
+    /// paid what it owes.
+    cancelled_moves: u32,
     /// Time of operations started, by [`DieWork`].
     spent: [Nanos; 3],
 }
@@ -385,6 +389,7 @@ impl Device {
             die.owed_moves = 0;
             die.pending.clear();
             die.lent_reads = 0;
+            die.cancelled_moves = 0;
             die.owed_time = Nanos::ZERO;
         }
         Ok(())
@@ -696,6 +701,7 @@ impl Device {
         if let Some(work) = die.owed.iter_mut().find(|w| w.pages_moved > 0) {
             work.pages_moved -= 1;
             die.owed_moves -= 1;
+            die.cancelled_moves += 1;
             die.owed_time = die.owed_time - t_move;
         }
     }
@@ -706,7 +712,8 @@ impl Device {
     fn gc_state(&self, d: usize) -> u8 {
         let gc = &self.config.gc;
         let die = &self.dies[d];
-        let erased = (self.ftl.free_blocks(d as u32) + die.owed_moves / self.ftl.pages_per_block())
+        let moves = die.owed_moves + die.cancelled_moves;
+        let erased = (self.ftl.free_blocks(d as u32) + moves / self.ftl.pages_per_block())
             .saturating_sub(die.owed_erases);
         if erased < gc.state3_below {
             3
@@ -824,6 +831,9 @@ impl Device {
         };
         if work.is_empty() {
             die.owed.pop_front();
+            if die.owed.is_empty() {
+                die.cancelled_moves = 0;
+            }
         }
         let owed_cost = Nanos(
             u64::from(step.pages_moved) * t_move.0 + u64::from(step.blocks_erased) * t_erase.0,
