@@ -6,6 +6,7 @@
 mod bench;
 mod device_cmd;
 mod sim_cmd;
+mod sweep_cmd;
 
 use std::process::ExitCode;
 
@@ -30,6 +31,9 @@ struct Cli {
 enum Command {
     /// Run schedulers on the simulated drive: a built-in scenario, a fio job file or a trace.
     Sim(sim_cmd::SimArgs),
+    /// Run one scenario across a grid of scheduler settings (in parallel) and mark the
+    /// best one that meets a read-latency objective.
+    Sweep(sweep_cmd::SweepArgs),
     /// List the scheduling policies with their tunables and defaults.
     Schedulers,
     /// The SSD model on its own: presets, configuration, the write-amplification check.
@@ -122,6 +126,7 @@ fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Device(command) => run_device(command),
         Command::Sim(args) => sim_cmd::sim(args),
+        Command::Sweep(args) => sweep_cmd::sweep(args),
         Command::Bench(BenchCommand::Device {
             devices,
             requests,

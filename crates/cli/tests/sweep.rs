@@ -1,0 +1,107 @@
+//! End-to-end tests of `iosteer sweep` on the `quick` scenario.
+
+use assert_cmd::Command;
+
+fn sweep(args: &[&str]) -> serde_json::Value {
+    let out = Command::cargo_bin("iosteer")
+        .unwrap()
+        .arg("sweep")
+        .arg("quick")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_grid_runs_every_point_in_order_whatever_the_threads_and_marks_the_best() {
+    let dir = std::env::temp_dir().join(format!("iosteer-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let chart = dir.join("sweep.svg");
+    let args = [
+        "--vary",
+        "netflix:write.limiter=queue_depth,write.current=1,4",
+        "--vary",
+        "netflix:write.limiter=bandwidth,write.current=10000..20000/10000",
+        "--sched",
+        "fifo",
+        "--objective",
+        "p99<=1000ms",
+        "--json",
+    ];
+    let mut one = args.to_vec();
+    one.extend(["--threads", "1", "--chart", chart.to_str().unwrap()]);
+    let a = sweep(&one);
+    let mut two = args.to_vec();
+    two.extend(["--threads", "3", "--chart", "-"]);
+    let b = sweep(&two);
+    let specs: Vec<&str> = a["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["spec"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        specs,
+        [
+            "netflix:write.limiter=queue_depth,write.current=1",
+            "netflix:write.limiter=queue_depth,write.current=4",
+            "netflix:write.limiter=bandwidth,write.current=10000",
+            "netflix:write.limiter=bandwidth,write.current=20000",
+            "fifo",
+        ]
+    );
+    assert_eq!(a["points"], b["points"], "same output on 1 and 3 threads");
+    // The best point meets the objective and writes the most among those that do.
+    let points = a["points"].as_array().unwrap();
+    let best = a["best"].as_str().expect("a 1 s p99 is met by some point");
+    let meeting: Vec<&serde_json::Value> = points.iter().filter(|p| p["meets"] == true).collect();
+    let top = meeting
+        .iter()
+        .map(|p| p["write_mbps"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    let best_point = points.iter().find(|p| p["spec"] == best).unwrap();
+    assert_eq!(best_point["meets"], true);
+    assert_eq!(best_point["write_mbps"].as_f64().unwrap(), top);
+    // A bandwidth limit of 10 MB/s writes about 10 MB/s.
+    let w = points[2]["write_mbps"].as_f64().unwrap();
+    assert!((8.0..=10.5).contains(&w), "{w}");
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    assert!(
+        svg.contains("<svg") && svg.contains("best"),
+        "chart marks the best"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn an_impossible_objective_has_no_best_and_bad_grids_are_refused() {
+    let r = sweep(&[
+        "--sched",
+        "fifo",
+        "--objective",
+        "p99<=1us",
+        "--json",
+        "--chart",
+        "-",
+    ]);
+    assert!(r["best"].is_null());
+    for bad in [
+        ["--vary", "netflix:write.current=5..1/1"],
+        ["--objective", "p99<=fast"],
+    ] {
+        let out = Command::cargo_bin("iosteer")
+            .unwrap()
+            .args(["sweep", "quick", "--sched", "fifo", "--chart", "-"])
+            .args(bad)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{bad:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("error"));
+    }
+}
