@@ -413,8 +413,68 @@ fn iocost_spec() -> impl Strategy<Value = String> {
         })
 }
 
+fn steer_spec() -> impl Strategy<Value = String> {
+    (
+        prop::sample::select(vec!["p99<=2x", "p90<=3x", "p99.9<=500us", "p50<=5ms"]),
+        prop::sample::select(vec![1u64, 100, 10_000]),
+        1u32..8,
+        1u64..2_000,
+    )
+        .prop_map(|(objective, rate, depth, deadline_ms)| {
+            format!(
+                "steer:objective={objective},min_rate=1,start_rate={rate},write_depth={depth},\
+                 write_deadline={deadline_ms}ms,trim_deadline={deadline_ms}ms"
+            )
+        })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn steer_completes_everything_once_in_order(
+        stream in arrivals(250),
+        spec in steer_spec(),
+        slots in 1u32..32,
+    ) {
+        assert_live_and_ordered(&spec, &stream, slots);
+    }
+
+    /// However low the limit, a write leaves the scheduler within the write
+    /// deadline plus one tick (a device with a slot for everything; no
+    /// flushes, which wait for the device by rule).
+    #[test]
+    fn steer_never_holds_a_write_past_its_deadline(
+        stream in arrivals(250),
+        deadline_ms in 1u64..300,
+        quanta in prop::sample::select(vec![50u32, 200, 1000]),
+    ) {
+        let stream: Vec<Arrival> = stream
+            .into_iter()
+            .filter(|a| a.request.op != Op::Flush)
+            .enumerate()
+            .map(|(id, mut a)| { a.request.id = crate::request::RequestId(id as u64); a })
+            .collect();
+        prop_assume!(!stream.is_empty());
+        let deadline = Nanos::from_millis(deadline_ms);
+        let spec = format!(
+            "steer:min_rate=1,start_rate=1,write_deadline={deadline_ms}ms,\
+             trim_deadline={deadline_ms}ms,quanta={quanta}"
+        );
+        let mut sched = build(&spec);
+        let trace = run(sched.as_mut(), &stream, 1024, PATIENCE);
+        assert_completes_exactly_once(&trace, &stream);
+        let tick = Nanos(1_000_000_000 / u64::from(quanta));
+        for sent in trace.sent.iter().filter(|s| s.op == Op::Write) {
+            for id in &sent.ids {
+                let waited = sent.at - stream[*id as usize].at;
+                prop_assert!(
+                    waited <= deadline + tick,
+                    "write {id} waited {waited} against {deadline} + {tick}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn netflix_completes_everything_once_and_keeps_its_limits_and_order(

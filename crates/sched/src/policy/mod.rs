@@ -9,6 +9,7 @@ pub mod iocost;
 pub(crate) mod issue;
 pub mod kyber;
 pub mod netflix;
+pub mod steer;
 #[cfg(test)]
 mod testkit;
 pub mod throttle;
@@ -39,6 +40,7 @@ pub fn catalog() -> &'static [PolicyInfo] {
         wbt::INFO,
         throttle::INFO,
         iocost::INFO,
+        steer::INFO,
     ]
 }
 
@@ -100,6 +102,11 @@ fn build_with(
             let mut config = wbt::WbtConfig::default();
             configure(&mut config)?;
             Ok(Box::new(wbt::Wbt::new(config)))
+        }
+        "steer" => {
+            let mut config = steer::SteerConfig::default();
+            configure(&mut config)?;
+            Ok(Box::new(steer::Steer::new(config)))
         }
         "throttle" => {
             let mut config = throttle::ThrottleConfig::default();
