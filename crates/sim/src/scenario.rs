@@ -32,6 +32,10 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         "quick",
         "fill-while-serving, shorter (for tests and a first look)",
     ),
+    (
+        "long-fill",
+        "two 75 s fills with a 20 s idle pause between: the drive changes under the fill",
+    ),
 ];
 
 /// The knobs of fill-while-serving.
@@ -182,8 +186,58 @@ pub fn scenario(name: &str, device: DeviceConfig, seed: u64) -> Option<Simulatio
     match name {
         "fill-while-serving" => Some(FillWhileServing::standard().simulation(device, seed)),
         "quick" => Some(FillWhileServing::quick().simulation(device, seed)),
+        "long-fill" => Some(long_fill(device, seed)),
         _ => None,
     }
+}
+
+/// `long-fill`: a drive whose behaviour changes under a scheduler, twice.
+///
+/// Fill-while-serving with a longer fill in two halves: reads alone for
+/// 10 s; a first fill of 75 s, which runs the free pool out about halfway
+/// (foreground GC from then on); 20 s with no I/O at all, during which the
+/// drive's idle GC refills part of the pool; reads again for 5 s; a second
+/// fill of 75 s into the next part of the region, which starts on a partly
+/// refilled pool and runs it out again; 20 s of reads after. The phase
+/// `fill` covers both fills and the pause between them (10 s to 170 s).
+pub fn long_fill(device: DeviceConfig, seed: u64) -> Simulation {
+    let first = Nanos::from_secs(75);
+    let idle = Nanos::from_secs(20);
+    let quiet_reads = Nanos::from_secs(5);
+    let plan = FillWhileServing {
+        fill: first + idle + quiet_reads + first,
+        ..FillWhileServing::standard()
+    };
+    let mut sim = plan.simulation(device, seed);
+    let fill_start = plan.before;
+    let pause = fill_start + first;
+    let resume = pause + idle;
+    let second = resume + quiet_reads;
+    // Readers stop for the idle pause and resume after it.
+    let mut readers = sim.jobs[0].clone();
+    readers.name = "readers.2".into();
+    readers.start = resume;
+    sim.jobs[0].stop = Some(pause);
+    sim.jobs[0].name = "readers.1".into();
+    // The fill stops at the pause; the second half goes on where it stopped
+    // (the same region, further on: the generator restarts at its offset, so
+    // the second job starts past the bytes the first could have written).
+    let mut fill2 = sim.jobs[1].clone();
+    fill2.name = "fill.2".into();
+    fill2.start = second;
+    if let JobKind::Synthetic(s) = &mut fill2.kind {
+        let written = (s.arrival.bytes_per_s.unwrap_or(0.0) * first.as_secs_f64()) as u64;
+        let skip =
+            written.div_ceil(s.trim_ahead.unwrap_or(s.align)) * s.trim_ahead.unwrap_or(s.align);
+        let skip = skip.min(s.size / 2);
+        s.offset += skip;
+        s.size -= skip;
+    }
+    sim.jobs[1].stop = Some(pause);
+    sim.jobs[1].name = "fill.1".into();
+    sim.jobs.insert(1, readers);
+    sim.jobs.push(fill2);
+    sim
 }
 
 /// The paper's three experiments, as scheduler specs.
