@@ -472,6 +472,8 @@ enum Pick {
 pub struct Netflix {
     config: NetflixConfig,
     reads: VecDeque<Queued>,
+    /// Index in `reads` of the read `read_queue_ready` found may go.
+    next_read: usize,
     /// Writes and flushes.
     writes: VecDeque<Queued>,
     trims: TrimQueue,
@@ -494,6 +496,7 @@ impl Netflix {
         });
         Netflix {
             reads: VecDeque::new(),
+            next_read: 0,
             writes: VecDeque::new(),
             trims: TrimQueue::new(config.trim_max_ranges, config.trim_advisory),
             order: WriteOrder::default(),
@@ -532,12 +535,16 @@ impl Netflix {
         ok
     }
 
+    /// Whether a read may go: the first queued read that overlaps no queued
+    /// write (or whose writes have been sent). A read that must wait for its
+    /// write does not hold back the reads behind it, which overlap nothing.
     fn read_queue_ready(&mut self) -> bool {
-        let Some(head) = self.reads.front() else {
+        let order = &self.order;
+        let Some(index) = self.reads.iter().position(|q| order.read_may_go(q.tag)) else {
             return false;
         };
-        let tag = head.tag;
-        self.order.read_may_go(tag) && self.admits(Op::Read)
+        self.next_read = index;
+        self.admits(Op::Read)
     }
 
     fn write_queue_ready(&mut self) -> bool {
@@ -584,7 +591,10 @@ impl Netflix {
     fn take(&mut self, pick: Pick, now: Nanos) -> Command {
         match pick {
             Pick::Read => {
-                let entry = self.reads.pop_front().expect("picked a non-empty queue");
+                let entry = self
+                    .reads
+                    .remove(self.next_read)
+                    .expect("picked a read that is queued");
                 Command::single(entry.request, now)
             }
             Pick::Write => {
