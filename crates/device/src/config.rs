@@ -174,6 +174,12 @@ fn pipeline_default() -> bool {
     true
 }
 
+/// ONFI erase/program suspend latencies are tens of microseconds; with the
+/// resume this is a round 50 us.
+fn suspend_us_default() -> f64 {
+    50.0
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GcConfig {
@@ -201,6 +207,15 @@ pub struct GcConfig {
     /// host read of such a page lends the move its array read.
     #[serde(default = "pipeline_default")]
     pub merge: bool,
+    /// Fully preemptible GC (with semi-preemptive mode): a host read that
+    /// reaches a die in the middle of a GC page move or erase suspends it
+    /// (program/erase suspend), is served, and the operation resumes later;
+    /// each suspension costs `suspend_us` of die time. A resumed operation is
+    /// not suspended again, so GC always progresses.
+    #[serde(default)]
+    pub suspend: bool,
+    #[serde(default = "suspend_us_default")]
+    pub suspend_us: f64,
     /// Free blocks per die that idle (background) GC cleans up to.
     pub high_watermark: u32,
     /// Idle host link time after which background GC starts.
@@ -353,6 +368,7 @@ impl DeviceConfig {
             ("timing.block_erase_us", t.block_erase_us),
             ("timing.command_overhead_us", t.command_overhead_us),
             ("gc.background_idle_ms", self.gc.background_idle_ms),
+            ("gc.suspend_us", self.gc.suspend_us),
             ("trim_cost.fixed_us", self.trim_cost.fixed_us),
             ("trim_cost.per_range_us", self.trim_cost.per_range_us),
             ("trim_cost.per_mib_us", self.trim_cost.per_mib_us),
@@ -495,6 +511,8 @@ pub fn consumer_sata() -> DeviceConfig {
             state3_below: 1,
             pipeline: true,
             merge: true,
+            suspend: false,
+            suspend_us: 50.0,
             high_watermark: 48,
             background_idle_ms: 100.0,
             separate_frontier: true,
@@ -556,6 +574,8 @@ pub fn enterprise_nvme() -> DeviceConfig {
             state3_below: 1,
             pipeline: true,
             merge: true,
+            suspend: false,
+            suspend_us: 50.0,
             high_watermark: 16,
             background_idle_ms: 20.0,
             separate_frontier: true,
@@ -617,6 +637,8 @@ pub fn disksim_slc() -> DeviceConfig {
             state3_below: 1,
             pipeline: false,
             merge: true,
+            suspend: false,
+            suspend_us: 50.0,
             high_watermark: 8,
             background_idle_ms: 100.0,
             separate_frontier: true,

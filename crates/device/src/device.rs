@@ -87,8 +87,21 @@ struct Die {
     /// still taken, so the free-block state counts them until the die has
     /// paid what it owes.
     cancelled_moves: u32,
+    /// A GC operation suspended by a host read: the time it still needs.
+    suspended: Option<Nanos>,
+    /// The GC operation under way was resumed and may not be suspended again.
+    resumed: bool,
+    /// Bumped when an operation under way is cut short, so its scheduled end
+    /// is ignored.
+    epoch: u32,
     /// Time of operations started, by [`DieWork`].
     spent: [Nanos; 3],
+}
+
+impl Die {
+    fn owes_gc(&self) -> bool {
+        !self.owed.is_empty() || self.suspended.is_some()
+    }
 }
 
 #[derive(Copy, Clone, Debug)]
@@ -162,6 +175,8 @@ pub struct DeviceStats {
     /// an owed move their array read.
     pub merged_writes: u64,
     pub merged_reads: u64,
+    /// GC operations suspended for a host read.
+    pub gc_suspensions: u64,
     /// Time reads waited for a die busy with a host program, with GC (page
     /// moves and erases), or with other reads.
     pub read_wait_behind_program: Nanos,
@@ -202,7 +217,7 @@ pub struct Device {
     link_ps_per_byte: u64,
     dies: Vec<Die>,
     /// Dies whose operation under way ends at the given time.
-    die_events: BinaryHeap<Reverse<(Nanos, u32)>>,
+    die_events: BinaryHeap<Reverse<(Nanos, u32, u32)>>,
     channels: Vec<Nanos>,
     link_free: Nanos,
     /// Commands whose completion time is known.
@@ -293,11 +308,7 @@ impl Device {
     /// no GC, such as a freshly aged one: the map does not depend on it, so
     /// two modes can start from one aging.
     pub fn set_gc_mode(&mut self, mode: GcMode) -> Result<(), ConfigError> {
-        if self
-            .dies
-            .iter()
-            .any(|d| !d.owed.is_empty() || d.running.is_some())
-        {
+        if self.dies.iter().any(|d| d.owes_gc() || d.running.is_some()) {
             return Err(ConfigError::Invalid {
                 field: "gc.mode",
                 value: mode.name().into(),
@@ -390,6 +401,7 @@ impl Device {
             die.pending.clear();
             die.lent_reads = 0;
             die.cancelled_moves = 0;
+            die.suspended = None;
             die.owed_time = Nanos::ZERO;
         }
         Ok(())
@@ -649,7 +661,39 @@ impl Device {
         if die.running.is_none() {
             let from = at.max(die.busy_until);
             self.run_next(d, from);
+        } else if !write {
+            self.suspend_gc_for_read(d, at);
         }
+    }
+
+    /// Fully preemptible GC: a read arriving at `at` suspends the GC
+    /// operation under way on die `d`, when the drive suspends, reads may
+    /// preempt GC in the die's state, and suspending saves time.
+    fn suspend_gc_for_read(&mut self, d: usize, at: Nanos) {
+        let gc = &self.config.gc;
+        let suspend = micros(gc.suspend_us);
+        let die = &self.dies[d];
+        let eligible = gc.suspend
+            && gc.mode == GcMode::SemiPreemptive
+            && matches!(die.running, Some(Running::Gc))
+            && !die.resumed
+            && die.suspended.is_none()
+            && die.busy_until > at + suspend;
+        if !eligible || self.gc_state(d) == 3 {
+            return;
+        }
+        let free_at = at + suspend;
+        let die = &mut self.dies[d];
+        let cut = die.busy_until - free_at;
+        die.suspended = Some(die.busy_until - at);
+        die.spent[DieWork::Gc as usize] = die.spent[DieWork::Gc as usize] - cut;
+        self.stats.die_gc_busy[d] = self.stats.die_gc_busy[d] - cut;
+        self.stats.die_busy[d] = self.stats.die_busy[d] - cut;
+        self.stats.gc_suspensions += 1;
+        die.busy_until = free_at;
+        die.epoch = die.epoch.wrapping_add(1);
+        self.die_events
+            .push(Reverse((free_at, d as u32, die.epoch)));
     }
 
     fn gc_cost(&self, work: GcWork) -> Nanos {
@@ -727,7 +771,7 @@ impl Device {
     /// Which queued host task, if any, goes before the GC die `d` owes.
     fn preempting_task(&self, d: usize) -> Option<usize> {
         let die = &self.dies[d];
-        if die.owed.is_empty() {
+        if !die.owes_gc() {
             return (!die.host.is_empty()).then_some(0);
         }
         if self.config.gc.mode == GcMode::Blocking {
@@ -753,7 +797,7 @@ impl Device {
                 }
                 self.start_page(d, task, at)
             }
-            None if !self.dies[d].owed.is_empty() => self.start_gc_step(d, at),
+            None if self.dies[d].owes_gc() => self.start_gc_step(d, at),
             None => {
                 self.dies[d].running = None;
                 return;
@@ -762,12 +806,12 @@ impl Device {
         let die = &mut self.dies[d];
         die.busy_until = end;
         self.stats.die_busy[d] += end - at;
-        self.die_events.push(Reverse((end, d as u32)));
+        self.die_events.push(Reverse((end, d as u32, die.epoch)));
     }
 
     fn start_page(&mut self, d: usize, task: PageTask, at: Nanos) -> Nanos {
         debug_assert!(
-            self.dies[d].owed.is_empty() || !task.write || self.gc_state(d) == 1,
+            !self.dies[d].owes_gc() || !task.write || self.gc_state(d) == 1,
             "a host write went before owed GC outside state 1"
         );
         let at = at.max(task.arrived);
@@ -813,6 +857,14 @@ impl Device {
         let blocking = self.config.gc.mode == GcMode::Blocking;
         let (t_move, t_erase) = (self.t_read + self.t_program, self.t_erase);
         let die = &mut self.dies[d];
+        die.running = Some(Running::Gc);
+        if let Some(left) = die.suspended.take() {
+            die.resumed = true;
+            die.spent[DieWork::Gc as usize] += left;
+            self.stats.die_gc_busy[d] += left;
+            return at + left;
+        }
+        die.resumed = false;
         let work = die.owed.front_mut().expect("the die owes GC");
         let step = if blocking {
             std::mem::take(work)
@@ -893,12 +945,14 @@ impl Device {
     /// Plays die operations and idle GC up to `now`.
     fn run_dies(&mut self, now: Nanos) {
         loop {
-            let die_next = self.die_events.peek().map(|Reverse((t, _))| *t);
+            let die_next = self.die_events.peek().map(|Reverse((t, _, _))| *t);
             let gc_next = self.next_background_gc();
             match (die_next, gc_next) {
                 (Some(t), g) if t <= now && g.is_none_or(|g| t <= g) => {
-                    let Reverse((t, d)) = self.die_events.pop().expect("peeked");
-                    self.finish_operation(d as usize, t);
+                    let Reverse((t, d, epoch)) = self.die_events.pop().expect("peeked");
+                    if epoch == self.dies[d as usize].epoch {
+                        self.finish_operation(d as usize, t);
+                    }
                 }
                 (_, Some(g)) if g <= now => self.start_background_gc(g),
                 _ => return,
@@ -911,7 +965,7 @@ impl Device {
     pub fn next_event(&self) -> Option<Nanos> {
         [
             self.completions.peek().map(|Reverse((t, _))| *t),
-            self.die_events.peek().map(|Reverse((t, _))| *t),
+            self.die_events.peek().map(|Reverse((t, _, _))| *t),
             self.next_background_gc(),
         ]
         .into_iter()
@@ -926,7 +980,7 @@ impl Device {
     fn needs_gc(&self, d: usize) -> bool {
         let die = &self.dies[d];
         !self.gc_stuck[d]
-            && die.owed.is_empty()
+            && !die.owes_gc()
             && die.running.is_none()
             && self.ftl.free_blocks(d as u32) < self.config.gc.high_watermark
     }
@@ -1301,7 +1355,7 @@ mod tests {
         assert_eq!(d.stats().merged_writes, 1);
         d.run_next(0, Nanos::ZERO);
         let mut done = run_until_idle(&mut d);
-        while !d.dies[0].owed.is_empty() || d.dies[0].running.is_some() {
+        while d.dies[0].owes_gc() || d.dies[0].running.is_some() {
             let t = d.next_event().unwrap();
             d.advance(t, &mut done);
         }
