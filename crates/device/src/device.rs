@@ -1377,6 +1377,36 @@ mod tests {
         d.ftl.check_invariants().unwrap();
     }
 
+    /// Latency of a read reaching die 0 1 ms into a 5 ms GC erase.
+    fn read_during_an_erase(suspend: bool) -> Nanos {
+        let mut d = small_sata();
+        d.config.gc.suspend = suspend;
+        d.precondition(Precondition::default()).unwrap();
+        let lpn = (0..d.ftl.logical_pages())
+            .find(|l| d.ftl.lookup(*l).is_some_and(|p| d.ftl.die_of(p) == 0))
+            .unwrap();
+        let erase = GcWork {
+            pages_moved: 0,
+            blocks_erased: 1,
+        };
+        d.owe_gc(0, erase, false);
+        d.run_next(0, Nanos::ZERO);
+        let t = Nanos::from_millis(1);
+        d.submit(cmd(1, Op::Read, u64::from(lpn) * 16384, 16384, t), t)
+            .unwrap();
+        let done = run_until_idle(&mut d);
+        assert_eq!(d.stats().gc_suspensions, u64::from(suspend));
+        done[0].at - t
+    }
+
+    #[test]
+    fn a_suspended_erase_lets_a_read_through() {
+        let waited = read_during_an_erase(false);
+        assert!(waited > Nanos::from_millis(4), "{waited:?}");
+        let suspended = read_during_an_erase(true);
+        assert!(suspended < Nanos::from_micros(300), "{suspended:?}");
+    }
+
     #[test]
     fn preemption_follows_the_free_block_states() {
         // consumer-sata: state 2 below 2 erased blocks, state 3 below 1.
