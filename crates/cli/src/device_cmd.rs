@@ -133,7 +133,8 @@ pub fn bench_device(config: DeviceConfig, requests: u64) -> Result<DeviceBench, 
             };
             device.submit(command, now).map_err(|e| e.to_string())?;
         }
-        if !device.view().accepts() {
+        // Die operations end between completions: play on until a slot frees.
+        while !device.view().accepts() {
             let t = device.next_event().expect("a full device has an event");
             now = now.max(t);
             finished.clear();
