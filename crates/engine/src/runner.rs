@@ -1,0 +1,157 @@
+//! The real-time loop that joins request sources, a scheduler and the engine,
+//! as the simulator's loop does in simulated time: hand finished commands to
+//! the scheduler and their sources, tick the scheduler when due, let due
+//! sources issue, dispatch until the scheduler holds back, then wait for the
+//! next completion, arrival or timer.
+
+use std::time::{Duration, Instant};
+
+use iosteer_sched::{Dispatch, Nanos, Outcome, Request, Scheduler};
+
+use crate::engine::{Engine, EngineError, Finished};
+
+/// Something that issues requests over time: a job.
+pub trait Source {
+    /// When it next wants to issue, if ever.
+    fn next_at(&self) -> Option<Nanos>;
+    /// Issues what is due at `now` into `out`, numbering from `next_id`.
+    fn issue(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>);
+    /// One of its requests completed at `at`.
+    fn completed(&mut self, at: Nanos);
+}
+
+/// Hears what the run does.
+pub trait Observer {
+    /// A request finished (through the target, or completed by the scheduler
+    /// without it).
+    fn request_done(&mut self, request: &Request, outcome: Outcome, at: Nanos);
+    /// Called about every second of the run.
+    fn second(&mut self, now: Nanos, sched: &dyn Scheduler, engine: &Engine);
+}
+
+/// How long to run.
+#[derive(Copy, Clone, Debug)]
+pub struct RunLimits {
+    /// Sources stop issuing after this.
+    pub duration: Nanos,
+    /// How long requests may still finish after that.
+    pub drain: Nanos,
+}
+
+/// What the loop did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunSummary {
+    pub submitted: u64,
+    pub completed: u64,
+    pub elapsed: Nanos,
+    /// The run was stopped before its end.
+    pub interrupted: bool,
+}
+
+/// The longest the loop sleeps at once, so `stop` and the per-second report
+/// are heard promptly.
+const MAX_WAIT: Duration = Duration::from_millis(50);
+
+/// Runs `sources` through `sched` into `engine` until the duration ends and
+/// what was issued has finished (or the drain time passes), or `stop` says so.
+pub fn run(
+    engine: &mut Engine,
+    sched: &mut dyn Scheduler,
+    sources: &mut [Box<dyn Source>],
+    limits: RunLimits,
+    observer: &mut dyn Observer,
+    stop: &dyn Fn() -> bool,
+) -> Result<RunSummary, EngineError> {
+    let start = Instant::now();
+    let clock = || Nanos(start.elapsed().as_nanos() as u64);
+    let mut summary = RunSummary::default();
+    let (mut next_id, mut issued, mut finished) = (0u64, Vec::new(), Vec::new());
+    let mut next_second = Nanos::from_secs(1);
+    loop {
+        let now = clock();
+        engine.reap(now, &mut finished);
+        for f in finished.drain(..) {
+            summary.completed += f.command.requests.len() as u64;
+            complete(sched, sources, observer, &f);
+        }
+        if sched.next_timer().is_some_and(|t| t <= now) {
+            let _ = sched.tick(now);
+        }
+        if now < limits.duration {
+            for source in sources.iter_mut() {
+                while source.next_at().is_some_and(|t| t <= now) {
+                    source.issue(now, &mut next_id, &mut issued);
+                }
+            }
+        }
+        for request in issued.drain(..) {
+            summary.submitted += 1;
+            sched.enqueue(request, now);
+        }
+        while let Some(d) = sched.dispatch(now, engine.view()) {
+            match d {
+                Dispatch::ToDevice(command) => engine.submit(command)?,
+                Dispatch::CompletedWithoutDevice(request) => {
+                    summary.completed += 1;
+                    finish_request(sources, observer, &request, Outcome::Ok, now);
+                }
+            }
+        }
+        if now >= next_second {
+            observer.second(now, sched, engine);
+            next_second += Nanos::from_secs(1);
+        }
+        let busy = summary.completed < summary.submitted;
+        if (now >= limits.duration && !busy) || now >= limits.duration + limits.drain {
+            break;
+        }
+        if stop() {
+            summary.interrupted = true;
+            break;
+        }
+        let wake = [
+            sources.iter().filter_map(|s| s.next_at()).min(),
+            sched.next_timer(),
+            Some(next_second),
+            Some(limits.duration),
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|t| *t > now)
+        .min()
+        .unwrap_or(now);
+        let wait = Duration::from_nanos((wake - now).0).min(MAX_WAIT);
+        if wait.is_zero() {
+            engine.submit_queued()?;
+        } else {
+            engine.wait(wait)?;
+        }
+    }
+    summary.elapsed = clock();
+    Ok(summary)
+}
+
+fn complete(
+    sched: &mut dyn Scheduler,
+    sources: &mut [Box<dyn Source>],
+    observer: &mut dyn Observer,
+    f: &Finished,
+) {
+    let _ = sched.complete(&f.command.completion(f.outcome), f.at);
+    for request in &f.command.requests {
+        finish_request(sources, observer, request, f.outcome, f.at);
+    }
+}
+
+fn finish_request(
+    sources: &mut [Box<dyn Source>],
+    observer: &mut dyn Observer,
+    request: &Request,
+    outcome: Outcome,
+    at: Nanos,
+) {
+    observer.request_done(request, outcome, at);
+    if let Some(source) = sources.get_mut(request.tenant.0 as usize) {
+        source.completed(at);
+    }
+}

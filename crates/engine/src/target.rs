@@ -1,0 +1,179 @@
+//! What the engine reads and writes: a regular file or a block device,
+//! opened for direct I/O.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum TargetError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+    #[error("{path} is a block device: writing to it destroys its data; pass --force to allow it")]
+    BlockDeviceNeedsForce { path: PathBuf },
+    #[error("{path}: the target is {size} bytes; the job needs {needed} (give --size to create or grow a file)")]
+    TooSmall {
+        path: PathBuf,
+        size: u64,
+        needed: u64,
+    },
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TargetKind {
+    File,
+    BlockDevice,
+}
+
+/// An open target.
+#[derive(Debug)]
+pub struct Target {
+    pub(crate) file: File,
+    pub path: PathBuf,
+    pub kind: TargetKind,
+    pub size: u64,
+    /// Opened with O_DIRECT (the page cache is bypassed).
+    pub direct: bool,
+}
+
+/// How to open a target.
+#[derive(Clone, Debug, Default)]
+pub struct OpenOptionsSpec {
+    /// Create a regular file, or grow one, to this many bytes.
+    pub size: Option<u64>,
+    /// The job writes (or trims): a block device then needs `force`.
+    pub writes: bool,
+    pub force: bool,
+    /// Bypass the page cache (O_DIRECT); on by default in the CLI.
+    pub direct: bool,
+}
+
+fn io_error(path: &Path) -> impl FnOnce(io::Error) -> TargetError + '_ {
+    move |source| TargetError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+impl Target {
+    pub fn open(path: &Path, spec: &OpenOptionsSpec) -> Result<Target, TargetError> {
+        let meta = std::fs::metadata(path).ok();
+        let kind = match &meta {
+            Some(m) if m.file_type().is_block_device() => TargetKind::BlockDevice,
+            _ => TargetKind::File,
+        };
+        if kind == TargetKind::BlockDevice && spec.writes && !spec.force {
+            return Err(TargetError::BlockDeviceNeedsForce {
+                path: path.to_path_buf(),
+            });
+        }
+        let mut options = OpenOptions::new();
+        options
+            .read(true)
+            .write(spec.writes || spec.size.is_some())
+            .create(kind == TargetKind::File && spec.size.is_some());
+        if spec.direct {
+            options.custom_flags(libc::O_DIRECT);
+        }
+        let file = options.open(path).map_err(io_error(path))?;
+        if let (TargetKind::File, Some(size)) = (kind, spec.size) {
+            let current = file.metadata().map_err(io_error(path))?.len();
+            if current < size {
+                file.set_len(size).map_err(io_error(path))?;
+            }
+        }
+        let size = match kind {
+            TargetKind::File => file.metadata().map_err(io_error(path))?.len(),
+            TargetKind::BlockDevice => block_device_size(&file).map_err(io_error(path))?,
+        };
+        Ok(Target {
+            file,
+            path: path.to_path_buf(),
+            kind,
+            size,
+            direct: spec.direct,
+        })
+    }
+
+    pub(crate) fn fd(&self) -> i32 {
+        self.file.as_raw_fd()
+    }
+
+    /// Refuses a job that reaches past the end.
+    pub fn check_fits(&self, needed: u64) -> Result<(), TargetError> {
+        if needed > self.size {
+            return Err(TargetError::TooSmall {
+                path: self.path.clone(),
+                size: self.size,
+                needed,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// BLKGETSIZE64 from linux/fs.h: _IOR(0x12, 114, size_t).
+const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+/// BLKDISCARD from linux/fs.h: _IO(0x12, 119).
+pub(crate) const BLKDISCARD: libc::c_ulong = 0x1277;
+
+fn block_device_size(file: &File) -> io::Result<u64> {
+    let mut size: u64 = 0;
+    // SAFETY: BLKGETSIZE64 writes one u64 through the pointer, which is valid
+    // and writable for the duration of the call.
+    let rc = unsafe { libc::ioctl(file.as_raw_fd(), BLKGETSIZE64, &mut size as *mut u64) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(size)
+}
+
+/// Discards `[offset, offset + len)` of a block device (synchronous).
+pub(crate) fn discard(fd: i32, offset: u64, len: u64) -> io::Result<()> {
+    let range = [offset, len];
+    // SAFETY: BLKDISCARD reads two u64 (start, length) through the pointer,
+    // which is valid for the duration of the call.
+    let rc = unsafe { libc::ioctl(fd, BLKDISCARD, range.as_ptr()) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_created_and_sized_and_a_small_one_is_refused() {
+        let dir = std::env::temp_dir().join(format!("iosteer-target-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.img");
+        let spec = OpenOptionsSpec {
+            size: Some(1 << 20),
+            writes: true,
+            ..OpenOptionsSpec::default()
+        };
+        let target = Target::open(&path, &spec).unwrap();
+        assert_eq!(target.size, 1 << 20);
+        assert_eq!(target.kind, TargetKind::File);
+        let err = target.check_fits(2 << 20).unwrap_err().to_string();
+        assert!(err.contains("t.img") && err.contains("--size"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_missing_file_without_a_size_names_the_path() {
+        let err = Target::open(
+            Path::new("/nonexistent/iosteer/x"),
+            &OpenOptionsSpec::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.starts_with("/nonexistent/iosteer/x"), "{err}");
+    }
+}
