@@ -21,6 +21,7 @@
 //! | `numjobs` | copies of the job |
 //! | `write_hint` | `none`, `short`, `medium`, `long`, `extreme` |
 //! | `name`, `description` | labels |
+//! | `iosteer_backpressure` | not fio's: a time, microseconds unless suffixed (as fio's `latency_target`); the job listens to the scheduler's back-pressure and holds a write or trim while it would wait longer than this ([`Synthetic::backpressure`](crate::workload::Synthetic::backpressure)) |
 //! | `ioengine`, `direct`, `filename`, `group_reporting`, `buffered` | accepted and ignored: they name how fio does I/O, not what it issues |
 //!
 //! Sizes take fio's suffixes, powers of 1024 (`k`, `m`, `g`, `t`, with or
@@ -171,6 +172,7 @@ impl JobSpec {
         };
         let (mut start, mut runtime, mut numjobs, mut hint) =
             (Nanos::ZERO, None, 1u32, LifetimeHint::None);
+        let mut backpressure = None;
         for (key, value, line) in options {
             let err = |message: String| FioError {
                 file: file.to_string(),
@@ -227,13 +229,14 @@ impl JobSpec {
                         .find(|h| h.name() == value)
                         .ok_or_else(|| bad("none, short, medium, long or extreme"))?
                 }
+                "iosteer_backpressure" => backpressure = Some(time_value(value, 1_000).ok_or_else(|| bad("a time, microseconds unless suffixed, such as 50ms"))?),
                 "name" => {}
                 k if IGNORED.contains(&k) => {}
                 _ => {
                     return Err(err(format!(
                         "job [{name}]: fio option `{key}` is not supported here; supported: rw, rwmixread, rwmixwrite, bs, \
                          bsrange, size, filesize, offset, iodepth, rate, rate_iops, rate_process, startdelay, runtime, \
-                         time_based, thinktime, numjobs, write_hint, name (ignored: {})",
+                         time_based, thinktime, numjobs, write_hint, name, iosteer_backpressure (ignored: {})",
                         IGNORED.join(", ")
                     )))
                 }
@@ -269,6 +272,7 @@ impl JobSpec {
                 arrival,
                 trim_ahead: None,
                 hint,
+                backpressure,
             },
             start,
             runtime,
@@ -459,6 +463,51 @@ numjobs=2
             .unwrap_err()
             .to_string();
         assert!(err.contains("must fit the drive"), "{err}");
+    }
+
+    #[test]
+    fn iosteer_backpressure_makes_a_job_listen() {
+        let jobs = parse(
+            "[global]\niosteer_backpressure=50ms\n[fill]\nrw=write\n[slow]\nrw=write\niosteer_backpressure=200\n[deaf]\nrw=write\niosteer_backpressure=0\n[r]\nrw=read\n",
+            "b.fio",
+            GIB,
+        )
+        .unwrap();
+        let bounds: Vec<Option<Nanos>> = jobs
+            .iter()
+            .map(|j| match &j.kind {
+                JobKind::Synthetic(s) => s.backpressure,
+                JobKind::Trace(_) => None,
+            })
+            .collect();
+        assert_eq!(
+            bounds,
+            [
+                Some(Nanos::from_millis(50)),
+                Some(Nanos::from_micros(200)),
+                Some(Nanos::ZERO),
+                Some(Nanos::from_millis(50)),
+            ]
+        );
+        let none = parse("[a]\nrw=write\n", "b.fio", GIB).unwrap();
+        let JobKind::Synthetic(a) = &none[0].kind else {
+            panic!()
+        };
+        assert_eq!(a.backpressure, None, "deaf unless asked");
+        let err = parse("[a]\niosteer_backpressure=soon\n", "b.fio", GIB)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("b.fio:2:") && err.contains("microseconds unless suffixed"),
+            "{err}"
+        );
+        let err = parse("[a]\nbackpressure=50ms\n", "b.fio", GIB)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("not supported") && err.contains("iosteer_backpressure"),
+            "{err}"
+        );
     }
 
     #[test]

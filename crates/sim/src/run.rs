@@ -4,10 +4,12 @@
 //! arrival of any job, the drive's next event (a completion or an idle GC
 //! step) and the scheduler's timer. At each instant, in this order: the drive
 //! hands back what it finished (each completion goes to the scheduler and to
-//! the job that issued it), the scheduler ticks if due, due jobs issue, and
-//! the scheduler dispatches into the drive until it holds back. Equal times
-//! resolve the same way every run, and all randomness comes from the seed:
-//! same inputs, same output.
+//! the job that issued it), the scheduler ticks if due, due jobs issue (a
+//! job that listens to back-pressure first asks the scheduler's `pressure()`
+//! and may hold a write or trim, [`crate::workload::Synthetic::backpressure`]),
+//! and the scheduler dispatches into the drive until it holds back. Equal
+//! times resolve the same way every run, and all randomness comes from the
+//! seed: same inputs, same output.
 
 use std::time::Instant;
 
@@ -270,12 +272,18 @@ impl State {
         }
         for job in &mut self.jobs {
             while job.next_at().is_some_and(|t| t <= now) {
+                if let Some(retry) = must_wait(job, self.sched.as_ref(), now) {
+                    job.hold(now, retry);
+                    break;
+                }
                 job.issue(now, &mut self.next_id, &mut self.issued);
+                // Enqueued at once (in the same order as ever), so that the
+                // next request of a listening job sees this one's pressure.
+                for request in self.issued.drain(..) {
+                    self.submitted += 1;
+                    self.sched.enqueue(request, now);
+                }
             }
-        }
-        for request in self.issued.drain(..) {
-            self.submitted += 1;
-            self.sched.enqueue(request, now);
         }
         while let Some(d) = self.sched.dispatch(now, self.device.view()) {
             match d {
@@ -346,6 +354,34 @@ impl State {
         phases.push(all);
         let stats = self.device.stats();
         let mut notes = sim.notes.clone();
+        for job in &self.jobs {
+            let Some(bound) = job.backpressure() else {
+                continue;
+            };
+            let l = job.listening;
+            let mean = if l.delayed == 0 {
+                0.0
+            } else {
+                l.delay_total.as_secs_f64() / l.delayed as f64
+            };
+            let mut note = format!(
+                "job {} listens to back-pressure (bound {} ms): held {} times; {} of {} requests issued behind its schedule, by {:.2} s on average, {:.2} s at most",
+                job.name(),
+                bound.as_secs_f64() * 1e3,
+                l.holds,
+                l.delayed,
+                job.issued,
+                mean,
+                l.delay_max.as_secs_f64(),
+            );
+            if let Some(lag) = job.lag_at_stop() {
+                note.push_str(&format!(
+                    "; {:.2} s behind when it stopped (arrivals never issued)",
+                    lag.as_secs_f64()
+                ));
+            }
+            notes.push(note);
+        }
         if self.errors > 0 {
             notes.push(format!("{} requests failed in the drive", self.errors));
         }
@@ -381,6 +417,34 @@ impl State {
             interrupted: false,
         }
     }
+}
+
+/// For a job that listens to back-pressure: `Some(when to ask again)` if
+/// its next request (a write or a trim, with the trims ahead of a write)
+/// would wait longer than its bound. The wait is the longer of the
+/// scheduler's expected wait for a request queued now and the oldest queued
+/// request's wait so far (the estimate can be low; a stuck queue is not).
+/// It asks again at the scheduler's next timer (limiters refill and control
+/// loops move there), or after a quarter of the bound (100 us to 10 ms) when
+/// that comes first or the scheduler keeps no timer.
+fn must_wait(job: &mut Generator, sched: &dyn Scheduler, now: Nanos) -> Option<Nanos> {
+    let bound = job.backpressure()?;
+    let (op, trims) = job.next_classes()?;
+    if op == Op::Read {
+        return None;
+    }
+    let pressure = sched.pressure(now);
+    let over = |op: Op| {
+        let class = pressure.class(op);
+        class.expected_wait.max(class.oldest_wait) > bound
+    };
+    let wait = over(op) || (trims && over(Op::Trim));
+    if !wait {
+        return None;
+    }
+    let backoff = Nanos(bound.0 / 4).clamp(Nanos::from_micros(100), Nanos::from_millis(10));
+    let timer = sched.next_timer().filter(|t| *t > now);
+    Some(timer.map_or(now + backoff, |t| t.min(now + backoff)))
 }
 
 /// Write amplification between two (host pages written, GC pages moved)
@@ -419,4 +483,142 @@ pub fn run_all(
         }
     }
     Ok((reports, started.elapsed().as_secs_f64()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::{Arrival, JobKind, Synthetic};
+    use iosteer_sched::LifetimeHint;
+
+    /// A sequential writer offering 8 MB/s, 64 writes deep at most, for 5 s,
+    /// on a fresh drive.
+    fn writer(backpressure: Option<Nanos>) -> Simulation {
+        let fill = Synthetic {
+            read_percent: 0,
+            trim: false,
+            sequential: true,
+            block_min: 128 << 10,
+            block_max: 128 << 10,
+            align: 128 << 10,
+            offset: 0,
+            size: 1 << 30,
+            arrival: Arrival {
+                iops: None,
+                bytes_per_s: Some(8e6),
+                poisson: false,
+                iodepth: 64,
+                thinktime: Nanos::ZERO,
+            },
+            trim_ahead: Some(16 << 20),
+            hint: LifetimeHint::None,
+            backpressure,
+        };
+        let job = Job {
+            name: "fill".into(),
+            kind: JobKind::Synthetic(fill),
+            start: Nanos::ZERO,
+            stop: Some(Nanos::from_secs(5)),
+        };
+        let device = DeviceConfig::preset("consumer-sata").unwrap();
+        let mut sim = Simulation::of_jobs(device, vec![job], "run", 1, Nanos::from_secs(10));
+        // While the writer runs, and after (the deaf one's queue drains).
+        sim.phases = vec![
+            Phase {
+                name: "run".into(),
+                start: Nanos::ZERO,
+                end: Nanos::from_secs(5),
+            },
+            Phase {
+                name: "drain".into(),
+                start: Nanos::from_secs(5),
+                end: Nanos::from_secs(15),
+            },
+        ];
+        sim.precondition = Precondition {
+            fill: 0.0,
+            overwrite: 0.0,
+            seed: 1,
+        };
+        sim
+    }
+
+    fn run(sim: &Simulation, spec: &str) -> RunReport {
+        let aged = sim.aged_device().unwrap();
+        let report = sim.run(spec, &aged, &mut |_, _| true).unwrap();
+        assert!(!report.interrupted && report.unfinished == 0);
+        report
+    }
+
+    fn queued_writes(report: &RunReport) -> Vec<u32> {
+        report.series.iter().map(|s| s.queued[1]).collect()
+    }
+
+    fn max_queued_writes(report: &RunReport) -> u32 {
+        queued_writes(report).into_iter().max().unwrap()
+    }
+
+    /// A 2 MB/s write limit against a writer offering 8 MB/s: the deaf writer
+    /// fills the scheduler's queue up to its iodepth and its writes wait
+    /// seconds; the listening one keeps a write or two queued, its writes
+    /// wait about its bound (plus one write's 66 ms at the limit), and it
+    /// writes as much.
+    #[test]
+    fn a_listening_writer_keeps_the_queue_short_where_a_deaf_one_fills_it() {
+        const SPEC: &str = "netflix:write.limiter=bandwidth,write.current=2000";
+        let deaf = run(&writer(None), SPEC);
+        let listening = run(&writer(Some(Nanos::from_millis(50))), SPEC);
+        let (d, l) = (
+            &deaf.phase("all").unwrap().write,
+            &listening.phase("all").unwrap().write,
+        );
+        assert!(max_queued_writes(&deaf) >= 32, "{:?}", queued_writes(&deaf));
+        assert!(d.lat_us.max > 2e6, "deaf write max {} us", d.lat_us.max);
+        assert!(
+            max_queued_writes(&listening) <= 2,
+            "{:?}",
+            queued_writes(&listening)
+        );
+        assert!(
+            l.lat_us.max < 150e3,
+            "listening write max {} us",
+            l.lat_us.max
+        );
+        assert!(
+            l.lat_us.p99 < 0.1 * d.lat_us.p99,
+            "{} {}",
+            l.lat_us.p99,
+            d.lat_us.p99
+        );
+        let written = |r: &RunReport| r.phase("run").unwrap().write.ops as f64;
+        assert!(
+            written(&listening) >= 0.9 * written(&deaf),
+            "while it ran, the listening writer wrote {} writes, the deaf one {}",
+            written(&listening),
+            written(&deaf)
+        );
+        assert!(
+            listening.notes.iter().any(|n| n
+                .contains("job fill listens to back-pressure (bound 50 ms)")
+                && n.contains("behind when it stopped")),
+            "{:?}",
+            listening.notes
+        );
+        assert!(deaf.notes.is_empty(), "{:?}", deaf.notes);
+    }
+
+    /// A bound the scheduler never reaches changes nothing: the listening
+    /// job draws and issues exactly what the deaf one does.
+    #[test]
+    fn a_bound_never_reached_changes_nothing() {
+        let deaf = run(&writer(None), "fifo");
+        let listening = run(&writer(Some(Nanos::from_secs(3600))), "fifo");
+        assert_eq!(deaf.phases, listening.phases);
+        assert_eq!(deaf.series, listening.series);
+        assert!(
+            listening.notes[0].contains("held 0 times"),
+            "{:?}",
+            listening.notes
+        );
+    }
 }

@@ -15,6 +15,12 @@
 //! - the fill stops and serving goes on.
 //!
 //! Phases: `before`, `fill`, `after` (by completion time), and `all`.
+//!
+//! `fill-listening` is the same with a fill that listens to the scheduler's
+//! back-pressure ([`Synthetic::backpressure`], bound [`LISTENING_BOUND`]): it
+//! holds a write while one queued now would wait longer than the bound, and
+//! catches up later, so a throttling scheduler's queue stays short and write
+//! latency bounded, where the deaf fill keeps its 32 writes queued.
 
 use iosteer_device::{DeviceConfig, Precondition};
 use iosteer_sched::{LifetimeHint, Nanos};
@@ -31,6 +37,14 @@ pub const SCENARIOS: &[(&str, &str)] = &[
     (
         "quick",
         "fill-while-serving, shorter (for tests and a first look)",
+    ),
+    (
+        "fill-listening",
+        "fill-while-serving with a fill that listens to back-pressure (holds writes that would wait over 50 ms)",
+    ),
+    (
+        "quick-listening",
+        "quick, with the listening fill",
     ),
     (
         "long-fill",
@@ -56,7 +70,15 @@ pub struct FillWhileServing {
     /// Free blocks per die that idle GC keeps above the low watermark, when
     /// smaller than the drive's own (so a short fill reaches foreground GC).
     pub pool_blocks: Option<u32>,
+    /// The fill listens to back-pressure with this bound (`None`: deaf).
+    pub fill_backpressure: Option<Nanos>,
 }
+
+/// The bound of the listening fill: a write is held while one queued now
+/// would wait longer than this in the scheduler. 50 ms is a few writes'
+/// worth at the rates a throttle sets (128 KiB at 10 MB/s is 13 ms), so the
+/// limiter never runs dry, and far below the deaf fill's 32-deep queue.
+pub const LISTENING_BOUND: Nanos = Nanos::from_millis(50);
 
 impl FillWhileServing {
     pub fn standard() -> FillWhileServing {
@@ -71,6 +93,7 @@ impl FillWhileServing {
             trim_segment: 64 << 20,
             aging_overwrite: 2.0,
             pool_blocks: None,
+            fill_backpressure: None,
         }
     }
 
@@ -116,6 +139,7 @@ impl FillWhileServing {
             },
             trim_ahead: None,
             hint: LifetimeHint::None,
+            backpressure: None,
         };
         let fill = Synthetic {
             read_percent: 0,
@@ -133,6 +157,7 @@ impl FillWhileServing {
                 thinktime: Nanos::ZERO,
             },
             trim_ahead: Some(self.trim_segment),
+            backpressure: self.fill_backpressure,
             ..readers.clone()
         };
         Simulation {
@@ -186,6 +211,20 @@ pub fn scenario(name: &str, device: DeviceConfig, seed: u64) -> Option<Simulatio
     match name {
         "fill-while-serving" => Some(FillWhileServing::standard().simulation(device, seed)),
         "quick" => Some(FillWhileServing::quick().simulation(device, seed)),
+        "fill-listening" => Some(
+            FillWhileServing {
+                fill_backpressure: Some(LISTENING_BOUND),
+                ..FillWhileServing::standard()
+            }
+            .simulation(device, seed),
+        ),
+        "quick-listening" => Some(
+            FillWhileServing {
+                fill_backpressure: Some(LISTENING_BOUND),
+                ..FillWhileServing::quick()
+            }
+            .simulation(device, seed),
+        ),
         "long-fill" => Some(long_fill(device, seed)),
         _ => None,
     }

@@ -5,6 +5,16 @@
 //! are open loop at a rate (fixed intervals or Poisson), capped by `iodepth`
 //! requests outstanding as fio does, or closed loop (no rate: a new request
 //! as soon as one completes, after `thinktime`).
+//!
+//! A synthetic job may listen to back-pressure ([`Synthetic::backpressure`]):
+//! before it issues a write or a trim it asks the scheduler's
+//! [`pressure()`](iosteer_sched::Scheduler::pressure) for that class, and
+//! while a request issued now would wait longer than its bound it holds the
+//! request back and asks again at the scheduler's next tick. An open-loop
+//! listener delays its arrivals rather than dropping them: it keeps its
+//! schedule and catches up, as fast as the pressure allows, when the
+//! scheduler drains, as a producer that has the bytes to write (a video
+//! fill) does. So the backlog waits in the producer, not in the scheduler.
 
 use iosteer_sched::{LifetimeHint, Nanos, Op, Request, TenantId};
 use rand::rngs::SmallRng;
@@ -45,6 +55,19 @@ pub struct Synthetic {
     /// before writing over it (content replaced by new content).
     pub trim_ahead: Option<u64>,
     pub hint: LifetimeHint,
+    /// Back-pressure bound (a project option, `iosteer_backpressure` in job
+    /// files): `Some(bound)` makes the job listen. Before it issues a write or
+    /// a trim (with the trims ahead of a write) it reads
+    /// `Scheduler::pressure(now)` for the class; when the longer of the
+    /// expected wait of a request queued now and the oldest queued request's
+    /// wait is over `bound`, it does not issue, and tries again at the
+    /// scheduler's next timer (or after `bound / 4`, 100 us to 10 ms, if that
+    /// comes first or the scheduler has none). Reads are never held. An
+    /// open-loop job keeps its schedule while held (arrivals are delayed, not
+    /// skipped) and catches up when the pressure falls; a closed-loop one
+    /// just waits. `None`: deaf, the job issues on its schedule whatever the
+    /// scheduler holds (as fio does).
+    pub backpressure: Option<Nanos>,
 }
 
 /// One recorded request of a trace.
@@ -86,18 +109,46 @@ impl Job {
     }
 }
 
+/// The next request of a synthetic job, drawn before it is issued so that a
+/// listening job can look at its class first.
+#[derive(Copy, Clone, Debug)]
+struct Planned {
+    op: Op,
+    offset: u64,
+    len: u64,
+}
+
+/// What a listening job's holds cost it.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Listening {
+    /// Times the job asked and was told to wait.
+    pub holds: u64,
+    /// Requests issued later than their arrival because of a hold (behind
+    /// the job's schedule), and by how much.
+    pub delayed: u64,
+    pub delay_total: Nanos,
+    pub delay_max: Nanos,
+}
+
 /// A running job: when it wants to issue next, and what.
 #[derive(Debug)]
 pub(crate) struct Generator {
     job: Job,
     tenant: TenantId,
     rng: SmallRng,
+    /// When the next request is due (on an open-loop job's schedule).
     next_at: Option<Nanos>,
+    /// A listening job held back by pressure asks again then.
+    retry_at: Option<Nanos>,
+    /// Held since `next_at`: the job is behind its schedule and catches up.
+    behind: bool,
+    planned: Option<Planned>,
     outstanding: u32,
     cursor: u64,
     trimmed_up_to: u64,
     trace_index: usize,
     pub issued: u64,
+    pub listening: Listening,
 }
 
 impl Generator {
@@ -117,18 +168,75 @@ impl Generator {
                 seed ^ (u64::from(index) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
             ),
             next_at,
+            retry_at: None,
+            behind: false,
+            planned: None,
             outstanding: 0,
             cursor: 0,
             trimmed_up_to,
             trace_index: 0,
             issued: 0,
+            listening: Listening::default(),
             job,
         }
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.job.name
+    }
+
+    /// The job's back-pressure bound, if it listens.
+    pub(crate) fn backpressure(&self) -> Option<Nanos> {
+        match &self.job.kind {
+            JobKind::Synthetic(s) => s.backpressure,
+            JobKind::Trace(_) => None,
+        }
+    }
+
+    /// The class of the next request, and whether trims ahead of it are due
+    /// too (drawing it now; [`issue`](Self::issue) then issues it).
+    pub(crate) fn next_classes(&mut self) -> Option<(Op, bool)> {
+        let JobKind::Synthetic(s) = &self.job.kind else {
+            return None;
+        };
+        let (trim_ahead, sequential, end) = (s.trim_ahead, s.sequential, s.offset + s.size);
+        let planned = match self.planned {
+            Some(p) => p,
+            None => {
+                let p = self.draw();
+                self.planned = Some(p);
+                p
+            }
+        };
+        let trims = planned.op == Op::Write
+            && trim_ahead.is_some()
+            && sequential
+            && self.trimmed_up_to < (planned.offset + planned.len).min(end);
+        Some((planned.op, trims))
+    }
+
+    /// Pressure says wait: ask again at `retry` (after `now`).
+    pub(crate) fn hold(&mut self, now: Nanos, retry: Nanos) {
+        self.listening.holds += 1;
+        self.behind = true;
+        self.retry_at = Some(retry.max(now + Nanos(1)));
+    }
+
+    /// How far behind its schedule a held open-loop job was when it stopped:
+    /// arrivals due before `stop` that it never issued.
+    pub(crate) fn lag_at_stop(&self) -> Option<Nanos> {
+        let stop = self.job.stop?;
+        let at = self.next_at?;
+        (self.behind && at < stop).then(|| stop - at)
     }
 
     /// When the job next issues, if it will (not blocked on its iodepth).
     pub(crate) fn next_at(&self) -> Option<Nanos> {
         let at = self.next_at?;
+        if self.job.stop.is_some_and(|stop| at >= stop) {
+            return None;
+        }
+        let at = self.retry_at.map_or(at, |retry| retry.max(at));
         if self.job.stop.is_some_and(|stop| at >= stop) {
             return None;
         }
@@ -165,11 +273,11 @@ impl Generator {
         self.next_at = None;
     }
 
-    fn issue_synthetic(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
+    /// Draws the next request of a synthetic job (size, offset, class).
+    fn draw(&mut self) -> Planned {
         let JobKind::Synthetic(s) = &self.job.kind else {
             unreachable!()
         };
-        let s = s.clone();
         let len = if s.block_min == s.block_max {
             s.block_min
         } else {
@@ -195,6 +303,18 @@ impl Generator {
         } else {
             Op::Write
         };
+        Planned { op, offset, len }
+    }
+
+    fn issue_synthetic(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
+        let JobKind::Synthetic(s) = &self.job.kind else {
+            unreachable!()
+        };
+        let s = s.clone();
+        let Planned { op, offset, len } = match self.planned.take() {
+            Some(p) => p,
+            None => self.draw(),
+        };
         if let (Op::Write, Some(segment), true) = (op, s.trim_ahead, s.sequential) {
             while self.trimmed_up_to < offset + len && self.trimmed_up_to < s.offset + s.size {
                 let trim_len = segment
@@ -217,7 +337,27 @@ impl Generator {
         *next_id += 1;
         self.issued += 1;
         self.outstanding += 1;
-        self.next_at = Some(now + self.gap(&s));
+        self.retry_at = None;
+        // A job behind its schedule (held by pressure) keeps the schedule:
+        // the next arrival is one gap after this one was due, not after now.
+        let open_loop = s.arrival.iops.is_some() || s.arrival.bytes_per_s.is_some();
+        let base = match self.next_at {
+            Some(due) if self.behind && open_loop => {
+                let delay = now - due.min(now);
+                if delay > Nanos::ZERO {
+                    self.listening.delayed += 1;
+                    self.listening.delay_total += delay;
+                    self.listening.delay_max = self.listening.delay_max.max(delay);
+                }
+                due
+            }
+            _ => now,
+        };
+        let next = base + self.gap(&s);
+        if next > now || !open_loop {
+            self.behind = false;
+        }
+        self.next_at = Some(next);
     }
 
     fn gap(&mut self, s: &Synthetic) -> Nanos {
@@ -281,6 +421,7 @@ mod tests {
             },
             trim_ahead: None,
             hint: LifetimeHint::None,
+            backpressure: None,
         }
     }
 
@@ -323,6 +464,47 @@ mod tests {
             Some(Nanos::from_millis(2)),
             "resumes on its schedule"
         );
+    }
+
+    #[test]
+    fn a_held_open_loop_job_delays_its_arrivals_and_catches_up() {
+        let mut s = synthetic(0, true, Some(1000.0), 64);
+        s.backpressure = Some(Nanos::from_millis(1));
+        let mut g = Generator::new(job(s), 0, 1);
+        assert_eq!(g.backpressure(), Some(Nanos::from_millis(1)));
+        assert_eq!(g.next_classes(), Some((Op::Write, false)));
+        g.hold(Nanos::ZERO, Nanos::from_millis(10));
+        assert_eq!(g.next_at(), Some(Nanos::from_millis(10)), "asks again then");
+        let (mut id, mut out) = (0, Vec::new());
+        let now = Nanos::from_millis(10);
+        while g.next_at().is_some_and(|t| t <= now) {
+            g.issue(now, &mut id, &mut out);
+        }
+        assert_eq!(out.len(), 11, "arrivals 0..=10 ms, none skipped");
+        assert!(out.iter().all(|r| r.submitted == now));
+        assert_eq!(
+            out.iter().map(|r| r.offset.0).collect::<Vec<_>>(),
+            (0..11).map(|i| (1 << 20) + i * 4096).collect::<Vec<_>>(),
+            "the held request is the one issued first"
+        );
+        assert_eq!(
+            g.next_at(),
+            Some(Nanos::from_millis(11)),
+            "back on schedule"
+        );
+        assert_eq!(
+            (
+                g.listening.holds,
+                g.listening.delayed,
+                g.listening.delay_max
+            ),
+            (1, 10, Nanos::from_millis(10))
+        );
+        // Held until after it stops: the arrivals it owed are counted.
+        g.next_classes();
+        g.hold(now, Nanos::from_secs(2));
+        assert_eq!(g.next_at(), None);
+        assert_eq!(g.lag_at_stop(), Some(Nanos::from_millis(989)));
     }
 
     #[test]
