@@ -54,7 +54,8 @@
 //! - Flushes are OTHER requests, and leave only once every earlier write has
 //!   completed; writes queued after a waiting flush wait with it, and a read
 //!   that overlaps a queued write waits until that write is sent
-//!   ([`crate::ordering::Barrier`]).
+//!   ([`crate::ordering::Barrier`]), without holding back the reads queued
+//!   behind it.
 //! - Our completions carry the dispatch time but not the arrival time; the
 //!   scheduler remembers the arrival of each command in flight by (kind,
 //!   dispatch time, bytes). Two commands alike in all three may swap their
@@ -282,6 +283,8 @@ impl Arrivals {
 pub struct Kyber {
     config: KyberConfig,
     reads: VecDeque<Queued>,
+    /// Index in `reads` of the read `has_request` found may go.
+    next_read: usize,
     writes: VecDeque<Queued>,
     trims: TrimQueue,
     barrier: Barrier,
@@ -304,6 +307,7 @@ impl Kyber {
     pub fn new(config: KyberConfig) -> Kyber {
         Kyber {
             reads: VecDeque::new(),
+            next_read: 0,
             writes: VecDeque::new(),
             trims: TrimQueue::new(config.trim_max_ranges, 0),
             barrier: Barrier::default(),
@@ -337,13 +341,21 @@ impl Kyber {
         self.stats.queued() > 0
     }
 
-    /// Whether the domain has a request that could go now, tokens aside.
+    /// Whether the domain has a request that could go now, tokens aside. For
+    /// reads, the first queued read that overlaps no unsent write: one that
+    /// must wait for its write does not hold back the reads behind it.
     fn has_request(&mut self, domain: Domain) -> bool {
         match domain {
-            Domain::Read => match self.reads.front_mut() {
-                Some(head) => self.barrier.read_ready(head),
-                None => false,
-            },
+            Domain::Read => {
+                let barrier = &self.barrier;
+                match self.reads.iter_mut().position(|q| barrier.read_ready(q)) {
+                    Some(index) => {
+                        self.next_read = index;
+                        true
+                    }
+                    None => false,
+                }
+            }
             Domain::Write => !self.writes.is_empty(),
             Domain::Discard => !self.trims.is_empty(),
             Domain::Other => {
@@ -355,7 +367,10 @@ impl Kyber {
     fn take(&mut self, domain: Domain, now: Nanos) -> Command {
         match domain {
             Domain::Read => {
-                let read = self.reads.pop_front().expect("domain has a request");
+                let read = self
+                    .reads
+                    .remove(self.next_read)
+                    .expect("has_request found a read that may go");
                 Command::single(read.request, now)
             }
             Domain::Write => {
@@ -670,6 +685,34 @@ mod tests {
         }
         assert_eq!(sent, 64);
         assert!(s.stats().class(Op::Read).limited);
+    }
+
+    #[test]
+    fn a_read_waiting_for_its_write_does_not_hold_back_the_reads_behind_it() {
+        let mut s = kyber("");
+        let t = Nanos::ZERO;
+        // Write 2 waits behind the flush, which waits for write 0 to complete.
+        s.enqueue(Request::new(0, Op::Write, 0, 4096, t), t);
+        s.enqueue(Request::new(1, Op::Flush, 0, 0, t), t);
+        s.enqueue(Request::new(2, Op::Write, 8 << 20, 4096, t), t);
+        s.enqueue(Request::new(3, Op::Read, 8 << 20, 4096, t), t);
+        s.enqueue(Request::new(4, Op::Read, 100 << 20, 4096, t), t);
+        let drain = |s: &mut Kyber, now| {
+            let mut sent = Vec::new();
+            while let Some(Dispatch::ToDevice(c)) = s.dispatch(now, DeviceView::new(32, 0)) {
+                sent.push(c);
+            }
+            sent
+        };
+        let ids =
+            |sent: &[Command]| -> Vec<u64> { sent.iter().map(|c| c.requests[0].id.0).collect() };
+        let sent = drain(&mut s, Nanos(1));
+        assert_eq!(ids(&sent), [4, 0], "read 4 overlaps nothing and goes");
+        let write = sent.iter().find(|c| c.op == Op::Write).unwrap();
+        let _ = s.complete(&write.completion(Outcome::Ok), Nanos(2));
+        let order = ids(&drain(&mut s, Nanos(2)));
+        let at = |id| order.iter().position(|x| *x == id).unwrap();
+        assert!(at(2) < at(3), "read 3 still follows its write: {order:?}");
     }
 
     #[test]
