@@ -43,7 +43,8 @@
 //! - Flushes are not throttled. A waiting flush holds the writes queued after
 //!   it and goes once the earlier writes have completed, across tenants (a
 //!   flush is device-wide), and a read overlapping a throttled write waits
-//!   for it ([`crate::ordering::Barrier`]).
+//!   for it ([`crate::ordering::Barrier`]) outside its group's queue, then
+//!   joins it: it holds back no other read.
 //! - Times are nanoseconds, not jiffies.
 
 use std::collections::{BTreeMap, VecDeque};
@@ -363,6 +364,9 @@ impl Group {
 pub struct Throttle {
     config: ThrottleConfig,
     groups: BTreeMap<TenantId, Group>,
+    /// Reads that overlap a write not yet let through; they join their
+    /// group's queue once it is, so they hold back no other read.
+    held_reads: Vec<Queued>,
     barrier: Barrier,
     issue: IssueQueue,
     stats: Stats,
@@ -373,6 +377,7 @@ impl Throttle {
     pub fn new(config: ThrottleConfig) -> Throttle {
         Throttle {
             groups: BTreeMap::new(),
+            held_reads: Vec::new(),
             barrier: Barrier::default(),
             issue: IssueQueue::new(config.trim_max_ranges),
             stats: Stats::new(config.stats_window, config.bad_latency),
@@ -382,7 +387,8 @@ impl Throttle {
     }
 
     /// A read, write or trim arrives at its group: it goes at once if nothing
-    /// of its direction waits and it fits, or queues.
+    /// of its direction waits and it fits, or queues. (Reads come here once
+    /// no unsent write overlaps them.)
     fn throttle(&mut self, entry: Queued, now: Nanos) {
         let tenant = entry.request.tenant;
         let limits = self.config.limits(tenant);
@@ -392,10 +398,7 @@ impl Throttle {
             .entry(tenant)
             .or_insert_with(|| Group::new(limits));
         let dir = dir_of(entry.request.op);
-        let mut entry = entry;
-        let ready = entry.request.op != Op::Read || self.barrier.read_ready(&mut entry);
         if group.queued[dir].is_empty()
-            && ready
             && group.may_dispatch(dir, &entry.request, now, slice).is_ok()
         {
             group.charge(dir, &entry.request, now, slice);
@@ -419,12 +422,9 @@ impl Throttle {
         let mut sent = 0;
         for (dir, quantum) in [(0, QUANTUM_READS), (1, QUANTUM_WRITES)] {
             for _ in 0..quantum {
-                let Some(head) = group.queued[dir].front_mut() else {
+                let Some(head) = group.queued[dir].front() else {
                     break;
                 };
-                if dir == 0 && !self.barrier.read_ready(head) {
-                    break;
-                }
                 let request = head.request.clone();
                 if group.may_dispatch(dir, &request, now, slice).is_err() {
                     break;
@@ -443,6 +443,16 @@ impl Throttle {
     fn pump(&mut self, now: Nanos) {
         loop {
             let mut sent = 0;
+            if !self.held_reads.is_empty() {
+                for mut read in std::mem::take(&mut self.held_reads) {
+                    if self.barrier.read_ready(&mut read) {
+                        self.throttle(read, now);
+                        sent += 1;
+                    } else {
+                        self.held_reads.push(read);
+                    }
+                }
+            }
             while let Some(flush) = self.barrier.take_flush() {
                 self.issue.push(flush.request, now);
                 while let Some(write) = self.barrier.release() {
@@ -458,16 +468,12 @@ impl Throttle {
             }
         }
         let slice = self.config.slice;
-        let barrier = &self.barrier;
         for group in self.groups.values_mut() {
             group.disptime = None;
             for dir in 0..2 {
-                let Some(head) = group.queued[dir].front_mut() else {
+                let Some(head) = group.queued[dir].front() else {
                     continue;
                 };
-                if dir == 0 && !barrier.read_ready(head) {
-                    continue; // waits on a write, not on the clock
-                }
                 let head = head.request.clone();
                 if let Err(wait) = group.may_dispatch(dir, &head, now, slice) {
                     let wait = wait.min(Nanos(slice.0.saturating_mul(MAX_WAIT_SLICES)));
@@ -486,7 +492,8 @@ impl Throttle {
             .groups
             .values()
             .flat_map(|g| g.queued[dir].iter().map(|q| &q.request));
-        let waiting = grouped.chain(self.barrier.held());
+        let held = self.held_reads.iter().map(|q| &q.request);
+        let waiting = grouped.chain(held).chain(self.barrier.held());
         let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
         [first, self.issue.oldest(op)].into_iter().flatten().min()
     }
@@ -514,7 +521,12 @@ impl Scheduler for Throttle {
         match request.op {
             Op::Read => {
                 let tag = self.barrier.read_tag(&request);
-                self.throttle(Queued { request, tag }, now);
+                let mut read = Queued { request, tag };
+                if self.barrier.read_ready(&mut read) {
+                    self.throttle(read, now);
+                } else {
+                    self.held_reads.push(read);
+                }
             }
             Op::Write | Op::Flush => {
                 if let Some(write) = self.barrier.admit(request) {
@@ -600,6 +612,33 @@ mod tests {
             .flat_map(|c| c.requests.iter())
             .filter(|r| r.tenant == TenantId(tenant));
         sent.fold((0, 0), |(n, bytes), r| (n + 1, bytes + r.len.0))
+    }
+
+    #[test]
+    fn a_read_waiting_for_a_throttled_write_does_not_hold_back_other_reads() {
+        let mut s = throttle("wiops=10");
+        let t = Nanos::ZERO;
+        for (id, op, mib) in [
+            (0, Op::Write, 0),
+            (1, Op::Write, 8),
+            (2, Op::Read, 8),
+            (3, Op::Read, 100),
+        ] {
+            s.enqueue(Request::new(id, op, mib << 20, 4096, t), t);
+        }
+        let drain = |s: &mut Throttle, now| {
+            let mut sent = Vec::new();
+            while let Some(Dispatch::ToDevice(c)) = s.dispatch(now, DeviceView::new(32, 0)) {
+                sent.push(c.requests[0].id.0);
+            }
+            sent
+        };
+        // Write 1 waits for the next slice; read 2 overlaps it and waits
+        // too, read 3 overlaps nothing and goes at once.
+        assert_eq!(drain(&mut s, Nanos(1)), [0, 3]);
+        let later = s.next_timer().unwrap().max(Nanos::from_millis(100));
+        let _ = s.tick(later);
+        assert_eq!(drain(&mut s, later), [1, 2]);
     }
 
     #[test]
