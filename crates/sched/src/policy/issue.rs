@@ -10,7 +10,9 @@
 //!   into multi-range requests; it has no one-trim-at-a-time rule);
 //! - a flush at the head waits until no write is in the device (rule 1 of
 //!   [`crate::ordering`]); the [`Barrier`](crate::ordering::Barrier) of the
-//!   policy above has already kept later writes behind it.
+//!   policy above has already kept later writes behind it. Reads queued
+//!   behind a waiting flush go past it (a flush orders writes only), but never
+//!   past a write.
 //!
 //! Since this queue is a strict FIFO, a write counts as "sent" for the
 //! ordering rules when it is admitted here.
@@ -54,10 +56,17 @@ impl IssueQueue {
             return Some((command, waited));
         }
         let (head, _) = self.fifo.front()?;
-        if head.op == Op::Flush && !flush_may_go(stats.class(Op::Write).in_flight) {
-            return None;
-        }
-        let (request, admitted) = self.fifo.pop_front()?;
+        let index = if head.op == Op::Flush && !flush_may_go(stats.class(Op::Write).in_flight) {
+            // The first read before any write: a read behind a write may
+            // overlap it, and writes stay behind the flush.
+            self.fifo
+                .iter()
+                .take_while(|(r, _)| r.op != Op::Write)
+                .position(|(r, _)| r.op == Op::Read)?
+        } else {
+            0
+        };
+        let (request, admitted) = self.fifo.remove(index)?;
         Some((Command::single(request, now), now - admitted))
     }
 
@@ -106,5 +115,32 @@ mod tests {
         assert!(q.next_command(now, &stats).is_none());
         stats.on_complete(&write.completion(Outcome::Ok), Nanos(5));
         assert_eq!(q.next_command(now, &stats).unwrap().0.op, Op::Flush);
+    }
+
+    #[test]
+    fn reads_behind_a_waiting_flush_go_but_not_past_a_write() {
+        let mut q = IssueQueue::new(512);
+        let mut stats = Stats::new(Nanos::from_secs(1), Nanos::from_secs(1));
+        let now = Nanos(1);
+        let ops = [Op::Write, Op::Flush, Op::Read, Op::Write, Op::Read];
+        for (id, op) in ops.into_iter().enumerate() {
+            let len = if op == Op::Flush { 0 } else { 4096 };
+            let r = Request::new(id as u64, op, (id as u64) << 20, len, now);
+            stats.on_enqueue(&r, now);
+            q.push(r, now);
+        }
+        let (write, _) = q.next_command(now, &stats).unwrap();
+        stats.on_dispatch(&write, now);
+        // The flush waits for write 0; read 2 goes past it, read 4 not past
+        // write 3.
+        let (read, _) = q.next_command(now, &stats).unwrap();
+        assert_eq!(read.requests[0].id.0, 2);
+        stats.on_dispatch(&read, now);
+        assert!(q.next_command(now, &stats).is_none());
+        stats.on_complete(&write.completion(Outcome::Ok), Nanos(5));
+        let ids: Vec<u64> = std::iter::from_fn(|| q.next_command(now, &stats))
+            .map(|(c, _)| c.requests[0].id.0)
+            .collect();
+        assert_eq!(ids, [1, 3, 4]);
     }
 }
