@@ -634,10 +634,6 @@ impl Iocost {
             }
         }
 
-        eprintln!(
-            "DBG missed {missed_ppm:?} rqw {rq_wait_pct} short {shortages} busy {} vrate {}",
-            self.busy_level, self.vrate_ppm
-        );
         let thresholds = self.config.pct_ppm.map(|ppm| MILLION - ppm);
         let over = rq_wait_pct > RQ_WAIT_BUSY_PCT
             || missed_ppm[0] > thresholds[0]
