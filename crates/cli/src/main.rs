@@ -5,6 +5,7 @@
 
 mod bench;
 mod device_cmd;
+mod run_cmd;
 mod sim_cmd;
 mod sweep_cmd;
 
@@ -34,6 +35,9 @@ enum Command {
     /// Run one scenario across a grid of scheduler settings (in parallel) and mark the
     /// best one that meets a read-latency objective.
     Sweep(sweep_cmd::SweepArgs),
+    /// Run a fio job file against a real file or block device through a
+    /// scheduler and io_uring, reported like a simulation.
+    Run(run_cmd::RunArgs),
     /// List the scheduling policies with their tunables and defaults.
     Schedulers,
     /// The SSD model on its own: presets, configuration, the write-amplification check.
@@ -127,6 +131,7 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Device(command) => run_device(command),
         Command::Sim(args) => sim_cmd::sim(args),
         Command::Sweep(args) => sweep_cmd::sweep(args),
+        Command::Run(args) => run_cmd::run(args),
         Command::Bench(BenchCommand::Device {
             devices,
             requests,

@@ -6,9 +6,9 @@
 //! from, and its generation is one the verifier allows there: at least the
 //! last write to complete there before the read was sent (older data came
 //! back), at most the last write sent there (a write in flight beside the
-//! read may or may not have landed). A block never written reads back as it
-//! was before the run (no magic) and is right only if no write was ever sent
-//! there.
+//! read may or may not have landed). A block without a header (as it was
+//! before the run) is right only if no write there had completed when the
+//! read was sent.
 
 use std::collections::HashMap;
 
@@ -24,7 +24,7 @@ struct Known {
     done: u64,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Verifier {
     blocks: HashMap<u64, Known>,
     next_generation: u64,
@@ -32,6 +32,30 @@ pub struct Verifier {
     pub mismatches: u64,
     /// The first mismatches, as (offset, what was wrong).
     pub first: Vec<(u64, String)>,
+}
+
+impl Default for Verifier {
+    /// Generations start from a per-run base (the clock's nanoseconds in the
+    /// high bits), so blocks left by an earlier run never pass for this one's.
+    fn default() -> Self {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.subsec_nanos() as u64 | 1);
+        Verifier::starting_at(nanos << 32)
+    }
+}
+
+impl Verifier {
+    /// A verifier whose first generation is `base + 1`.
+    pub fn starting_at(base: u64) -> Verifier {
+        Verifier {
+            blocks: HashMap::new(),
+            next_generation: base,
+            checked: 0,
+            mismatches: 0,
+            first: Vec::new(),
+        }
+    }
 }
 
 fn checksum(data: &[u8]) -> u64 {
@@ -113,8 +137,13 @@ impl Verifier {
 }
 
 fn problem(block: &[u8], at: u64, lowest: u64, highest: u64) -> Option<String> {
+    if highest == 0 {
+        // This run never wrote here: whatever was there before is right.
+        return None;
+    }
     if word(block, 0) != MAGIC {
-        return (highest > 0).then(|| format!("no header, but generation {highest} was written"));
+        // Old data is right only while no write there had completed.
+        return (lowest > 0).then(|| format!("no header, but generation {lowest} was written"));
     }
     let (offset, generation, sum) = (word(block, 8), word(block, 16), word(block, 24));
     if offset != at {
@@ -148,9 +177,33 @@ mod tests {
         v.check(8192, &buf, &expected);
         assert_eq!(v.mismatches, 1);
         assert_eq!(v.first[0].0, 8192 + BLOCK as u64);
-        // Read back at the wrong place.
+        // Read back at the wrong place (a place this run wrote).
+        let mut other = vec![0u8; BLOCK];
+        let g = v.stamp(0, &mut other);
+        v.write_done(0, 4096, g);
         v.check(0, &buf[..BLOCK], &v.expect(0, 4096));
         assert_eq!(v.mismatches, 2, "{:?}", v.first);
+        // A place this run never wrote: not judged.
+        v.check(1 << 20, &buf[..BLOCK], &v.expect(1 << 20, 4096));
+        assert_eq!(v.mismatches, 2);
+    }
+
+    #[test]
+    fn a_block_left_by_an_earlier_run_is_a_mismatch_once_this_run_wrote_there() {
+        let mut earlier = Verifier::starting_at(7 << 32);
+        let mut block = vec![0u8; BLOCK];
+        earlier.stamp(0, &mut block);
+        let mut v = Verifier::starting_at(9 << 32);
+        let mut mine = vec![0u8; BLOCK];
+        let g = v.stamp(0, &mut mine);
+        v.check(0, &block, &v.expect(0, 4096));
+        assert_eq!(
+            v.mismatches, 0,
+            "the write is in flight: old data may come back"
+        );
+        v.write_done(0, 4096, g);
+        v.check(0, &block, &v.expect(0, 4096));
+        assert_eq!(v.mismatches, 1, "{:?}", v.first);
     }
 
     #[test]

@@ -225,6 +225,12 @@ pub struct DeviceReport {
     pub wear_erases_max: u32,
 }
 
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct VerifyReport {
+    pub blocks: u64,
+    pub mismatches: u64,
+}
+
 /// One run. In JSON the drive's name is `drive` and its statistics `device`.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct RunReport {
@@ -232,8 +238,12 @@ pub struct RunReport {
     #[serde(rename = "drive")]
     pub device: String,
     pub phases: Vec<PhaseReport>,
+    /// The simulated drive's statistics; `null` for a real target.
     #[serde(rename = "device")]
-    pub device_stats: DeviceReport,
+    pub device_stats: Option<DeviceReport>,
+    /// `--verify` of a real run: blocks checked and mismatches found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifyReport>,
     /// Requests still queued or in the drive when the run ended.
     pub unfinished: u64,
     /// Requests submitted (summed into `sim.requests`).
@@ -269,19 +279,19 @@ pub struct SimReport<'a> {
 
 /// The terminal table of one run.
 pub fn table(run: &RunReport) -> String {
-    let mut out = format!(
-        "scheduler {}  (drive {}, WAF {:.2}, GC moved {} pages, {} erases{})\n",
-        run.scheduler,
-        run.device,
-        run.device_stats.waf,
-        run.device_stats.gc_pages_moved,
-        run.device_stats.erases,
-        if run.unfinished > 0 {
-            format!(", {} unfinished", run.unfinished)
-        } else {
-            String::new()
-        }
-    );
+    let drive = match &run.device_stats {
+        Some(d) => format!(
+            "drive {}, WAF {:.2}, GC moved {} pages, {} erases",
+            run.device, d.waf, d.gc_pages_moved, d.erases
+        ),
+        None => format!("target {}", run.device),
+    };
+    let unfinished = if run.unfinished > 0 {
+        format!(", {} unfinished", run.unfinished)
+    } else {
+        String::new()
+    };
+    let mut out = format!("scheduler {}  ({drive}{unfinished})\n", run.scheduler);
     out += &format!(
         "  {:<7} {:<5} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}\n",
         "phase",
@@ -324,4 +334,81 @@ pub fn table(run: &RunReport) -> String {
         out += &format!("  note: {note}\n");
     }
     out
+}
+
+/// Records a run outside the simulator (the real engine) into the same
+/// phases, series and report as a simulated run.
+pub struct Recorder {
+    phases: Vec<Phase>,
+    accumulators: Vec<PhaseAccumulator>,
+    series: crate::series::SeriesCollector,
+    slo: Nanos,
+}
+
+impl Recorder {
+    pub fn new(phases: Vec<Phase>, slo: Nanos) -> Recorder {
+        Recorder {
+            accumulators: vec![PhaseAccumulator::default(); phases.len()],
+            phases,
+            series: crate::series::SeriesCollector::default(),
+            slo,
+        }
+    }
+
+    /// A request of `bytes` finished at `at` after `latency`.
+    pub fn request_done(&mut self, op: Op, bytes: u64, latency: Nanos, at: Nanos) {
+        self.series.record(op, bytes, latency, at);
+        for (phase, acc) in self.phases.iter().zip(&mut self.accumulators) {
+            if at >= phase.start && at < phase.end {
+                acc.record(op, bytes, latency, self.slo);
+            }
+        }
+    }
+
+    /// Samples the gauges once a second: requests queued in the scheduler
+    /// (read, write, trim) and commands in the target.
+    pub fn sample(&mut self, now: Nanos, queued: [u32; 3], in_flight: u32) {
+        if self.series.wants_sample(now) {
+            self.series.sample(now, queued, in_flight, 0, 0);
+        }
+    }
+
+    /// The report: `label` is the scheduler spec, `target` what ran.
+    pub fn finish(
+        self,
+        label: &str,
+        target: &str,
+        requests: u64,
+        unfinished: u64,
+        notes: Vec<String>,
+    ) -> RunReport {
+        let mut phases: Vec<PhaseReport> = self
+            .phases
+            .iter()
+            .zip(&self.accumulators)
+            .map(|(p, acc)| acc.report(p))
+            .collect();
+        let mut all = PhaseAccumulator::default();
+        for acc in &self.accumulators {
+            all.merge(acc);
+        }
+        let span = Phase {
+            name: "all".into(),
+            start: self.phases.first().map_or(Nanos::ZERO, |p| p.start),
+            end: self.phases.last().map_or(Nanos::ZERO, |p| p.end),
+        };
+        phases.push(all.report(&span));
+        RunReport {
+            scheduler: label.to_string(),
+            device: target.to_string(),
+            phases,
+            device_stats: None,
+            verify: None,
+            unfinished,
+            requests,
+            interrupted: false,
+            notes,
+            series: self.series.finish(0),
+        }
+    }
 }

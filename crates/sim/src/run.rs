@@ -389,7 +389,8 @@ impl State {
             scheduler: spec.to_string(),
             device: sim.device.name.clone(),
             phases,
-            device_stats: DeviceReport {
+            verify: None,
+            device_stats: Some(DeviceReport {
                 waf: crate::report::round(stats.write_amplification(), 3),
                 gc_pages_moved: stats.ftl.gc_pages_moved,
                 erases: stats.ftl.blocks_erased,
@@ -408,7 +409,7 @@ impl State {
                 wear_erases_min: stats.wear.min,
                 wear_erases_mean: crate::report::round(stats.wear.mean, 2),
                 wear_erases_max: stats.wear.max,
-            },
+            }),
             unfinished: self.submitted - self.completed,
             requests: self.submitted,
             notes,

@@ -120,7 +120,7 @@ struct Planned {
 
 /// What a listening job's holds cost it.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Listening {
+pub struct Listening {
     /// Times the job asked and was told to wait.
     pub holds: u64,
     /// Requests issued later than their arrival because of a hold (behind
@@ -132,7 +132,7 @@ pub(crate) struct Listening {
 
 /// A running job: when it wants to issue next, and what.
 #[derive(Debug)]
-pub(crate) struct Generator {
+pub struct Generator {
     job: Job,
     tenant: TenantId,
     rng: SmallRng,
@@ -152,7 +152,7 @@ pub(crate) struct Generator {
 }
 
 impl Generator {
-    pub(crate) fn new(job: Job, index: u32, seed: u64) -> Generator {
+    pub fn new(job: Job, index: u32, seed: u64) -> Generator {
         let start = job.start;
         let next_at = match &job.kind {
             JobKind::Trace(records) => records.first().map(|r| r.at.max(start)),
@@ -231,7 +231,7 @@ impl Generator {
     }
 
     /// When the job next issues, if it will (not blocked on its iodepth).
-    pub(crate) fn next_at(&self) -> Option<Nanos> {
+    pub fn next_at(&self) -> Option<Nanos> {
         let at = self.next_at?;
         if self.job.stop.is_some_and(|stop| at >= stop) {
             return None;
@@ -247,7 +247,7 @@ impl Generator {
     }
 
     /// Issues what is due at `now` into `out` (ids from `next_id`).
-    pub(crate) fn issue(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
+    pub fn issue(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
         match self.job.kind {
             JobKind::Trace(_) => self.issue_trace(now, next_id, out),
             JobKind::Synthetic(_) => self.issue_synthetic(now, next_id, out),
@@ -378,7 +378,7 @@ impl Generator {
     }
 
     /// One of the job's requests completed at `now`.
-    pub(crate) fn completed(&mut self, now: Nanos) {
+    pub fn completed(&mut self, now: Nanos) {
         self.outstanding = self.outstanding.saturating_sub(1);
         if let JobKind::Synthetic(s) = &self.job.kind {
             let closed_loop = s.arrival.iops.is_none() && s.arrival.bytes_per_s.is_none();
