@@ -271,15 +271,16 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     );
     let wall = started.elapsed().as_secs_f64();
     let mut notes = Vec::new();
-    let (requests, unfinished, interrupted) = match &outcome {
+    let (requests, unfinished, interrupted, end) = match &outcome {
         Ok(s) => (
             s.submitted,
             s.submitted - s.completed.min(s.submitted),
             s.interrupted,
+            s.elapsed,
         ),
         Err(e) => {
             notes.push(format!("stopped by an error: {e}"));
-            (0, 0, true)
+            (0, 0, true, Nanos((wall * 1e9) as u64))
         }
     };
     if watch.errors > 0 {
@@ -298,7 +299,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     });
     let mut report = watch
         .recorder
-        .finish(&args.sched, &label, requests, unfinished, notes);
+        .finish(&args.sched, &label, end, requests, unfinished, notes);
     report.verify = verify;
     report.interrupted = interrupted;
     let runs = [report];

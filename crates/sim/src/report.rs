@@ -373,15 +373,21 @@ impl Recorder {
         }
     }
 
-    /// The report: `label` is the scheduler spec, `target` what ran.
+    /// The report of a run that ended at `end`: `label` is the scheduler
+    /// spec, `target` what ran. Phases end no later than the run did, so
+    /// rates are per second of what really ran.
     pub fn finish(
-        self,
+        mut self,
         label: &str,
         target: &str,
+        end: Nanos,
         requests: u64,
         unfinished: u64,
         notes: Vec<String>,
     ) -> RunReport {
+        for phase in &mut self.phases {
+            phase.end = phase.end.min(end).max(phase.start);
+        }
         let mut phases: Vec<PhaseReport> = self
             .phases
             .iter()
