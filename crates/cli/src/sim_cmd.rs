@@ -16,8 +16,9 @@ use crate::device_cmd::load_device;
 /// What `iosteer sim` was asked to run.
 #[derive(Debug, clap::Args)]
 pub struct SimArgs {
-    /// Built-in scenario: fill-while-serving (the default), quick, or a study:
-    /// pgc-workloads (NPGC against PGC) or hints (stream separation).
+    /// Built-in scenario: fill-while-serving (the default), quick, fill-listening,
+    /// quick-listening, long-fill; or a study: pgc-workloads, pgc-sweep (NPGC
+    /// against PGC) or hints (stream separation).
     pub scenario: Option<String>,
     /// Run a fio job file instead of a scenario (rw, bs, bsrange, size, offset, iodepth,
     /// rate, rate_iops, rate_process, startdelay, runtime, thinktime, numjobs, write_hint, ...).
