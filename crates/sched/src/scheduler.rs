@@ -80,13 +80,29 @@ pub struct Pressure {
     classes: [ClassPressure; 4],
 }
 
+impl ClassPressure {
+    /// This pressure, when a policy's own throttle holds the class for
+    /// `wait` more: the expected wait is at least that, and the class counts
+    /// as limited while it is non-zero.
+    pub fn held_for(mut self, wait: Nanos) -> ClassPressure {
+        self.expected_wait = self.expected_wait.max(wait);
+        self.limited |= wait > Nanos::ZERO;
+        self
+    }
+}
+
 impl Pressure {
-    pub fn class(&self, op: Op) -> &ClassPressure {
-        &self.classes[op.index()]
+    /// The pressure of every class, from `class`.
+    pub fn from_classes(mut class: impl FnMut(Op) -> ClassPressure) -> Pressure {
+        let mut pressure = Pressure::default();
+        for op in Op::ALL {
+            pressure.classes[op.index()] = class(op);
+        }
+        pressure
     }
 
-    pub(crate) fn class_mut(&mut self, op: Op) -> &mut ClassPressure {
-        &mut self.classes[op.index()]
+    pub fn class(&self, op: Op) -> &ClassPressure {
+        &self.classes[op.index()]
     }
 }
 

@@ -465,11 +465,7 @@ impl Scheduler for Deadline {
     }
 
     fn pressure(&self, now: Nanos) -> Pressure {
-        let mut pressure = Pressure::default();
-        for op in Op::ALL {
-            *pressure.class_mut(op) = class_pressure(&self.stats, op, None, self.oldest(op), now);
-        }
-        pressure
+        Pressure::from_classes(|op| class_pressure(&self.stats, op, None, self.oldest(op), now))
     }
 
     /// Trims are writes here and are always sent; nothing to speed up.

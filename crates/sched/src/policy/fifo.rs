@@ -169,15 +169,13 @@ impl Scheduler for Fifo {
     }
 
     fn pressure(&self, now: Nanos) -> Pressure {
-        let mut pressure = Pressure::default();
-        for op in Op::ALL {
+        Pressure::from_classes(|op| {
             let oldest = match op {
                 Op::Trim => None,
                 _ => self.queue.iter().find(|r| r.op == op).map(|r| r.submitted),
             };
-            *pressure.class_mut(op) = class_pressure(&self.stats, op, None, oldest, now);
-        }
-        pressure
+            class_pressure(&self.stats, op, None, oldest, now)
+        })
     }
 
     fn speed_up_trims(&mut self, bytes: Bytes) {

@@ -802,15 +802,10 @@ impl Scheduler for Iocost {
     }
 
     fn pressure(&self, now: Nanos) -> Pressure {
-        let mut pressure = Pressure::default();
-        for op in Op::ALL {
-            let mut class = class_pressure(&self.stats, op, None, self.oldest(op), now);
-            let wait = self.budget_wait(op, now);
-            class.expected_wait = class.expected_wait.max(wait);
-            class.limited |= wait > Nanos::ZERO;
-            *pressure.class_mut(op) = class;
-        }
-        pressure
+        Pressure::from_classes(|op| {
+            class_pressure(&self.stats, op, None, self.oldest(op), now)
+                .held_for(self.budget_wait(op, now))
+        })
     }
 
     fn speed_up_trims(&mut self, bytes: Bytes) {

@@ -539,11 +539,7 @@ impl Scheduler for Kyber {
     }
 
     fn pressure(&self, now: Nanos) -> Pressure {
-        let mut pressure = Pressure::default();
-        for op in Op::ALL {
-            *pressure.class_mut(op) = class_pressure(&self.stats, op, None, self.oldest(op), now);
-        }
-        pressure
+        Pressure::from_classes(|op| class_pressure(&self.stats, op, None, self.oldest(op), now))
     }
 
     fn speed_up_trims(&mut self, bytes: Bytes) {

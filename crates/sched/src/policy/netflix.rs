@@ -724,13 +724,10 @@ impl Scheduler for Netflix {
     }
 
     fn pressure(&self, now: Nanos) -> Pressure {
-        let mut pressure = Pressure::default();
-        for op in Op::ALL {
+        Pressure::from_classes(|op| {
             let limiters = LIMITED.contains(&op).then(|| &self.limiters[op.index()]);
-            *pressure.class_mut(op) =
-                class_pressure(&self.stats, op, limiters, self.oldest(op), now);
-        }
-        pressure
+            class_pressure(&self.stats, op, limiters, self.oldest(op), now)
+        })
     }
 
     fn speed_up_trims(&mut self, bytes: Bytes) {

@@ -755,13 +755,10 @@ impl Scheduler for Steer {
     }
 
     fn pressure(&self, now: Nanos) -> Pressure {
-        let mut pressure = Pressure::default();
-        for op in Op::ALL {
+        Pressure::from_classes(|op| {
             let limiters = (op == Op::Write).then_some(&self.limiter);
-            *pressure.class_mut(op) =
-                class_pressure(&self.stats, op, limiters, self.oldest(op), now);
-        }
-        pressure
+            class_pressure(&self.stats, op, limiters, self.oldest(op), now)
+        })
     }
 
     fn speed_up_trims(&mut self, bytes: Bytes) {
