@@ -111,7 +111,7 @@ impl Observer for Watch {
     fn second(&mut self, now: Nanos, sched: &dyn Scheduler, engine: &Engine) {
         let stats = sched.stats();
         let queued = [Op::Read, Op::Write, Op::Trim].map(|op| stats.class(op).queued);
-        self.recorder.sample(now, queued, engine.in_flight());
+        self.recorder.sample(now, queued, engine.in_flight(), 0, 0);
         let mut line = format!("{:>5.0}s", now.as_secs_f64());
         for (name, s) in ["read", "write"].iter().zip(self.second.iter_mut()) {
             s.2.sort_unstable();

@@ -336,8 +336,9 @@ pub fn table(run: &RunReport) -> String {
     out
 }
 
-/// Records a run outside the simulator (the real engine) into the same
-/// phases, series and report as a simulated run.
+/// Records a run's requests into phases and a one-second series: the
+/// simulator's loop and the real engine both report through it.
+#[derive(Clone, Debug)]
 pub struct Recorder {
     phases: Vec<Phase>,
     accumulators: Vec<PhaseAccumulator>,
@@ -365,30 +366,31 @@ impl Recorder {
         }
     }
 
-    /// Samples the gauges once a second: requests queued in the scheduler
-    /// (read, write, trim) and commands in the target.
-    pub fn sample(&mut self, now: Nanos, queued: [u32; 3], in_flight: u32) {
+    /// Whether the second holding `now` still needs its gauges sampled.
+    pub fn wants_sample(&self, now: Nanos) -> bool {
+        self.series.wants_sample(now)
+    }
+
+    /// Samples the gauges of the second holding `now`: requests queued in the
+    /// scheduler (read, write, trim), commands in the device, and, for a
+    /// simulated drive, its free blocks and GC pages moved so far.
+    pub fn sample(
+        &mut self,
+        now: Nanos,
+        queued: [u32; 3],
+        in_flight: u32,
+        free_blocks: u64,
+        gc_pages_total: u64,
+    ) {
         if self.series.wants_sample(now) {
-            self.series.sample(now, queued, in_flight, 0, 0);
+            self.series
+                .sample(now, queued, in_flight, free_blocks, gc_pages_total);
         }
     }
 
-    /// The report of a run that ended at `end`: `label` is the scheduler
-    /// spec, `target` what ran. Phases end no later than the run did, so
-    /// rates are per second of what really ran.
-    pub fn finish(
-        mut self,
-        label: &str,
-        target: &str,
-        end: Nanos,
-        requests: u64,
-        unfinished: u64,
-        notes: Vec<String>,
-    ) -> RunReport {
-        for phase in &mut self.phases {
-            phase.end = phase.end.min(end).max(phase.start);
-        }
-        let mut phases: Vec<PhaseReport> = self
+    /// The report of every phase, then `all` over them.
+    pub(crate) fn phase_reports(&self) -> Vec<PhaseReport> {
+        let mut reports: Vec<PhaseReport> = self
             .phases
             .iter()
             .zip(&self.accumulators)
@@ -403,18 +405,41 @@ impl Recorder {
             start: self.phases.first().map_or(Nanos::ZERO, |p| p.start),
             end: self.phases.last().map_or(Nanos::ZERO, |p| p.end),
         };
-        phases.push(all.report(&span));
+        reports.push(all.report(&span));
+        reports
+    }
+
+    /// The one-second series so far (the recorder keeps recording afresh).
+    pub(crate) fn take_series(&mut self, gc_pages_total: u64) -> Vec<crate::series::Second> {
+        std::mem::take(&mut self.series).finish(gc_pages_total)
+    }
+
+    /// The report of a run outside the simulator that ended at `end`:
+    /// `label` is the scheduler spec, `target` what ran. Phases end no later
+    /// than the run did, so rates are per second of what really ran.
+    pub fn finish(
+        mut self,
+        label: &str,
+        target: &str,
+        end: Nanos,
+        requests: u64,
+        unfinished: u64,
+        notes: Vec<String>,
+    ) -> RunReport {
+        for phase in &mut self.phases {
+            phase.end = phase.end.min(end).max(phase.start);
+        }
         RunReport {
             scheduler: label.to_string(),
             device: target.to_string(),
-            phases,
+            phases: self.phase_reports(),
             device_stats: None,
             verify: None,
             unfinished,
             requests,
             interrupted: false,
             notes,
-            series: self.series.finish(0),
+            series: self.take_series(0),
         }
     }
 }

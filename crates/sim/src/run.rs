@@ -17,8 +17,7 @@ use iosteer_device::{Device, DeviceConfig, Finished, Precondition};
 use iosteer_sched::{policy, Dispatch, Nanos, Op, Request, Scheduler};
 use thiserror::Error;
 
-use crate::report::{DeviceReport, Phase, PhaseAccumulator, RunReport};
-use crate::series::SeriesCollector;
+use crate::report::{DeviceReport, Phase, Recorder, RunReport};
 use crate::workload::{Generator, Job};
 
 #[derive(Debug, Error)]
@@ -160,7 +159,7 @@ struct State {
     sched: Box<dyn Scheduler>,
     device: Device,
     jobs: Vec<Generator>,
-    phases: Vec<PhaseAccumulator>,
+    recorder: Recorder,
     /// Drive counters (host pages written, GC pages moved) when each phase
     /// started and ended, for its write amplification.
     phase_counters: Vec<[Option<(u64, u64)>; 2]>,
@@ -171,7 +170,6 @@ struct State {
     errors: u64,
     issued: Vec<Request>,
     finished: Vec<Finished>,
-    series: SeriesCollector,
 }
 
 impl State {
@@ -185,7 +183,7 @@ impl State {
                 .enumerate()
                 .map(|(i, job)| Generator::new(job.clone(), i as u32, sim.seed))
                 .collect(),
-            phases: vec![PhaseAccumulator::default(); sim.phases.len()],
+            recorder: Recorder::new(sim.phases.clone(), sim.slo),
             phase_counters: vec![[None; 2]; sim.phases.len()],
             now: Nanos::ZERO,
             next_id: 0,
@@ -194,7 +192,6 @@ impl State {
             errors: 0,
             issued: Vec::new(),
             finished: Vec::new(),
-            series: SeriesCollector::default(),
         }
     }
 
@@ -246,13 +243,13 @@ impl State {
 
     fn step(&mut self, sim: &Simulation) -> Result<(), SimError> {
         let now = self.now;
-        if self.series.wants_sample(now) {
+        if self.recorder.wants_sample(now) {
             let stats = self.sched.stats();
             let queued = [Op::Read, Op::Write, Op::Trim].map(|op| stats.class(op).queued);
             let ftl = self.device.ftl();
             let (free, gc) = (ftl.total_free_blocks(), ftl.counters.gc_pages_moved);
             let in_flight = self.device.view().in_flight;
-            self.series.sample(now, queued, in_flight, free, gc);
+            self.recorder.sample(now, queued, in_flight, free, gc);
         }
         self.device.advance(now, &mut self.finished);
         self.mark_phases(sim, now);
@@ -263,7 +260,7 @@ impl State {
                 self.errors += f.command.requests.len() as u64;
             }
             for request in &f.command.requests {
-                self.request_done(sim, request, f.at);
+                self.request_done(request, f.at);
             }
         }
         self.finished = finished;
@@ -292,7 +289,7 @@ impl State {
                         .submit(command, now)
                         .map_err(|e| SimError::Device(e.to_string()))?;
                 }
-                Dispatch::CompletedWithoutDevice(request) => self.request_done(sim, &request, now),
+                Dispatch::CompletedWithoutDevice(request) => self.request_done(&request, now),
             }
         }
         Ok(())
@@ -311,15 +308,11 @@ impl State {
         }
     }
 
-    fn request_done(&mut self, sim: &Simulation, request: &Request, at: Nanos) {
+    fn request_done(&mut self, request: &Request, at: Nanos) {
         self.completed += 1;
         let latency = at - request.submitted;
-        self.series.record(request.op, request.len.0, latency, at);
-        for (phase, acc) in sim.phases.iter().zip(&mut self.phases) {
-            if at >= phase.start && at < phase.end {
-                acc.record(request.op, request.len.0, latency, sim.slo);
-            }
-        }
+        self.recorder
+            .request_done(request.op, request.len.0, latency, at);
         if let Some(job) = self.jobs.get_mut(request.tenant.0 as usize) {
             job.completed(at);
         }
@@ -328,30 +321,16 @@ impl State {
     fn report(&mut self, sim: &Simulation, spec: &str) -> RunReport {
         let c = self.device.ftl().counters;
         let at_end = (c.host_pages_written, c.gc_pages_moved);
-        let mut phases: Vec<_> = sim
-            .phases
+        let mut phases = self.recorder.phase_reports();
+        // Each phase's write amplification from the drive's counters at its
+        // edges; `all` (last) over the whole run.
+        let edges = self
+            .phase_counters
             .iter()
-            .zip(&self.phases)
-            .zip(&self.phase_counters)
-            .map(|((p, acc), marks)| {
-                let mut report = acc.report(p);
-                let start = marks[0].unwrap_or(at_end);
-                report.waf = waf_between(start, marks[1].unwrap_or(at_end));
-                report
-            })
-            .collect();
-        let mut all = PhaseAccumulator::default();
-        for acc in &self.phases {
-            all.merge(acc);
+            .map(|marks| (marks[0].unwrap_or(at_end), marks[1].unwrap_or(at_end)));
+        for (report, (start, end)) in phases.iter_mut().zip(edges.chain([((0, 0), at_end)])) {
+            report.waf = waf_between(start, end);
         }
-        let span = Phase {
-            name: "all".into(),
-            start: sim.phases.first().map_or(Nanos::ZERO, |p| p.start),
-            end: sim.phases.last().map_or(self.now, |p| p.end),
-        };
-        let mut all = all.report(&span);
-        all.waf = waf_between((0, 0), at_end);
-        phases.push(all);
         let stats = self.device.stats();
         let mut notes = sim.notes.clone();
         for job in &self.jobs {
@@ -413,8 +392,9 @@ impl State {
             unfinished: self.submitted - self.completed,
             requests: self.submitted,
             notes,
-            series: std::mem::take(&mut self.series)
-                .finish(self.device.ftl().counters.gc_pages_moved),
+            series: self
+                .recorder
+                .take_series(self.device.ftl().counters.gc_pages_moved),
             interrupted: false,
         }
     }
