@@ -5,21 +5,42 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use iosteer_engine::runner::{self, Observer, RunLimits, Source};
+use iosteer_engine::emulate::Emulated;
+use iosteer_engine::runner::{self, Backend, Observer, RunLimits, Source};
 use iosteer_engine::{Engine, EngineConfig, EngineError, OpenOptionsSpec, Target};
 use iosteer_sched::{policy, Nanos, Op, Outcome, Request, Scheduler};
 use iosteer_sim::fio::{size_value, time_value};
-use iosteer_sim::report::{table, Phase, Recorder, SimReport, SimSummary, VerifyReport};
+use iosteer_sim::report::{
+    table, DeviceReport, Phase, Recorder, SimReport, SimSummary, VerifyReport,
+};
+use iosteer_sim::scenario::{scenario, SCENARIOS};
+use iosteer_sim::Simulation;
+
+use crate::device_cmd::load_device;
 use iosteer_sim::workload::{Generator, Job, JobKind};
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
     /// File or block device to run against.
-    #[arg(long, value_name = "PATH")]
-    pub target: PathBuf,
+    #[arg(long, value_name = "PATH", required_unless_present = "emulate")]
+    pub target: Option<PathBuf>,
+    /// Run against the simulator's drive model in real time instead of a
+    /// target: a preset (consumer-sata, enterprise-nvme, diskSim-slc) or a
+    /// drive TOML file, aged as `iosteer sim` ages it.
+    #[arg(long, value_name = "PRESET|FILE", conflicts_with_all = ["target", "size", "force", "buffered", "verify"])]
+    pub emulate: Option<String>,
     /// fio job file (the subset `iosteer sim --job` accepts).
-    #[arg(long, value_name = "FILE")]
-    pub job: String,
+    #[arg(long, value_name = "FILE", required_unless_present = "scenario")]
+    pub job: Option<String>,
+    /// With --emulate: one of `iosteer sim`'s built-in scenarios instead of
+    /// a job file (its jobs, phases and drive settings), for example `quick`.
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "emulate",
+        conflicts_with = "job"
+    )]
+    pub scenario: Option<String>,
     /// Scheduler spec `name[:key=value,...]`.
     #[arg(long = "sched", value_name = "SPEC", default_value = "fifo")]
     pub sched: String,
@@ -108,10 +129,12 @@ impl Observer for Watch {
         s.2.push(latency.0 / 1000);
     }
 
-    fn second(&mut self, now: Nanos, sched: &dyn Scheduler, engine: &Engine) {
+    fn second(&mut self, now: Nanos, sched: &dyn Scheduler, backend: &dyn Backend) {
         let stats = sched.stats();
         let queued = [Op::Read, Op::Write, Op::Trim].map(|op| stats.class(op).queued);
-        self.recorder.sample(now, queued, engine.in_flight(), 0, 0);
+        let (free, gc) = backend.drive_gauges().unwrap_or((0, 0));
+        self.recorder
+            .sample(now, queued, backend.view().in_flight, free, gc);
         let mut line = format!("{:>5.0}s", now.as_secs_f64());
         for (name, s) in ["read", "write"].iter().zip(self.second.iter_mut()) {
             s.2.sort_unstable();
@@ -129,8 +152,11 @@ impl Observer for Watch {
             queued[0],
             queued[1],
             queued[2],
-            engine.in_flight()
+            backend.view().in_flight
         );
+        if let Some(limit) = sched.write_limit() {
+            line += &format!(" | write limit {} {}", limit.value, limit.unit);
+        }
         eprintln!("{line}");
     }
 }
@@ -162,9 +188,17 @@ fn largest_io(jobs: &[Job]) -> u64 {
         .unwrap_or(0)
 }
 
-pub fn run(args: RunArgs) -> Result<(), String> {
-    let mut sched =
-        policy::build(&args.sched).map_err(|e| format!("--sched {}: {e}", args.sched))?;
+/// The job file and options every run needs, checked.
+struct Setup {
+    sched: Box<dyn Scheduler>,
+    /// The job file's name and text (none with --scenario).
+    job: Option<(String, String)>,
+    size: Option<u64>,
+    duration: Option<Nanos>,
+}
+
+fn setup(args: &RunArgs) -> Result<Setup, String> {
+    let sched = policy::build(&args.sched).map_err(|e| format!("--sched {}: {e}", args.sched))?;
     let size = args
         .size
         .as_deref()
@@ -186,24 +220,56 @@ pub fn run(args: RunArgs) -> Result<(), String> {
             args.slo_ms
         ));
     }
-    let text =
-        std::fs::read_to_string(&args.job).map_err(|e| format!("--job {}: {e}", args.job))?;
+    let job = match &args.job {
+        Some(file) => {
+            let text = std::fs::read_to_string(file).map_err(|e| format!("--job {file}: {e}"))?;
+            Some((file.clone(), text))
+        }
+        None => None,
+    };
+    Ok(Setup {
+        sched,
+        job,
+        size,
+        duration,
+    })
+}
+
+/// Parses the job file against a target of `size` bytes.
+fn parse_jobs(setup: &Setup, size: u64) -> Result<Vec<Job>, String> {
+    let Some((file, text)) = &setup.job else {
+        return Err("give --job FILE (or, with --emulate, --scenario NAME)".into());
+    };
+    let jobs = iosteer_sim::fio::parse(text, file, size).map_err(|e| e.to_string())?;
+    if jobs.is_empty() {
+        return Err(format!("--job {file}: the job file has no job"));
+    }
+    Ok(jobs)
+}
+
+pub fn run(args: RunArgs) -> Result<(), String> {
+    let setup = setup(&args)?;
+    match (&args.emulate, &args.target) {
+        (Some(drive), _) => run_emulated(&args, setup, drive),
+        (None, Some(path)) => run_target(&args, setup, path),
+        (None, None) => Err("give --target PATH or --emulate PRESET".into()),
+    }
+}
+
+fn run_target(args: &RunArgs, setup: Setup, path: &std::path::Path) -> Result<(), String> {
     // Parse once against the largest size the target may have, then check
     // the jobs fit the target as opened.
-    let provisional = size.unwrap_or(u64::MAX / 4);
-    let jobs = iosteer_sim::fio::parse(&text, &args.job, provisional).map_err(|e| e.to_string())?;
-    if jobs.is_empty() {
-        return Err(format!("--job {}: the job file has no job", args.job));
-    }
+    let provisional = setup.size.unwrap_or(u64::MAX / 4);
+    let jobs = parse_jobs(&setup, provisional)?;
     let spec = OpenOptionsSpec {
-        size,
+        size: setup.size,
         writes: writes(&jobs),
         force: args.force,
         direct: !args.buffered,
     };
-    let target = Target::open(&args.target, &spec).map_err(|e| e.to_string())?;
+    let target = Target::open(path, &spec).map_err(|e| e.to_string())?;
     // Again against the target's real size, for sizes given as percentages.
-    let jobs = iosteer_sim::fio::parse(&text, &args.job, target.size).map_err(|e| e.to_string())?;
+    let jobs = parse_jobs(&setup, target.size)?;
     let needed = jobs.iter().map(Job::end_offset).max().unwrap_or(0);
     target.check_fits(needed).map_err(|e| e.to_string())?;
     let label = target.path.display().to_string();
@@ -218,20 +284,118 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         ),
         other => other.to_string(),
     })?;
-    let run_for = duration
-        .or_else(|| job_end(&jobs))
-        .unwrap_or(Nanos::from_secs(10));
-    let drain = Nanos::from_secs(5);
+    let how = if engine.target().direct {
+        "O_DIRECT"
+    } else {
+        "buffered"
+    };
+    let description = format!("{label} ({how}, queue depth {})", args.queue_depth);
+    let phases = phases_of(&jobs, run_length(&setup, &jobs), DRAIN);
+    let mut measured = drive(args, setup, jobs, phases, &mut engine, &label, &description);
+    let mut mismatches = 0;
+    if let Some(v) = engine.verifier() {
+        for (offset, problem) in &v.first {
+            eprintln!("iosteer: verify: block at offset {offset}: {problem}");
+        }
+        mismatches = v.mismatches;
+        measured.report.verify = Some(VerifyReport {
+            blocks: v.checked,
+            mismatches: v.mismatches,
+        });
+    }
+    measured.write(args)?;
+    if mismatches > 0 {
+        return Err(format!(
+            "verify: {mismatches} blocks did not read back as written"
+        ));
+    }
+    Ok(())
+}
+
+fn run_emulated(args: &RunArgs, setup: Setup, drive_name: &str) -> Result<(), String> {
+    let config = load_device(drive_name)?;
+    let sim = match &args.scenario {
+        Some(name) => scenario(name, config, args.seed).ok_or_else(|| {
+            format!(
+                "--scenario {name}: no such scenario; choose one of {}",
+                SCENARIOS
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?,
+        None => {
+            let jobs = parse_jobs(&setup, config.logical_bytes())?;
+            let mut sim = Simulation::of_jobs(config, jobs, "run", args.seed, DRAIN);
+            sim.phases = phases_of(&sim.jobs, run_length(&setup, &sim.jobs), DRAIN);
+            sim
+        }
+    };
+    sim.validate().map_err(|e| e.to_string())?;
+    eprintln!("iosteer: aging the emulated {} drive...", sim.device.name);
+    let aged = sim.aged_device().map_err(|e| e.to_string())?;
+    let mut emulated = Emulated::new(aged);
+    let label = format!("emulated {}", sim.device.name);
+    let description = format!(
+        "the emulated {} drive (real time, {} command slots)",
+        sim.device.name,
+        emulated.view().slots
+    );
+    let mut measured = drive(
+        args,
+        setup,
+        sim.jobs,
+        sim.phases,
+        &mut emulated,
+        &label,
+        &description,
+    );
+    measured.report.device_stats = Some(DeviceReport::from_stats(&emulated.device().stats()));
+    measured.write(args)
+}
+
+/// What a run measured, and how it ended.
+struct Measured {
+    report: iosteer_sim::RunReport,
+    requests: u64,
+    wall: f64,
+    error: Option<String>,
+}
+
+impl Measured {
+    /// Writes the reports (even after an error: what was measured stands),
+    /// then returns the run's error, if any.
+    fn write(self, args: &RunArgs) -> Result<(), String> {
+        let runs = [self.report];
+        write_reports(args, &runs, self.requests, self.wall)?;
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Runs the jobs through the scheduler into `backend` until they end, the
+/// drain passes or Ctrl-C, recording every request.
+fn drive<B: Backend>(
+    args: &RunArgs,
+    mut setup: Setup,
+    jobs: Vec<Job>,
+    phases: Vec<Phase>,
+    backend: &mut B,
+    label: &str,
+    description: &str,
+) -> Measured {
+    let run_for = run_length(&setup, &jobs);
     let mut sources: Vec<Box<dyn Source>> = jobs
         .into_iter()
         .enumerate()
-        .map(|(i, job)| Box::new(JobSource(Generator::new(job, i as u32, args.seed))) as _)
+        .map(|(i, job)| {
+            let generator = Generator::new(job, i as u32, args.seed).keep_schedule();
+            Box::new(JobSource(generator)) as _
+        })
         .collect();
-    let phases = vec![Phase {
-        name: "run".into(),
-        start: Nanos::ZERO,
-        end: run_for + drain,
-    }];
     let mut watch = Watch {
         recorder: Recorder::new(phases, Nanos((args.slo_ms * 1e6) as u64)),
         second: Default::default(),
@@ -245,25 +409,18 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         }
     });
     eprintln!(
-        "iosteer: running {} on {} ({}, queue depth {}) for {:.1} s...",
+        "iosteer: running {} on {description} for {:.1} s...",
         args.sched,
-        label,
-        if engine.target().direct {
-            "O_DIRECT"
-        } else {
-            "buffered"
-        },
-        args.queue_depth,
         run_for.as_secs_f64()
     );
     let limits = RunLimits {
         duration: run_for,
-        drain,
+        drain: DRAIN,
     };
     let started = std::time::Instant::now();
     let outcome = runner::run(
-        &mut engine,
-        sched.as_mut(),
+        backend,
+        setup.sched.as_mut(),
         &mut sources,
         limits,
         &mut watch,
@@ -286,33 +443,59 @@ pub fn run(args: RunArgs) -> Result<(), String> {
     if watch.errors > 0 {
         notes.push(format!("{} requests failed", watch.errors));
     }
-    let mut mismatches = 0;
-    let verify = engine.verifier().map(|v| {
-        for (offset, problem) in &v.first {
-            eprintln!("iosteer: verify: block at offset {offset}: {problem}");
-        }
-        mismatches = v.mismatches;
-        VerifyReport {
-            blocks: v.checked,
-            mismatches: v.mismatches,
-        }
-    });
     let mut report = watch
         .recorder
-        .finish(&args.sched, &label, end, requests, unfinished, notes);
-    report.verify = verify;
+        .finish(&args.sched, label, end, requests, unfinished, notes);
     report.interrupted = interrupted;
-    let runs = [report];
-    write_reports(&args, &runs, requests, wall)?;
-    if let Err(e) = outcome {
-        return Err(e.to_string());
+    Measured {
+        report,
+        requests,
+        wall,
+        error: outcome.err().map(|e| e.to_string()),
     }
-    if mismatches > 0 {
-        return Err(format!(
-            "verify: {mismatches} blocks did not read back as written"
-        ));
+}
+
+/// How long requests may still finish after the jobs stop.
+const DRAIN: Nanos = Nanos::from_secs(5);
+
+/// How long the jobs issue: `--duration`, else until the jobs stop, else 10 s.
+fn run_length(setup: &Setup, jobs: &[Job]) -> Nanos {
+    setup
+        .duration
+        .or_else(|| job_end(jobs))
+        .unwrap_or(Nanos::from_secs(10))
+}
+
+/// Phases by the writers' window, as the simulator's scenarios name them:
+/// `before` / `fill` / `after` when the writing jobs start late or stop
+/// early, so a serve-then-fill job file reads like `iosteer sim`'s default
+/// scenario; one `run` phase otherwise.
+fn phases_of(jobs: &[Job], run_for: Nanos, drain: Nanos) -> Vec<Phase> {
+    let end = run_for + drain;
+    let writers = jobs.iter().filter(|j| writes(std::slice::from_ref(j)));
+    let first = writers.clone().map(|j| j.start).min();
+    let last = writers
+        .map(|j| j.stop.unwrap_or(run_for).min(run_for))
+        .max();
+    let phase = |name: &str, start: Nanos, end: Nanos| Phase {
+        name: name.into(),
+        start,
+        end,
+    };
+    match (first, last) {
+        (Some(start), Some(stop)) if start < stop && (start > Nanos::ZERO || stop < run_for) => {
+            let mut phases = vec![phase("before", Nanos::ZERO, start)];
+            if stop < run_for {
+                phases.push(phase("fill", start, stop));
+                phases.push(phase("after", stop, end));
+            } else {
+                phases.push(phase("fill", start, end));
+            }
+            phases.retain(|p| p.start < p.end);
+            phases
+        }
+        _ => vec![phase("run", Nanos::ZERO, end)],
     }
-    Ok(())
 }
 
 fn write_reports(

@@ -99,3 +99,81 @@ fn bad_run_input_is_a_clear_error() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("fifo"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+const SERVE_THEN_WRITE: &str = "\
+[readers]
+rw=randread
+bs=4k
+rate_iops=2000
+rate_process=poisson
+iodepth=64
+runtime=3s
+
+[writer]
+rw=randwrite
+bs=64k
+rate=20m
+iodepth=8
+startdelay=1s
+runtime=1s
+";
+
+#[test]
+fn an_emulated_drive_runs_in_real_time_with_the_simulators_phases_and_drive_report() {
+    let dir = temp_dir("emulate");
+    let job = dir.join("serve-then-write.fio");
+    std::fs::write(&job, SERVE_THEN_WRITE).unwrap();
+    let out = Command::cargo_bin("iosteer")
+        .unwrap()
+        .args(["run", "--emulate", "diskSim-slc", "--job"])
+        .arg(&job)
+        .args([
+            "--sched",
+            "netflix:write.limiter=queue_depth,write.current=2",
+        ])
+        .arg("--json")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("write limit 2 in flight"), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = &report["runs"][0];
+    assert_eq!(run["drive"], "emulated diskSim-slc");
+    assert!(run["device"]["waf"].as_f64().unwrap() >= 1.0, "{run}");
+    let names: Vec<&str> = run["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["before", "fill", "after", "all"]);
+    let phase = |i: usize| &run["phases"][i];
+    // Open-loop reads keep their rate in real time (within 10%: Poisson
+    // arrivals over one second), and the writer writes only in its window.
+    let before_reads = phase(0)["read"]["ops"].as_f64().unwrap();
+    assert!((1800.0..2200.0).contains(&before_reads), "{run}");
+    assert_eq!(phase(0)["write"]["ops"], 0, "{run}");
+    assert!(phase(1)["write"]["ops"].as_u64().unwrap() > 50, "{run}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn emulate_refuses_a_target_and_names_the_presets() {
+    let out = Command::cargo_bin("iosteer")
+        .unwrap()
+        .args(["run", "--emulate", "no-such-drive", "--scenario", "quick"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("consumer-sata"), "{stderr}");
+    let out = Command::cargo_bin("iosteer")
+        .unwrap()
+        .args(["run", "--emulate", "consumer-sata", "--scenario", "nope"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("quick"), "{stderr}");
+}

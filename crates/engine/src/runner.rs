@@ -6,9 +6,54 @@
 
 use std::time::{Duration, Instant};
 
-use iosteer_sched::{Dispatch, Nanos, Outcome, Request, Scheduler};
+use iosteer_sched::{Command, DeviceView, Dispatch, Nanos, Outcome, Request, Scheduler};
 
 use crate::engine::{Engine, EngineError, Finished};
+
+/// Where dispatched commands go: the io_uring [`Engine`] on a real target,
+/// or an [`crate::emulate::Emulated`] drive in real time. Times are the
+/// loop's clock (nanoseconds since the run began).
+pub trait Backend {
+    /// Slots and what is in flight, for the scheduler's dispatch.
+    fn view(&self) -> DeviceView;
+    /// Sends a command at `now` (it may sit in a submission queue until
+    /// [`Backend::wait`] or [`Backend::submit_queued`]).
+    fn submit(&mut self, command: Command, now: Nanos) -> Result<(), EngineError>;
+    /// Sends what is queued without waiting.
+    fn submit_queued(&mut self) -> Result<(), EngineError>;
+    /// Sends what is queued and waits until something may have finished or
+    /// `timeout` passes.
+    fn wait(&mut self, now: Nanos, timeout: Duration) -> Result<(), EngineError>;
+    /// Appends every command finished by `now` to `finished`.
+    fn reap(&mut self, now: Nanos, finished: &mut Vec<Finished>);
+    /// The drive's free blocks and GC pages moved so far, when it can tell
+    /// (an emulated drive can; a real one cannot).
+    fn drive_gauges(&self) -> Option<(u64, u64)> {
+        None
+    }
+}
+
+impl Backend for Engine {
+    fn view(&self) -> DeviceView {
+        Engine::view(self)
+    }
+
+    fn submit(&mut self, command: Command, _now: Nanos) -> Result<(), EngineError> {
+        Engine::submit(self, command)
+    }
+
+    fn submit_queued(&mut self) -> Result<(), EngineError> {
+        Engine::submit_queued(self)
+    }
+
+    fn wait(&mut self, _now: Nanos, timeout: Duration) -> Result<(), EngineError> {
+        Engine::wait(self, timeout)
+    }
+
+    fn reap(&mut self, now: Nanos, finished: &mut Vec<Finished>) {
+        Engine::reap(self, now, finished)
+    }
+}
 
 /// Something that issues requests over time: a job.
 pub trait Source {
@@ -26,7 +71,7 @@ pub trait Observer {
     /// without it).
     fn request_done(&mut self, request: &Request, outcome: Outcome, at: Nanos);
     /// Called about every second of the run.
-    fn second(&mut self, now: Nanos, sched: &dyn Scheduler, engine: &Engine);
+    fn second(&mut self, now: Nanos, sched: &dyn Scheduler, backend: &dyn Backend);
 }
 
 /// How long to run.
@@ -54,8 +99,8 @@ const MAX_WAIT: Duration = Duration::from_millis(50);
 
 /// Runs `sources` through `sched` into `engine` until the duration ends and
 /// what was issued has finished (or the drain time passes), or `stop` says so.
-pub fn run(
-    engine: &mut Engine,
+pub fn run<B: Backend>(
+    engine: &mut B,
     sched: &mut dyn Scheduler,
     sources: &mut [Box<dyn Source>],
     limits: RunLimits,
@@ -90,7 +135,7 @@ pub fn run(
         }
         while let Some(d) = sched.dispatch(now, engine.view()) {
             match d {
-                Dispatch::ToDevice(command) => engine.submit(command)?,
+                Dispatch::ToDevice(command) => engine.submit(command, now)?,
                 Dispatch::CompletedWithoutDevice(request) => {
                     summary.completed += 1;
                     finish_request(sources, observer, &request, Outcome::Ok, now);
@@ -98,7 +143,7 @@ pub fn run(
             }
         }
         if now >= next_second {
-            observer.second(now, sched, engine);
+            observer.second(now, sched, &*engine);
             next_second += Nanos::from_secs(1);
         }
         let busy = summary.completed < summary.submitted;
@@ -124,7 +169,7 @@ pub fn run(
         if wait.is_zero() {
             engine.submit_queued()?;
         } else {
-            engine.wait(wait)?;
+            engine.wait(now, wait)?;
         }
     }
     summary.elapsed = clock();

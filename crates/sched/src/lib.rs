@@ -68,7 +68,7 @@ pub use config::ConfigError;
 pub use request::{
     Command, Completion, Dispatch, LifetimeHint, Op, Outcome, Request, RequestId, TenantId,
 };
-pub use scheduler::{ClassPressure, DeviceView, Pressure, Retry, Scheduler};
+pub use scheduler::{ClassPressure, DeviceView, Pressure, Retry, Scheduler, WriteLimit};
 pub use stats::{ClassStats, LatencySummary, Stats};
 pub use units::{Bytes, Nanos};
 

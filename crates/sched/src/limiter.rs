@@ -71,6 +71,15 @@ impl LimiterKind {
         }
     }
 
+    /// The unit in a short form, for one-line displays.
+    pub const fn short_unit(self) -> &'static str {
+        match self {
+            LimiterKind::QueueDepth => "in flight",
+            LimiterKind::Iops => "IO/s",
+            LimiterKind::Bandwidth => "kB/s",
+        }
+    }
+
     pub fn from_name(name: &str) -> Option<LimiterKind> {
         LimiterKind::ALL.into_iter().find(|k| k.name() == name)
     }

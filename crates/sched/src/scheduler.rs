@@ -106,6 +106,17 @@ impl Pressure {
     }
 }
 
+/// The limit a policy puts on writes now, for displays and metrics.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct WriteLimit {
+    /// What is limited, by its configuration name (`queue_depth`,
+    /// `bandwidth`, `iops`, ...).
+    pub kind: &'static str,
+    pub value: f64,
+    /// The value's unit, as the policy's tunables state it.
+    pub unit: &'static str,
+}
+
 /// An I/O scheduling policy. Pure: time comes in as `now`, the device is seen
 /// only through [`DeviceView`], and nothing here sleeps, spawns or does I/O.
 ///
@@ -146,6 +157,11 @@ pub trait Scheduler: Send {
     /// a producer short of free space asks for it (FreeBSD's BIO_SPEEDUP). The
     /// trims come back from `dispatch` as [`Dispatch::CompletedWithoutDevice`].
     fn speed_up_trims(&mut self, bytes: Bytes);
+
+    /// The limit on writes in force now, if the policy limits writes.
+    fn write_limit(&self) -> Option<WriteLimit> {
+        None
+    }
 
     /// Nothing queued and nothing in the device.
     fn is_idle(&self) -> bool {

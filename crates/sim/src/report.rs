@@ -225,6 +225,25 @@ pub struct DeviceReport {
     pub wear_erases_max: u32,
 }
 
+impl DeviceReport {
+    pub fn from_stats(stats: &iosteer_device::DeviceStats) -> DeviceReport {
+        DeviceReport {
+            waf: round(stats.write_amplification(), 3),
+            gc_pages_moved: stats.ftl.gc_pages_moved,
+            erases: stats.ftl.blocks_erased,
+            foreground_gc_blocks: stats.foreground_victims,
+            background_gc_blocks: stats.background_victims,
+            read_wait_behind_gc_s: round(stats.read_wait_behind_gc.as_secs_f64(), 3),
+            read_wait_behind_program_s: round(stats.read_wait_behind_program.as_secs_f64(), 3),
+            merged_writes: stats.merged_writes,
+            merged_reads: stats.merged_reads,
+            wear_erases_min: stats.wear.min,
+            wear_erases_mean: round(stats.wear.mean, 2),
+            wear_erases_max: stats.wear.max,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct VerifyReport {
     pub blocks: u64,

@@ -66,7 +66,7 @@ use crate::limiter::{Limit, LimiterKind, LimiterSet};
 use crate::ordering::{flush_may_go, Queued, WriteOrder};
 use crate::policy::{class_pressure, PolicyInfo, Ticker};
 use crate::request::{Command, Completion, Dispatch, Op, Request};
-use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler};
+use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler, WriteLimit};
 use crate::stats::Stats;
 use crate::trim::{TrimQueue, DEFAULT_MAX_RANGES};
 use crate::units::{Bytes, Nanos};
@@ -732,6 +732,15 @@ impl Scheduler for Netflix {
 
     fn speed_up_trims(&mut self, bytes: Bytes) {
         self.trims.speed_up(bytes);
+    }
+
+    fn write_limit(&self) -> Option<WriteLimit> {
+        let (kind, limit) = self.limiters[Op::Write.index()].steered()?;
+        Some(WriteLimit {
+            kind: kind.name(),
+            value: limit.current as f64,
+            unit: kind.short_unit(),
+        })
     }
 }
 

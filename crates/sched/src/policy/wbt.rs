@@ -73,7 +73,7 @@ use crate::ordering::{Barrier, Queued};
 use crate::policy::issue::IssueQueue;
 use crate::policy::{class_pressure, PolicyInfo, Ticker};
 use crate::request::{Completion, Dispatch, Op, Request};
-use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler};
+use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler, WriteLimit};
 use crate::stats::Stats;
 use crate::trim::DEFAULT_MAX_RANGES;
 use crate::units::{Bytes, Nanos};
@@ -667,6 +667,14 @@ impl Scheduler for Wbt {
 
     fn speed_up_trims(&mut self, bytes: Bytes) {
         self.issue.speed_up_trims(bytes);
+    }
+
+    fn write_limit(&self) -> Option<WriteLimit> {
+        self.enabled().then(|| WriteLimit {
+            kind: "wb_normal",
+            value: f64::from(self.wb_normal),
+            unit: "in flight",
+        })
     }
 }
 
