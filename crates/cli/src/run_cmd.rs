@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::Once;
 
 use iosteer_engine::emulate::Emulated;
 use iosteer_engine::runner::{self, Backend, Observer, RunLimits, Source};
@@ -100,6 +100,8 @@ struct Watch {
     /// This second's reads and writes: (ops, bytes, latencies in µs).
     second: [(u64, u64, Vec<u64>); 2],
     errors: u64,
+    /// Print the line (else only record).
+    print: bool,
 }
 
 fn percentile(sorted: &[u64], p: f64) -> f64 {
@@ -157,7 +159,9 @@ impl Observer for Watch {
         if let Some(limit) = sched.write_limit() {
             line += &format!(" | write limit {} {}", limit.value, limit.unit);
         }
-        eprintln!("{line}");
+        if self.print {
+            eprintln!("{line}");
+        }
     }
 }
 
@@ -171,14 +175,14 @@ fn job_end(jobs: &[Job]) -> Option<Nanos> {
         .max()
 }
 
-fn writes(jobs: &[Job]) -> bool {
+pub(crate) fn writes(jobs: &[Job]) -> bool {
     jobs.iter().any(|j| match &j.kind {
         JobKind::Synthetic(s) => s.trim || s.read_percent < 100,
         JobKind::Trace(records) => records.iter().any(|r| r.op != Op::Read),
     })
 }
 
-fn largest_io(jobs: &[Job]) -> u64 {
+pub(crate) fn largest_io(jobs: &[Job]) -> u64 {
     jobs.iter()
         .map(|j| match &j.kind {
             JobKind::Synthetic(s) => s.block_max,
@@ -272,26 +276,14 @@ fn run_target(args: &RunArgs, setup: Setup, path: &std::path::Path) -> Result<()
     let jobs = parse_jobs(&setup, target.size)?;
     let needed = jobs.iter().map(Job::end_offset).max().unwrap_or(0);
     target.check_fits(needed).map_err(|e| e.to_string())?;
-    let label = target.path.display().to_string();
     let config = EngineConfig {
         queue_depth: args.queue_depth,
         max_io_bytes: largest_io(&jobs).max(4096) as usize,
         verify: args.verify,
     };
-    let mut engine = Engine::new(target, &config).map_err(|e| match e {
-        EngineError::Unsupported(io) => format!(
-            "io_uring is not available here ({io}); a container may need its seccomp profile to allow io_uring_setup"
-        ),
-        other => other.to_string(),
-    })?;
-    let how = if engine.target().direct {
-        "O_DIRECT"
-    } else {
-        "buffered"
-    };
-    let description = format!("{label} ({how}, queue depth {})", args.queue_depth);
-    let phases = phases_of(&jobs, run_length(&setup, &jobs), DRAIN);
-    let mut measured = drive(args, setup, jobs, phases, &mut engine, &label, &description);
+    let (mut engine, label, description) = open_engine(target, &config)?;
+    let plan = Plan::of(args, setup, jobs, None);
+    let mut measured = drive(plan, &mut engine, &label, &description);
     let mut mismatches = 0;
     if let Some(v) = engine.verifier() {
         for (offset, problem) in &v.first {
@@ -342,25 +334,72 @@ fn run_emulated(args: &RunArgs, setup: Setup, drive_name: &str) -> Result<(), St
         sim.device.name,
         emulated.view().slots
     );
-    let mut measured = drive(
-        args,
-        setup,
-        sim.jobs,
-        sim.phases,
-        &mut emulated,
-        &label,
-        &description,
-    );
+    let plan = Plan::of(args, setup, sim.jobs, Some(sim.phases));
+    let mut measured = drive(plan, &mut emulated, &label, &description);
     measured.report.device_stats = Some(DeviceReport::from_stats(&emulated.device().stats()));
     measured.write(args)
 }
 
+/// Starts the engine on an opened target; also returns the target's label
+/// and a description for the start-of-run line.
+pub(crate) fn open_engine(
+    target: Target,
+    config: &EngineConfig,
+) -> Result<(Engine, String, String), String> {
+    let label = target.path.display().to_string();
+    let engine = Engine::new(target, config).map_err(|e| match e {
+        EngineError::Unsupported(io) => format!(
+            "io_uring is not available here ({io}); a container may need its seccomp profile to allow io_uring_setup"
+        ),
+        other => other.to_string(),
+    })?;
+    let how = if engine.target().direct {
+        "O_DIRECT"
+    } else {
+        "buffered"
+    };
+    let description = format!("{label} ({how}, queue depth {})", config.queue_depth);
+    Ok((engine, label, description))
+}
+
+/// One run to drive: the scheduler, the jobs and how they are measured.
+pub(crate) struct Plan {
+    pub sched: Box<dyn Scheduler>,
+    /// The scheduler spec as given (the report's label).
+    pub spec: String,
+    pub jobs: Vec<Job>,
+    pub phases: Vec<Phase>,
+    /// How long the jobs issue; requests may finish for [`DRAIN`] more.
+    pub run_for: Nanos,
+    pub seed: u64,
+    pub slo: Nanos,
+    /// Print a gstat-like line per second on stderr.
+    pub per_second: bool,
+}
+
+impl Plan {
+    /// `iosteer run`'s plan; phases from the jobs unless given.
+    fn of(args: &RunArgs, setup: Setup, jobs: Vec<Job>, phases: Option<Vec<Phase>>) -> Plan {
+        let run_for = run_length(&setup, &jobs);
+        Plan {
+            sched: setup.sched,
+            spec: args.sched.clone(),
+            phases: phases.unwrap_or_else(|| phases_of(&jobs, run_for, DRAIN)),
+            jobs,
+            run_for,
+            seed: args.seed,
+            slo: Nanos((args.slo_ms * 1e6) as u64),
+            per_second: true,
+        }
+    }
+}
+
 /// What a run measured, and how it ended.
-struct Measured {
-    report: iosteer_sim::RunReport,
-    requests: u64,
-    wall: f64,
-    error: Option<String>,
+pub(crate) struct Measured {
+    pub report: iosteer_sim::RunReport,
+    pub requests: u64,
+    pub wall: f64,
+    pub error: Option<String>,
 }
 
 impl Measured {
@@ -376,41 +415,50 @@ impl Measured {
     }
 }
 
-/// Runs the jobs through the scheduler into `backend` until they end, the
-/// drain passes or Ctrl-C, recording every request.
-fn drive<B: Backend>(
-    args: &RunArgs,
-    mut setup: Setup,
-    jobs: Vec<Job>,
-    phases: Vec<Phase>,
+/// Set by the first Ctrl-C (a second one exits at once).
+static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Whether Ctrl-C asked the run to stop; installs the handler once.
+pub(crate) fn stop_requested() -> bool {
+    static HANDLER: Once = Once::new();
+    HANDLER.call_once(|| {
+        let _ = ctrlc::set_handler(|| {
+            if STOP.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+        });
+    });
+    STOP.load(Ordering::SeqCst)
+}
+
+/// Runs the plan's jobs through its scheduler into `backend` until they end,
+/// the drain passes or Ctrl-C, recording every request.
+pub(crate) fn drive<B: Backend>(
+    mut plan: Plan,
     backend: &mut B,
     label: &str,
     description: &str,
 ) -> Measured {
-    let run_for = run_length(&setup, &jobs);
-    let mut sources: Vec<Box<dyn Source>> = jobs
+    let run_for = plan.run_for;
+    let mut sources: Vec<Box<dyn Source>> = plan
+        .jobs
         .into_iter()
         .enumerate()
         .map(|(i, job)| {
-            let generator = Generator::new(job, i as u32, args.seed).keep_schedule();
+            let generator = Generator::new(job, i as u32, plan.seed).keep_schedule();
             Box::new(JobSource(generator)) as _
         })
         .collect();
     let mut watch = Watch {
-        recorder: Recorder::new(phases, Nanos((args.slo_ms * 1e6) as u64)),
+        recorder: Recorder::new(plan.phases, plan.slo),
         second: Default::default(),
         errors: 0,
+        print: plan.per_second,
     };
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    let _ = ctrlc::set_handler(move || {
-        if flag.swap(true, Ordering::SeqCst) {
-            std::process::exit(130);
-        }
-    });
+    stop_requested();
     eprintln!(
         "iosteer: running {} on {description} for {:.1} s...",
-        args.sched,
+        plan.spec,
         run_for.as_secs_f64()
     );
     let limits = RunLimits {
@@ -420,11 +468,11 @@ fn drive<B: Backend>(
     let started = std::time::Instant::now();
     let outcome = runner::run(
         backend,
-        setup.sched.as_mut(),
+        plan.sched.as_mut(),
         &mut sources,
         limits,
         &mut watch,
-        &|| stop.load(Ordering::SeqCst),
+        &stop_requested,
     );
     let wall = started.elapsed().as_secs_f64();
     let mut notes = Vec::new();
@@ -445,7 +493,7 @@ fn drive<B: Backend>(
     }
     let mut report = watch
         .recorder
-        .finish(&args.sched, label, end, requests, unfinished, notes);
+        .finish(&plan.spec, label, end, requests, unfinished, notes);
     report.interrupted = interrupted;
     Measured {
         report,
@@ -456,7 +504,7 @@ fn drive<B: Backend>(
 }
 
 /// How long requests may still finish after the jobs stop.
-const DRAIN: Nanos = Nanos::from_secs(5);
+pub(crate) const DRAIN: Nanos = Nanos::from_secs(5);
 
 /// How long the jobs issue: `--duration`, else until the jobs stop, else 10 s.
 fn run_length(setup: &Setup, jobs: &[Job]) -> Nanos {
@@ -470,7 +518,7 @@ fn run_length(setup: &Setup, jobs: &[Job]) -> Nanos {
 /// `before` / `fill` / `after` when the writing jobs start late or stop
 /// early, so a serve-then-fill job file reads like `iosteer sim`'s default
 /// scenario; one `run` phase otherwise.
-fn phases_of(jobs: &[Job], run_for: Nanos, drain: Nanos) -> Vec<Phase> {
+pub(crate) fn phases_of(jobs: &[Job], run_for: Nanos, drain: Nanos) -> Vec<Phase> {
     let end = run_for + drain;
     let writers = jobs.iter().filter(|j| writes(std::slice::from_ref(j)));
     let first = writers.clone().map(|j| j.start).min();
