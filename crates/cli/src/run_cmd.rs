@@ -6,12 +6,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
 
 use iosteer_engine::emulate::Emulated;
+use iosteer_engine::engine::Reap;
 use iosteer_engine::runner::{self, Backend, Observer, RunLimits, Source};
 use iosteer_engine::{Engine, EngineConfig, EngineError, OpenOptionsSpec, Target};
 use iosteer_sched::{policy, Nanos, Op, Outcome, Request, Scheduler};
 use iosteer_sim::fio::{size_value, time_value};
 use iosteer_sim::report::{
-    table, DeviceReport, Phase, Recorder, SimReport, SimSummary, VerifyReport,
+    table, CpuReport, DeviceReport, Phase, Recorder, SimReport, SimSummary, VerifyReport,
 };
 use iosteer_sim::scenario::{scenario, SCENARIOS};
 use iosteer_sim::Simulation;
@@ -27,7 +28,7 @@ pub struct RunArgs {
     /// Run against the simulator's drive model in real time instead of a
     /// target: a preset (consumer-sata, enterprise-nvme, diskSim-slc) or a
     /// drive TOML file, aged as `iosteer sim` ages it.
-    #[arg(long, value_name = "PRESET|FILE", conflicts_with_all = ["target", "size", "force", "buffered", "verify"])]
+    #[arg(long, value_name = "PRESET|FILE", conflicts_with_all = ["target", "size", "force", "buffered", "verify", "iopoll"])]
     pub emulate: Option<String>,
     /// fio job file (the subset `iosteer sim --job` accepts).
     #[arg(long, value_name = "FILE", required_unless_present = "scenario")]
@@ -63,6 +64,15 @@ pub struct RunArgs {
     /// Stamp every written block and check every read one.
     #[arg(long)]
     pub verify: bool,
+    /// How completions are reaped: interrupt (sleep until one arrives), poll
+    /// (spin on the completion ring: a whole core), hybrid (sleep half the
+    /// mean completion time, then spin).
+    #[arg(long, value_name = "MODE", default_value = "interrupt", value_parser = clap::builder::PossibleValuesParser::new(Reap::NAMES))]
+    pub reap: String,
+    /// Poll the driver for completions (io_uring IOPOLL): O_DIRECT reads and
+    /// writes only; falls back, saying why, where the target cannot.
+    #[arg(long)]
+    pub iopoll: bool,
     /// Seed of the jobs' random choices.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -182,6 +192,13 @@ pub(crate) fn writes(jobs: &[Job]) -> bool {
     })
 }
 
+fn trims(job: &Job) -> bool {
+    match &job.kind {
+        JobKind::Synthetic(s) => s.trim || s.trim_ahead.is_some(),
+        JobKind::Trace(records) => records.iter().any(|r| r.op == Op::Trim),
+    }
+}
+
 pub(crate) fn largest_io(jobs: &[Job]) -> u64 {
     jobs.iter()
         .map(|j| match &j.kind {
@@ -276,12 +293,26 @@ fn run_target(args: &RunArgs, setup: Setup, path: &std::path::Path) -> Result<()
     let jobs = parse_jobs(&setup, target.size)?;
     let needed = jobs.iter().map(Job::end_offset).max().unwrap_or(0);
     target.check_fits(needed).map_err(|e| e.to_string())?;
+    if args.iopoll && jobs.iter().any(trims) {
+        return Err(
+            "--iopoll: an IOPOLL ring takes only reads and writes, and the job file trims".into(),
+        );
+    }
     let config = EngineConfig {
         queue_depth: args.queue_depth,
         max_io_bytes: largest_io(&jobs).max(4096) as usize,
         verify: args.verify,
+        reap: Reap::from_name(&args.reap).expect("clap checked the name"),
+        iopoll: args.iopoll,
     };
-    let (mut engine, label, description) = open_engine(target, &config)?;
+    let (mut engine, label, mut description) = open_engine(target, &config)?;
+    description += &format!(", reaping by {}", args.reap);
+    if engine.iopoll() {
+        description += " with IOPOLL";
+    }
+    if let Some(why) = engine.iopoll_refused() {
+        eprintln!("iosteer: --iopoll: {why}; using an ordinary ring");
+    }
     let plan = Plan::of(args, setup, jobs, None);
     let mut measured = drive(plan, &mut engine, &label, &description);
     let mut mismatches = 0;
@@ -475,6 +506,15 @@ pub(crate) fn drive<B: Backend>(
         &stop_requested,
     );
     let wall = started.elapsed().as_secs_f64();
+    let cpu = outcome
+        .as_ref()
+        .ok()
+        .and_then(|s| s.cpu)
+        .map(|(user, system)| CpuReport {
+            user_s: round3(user),
+            system_s: round3(system),
+            cores: round3((user + system) / wall.max(1e-9)),
+        });
     let mut notes = Vec::new();
     let (requests, unfinished, interrupted, end) = match &outcome {
         Ok(s) => (
@@ -495,12 +535,17 @@ pub(crate) fn drive<B: Backend>(
         .recorder
         .finish(&plan.spec, label, end, requests, unfinished, notes);
     report.interrupted = interrupted;
+    report.cpu = cpu;
     Measured {
         report,
         requests,
         wall,
         error: outcome.err().map(|e| e.to_string()),
     }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
 }
 
 /// How long requests may still finish after the jobs stop.
@@ -579,6 +624,12 @@ fn write_reports(
     } else {
         for run in runs {
             println!("{}", table(run));
+            if let Some(c) = &run.cpu {
+                println!(
+                    "cpu: {:.2} s user, {:.2} s system ({:.2} cores)",
+                    c.user_s, c.system_s, c.cores
+                );
+            }
             if let Some(v) = &run.verify {
                 println!(
                     "verify: {} blocks checked, {} mismatches",

@@ -15,7 +15,7 @@
 //!   before returning from `reap`.
 
 use std::io;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use io_uring::{opcode, types, IoUring};
 use iosteer_sched::{Command, DeviceView, Nanos, Op, Outcome};
@@ -36,6 +36,36 @@ pub enum EngineError {
     Full { in_flight: u32, slots: u32 },
 }
 
+/// How the engine learns that commands finished: the seed's polling story.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Reap {
+    /// Sleep in `io_uring_enter` until a completion (the device's interrupt)
+    /// wakes the thread: no CPU while waiting, a wake-up's delay on each.
+    #[default]
+    Interrupt,
+    /// Spin on the completion ring (no system call; the kernel posts
+    /// completions from its interrupt handler, or, with IOPOLL, the engine
+    /// asks the driver each turn): lowest latency, a whole core.
+    Poll,
+    /// Sleep about half the mean completion time of the oldest command's
+    /// direction and size (as Linux's hybrid polling does), then spin: most
+    /// of poll's latency for a part of its CPU.
+    Hybrid,
+}
+
+impl Reap {
+    pub const NAMES: [&'static str; 3] = ["interrupt", "poll", "hybrid"];
+
+    pub fn from_name(name: &str) -> Option<Reap> {
+        match name {
+            "interrupt" => Some(Reap::Interrupt),
+            "poll" => Some(Reap::Poll),
+            "hybrid" => Some(Reap::Hybrid),
+            _ => None,
+        }
+    }
+}
+
 /// How to run the ring.
 #[derive(Clone, Debug)]
 pub struct EngineConfig {
@@ -46,6 +76,12 @@ pub struct EngineConfig {
     pub max_io_bytes: usize,
     /// Stamp writes and check reads (see [`crate::verify`]).
     pub verify: bool,
+    pub reap: Reap,
+    /// Ask for an IOPOLL ring (the driver is polled for completions instead
+    /// of interrupting). Only O_DIRECT reads and writes on a target whose
+    /// driver has poll queues; [`Engine::new`] tries one read and falls back
+    /// to an ordinary ring, saying why in [`Engine::iopoll_refused`].
+    pub iopoll: bool,
 }
 
 impl Default for EngineConfig {
@@ -54,6 +90,8 @@ impl Default for EngineConfig {
             queue_depth: 32,
             max_io_bytes: 1 << 20,
             verify: false,
+            reap: Reap::Interrupt,
+            iopoll: false,
         }
     }
 }
@@ -76,6 +114,43 @@ struct Slot {
     /// Verify: the generation a write stamped, or what a read may find.
     generation: u64,
     expected: Vec<(u64, u64)>,
+    /// When it was sent, for hybrid reaping's mean completion times.
+    sent: Instant,
+}
+
+/// Mean completion time by direction and size (powers of two from 4 KiB),
+/// moving 1/8 per completion: what hybrid reaping sleeps half of.
+#[derive(Debug, Default)]
+struct CompletionTimes {
+    mean: [[Duration; 12]; 2],
+}
+
+impl CompletionTimes {
+    fn index(op: Op, len: u64) -> Option<(usize, usize)> {
+        let direction = match op {
+            Op::Read => 0,
+            Op::Write => 1,
+            _ => return None,
+        };
+        let size = (len.max(4096) / 4096).ilog2().min(11) as usize;
+        Some((direction, size))
+    }
+
+    fn record(&mut self, op: Op, len: u64, took: Duration) {
+        if let Some((d, s)) = Self::index(op, len) {
+            let mean = &mut self.mean[d][s];
+            *mean = if mean.is_zero() {
+                took
+            } else {
+                *mean - *mean / 8 + took / 8
+            };
+        }
+    }
+
+    /// Half the mean, or zero when none was seen (poll at once).
+    fn half(&self, op: Op, len: u64) -> Duration {
+        Self::index(op, len).map_or(Duration::ZERO, |(d, s)| self.mean[d][s] / 2)
+    }
 }
 
 pub struct Engine {
@@ -91,33 +166,38 @@ pub struct Engine {
     /// Commands done without the ring (block-device discards, bad requests).
     done_now: Vec<u32>,
     verifier: Option<Verifier>,
+    reap_mode: Reap,
+    iopoll: bool,
+    iopoll_refused: Option<String>,
+    times: CompletionTimes,
 }
 
 impl Engine {
     pub fn new(target: Target, config: &EngineConfig) -> Result<Engine, EngineError> {
         let depth = config.queue_depth.max(1);
         let entries = (2 * depth + 8).next_power_of_two();
-        let ring = IoUring::builder()
-            .setup_cqsize(4 * entries)
-            .build(entries)
-            .map_err(EngineError::Unsupported)?;
         let mut buffers = Buffers::new(depth as usize, config.max_io_bytes);
-        // A pattern, not zeros, so drives that compress zeros do no less work.
-        for i in 0..buffers.count() {
-            let size = buffers.size();
-            let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ i as u64;
-            for chunk in buffers.slice_mut(i, size).chunks_exact_mut(8) {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                chunk.copy_from_slice(&x.to_le_bytes());
+        fill_with_pattern(&mut buffers);
+        let (ring, iopoll_refused) = if config.iopoll {
+            match iopoll_ring(entries, &target, &buffers) {
+                Ok(ring) => (ring, None),
+                Err(why) => (ring(entries)?, Some(why)),
             }
-        }
+        } else {
+            (ring(entries)?, None)
+        };
         // SAFETY: the iovecs point into `buffers`, which the engine keeps
         // until the ring is closed (see the struct's field order and Drop).
         unsafe { ring.submitter().register_buffers(&buffers.iovecs()) }
             .map_err(EngineError::Unsupported)?;
+        if config.reap == Reap::Hybrid {
+            // Hybrid naps are tens of microseconds; the default timer slack
+            // (50 us) would add as much to each.
+            // SAFETY: PR_SET_TIMERSLACK takes an integer and touches no memory.
+            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong) };
+        }
         Ok(Engine {
+            iopoll: config.iopoll && iopoll_refused.is_none(),
             ring,
             buffers,
             target,
@@ -127,7 +207,20 @@ impl Engine {
             queue_depth: depth,
             done_now: Vec::new(),
             verifier: config.verify.then(Verifier::default),
+            reap_mode: config.reap,
+            iopoll_refused,
+            times: CompletionTimes::default(),
         })
+    }
+
+    /// Why an IOPOLL ring was asked for and not used, if it was.
+    pub fn iopoll_refused(&self) -> Option<&str> {
+        self.iopoll_refused.as_deref()
+    }
+
+    /// Whether the ring polls the driver (IOPOLL).
+    pub fn iopoll(&self) -> bool {
+        self.iopoll
     }
 
     pub fn target(&self) -> &Target {
@@ -162,6 +255,7 @@ impl Engine {
             errno: None,
             generation: 0,
             expected: Vec::new(),
+            sent: Instant::now(),
         };
         let entries = self.entries(slot, &mut state);
         state.parts_left = entries.len() as u32;
@@ -252,8 +346,9 @@ impl Engine {
         entries
     }
 
-    /// Submits what is queued and waits until a completion arrives or
-    /// `timeout` passes (with nothing in flight, just sleeps).
+    /// Submits what is queued and waits, as the reaping mode says, until a
+    /// completion arrives or `timeout` passes (with nothing in flight, just
+    /// sleeps).
     pub fn wait(&mut self, timeout: Duration) -> Result<(), EngineError> {
         if !self.done_now.is_empty() {
             self.ring.submit()?;
@@ -263,6 +358,22 @@ impl Engine {
             std::thread::sleep(timeout);
             return Ok(());
         }
+        match self.reap_mode {
+            // An IOPOLL ring has no interrupts to wait for: it is polled.
+            Reap::Interrupt if !self.iopoll => self.wait_for_interrupt(timeout),
+            Reap::Interrupt | Reap::Poll => self.spin(timeout),
+            Reap::Hybrid => {
+                let nap = self.hybrid_nap().min(timeout);
+                if !nap.is_zero() {
+                    self.ring.submit()?;
+                    std::thread::sleep(nap);
+                }
+                self.spin(timeout - nap)
+            }
+        }
+    }
+
+    fn wait_for_interrupt(&mut self, timeout: Duration) -> Result<(), EngineError> {
         let ts = types::Timespec::from(timeout);
         let args = types::SubmitArgs::new().timespec(&ts);
         match self.ring.submitter().submit_with_args(1, &args) {
@@ -277,6 +388,37 @@ impl Engine {
             }
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// Spins until a completion is posted or `timeout` passes.
+    fn spin(&mut self, timeout: Duration) -> Result<(), EngineError> {
+        self.ring.submit()?;
+        let start = Instant::now();
+        while self.ring.completion().is_empty() && start.elapsed() < timeout {
+            if self.iopoll {
+                // Each enter on an IOPOLL ring polls the driver.
+                self.ring.submit()?;
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+        Ok(())
+    }
+
+    /// How long until the first command in flight is half its expected time
+    /// old: the hybrid mode sleeps that long before it polls.
+    fn hybrid_nap(&self) -> Duration {
+        let now = Instant::now();
+        self.slots
+            .iter()
+            .flatten()
+            .map(|slot| {
+                let request = &slot.command.requests[0];
+                let due = slot.sent + self.times.half(slot.command.op, request.len.0);
+                due.saturating_duration_since(now)
+            })
+            .min()
+            .unwrap_or(Duration::ZERO)
     }
 
     /// Submits what is queued without waiting.
@@ -321,6 +463,8 @@ impl Engine {
         self.free.push(slot);
         self.in_flight -= 1;
         let request = &state.command.requests[0];
+        self.times
+            .record(state.command.op, request.len.0, state.sent.elapsed());
         if let (Some(v), None) = (&mut self.verifier, state.errno) {
             match state.command.op {
                 Op::Write => v.write_done(request.offset.0, request.len.0, state.generation),
@@ -342,6 +486,69 @@ impl Engine {
             at: now,
             command: state.command,
         });
+    }
+}
+
+fn ring(entries: u32) -> Result<IoUring, EngineError> {
+    IoUring::builder()
+        .setup_cqsize(4 * entries)
+        .build(entries)
+        .map_err(EngineError::Unsupported)
+}
+
+/// An IOPOLL ring, if the target takes polled I/O: one read of its first
+/// block must complete within a second.
+fn iopoll_ring(entries: u32, target: &Target, buffers: &Buffers) -> Result<IoUring, String> {
+    if !target.direct {
+        return Err("IOPOLL needs O_DIRECT (drop --buffered)".into());
+    }
+    if target.size < BLOCK as u64 || buffers.size() < BLOCK {
+        return Err("the target is smaller than one block".into());
+    }
+    let mut ring: IoUring = IoUring::builder()
+        .setup_cqsize(4 * entries)
+        .setup_iopoll()
+        .build(entries)
+        .map_err(|e| format!("the kernel refused an IOPOLL ring: {e}"))?;
+    let read = opcode::Read::new(types::Fd(target.fd()), buffers.ptr(0), BLOCK as u32)
+        .offset(0)
+        .build();
+    // SAFETY: buffer 0 outlives the read: it is reaped below, or the ring is
+    // leaked with it still in flight.
+    unsafe { ring.submission().push(&read) }.map_err(|e| e.to_string())?;
+    let start = Instant::now();
+    loop {
+        // On an IOPOLL ring every enter polls the driver for completions.
+        ring.submit().map_err(|e| format!("IOPOLL submit: {e}"))?;
+        let result = ring.completion().next().map(|cqe| cqe.result());
+        if let Some(result) = result {
+            return match result {
+                r if r >= 0 => Ok(ring),
+                r => Err(format!(
+                    "the target does not take polled I/O ({})",
+                    io::Error::from_raw_os_error(-r)
+                )),
+            };
+        }
+        if start.elapsed() > Duration::from_secs(1) {
+            // The read may still land in buffer 0: never free what it uses.
+            std::mem::forget(ring);
+            return Err("a polled read did not complete within 1 s".into());
+        }
+    }
+}
+
+/// A pattern, not zeros, so drives that compress zeros do no less work.
+fn fill_with_pattern(buffers: &mut Buffers) {
+    for i in 0..buffers.count() {
+        let size = buffers.size();
+        let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ i as u64;
+        for chunk in buffers.slice_mut(i, size).chunks_exact_mut(8) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            chunk.copy_from_slice(&x.to_le_bytes());
+        }
     }
 }
 
@@ -384,6 +591,16 @@ mod tests {
     /// An engine on `path`, or `None` (with the reason printed, so the skip
     /// shows in the test output) where io_uring is not permitted.
     pub(crate) fn engine_or_skip(path: &Path, verify: bool) -> Option<Engine> {
+        let config = EngineConfig {
+            queue_depth: 8,
+            max_io_bytes: 64 << 10,
+            verify,
+            ..EngineConfig::default()
+        };
+        engine_with(path, &config)
+    }
+
+    fn engine_with(path: &Path, config: &EngineConfig) -> Option<Engine> {
         let spec = OpenOptionsSpec {
             writes: true,
             direct: true,
@@ -401,12 +618,7 @@ mod tests {
                 )
             })
             .unwrap();
-        let config = EngineConfig {
-            queue_depth: 8,
-            max_io_bytes: 64 << 10,
-            verify,
-        };
-        match Engine::new(target, &config) {
+        match Engine::new(target, config) {
             Ok(engine) => Some(engine),
             Err(EngineError::Unsupported(e)) => {
                 eprintln!("SKIPPED (counted): io_uring not permitted here: {e}");
@@ -486,6 +698,54 @@ mod tests {
             Outcome::Ok
         );
         assert_eq!(engine.in_flight(), 0);
+    }
+
+    #[test]
+    fn every_reaping_mode_completes_what_it_sends() {
+        let path = temp_file("reap.img", 1 << 20);
+        for reap in Reap::NAMES.map(|n| Reap::from_name(n).unwrap()) {
+            for iopoll in [false, true] {
+                let config = EngineConfig {
+                    queue_depth: 4,
+                    max_io_bytes: 64 << 10,
+                    verify: true,
+                    reap,
+                    iopoll,
+                };
+                let Some(mut engine) = engine_with(&path, &config) else {
+                    return;
+                };
+                // Asked for, IOPOLL is either in use or refused with a reason.
+                assert_eq!(iopoll, engine.iopoll() || engine.iopoll_refused().is_some());
+                for i in 0..8 {
+                    let f = run_one(&mut engine, Op::Write, i * 4096, 4096);
+                    assert_eq!(f.outcome, Outcome::Ok, "{reap:?} {iopoll}");
+                    let f = run_one(&mut engine, Op::Read, i * 4096, 4096);
+                    assert_eq!(f.outcome, Outcome::Ok, "{reap:?} {iopoll}");
+                }
+                let v = engine.verifier().unwrap();
+                assert_eq!((v.checked, v.mismatches), (8, 0), "{reap:?} {iopoll}");
+            }
+        }
+    }
+
+    #[test]
+    fn hybrid_naps_half_the_mean_completion_time_of_its_size_and_direction() {
+        let mut times = CompletionTimes::default();
+        assert_eq!(
+            times.half(Op::Read, 4096),
+            Duration::ZERO,
+            "none seen: poll at once"
+        );
+        times.record(Op::Read, 4096, Duration::from_micros(100));
+        assert_eq!(times.half(Op::Read, 4096), Duration::from_micros(50));
+        // A mean, moving an eighth per completion; other sizes and the other
+        // direction are apart.
+        times.record(Op::Read, 4096, Duration::from_micros(900));
+        assert_eq!(times.half(Op::Read, 4096), Duration::from_micros(100));
+        assert_eq!(times.half(Op::Read, 1 << 20), Duration::ZERO);
+        assert_eq!(times.half(Op::Write, 4096), Duration::ZERO);
+        assert_eq!(times.half(Op::Trim, 4096), Duration::ZERO);
     }
 
     #[test]

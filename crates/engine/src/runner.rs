@@ -84,13 +84,28 @@ pub struct RunLimits {
 }
 
 /// What the loop did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunSummary {
     pub submitted: u64,
     pub completed: u64,
     pub elapsed: Nanos,
     /// The run was stopped before its end.
     pub interrupted: bool,
+    /// The process's user and system CPU seconds over the run.
+    pub cpu: Option<(f64, f64)>,
+}
+
+/// The process's user and system CPU seconds so far.
+pub fn cpu_times() -> Option<(f64, f64)> {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
+    // SAFETY: getrusage writes one rusage through the pointer on success.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: it returned 0, so the struct is written.
+    let usage = unsafe { usage.assume_init() };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Some((seconds(usage.ru_utime), seconds(usage.ru_stime)))
 }
 
 /// The longest the loop sleeps at once, so `stop` and the per-second report
@@ -108,6 +123,7 @@ pub fn run<B: Backend>(
     stop: &dyn Fn() -> bool,
 ) -> Result<RunSummary, EngineError> {
     let start = Instant::now();
+    let cpu_at_start = cpu_times();
     let clock = || Nanos(start.elapsed().as_nanos() as u64);
     let mut summary = RunSummary::default();
     let (mut next_id, mut issued, mut finished) = (0u64, Vec::new(), Vec::new());
@@ -173,6 +189,9 @@ pub fn run<B: Backend>(
         }
     }
     summary.elapsed = clock();
+    summary.cpu = cpu_times()
+        .zip(cpu_at_start)
+        .map(|((user, system), (user0, system0))| (user - user0, system - system0));
     Ok(summary)
 }
 

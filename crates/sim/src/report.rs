@@ -244,6 +244,14 @@ impl DeviceReport {
     }
 }
 
+/// CPU time over a run's wall time: `cores` 1.0 is one core kept busy.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CpuReport {
+    pub user_s: f64,
+    pub system_s: f64,
+    pub cores: f64,
+}
+
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct VerifyReport {
     pub blocks: u64,
@@ -263,6 +271,9 @@ pub struct RunReport {
     /// `--verify` of a real run: blocks checked and mismatches found.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifyReport>,
+    /// A real-time run's CPU use (user and system seconds of the process).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuReport>,
     /// Requests still queued or in the drive when the run ended.
     pub unfinished: u64,
     /// Requests submitted (summed into `sim.requests`).
@@ -454,6 +465,7 @@ impl Recorder {
             phases: self.phase_reports(),
             device_stats: None,
             verify: None,
+            cpu: None,
             unfinished,
             requests,
             interrupted: false,

@@ -369,6 +369,7 @@ impl State {
             device: sim.device.name.clone(),
             phases,
             verify: None,
+            cpu: None,
             device_stats: Some(DeviceReport::from_stats(&stats)),
             unfinished: self.submitted - self.completed,
             requests: self.submitted,
