@@ -87,6 +87,7 @@ impl Backend for Emulated {
             at: f.at,
             outcome: f.outcome,
             errno: None,
+            data: None,
         }));
     }
 

@@ -82,6 +82,9 @@ pub struct EngineConfig {
     /// driver has poll queues; [`Engine::new`] tries one read and falls back
     /// to an ordinary ring, saying why in [`Engine::iopoll_refused`].
     pub iopoll: bool,
+    /// Copy each read's bytes into [`Finished::data`] (for an embedding
+    /// server; a load generator leaves them in the slot).
+    pub keep_read_data: bool,
 }
 
 impl Default for EngineConfig {
@@ -92,6 +95,7 @@ impl Default for EngineConfig {
             verify: false,
             reap: Reap::Interrupt,
             iopoll: false,
+            keep_read_data: false,
         }
     }
 }
@@ -104,6 +108,8 @@ pub struct Finished {
     pub outcome: Outcome,
     /// The error the kernel reported (errno), if any.
     pub errno: Option<i32>,
+    /// A successful read's bytes, with [`EngineConfig::keep_read_data`].
+    pub data: Option<Vec<u8>>,
 }
 
 #[derive(Debug)]
@@ -170,6 +176,7 @@ pub struct Engine {
     iopoll: bool,
     iopoll_refused: Option<String>,
     times: CompletionTimes,
+    keep_read_data: bool,
 }
 
 impl Engine {
@@ -210,6 +217,7 @@ impl Engine {
             reap_mode: config.reap,
             iopoll_refused,
             times: CompletionTimes::default(),
+            keep_read_data: config.keep_read_data,
         })
     }
 
@@ -242,6 +250,17 @@ impl Engine {
     /// Sends a command (queued in the submission ring; [`Engine::wait`]
     /// submits).
     pub fn submit(&mut self, command: Command) -> Result<(), EngineError> {
+        self.submit_with_data(command, None)
+    }
+
+    /// Sends a command; a write's bytes are `data` (its length) instead of
+    /// whatever its slot's buffer held. A read's bytes come back in
+    /// [`Finished::data`] when [`EngineConfig::keep_read_data`] is set.
+    pub fn submit_with_data(
+        &mut self,
+        command: Command,
+        data: Option<&[u8]>,
+    ) -> Result<(), EngineError> {
         let Some(slot) = self.free.pop() else {
             return Err(EngineError::Full {
                 in_flight: self.in_flight,
@@ -257,6 +276,18 @@ impl Engine {
             expected: Vec::new(),
             sent: Instant::now(),
         };
+        if let (Some(data), Op::Write) = (data, state.command.op) {
+            let request = &state.command.requests[0];
+            if data.len() as u64 != request.len.0 || data.len() > self.buffers.size() {
+                state.errno = Some(libc::EINVAL);
+                self.slots[slot as usize] = Some(state);
+                self.done_now.push(slot);
+                return Ok(());
+            }
+            self.buffers
+                .slice_mut(slot as usize, data.len())
+                .copy_from_slice(data);
+        }
         let entries = self.entries(slot, &mut state);
         state.parts_left = entries.len() as u32;
         self.slots[slot as usize] = Some(state);
@@ -476,6 +507,12 @@ impl Engine {
                 _ => {}
             }
         }
+        let data = (self.keep_read_data && state.command.op == Op::Read && state.errno.is_none())
+            .then(|| {
+                self.buffers
+                    .slice_mut(slot as usize, request.len.0 as usize)
+                    .to_vec()
+            });
         finished.push(Finished {
             outcome: if state.errno.is_some() {
                 Outcome::Error
@@ -484,6 +521,7 @@ impl Engine {
             },
             errno: state.errno,
             at: now,
+            data,
             command: state.command,
         });
     }
@@ -571,7 +609,7 @@ impl Drop for Engine {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::target::OpenOptionsSpec;
     use iosteer_sched::Request;
@@ -711,6 +749,7 @@ mod tests {
                     verify: true,
                     reap,
                     iopoll,
+                    keep_read_data: false,
                 };
                 let Some(mut engine) = engine_with(&path, &config) else {
                     return;

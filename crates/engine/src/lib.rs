@@ -15,6 +15,9 @@
 //! - [`runner::run`]: the real-time loop joining request [`runner::Source`]s,
 //!   a scheduler and the engine, reporting to an [`runner::Observer`].
 //! - [`verify`]: stamped writes and checked reads (`--verify`).
+//! - [`session::Session`]: the API a server embeds: reads and writes with
+//!   its own bytes, completions with a read's bytes, statistics and
+//!   `pressure()`; `examples/embed.rs` is a whole program.
 //! - [`emulate::Emulated`]: the simulator's drive model in real time behind
 //!   the same loop (`--emulate`), for trying a policy on a misbehaving drive
 //!   on any machine. Both it and the engine are a [`runner::Backend`].
@@ -43,6 +46,7 @@ pub mod buffers;
 pub mod emulate;
 pub mod engine;
 pub mod runner;
+pub mod session;
 pub mod target;
 pub mod verify;
 

@@ -1,0 +1,302 @@
+//! Embedding the engine in a server: a [`Session`] joins a scheduler policy,
+//! the io_uring [`Engine`] and a clock behind five calls. The server asks for
+//! reads and writes with its own bytes, polls for completions (with a read's
+//! bytes), and reads the policy's statistics and `pressure()` to slow its
+//! own producers down, as the Netflix paper wished its fill had done.
+//!
+//! The policy is the same code the simulator judges; the session only
+//! stamps requests with the time since it began, keeps a write's bytes
+//! until the policy lets it go, and turns each finished command back into
+//! one [`Completion`] per request.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use iosteer_sched::{Command, Dispatch, Nanos, Op, Outcome, Pressure, Request, Scheduler, Stats};
+
+use crate::engine::{Engine, EngineError, Finished};
+
+/// A request the target (or the policy) finished.
+#[derive(Debug)]
+pub struct Completion {
+    /// What [`Session::read`] (or write, trim, flush) returned.
+    pub id: u64,
+    pub op: Op,
+    pub offset: u64,
+    pub len: u64,
+    pub outcome: Outcome,
+    /// The error the kernel reported, if any.
+    pub errno: Option<i32>,
+    /// From the request to its completion: queued in the policy plus in the
+    /// target.
+    pub latency: Duration,
+    /// A read's bytes.
+    pub data: Option<Vec<u8>>,
+}
+
+/// A scheduler policy driving an engine, for a server to embed. The engine
+/// should be built with [`crate::EngineConfig::keep_read_data`] set, or reads
+/// complete without their bytes.
+pub struct Session {
+    engine: Engine,
+    sched: Box<dyn Scheduler>,
+    start: Instant,
+    next_id: u64,
+    /// The bytes of writes the policy still holds.
+    write_data: HashMap<u64, Vec<u8>>,
+    finished: Vec<Finished>,
+}
+
+impl Session {
+    pub fn new(engine: Engine, sched: Box<dyn Scheduler>) -> Session {
+        Session {
+            engine,
+            sched,
+            start: Instant::now(),
+            next_id: 0,
+            write_data: HashMap::new(),
+            finished: Vec::new(),
+        }
+    }
+
+    /// Time since the session began, the policy's clock.
+    pub fn now(&self) -> Nanos {
+        Nanos(self.start.elapsed().as_nanos() as u64)
+    }
+
+    /// Asks for `len` bytes at `offset`; returns the request's id.
+    pub fn read(&mut self, offset: u64, len: u64) -> u64 {
+        self.enqueue(Op::Read, offset, len)
+    }
+
+    /// Asks to write `data` at `offset`; returns the request's id.
+    pub fn write(&mut self, offset: u64, data: Vec<u8>) -> u64 {
+        let id = self.enqueue(Op::Write, offset, data.len() as u64);
+        self.write_data.insert(id, data);
+        id
+    }
+
+    pub fn trim(&mut self, offset: u64, len: u64) -> u64 {
+        self.enqueue(Op::Trim, offset, len)
+    }
+
+    /// Asks for the writes completed before it to be durable.
+    pub fn flush(&mut self) -> u64 {
+        self.enqueue(Op::Flush, 0, 0)
+    }
+
+    fn enqueue(&mut self, op: Op, offset: u64, len: u64) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        let now = self.now();
+        self.sched
+            .enqueue(Request::new(id, op, offset, len, now), now);
+        id
+    }
+
+    /// Sends what the policy lets go, waits up to `timeout` for the target,
+    /// and appends what finished to `out`.
+    pub fn poll(
+        &mut self,
+        timeout: Duration,
+        out: &mut Vec<Completion>,
+    ) -> Result<(), EngineError> {
+        self.dispatch(out)?;
+        let now = self.now();
+        let until_timer = self
+            .sched
+            .next_timer()
+            .map_or(timeout, |t| Duration::from_nanos(t.0.saturating_sub(now.0)));
+        if out.is_empty() {
+            self.engine.wait(timeout.min(until_timer))?;
+        } else {
+            self.engine.submit_queued()?;
+        }
+        let now = self.now();
+        self.engine.reap(now, &mut self.finished);
+        for f in std::mem::take(&mut self.finished) {
+            let _ = self.sched.complete(&f.command.completion(f.outcome), f.at);
+            self.complete(f, out);
+        }
+        if self.sched.next_timer().is_some_and(|t| t <= now) {
+            let _ = self.sched.tick(now);
+        }
+        self.dispatch(out)
+    }
+
+    fn dispatch(&mut self, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        let now = self.now();
+        while let Some(d) = self.sched.dispatch(now, self.engine.view()) {
+            match d {
+                Dispatch::ToDevice(command) => self.send(command)?,
+                Dispatch::CompletedWithoutDevice(request) => {
+                    out.push(self.completion(&request, Outcome::Ok, None, now))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn send(&mut self, command: Command) -> Result<(), EngineError> {
+        let data = match command.op {
+            Op::Write => self.write_data.remove(&command.requests[0].id.0),
+            _ => None,
+        };
+        self.engine.submit_with_data(command, data.as_deref())
+    }
+
+    fn complete(&mut self, mut f: Finished, out: &mut Vec<Completion>) {
+        let data = f.data.take();
+        for request in &f.command.requests {
+            let mut done = self.completion(request, f.outcome, f.errno, f.at);
+            done.data = data.clone();
+            out.push(done);
+        }
+    }
+
+    fn completion(
+        &self,
+        request: &Request,
+        outcome: Outcome,
+        errno: Option<i32>,
+        at: Nanos,
+    ) -> Completion {
+        Completion {
+            id: request.id.0,
+            op: request.op,
+            offset: request.offset.0,
+            len: request.len.0,
+            outcome,
+            errno,
+            latency: Duration::from_nanos((at - request.submitted).0),
+            data: None,
+        }
+    }
+
+    /// Requests waiting in the policy or in the target.
+    pub fn outstanding(&self) -> bool {
+        !self.sched.is_idle()
+    }
+
+    /// How long a request of each class queued now would wait, and whether
+    /// the policy is holding its class back: a producer that listens slows
+    /// down instead of queueing more.
+    pub fn pressure(&self) -> Pressure {
+        self.sched.pressure(self.now())
+    }
+
+    pub fn stats(&self) -> &Stats {
+        self.sched.stats()
+    }
+
+    pub fn scheduler(&self) -> &dyn Scheduler {
+        self.sched.as_ref()
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::tests::temp_file;
+    use crate::{EngineConfig, OpenOptionsSpec, Target};
+
+    fn session(path: &std::path::Path, spec: &str) -> Option<Session> {
+        let open = OpenOptionsSpec {
+            writes: true,
+            direct: true,
+            ..OpenOptionsSpec::default()
+        };
+        let target = Target::open(path, &open)
+            .or_else(|_| {
+                Target::open(
+                    path,
+                    &OpenOptionsSpec {
+                        direct: false,
+                        ..open.clone()
+                    },
+                )
+            })
+            .unwrap();
+        let config = EngineConfig {
+            queue_depth: 4,
+            max_io_bytes: 64 << 10,
+            keep_read_data: true,
+            ..EngineConfig::default()
+        };
+        match Engine::new(target, &config) {
+            Ok(engine) => Some(Session::new(
+                engine,
+                iosteer_sched::policy::build(spec).unwrap(),
+            )),
+            Err(EngineError::Unsupported(e)) => {
+                eprintln!("SKIPPED (counted): io_uring not permitted here: {e}");
+                None
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn wait_for(session: &mut Session, count: usize) -> Vec<Completion> {
+        let mut done = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while done.len() < count {
+            assert!(
+                Instant::now() < deadline,
+                "only {} of {count} completed",
+                done.len()
+            );
+            session.poll(Duration::from_millis(10), &mut done).unwrap();
+        }
+        done
+    }
+
+    #[test]
+    fn a_servers_bytes_go_through_a_throttling_policy_and_read_back() {
+        let path = temp_file("session.img", 1 << 20);
+        let spec = "netflix:write.limiter=queue_depth,write.current=1";
+        let Some(mut session) = session(&path, spec) else {
+            return;
+        };
+        let block = |i: u64| vec![i as u8 ^ 0x5a; 8192];
+        let writes: Vec<u64> = (0..16).map(|i| session.write(i * 8192, block(i))).collect();
+        session.flush();
+        let done = wait_for(&mut session, 17);
+        assert!(done.iter().all(|c| c.outcome == Outcome::Ok), "{done:?}");
+        assert!(writes.iter().all(|id| done.iter().any(|c| c.id == *id)));
+        // Every write went through the policy's write class.
+        assert_eq!(session.stats().class(Op::Write).completed, 16);
+        for i in 0..16 {
+            session.read(i * 8192, 8192);
+        }
+        let reads = wait_for(&mut session, 16);
+        for c in &reads {
+            assert_eq!(c.op, Op::Read);
+            assert_eq!(
+                c.data.as_deref(),
+                Some(&block(c.offset / 8192)[..]),
+                "at {}",
+                c.offset
+            );
+        }
+        assert!(!session.outstanding());
+        assert_eq!(session.pressure().class(Op::Write).queued, 0);
+    }
+
+    #[test]
+    fn a_write_whose_bytes_do_not_fit_fails_alone() {
+        let path = temp_file("session-big.img", 1 << 20);
+        let Some(mut session) = session(&path, "fifo") else {
+            return;
+        };
+        let too_big = session.write(0, vec![0; 128 << 10]);
+        let fine = session.write(0, vec![1; 4096]);
+        let done = wait_for(&mut session, 2);
+        let outcome = |id| done.iter().find(|c| c.id == id).unwrap();
+        assert_eq!(outcome(too_big).errno, Some(libc::EINVAL));
+        assert_eq!(outcome(fine).outcome, Outcome::Ok);
+    }
+}
