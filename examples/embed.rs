@@ -76,13 +76,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "read {} records, {} with wrong bytes; read p99 in the drive {:.2} ms",
         server.reads_checked,
         server.bad_reads,
-        stats
-            .class(Op::Read)
-            .device_latency
-            .run()
-            .p99
-            .as_secs_f64()
-            * 1e3
+        stats.class(Op::Read).device_latency.run().p99.as_secs_f64() * 1e3
     );
     if temporary {
         std::fs::remove_file(&path)?;

@@ -304,6 +304,7 @@ fn run_target(args: &RunArgs, setup: Setup, path: &std::path::Path) -> Result<()
         verify: args.verify,
         reap: Reap::from_name(&args.reap).expect("clap checked the name"),
         iopoll: args.iopoll,
+        keep_read_data: false,
     };
     let (mut engine, label, mut description) = open_engine(target, &config)?;
     description += &format!(", reaping by {}", args.reap);
