@@ -21,6 +21,9 @@
 //! - [`emulate::Emulated`]: the simulator's drive model in real time behind
 //!   the same loop (`--emulate`), for trying a policy on a misbehaving drive
 //!   on any machine. Both it and the engine are a [`runner::Backend`].
+//! - [`metrics`]: the run's Prometheus metrics ([`metrics::render`]) and the
+//!   small HTTP server that serves them ([`metrics::MetricsServer`],
+//!   `--metrics`).
 //!
 //! ## Example
 //!
@@ -45,6 +48,7 @@
 pub mod buffers;
 pub mod emulate;
 pub mod engine;
+pub mod metrics;
 pub mod runner;
 pub mod session;
 pub mod target;

@@ -1,0 +1,885 @@
+//! Prometheus metrics of a run (`iosteer run --metrics ADDR`), so a policy
+//! steering a real or emulated drive can be watched on a dashboard while it
+//! runs, not only read in the report afterwards.
+//!
+//! [`render`] writes what the scheduler's [`Stats`] and [`Pressure`] hold, the
+//! write limit in force, and the drive model's gauges when the backend has
+//! them, in the Prometheus text exposition format 0.0.4, by hand: the format is
+//! a few lines of `name{labels} value`, and a client library would want its
+//! own registry of metrics updated on the I/O path, where [`Stats`] already
+//! counts everything.
+//!
+//! Every per-class metric has a `class` label (`read`, `write`, `trim`,
+//! `flush`, the [`Op`] names) and all four classes are always present, so
+//! series do not appear and vanish. Device latency is a histogram with
+//! FreeBSD cam_iosched's buckets (20 us doubling to about 5.2 s, then
+//! open-ended); upstream's buckets exclude their upper bound, so a latency of
+//! exactly a bound counts one bucket higher than `le` says, a 1 ns
+//! difference. The percentiles the policies steer by, over the last complete
+//! stats window, are a summary (its `_sum` and `_count` over the run, as a
+//! Prometheus client's summary keeps them); the time requests wait in the
+//! scheduler has percentiles but no sum, so its percentiles are gauges with a
+//! `percentile` label (`quantile` is reserved to summaries). Percentiles of
+//! nothing are NaN, not zero.
+//!
+//! [`MetricsServer`] serves the latest rendered text on `GET /metrics` from a
+//! thread of its own. It never sees the scheduler, which belongs to the run
+//! loop's thread: the loop renders about once a second and
+//! [`MetricsServer::publish`]es the text.
+//!
+//! [`Stats`]: iosteer_sched::Stats
+//! [`Pressure`]: iosteer_sched::Pressure
+
+use std::fmt;
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use iosteer_sched::stats::Log2Histogram;
+use iosteer_sched::{ClassStats, LatencySummary, Nanos, Op, Scheduler};
+
+use crate::runner::Backend;
+
+/// What the run loop knows that neither the scheduler nor the backend does.
+#[derive(Copy, Clone, Debug)]
+pub struct RunGauges<'a> {
+    /// The loop's clock, time since the run began (the `now` of
+    /// [`crate::runner::Observer::second`]): pressure and busy times are read
+    /// at it.
+    pub now: Nanos,
+    /// The scheduler spec the run was given, for the info metric.
+    pub spec: &'a str,
+}
+
+/// The run's metrics in the Prometheus text format 0.0.4.
+pub fn render(sched: &dyn Scheduler, backend: &dyn Backend, run: &RunGauges) -> String {
+    let mut out = Exposition(String::new());
+    run_metrics(&mut out, sched, run);
+    class_counters(&mut out, sched);
+    class_gauges(&mut out, sched, run.now);
+    latency_metrics(&mut out, sched);
+    device_metrics(&mut out, sched, backend, run.now);
+    out.0
+}
+
+fn run_metrics(out: &mut Exposition, sched: &dyn Scheduler, run: &RunGauges) {
+    out.family(
+        "iosteer_scheduler_info",
+        Kind::Gauge,
+        "The scheduler policy and the spec it was built from (always 1).",
+    );
+    let labels = [("policy", sched.name()), ("spec", run.spec)];
+    out.sample("iosteer_scheduler_info", &labels, Value::Int(1));
+    out.scalar(
+        "iosteer_run_elapsed_seconds",
+        Kind::Gauge,
+        "Time since the run began.",
+        seconds(run.now),
+    );
+}
+
+/// A per-class counter: its name, help, and where [`ClassStats`] keeps it.
+type ClassCounter = (&'static str, &'static str, fn(&ClassStats) -> u64);
+
+const CLASS_COUNTERS: [ClassCounter; 9] = [
+    (
+        "iosteer_requests_enqueued_total",
+        "Requests handed to the scheduler.",
+        |c| c.enqueued,
+    ),
+    (
+        "iosteer_requests_dispatched_total",
+        "Requests sent to the device.",
+        |c| c.dispatched,
+    ),
+    (
+        "iosteer_device_commands_total",
+        "Commands sent to the device; fewer than requests when trims are coalesced.",
+        |c| c.commands,
+    ),
+    (
+        "iosteer_requests_completed_total",
+        "Requests finished, by the device or by the scheduler (elided trims).",
+        |c| c.completed,
+    ),
+    (
+        "iosteer_requests_elided_total",
+        "Trims the scheduler completed without sending them (advisory or sped up).",
+        |c| c.elided,
+    ),
+    (
+        "iosteer_requests_failed_total",
+        "Requests whose device command failed.",
+        |c| c.errors,
+    ),
+    (
+        "iosteer_enqueued_bytes_total",
+        "Bytes of the requests handed to the scheduler.",
+        |c| c.bytes_enqueued.0,
+    ),
+    (
+        "iosteer_completed_bytes_total",
+        "Bytes of the requests finished.",
+        |c| c.bytes_completed.0,
+    ),
+    (
+        "iosteer_slow_commands_total",
+        "Device commands slower than the policy's bad_latency (upstream's too_long).",
+        |c| c.too_long,
+    ),
+];
+
+fn class_counters(out: &mut Exposition, sched: &dyn Scheduler) {
+    for (name, help, value) in CLASS_COUNTERS {
+        out.per_class(name, Kind::Counter, help, |op| {
+            Value::Int(value(sched.stats().class(op)))
+        });
+    }
+}
+
+fn class_gauges(out: &mut Exposition, sched: &dyn Scheduler, now: Nanos) {
+    let stats = sched.stats();
+    let pressure = sched.pressure(now);
+    let class = |op| stats.class(op);
+    out.per_class(
+        "iosteer_queued_requests",
+        Kind::Gauge,
+        "Requests waiting in the scheduler.",
+        |op| Value::Int(class(op).queued.into()),
+    );
+    out.per_class(
+        "iosteer_queued_bytes",
+        Kind::Gauge,
+        "Bytes of the requests waiting in the scheduler.",
+        |op| Value::Int(class(op).queued_bytes.0),
+    );
+    out.per_class(
+        "iosteer_in_flight_commands",
+        Kind::Gauge,
+        "Commands in the device.",
+        |op| Value::Int(class(op).in_flight.into()),
+    );
+    out.per_class(
+        "iosteer_limited",
+        Kind::Gauge,
+        "1 while a limiter or the policy's throttle holds the class back.",
+        |op| Value::Int(pressure.class(op).limited.into()),
+    );
+    out.per_class(
+        "iosteer_expected_wait_seconds",
+        Kind::Gauge,
+        "Estimated time a request queued now would wait before it is sent.",
+        |op| seconds(pressure.class(op).expected_wait),
+    );
+    out.per_class(
+        "iosteer_oldest_wait_seconds",
+        Kind::Gauge,
+        "How long the oldest queued request has waited so far.",
+        |op| seconds(pressure.class(op).oldest_wait),
+    );
+}
+
+fn latency_metrics(out: &mut Exposition, sched: &dyn Scheduler) {
+    let stats = sched.stats();
+    out.family(
+        "iosteer_device_latency_seconds",
+        Kind::Histogram,
+        "Device latency of commands (dispatch to completion), in FreeBSD cam_iosched's buckets.",
+    );
+    for op in Op::ALL {
+        out.histogram(
+            "iosteer_device_latency_seconds",
+            op,
+            &stats.class(op).device_log2,
+        );
+    }
+    out.per_class(
+        "iosteer_device_latency_ema_seconds",
+        Kind::Gauge,
+        "Moving average of device latency, weight 2^-9 per command as upstream's.",
+        |op| seconds(stats.class(op).device_ema.mean()),
+    );
+    out.summary(
+        "iosteer_device_latency_window_seconds",
+        "Device latency of commands: quantiles over the policy's last complete \
+         stats_window (what steering policies read), sum and count over the run.",
+        |op| stats.class(op).device_latency.last_window(),
+        |op| &stats.class(op).device_log2,
+    );
+    out.percentiles(
+        "iosteer_queue_wait_seconds",
+        "Time requests waited in the scheduler (enqueue to dispatch), percentiles over the run.",
+        |op| stats.class(op).queue_wait.run(),
+    );
+}
+
+fn device_metrics(out: &mut Exposition, sched: &dyn Scheduler, backend: &dyn Backend, now: Nanos) {
+    let stats = sched.stats();
+    out.scalar(
+        "iosteer_device_busy_seconds_total",
+        Kind::Counter,
+        "Time with at least one command in the device.",
+        seconds(stats.device_busy.total(now)),
+    );
+    out.scalar(
+        "iosteer_backlog_seconds_total",
+        Kind::Counter,
+        "Time with at least one request queued in the scheduler.",
+        seconds(stats.scheduler_backlog.total(now)),
+    );
+    out.scalar(
+        "iosteer_load_ratio",
+        Kind::Gauge,
+        "Upstream's load average: moving average of (commands in flight + requests \
+         a limiter holds back) over device slots; 1 is saturated.",
+        Value::Float(stats.load()),
+    );
+    out.scalar(
+        "iosteer_device_slots",
+        Kind::Gauge,
+        "Commands the device accepts at once.",
+        Value::Int(backend.view().slots.into()),
+    );
+    if let Some(limit) = sched.write_limit() {
+        let name = "iosteer_write_limit";
+        out.family(
+            name,
+            Kind::Gauge,
+            "The limit the policy puts on writes now, of the kind and in the unit its tunables name.",
+        );
+        let labels = [("kind", limit.kind), ("unit", limit.unit)];
+        out.sample(name, &labels, Value::Float(limit.value));
+    }
+    if let Some((free_blocks, gc_pages_moved)) = backend.drive_gauges() {
+        out.scalar(
+            "iosteer_drive_free_blocks",
+            Kind::Gauge,
+            "Free erase blocks in the drive model's FTL.",
+            Value::Int(free_blocks),
+        );
+        out.scalar(
+            "iosteer_drive_gc_pages_moved_total",
+            Kind::Counter,
+            "Pages the drive model's garbage collection has copied.",
+            Value::Int(gc_pages_moved),
+        );
+    }
+}
+
+/// The exposition text being written.
+struct Exposition(String);
+
+#[derive(Copy, Clone)]
+enum Kind {
+    Counter,
+    Gauge,
+    Histogram,
+    Summary,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Counter => "counter",
+            Kind::Gauge => "gauge",
+            Kind::Histogram => "histogram",
+            Kind::Summary => "summary",
+        }
+    }
+}
+
+/// A sample value: counts print as integers, the rest as Go's `%g` prints
+/// floats, the form Prometheus' own clients write (`2e-05`, `+Inf`).
+#[derive(Copy, Clone)]
+enum Value {
+    Int(u64),
+    Float(f64),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Value::Int(n) => write!(f, "{n}"),
+            Value::Float(x) => write!(f, "{}", go_float(x)),
+        }
+    }
+}
+
+fn seconds(t: Nanos) -> Value {
+    Value::Float(t.as_secs_f64())
+}
+
+/// `x` as Go's `strconv.FormatFloat(x, 'g', -1, 64)`: the shortest digits
+/// that read back as `x`, in exponent form below 1e-4 and from 1e6 up.
+fn go_float(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "+Inf" } else { "-Inf" }.into();
+    }
+    let exponent_form = format!("{x:e}");
+    let Some((mantissa, exponent)) = exponent_form.split_once('e') else {
+        return format!("{x}");
+    };
+    match exponent.parse::<i32>() {
+        Ok(e) if !(-4..6).contains(&e) => {
+            let sign = if e < 0 { '-' } else { '+' };
+            format!("{mantissa}e{sign}{:02}", e.abs())
+        }
+        _ => format!("{x}"),
+    }
+}
+
+impl Exposition {
+    fn family(&mut self, name: &str, kind: Kind, help: &str) {
+        let help = help.replace('\\', "\\\\").replace('\n', "\\n");
+        self.0 += &format!("# HELP {name} {help}\n# TYPE {name} {}\n", kind.name());
+    }
+
+    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: Value) {
+        self.0 += name;
+        if !labels.is_empty() {
+            let labels: Vec<String> = labels
+                .iter()
+                .map(|(key, value)| format!("{key}=\"{}\"", escape_label(value)))
+                .collect();
+            self.0 += &format!("{{{}}}", labels.join(","));
+        }
+        self.0 += &format!(" {value}\n");
+    }
+
+    /// A family of one unlabelled sample.
+    fn scalar(&mut self, name: &str, kind: Kind, help: &str, value: Value) {
+        self.family(name, kind, help);
+        self.sample(name, &[], value);
+    }
+
+    /// A family with one sample per class.
+    fn per_class(&mut self, name: &str, kind: Kind, help: &str, value: impl Fn(Op) -> Value) {
+        self.family(name, kind, help);
+        for op in Op::ALL {
+            self.sample(name, &[("class", op.name())], value(op));
+        }
+    }
+
+    /// A summary family by class: quantiles over a window (the last complete
+    /// one, as a Prometheus client's summary ages its quantiles), `_sum` and
+    /// `_count` over the run from `total`.
+    fn summary<'s>(
+        &mut self,
+        name: &str,
+        help: &str,
+        window: impl Fn(Op) -> LatencySummary,
+        total: impl Fn(Op) -> &'s Log2Histogram,
+    ) {
+        self.family(name, Kind::Summary, help);
+        for op in Op::ALL {
+            for (quantile, value) in at_quantiles(&window(op)) {
+                let labels = [("class", op.name()), ("quantile", &go_float(quantile))];
+                self.sample(name, &labels, value);
+            }
+            let (h, class) = (total(op), [("class", op.name())]);
+            self.sample(&format!("{name}_sum"), &class, seconds(h.sum()));
+            let count = h.counts().iter().sum();
+            self.sample(&format!("{name}_count"), &class, Value::Int(count));
+        }
+    }
+
+    /// A gauge family of percentiles by class and `percentile` (`99.9`), for
+    /// a distribution without the sum a summary needs (the `quantile` label
+    /// is a summary's own).
+    fn percentiles(&mut self, name: &str, help: &str, summary: impl Fn(Op) -> LatencySummary) {
+        self.family(name, Kind::Gauge, help);
+        for op in Op::ALL {
+            for (quantile, value) in at_quantiles(&summary(op)) {
+                let labels = [
+                    ("class", op.name()),
+                    ("percentile", &go_float(quantile * 100.0)),
+                ];
+                self.sample(name, &labels, value);
+            }
+        }
+    }
+
+    /// The samples of one class's histogram: cumulative buckets, `_sum` and
+    /// `_count`.
+    fn histogram(&mut self, name: &str, op: Op, h: &Log2Histogram) {
+        let bucket = format!("{name}_bucket");
+        let mut cumulative = 0;
+        for (k, count) in h.counts().iter().enumerate() {
+            cumulative += count;
+            let le = match Log2Histogram::upper_bound(k) {
+                Some(bound) => go_float(bound.as_secs_f64()),
+                None => "+Inf".into(),
+            };
+            self.sample(
+                &bucket,
+                &[("class", op.name()), ("le", &le)],
+                Value::Int(cumulative),
+            );
+        }
+        let class = [("class", op.name())];
+        self.sample(&format!("{name}_sum"), &class, seconds(h.sum()));
+        self.sample(&format!("{name}_count"), &class, Value::Int(cumulative));
+    }
+}
+
+/// The percentiles shown of a distribution, by quantile; NaN when nothing
+/// was measured, since zero would read as "instant".
+fn at_quantiles(s: &LatencySummary) -> [(f64, Value); 4] {
+    let value = |t| match s.count {
+        0 => Value::Float(f64::NAN),
+        _ => seconds(t),
+    };
+    [
+        (0.5, value(s.p50)),
+        (0.9, value(s.p90)),
+        (0.99, value(s.p99)),
+        (0.999, value(s.p999)),
+    ]
+}
+
+/// A label value escaped as the format wants: backslash, quote, newline.
+fn escape_label(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// Content type of the text exposition format.
+const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// How long a client may take to send its request and read the answer;
+/// connections are answered one at a time, so this bounds how long a stuck
+/// client delays the next scrape.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A request head longer than this is refused: a scrape's is a few hundred
+/// bytes.
+const MAX_HEAD: usize = 8192;
+
+/// An HTTP server answering `GET /metrics` with the last published text.
+pub struct MetricsServer {
+    addr: SocketAddr,
+    text: Arc<Mutex<String>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl MetricsServer {
+    /// Listens on `addr` (`127.0.0.1:9100`; port 0 picks a free one) and
+    /// serves from a background thread until dropped. Until the first
+    /// [`publish`](MetricsServer::publish), `/metrics` is empty.
+    pub fn start(addr: &str) -> Result<MetricsServer, io::Error> {
+        let named =
+            |e: io::Error| io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}"));
+        let listener = TcpListener::bind(addr).map_err(named)?;
+        let bound = listener.local_addr().map_err(named)?;
+        let text = Arc::new(Mutex::new(String::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = thread::Builder::new()
+            .name("iosteer-metrics".into())
+            .spawn({
+                let (text, stop) = (text.clone(), stop.clone());
+                move || serve(&listener, &text, &stop)
+            })?;
+        Ok(MetricsServer {
+            addr: bound,
+            text,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// The address listened on (with the port chosen when asked for port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Serves `text` from now on.
+    pub fn publish(&self, text: String) {
+        *self.text.lock().unwrap_or_else(PoisonError::into_inner) = text;
+    }
+}
+
+impl Drop for MetricsServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // The thread sleeps in accept: a connection of our own wakes it to see
+        // the flag. If that fails, leave it rather than hang joining it.
+        let mut wake = self.addr;
+        if wake.ip().is_unspecified() {
+            wake.set_ip(match wake.ip() {
+                IpAddr::V4(_) => Ipv4Addr::LOCALHOST.into(),
+                IpAddr::V6(_) => Ipv6Addr::LOCALHOST.into(),
+            });
+        }
+        if TcpStream::connect_timeout(&wake, CLIENT_TIMEOUT).is_ok() {
+            if let Some(thread) = self.thread.take() {
+                let _ = thread.join();
+            }
+        }
+    }
+}
+
+fn serve(listener: &TcpListener, text: &Mutex<String>, stop: &AtomicBool) {
+    for stream in listener.incoming() {
+        if stop.load(Ordering::SeqCst) {
+            return;
+        }
+        match stream {
+            // A client that breaks off concerns only its own connection.
+            Ok(stream) => drop(answer(stream, text)),
+            // Out of descriptors, say: retry, but without spinning.
+            Err(_) => thread::sleep(Duration::from_millis(10)),
+        }
+    }
+}
+
+fn answer(mut stream: TcpStream, text: &Mutex<String>) -> io::Result<()> {
+    let head = read_head(&mut stream)?;
+    stream.set_write_timeout(Some(CLIENT_TIMEOUT))?;
+    stream.write_all(&respond(&head, text))
+}
+
+/// Reads the request line and headers, within [`CLIENT_TIMEOUT`] in all.
+/// They are read to the end even though only the request line matters:
+/// closing with unread data would reset the connection and could lose the
+/// answer.
+fn read_head(stream: &mut TcpStream) -> io::Result<Vec<u8>> {
+    let deadline = Instant::now() + CLIENT_TIMEOUT;
+    let mut head = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !head_complete(&head) && head.len() < MAX_HEAD {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        stream.set_read_timeout(Some(left))?;
+        let n = stream.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        head.extend_from_slice(&buf[..n]);
+    }
+    Ok(head)
+}
+
+/// The head ends at the first empty line (a body may follow in the same read).
+fn head_complete(head: &[u8]) -> bool {
+    head.windows(4).any(|w| w == b"\r\n\r\n") || head.windows(2).any(|w| w == b"\n\n")
+}
+
+/// The whole response to a request head.
+fn respond(head: &[u8], text: &Mutex<String>) -> Vec<u8> {
+    let line = head.split(|b| *b == b'\n').next().unwrap_or_default();
+    let line = String::from_utf8_lossy(line);
+    let mut words = line.split_whitespace();
+    let (method, target, version) = (words.next(), words.next(), words.next());
+    let too_long = head.len() >= MAX_HEAD && !head_complete(head);
+    if too_long || !version.is_some_and(|v| v.starts_with("HTTP/")) {
+        return response("400 Bad Request", "", "bad request\n", true);
+    }
+    let path = target
+        .unwrap_or_default()
+        .split('?')
+        .next()
+        .unwrap_or_default();
+    let with_body = method != Some("HEAD");
+    match (method, path) {
+        (Some("GET" | "HEAD"), "/metrics") => {
+            let body = text.lock().unwrap_or_else(PoisonError::into_inner).clone();
+            response("200 OK", CONTENT_TYPE, &body, with_body)
+        }
+        (_, "/metrics") => response("405 Method Not Allowed", "", "use GET\n", true),
+        _ => response("404 Not Found", "", "metrics are at /metrics\n", with_body),
+    }
+}
+
+/// An HTTP/1.1 response that closes the connection; `content_type` empty for
+/// plain text.
+fn response(status: &str, content_type: &str, body: &str, with_body: bool) -> Vec<u8> {
+    let content_type = if content_type.is_empty() {
+        "text/plain; charset=utf-8"
+    } else {
+        content_type
+    };
+    let allow = if status.starts_with("405") {
+        "Allow: GET, HEAD\r\n"
+    } else {
+        ""
+    };
+    let length = body.len();
+    let mut out = format!("HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\n").into_bytes();
+    out.extend_from_slice(format!("Content-Length: {length}\r\n{allow}").as_bytes());
+    out.extend_from_slice(b"Connection: close\r\n\r\n");
+    if with_body {
+        out.extend_from_slice(body.as_bytes());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::emulate::Emulated;
+    use iosteer_device::{Device, DeviceConfig};
+    use iosteer_sched::{policy, Command, DeviceView, Dispatch, Outcome, Request};
+
+    const SPEC: &str = "netflix:write.limiter=bandwidth,write.current=5000";
+    const STEP: Nanos = Nanos::from_micros(50);
+    const READ_LATENCY: Nanos = Nanos::from_micros(100);
+
+    /// A 16 KiB read and write every millisecond (16 MB/s of writes, over the
+    /// limit) and one trim through `sched` for `until`, on a device of four
+    /// slots that answers reads in 100 us and the rest in 3 ms, in 50 us
+    /// steps so every latency is exact.
+    fn drive(sched: &mut dyn Scheduler, until: Nanos) {
+        let mut device: Vec<(Nanos, Command)> = Vec::new();
+        sched.enqueue(
+            Request::new(0, Op::Trim, 0, 1 << 20, Nanos::ZERO),
+            Nanos::ZERO,
+        );
+        let mut now = Nanos::ZERO;
+        for step in 1..until.0 / STEP.0 {
+            if step % 20 == 1 {
+                for (i, op) in [Op::Read, Op::Write].into_iter().enumerate() {
+                    let id = 2 * step + i as u64;
+                    sched.enqueue(Request::new(id, op, id << 14, 1 << 14, now), now);
+                }
+            }
+            let (done, busy) = device.into_iter().partition(|(done, _)| *done <= now);
+            device = busy;
+            for (_, command) in done {
+                let _ = sched.complete(&command.completion(Outcome::Ok), now);
+            }
+            if sched.next_timer().is_some_and(|t| t <= now) {
+                let _ = sched.tick(now);
+            }
+            while let Some(d) = sched.dispatch(now, DeviceView::new(4, device.len() as u32)) {
+                if let Dispatch::ToDevice(command) = d {
+                    let latency = match command.op {
+                        Op::Read => READ_LATENCY,
+                        _ => Nanos::from_millis(3),
+                    };
+                    device.push((now + latency, command));
+                }
+            }
+            now += STEP;
+        }
+    }
+
+    fn emulated() -> Emulated {
+        Emulated::new(Device::new(DeviceConfig::preset("consumer-sata").unwrap()).unwrap())
+    }
+
+    fn rendered(spec: &str) -> String {
+        let mut sched = policy::build(SPEC).unwrap();
+        // Past the first stats window, so there is a last complete one.
+        let until = Nanos::from_millis(1500);
+        drive(sched.as_mut(), until);
+        render(sched.as_ref(), &emulated(), &RunGauges { now: until, spec })
+    }
+
+    /// The metric name of a sample line.
+    fn metric(line: &str) -> &str {
+        line.split(['{', ' ']).next().unwrap()
+    }
+
+    /// The value of the one sample line starting with `prefix`.
+    fn value(text: &str, prefix: &str) -> f64 {
+        let mut lines = text.lines().filter(|l| l.starts_with(prefix));
+        let line = lines
+            .next()
+            .unwrap_or_else(|| panic!("no {prefix} in\n{text}"));
+        assert!(lines.next().is_none(), "{prefix} twice");
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    }
+
+    #[test]
+    fn every_sample_follows_its_help_and_type_and_counters_end_in_total() {
+        let text = rendered(SPEC);
+        let mut families: Vec<(&str, &str)> = Vec::new();
+        let mut last_help = None;
+        for line in text.lines() {
+            if let Some(help) = line.strip_prefix("# HELP ") {
+                last_help = help.split(' ').next();
+            } else if let Some(typed) = line.strip_prefix("# TYPE ") {
+                let (name, kind) = typed.split_once(' ').unwrap();
+                assert_eq!(last_help, Some(name), "TYPE {name} without HELP");
+                assert!(families.iter().all(|(n, _)| *n != name), "{name} twice");
+                assert_eq!(kind == "counter", name.ends_with("_total"), "{line}");
+                families.push((name, kind));
+            } else {
+                let name = metric(line);
+                let (family, kind) = *families.last().expect("a sample before any TYPE");
+                let suffix = name
+                    .strip_prefix(family)
+                    .unwrap_or_else(|| panic!("{name} is not in the family above it, {family}"));
+                match kind {
+                    "histogram" => assert!(["_bucket", "_sum", "_count"].contains(&suffix)),
+                    "summary" => assert!(["", "_sum", "_count"].contains(&suffix)),
+                    _ => assert_eq!(suffix, "", "{line}"),
+                }
+            }
+        }
+        let names: Vec<&str> = families.iter().map(|(n, _)| *n).collect();
+        for name in [
+            "iosteer_write_limit",
+            "iosteer_drive_free_blocks",
+            "iosteer_load_ratio",
+        ] {
+            assert!(names.contains(&name), "{name} missing");
+        }
+    }
+
+    #[test]
+    fn histogram_buckets_are_cumulative_and_end_at_the_count() {
+        let text = rendered(SPEC);
+        let name = "iosteer_device_latency_seconds";
+        let buckets: Vec<(&str, f64)> = text
+            .lines()
+            .filter(|l| l.starts_with(&format!("{name}_bucket{{class=\"read\"")))
+            .map(|l| {
+                let le = l.split("le=\"").nth(1).unwrap().split('"').next().unwrap();
+                (le, l.rsplit(' ').next().unwrap().parse().unwrap())
+            })
+            .collect();
+        assert_eq!(buckets.len(), 20);
+        assert_eq!(buckets[0].0, "2e-05");
+        assert_eq!(buckets[19].0, "+Inf");
+        for pair in buckets.windows(2) {
+            let bound = |le: &str| le.parse::<f64>().unwrap_or(f64::INFINITY);
+            assert!(bound(pair[0].0) < bound(pair[1].0), "{pair:?}");
+            assert!(pair[0].1 <= pair[1].1, "not cumulative: {pair:?}");
+        }
+        let count = value(&text, &format!("{name}_count{{class=\"read\"}}"));
+        assert!(count > 100.0, "{count} reads");
+        assert_eq!(buckets[19].1, count);
+        // Every read took 100 us: all of them in the bucket ending at 160 us.
+        assert_eq!(buckets[2], ("8e-05", 0.0));
+        assert_eq!(buckets[3], ("0.00016", count));
+        let sum = value(&text, &format!("{name}_sum{{class=\"read\"}}"));
+        assert!(
+            (sum - count * READ_LATENCY.as_secs_f64()).abs() < 1e-9,
+            "{sum}"
+        );
+    }
+
+    #[test]
+    fn gauges_read_the_scheduler_and_the_drive() {
+        let text = rendered(SPEC);
+        let limit = "iosteer_write_limit{kind=\"bandwidth\",unit=\"kB/s\"}";
+        assert_eq!(value(&text, limit), 5000.0);
+        assert!(value(&text, "iosteer_queued_requests{class=\"write\"}") > 0.0);
+        assert_eq!(value(&text, "iosteer_limited{class=\"write\"}"), 1.0);
+        assert!(value(&text, "iosteer_drive_free_blocks ") > 0.0);
+        assert_eq!(
+            value(&text, "iosteer_requests_elided_total{class=\"read\"}"),
+            0.0
+        );
+        let p99 = "iosteer_device_latency_window_seconds{class=\"read\",quantile=\"0.99\"}";
+        assert!((value(&text, p99) - 1e-4).abs() < 2e-6, "within 1%");
+        let flush = "iosteer_device_latency_window_seconds{class=\"flush\",quantile=\"0.5\"}";
+        assert!(value(&text, flush).is_nan(), "nothing measured is not zero");
+        let summary_count = "iosteer_device_latency_window_seconds_count{class=\"read\"}";
+        let histogram_count = "iosteer_device_latency_seconds_count{class=\"read\"}";
+        assert_eq!(value(&text, summary_count), value(&text, histogram_count));
+        let held = "iosteer_queue_wait_seconds{class=\"write\",percentile=\"99.9\"}";
+        assert!(value(&text, held) > 0.01, "writes wait for the limiter");
+        assert_eq!(value(&text, "iosteer_run_elapsed_seconds"), 1.5);
+    }
+
+    #[test]
+    fn label_values_are_escaped() {
+        let text = rendered("netflix:\"odd\\spec\nhere\"");
+        let info = "iosteer_scheduler_info{policy=\"netflix\",spec=\"netflix:\\\"odd\\\\spec\\nhere\\\"\"} 1";
+        assert!(text.lines().any(|l| l == info), "{text}");
+    }
+
+    #[test]
+    fn floats_print_as_gos_shortest_g() {
+        let cases = [
+            (2e-5, "2e-05"),
+            (1.6e-4, "0.00016"),
+            (1e-4, "0.0001"),
+            (5.24288, "5.24288"),
+            (0.0, "0"),
+            (123456.0, "123456"),
+            (1234567.0, "1.234567e+06"),
+            (1e21, "1e+21"),
+            (-3e-7, "-3e-07"),
+            (f64::INFINITY, "+Inf"),
+            (f64::NAN, "NaN"),
+        ];
+        for (x, want) in cases {
+            assert_eq!(go_float(x), want);
+        }
+    }
+
+    /// Sends `request` and reads the whole response.
+    fn fetch(addr: SocketAddr, request: &str) -> String {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        response
+    }
+
+    #[test]
+    fn serves_the_published_text_over_tcp() {
+        let server = MetricsServer::start("127.0.0.1:0").unwrap();
+        let addr = server.local_addr();
+        let text = rendered(SPEC);
+        server.publish(text.clone());
+        let response = fetch(addr, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+        let (head, body) = response.split_once("\r\n\r\n").unwrap();
+        let mut head = head.lines();
+        assert_eq!(head.next(), Some("HTTP/1.1 200 OK"));
+        assert!(head.any(|h| h == "Content-Type: text/plain; version=0.0.4; charset=utf-8"));
+        assert_eq!(body, text);
+        let status = |request: &str| fetch(addr, request).lines().next().unwrap().to_string();
+        assert_eq!(
+            status("GET /other HTTP/1.1\r\n\r\n"),
+            "HTTP/1.1 404 Not Found"
+        );
+        assert_eq!(
+            status("POST /metrics HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi"),
+            "HTTP/1.1 405 Method Not Allowed"
+        );
+        assert_eq!(status("\u{0}\u{ff}garbage\n\n"), "HTTP/1.1 400 Bad Request");
+        let head_only = fetch(addr, "HEAD /metrics?x=1 HTTP/1.0\r\n\r\n");
+        assert!(head_only.starts_with("HTTP/1.1 200 OK") && head_only.ends_with("\r\n\r\n"));
+    }
+
+    #[test]
+    fn a_stuck_client_delays_the_next_only_for_the_timeout() {
+        let server = MetricsServer::start("127.0.0.1:0").unwrap();
+        server.publish("up 1\n".into());
+        let _stuck = TcpStream::connect(server.local_addr()).unwrap();
+        let started = Instant::now();
+        let response = fetch(server.local_addr(), "GET /metrics HTTP/1.1\r\n\r\n");
+        assert!(response.ends_with("\r\n\r\nup 1\n"), "{response}");
+        assert!(started.elapsed() < CLIENT_TIMEOUT + Duration::from_secs(2));
+    }
+
+    #[test]
+    fn a_bad_or_busy_address_is_named_and_dropping_closes_the_port() {
+        let bad = MetricsServer::start("not-an-address").err().unwrap();
+        assert!(bad.to_string().contains("not-an-address"), "{bad}");
+        let server = MetricsServer::start("127.0.0.1:0").unwrap();
+        let addr = server.local_addr().to_string();
+        let busy = MetricsServer::start(&addr).err().unwrap();
+        assert!(busy.to_string().contains(&addr), "{busy}");
+        drop(server);
+        assert!(TcpStream::connect(&addr).is_err(), "still listening");
+    }
+}
