@@ -7,6 +7,7 @@ use std::sync::Once;
 
 use iosteer_engine::emulate::Emulated;
 use iosteer_engine::engine::Reap;
+use iosteer_engine::metrics::{self, MetricsServer, RunGauges};
 use iosteer_engine::runner::{self, Backend, Observer, RunLimits, Source};
 use iosteer_engine::{Engine, EngineConfig, EngineError, OpenOptionsSpec, Target};
 use iosteer_sched::{policy, Nanos, Op, Outcome, Request, Scheduler};
@@ -85,6 +86,10 @@ pub struct RunArgs {
     /// Write the one-second CSV series, SVG charts and report.json into DIR.
     #[arg(long, value_name = "DIR")]
     pub out: Option<String>,
+    /// Serve Prometheus metrics at http://ADDR/metrics while the run lasts
+    /// (for example 127.0.0.1:9464), updated every second.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<String>,
 }
 
 /// A fio job as a request source of the engine's loop.
@@ -112,6 +117,8 @@ struct Watch {
     errors: u64,
     /// Print the line (else only record).
     print: bool,
+    /// Where to publish the metrics each second, and the spec they name.
+    metrics: Option<(MetricsServer, String)>,
 }
 
 fn percentile(sorted: &[u64], p: f64) -> f64 {
@@ -172,6 +179,10 @@ impl Observer for Watch {
         if self.print {
             eprintln!("{line}");
         }
+        if let Some((server, spec)) = &self.metrics {
+            let run = RunGauges { now, spec };
+            server.publish(metrics::render(sched, backend, &run));
+        }
     }
 }
 
@@ -214,6 +225,7 @@ struct Setup {
     sched: Box<dyn Scheduler>,
     /// The job file's name and text (none with --scenario).
     job: Option<(String, String)>,
+    metrics: Option<MetricsServer>,
     size: Option<u64>,
     duration: Option<Nanos>,
 }
@@ -248,9 +260,22 @@ fn setup(args: &RunArgs) -> Result<Setup, String> {
         }
         None => None,
     };
+    // Listen before anything slow (aging a drive), so a bad address fails fast.
+    let metrics = args
+        .metrics
+        .as_deref()
+        .map(|addr| MetricsServer::start(addr).map_err(|e| format!("--metrics: {e}")))
+        .transpose()?;
+    if let Some(server) = &metrics {
+        eprintln!(
+            "iosteer: serving metrics at http://{}/metrics",
+            server.local_addr()
+        );
+    }
     Ok(Setup {
         sched,
         job,
+        metrics,
         size,
         duration,
     })
@@ -407,6 +432,8 @@ pub(crate) struct Plan {
     pub slo: Nanos,
     /// Print a gstat-like line per second on stderr.
     pub per_second: bool,
+    /// Serves the run's metrics (`--metrics`).
+    pub metrics: Option<MetricsServer>,
 }
 
 impl Plan {
@@ -422,6 +449,7 @@ impl Plan {
             seed: args.seed,
             slo: Nanos((args.slo_ms * 1e6) as u64),
             per_second: true,
+            metrics: setup.metrics,
         }
     }
 }
@@ -486,6 +514,7 @@ pub(crate) fn drive<B: Backend>(
         second: Default::default(),
         errors: 0,
         print: plan.per_second,
+        metrics: plan.metrics.map(|server| (server, plan.spec.clone())),
     };
     stop_requested();
     eprintln!(
@@ -531,6 +560,16 @@ pub(crate) fn drive<B: Backend>(
     };
     if watch.errors > 0 {
         notes.push(format!("{} requests failed", watch.errors));
+    }
+    if let Ok(s) = &outcome {
+        if s.late_wake_ups > 0 {
+            notes.push(format!(
+                "the loop woke more than {} ms late {} times (at worst {:.1} ms): the machine was busy, and arrivals and dispatches were late by as much",
+                runner::LATE.0 / 1_000_000,
+                s.late_wake_ups,
+                s.latest_wake_up.as_secs_f64() * 1e3
+            ));
+        }
     }
     let mut report = watch
         .recorder

@@ -93,6 +93,23 @@ pub struct RunSummary {
     pub interrupted: bool,
     /// The process's user and system CPU seconds over the run.
     pub cpu: Option<(f64, f64)>,
+    /// Waits that ended more than [`LATE`] after they should have: the
+    /// thread was not running (a busy machine). Arrivals and dispatches were
+    /// that late, which distorts what a real-time run measures.
+    pub late_wake_ups: u64,
+    pub latest_wake_up: Nanos,
+}
+
+/// A wake-up this late is counted: several NAND reads' worth.
+pub const LATE: Nanos = Nanos::from_millis(1);
+
+impl RunSummary {
+    fn note_wake_up(&mut self, late: Nanos) {
+        if late > LATE {
+            self.late_wake_ups += 1;
+            self.latest_wake_up = self.latest_wake_up.max(late);
+        }
+    }
 }
 
 /// The process's user and system CPU seconds so far.
@@ -186,6 +203,7 @@ pub fn run<B: Backend>(
             engine.submit_queued()?;
         } else {
             engine.wait(now, wait)?;
+            summary.note_wake_up(clock() - (now + Nanos(wait.as_nanos() as u64)));
         }
     }
     summary.elapsed = clock();
