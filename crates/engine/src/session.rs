@@ -101,13 +101,14 @@ impl Session {
         timeout: Duration,
         out: &mut Vec<Completion>,
     ) -> Result<(), EngineError> {
+        let before = out.len();
         self.dispatch(out)?;
         let now = self.now();
         let until_timer = self
             .sched
             .next_timer()
             .map_or(timeout, |t| Duration::from_nanos(t.0.saturating_sub(now.0)));
-        if out.is_empty() {
+        if out.len() == before {
             self.engine.wait(timeout.min(until_timer))?;
         } else {
             self.engine.submit_queued()?;
