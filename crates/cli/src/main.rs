@@ -5,6 +5,7 @@
 
 mod bench;
 mod device_cmd;
+mod probe_cmd;
 mod run_cmd;
 mod sim_cmd;
 mod sweep_cmd;
@@ -38,6 +39,10 @@ enum Command {
     /// Run a fio job file against a real file or block device through a
     /// scheduler and io_uring, reported like a simulation.
     Run(run_cmd::RunArgs),
+    /// Find the write limit: serve reads, step the write rate up on a real
+    /// target or an emulated drive, and report the highest rate that keeps a
+    /// read-latency objective.
+    Probe(probe_cmd::ProbeArgs),
     /// List the scheduling policies with their tunables and defaults.
     Schedulers,
     /// The SSD model on its own: presets, configuration, the write-amplification check.
@@ -132,6 +137,7 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Sim(args) => sim_cmd::sim(args),
         Command::Sweep(args) => sweep_cmd::sweep(args),
         Command::Run(args) => run_cmd::run(args),
+        Command::Probe(args) => probe_cmd::probe(args),
         Command::Bench(BenchCommand::Device {
             devices,
             requests,
