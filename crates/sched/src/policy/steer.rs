@@ -132,7 +132,7 @@
 //!   fitted per drive or per scenario;
 //! - `quanta` 200 ticks/s: rate credit every 5 ms, as netflix.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::config::{parse_duration, parse_int, unknown_key, ConfigError, Configurable, Tunable};
 use crate::limiter::{Limit, LimiterKind, LimiterSet};
@@ -425,6 +425,43 @@ impl Span {
     }
 }
 
+/// Unsent writes by offset, so that a read finds the writes it overlaps in
+/// log time: a throttled queue can hold thousands of writes, and the
+/// barrier's own lookup scans them all whenever its coarse filter hits,
+/// which a long queue makes most reads do.
+#[derive(Debug, Default)]
+struct Unsent {
+    /// (offset, tag) to end.
+    by_offset: BTreeMap<(u64, u64), u64>,
+    /// The longest write indexed since the index was last empty.
+    longest: u64,
+}
+
+impl Unsent {
+    fn insert(&mut self, write: &Request, tag: u64) {
+        if write.op == Op::Write && write.len.0 > 0 {
+            self.by_offset.insert((write.offset.0, tag), write.end());
+            self.longest = self.longest.max(write.len.0);
+        }
+    }
+
+    fn remove(&mut self, write: &Queued) {
+        self.by_offset.remove(&(write.request.offset.0, write.tag));
+        if self.by_offset.is_empty() {
+            self.longest = 0;
+        }
+    }
+
+    /// Tags of the unsent writes `read` overlaps.
+    fn overlapping<'a>(&'a self, read: &'a Request) -> impl Iterator<Item = u64> + 'a {
+        let from = read.offset.0.saturating_sub(self.longest);
+        self.by_offset
+            .range((from, 0)..(read.end(), 0))
+            .filter(move |(_, end)| **end > read.offset.0)
+            .map(|((_, tag), _)| *tag)
+    }
+}
+
 /// Control windows in `d`.
 fn windows(d: Nanos) -> usize {
     (d.0 / WINDOW.0) as usize
@@ -444,11 +481,18 @@ struct ReadsSent {
 pub struct Steer {
     config: SteerConfig,
     reads: VecDeque<Queued>,
-    /// Reads that overlap a queued write, until it is sent.
-    held_reads: VecDeque<Queued>,
-    /// Writes in arrival order, all queued before any waiting flush (that
-    /// flush, and what queued behind it, wait in `barrier`).
+    /// Reads that overlap a queued write, until it is sent...
+    held_reads: Vec<Queued>,
+    /// ...and then, ahead of the other reads.
+    released_reads: VecDeque<Queued>,
+    /// Writes in arrival order (so by tag), all queued before any waiting
+    /// flush (that flush, and what queued behind it, wait in `barrier`).
     writes: VecDeque<Queued>,
+    /// Tags of queued writes a held read waits for.
+    urgent: BTreeSet<u64>,
+    unsent: Unsent,
+    /// The tag the barrier gives the next write or flush.
+    next_tag: u64,
     trims: TrimQueue,
     barrier: Barrier,
     /// Bandwidth (steered) and queue depth.
@@ -494,8 +538,12 @@ impl Steer {
         limits[LimiterKind::QueueDepth.index()] = depth;
         Steer {
             reads: VecDeque::new(),
-            held_reads: VecDeque::new(),
+            held_reads: Vec::new(),
+            released_reads: VecDeque::new(),
             writes: VecDeque::new(),
+            urgent: BTreeSet::new(),
+            unsent: Unsent::default(),
+            next_tag: 1,
             trims: TrimQueue::new(config.trim_max_ranges, 0),
             barrier: Barrier::default(),
             limiter: LimiterSet::new(
@@ -549,6 +597,7 @@ impl Steer {
     fn has_work(&self) -> bool {
         !self.reads.is_empty()
             || !self.held_reads.is_empty()
+            || !self.released_reads.is_empty()
             || !self.writes.is_empty()
             || self.barrier.has_held()
             || self.trims.has_work()
@@ -560,15 +609,13 @@ impl Steer {
             .is_some_and(|w| now - w.request.submitted >= self.config.write_deadline)
     }
 
-    /// Position in `writes` of a write a held read waits for: it goes at
-    /// once, alone, ahead of the limit (sending every write queued before it
-    /// too would be a burst the reads pay for).
+    /// Position in `writes` of the oldest urgent write. Urgent writes behind
+    /// a waiting flush (tags above every queued one) wait for it; a sent
+    /// write leaves `urgent`, so the first tag in range is queued.
     fn urgent_write(&self) -> Option<usize> {
-        self.held_reads.iter().find_map(|read| {
-            self.writes
-                .iter()
-                .position(|w| w.tag <= read.tag && w.request.overlaps(&read.request))
-        })
+        let last = self.writes.back()?.tag;
+        let tag = self.urgent.range(..=last).next()?;
+        self.writes.binary_search_by_key(tag, |w| w.tag).ok()
     }
 
     /// The write that goes ahead of the limit now, if any: the oldest once
@@ -626,21 +673,30 @@ impl Steer {
 
     fn send_write(&mut self, at: usize, now: Nanos) -> Command {
         let entry = self.writes.remove(at).expect("a write is ready");
+        self.urgent.remove(&entry.tag);
+        self.unsent.remove(&entry);
         self.barrier.sent_write(&entry);
+        self.release_reads(&entry.request);
         self.limiter.charge(entry.request.len);
         self.current.write_bytes += entry.request.len.0;
         self.last_write_activity = Some(now);
         Command::single(entry.request, now)
     }
 
-    /// A held read whose overlapping writes have all been sent.
-    fn ready_held_read(&mut self) -> Option<Queued> {
-        let barrier = &self.barrier;
-        let i = self
-            .held_reads
-            .iter_mut()
-            .position(|r| barrier.read_ready(r))?;
-        self.held_reads.remove(i)
+    /// `write` was sent: the held reads it blocked may go once no other
+    /// queued write they wait for is left (checked only for the reads that
+    /// overlap it, so a long write queue costs nothing per dispatch).
+    fn release_reads(&mut self, write: &Request) {
+        let mut i = 0;
+        while i < self.held_reads.len() {
+            let read = &mut self.held_reads[i];
+            if read.request.overlaps(write) && self.barrier.read_ready(read) {
+                let read = self.held_reads.remove(i);
+                self.released_reads.push_back(read);
+            } else {
+                i += 1;
+            }
+        }
     }
 
     fn send_read(&mut self, entry: Queued, now: Nanos) -> Command {
@@ -820,6 +876,7 @@ impl Steer {
                 .map(|q| q.request.submitted)
                 .into_iter()
                 .chain(self.held_reads.iter().map(|q| q.request.submitted))
+                .chain(self.released_reads.iter().map(|q| q.request.submitted))
                 .min(),
             Op::Write | Op::Flush => self
                 .writes
@@ -843,17 +900,25 @@ impl Scheduler for Steer {
         self.stats.on_enqueue(&request, now);
         match request.op {
             Op::Read => {
-                let tag = self.barrier.read_tag(&request);
-                let queue = if tag == 0 {
-                    &mut self.reads
+                // The read waits for every unsent write it overlaps; those go
+                // at once, alone, ahead of the limit (sending every write
+                // queued before them too would be a burst the reads pay for).
+                let tag = self.unsent.overlapping(&request).max().unwrap_or(0);
+                self.urgent.extend(self.unsent.overlapping(&request));
+                let read = Queued { request, tag };
+                if tag == 0 {
+                    self.reads.push_back(read);
                 } else {
-                    &mut self.held_reads
-                };
-                queue.push_back(Queued { request, tag });
+                    self.held_reads.push(read);
+                }
             }
             Op::Write | Op::Flush => {
                 self.last_write_activity = Some(now);
+                let tag = self.next_tag;
+                self.next_tag += 1;
+                self.unsent.insert(&request, tag);
                 if let Some(write) = self.barrier.admit(request) {
+                    debug_assert_eq!(write.tag, tag, "tags as the barrier gives them");
                     self.writes.push_back(write);
                 }
             }
@@ -873,7 +938,7 @@ impl Scheduler for Steer {
         if self.stats.queued() == 0 || !device.accepts() {
             return None;
         }
-        let command = if let Some(entry) = self.ready_held_read() {
+        let command = if let Some(entry) = self.released_reads.pop_front() {
             self.send_read(entry, now)
         } else if self.trim_ready(now) {
             self.last_write_activity = Some(now);
