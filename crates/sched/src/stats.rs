@@ -245,6 +245,18 @@ impl Percentiles {
         summarize(&all)
     }
 
+    /// The share of everything recorded that lies above `value` (0 when
+    /// nothing was).
+    pub fn share_above(&self, value: Nanos) -> f64 {
+        let mut all = self.before.clone();
+        self.pending.fold_into(&mut all);
+        if all.is_empty() {
+            return 0.0;
+        }
+        let at_or_below = all.count_between(0, value.0.min(HDR_HIGHEST));
+        1.0 - at_or_below as f64 / all.len() as f64
+    }
+
     /// Over the window that is still filling (empty when not windowed).
     pub fn current_window(&self) -> LatencySummary {
         if self.last.is_none() {

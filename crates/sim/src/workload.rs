@@ -96,6 +96,14 @@ pub struct Job {
 }
 
 impl Job {
+    /// The lowest byte the job touches.
+    pub fn start_offset(&self) -> u64 {
+        match &self.kind {
+            JobKind::Synthetic(s) => s.offset,
+            JobKind::Trace(records) => records.iter().map(|r| r.offset).min().unwrap_or(0),
+        }
+    }
+
     /// The highest byte the job touches.
     pub fn end_offset(&self) -> u64 {
         match &self.kind {
