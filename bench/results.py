@@ -120,7 +120,8 @@ def vs_fio(path):
                 if name == "IOPS":
                     verdicts.append((setup, cls, "IOPS >= 95% of fio", r >= 0.95, r))
                 if name == "p50 us":
-                    verdicts.append((setup, cls, "p50 within 10% of fio", abs(r - 1) <= 0.10, r))
+                    # One-sided: a p50 below fio's is not a miss.
+                    verdicts.append((setup, cls, "p50 at most 10% above fio's", r <= 1.10, r))
         # CPU per I/O: the cost of each tool's submission and completion path
         # (wall time includes startup, so this slightly overstates it).
         for tool in ("fio", "iosteer"):
@@ -138,7 +139,7 @@ def vs_fio(path):
                     f"  {tool + ' CPU':<20}{median(busy):>11.0f}% of a core, {median(per_io):.1f} us per I/O"
                     + "   runs: " + ", ".join(f"{x:.1f}" for x in per_io)
                 )
-    print("\nGoal of issue #7 (iosteer >= 95% of fio's IOPS, p50 within 10% of fio's):")
+    print("\nGoal of issue #7 (iosteer >= 95% of fio's IOPS, p50 at most 10% above fio's):")
     for setup, cls, goal, ok, r in verdicts:
         print(f"  {setup} {cls}: {goal}: {'met' if ok else 'NOT met'} (ratio {r:.3f})")
 
@@ -148,6 +149,7 @@ def vs_kernel(path):
     setups = list(dict.fromkeys(r[0] for r in rows))
     width = max([len(s) for s in setups] + [5]) + 2
     print(f"  {'setup':<{width}}{'runs':>5}{'read p50 ms':>12}{'p99 ms':>9}{'p99.9 ms':>10}{'read MB/s':>11}{'write MB/s':>11}")
+    p99 = {}
     for setup in setups:
         mine = [r for r in rows if r[0] == setup]
         runs = sorted({r[1] for r in mine})
@@ -162,6 +164,20 @@ def vs_kernel(path):
             f"  {setup:<{width}}{len(runs):>5}{med(reads, 6) / 1e3:>12.3f}{med(reads, 7) / 1e3:>9.3f}"
             f"{med(reads, 8) / 1e3:>10.3f}{med(reads, 5):>11.1f}{w}"
         )
+        p99[setup] = med(reads, 7)
+    # Issue #7's goal, against iosteer's own reads-alone run (same loop,
+    # same kernel scheduler): read p99 under the writer within 2x of it.
+    alone = [s for s in setups if s.startswith("iosteer:reads-alone")]
+    if alone and p99.get(alone[0]):
+        base = p99[alone[0]]
+        print(f"\nRead p99 against iosteer's reads alone ({base / 1e3:.3f} ms); goal for steer: at most 2x")
+        for setup in setups:
+            if setup.startswith("iosteer:") and setup != alone[0]:
+                ratio = p99[setup] / base
+                verdict = ""
+                if setup.startswith("iosteer:steer"):
+                    verdict = " (goal met)" if ratio <= 2.0 else " (goal NOT met)"
+                print(f"  {setup}: {ratio:.2f}x{verdict}")
 
 
 def main(argv):
