@@ -28,7 +28,10 @@
 //!   punches a hole, and reads of holes never reach the disk. Each step
 //!   writes on from where the last one stopped, as a fill does; starting
 //!   over would overwrite what the previous step just wrote, whose blocks the
-//!   drive's GC then frees for nothing.
+//!   drive's GC then frees for nothing. It writes in the larger stretch the
+//!   reads leave, when that holds `MIN_WRITE_SPAN` writes (else over the
+//!   whole target): a read that overlaps a queued write waits for the
+//!   limiter to send it, which measures the ordering rule, not the drive.
 //! - **Throttle.** `--throttle scheduler` (the default) answers the paper's
 //!   question, "what write limit do I set": the writer keeps its 32 writes
 //!   queued (a fill that writes as fast as it is let) and `netflix`'s
