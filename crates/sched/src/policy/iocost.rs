@@ -76,7 +76,7 @@ use crate::ordering::{Barrier, Queued};
 use crate::policy::issue::IssueQueue;
 use crate::policy::{class_pressure, PolicyInfo, Ticker};
 use crate::request::{Completion, Dispatch, Op, Request, TenantId};
-use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler};
+use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler, WriteLimit};
 use crate::stats::Stats;
 use crate::trim::DEFAULT_MAX_RANGES;
 use crate::units::{Bytes, Nanos};
@@ -805,6 +805,16 @@ impl Scheduler for Iocost {
         Pressure::from_classes(|op| {
             class_pressure(&self.stats, op, None, self.oldest(op), now)
                 .held_for(self.budget_wait(op, now))
+        })
+    }
+
+    /// vrate limits writes and reads alike: the share of the cost model's
+    /// device time handed out.
+    fn write_limit(&self) -> Option<WriteLimit> {
+        Some(WriteLimit {
+            kind: "vrate",
+            value: self.vrate_pct(),
+            unit: "%",
         })
     }
 

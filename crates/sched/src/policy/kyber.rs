@@ -71,7 +71,7 @@ use crate::config::{
 use crate::ordering::{flush_may_go, Barrier, Queued};
 use crate::policy::{class_pressure, PolicyInfo, Ticker};
 use crate::request::{Command, Completion, Dispatch, Op, Request};
-use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler};
+use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler, WriteLimit};
 use crate::stats::Stats;
 use crate::trim::{TrimQueue, DEFAULT_MAX_RANGES};
 use crate::units::{Bytes, Nanos};
@@ -542,6 +542,14 @@ impl Scheduler for Kyber {
         Pressure::from_classes(|op| class_pressure(&self.stats, op, None, self.oldest(op), now))
     }
 
+    fn write_limit(&self) -> Option<WriteLimit> {
+        Some(WriteLimit {
+            kind: "write_depth",
+            value: f64::from(self.depth(Domain::Write)),
+            unit: "in flight",
+        })
+    }
+
     fn speed_up_trims(&mut self, bytes: Bytes) {
         self.trims.speed_up(bytes);
     }
@@ -627,6 +635,11 @@ mod tests {
         run(&mut s, Op::Write, 600, t, t, Nanos::from_micros(400));
         let t = fire_timer(&mut s);
         assert_eq!(s.depth(Domain::Write), 32);
+        assert_eq!(
+            s.write_limit().map(|l| l.value),
+            Some(32.0),
+            "shown as the write limit"
+        );
         assert_eq!(
             s.depth(Domain::Read),
             256,
