@@ -543,6 +543,8 @@ pub struct Steer {
     /// Unloaded read latencies, and the lowest one-second read median seen.
     unloaded: Percentiles,
     unloaded_count: u64,
+    /// `unloaded_count` when the baseline was last taken.
+    baseline_count: u64,
     /// Share of unloaded reads over the target, once the baseline is known.
     background_share: f64,
     lowest_median: Option<Nanos>,
@@ -597,6 +599,7 @@ impl Steer {
             next_window: WINDOW,
             unloaded: Percentiles::run_only(),
             unloaded_count: 0,
+            baseline_count: 0,
             background_share: 0.0,
             lowest_median: None,
             baseline: None,
@@ -818,7 +821,9 @@ impl Steer {
             self.lowest_median = Some(self.lowest_median.map_or(median, |m| m.min(median)));
         }
         let f = self.config.objective.allowed_misses();
-        if self.unloaded_count as f64 * f >= MIN_BASELINE_MISSES {
+        let fresh = self.unloaded_count > self.baseline_count;
+        if fresh && self.unloaded_count as f64 * f >= MIN_BASELINE_MISSES {
+            self.baseline_count = self.unloaded_count;
             self.baseline = Some(self.config.objective.pick(&self.unloaded.run()));
             if let Some(target) = self.target() {
                 self.background_share = self.unloaded.share_above(target);
@@ -966,8 +971,11 @@ impl Scheduler for Steer {
                 // The read waits for every unsent write it overlaps; those go
                 // at once, alone, ahead of the limit (sending every write
                 // queued before them too would be a burst the reads pay for).
-                let tag = self.unsent.overlapping(&request).max().unwrap_or(0);
-                self.urgent.extend(self.unsent.overlapping(&request));
+                let mut tag = 0;
+                for write in self.unsent.overlapping(&request) {
+                    tag = tag.max(write);
+                    self.urgent.insert(write);
+                }
                 let read = Queued { request, tag };
                 if tag == 0 {
                     self.reads.push_back(read);
