@@ -240,16 +240,20 @@ impl Percentiles {
 
     /// Over everything recorded since the scheduler was built.
     pub fn run(&self) -> LatencySummary {
+        summarize(&self.everything())
+    }
+
+    /// Everything recorded since the scheduler was built, as one histogram.
+    fn everything(&self) -> Histogram<u32> {
         let mut all = self.before.clone();
         self.pending.fold_into(&mut all);
-        summarize(&all)
+        all
     }
 
     /// The share of everything recorded that lies above `value` (0 when
     /// nothing was).
     pub fn share_above(&self, value: Nanos) -> f64 {
-        let mut all = self.before.clone();
-        self.pending.fold_into(&mut all);
+        let all = self.everything();
         if all.is_empty() {
             return 0.0;
         }
