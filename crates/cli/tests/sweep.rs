@@ -105,3 +105,39 @@ fn an_impossible_objective_has_no_best_and_bad_grids_are_refused() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("error"));
     }
 }
+
+#[test]
+fn several_seeds_run_every_point_on_each_and_it_meets_only_on_all() {
+    let r = sweep(&[
+        "--seed",
+        "1,2",
+        "--sched",
+        "fifo",
+        "--sched",
+        "netflix:write.limiter=bandwidth,write.current=5000",
+        "--objective",
+        "p99<=2x",
+        "--json",
+        "--chart",
+        "-",
+    ]);
+    assert_eq!(r["seeds"], serde_json::json!([1, 2]));
+    let per_seed = r["per_seed"].as_array().unwrap();
+    assert_eq!(per_seed.len(), 2);
+    for (i, point) in r["points"].as_array().unwrap().iter().enumerate() {
+        let runs: Vec<&serde_json::Value> = per_seed.iter().map(|s| &s[i]).collect();
+        let met = runs.iter().filter(|p| p["meets"] == true).count();
+        assert_eq!(point["seeds_met"].as_u64().unwrap() as usize, met);
+        assert_eq!(point["meets"] == true, met == 2);
+        let mean = runs
+            .iter()
+            .map(|p| p["write_mbps"].as_f64().unwrap())
+            .sum::<f64>()
+            / 2.0;
+        assert!((point["write_mbps"].as_f64().unwrap() - mean).abs() < 1e-9);
+    }
+    assert_ne!(
+        per_seed[0], per_seed[1],
+        "each seed has its own drive and arrivals"
+    );
+}
