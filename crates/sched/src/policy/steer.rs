@@ -146,7 +146,8 @@
 //!   `long-fill`, whose behaviour changes midway) over seeds 1 to 5; not
 //!   fitted per drive or per scenario. The objective holds in all but two:
 //!   consumer-sata with seeds 4 and 5, where the fill runs the drive's free
-//!   pool out just before the phase ends (the README's policy comparison);
+//!   pool out just before the phase ends (the README's policy comparison;
+//!   `scripts/compare-seeds.sh` runs all four cases on the five seeds);
 //! - `quanta` 200 ticks/s: rate credit every 5 ms, as netflix.
 
 use std::collections::{BTreeMap, VecDeque};
