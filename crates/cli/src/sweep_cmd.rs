@@ -634,14 +634,57 @@ const GREEN: RGBColor = RGBColor(44, 160, 44);
 /// Two panels over write MB/s: read p99 and p99.9 (log scale) with the
 /// objective's bound, and read SLO violations; the best point is ringed.
 /// Text is SVG `<text>`, so no font is needed to draw it.
+type LatencyChart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<
+        plotters::coord::types::RangedCoordf64,
+        plotters::coord::combinators::LogCoord<f64>,
+    >,
+>;
+
+/// With several seeds the points are the mean write rate at the worst
+/// seed's p99; this draws what they summarise: every seed's own point, and a
+/// line from the lowest to the highest seed's write rate.
+fn draw_seed_spread(
+    lat: &mut LatencyChart,
+    points: &[Point],
+    per_seed: &[Vec<Point>],
+    y_min: f64,
+) -> DrawResult {
+    let style = ShapeStyle::from(&BLUE.mix(0.35)).stroke_width(1);
+    lat.draw_series(points.iter().enumerate().map(|(i, p)| {
+        let rates = per_seed.iter().map(|runs| runs[i].write_mbps);
+        let low = rates.clone().fold(f64::MAX, f64::min);
+        let high = rates.fold(f64::MIN, f64::max);
+        let y = p.read_p99_ms.max(y_min);
+        PathElement::new(vec![(low, y), (high, y)], style)
+    }))?
+    .label(format!(
+        "write MB/s, lowest to highest of {} seeds",
+        per_seed.len()
+    ))
+    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+    lat.draw_series(per_seed.iter().flatten().map(|p| {
+        Circle::new(
+            (p.write_mbps, p.read_p99_ms.max(y_min)),
+            2,
+            BLUE.mix(0.35).filled(),
+        )
+    }))?
+    .label("read p99, each seed")
+    .legend(|(x, y)| Circle::new((x + 9, y), 2, BLUE.mix(0.35).filled()));
+    Ok(())
+}
+
 fn chart(path: &Path, report: &SweepReport, best: Option<usize>) -> DrawResult {
     let root = SVGBackend::new(path, (900, 720)).into_drawing_area();
     root.fill(&WHITE)?;
     let (top, bottom) = root.split_vertically(440);
     let points = &report.points;
-    let x_max = points.iter().map(|p| p.write_mbps).fold(1.0, f64::max) * 1.1;
-    let y_min = points
-        .iter()
+    let every_run = || report.per_seed.iter().flatten().flatten().chain(points);
+    let x_max = every_run().map(|p| p.write_mbps).fold(1.0, f64::max) * 1.1;
+    let y_min = every_run()
         .map(|p| p.read_p99_ms.min(p.bound_ms))
         .fold(f64::MAX, f64::min)
         .max(0.01)
@@ -672,7 +715,11 @@ fn chart(path: &Path, report: &SweepReport, best: Option<usize>) -> DrawResult {
             .iter()
             .map(|p| Circle::new((p.write_mbps, p.read_p99_ms.max(y_min)), 4, BLUE.filled())),
     )?
-    .label("read p99")
+    .label(if report.per_seed.is_some() {
+        "read p99 of the worst seed, at the mean write MB/s"
+    } else {
+        "read p99"
+    })
     .legend(|(x, y)| Circle::new((x + 9, y), 4, BLUE.filled()));
     lat.draw_series(points.iter().map(|p| {
         Circle::new(
@@ -683,6 +730,9 @@ fn chart(path: &Path, report: &SweepReport, best: Option<usize>) -> DrawResult {
     }))?
     .label("read p99.9")
     .legend(|(x, y)| Circle::new((x + 9, y), 4, RED.stroke_width(1)));
+    if let Some(per_seed) = &report.per_seed {
+        draw_seed_spread(&mut lat, points, per_seed, y_min)?;
+    }
     let bound = points.iter().map(|p| p.bound_ms).fold(f64::MAX, f64::min);
     if bound.is_finite() && bound < f64::MAX {
         let style = ShapeStyle::from(&BLACK.mix(0.6)).stroke_width(1);

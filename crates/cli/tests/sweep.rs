@@ -108,6 +108,9 @@ fn an_impossible_objective_has_no_best_and_bad_grids_are_refused() {
 
 #[test]
 fn several_seeds_run_every_point_on_each_and_it_meets_only_on_all() {
+    let dir = std::env::temp_dir().join(format!("iosteer-sweep-seeds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let chart = dir.join("sweep.svg");
     let r = sweep(&[
         "--seed",
         "1,2",
@@ -119,9 +122,15 @@ fn several_seeds_run_every_point_on_each_and_it_meets_only_on_all() {
         "p99<=2x",
         "--json",
         "--chart",
-        "-",
+        chart.to_str().unwrap(),
     ]);
     assert_eq!(r["seeds"], serde_json::json!([1, 2]));
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(
+        svg.contains("each seed") && svg.contains("lowest to highest of 2 seeds"),
+        "the chart shows every seed's point and the spread of write rates"
+    );
     let per_seed = r["per_seed"].as_array().unwrap();
     assert_eq!(per_seed.len(), 2);
     for (i, point) in r["points"].as_array().unwrap().iter().enumerate() {
