@@ -7,7 +7,7 @@ use iosteer_sim::scenario::{scenario, PAPER_SPECS, SCENARIOS};
 use iosteer_sim::study::{
     gc_cases, gc_table, hints_table, run_cases, study, write_sweep_charts, Case, STUDIES,
 };
-use iosteer_sim::trace::{self, Fit, TimeUnit, TraceFormat};
+use iosteer_sim::trace::{self, Devices, Fit, TimeUnit, TraceFormat};
 use iosteer_sim::workload::{Job, JobKind};
 use iosteer_sim::Simulation;
 
@@ -39,6 +39,11 @@ pub struct SimArgs {
     /// Remap trace addresses that do not fit the drive: wrap or scale.
     #[arg(long, value_name = "HOW")]
     pub trace_fit: Option<String>,
+    /// The trace's device column (ASU, disk): merge (every device's addresses
+    /// on the drive as they are, overlapping, as SSDsim does) or separate
+    /// (each device in a range of its own).
+    #[arg(long, default_value = "merge", value_name = "HOW")]
+    pub trace_devices: String,
     /// Drive: a preset (consumer-sata, enterprise-nvme, diskSim-slc) or a TOML file.
     #[arg(long, value_name = "PRESET|FILE")]
     pub device: Option<String>,
@@ -194,6 +199,13 @@ fn trace_simulation(
             TimeUnit::NAMES
         )
     })?;
+    let devices = Devices::parse(&args.trace_devices).ok_or_else(|| {
+        format!(
+            "--trace-devices {}: expected one of {}",
+            args.trace_devices,
+            Devices::NAMES
+        )
+    })?;
     if !(args.trace_speed.is_finite() && args.trace_speed > 0.0) {
         return Err(format!(
             "--trace-speed {}: expected a positive number",
@@ -212,8 +224,8 @@ fn trace_simulation(
         }
     };
     let text = std::fs::read_to_string(file).map_err(|e| format!("--trace {file}: {e}"))?;
-    let mut records =
-        trace::parse(&text, file, format, unit, args.trace_speed).map_err(|e| e.to_string())?;
+    let mut records = trace::parse(&text, file, format, unit, args.trace_speed, devices)
+        .map_err(|e| e.to_string())?;
     let remapped = trace::fit(
         &mut records,
         device.logical_bytes(),

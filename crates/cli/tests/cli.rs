@@ -307,6 +307,28 @@ mod sim {
             .as_str()
             .unwrap()
             .contains("remapped"));
+
+        let apart = stdout_of(&[
+            "sim",
+            "--trace",
+            &fin,
+            "--trace-devices",
+            "separate",
+            "--json",
+        ]);
+        let report: serde_json::Value = serde_json::from_str(&apart).unwrap();
+        let all = phase(&report["runs"][0], "all");
+        let ops = all["read"]["ops"].as_u64().unwrap() + all["write"]["ops"].as_u64().unwrap();
+        assert_eq!(ops, 10_000, "separate devices replay every request too");
+        let out = iosteer()
+            .args(["sim", "--trace", &fin, "--trace-devices", "apart"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains("--trace-devices apart: expected one of merge"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -11,9 +11,14 @@
 //!   Size(bytes),ResponseTime` (MSR Cambridge), timestamps in 100 ns ticks.
 //!
 //! Times are shifted so the first request arrives at zero, then divided by the
-//! replay speed. Traces address more space than a small simulated drive
+//! replay speed. The device column (ASU, disk number) is ignored by default,
+//! as SSDsim and DiskSim's single-disk setups do: every device's addresses
+//! land on the one drive and overlap. [`Devices::Separate`] lays the devices
+//! side by side instead (each after the one numbered below it, at a 1 MiB
+//! boundary), so requests to different devices never touch the same data. Traces address more space than a small simulated drive
 //! holds: [`fit`] checks, and on request wraps or scales addresses.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use iosteer_sched::{Nanos, Op};
@@ -70,6 +75,72 @@ impl TimeUnit {
             TimeUnit::S => 1_000_000_000,
         }
     }
+}
+
+/// How the trace's devices map onto the one simulated drive.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Devices {
+    /// Every device's addresses as they are: devices overlap.
+    Merge,
+    /// Each device in a range of its own, in device order.
+    Separate,
+}
+
+impl Devices {
+    pub const NAMES: &'static str = "merge, separate";
+
+    pub fn parse(name: &str) -> Option<Devices> {
+        match name {
+            "merge" => Some(Devices::Merge),
+            "separate" => Some(Devices::Separate),
+            _ => None,
+        }
+    }
+}
+
+/// Devices are laid out at this boundary with [`Devices::Separate`].
+const DEVICE_ALIGN: u64 = 1 << 20;
+
+/// A device's name in a trace, ordered as numbers when it is one.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum DeviceKey {
+    Number(u64),
+    Name(String),
+}
+
+impl DeviceKey {
+    fn of(field: &str) -> DeviceKey {
+        let field = field.trim();
+        field
+            .parse()
+            .map_or_else(|_| DeviceKey::Name(field.to_string()), DeviceKey::Number)
+    }
+}
+
+/// Start of each device's range when devices are laid side by side: each
+/// after the end of the highest address of the one before, aligned.
+fn device_bases(raw: &[RawRecord]) -> BTreeMap<DeviceKey, u64> {
+    let mut ends: BTreeMap<DeviceKey, u64> = BTreeMap::new();
+    for r in raw {
+        let end = ends.entry(r.device.clone()).or_default();
+        *end = (*end).max(r.offset.saturating_add(r.len));
+    }
+    let mut next = 0u64;
+    ends.into_iter()
+        .map(|(key, end)| {
+            let base = next;
+            next = next.saturating_add(end.div_ceil(DEVICE_ALIGN) * DEVICE_ALIGN);
+            (key, base)
+        })
+        .collect()
+}
+
+struct RawRecord {
+    at: u128,
+    op: Op,
+    device: DeviceKey,
+    offset: u64,
+    len: u64,
 }
 
 /// How to make a trace fit a smaller drive.
@@ -197,15 +268,17 @@ impl LineParser<'_> {
     }
 }
 
-/// Parses a trace; `file` names it in errors; `speed` > 1 replays faster.
+/// Parses a trace; `file` names it in errors; `speed` > 1 replays faster;
+/// `devices` says where each device's addresses go.
 pub fn parse(
     text: &str,
     file: &str,
     format: TraceFormat,
     unit: TimeUnit,
     speed: f64,
+    devices: Devices,
 ) -> Result<Vec<TraceRecord>, TraceError> {
-    let mut raw: Vec<(u128, Op, u64, u64)> = Vec::new();
+    let mut raw: Vec<RawRecord> = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let trimmed = line.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') {
@@ -226,12 +299,13 @@ pub fn parse(
                     "0" => Op::Write,
                     other => return Err(p.bad("5 (type)", other, "1 (read) or 0 (write)")),
                 };
-                (
-                    time,
+                RawRecord {
+                    at: time,
                     op,
-                    lba.saturating_mul(512),
-                    sectors.saturating_mul(512),
-                )
+                    device: DeviceKey::of(f[1]),
+                    offset: lba.saturating_mul(512),
+                    len: sectors.saturating_mul(512),
+                }
             }
             TraceFormat::Spc => {
                 let f = p.fields(trimmed, Some(','), 5)?;
@@ -243,7 +317,13 @@ pub fn parse(
                     other => return Err(p.bad("4 (opcode)", other, "r or w")),
                 };
                 let at = p.time("5 (timestamp)", f[4], 1_000_000_000)?;
-                (at, op, lba.saturating_mul(512), bytes)
+                RawRecord {
+                    at,
+                    op,
+                    device: DeviceKey::of(f[0]),
+                    offset: lba.saturating_mul(512),
+                    len: bytes,
+                }
             }
             TraceFormat::Msr => {
                 let f = p.fields(trimmed, Some(','), 6)?;
@@ -255,11 +335,18 @@ pub fn parse(
                 };
                 let offset: u64 = p.number("5 (offset)", f[4], "a byte offset")?;
                 let bytes: u64 = p.number("6 (size)", f[5], "a byte count")?;
-                (at, op, offset, bytes)
+                let device = format!("{}/{}", f[1].trim(), f[2].trim());
+                RawRecord {
+                    at,
+                    op,
+                    device: DeviceKey::Name(device),
+                    offset,
+                    len: bytes,
+                }
             }
         });
     }
-    let Some(first) = raw.iter().map(|r| r.0).min() else {
+    let Some(first) = raw.iter().map(|r| r.at).min() else {
         return Err(TraceError::Empty {
             file: file.to_string(),
         });
@@ -269,13 +356,23 @@ pub fn parse(
     } else {
         1.0
     };
+    let bases = match devices {
+        Devices::Merge => BTreeMap::new(),
+        Devices::Separate => device_bases(&raw),
+    };
     let mut records: Vec<TraceRecord> = raw
         .into_iter()
-        .map(|(t, op, offset, len)| TraceRecord {
-            at: Nanos((((t - first) as f64) / speed).round().min(u64::MAX as f64) as u64),
-            op,
-            offset,
-            len,
+        .map(|r| TraceRecord {
+            at: Nanos(
+                (((r.at - first) as f64) / speed)
+                    .round()
+                    .min(u64::MAX as f64) as u64,
+            ),
+            op: r.op,
+            offset: r
+                .offset
+                .saturating_add(bases.get(&r.device).copied().unwrap_or(0)),
+            len: r.len,
         })
         .collect();
     records.sort_by_key(|r| r.at);
@@ -333,7 +430,15 @@ mod tests {
     #[test]
     fn ascii_lines_become_requests_in_sectors() {
         let text = "0 0 303567 7 0\n26214000 1 240840 6 1\n";
-        let r = parse(text, "t.ascii", TraceFormat::Ascii, TimeUnit::Ns, 1.0).unwrap();
+        let r = parse(
+            text,
+            "t.ascii",
+            TraceFormat::Ascii,
+            TimeUnit::Ns,
+            1.0,
+            Devices::Merge,
+        )
+        .unwrap();
         assert_eq!(
             r[0],
             TraceRecord {
@@ -344,22 +449,92 @@ mod tests {
             }
         );
         assert_eq!((r[1].at, r[1].op), (Nanos(26_214_000), Op::Read));
-        let fast = parse(text, "t.ascii", TraceFormat::Ascii, TimeUnit::Ms, 2.0).unwrap();
+        let fast = parse(
+            text,
+            "t.ascii",
+            TraceFormat::Ascii,
+            TimeUnit::Ms,
+            2.0,
+            Devices::Merge,
+        )
+        .unwrap();
         assert_eq!(fast[1].at, Nanos(13_107_000_000_000));
     }
 
     #[test]
     fn spc_and_msr_samples_parse() {
         let spc = "0,303567,3584,w,0.000000\n1,55590,3072,R,0.026214\n";
-        let r = parse(spc, "f.spc", TraceFormat::Spc, TimeUnit::S, 1.0).unwrap();
+        let r = parse(
+            spc,
+            "f.spc",
+            TraceFormat::Spc,
+            TimeUnit::S,
+            1.0,
+            Devices::Merge,
+        )
+        .unwrap();
         assert_eq!((r[0].op, r[0].len, r[1].op), (Op::Write, 3584, Op::Read));
         assert_eq!(r[1].at, Nanos(26_214_000));
         let msr = "128166372003061629,hm,0,Read,3325952,4096,1000\n128166372003071629,hm,0,Write,0,8192,500\n";
-        let r = parse(msr, "m.csv", TraceFormat::Msr, TimeUnit::Ns, 1.0).unwrap();
+        let r = parse(
+            msr,
+            "m.csv",
+            TraceFormat::Msr,
+            TimeUnit::Ns,
+            1.0,
+            Devices::Merge,
+        )
+        .unwrap();
         assert_eq!(
             (r[0].offset, r[1].at, r[1].op),
             (3_325_952, Nanos(1_000_000), Op::Write)
         );
+    }
+
+    #[test]
+    fn separate_devices_get_ranges_of_their_own_in_device_order() {
+        // Devices in numeric order 0, 2, 10: device 0 ends at 1 MiB; device
+        // 2 starts there and ends 3 MiB and 4 KiB later, rounded up to 4 MiB;
+        // device 10 starts at 5 MiB.
+        let text = "0 10 0 8 0\n1 2 6144 8 0\n2 0 2040 8 1\n3 2 0 8 1\n";
+        let merged = parse(
+            text,
+            "d.ascii",
+            TraceFormat::Ascii,
+            TimeUnit::Ns,
+            1.0,
+            Devices::Merge,
+        )
+        .unwrap();
+        let offsets = |r: &[TraceRecord]| r.iter().map(|x| x.offset).collect::<Vec<_>>();
+        assert_eq!(offsets(&merged), [0, 6144 * 512, 2040 * 512, 0]);
+        let apart = parse(
+            text,
+            "d.ascii",
+            TraceFormat::Ascii,
+            TimeUnit::Ns,
+            1.0,
+            Devices::Separate,
+        )
+        .unwrap();
+        let mib = 1 << 20;
+        assert_eq!(
+            offsets(&apart),
+            [mib + 4 * mib, mib + 6144 * 512, 2040 * 512, mib]
+        );
+        let spc = "1,0,4096,w,0.0\n0,0,4096,w,0.1\n";
+        let r = parse(
+            spc,
+            "f.spc",
+            TraceFormat::Spc,
+            TimeUnit::S,
+            1.0,
+            Devices::Separate,
+        )
+        .unwrap();
+        assert_eq!(offsets(&r), [mib, 0]);
+        assert_eq!(Devices::parse("separate"), Some(Devices::Separate));
+        assert_eq!(Devices::parse("apart"), None);
     }
 
     #[test]
@@ -370,6 +545,7 @@ mod tests {
             TraceFormat::Ascii,
             TimeUnit::Ns,
             1.0,
+            Devices::Merge,
         )
         .unwrap_err();
         assert_eq!(
@@ -382,10 +558,19 @@ mod tests {
             TraceFormat::Ascii,
             TimeUnit::Ns,
             1.0,
+            Devices::Merge,
         )
         .unwrap_err();
         assert!(err.to_string().contains("1 (read) or 0 (write)"));
-        let err = parse("0 0 1\n", "a.ascii", TraceFormat::Ascii, TimeUnit::Ns, 1.0).unwrap_err();
+        let err = parse(
+            "0 0 1\n",
+            "a.ascii",
+            TraceFormat::Ascii,
+            TimeUnit::Ns,
+            1.0,
+            Devices::Merge,
+        )
+        .unwrap_err();
         assert!(err
             .to_string()
             .contains("a.ascii:1: expected 5 fields, found 3"));
@@ -395,6 +580,7 @@ mod tests {
             TraceFormat::Ascii,
             TimeUnit::Ns,
             1.0,
+            Devices::Merge,
         )
         .unwrap_err();
         assert!(err.to_string().contains("holds no request"));
@@ -408,6 +594,7 @@ mod tests {
             TraceFormat::Ascii,
             TimeUnit::Ns,
             1.0,
+            Devices::Merge,
         )
         .unwrap();
         let err = fit(&mut r.clone(), 1 << 30, 4096, Fit::Refuse, "big.ascii")
