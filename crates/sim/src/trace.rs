@@ -427,18 +427,15 @@ pub fn fit(
 mod tests {
     use super::*;
 
+    /// An ascii trace in nanoseconds, replayed at its own speed.
+    fn ascii(text: &str, file: &str, devices: Devices) -> Result<Vec<TraceRecord>, TraceError> {
+        parse(text, file, TraceFormat::Ascii, TimeUnit::Ns, 1.0, devices)
+    }
+
     #[test]
     fn ascii_lines_become_requests_in_sectors() {
         let text = "0 0 303567 7 0\n26214000 1 240840 6 1\n";
-        let r = parse(
-            text,
-            "t.ascii",
-            TraceFormat::Ascii,
-            TimeUnit::Ns,
-            1.0,
-            Devices::Merge,
-        )
-        .unwrap();
+        let r = ascii(text, "t.ascii", Devices::Merge).unwrap();
         assert_eq!(
             r[0],
             TraceRecord {
@@ -497,26 +494,10 @@ mod tests {
         // 2 starts there and ends 3 MiB and 4 KiB later, rounded up to 4 MiB;
         // device 10 starts at 5 MiB.
         let text = "0 10 0 8 0\n1 2 6144 8 0\n2 0 2040 8 1\n3 2 0 8 1\n";
-        let merged = parse(
-            text,
-            "d.ascii",
-            TraceFormat::Ascii,
-            TimeUnit::Ns,
-            1.0,
-            Devices::Merge,
-        )
-        .unwrap();
+        let merged = ascii(text, "d.ascii", Devices::Merge).unwrap();
         let offsets = |r: &[TraceRecord]| r.iter().map(|x| x.offset).collect::<Vec<_>>();
         assert_eq!(offsets(&merged), [0, 6144 * 512, 2040 * 512, 0]);
-        let apart = parse(
-            text,
-            "d.ascii",
-            TraceFormat::Ascii,
-            TimeUnit::Ns,
-            1.0,
-            Devices::Separate,
-        )
-        .unwrap();
+        let apart = ascii(text, "d.ascii", Devices::Separate).unwrap();
         let mib = 1 << 20;
         assert_eq!(
             offsets(&apart),
@@ -539,61 +520,26 @@ mod tests {
 
     #[test]
     fn errors_name_the_file_line_and_field() {
-        let err = parse(
-            "0 0 1 8 0\n5 0 x 8 1\n",
-            "a.ascii",
-            TraceFormat::Ascii,
-            TimeUnit::Ns,
-            1.0,
-            Devices::Merge,
-        )
-        .unwrap_err();
+        let err = ascii("0 0 1 8 0\n5 0 x 8 1\n", "a.ascii", Devices::Merge).unwrap_err();
         assert_eq!(
             err.to_string(),
             "a.ascii:2: field 3 (lba) `x`: expected a sector number"
         );
-        let err = parse(
-            "0 0 1 8 2\n",
-            "a.ascii",
-            TraceFormat::Ascii,
-            TimeUnit::Ns,
-            1.0,
-            Devices::Merge,
-        )
-        .unwrap_err();
+        let err = ascii("0 0 1 8 2\n", "a.ascii", Devices::Merge).unwrap_err();
         assert!(err.to_string().contains("1 (read) or 0 (write)"));
-        let err = parse(
-            "0 0 1\n",
-            "a.ascii",
-            TraceFormat::Ascii,
-            TimeUnit::Ns,
-            1.0,
-            Devices::Merge,
-        )
-        .unwrap_err();
+        let err = ascii("0 0 1\n", "a.ascii", Devices::Merge).unwrap_err();
         assert!(err
             .to_string()
             .contains("a.ascii:1: expected 5 fields, found 3"));
-        let err = parse(
-            "# nothing\n",
-            "e.ascii",
-            TraceFormat::Ascii,
-            TimeUnit::Ns,
-            1.0,
-            Devices::Merge,
-        )
-        .unwrap_err();
+        let err = ascii("# nothing\n", "e.ascii", Devices::Merge).unwrap_err();
         assert!(err.to_string().contains("holds no request"));
     }
 
     #[test]
     fn a_trace_too_large_says_how_large_a_drive_it_needs_or_is_remapped() {
-        let mut r = parse(
+        let mut r = ascii(
             "0 0 2000000000 16 1\n1 0 10 16 0\n",
             "big.ascii",
-            TraceFormat::Ascii,
-            TimeUnit::Ns,
-            1.0,
             Devices::Merge,
         )
         .unwrap();
