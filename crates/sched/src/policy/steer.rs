@@ -95,7 +95,11 @@
 //! burst eats before the fast response starts.
 //!
 //! Evidence rules. No step in a window where no write was queued or in
-//! flight or no read completed (nothing to judge: a pause keeps its rate).
+//! flight or no read completed (nothing to judge: a pause keeps its rate),
+//! except that with no read completed for `HORIZON` and none about, writes
+//! have nothing to be steered for, and the limit grows as fast as it may
+//! (a fill with no reader was held to `start_rate`, 8 MB/s where `fifo`
+//! wrote 628 MB/s on enterprise-nvme).
 //! The limit grows only while writes are actually held back by it, and never
 //! above twice the write rate seen over the horizon. Every step is at least
 //! 1 kB/s, and the limit never goes below `min_rate`.
@@ -158,11 +162,15 @@
 //!   `DEBT_RESPONSE` 0.2 per window (90% of the gap closed in a second);
 //!   `MAX_GAP` 4 (a factor of 16, so the limit grows at most 1.7x a second);
 //! - checked on four cases (two drives, each in the default scenario and in
-//!   `long-fill`, whose behaviour changes midway) over seeds 1 to 5; not
-//!   fitted per drive or per scenario. The objective holds in all but two:
-//!   consumer-sata with seeds 4 and 5, where the fill runs the drive's free
-//!   pool out just before the phase ends (the README's policy comparison;
-//!   `scripts/compare-seeds.sh` runs all four cases on the five seeds);
+//!   `long-fill`, whose behaviour changes midway) over seeds 1 to 5, then on
+//!   seeds 6 to 10 (`scripts/compare-seeds.sh`, `SEEDS=6..10`); not fitted
+//!   per drive or per scenario. The objective holds in 32 of 40 runs; the
+//!   eight misses are all the default scenario on consumer-sata, where the
+//!   fill runs the drive's free pool out before the phase ends (the GC
+//!   onset costs 300 to 700 misses at once, a fifth to half of what the
+//!   whole phase allows). The long-fill consumer-sata margin is thin: with
+//!   one write in flight from the start instead of `write_depth`, seeds 1
+//!   and 2 miss too;
 //! - `quanta` 200 ticks/s: rate credit every 5 ms, as netflix.
 
 use std::collections::{BTreeMap, VecDeque};
@@ -826,6 +834,14 @@ impl Steer {
             || self.trims.has_work()
     }
 
+    /// Reads queued, held or in the device.
+    fn reads_about(&self) -> bool {
+        !self.reads.is_empty()
+            || !self.held_reads.is_empty()
+            || !self.released_reads.is_empty()
+            || self.stats.class(Op::Read).in_flight > 0
+    }
+
     /// The tag of the oldest queued write.
     fn oldest_write(&self) -> Option<u64> {
         self.writes.oldest().map(|w| w.tag)
@@ -1039,8 +1055,14 @@ impl Steer {
         };
         self.budget = (self.budget + earned - last.charged)
             .clamp(-MAX_DEBT * allowance, MAX_SAVED * allowance);
-        // Nothing to judge: no write to limit, or no read to tell.
+        // Nothing to judge: no write to limit, or no read to tell...
         if !last.loaded || last.reads == 0 {
+            // ...but with no read about for a while, nothing to protect:
+            // writes alone go as fast as they are sent.
+            let second = self.span(windows(HORIZON), windows(HORIZON), |_| false);
+            if last.loaded && second.reads == 0 && !self.reads_about() {
+                self.apply(MAX_GAP / windows(COST_HORIZON) as f64, &second);
+            }
             return;
         }
         let log_step = self.step_to_target(allowance, &recent);
@@ -1422,6 +1444,23 @@ mod tests {
         reads(&mut s, &mut bench, 9000, 3000);
         let last = s.baseline().expect("three stretches");
         assert!(last < first, "{first} -> {last}");
+    }
+
+    #[test]
+    fn writes_with_no_read_about_are_not_held_to_the_start_rate() {
+        let mut bench = Bench::new(64, |_: &Command| Nanos::from_micros(500));
+        let mut s = steer("objective=p99<=1ms,start_rate=10000");
+        for id in 0..10_000u64 {
+            let at = bench.now;
+            if s.stats().class(Op::Write).queued < 64 {
+                let w = Request::new(id, Op::Write, id << 17, 128 << 10, at);
+                bench.submit(&mut s, w);
+            }
+            bench.advance(&mut s, at + Nanos::from_millis(1));
+        }
+        // 10 s of writes alone: the limit grows with what they use (at most
+        // twice it), far past the start.
+        assert!(s.rate() > 100_000, "{}", s.rate());
     }
 
     #[test]
