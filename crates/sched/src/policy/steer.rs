@@ -166,11 +166,11 @@
 //!   seeds 6 to 10 (`scripts/compare-seeds.sh`, `SEEDS=6..10`); not fitted
 //!   per drive or per scenario. The objective holds in 32 of 40 runs; the
 //!   eight misses are all the default scenario on consumer-sata, where the
-//!   fill runs the drive's free pool out before the phase ends (the GC
-//!   onset costs 300 to 700 misses at once, a fifth to half of what the
-//!   whole phase allows). The long-fill consumer-sata margin is thin: with
-//!   one write in flight from the start instead of `write_depth`, seeds 1
-//!   and 2 miss too;
+//!   fill runs the drive's free pool out before the phase ends (at the GC
+//!   onset read p99 is twice the bound for about two seconds, more than
+//!   the rest of the phase makes up). The long-fill consumer-sata margin is
+//!   thin: with one write in flight from the start instead of
+//!   `write_depth`, seeds 1 and 2 miss too;
 //! - `quanta` 200 ticks/s: rate credit every 5 ms, as netflix.
 
 use std::collections::{BTreeMap, VecDeque};
