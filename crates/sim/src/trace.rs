@@ -432,6 +432,10 @@ mod tests {
         parse(text, file, TraceFormat::Ascii, TimeUnit::Ns, 1.0, devices)
     }
 
+    fn spc(text: &str, devices: Devices) -> Result<Vec<TraceRecord>, TraceError> {
+        parse(text, "f.spc", TraceFormat::Spc, TimeUnit::S, 1.0, devices)
+    }
+
     #[test]
     fn ascii_lines_become_requests_in_sectors() {
         let text = "0 0 303567 7 0\n26214000 1 240840 6 1\n";
@@ -460,16 +464,8 @@ mod tests {
 
     #[test]
     fn spc_and_msr_samples_parse() {
-        let spc = "0,303567,3584,w,0.000000\n1,55590,3072,R,0.026214\n";
-        let r = parse(
-            spc,
-            "f.spc",
-            TraceFormat::Spc,
-            TimeUnit::S,
-            1.0,
-            Devices::Merge,
-        )
-        .unwrap();
+        let text = "0,303567,3584,w,0.000000\n1,55590,3072,R,0.026214\n";
+        let r = spc(text, Devices::Merge).unwrap();
         assert_eq!((r[0].op, r[0].len, r[1].op), (Op::Write, 3584, Op::Read));
         assert_eq!(r[1].at, Nanos(26_214_000));
         let msr = "128166372003061629,hm,0,Read,3325952,4096,1000\n128166372003071629,hm,0,Write,0,8192,500\n";
@@ -503,16 +499,7 @@ mod tests {
             offsets(&apart),
             [mib + 4 * mib, mib + 6144 * 512, 2040 * 512, mib]
         );
-        let spc = "1,0,4096,w,0.0\n0,0,4096,w,0.1\n";
-        let r = parse(
-            spc,
-            "f.spc",
-            TraceFormat::Spc,
-            TimeUnit::S,
-            1.0,
-            Devices::Separate,
-        )
-        .unwrap();
+        let r = spc("1,0,4096,w,0.0\n0,0,4096,w,0.1\n", Devices::Separate).unwrap();
         assert_eq!(offsets(&r), [mib, 0]);
         assert_eq!(Devices::parse("separate"), Some(Devices::Separate));
         assert_eq!(Devices::parse("apart"), None);

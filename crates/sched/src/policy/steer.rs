@@ -504,14 +504,12 @@ struct QuietStretches {
     settled: Option<(Nanos, f64)>,
     /// That of the stretch going on.
     current: Option<(Nanos, f64)>,
-    /// The lower of the two: the baseline.
-    lowest: Option<(Nanos, f64)>,
 }
 
 impl QuietStretches {
     fn record(&mut self, latency: Nanos) {
         if self.interrupted && self.current.is_some() {
-            self.settled = self.lowest;
+            self.settled = self.lowest();
             self.current = None;
             self.stretch = None;
             self.count = 0;
@@ -544,10 +542,14 @@ impl QuietStretches {
             Bound::Absolute(t) => t,
         };
         self.current = Some((base, stretch.share_above(bound)));
-        self.lowest = match (self.settled, self.current) {
+    }
+
+    /// The baseline: the lower of the settled and the current percentile.
+    fn lowest(&self) -> Option<(Nanos, f64)> {
+        match (self.settled, self.current) {
             (Some(a), Some(b)) => Some(if b.0 < a.0 { b } else { a }),
             (a, b) => a.or(b),
-        };
+        }
     }
 }
 
@@ -822,7 +824,7 @@ impl Steer {
 
     /// The measured unloaded percentile, once enough unloaded reads were seen.
     pub fn baseline(&self) -> Option<Nanos> {
-        self.unloaded.lowest.map(|(base, _)| base)
+        self.unloaded.lowest().map(|(base, _)| base)
     }
 
     fn has_work(&self) -> bool {
@@ -996,7 +998,7 @@ impl Steer {
         let w = self.stats.class(Op::Write);
         window.loaded |= window.write_bytes > 0 || w.queued + w.in_flight > 0;
         window.charged = self.charge(&window);
-        let background_share = self.unloaded.lowest.map_or(0.0, |(_, share)| share);
+        let background_share = self.unloaded.lowest().map_or(0.0, |(_, share)| share);
         window.background = window.reads as f64 * background_share;
         self.history.push_back(window);
         let keep = (MAX_HORIZON.0 / WINDOW.0) as usize;
@@ -1384,6 +1386,15 @@ mod tests {
         assert!(s.rate() > 2 * slow, "recovers: {slow} -> {}", s.rate());
     }
 
+    /// `n` reads, ids from `from`, one every 1 ms (and no write of its own).
+    fn reads_every_ms(s: &mut Steer, bench: &mut Bench, from: u64, n: u64) {
+        for id in from..from + n {
+            let at = bench.now;
+            bench.submit(s, Request::new(id, Op::Read, id << 20, 4096, at));
+            bench.advance(s, at + Nanos::from_millis(1));
+        }
+    }
+
     #[test]
     fn the_baseline_is_learnt_from_unloaded_reads() {
         let mut bench = Bench::new(32, |c: &Command| match c.op {
@@ -1391,11 +1402,7 @@ mod tests {
             _ => Nanos::from_micros(500),
         });
         let mut s = steer("");
-        for id in 0..3000u64 {
-            let at = bench.now;
-            bench.submit(&mut s, Request::new(id, Op::Read, id << 20, 4096, at));
-            bench.advance(&mut s, at + Nanos::from_millis(1));
-        }
+        reads_every_ms(&mut s, &mut bench, 0, 3000);
         let base = s.baseline().expect("3000 unloaded reads");
         assert!(
             (Nanos::from_micros(295)..=Nanos::from_micros(305)).contains(&base),
@@ -1415,22 +1422,15 @@ mod tests {
             _ => Nanos::from_micros(500),
         });
         let mut s = steer("");
-        let reads = |s: &mut Steer, bench: &mut Bench, from: u64, n: u64| {
-            for id in from..from + n {
-                let at = bench.now;
-                bench.submit(s, Request::new(id, Op::Read, id << 20, 4096, at));
-                bench.advance(s, at + Nanos::from_millis(1));
-            }
-        };
-        reads(&mut s, &mut bench, 0, 3000);
+        reads_every_ms(&mut s, &mut bench, 0, 3000);
         let first = s.baseline().expect("3000 unloaded reads");
         // A write, and the reads during it and for QUIET after: loaded.
         let at = bench.now;
         bench.submit(&mut s, Request::new(1 << 30, Op::Write, 1 << 40, 4096, at));
-        reads(&mut s, &mut bench, 3000, 300);
+        reads_every_ms(&mut s, &mut bench, 3000, 300);
         // The drive reads slower with no write about (still collecting).
         read_us.set(600);
-        reads(&mut s, &mut bench, 4000, 3000);
+        reads_every_ms(&mut s, &mut bench, 4000, 3000);
         assert_eq!(
             s.baseline(),
             Some(first),
@@ -1440,8 +1440,8 @@ mod tests {
         let at = bench.now;
         bench.submit(&mut s, Request::new(1 << 31, Op::Write, 1 << 40, 4096, at));
         read_us.set(200);
-        reads(&mut s, &mut bench, 8000, 300);
-        reads(&mut s, &mut bench, 9000, 3000);
+        reads_every_ms(&mut s, &mut bench, 8000, 300);
+        reads_every_ms(&mut s, &mut bench, 9000, 3000);
         let last = s.baseline().expect("three stretches");
         assert!(last < first, "{first} -> {last}");
     }
