@@ -33,6 +33,8 @@ struct Sent {
     op: Op,
     ids: Vec<u64>,
     bytes: u64,
+    /// Offset and length of each request, as sent.
+    ranges: Vec<(u64, u64)>,
     /// Commands of the class in the device, this one included.
     class_in_flight: u32,
 }
@@ -123,6 +125,11 @@ fn run(sched: &mut dyn Scheduler, arrivals: &[Arrival], slots: u32, patience: Na
                         op,
                         ids: command.requests.iter().map(|r| r.id.0).collect(),
                         bytes: command.bytes().0,
+                        ranges: command
+                            .requests
+                            .iter()
+                            .map(|r| (r.offset.0, r.len.0))
+                            .collect(),
                         class_in_flight: in_flight[op.index()],
                     });
                     device.push(Reverse((now + slowest, commands.len())));
@@ -294,6 +301,32 @@ fn assert_ordering_rules(trace: &Trace, arrivals: &[Arrival]) {
     }
 }
 
+/// A trim sent never reaches a write queued after it (the write cut it), nor
+/// goes beyond what was asked.
+fn assert_trims_spare_later_writes(trace: &Trace, arrivals: &[Arrival]) {
+    for sent in trace.sent.iter().filter(|s| s.op == Op::Trim) {
+        for (id, &(start, len)) in sent.ids.iter().zip(&sent.ranges) {
+            let asked = &arrivals[*id as usize].request;
+            assert!(
+                asked.offset.0 <= start && start + len <= asked.offset.0 + asked.len.0,
+                "trim {id} sent as {start}+{len}, asked {asked:?}"
+            );
+            let later_writes = arrivals[*id as usize..]
+                .iter()
+                .filter(|w| w.request.op == Op::Write && w.at <= sent.at);
+            for w in later_writes {
+                let (w_start, w_end) = (w.request.offset.0, w.request.offset.0 + w.request.len.0);
+                assert!(
+                    w_end <= start || start + len <= w_start,
+                    "trim {id} sent at {:?} as {start}+{len} over write {} queued after it",
+                    sent.at,
+                    w.request.id.0
+                );
+            }
+        }
+    }
+}
+
 fn assert_limits_hold(trace: &Trace, config: &NetflixConfig) {
     for op in [Op::Read, Op::Write, Op::Trim] {
         let class = &config.classes[op.index()];
@@ -419,11 +452,12 @@ fn steer_spec() -> impl Strategy<Value = String> {
         prop::sample::select(vec![1u64, 100, 10_000]),
         1u32..8,
         1u64..2_000,
+        prop::sample::select(vec!["0s", "30ms", "5s"]),
     )
-        .prop_map(|(objective, rate, depth, deadline_ms)| {
+        .prop_map(|(objective, rate, depth, deadline_ms, hold)| {
             format!(
                 "steer:objective={objective},min_rate=1,start_rate={rate},write_depth={depth},\
-                 write_deadline={deadline_ms}ms,trim_deadline={deadline_ms}ms"
+                 write_deadline={deadline_ms}ms,trim_deadline={deadline_ms}ms,trim_hold={hold}"
             )
         })
 }
@@ -437,7 +471,8 @@ proptest! {
         spec in steer_spec(),
         slots in 1u32..32,
     ) {
-        assert_live_and_ordered(&spec, &stream, slots);
+        let trace = assert_live_and_ordered(&spec, &stream, slots);
+        assert_trims_spare_later_writes(&trace, &stream);
     }
 
     /// However low the limit, a write leaves the scheduler within the write

@@ -14,8 +14,16 @@
 //!   space can also ask for it ([`TrimQueue::speed_up`], FreeBSD's
 //!   BIO_SPEEDUP).
 //!
-//! Trims are assumed not to overlap reads or writes that are queued or in
-//! flight, as in FreeBSD: the file system does not trim what it still uses.
+//! - Overwritten trims ([`TrimQueue::cut`]): a write queued after a trim
+//!   that overlaps it takes its range out of the trim, so the trim cannot
+//!   reach the new data whenever it is sent, and a trim overwritten whole is
+//!   completed unsent (the overwrite tells the drive the same thing). F2FS
+//!   does the same with a discard it has not yet issued when it reuses the
+//!   blocks.
+//!
+//! Otherwise trims are assumed not to overlap reads or writes that are
+//! queued or in flight, as in FreeBSD: the file system does not trim what it
+//! still uses.
 
 use std::collections::VecDeque;
 
@@ -98,6 +106,38 @@ impl TrimQueue {
         Some(command)
     }
 
+    /// Takes `[offset, offset + len)`, which a write queued after the trims
+    /// overwrites, out of every queued trim; a trim left with nothing is
+    /// completed unsent. A write inside a trim leaves two pieces, and one
+    /// request carries one range, so the smaller piece is dropped (a trim is
+    /// advisory; dropping it only withholds a hint from the drive).
+    pub fn cut(&mut self, offset: Bytes, len: Bytes) {
+        let (start, end) = (offset.0, offset.0.saturating_add(len.0));
+        let mut i = 0;
+        while i < self.queue.len() {
+            let trim = &mut self.queue[i];
+            let (t_start, t_end) = (trim.offset.0, trim.offset.0 + trim.len.0);
+            if end <= t_start || t_end <= start {
+                i += 1;
+                continue;
+            }
+            let before = start.saturating_sub(t_start).min(t_end - t_start);
+            let after = t_end.saturating_sub(end).min(t_end - t_start);
+            if before == 0 && after == 0 {
+                let whole = self.queue.remove(i).expect("index in range");
+                self.elided.push_back(whole);
+                continue;
+            }
+            if before >= after {
+                trim.len = Bytes(before);
+            } else {
+                trim.offset = Bytes(t_end - after);
+                trim.len = Bytes(after);
+            }
+            i += 1;
+        }
+    }
+
     /// The next trim to complete without sending, if any.
     pub fn pop_elided(&mut self) -> Option<Request> {
         self.elided.pop_front()
@@ -172,6 +212,28 @@ mod tests {
         assert_eq!(q.pop_elided().map(|r| r.id.0), Some(0));
         assert_eq!(q.pop_elided().map(|r| r.id.0), Some(1));
         assert_eq!(q.pop_elided(), None);
+    }
+
+    fn ranges(q: &TrimQueue) -> Vec<(u64, u64)> {
+        q.queue.iter().map(|t| (t.offset.0, t.len.0)).collect()
+    }
+
+    #[test]
+    fn writes_cut_the_trims_they_overwrite() {
+        let mut q = TrimQueue::new(512, 0);
+        q.push(Request::new(0, Op::Trim, 1000, 1000, Nanos::ZERO));
+        q.cut(Bytes(500), Bytes(700));
+        assert_eq!(ranges(&q), [(1200, 800)], "a prefix is cut");
+        q.cut(Bytes(1900), Bytes(500));
+        assert_eq!(ranges(&q), [(1200, 700)], "a suffix is cut");
+        q.cut(Bytes(1300), Bytes(100));
+        assert_eq!(ranges(&q), [(1400, 500)], "inside: the larger piece stays");
+        q.cut(Bytes(0), Bytes(1400));
+        assert_eq!(ranges(&q), [(1400, 500)], "a write that only touches it");
+        assert_eq!(q.pop_elided(), None);
+        q.cut(Bytes(1400), Bytes(500));
+        assert!(q.is_empty());
+        assert_eq!(q.pop_elided().map(|r| r.id.0), Some(0), "overwritten whole");
     }
 
     #[test]
