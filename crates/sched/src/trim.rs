@@ -112,6 +112,9 @@ impl TrimQueue {
     /// request carries one range, so the smaller piece is dropped (a trim is
     /// advisory; dropping it only withholds a hint from the drive).
     pub fn cut(&mut self, offset: Bytes, len: Bytes) {
+        if len.0 == 0 {
+            return;
+        }
         let (start, end) = (offset.0, offset.0.saturating_add(len.0));
         let mut i = 0;
         while i < self.queue.len() {
@@ -230,6 +233,8 @@ mod tests {
         assert_eq!(ranges(&q), [(1400, 500)], "inside: the larger piece stays");
         q.cut(Bytes(0), Bytes(1400));
         assert_eq!(ranges(&q), [(1400, 500)], "a write that only touches it");
+        q.cut(Bytes(1600), Bytes::ZERO);
+        assert_eq!(ranges(&q), [(1400, 500)], "an empty write cuts nothing");
         assert_eq!(q.pop_elided(), None);
         q.cut(Bytes(1400), Bytes(500));
         assert!(q.is_empty());
