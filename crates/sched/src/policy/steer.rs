@@ -113,7 +113,8 @@
 //! limiters need to drain it and the oldest wait, so a producer that listens
 //! slows down instead of filling the queue up to the deadline.
 //!
-//! Trims. A trim is held for `trim_hold` first, and every write queued
+//! Trims. While writes are about (queued, in the device, or sent within
+//! `HORIZON`), a trim is held for `trim_hold` first, and every write queued
 //! meanwhile takes the range it overwrites out of it ([`TrimQueue::cut`]);
 //! a trim overwritten whole is completed unsent. A fill that trims old
 //! content just before writing over it (as the default scenario's does)
@@ -939,13 +940,32 @@ impl Steer {
     }
 
     /// Whether a trim is done being held and waits to be sent (then writes
-    /// wait for it).
+    /// wait for it). A trim is held only while writes are about: with none,
+    /// no write will cut it soon, and a job that only trims would wait for
+    /// nothing.
     fn trims_waiting(&self, now: Nanos) -> bool {
-        self.stats.class(Op::Trim).in_flight == 0
-            && self
-                .trims
-                .due_at(self.config.trim_hold)
-                .is_some_and(|t| t <= now)
+        if self.stats.class(Op::Trim).in_flight > 0 {
+            return false;
+        }
+        let hold = if self.writes_about() {
+            self.config.trim_hold
+        } else {
+            Nanos::ZERO
+        };
+        self.trims.due_at(hold).is_some_and(|t| t <= now)
+    }
+
+    /// Writes queued or in the device, or sent within the last `HORIZON`.
+    fn writes_about(&self) -> bool {
+        let w = self.stats.class(Op::Write);
+        w.queued + w.in_flight > 0
+            || self.current.write_bytes > 0
+            || self
+                .history
+                .iter()
+                .rev()
+                .take(windows(HORIZON))
+                .any(|w| w.write_bytes > 0)
     }
 
     fn trim_ready(&self, now: Nanos) -> bool {
@@ -1683,11 +1703,9 @@ mod tests {
         let mib = 1u64 << 20;
         let trim = |id: u64, at: u64| Request::new(id, Op::Trim, at * mib, 2 * mib, Nanos::ZERO);
         let write = |id: u64, at: u64| Request::new(id, Op::Write, at * mib, mib, Nanos::ZERO);
-        bench.submit(&mut s, trim(0, 0));
-        bench.submit(&mut s, trim(1, 2));
-        for (id, at) in [(2, 0), (3, 1), (4, 2)] {
-            bench.submit(&mut s, write(id, at));
-        }
+        bench.submit_together(&mut s, vec![trim(0, 0), trim(1, 2), write(2, 0)]);
+        bench.submit(&mut s, write(3, 1));
+        bench.submit(&mut s, write(4, 2));
         let ops = |b: &Bench| b.sent.iter().map(|c| c.op).collect::<Vec<_>>();
         assert_eq!(ops(&bench), [Op::Write; 3], "held trims do not stop writes");
         assert_eq!(
@@ -1703,6 +1721,15 @@ mod tests {
             (1, 3 * mib, mib),
             "what is left"
         );
+    }
+
+    #[test]
+    fn with_no_write_about_a_trim_is_not_held() {
+        let mut bench = Bench::new(32, |_: &Command| Nanos::from_millis(2));
+        let mut s = steer("");
+        bench.submit(&mut s, Request::new(0, Op::Trim, 0, 1 << 20, Nanos::ZERO));
+        assert_eq!(bench.sent.len(), 1, "no write to cut it: it goes at once");
+        assert_eq!(bench.sent[0].op, Op::Trim);
     }
 
     #[test]

@@ -32,6 +32,15 @@ impl Bench {
         self.pump(s);
     }
 
+    /// Enqueues requests arriving at one instant, then dispatches, as the
+    /// simulator and the engine do.
+    pub fn submit_together(&mut self, s: &mut dyn Scheduler, requests: Vec<Request>) {
+        for request in requests {
+            s.enqueue(request, self.now);
+        }
+        self.pump(s);
+    }
+
     fn pump(&mut self, s: &mut dyn Scheduler) {
         loop {
             let view = DeviceView::new(self.slots, self.device.len() as u32);
