@@ -124,7 +124,7 @@
 //! overwrite does. On consumer-sata a 64 MiB trim holds every read ~21 ms,
 //! every 4 s of a 16 MB/s fill: with `trim_hold=0s` the fill's read p99.9
 //! is 19.7 ms, a trim's time, and 1,468 of its 150,000 reads miss 2.28 ms
-//! (p99 allows 1,502); held, 5.2 ms and 995 (seed 1, `iosteer sim --sched
+//! (p99 allows 1,502); held, 5.2 ms and 993 (seed 1, `iosteer sim --sched
 //! steer --sched steer:trim_hold=0s --slo-ms 2.28`).
 //! After the hold, a SATA trim is not queued: the drive drains its queue,
 //! waiting for the writes in it (which may wait for GC), then trims alone
