@@ -16,6 +16,15 @@ fn stdout_of(args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Runs `iosteer` with `args`, which must fail without a panic; its stderr.
+fn stderr_of_failure(args: &[&str]) -> String {
+    let out = iosteer().args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{args:?} succeeded: {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    err
+}
+
 mod help {
     use super::*;
 
@@ -30,9 +39,8 @@ mod help {
 
     #[test]
     fn a_wrong_subcommand_fails_with_a_message() {
-        let out = iosteer().arg("benchmark").output().unwrap();
-        assert!(!out.status.success());
-        assert!(String::from_utf8_lossy(&out.stderr).contains("unrecognized subcommand"));
+        let err = stderr_of_failure(&["benchmark"]);
+        assert!(err.contains("unrecognized subcommand"), "{err}");
     }
 }
 
@@ -85,33 +93,20 @@ mod bench {
 
     #[test]
     fn a_bad_spec_is_an_error_naming_what_exists() {
-        let out = iosteer()
-            .args([
-                "bench",
-                "sched",
-                "--requests",
-                "10",
-                "--policy",
-                "netflix:write.limiter=tokens",
-            ])
-            .output()
-            .unwrap();
-        assert!(!out.status.success());
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = stderr_of_failure(&[
+            "bench",
+            "sched",
+            "--requests",
+            "10",
+            "--policy",
+            "netflix:write.limiter=tokens",
+        ]);
         assert!(
             err.contains("write.limiter") && err.contains("queue_depth, iops, bandwidth"),
             "{err}"
         );
-        let out = iosteer()
-            .args(["bench", "sched", "--policy", "bfq"])
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            !out.status.success() && err.contains("fifo, netflix"),
-            "{err}"
-        );
-        assert!(!err.contains("panicked"));
+        let err = stderr_of_failure(&["bench", "sched", "--policy", "bfq"]);
+        assert!(err.contains("fifo, netflix"), "{err}");
     }
 }
 
@@ -155,35 +150,19 @@ mod device {
 
     #[test]
     fn bad_device_input_is_a_clear_error() {
-        let out = iosteer()
-            .args(["device", "waf", "--victim", "lru"])
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            !out.status.success() && err.contains("greedy, fifo, cost_benefit"),
-            "{err}"
-        );
-        let out = iosteer()
-            .args(["device", "waf", "--alpha", "0.8"])
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success() && err.contains("alpha"), "{err}");
+        let err = stderr_of_failure(&["device", "waf", "--victim", "lru"]);
+        assert!(err.contains("greedy, fifo, cost_benefit"), "{err}");
+        let err = stderr_of_failure(&["device", "waf", "--alpha", "0.8"]);
+        assert!(err.contains("alpha"), "{err}");
         let dir = std::env::temp_dir().join("iosteer-cli-test");
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("broken.toml");
         std::fs::write(&file, "name = \"x\"\n[geometry]\nchannels = \"eight\"\n").unwrap();
-        let out = iosteer()
-            .args(["device", "show", file.to_str().unwrap()])
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = stderr_of_failure(&["device", "show", file.to_str().unwrap()]);
         assert!(
-            !out.status.success() && err.contains("broken.toml") && err.contains("channels"),
+            err.contains("broken.toml") && err.contains("channels"),
             "{err}"
         );
-        assert!(!err.contains("panicked"));
     }
 }
 
@@ -290,10 +269,9 @@ mod sim {
         assert_eq!(run["unfinished"], 0);
 
         let tpcc = format!("{root}tpcc-small.trace");
-        let out = iosteer().args(["sim", "--trace", &tpcc]).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = stderr_of_failure(&["sim", "--trace", &tpcc]);
         assert!(
-            !out.status.success() && err.contains("216.7 GiB") && err.contains("--trace-fit"),
+            err.contains("216.7 GiB") && err.contains("--trace-fit"),
             "{err}"
         );
         let text = stdout_of(&["sim", "--trace", &tpcc, "--trace-fit", "wrap", "--json"]);
@@ -320,13 +298,9 @@ mod sim {
         let all = phase(&report["runs"][0], "all");
         let ops = all["read"]["ops"].as_u64().unwrap() + all["write"]["ops"].as_u64().unwrap();
         assert_eq!(ops, 10_000, "separate devices replay every request too");
-        let out = iosteer()
-            .args(["sim", "--trace", &fin, "--trace-devices", "apart"])
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = stderr_of_failure(&["sim", "--trace", &fin, "--trace-devices", "apart"]);
         assert!(
-            !out.status.success() && err.contains("--trace-devices apart: expected one of merge"),
+            err.contains("--trace-devices apart: expected one of merge"),
             "{err}"
         );
     }
@@ -346,13 +320,8 @@ mod sim {
                 "ascii, spc, msr",
             ),
         ] {
-            let out = iosteer().args(&args).output().unwrap();
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert!(
-                !out.status.success() && err.contains(expect),
-                "{args:?}: {err}"
-            );
-            assert!(!err.contains("panicked"), "{err}");
+            let err = stderr_of_failure(&args);
+            assert!(err.contains(expect), "{args:?}: {err}");
         }
     }
 }
@@ -381,13 +350,9 @@ mod job_files {
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("verify.fio");
         std::fs::write(&file, "[check]\nrw=randread\nverify=crc32c\n").unwrap();
-        let out = iosteer()
-            .args(["sim", "--job", file.to_str().unwrap()])
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = stderr_of_failure(&["sim", "--job", file.to_str().unwrap()]);
         assert!(
-            !out.status.success() && err.contains("verify.fio:3") && err.contains("`verify`"),
+            err.contains("verify.fio:3") && err.contains("`verify`"),
             "{err}"
         );
     }
