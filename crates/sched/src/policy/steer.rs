@@ -944,7 +944,7 @@ impl Steer {
     /// no write will cut it soon, and a job that only trims would wait for
     /// nothing.
     fn trims_waiting(&self, now: Nanos) -> bool {
-        if self.stats.class(Op::Trim).in_flight > 0 {
+        if self.trims.is_empty() || self.stats.class(Op::Trim).in_flight > 0 {
             return false;
         }
         let hold = if self.writes_about() {
@@ -1410,16 +1410,21 @@ mod tests {
         }
     }
 
-    #[test]
-    fn slow_reads_lower_the_write_limit_and_fast_reads_raise_it() {
-        use std::cell::Cell;
-        use std::rc::Rc;
-        let read_us = Rc::new(Cell::new(200u64));
+    /// A bench whose reads take the returned cell's microseconds, writes
+    /// 500 us.
+    fn bench_with_read_time(read_us: u64) -> (Bench, std::rc::Rc<std::cell::Cell<u64>>) {
+        let read_us = std::rc::Rc::new(std::cell::Cell::new(read_us));
         let latency = read_us.clone();
-        let mut bench = Bench::new(32, move |c: &Command| match c.op {
+        let bench = Bench::new(32, move |c: &Command| match c.op {
             Op::Read => Nanos::from_micros(latency.get()),
             _ => Nanos::from_micros(500),
         });
+        (bench, read_us)
+    }
+
+    #[test]
+    fn slow_reads_lower_the_write_limit_and_fast_reads_raise_it() {
+        let (mut bench, read_us) = bench_with_read_time(200);
         let mut s = steer("objective=p99<=1ms,start_rate=10000,write_deadline=100s");
         let mut id = 0;
         load(&mut s, &mut bench, 3000, &mut id);
@@ -1466,14 +1471,7 @@ mod tests {
 
     #[test]
     fn a_quiet_stretch_of_slower_reads_does_not_raise_the_baseline() {
-        use std::cell::Cell;
-        use std::rc::Rc;
-        let read_us = Rc::new(Cell::new(300u64));
-        let latency = read_us.clone();
-        let mut bench = Bench::new(32, move |c: &Command| match c.op {
-            Op::Read => Nanos::from_micros(latency.get()),
-            _ => Nanos::from_micros(500),
-        });
+        let (mut bench, read_us) = bench_with_read_time(300);
         let mut s = steer("");
         reads_every_ms(&mut s, &mut bench, 0, 3000);
         let first = s.baseline().expect("3000 unloaded reads");
