@@ -28,6 +28,8 @@
 //!   - `device/precondition.rs`: aging a fresh drive ([`Precondition`]).
 //! - [`Ftl`] ([`ftl`]): mapping, block pool, victims, GC; untimed.
 //! - [`waf`]: the analytical write-amplification check.
+//! - [`DeviceError`] ([`error`]): every error of the crate in one type, for
+//!   callers that wrap the device's errors in their own.
 //!
 //! ## Example
 //!
@@ -56,11 +58,13 @@
 
 pub mod config;
 pub mod device;
+pub mod error;
 pub mod ftl;
 pub mod waf;
 
 pub use config::{ConfigError, DeviceConfig, GcMode, VictimPolicy};
-pub use device::{Device, DeviceStats, Finished, Precondition, Refused, Wear};
+pub use device::{Device, DeviceStats, Finished, GcModeBusy, Precondition, Refused, Wear};
+pub use error::DeviceError;
 pub use ftl::{Ftl, FtlCounters, FtlError, GcWork};
 
 #[cfg(test)]

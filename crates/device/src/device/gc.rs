@@ -15,11 +15,25 @@
 use std::cmp::Reverse;
 
 use iosteer_sched::Nanos;
+use thiserror::Error;
 
 use super::dies::{Die, DieWork, Running};
 use super::{micros, Device};
-use crate::config::{ConfigError, DeviceConfig, GcMode};
+use crate::config::{DeviceConfig, GcMode};
 use crate::ftl::GcWork;
+
+/// [`Device::set_gc_mode`] on a drive that owes or runs GC: what it owes was
+/// booked for the mode it has (merge keeps a record of owed moves only in
+/// semi-preemptive mode), so the mode may change only on an idle drive.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+#[error(
+    "`gc.mode` cannot change to {} while a die owes or runs GC; change it on an idle drive, such as one just built or aged",
+    .requested.name()
+)]
+pub struct GcModeBusy {
+    pub requested: GcMode,
+}
 
 /// Whether the drive merges host requests with owed GC moves.
 pub(super) fn merges(config: &DeviceConfig) -> bool {
@@ -78,13 +92,9 @@ impl Device {
     /// Switches how GC shares the dies (NPGC or PGC) on a drive that owes
     /// no GC, such as a freshly aged one: the map does not depend on it, so
     /// two modes can start from one aging.
-    pub fn set_gc_mode(&mut self, mode: GcMode) -> Result<(), ConfigError> {
+    pub fn set_gc_mode(&mut self, mode: GcMode) -> Result<(), GcModeBusy> {
         if self.dies.iter().any(|d| d.owes_gc() || d.running.is_some()) {
-            return Err(ConfigError::Invalid {
-                field: "gc.mode",
-                value: mode.name().into(),
-                reason: "the drive is busy; switch modes on an idle drive".into(),
-            });
+            return Err(GcModeBusy { requested: mode });
         }
         self.config.gc.mode = mode;
         self.ftl.record_moves(merges(&self.config));

@@ -59,6 +59,7 @@ use crate::ftl::{Ftl, FtlCounters};
 use dies::Die;
 use host::InFlight;
 
+pub use gc::GcModeBusy;
 pub use host::{Finished, Refused};
 pub use precondition::Precondition;
 

@@ -420,3 +420,26 @@ fn preconditioning_ages_the_drive() {
     );
     assert_eq!(d.ftl().total_free_blocks(), 8 * 8);
 }
+
+#[test]
+fn the_gc_mode_changes_only_on_a_drive_that_owes_no_gc() {
+    let mut d = die_owing_gc(GcMode::SemiPreemptive, 1);
+    let busy = d.set_gc_mode(GcMode::Blocking).unwrap_err();
+    assert_eq!(busy.requested, GcMode::Blocking);
+    let message = busy.to_string();
+    assert!(
+        message.contains("`gc.mode`") && message.contains("blocking"),
+        "{message}"
+    );
+    assert!(!message.contains("--"), "no command-line flags: {message}");
+    let mut idle = small_sata();
+    idle.set_gc_mode(GcMode::Blocking).unwrap();
+    assert_eq!(idle.config().gc.mode, GcMode::Blocking);
+}
+
+#[test]
+fn device_error_shows_each_error_unchanged() {
+    let preset = DeviceConfig::preset("no-such-drive").unwrap_err();
+    let wrapped = crate::DeviceError::from(preset.clone());
+    assert_eq!(wrapped.to_string(), preset.to_string());
+}
