@@ -448,6 +448,29 @@ pub fn preset_names() -> Vec<&'static str> {
     PRESETS.iter().map(|(n, _)| *n).collect()
 }
 
+/// GC as every preset has it but for the mode and the idle refill (watermark
+/// and idle time): greedy victims, foreground GC below 4 free blocks per die,
+/// seed 002's state thresholds and its merge and pipeline techniques (the
+/// pipeline only with semi-preemptive GC: NPGC, as seed 002 draws it, holds
+/// the channel), no suspend, GC's own open block, no hint streams.
+fn preset_gc(mode: GcMode, high_watermark: u32, background_idle_ms: f64) -> GcConfig {
+    GcConfig {
+        victim: VictimPolicy::Greedy,
+        mode,
+        low_watermark: 4,
+        state2_below: state2_default(),
+        state3_below: state3_default(),
+        pipeline: mode == GcMode::SemiPreemptive,
+        merge: true,
+        suspend: false,
+        suspend_us: suspend_us_default(),
+        high_watermark,
+        background_idle_ms,
+        separate_frontier: true,
+        hint_streams: false,
+    }
+}
+
 /// A 2015-era consumer MLC SATA drive of the kind in the Netflix paper (seed
 /// 003), scaled down about 30x in capacity so that aging takes about a second.
 ///
@@ -503,21 +526,7 @@ pub fn consumer_sata() -> DeviceConfig {
             queued_trim: false,
             queued_flush: false,
         },
-        gc: GcConfig {
-            victim: VictimPolicy::Greedy,
-            mode: GcMode::SemiPreemptive,
-            low_watermark: 4,
-            state2_below: 2,
-            state3_below: 1,
-            pipeline: true,
-            merge: true,
-            suspend: false,
-            suspend_us: 50.0,
-            high_watermark: 48,
-            background_idle_ms: 100.0,
-            separate_frontier: true,
-            hint_streams: false,
-        },
+        gc: preset_gc(GcMode::SemiPreemptive, 48, 100.0),
         trim_cost: TrimCost {
             fixed_us: 2000.0,
             per_range_us: 100.0,
@@ -566,21 +575,7 @@ pub fn enterprise_nvme() -> DeviceConfig {
             queued_trim: true,
             queued_flush: true,
         },
-        gc: GcConfig {
-            victim: VictimPolicy::Greedy,
-            mode: GcMode::SemiPreemptive,
-            low_watermark: 4,
-            state2_below: 2,
-            state3_below: 1,
-            pipeline: true,
-            merge: true,
-            suspend: false,
-            suspend_us: 50.0,
-            high_watermark: 16,
-            background_idle_ms: 20.0,
-            separate_frontier: true,
-            hint_streams: false,
-        },
+        gc: preset_gc(GcMode::SemiPreemptive, 16, 20.0),
         trim_cost: TrimCost {
             fixed_us: 50.0,
             per_range_us: 10.0,
@@ -629,21 +624,7 @@ pub fn disksim_slc() -> DeviceConfig {
             queued_trim: true,
             queued_flush: true,
         },
-        gc: GcConfig {
-            victim: VictimPolicy::Greedy,
-            mode: GcMode::Blocking,
-            low_watermark: 4,
-            state2_below: 2,
-            state3_below: 1,
-            pipeline: false,
-            merge: true,
-            suspend: false,
-            suspend_us: 50.0,
-            high_watermark: 8,
-            background_idle_ms: 100.0,
-            separate_frontier: true,
-            hint_streams: false,
-        },
+        gc: preset_gc(GcMode::Blocking, 8, 100.0),
         trim_cost: TrimCost {
             fixed_us: 100.0,
             per_range_us: 10.0,
@@ -688,53 +669,53 @@ mod tests {
             "{err}"
         );
 
-        let mut text = consumer_sata().to_toml();
-        text = text.replace("victim = \"greedy\"", "victim = \"oldest\"");
-        let err = DeviceConfig::from_toml(&text, "drive.toml")
-            .unwrap_err()
-            .to_string();
+        let err = error_reading(&consumer_sata_with(&[(
+            "victim = \"greedy\"",
+            "victim = \"oldest\"",
+        )]));
         assert!(
             err.starts_with("drive.toml") && err.contains("greedy") && err.contains("line"),
             "{err}"
         );
 
-        let text = consumer_sata()
-            .to_toml()
-            .replace("channels = 8", "channels = 0");
-        let err = DeviceConfig::from_toml(&text, "drive.toml")
-            .unwrap_err()
-            .to_string();
+        let err = error_reading(&consumer_sata_with(&[("channels = 8", "channels = 0")]));
         assert!(
             err.contains("geometry.channels") && err.contains("at least 1"),
             "{err}"
         );
 
-        let text = consumer_sata()
-            .to_toml()
-            .replace("over_provisioning = 0.07", "over_provisioning = 0.01");
-        let err = DeviceConfig::from_toml(&text, "drive.toml")
-            .unwrap_err()
-            .to_string();
+        let err = error_reading(&consumer_sata_with(&[(
+            "over_provisioning = 0.07",
+            "over_provisioning = 0.01",
+        )]));
         assert!(err.contains("over_provisioning"), "{err}");
 
-        let text = consumer_sata()
-            .to_toml()
-            .replace("channels = 8", "channels = 65536")
-            .replace("dies_per_channel = 1", "dies_per_channel = 65536");
-        let err = DeviceConfig::from_toml(&text, "drive.toml")
-            .unwrap_err()
-            .to_string();
+        let err = error_reading(&consumer_sata_with(&[
+            ("channels = 8", "channels = 65536"),
+            ("dies_per_channel = 1", "dies_per_channel = 65536"),
+        ]));
         assert!(err.contains("4096 dies"), "{err}");
-        let text = consumer_sata()
-            .to_toml()
-            .replace("high_watermark = 48", "high_watermark = 4294967294");
+        let text = consumer_sata_with(&[("high_watermark = 48", "high_watermark = 4294967294")]);
         assert!(DeviceConfig::from_toml(&text, "drive.toml").is_err());
 
-        let text = consumer_sata().to_toml() + "\nturbo = true\n";
-        let err = DeviceConfig::from_toml(&text, "drive.toml")
-            .unwrap_err()
-            .to_string();
+        let err = error_reading(&(consumer_sata().to_toml() + "\nturbo = true\n"));
         assert!(err.contains("turbo"), "{err}");
+    }
+
+    /// consumer-sata as TOML, with each `(from, to)` replaced.
+    fn consumer_sata_with(edits: &[(&str, &str)]) -> String {
+        edits
+            .iter()
+            .fold(consumer_sata().to_toml(), |text, (from, to)| {
+                text.replace(from, to)
+            })
+    }
+
+    /// What reading `text` as `drive.toml` fails with.
+    fn error_reading(text: &str) -> String {
+        DeviceConfig::from_toml(text, "drive.toml")
+            .unwrap_err()
+            .to_string()
     }
 
     #[test]

@@ -15,9 +15,21 @@
 //!   them loads from and saves to TOML.
 //! - [`Device`] ([`device`]): submit scheduler [`Command`](iosteer_sched::Command)s,
 //!   ask [`Device::next_event`], [`Device::advance`] to it and collect
-//!   [`Finished`] commands; [`Device::view`] is what a scheduler sees.
+//!   [`Finished`] commands; [`Device::view`] is what a scheduler sees. Its
+//!   module overview says how the drive is modelled; the model itself is in
+//!   parts, each file opening with what it does:
+//!   - `device/mod.rs`: the drive's state, its statistics, and the event loop;
+//!   - `device/host.rs`: command slots, NCQ/NVMe queueing, the host link,
+//!     non-queued TRIM and FLUSH draining the queue;
+//!   - `device/dies.rs`: per-die queues and busy time, NAND operations,
+//!     channel transfers, where a write's pages go;
+//!   - `device/gc.rs`: foreground and background GC as die time,
+//!     semi-preemptive states, merge and suspend;
+//!   - `device/precondition.rs`: aging a fresh drive ([`Precondition`]).
 //! - [`Ftl`] ([`ftl`]): mapping, block pool, victims, GC; untimed.
 //! - [`waf`]: the analytical write-amplification check.
+//! - [`DeviceError`] ([`error`]): every error of the crate in one type, for
+//!   callers that wrap the device's errors in their own.
 //!
 //! ## Example
 //!
@@ -46,11 +58,13 @@
 
 pub mod config;
 pub mod device;
+pub mod error;
 pub mod ftl;
 pub mod waf;
 
 pub use config::{ConfigError, DeviceConfig, GcMode, VictimPolicy};
-pub use device::{Device, DeviceStats, Finished, Precondition, Refused, Wear};
+pub use device::{Device, DeviceStats, Finished, GcModeBusy, Precondition, Refused, Wear};
+pub use error::DeviceError;
 pub use ftl::{Ftl, FtlCounters, FtlError, GcWork};
 
 #[cfg(test)]

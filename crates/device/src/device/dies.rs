@@ -1,0 +1,262 @@
+//! The dies: each serves one NAND operation at a time from its own queue.
+//!
+//! A die's next operation is a host page (array read then channel transfer,
+//! or channel transfer then program) or a step of the GC it owes; which goes
+//! first is the GC mode's call (see `gc`). A write's page is mapped only when
+//! its die first picks it, so the GC that makes room is owed when the program
+//! really needs the space. Each die keeps the time it spent by kind of work,
+//! so a read can be told what it waited behind.
+
+use std::cmp::Reverse;
+use std::collections::VecDeque;
+
+use iosteer_sched::Nanos;
+
+use super::Device;
+use crate::ftl::GcWork;
+
+/// What a die spends its time on; a read that waits is charged to these.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum DieWork {
+    Read = 0,
+    Program = 1,
+    Gc = 2,
+}
+
+/// A host page operation queued at a die.
+#[derive(Copy, Clone, Debug)]
+pub(super) struct PageTask {
+    pub(super) slot: u32,
+    pub(super) write: bool,
+    /// A write's logical page, and whether the FTL has placed it yet: it does
+    /// when the die first picks the write, so GC is owed when the program
+    /// really needs the space, not when the command arrives.
+    pub(super) lpn: u32,
+    pub(super) placed: bool,
+    /// The FTL stream a write goes to (by its lifetime hint).
+    pub(super) stream: u8,
+    /// When the task reached the die (writes: when their data is in).
+    pub(super) arrived: Nanos,
+    /// The die's `spent` when the task arrived, less what the operation then
+    /// running had still to do: the difference at start is what it waited for.
+    pub(super) seen: [Nanos; 3],
+}
+
+#[derive(Clone, Debug, Default)]
+pub(super) struct Die {
+    /// End of the operation under way (in the past when idle).
+    pub(super) busy_until: Nanos,
+    pub(super) running: Option<Running>,
+    pub(super) host: VecDeque<PageTask>,
+    /// Victims cleaned in the map whose moves and erases are still owed.
+    pub(super) owed: VecDeque<GcWork>,
+    pub(super) owed_erases: u32,
+    pub(super) owed_moves: u32,
+    pub(super) owed_time: Nanos,
+    /// NAND time of host tasks queued here.
+    pub(super) queued_time: Nanos,
+    /// Merge: the logical pages of owed moves, in order (cancelled ones
+    /// stay until reached), and moves whose array read a host read lent.
+    pub(super) pending: VecDeque<u32>,
+    pub(super) lent_reads: u32,
+    /// Owed moves a merge cancelled: their pages in GC's open block are
+    /// still taken, so the free-block state counts them until the die has
+    /// paid what it owes.
+    pub(super) cancelled_moves: u32,
+    /// A GC operation suspended by a host read: the time it still needs.
+    pub(super) suspended: Option<Nanos>,
+    /// The GC operation under way was resumed and may not be suspended again.
+    pub(super) resumed: bool,
+    /// Bumped when an operation under way is cut short, so its scheduled end
+    /// is ignored.
+    pub(super) epoch: u32,
+    /// Time of operations started, by [`DieWork`].
+    pub(super) spent: [Nanos; 3],
+}
+
+#[derive(Copy, Clone, Debug)]
+pub(super) enum Running {
+    Host(PageTask),
+    Gc,
+}
+
+impl Running {
+    fn work(self) -> DieWork {
+        match self {
+            Running::Host(task) if task.write => DieWork::Program,
+            Running::Host(_) => DieWork::Read,
+            Running::Gc => DieWork::Gc,
+        }
+    }
+}
+
+impl Device {
+    fn channel_of(&self, die: usize) -> usize {
+        die % self.channels.len()
+    }
+
+    /// Die `d`'s channel is busy until at least `until`.
+    pub(super) fn hold_channel(&mut self, d: usize, until: Nanos) {
+        let c = self.channel_of(d);
+        self.channels[c] = self.channels[c].max(until);
+    }
+
+    /// The die whose queued work ends first, scanning from a rotating start
+    /// so ties spread.
+    pub(super) fn least_busy_die(&mut self, now: Nanos) -> usize {
+        let n = self.dies.len();
+        let start = self.next_die;
+        self.next_die = (start + 1) % n;
+        (0..n)
+            .map(|i| (start + i) % n)
+            .min_by_key(|d| {
+                let die = &self.dies[*d];
+                die.busy_until.max(now) + die.queued_time + die.owed_time
+            })
+            .expect("a drive has dies")
+    }
+
+    /// Queues a page operation at die `d`: a write of `(lpn, stream)`, or a
+    /// read.
+    pub(super) fn enqueue_page(
+        &mut self,
+        d: usize,
+        slot: u32,
+        write: Option<(u32, u8)>,
+        at: Nanos,
+    ) {
+        let (lpn, stream) = write.unwrap_or((0, 0));
+        let write = write.is_some();
+        let cost = if write { self.t_program } else { self.t_read };
+        let die = &mut self.dies[d];
+        let mut seen = die.spent;
+        if let Some(running) = die.running {
+            let left = die.busy_until.0.saturating_sub(at.0);
+            let kind = running.work() as usize;
+            seen[kind] = Nanos(seen[kind].0.saturating_sub(left));
+        }
+        die.host.push_back(PageTask {
+            slot,
+            write,
+            lpn,
+            placed: false,
+            stream,
+            arrived: at,
+            seen,
+        });
+        die.queued_time += cost;
+        if die.running.is_none() {
+            let from = at.max(die.busy_until);
+            self.run_next(d, from);
+        } else if !write {
+            self.suspend_gc_for_read(d, at);
+        }
+    }
+
+    /// Maps a write's page on die `d`, or on the next dies if `d` is full of
+    /// valid data (the time stays on `d`), and owes the GC that made room.
+    fn place(&mut self, d: usize, task: &mut PageTask, at: Nanos) {
+        task.placed = true;
+        self.merge_write_with_owed_move(task.lpn);
+        let n = self.dies.len();
+        let placed = (0..n).map(|i| (d + i) % n).find_map(|die| {
+            self.ftl
+                .write(u64::from(task.lpn), die as u32, usize::from(task.stream))
+                .ok()
+                .map(|placed| (die, placed))
+        });
+        let Some((die, placed)) = placed else {
+            self.fail_command(task.slot);
+            return;
+        };
+        self.owe_gc(die, placed.gc, false);
+        // GC owed on another die (this one is full) starts there now.
+        if die != d && self.dies[die].running.is_none() {
+            let from = at.max(self.dies[die].busy_until);
+            self.run_next(die, from);
+        }
+    }
+
+    /// Starts die `d`'s next operation at `at`, if it has any.
+    pub(super) fn run_next(&mut self, d: usize, at: Nanos) {
+        let end = match self.preempting_task(d) {
+            Some(index) => {
+                let mut task = self.dies[d].host.remove(index).expect("index is in range");
+                if task.write && !task.placed {
+                    // Placing it may owe GC that must go first: choose again.
+                    self.place(d, &mut task, at);
+                    self.dies[d].host.push_front(task);
+                    return self.run_next(d, at);
+                }
+                self.start_page(d, task, at)
+            }
+            None if self.dies[d].owes_gc() => self.start_gc_step(d, at),
+            None => {
+                self.dies[d].running = None;
+                return;
+            }
+        };
+        let die = &mut self.dies[d];
+        die.busy_until = end;
+        self.stats.die_busy[d] += end - at;
+        self.die_events.push(Reverse((end, d as u32, die.epoch)));
+    }
+
+    /// Starts a host page on die `d` at `at` (or when it arrived); returns
+    /// when the die is done with it.
+    fn start_page(&mut self, d: usize, task: PageTask, at: Nanos) -> Nanos {
+        debug_assert!(
+            !self.dies[d].owes_gc() || !task.write || self.gc_state(d) == 1,
+            "a host write went before owed GC outside state 1"
+        );
+        let at = at.max(task.arrived);
+        if !task.write {
+            self.count_read_wait(d, &task);
+        }
+        let (cost, kind) = if task.write {
+            (self.t_program, DieWork::Program)
+        } else {
+            (self.t_read, DieWork::Read)
+        };
+        let die = &mut self.dies[d];
+        die.queued_time = die.queued_time - cost;
+        die.running = Some(Running::Host(task));
+        let c = self.channel_of(d);
+        let end = if task.write {
+            let transfer = self.channels[c].max(at);
+            let loaded = transfer + self.t_page_transfer;
+            self.channels[c] = loaded;
+            loaded + self.t_program
+        } else {
+            let read_done = at + self.t_read;
+            let out = self.channels[c].max(read_done) + self.t_page_transfer;
+            self.channels[c] = out;
+            out
+        };
+        self.dies[d].spent[kind as usize] += end - at;
+        end
+    }
+
+    /// A read starting on die `d` waited for what the die started since it
+    /// came, by kind of work.
+    fn count_read_wait(&mut self, d: usize, task: &PageTask) {
+        self.stats.host_pages_read += 1;
+        let die = &self.dies[d];
+        let waits = [
+            &mut self.stats.read_wait_behind_read,
+            &mut self.stats.read_wait_behind_program,
+            &mut self.stats.read_wait_behind_gc,
+        ];
+        for (kind, wait) in waits.into_iter().enumerate() {
+            *wait += die.spent[kind] - task.seen[kind];
+        }
+    }
+
+    /// Die `d`'s operation ended at `at`.
+    pub(super) fn finish_operation(&mut self, d: usize, at: Nanos) {
+        if let Some(Running::Host(task)) = self.dies[d].running.take() {
+            self.page_done(task.slot, at);
+        }
+        self.run_next(d, at);
+    }
+}

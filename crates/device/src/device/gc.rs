@@ -1,0 +1,339 @@
+//! Garbage collection as die time: the FTL cleans victims in its map at once
+//! (see [`crate::ftl`]); here each die owes the page moves and erases that
+//! took, and pays them between host pages.
+//!
+//! - Foreground GC is owed when a write's page is placed on a die low on free
+//!   blocks; background GC cleans one victim per die once the drive has been
+//!   idle `background_idle_ms`, up to `high_watermark` free blocks.
+//! - Blocking GC (NPGC) pays a whole victim before anything queued.
+//!   Semi-preemptive GC (PGC, seed 002) pays one page move or erase at a time
+//!   and lets host pages go between steps as the die's free-block state
+//!   allows; its merge technique lets a host write cancel an owed move of the
+//!   same page and a host read lend one its array read, and with suspend a
+//!   read may cut a GC operation short.
+
+use std::cmp::Reverse;
+
+use iosteer_sched::Nanos;
+use thiserror::Error;
+
+use super::dies::{Die, DieWork, Running};
+use super::{micros, Device};
+use crate::config::{DeviceConfig, GcMode};
+use crate::ftl::GcWork;
+
+/// [`Device::set_gc_mode`] on a drive that owes or runs GC: what it owes was
+/// booked for the mode it has (merge keeps a record of owed moves only in
+/// semi-preemptive mode), so the mode may change only on an idle drive.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+#[error(
+    "`gc.mode` cannot change to {} while a die owes or runs GC; change it on an idle drive, such as one just built or aged",
+    .requested.name()
+)]
+pub struct GcModeBusy {
+    pub requested: GcMode,
+}
+
+/// Whether the drive merges host requests with owed GC moves.
+pub(super) fn merges(config: &DeviceConfig) -> bool {
+    config.gc.merge && config.gc.mode == GcMode::SemiPreemptive
+}
+
+impl Die {
+    pub(super) fn owes_gc(&self) -> bool {
+        !self.owed.is_empty() || self.suspended.is_some()
+    }
+
+    /// Drops the GC this die owes, unpaid: the map is already clean.
+    pub(super) fn forget_owed_gc(&mut self) {
+        self.owed.clear();
+        self.owed_erases = 0;
+        self.owed_moves = 0;
+        self.pending.clear();
+        self.lent_reads = 0;
+        self.cancelled_moves = 0;
+        self.suspended = None;
+        self.owed_time = Nanos::ZERO;
+    }
+
+    /// Takes the next step of the GC owed: one page move or one erase, or
+    /// a whole victim when `blocking`.
+    fn take_gc_step(&mut self, blocking: bool) -> GcWork {
+        let work = self.owed.front_mut().expect("the die owes GC");
+        let step = if blocking {
+            std::mem::take(work)
+        } else if work.pages_moved > 0 {
+            work.pages_moved -= 1;
+            GcWork {
+                pages_moved: 1,
+                blocks_erased: 0,
+            }
+        } else {
+            work.blocks_erased -= 1;
+            GcWork {
+                pages_moved: 0,
+                blocks_erased: 1,
+            }
+        };
+        if work.is_empty() {
+            self.owed.pop_front();
+            if self.owed.is_empty() {
+                self.cancelled_moves = 0;
+            }
+        }
+        self.owed_erases -= step.blocks_erased;
+        self.owed_moves -= step.pages_moved;
+        step
+    }
+}
+
+impl Device {
+    /// Switches how GC shares the dies (NPGC or PGC) on a drive that owes
+    /// no GC, such as a freshly aged one: the map does not depend on it, so
+    /// two modes can start from one aging.
+    pub fn set_gc_mode(&mut self, mode: GcMode) -> Result<(), GcModeBusy> {
+        if self.dies.iter().any(|d| d.owes_gc() || d.running.is_some()) {
+            return Err(GcModeBusy { requested: mode });
+        }
+        self.config.gc.mode = mode;
+        self.ftl.record_moves(merges(&self.config));
+        Ok(())
+    }
+
+    /// Die time of GC work: each page move an array read and a program.
+    fn gc_cost(&self, work: GcWork) -> Nanos {
+        Nanos(
+            u64::from(work.pages_moved) * (self.t_read.0 + self.t_program.0)
+                + u64::from(work.blocks_erased) * self.t_erase.0,
+        )
+    }
+
+    /// Die `d` now owes the time of GC the FTL did in its map.
+    pub(super) fn owe_gc(&mut self, d: usize, work: GcWork, background: bool) {
+        if work.is_empty() {
+            return;
+        }
+        let cost = self.gc_cost(work);
+        let victims = u64::from(work.blocks_erased);
+        if background {
+            self.stats.background_victims += victims;
+        } else {
+            self.stats.foreground_victims += victims;
+        }
+        if merges(&self.config) {
+            let die = &mut self.dies[d];
+            for lpn in self.ftl.take_moved() {
+                die.pending.push_back(lpn);
+                self.pending_moves.insert(lpn, (d as u32, false));
+            }
+        }
+        let die = &mut self.dies[d];
+        die.owed_erases += work.blocks_erased;
+        die.owed_moves += work.pages_moved;
+        die.owed_time += cost;
+        // The FTL reports the victims of one cleaning together; each victim's
+        // erase follows its own moves.
+        let (moves, victims) = (work.pages_moved, work.blocks_erased.max(1));
+        for i in 0..victims {
+            die.owed.push_back(GcWork {
+                pages_moved: moves * (i + 1) / victims - moves * i / victims,
+                blocks_erased: u32::from(i < work.blocks_erased),
+            });
+        }
+    }
+
+    /// Merge: a host read of logical page `lpn` on die `d` lends an owed move
+    /// of that page its array read, if one is owed and not lent yet.
+    pub(super) fn lend_read_to_owed_move(&mut self, lpn: u32, d: usize) {
+        if let Some((_, lent @ false)) = self.pending_moves.get_mut(&lpn) {
+            *lent = true;
+            self.dies[d].lent_reads += 1;
+            self.stats.merged_reads += 1;
+        }
+    }
+
+    /// Merge: a host write of logical page `lpn` supersedes an owed move of
+    /// it, which is dropped.
+    pub(super) fn merge_write_with_owed_move(&mut self, lpn: u32) {
+        let Some((owing, lent)) = self.pending_moves.remove(&lpn) else {
+            return;
+        };
+        let owing = owing as usize;
+        self.cancel_move(owing);
+        if lent {
+            self.dies[owing].lent_reads -= 1;
+        }
+        self.stats.merged_writes += 1;
+    }
+
+    /// Merge: drops one of die `d`'s owed moves, whose page a host write
+    /// superseded.
+    fn cancel_move(&mut self, d: usize) {
+        let t_move = self.gc_cost(GcWork {
+            pages_moved: 1,
+            blocks_erased: 0,
+        });
+        let die = &mut self.dies[d];
+        if let Some(work) = die.owed.iter_mut().find(|w| w.pages_moved > 0) {
+            work.pages_moved -= 1;
+            die.owed_moves -= 1;
+            die.cancelled_moves += 1;
+            die.owed_time = die.owed_time - t_move;
+        }
+    }
+
+    /// Seed 002's preemption state of die `d`, from its erased free blocks:
+    /// the FTL's free blocks, less the erases the die still owes, plus the
+    /// blocks its owed moves will fill (the FTL took those already).
+    pub(super) fn gc_state(&self, d: usize) -> u8 {
+        let gc = &self.config.gc;
+        let die = &self.dies[d];
+        let moves = die.owed_moves + die.cancelled_moves;
+        let erased = (self.ftl.free_blocks(d as u32) + moves / self.ftl.pages_per_block())
+            .saturating_sub(die.owed_erases);
+        if erased < gc.state3_below {
+            3
+        } else if erased < gc.state2_below {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Which queued host task, if any, goes before the GC die `d` owes.
+    pub(super) fn preempting_task(&self, d: usize) -> Option<usize> {
+        let die = &self.dies[d];
+        if !die.owes_gc() {
+            return (!die.host.is_empty()).then_some(0);
+        }
+        if self.config.gc.mode == GcMode::Blocking {
+            return None;
+        }
+        match self.gc_state(d) {
+            1 => (!die.host.is_empty()).then_some(0),
+            2 => die.host.iter().position(|t| !t.write),
+            _ => None,
+        }
+    }
+
+    /// Starts one page move or erase of what die `d` owes (NPGC: a whole
+    /// victim), or resumes a suspended one; returns when it ends.
+    pub(super) fn start_gc_step(&mut self, d: usize, at: Nanos) -> Nanos {
+        let die = &mut self.dies[d];
+        die.running = Some(Running::Gc);
+        if let Some(left) = die.suspended.take() {
+            die.resumed = true;
+            self.charge_gc(d, left);
+            return at + left;
+        }
+        die.resumed = false;
+        let step = die.take_gc_step(self.config.gc.mode == GcMode::Blocking);
+        let owed_cost = self.gc_cost(step);
+        let die = &mut self.dies[d];
+        die.owed_time = die.owed_time - owed_cost;
+        let mut cost = owed_cost;
+        if step.pages_moved == 1 && self.next_move_was_lent_a_read(d) {
+            cost = cost - self.t_read;
+        }
+        self.charge_gc(d, cost);
+        let end = at + cost;
+        if !self.config.gc.pipeline {
+            self.hold_channel(d, end);
+        }
+        end
+    }
+
+    /// Merge: takes the page die `d`'s next move copies off the record (the
+    /// first still owed: merged writes took the others off the map); whether
+    /// a host read lent that move its array read.
+    fn next_move_was_lent_a_read(&mut self, d: usize) -> bool {
+        let die = &mut self.dies[d];
+        while let Some(lpn) = die.pending.pop_front() {
+            if let Some((_, lent)) = self.pending_moves.remove(&lpn) {
+                if lent {
+                    die.lent_reads -= 1;
+                }
+                return lent;
+            }
+        }
+        false
+    }
+
+    fn charge_gc(&mut self, d: usize, time: Nanos) {
+        self.dies[d].spent[DieWork::Gc as usize] += time;
+        self.stats.die_gc_busy[d] += time;
+    }
+
+    /// Fully preemptible GC: a read arriving at `at` suspends the GC
+    /// operation under way on die `d`, when the drive suspends, reads may
+    /// preempt GC in the die's state, and suspending saves time.
+    pub(super) fn suspend_gc_for_read(&mut self, d: usize, at: Nanos) {
+        let gc = &self.config.gc;
+        let suspend = micros(gc.suspend_us);
+        let die = &self.dies[d];
+        let eligible = gc.suspend
+            && gc.mode == GcMode::SemiPreemptive
+            && matches!(die.running, Some(Running::Gc))
+            && !die.resumed
+            && die.suspended.is_none()
+            && die.busy_until > at + suspend;
+        if !eligible || self.gc_state(d) == 3 {
+            return;
+        }
+        let free_at = at + suspend;
+        let die = &mut self.dies[d];
+        let cut = die.busy_until - free_at;
+        die.suspended = Some(die.busy_until - at);
+        die.spent[DieWork::Gc as usize] = die.spent[DieWork::Gc as usize] - cut;
+        self.stats.die_gc_busy[d] = self.stats.die_gc_busy[d] - cut;
+        self.stats.die_busy[d] = self.stats.die_busy[d] - cut;
+        self.stats.gc_suspensions += 1;
+        die.busy_until = free_at;
+        die.epoch = die.epoch.wrapping_add(1);
+        self.die_events
+            .push(Reverse((free_at, d as u32, die.epoch)));
+    }
+
+    /// Whether idle GC should clean a victim on die `d` now.
+    fn needs_gc(&self, d: usize) -> bool {
+        let die = &self.dies[d];
+        !self.gc_stuck[d]
+            && !die.owes_gc()
+            && die.running.is_none()
+            && self.ftl.free_blocks(d as u32) < self.config.gc.high_watermark
+    }
+
+    /// The start of the next idle GC victim, if the drive is idle and needs one.
+    pub(super) fn next_background_gc(&self) -> Option<Nanos> {
+        if !self.idle() {
+            return None;
+        }
+        let idle_time = micros(self.config.gc.background_idle_ms * 1e3);
+        let link_idle = (self.idle_since + idle_time).max(self.link_free + idle_time);
+        (0..self.dies.len())
+            .filter(|d| self.needs_gc(*d))
+            .map(|d| self.dies[d].busy_until.max(link_idle))
+            .min()
+    }
+
+    /// Cleans one victim on the idle die that needs it first, at `at`.
+    pub(super) fn start_background_gc(&mut self, at: Nanos) {
+        let d = (0..self.dies.len())
+            .filter(|d| self.needs_gc(*d))
+            .min_by_key(|d| self.dies[*d].busy_until)
+            .expect("a die needs GC");
+        let ppb = u64::from(self.ftl.pages_per_block());
+        match self.ftl.collect(d as u32) {
+            Ok(Some(work)) => {
+                self.owe_gc(d, work, true);
+                // A FIFO victim full of valid data frees nothing.
+                if u64::from(work.pages_moved) >= u64::from(work.blocks_erased) * ppb {
+                    self.gc_stuck[d] = true;
+                }
+                self.run_next(d, at);
+            }
+            _ => self.gc_stuck[d] = true,
+        }
+    }
+}
