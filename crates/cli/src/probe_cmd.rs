@@ -87,10 +87,10 @@ use iosteer_engine::{
     Engine, EngineConfig, EngineError, Finished, OpenOptionsSpec, Target, TargetKind,
 };
 use iosteer_sched::{policy, Command, DeviceView, LifetimeHint, Nanos};
-use iosteer_sim::fio::{size_value, time_value};
-use iosteer_sim::report::{Phase, PhaseReport, RunReport};
 use iosteer_sim::scenario::FillWhileServing;
-use iosteer_sim::workload::{Arrival, Job, JobKind, Synthetic};
+use iosteer_workload::fio::{size_value, time_value};
+use iosteer_workload::report::{Phase, PhaseReport, RunReport};
+use iosteer_workload::workload::{Arrival, Job, JobKind, Synthetic};
 use plotters::prelude::*;
 use serde::Serialize;
 
@@ -624,7 +624,7 @@ fn reads_at(capacity: u64, rate: f64, why: &str) -> (Vec<Job>, String) {
 /// The read jobs of `--read-job FILE` against `capacity` bytes.
 fn file_reads(file: &str, capacity: u64) -> Result<Vec<Job>, String> {
     let text = std::fs::read_to_string(file).map_err(|e| format!("--read-job {file}: {e}"))?;
-    let jobs = iosteer_sim::fio::parse(&text, file, capacity).map_err(|e| e.to_string())?;
+    let jobs = iosteer_workload::fio::parse(&text, file, capacity).map_err(|e| e.to_string())?;
     if jobs.is_empty() {
         return Err(format!("--read-job {file}: the job file has no job"));
     }
@@ -1253,8 +1253,8 @@ fn csv(report: &ProbeReport) -> String {
 
 /// probe.csv, probe.svg, probe.json and each run's one-second series.
 fn write_out(dir: &Path, outcome: &Outcome, metric: &str) -> Result<(), String> {
-    let mut written =
-        iosteer_sim::chart::write_outputs(dir, &outcome.runs).map_err(|e| format!("--out {e}"))?;
+    let mut written = iosteer_workload::chart::write_outputs(dir, &outcome.runs)
+        .map_err(|e| format!("--out {e}"))?;
     let failed = |path: &Path, e: &dyn std::fmt::Display| format!("--out {}: {e}", path.display());
     let path = dir.join("probe.csv");
     std::fs::write(&path, csv(&outcome.report)).map_err(|e| failed(&path, &e))?;

@@ -11,15 +11,15 @@ use iosteer_engine::metrics::{self, MetricsServer, RunGauges};
 use iosteer_engine::runner::{self, Backend, Observer, RunLimits, Source};
 use iosteer_engine::{Engine, EngineConfig, EngineError, OpenOptionsSpec, Target};
 use iosteer_sched::{policy, Nanos, Op, Outcome, Request, Scheduler};
-use iosteer_sim::fio::{size_value, time_value};
-use iosteer_sim::report::{
-    table, CpuReport, DeviceReport, Phase, Recorder, SimReport, SimSummary, VerifyReport,
-};
 use iosteer_sim::scenario::{scenario, SCENARIOS};
 use iosteer_sim::Simulation;
+use iosteer_workload::fio::{size_value, time_value};
+use iosteer_workload::report::{
+    table, CpuReport, DeviceReport, Phase, Recorder, SimReport, SimSummary, VerifyReport,
+};
 
 use crate::device_cmd::load_device;
-use iosteer_sim::workload::{Generator, Job, JobKind};
+use iosteer_workload::workload::{Generator, Job, JobKind};
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
@@ -286,7 +286,7 @@ fn parse_jobs(setup: &Setup, size: u64) -> Result<Vec<Job>, String> {
     let Some((file, text)) = &setup.job else {
         return Err("give --job FILE (or, with --emulate, --scenario NAME)".into());
     };
-    let jobs = iosteer_sim::fio::parse(text, file, size).map_err(|e| e.to_string())?;
+    let jobs = iosteer_workload::fio::parse(text, file, size).map_err(|e| e.to_string())?;
     if jobs.is_empty() {
         return Err(format!("--job {file}: the job file has no job"));
     }
@@ -456,7 +456,7 @@ impl Plan {
 
 /// What a run measured, and how it ended.
 pub(crate) struct Measured {
-    pub report: iosteer_sim::RunReport,
+    pub report: iosteer_workload::report::RunReport,
     pub requests: u64,
     pub wall: f64,
     pub error: Option<String>,
@@ -633,7 +633,7 @@ pub(crate) fn phases_of(jobs: &[Job], run_for: Nanos, drain: Nanos) -> Vec<Phase
 
 fn write_reports(
     args: &RunArgs,
-    runs: &[iosteer_sim::RunReport],
+    runs: &[iosteer_workload::report::RunReport],
     requests: u64,
     wall: f64,
 ) -> Result<(), String> {
@@ -649,7 +649,7 @@ fn write_reports(
     if let Some(dir) = &args.out {
         let dir = std::path::Path::new(dir);
         let mut written =
-            iosteer_sim::chart::write_outputs(dir, runs).map_err(|e| format!("--out {e}"))?;
+            iosteer_workload::chart::write_outputs(dir, runs).map_err(|e| format!("--out {e}"))?;
         let path = dir.join("report.json");
         std::fs::write(&path, &json).map_err(|e| format!("--out {}: {e}", path.display()))?;
         written.push(path);

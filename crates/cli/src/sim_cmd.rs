@@ -1,15 +1,15 @@
 //! `iosteer sim`: schedulers on the simulated drive.
 
 use iosteer_sched::Nanos;
-use iosteer_sim::report::{table, SimReport, SimSummary};
 use iosteer_sim::run::run_all;
 use iosteer_sim::scenario::{scenario, PAPER_SPECS, SCENARIOS};
 use iosteer_sim::study::{
     gc_cases, gc_table, hints_table, run_cases, study, write_sweep_charts, Case, STUDIES,
 };
-use iosteer_sim::trace::{self, Devices, Fit, TimeUnit, TraceFormat};
-use iosteer_sim::workload::{Job, JobKind};
 use iosteer_sim::Simulation;
+use iosteer_workload::report::{table, SimReport, SimSummary};
+use iosteer_workload::trace::{self, Devices, Fit, TimeUnit, TraceFormat};
+use iosteer_workload::workload::{Job, JobKind};
 
 use crate::device_cmd::load_device;
 
@@ -169,8 +169,8 @@ fn job_simulation(
     device: iosteer_device::DeviceConfig,
 ) -> Result<Simulation, String> {
     let text = std::fs::read_to_string(file).map_err(|e| format!("--job {file}: {e}"))?;
-    let jobs =
-        iosteer_sim::fio::parse(&text, file, device.logical_bytes()).map_err(|e| e.to_string())?;
+    let jobs = iosteer_workload::fio::parse(&text, file, device.logical_bytes())
+        .map_err(|e| e.to_string())?;
     Ok(Simulation::of_jobs(
         device,
         jobs,
@@ -317,7 +317,7 @@ pub fn sim(args: SimArgs) -> Result<(), String> {
     if let Some(dir) = &args.out {
         let dir = std::path::Path::new(dir);
         let mut written =
-            iosteer_sim::chart::write_outputs(dir, &runs).map_err(|e| format!("--out {e}"))?;
+            iosteer_workload::chart::write_outputs(dir, &runs).map_err(|e| format!("--out {e}"))?;
         if matches!(&plan, Plan::Study(name, _) if name == "pgc-sweep") {
             written.extend(write_sweep_charts(dir, &runs).map_err(|e| format!("--out {e}"))?);
         }

@@ -34,8 +34,8 @@
 use std::path::Path;
 
 use iosteer_sched::{policy, Nanos};
-use iosteer_sim::report::{PhaseReport, RunReport};
 use iosteer_sim::scenario::{scenario, SCENARIOS};
+use iosteer_workload::report::{PhaseReport, RunReport};
 use plotters::prelude::*;
 use rayon::prelude::*;
 use serde::Serialize;

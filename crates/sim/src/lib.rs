@@ -18,15 +18,8 @@
 //! - [`report`]: per-phase results, JSON schema, terminal table;
 //!   [`series`] and [`chart`]: one-second CSV series and SVG charts.
 
-pub mod chart;
-pub mod fio;
-pub mod report;
 pub mod run;
 pub mod scenario;
-pub mod series;
 pub mod study;
-pub mod trace;
-pub mod workload;
 
-pub use report::{RunReport, SimReport};
 pub use run::{SimError, Simulation};

@@ -6,7 +6,7 @@
 //! hands back what it finished (each completion goes to the scheduler and to
 //! the job that issued it), the scheduler ticks if due, due jobs issue (a
 //! job that listens to back-pressure first asks the scheduler's `pressure()`
-//! and may hold a write or trim, [`crate::workload::Synthetic::backpressure`]),
+//! and may hold a write or trim, [`iosteer_workload::workload::Synthetic::backpressure`]),
 //! and the scheduler dispatches into the drive until it holds back. Equal
 //! times resolve the same way every run, and all randomness comes from the
 //! seed: same inputs, same output.
@@ -17,8 +17,8 @@ use iosteer_device::{Device, DeviceConfig, Finished, Precondition};
 use iosteer_sched::{policy, Dispatch, Nanos, Op, Request, Scheduler};
 use thiserror::Error;
 
-use crate::report::{DeviceReport, Phase, Recorder, RunReport};
-use crate::workload::{Generator, Job};
+use iosteer_workload::report::{DeviceReport, Phase, Recorder, RunReport};
+use iosteer_workload::workload::{Generator, Job};
 
 #[derive(Debug, Error)]
 #[non_exhaustive]
@@ -86,7 +86,7 @@ impl Simulation {
             .iter()
             .map(|j| match (&j.kind, j.stop) {
                 (_, Some(stop)) => stop,
-                (crate::workload::JobKind::Trace(r), None) => {
+                (iosteer_workload::workload::JobKind::Trace(r), None) => {
                     j.start + r.last().map_or(Nanos::ZERO, |x| x.at)
                 }
                 _ => j.start,
@@ -415,7 +415,7 @@ fn must_wait(job: &mut Generator, sched: &dyn Scheduler, now: Nanos) -> Option<N
 fn waf_between(start: (u64, u64), end: (u64, u64)) -> Option<f64> {
     let host = end.0.saturating_sub(start.0);
     let moved = end.1.saturating_sub(start.1);
-    (host > 0).then(|| crate::report::round((host + moved) as f64 / host as f64, 3))
+    (host > 0).then(|| iosteer_workload::report::round((host + moved) as f64 / host as f64, 3))
 }
 
 /// Runs every spec on the same aged drive; returns the reports and the wall
@@ -451,8 +451,8 @@ pub fn run_all(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::{Arrival, JobKind, Synthetic};
     use iosteer_sched::LifetimeHint;
+    use iosteer_workload::workload::{Arrival, JobKind, Synthetic};
 
     /// A sequential writer offering 8 MB/s, 64 writes deep at most, for 5 s,
     /// on a fresh drive.

@@ -20,9 +20,9 @@ use std::time::Instant;
 use iosteer_device::{Device, DeviceConfig, GcMode, Precondition};
 use iosteer_sched::{LifetimeHint, Nanos};
 
-use crate::report::{Phase, RunReport};
 use crate::run::{SimError, Simulation};
-use crate::workload::{Arrival, Job, JobKind, Synthetic};
+use iosteer_workload::report::{Phase, RunReport};
+use iosteer_workload::workload::{Arrival, Job, JobKind, Synthetic};
 
 pub const STUDIES: &[(&str, &str)] = &[
     (
@@ -460,7 +460,7 @@ pub fn write_sweep_charts(
             continue;
         }
         let path = dir.join(format!("pgc-sweep-{sweep}.svg"));
-        crate::chart::category_chart(
+        iosteer_workload::chart::category_chart(
             &path,
             &format!("response time by {sweep}: NPGC against PGC"),
             &categories,
@@ -653,7 +653,7 @@ mod tests {
         run_cases(&cases, &mut |_, _, _| true).unwrap().0
     }
 
-    fn all_latency(runs: &[RunReport], label: &str) -> crate::report::LatencyReport {
+    fn all_latency(runs: &[RunReport], label: &str) -> iosteer_workload::report::LatencyReport {
         let run = runs.iter().find(|r| r.scheduler == label).unwrap();
         run.phase("all").unwrap().all.lat_us.clone()
     }

@@ -129,7 +129,7 @@ impl ClassAccumulator {
     }
 }
 
-pub(crate) fn round(x: f64, digits: i32) -> f64 {
+pub fn round(x: f64, digits: i32) -> f64 {
     let scale = 10f64.powi(digits);
     (x * scale).round() / scale
 }
@@ -419,7 +419,7 @@ impl Recorder {
     }
 
     /// The report of every phase, then `all` over them.
-    pub(crate) fn phase_reports(&self) -> Vec<PhaseReport> {
+    pub fn phase_reports(&self) -> Vec<PhaseReport> {
         let mut reports: Vec<PhaseReport> = self
             .phases
             .iter()
@@ -440,7 +440,7 @@ impl Recorder {
     }
 
     /// The one-second series so far (the recorder keeps recording afresh).
-    pub(crate) fn take_series(&mut self, gc_pages_total: u64) -> Vec<crate::series::Second> {
+    pub fn take_series(&mut self, gc_pages_total: u64) -> Vec<crate::series::Second> {
         std::mem::take(&mut self.series).finish(gc_pages_total)
     }
 

@@ -1,0 +1,6 @@
+pub mod chart;
+pub mod fio;
+pub mod report;
+pub mod series;
+pub mod trace;
+pub mod workload;
