@@ -28,7 +28,7 @@ use crate::verify::{Verifier, BLOCK};
 #[derive(Debug, Error)]
 pub enum EngineError {
     /// The kernel or the sandbox does not allow io_uring.
-    #[error("io_uring is not available here: {0}")]
+    #[error("io_uring is not available here ({0}); a container may need its seccomp profile to allow io_uring_setup")]
     Unsupported(io::Error),
     #[error("io_uring: {0}")]
     Io(#[from] io::Error),

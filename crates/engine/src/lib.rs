@@ -46,6 +46,7 @@
 //! ```
 
 pub mod buffers;
+pub mod drive;
 pub mod emulate;
 pub mod engine;
 pub mod metrics;

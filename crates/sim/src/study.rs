@@ -87,9 +87,7 @@ pub fn run_cases(
             }
         };
         let mut device = aged[index].2.clone();
-        device
-            .set_gc_mode(case.sim.device.gc.mode)
-            .map_err(|e| SimError::Device(e.to_string()))?;
+        device.set_gc_mode(case.sim.device.gc.mode)?;
         let started = Instant::now();
         let mut report = case
             .sim
@@ -430,7 +428,7 @@ fn pgc_sweep(device: Option<DeviceConfig>, spec: &str, seed: u64) -> Vec<Case> {
 pub fn write_sweep_charts(
     dir: &std::path::Path,
     runs: &[RunReport],
-) -> Result<Vec<std::path::PathBuf>, String> {
+) -> Result<Vec<std::path::PathBuf>, iosteer_workload::chart::OutputError> {
     let mut written = Vec::new();
     for (sweep, points) in sweep_points() {
         let mut lines: Vec<(String, Vec<f64>)> = ["NPGC sd", "PGC sd", "NPGC mean", "PGC mean"]

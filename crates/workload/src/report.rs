@@ -129,6 +129,7 @@ impl ClassAccumulator {
     }
 }
 
+/// `x` rounded to `digits` decimals: the precision figures are reported at.
 pub fn round(x: f64, digits: i32) -> f64 {
     let scale = 10f64.powi(digits);
     (x * scale).round() / scale
@@ -223,25 +224,6 @@ pub struct DeviceReport {
     pub wear_erases_min: u32,
     pub wear_erases_mean: f64,
     pub wear_erases_max: u32,
-}
-
-impl DeviceReport {
-    pub fn from_stats(stats: &iosteer_device::DeviceStats) -> DeviceReport {
-        DeviceReport {
-            waf: round(stats.write_amplification(), 3),
-            gc_pages_moved: stats.ftl.gc_pages_moved,
-            erases: stats.ftl.blocks_erased,
-            foreground_gc_blocks: stats.foreground_victims,
-            background_gc_blocks: stats.background_victims,
-            read_wait_behind_gc_s: round(stats.read_wait_behind_gc.as_secs_f64(), 3),
-            read_wait_behind_program_s: round(stats.read_wait_behind_program.as_secs_f64(), 3),
-            merged_writes: stats.merged_writes,
-            merged_reads: stats.merged_reads,
-            wear_erases_min: stats.wear.min,
-            wear_erases_mean: round(stats.wear.mean, 2),
-            wear_erases_max: stats.wear.max,
-        }
-    }
 }
 
 /// CPU time over a run's wall time: `cores` 1.0 is one core kept busy.
