@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use super::*;
-use iosteer_device::DeviceConfig;
+use iosteer_device::{Device, DeviceConfig};
+use iosteer_engine::emulate::Emulated;
 use iosteer_sched::{Command, Op, Request};
 
 /// The options `iosteer probe` takes by default, with `throttle`, `sched`
