@@ -1,19 +1,23 @@
 //! `iosteer`: the command line of the iosteer toolkit.
 //!
-//! Subcommands live in their own modules; this file only parses arguments and
-//! turns errors into messages and exit codes.
+//! Subcommands live in their own modules; each parses its arguments, calls
+//! a library (`iosteer-sim`, `iosteer-engine`, `iosteer-study`) and prints.
+//! Errors become messages naming the options they concern here, and only
+//! here.
 
-mod bench;
-mod device_cmd;
-mod probe_cmd;
-mod run_cmd;
+mod interrupt;
+mod probe;
+mod run;
 mod sim_cmd;
-mod sweep_cmd;
+mod sweep;
 
 use std::process::ExitCode;
 
+use anyhow::{anyhow, Result};
 use clap::{Parser, Subcommand};
 use iosteer_sched::policy;
+use iosteer_study::bench::{self, BenchError};
+use iosteer_study::device::{self, DeviceError};
 
 /// Flash-aware I/O scheduling: scheduler policies, judged on a simulated SSD.
 #[derive(Debug, Parser)]
@@ -35,14 +39,14 @@ enum Command {
     Sim(sim_cmd::SimArgs),
     /// Run one scenario across a grid of scheduler settings (in parallel) and mark the
     /// best one that meets a read-latency objective.
-    Sweep(sweep_cmd::SweepArgs),
+    Sweep(sweep::SweepArgs),
     /// Run a fio job file against a real file or block device through a
     /// scheduler and io_uring, reported like a simulation.
-    Run(run_cmd::RunArgs),
+    Run(run::RunArgs),
     /// Find the write limit: serve reads, step the write rate up on a real
     /// target or an emulated drive, and report the highest rate that keeps a
     /// read-latency objective.
-    Probe(probe_cmd::ProbeArgs),
+    Probe(probe::ProbeArgs),
     /// List the scheduling policies with their tunables and defaults.
     Schedulers,
     /// The SSD model on its own: presets, configuration, the write-amplification check.
@@ -120,14 +124,14 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("iosteer: error: {message}");
+        Err(error) => {
+            eprintln!("iosteer: error: {error}");
             ExitCode::FAILURE
         }
     }
 }
 
-fn run(cli: Cli) -> Result<(), String> {
+fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Schedulers => {
             print_schedulers();
@@ -135,9 +139,9 @@ fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Device(command) => run_device(command),
         Command::Sim(args) => sim_cmd::sim(args),
-        Command::Sweep(args) => sweep_cmd::sweep(args),
-        Command::Run(args) => run_cmd::run(args),
-        Command::Probe(args) => probe_cmd::probe(args),
+        Command::Sweep(args) => sweep::sweep(args),
+        Command::Run(args) => run::run(args),
+        Command::Probe(args) => probe::probe(args),
         Command::Bench(BenchCommand::Device {
             devices,
             requests,
@@ -153,14 +157,11 @@ fn run(cli: Cli) -> Result<(), String> {
             };
             let mut results = Vec::new();
             for spec in &devices {
-                let config = device_cmd::load_device(spec)?;
-                results.push(device_cmd::bench_device(config, requests)?);
+                let config = load_device("--device", spec)?;
+                results.push(device::bench_device(config, requests)?);
             }
             if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?
-                );
+                println!("{}", serde_json::to_string_pretty(&results)?);
             } else {
                 println!(
                     "{:<16} {:>8} {:>14} {:>16} {:>14} {:>6}",
@@ -194,10 +195,12 @@ fn run(cli: Cli) -> Result<(), String> {
             } else {
                 policies
             };
-            let results = bench::bench(&specs, requests, repeat as usize)?;
+            let results = bench::bench(&specs, requests, repeat as usize).map_err(|e| match e {
+                BenchError::Scheduler { spec, source } => anyhow!("--policy {spec}: {source}"),
+                other => other.into(),
+            })?;
             if json {
-                let text = serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?;
-                println!("{text}");
+                println!("{}", serde_json::to_string_pretty(&results)?);
             } else {
                 print_bench_table(&results);
             }
@@ -206,11 +209,11 @@ fn run(cli: Cli) -> Result<(), String> {
     }
 }
 
-fn run_device(command: DeviceCommand) -> Result<(), String> {
+fn run_device(command: DeviceCommand) -> Result<()> {
     match command {
         DeviceCommand::List => {
             for name in iosteer_device::config::preset_names() {
-                let c = iosteer_device::DeviceConfig::preset(name).map_err(|e| e.to_string())?;
+                let c = iosteer_device::DeviceConfig::preset(name)?;
                 println!(
                     "{:<16} {:>5.1} GiB logical, {} dies, {:?} queue depth {}, GC {} ({})",
                     name,
@@ -229,7 +232,7 @@ fn run_device(command: DeviceCommand) -> Result<(), String> {
             Ok(())
         }
         DeviceCommand::Show { device } => {
-            print!("{}", device_cmd::load_device(&device)?.to_toml());
+            print!("{}", load_device("--device", &device)?.to_toml());
             Ok(())
         }
         DeviceCommand::Waf {
@@ -240,13 +243,17 @@ fn run_device(command: DeviceCommand) -> Result<(), String> {
             seed,
             json,
         } => {
-            let victim = device_cmd::parse_victim(&victim)?;
-            let report = device_cmd::waf(victim, alpha, blocks, pages_per_block, seed)?;
+            let victim = device::parse_victim(&victim).map_err(|e| anyhow!("--victim {e}"))?;
+            let report =
+                device::waf(victim, alpha, blocks, pages_per_block, seed).map_err(|e| match e {
+                    DeviceError::TooSmall { .. } => anyhow!(
+                        "--blocks {blocks} --pages-per-block {pages_per_block}: need at least 16 blocks of 2 pages"
+                    ),
+                    DeviceError::Experiment { message, .. } => anyhow!("--alpha {alpha}: {message}"),
+                    other => other.into(),
+                })?;
             if json {
-                println!(
-                    "{}",
-                    serde_json::to_string(&report).map_err(|e| e.to_string())?
-                );
+                println!("{}", serde_json::to_string(&report)?);
             } else {
                 let analytic = report
                     .analytic
@@ -292,4 +299,44 @@ fn print_bench_table(results: &[bench::BenchResult]) {
         "(median of {} runs each; enqueue + dispatch + complete on one core)",
         results.first().map_or(0, |r| r.runs.len())
     );
+}
+
+/// A drive from a preset name or a TOML file; `option` names where the
+/// name came from (`--device`, `--emulate`).
+fn load_device(option: &str, spec: &str) -> Result<iosteer_device::DeviceConfig> {
+    device::load_device(spec).map_err(|e| match e {
+        DeviceError::Config(config) => anyhow!("{config}"),
+        other => anyhow!("{option} {other}"),
+    })
+}
+
+/// The positive `--slo-ms`, as a duration.
+fn slo(slo_ms: f64) -> Result<iosteer_sched::Nanos> {
+    if !(slo_ms.is_finite() && slo_ms > 0.0) {
+        return Err(anyhow!(
+            "--slo-ms {slo_ms}: expected a positive number of milliseconds"
+        ));
+    }
+    Ok(iosteer_sched::Nanos((slo_ms * 1e6) as u64))
+}
+
+/// Writes `json` as report.json into `dir` with the runs' series and
+/// charts, and says so.
+fn write_run_outputs(
+    dir: &str,
+    runs: &[iosteer_workload::RunReport],
+    json: &str,
+) -> Result<Vec<std::path::PathBuf>> {
+    let dir = std::path::Path::new(dir);
+    let mut written =
+        iosteer_workload::chart::write_outputs(dir, runs).map_err(|e| anyhow!("--out {e}"))?;
+    let path = dir.join("report.json");
+    std::fs::write(&path, json).map_err(|e| anyhow!("--out {}: {e}", path.display()))?;
+    written.push(path);
+    Ok(written)
+}
+
+/// The line that ends every `--out`.
+fn say_written(count: usize, dir: &str) {
+    eprintln!("iosteer: wrote {count} files to {dir}");
 }

@@ -1,17 +1,19 @@
 //! `iosteer sim`: schedulers on the simulated drive.
 
+use anyhow::{anyhow, Result};
 use iosteer_sched::Nanos;
-use iosteer_sim::report::{table, SimReport, SimSummary};
 use iosteer_sim::run::run_all;
 use iosteer_sim::scenario::{scenario, PAPER_SPECS, SCENARIOS};
 use iosteer_sim::study::{
     gc_cases, gc_table, hints_table, run_cases, study, write_sweep_charts, Case, STUDIES,
 };
-use iosteer_sim::trace::{self, Devices, Fit, TimeUnit, TraceFormat};
-use iosteer_sim::workload::{Job, JobKind};
-use iosteer_sim::Simulation;
+use iosteer_sim::{SimError, Simulation};
+use iosteer_workload::report::{table, SimReport, SimSummary};
+use iosteer_workload::round;
+use iosteer_workload::trace::{self, Devices, Fit, TimeUnit, TraceError, TraceFormat};
+use iosteer_workload::workload::{Job, JobKind};
 
-use crate::device_cmd::load_device;
+use crate::{interrupt, load_device};
 
 /// What `iosteer sim` was asked to run.
 #[derive(Debug, clap::Args)]
@@ -93,18 +95,8 @@ impl Plan {
     }
 }
 
-fn slo(args: &SimArgs) -> Result<Nanos, String> {
-    if !(args.slo_ms.is_finite() && args.slo_ms > 0.0) {
-        return Err(format!(
-            "--slo-ms {}: expected a positive number of milliseconds",
-            args.slo_ms
-        ));
-    }
-    Ok(Nanos((args.slo_ms * 1e6) as u64))
-}
-
 /// A study, when `args` names one; `--sched` gives its host policy (one).
-fn study_plan(args: &SimArgs) -> Result<Option<Plan>, String> {
+fn study_plan(args: &SimArgs) -> Result<Option<Plan>> {
     let Some(name) = args.scenario.as_deref() else {
         return Ok(None);
     };
@@ -112,33 +104,42 @@ fn study_plan(args: &SimArgs) -> Result<Option<Plan>, String> {
         return Ok(None);
     }
     if args.scheds.len() > 1 {
-        return Err(format!(
+        return Err(anyhow!(
             "study {name} runs one host policy; give at most one --sched"
         ));
     }
     let spec = args.scheds.first().map_or("fifo", String::as_str);
-    iosteer_sched::policy::build(spec).map_err(|e| format!("--sched {spec}: {e}"))?;
-    let device = args.device.as_deref().map(load_device).transpose()?;
+    iosteer_sched::policy::build(spec).map_err(|e| anyhow!("--sched {spec}: {e}"))?;
+    let device = args
+        .device
+        .as_deref()
+        .map(|d| load_device("--device", d))
+        .transpose()?;
     let mut cases = study(name, device, spec, args.seed).expect("a listed study");
-    let slo = slo(args)?;
+    let slo = crate::slo(args.slo_ms)?;
     for case in &mut cases {
         case.sim.slo = slo;
     }
     Ok(Some(Plan::Study(name.to_string(), cases)))
 }
 
-fn build(args: &SimArgs) -> Result<Plan, String> {
+fn build(args: &SimArgs) -> Result<Plan> {
     if let Some(plan) = study_plan(args)? {
         return Ok(plan);
     }
-    let device = load_device(args.device.as_deref().unwrap_or("consumer-sata"))?;
+    let device = load_device(
+        "--device",
+        args.device.as_deref().unwrap_or("consumer-sata"),
+    )?;
     let sources = [
         args.scenario.is_some(),
         args.job.is_some(),
         args.trace.is_some(),
     ];
     if sources.iter().filter(|s| **s).count() > 1 {
-        return Err("give one workload: a scenario, --job FILE or --trace FILE".into());
+        return Err(anyhow!(
+            "give one workload: a scenario, --job FILE or --trace FILE"
+        ));
     }
     let fifo_only = || vec!["fifo".to_string()];
     let (mut sim, default_specs) = if let Some(file) = &args.job {
@@ -148,10 +149,10 @@ fn build(args: &SimArgs) -> Result<Plan, String> {
     } else {
         let name = args.scenario.as_deref().unwrap_or("fill-while-serving");
         let sim = scenario(name, device, args.seed)
-            .ok_or_else(|| format!("unknown scenario `{name}`; scenarios: {}", scenario_names()))?;
+            .ok_or_else(|| anyhow!("unknown scenario `{name}`; scenarios: {}", scenario_names()))?;
         (sim, PAPER_SPECS.iter().map(|s| s.to_string()).collect())
     };
-    sim.slo = slo(args)?;
+    sim.slo = crate::slo(args.slo_ms)?;
     let specs = if args.scheds.is_empty() {
         default_specs
     } else {
@@ -167,10 +168,9 @@ fn job_simulation(
     args: &SimArgs,
     file: &str,
     device: iosteer_device::DeviceConfig,
-) -> Result<Simulation, String> {
-    let text = std::fs::read_to_string(file).map_err(|e| format!("--job {file}: {e}"))?;
-    let jobs =
-        iosteer_sim::fio::parse(&text, file, device.logical_bytes()).map_err(|e| e.to_string())?;
+) -> Result<Simulation> {
+    let text = std::fs::read_to_string(file).map_err(|e| anyhow!("--job {file}: {e}"))?;
+    let jobs = iosteer_workload::fio::parse(&text, file, device.logical_bytes())?;
     Ok(Simulation::of_jobs(
         device,
         jobs,
@@ -184,30 +184,30 @@ fn trace_simulation(
     args: &SimArgs,
     file: &str,
     device: iosteer_device::DeviceConfig,
-) -> Result<Simulation, String> {
+) -> Result<Simulation> {
     let format = TraceFormat::parse(&args.trace_format).ok_or_else(|| {
-        format!(
+        anyhow!(
             "--trace-format {}: expected one of {}",
             args.trace_format,
             TraceFormat::NAMES
         )
     })?;
     let unit = TimeUnit::parse(&args.trace_unit).ok_or_else(|| {
-        format!(
+        anyhow!(
             "--trace-unit {}: expected one of {}",
             args.trace_unit,
             TimeUnit::NAMES
         )
     })?;
     let devices = Devices::parse(&args.trace_devices).ok_or_else(|| {
-        format!(
+        anyhow!(
             "--trace-devices {}: expected one of {}",
             args.trace_devices,
             Devices::NAMES
         )
     })?;
     if !(args.trace_speed.is_finite() && args.trace_speed > 0.0) {
-        return Err(format!(
+        return Err(anyhow!(
             "--trace-speed {}: expected a positive number",
             args.trace_speed
         ));
@@ -217,15 +217,14 @@ fn trace_simulation(
         Some("wrap") => Fit::Wrap,
         Some("scale") => Fit::Scale,
         Some(other) => {
-            return Err(format!(
+            return Err(anyhow!(
                 "--trace-fit {other}: expected one of {}",
                 Fit::NAMES
             ))
         }
     };
-    let text = std::fs::read_to_string(file).map_err(|e| format!("--trace {file}: {e}"))?;
-    let mut records = trace::parse(&text, file, format, unit, args.trace_speed, devices)
-        .map_err(|e| e.to_string())?;
+    let text = std::fs::read_to_string(file).map_err(|e| anyhow!("--trace {file}: {e}"))?;
+    let mut records = trace::parse(&text, file, format, unit, args.trace_speed, devices)?;
     let remapped = trace::fit(
         &mut records,
         device.logical_bytes(),
@@ -233,7 +232,10 @@ fn trace_simulation(
         fit,
         file,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| match e {
+        TraceError::TooLarge { .. } => anyhow!("{e} (--trace-fit wrap|scale)"),
+        other => other.into(),
+    })?;
     let mut notes = Vec::new();
     if remapped {
         notes.push(format!(
@@ -251,7 +253,7 @@ fn trace_simulation(
     Ok(sim)
 }
 
-pub fn sim(args: SimArgs) -> Result<(), String> {
+pub fn sim(args: SimArgs) -> Result<()> {
     let plan = build(&args)?;
     let specs = plan.labels();
     if !args.json {
@@ -273,15 +275,7 @@ pub fn sim(args: SimArgs) -> Result<(), String> {
     let started = std::time::Instant::now();
     let show = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut shown = false;
-    let interrupted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = interrupted.clone();
-    // A second Ctrl-C ends the process as usual; the first one stops the
-    // simulation, which then reports and writes what it measured.
-    let _ = ctrlc::set_handler(move || {
-        if flag.swap(true, std::sync::atomic::Ordering::SeqCst) {
-            std::process::exit(130);
-        }
-    });
+    interrupt::requested();
     let mut progress = |run: usize, now: Nanos, end: Nanos| {
         if show && started.elapsed().as_secs_f64() > 1.0 {
             eprint!(
@@ -294,7 +288,7 @@ pub fn sim(args: SimArgs) -> Result<(), String> {
             );
             shown = true;
         }
-        !interrupted.load(std::sync::atomic::Ordering::SeqCst)
+        !interrupt::requested()
     };
     let result = match &plan {
         Plan::Runs(sim, specs) => run_all(sim, specs, &mut progress),
@@ -303,33 +297,27 @@ pub fn sim(args: SimArgs) -> Result<(), String> {
     if shown {
         eprintln!();
     }
-    let (runs, wall) = result.map_err(|e| e.to_string())?;
+    let (runs, wall) = result.map_err(|e| match e {
+        SimError::Scheduler { spec, source } => anyhow!("--sched {spec}: {source}"),
+        other => other.into(),
+    })?;
     let requests: u64 = runs.iter().map(|r| r.requests).sum();
     let report = SimReport {
         sim: SimSummary {
             requests,
-            wall_s: (wall * 1000.0).round() / 1000.0,
+            wall_s: round(wall, 3),
             requests_per_s: (requests as f64 / wall.max(1e-9)).round(),
         },
         runs: &runs,
     };
-    let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+    let json = serde_json::to_string_pretty(&report)?;
     if let Some(dir) = &args.out {
-        let dir = std::path::Path::new(dir);
-        let mut written =
-            iosteer_sim::chart::write_outputs(dir, &runs).map_err(|e| format!("--out {e}"))?;
+        let mut written = crate::write_run_outputs(dir, &runs, &json)?;
         if matches!(&plan, Plan::Study(name, _) if name == "pgc-sweep") {
-            written.extend(write_sweep_charts(dir, &runs).map_err(|e| format!("--out {e}"))?);
+            let dir = std::path::Path::new(dir);
+            written.extend(write_sweep_charts(dir, &runs).map_err(|e| anyhow!("--out {e}"))?);
         }
-        let json_path = dir.join("report.json");
-        std::fs::write(&json_path, &json)
-            .map_err(|e| format!("--out {}: {e}", json_path.display()))?;
-        written.push(json_path);
-        eprintln!(
-            "iosteer: wrote {} files to {}",
-            written.len(),
-            dir.display()
-        );
+        crate::say_written(written.len(), dir);
     }
     if args.json {
         println!("{json}");

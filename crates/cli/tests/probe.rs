@@ -117,9 +117,17 @@ fn a_probe_steps_the_write_rate_up_and_marks_the_best_rate_meeting_the_objective
 
 #[test]
 fn bad_probe_options_are_clear_errors() {
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 10] = [
         (&["--objective", "p98<=2x"], "--objective p98<=2x"),
         (&["--rates", "10m,5m"], "must increase"),
+        (&["--rates", "4m,4m"], "--rates 4m,4m"),
+        (&["--rates", "0"], "--rates 0"),
+        (
+            &["--start", "10m", "--max", "5m"],
+            "--max 5m: below --start 10m",
+        ),
+        (&["--sched", "deadline"], "--throttle writer"),
+        (&["--step", "1", "--max", "1g"], "steps; at most 1000"),
         (&["--step-time", "1s", "--settle", "2s"], "--settle"),
         (&["--write-bs", "1000"], "--write-bs 1000"),
         (&["--throttle", "bogus"], "scheduler"),

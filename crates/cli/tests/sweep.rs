@@ -150,3 +150,19 @@ fn several_seeds_run_every_point_on_each_and_it_meets_only_on_all() {
         "each seed has its own drive and arrivals"
     );
 }
+
+#[test]
+fn bad_seeds_are_refused_naming_the_option() {
+    for bad in ["", "x", "3..1", "1..", "1,1", "0..1000", "1;2"] {
+        let out = Command::cargo_bin("iosteer")
+            .unwrap()
+            .args([
+                "sweep", "quick", "--sched", "fifo", "--chart", "-", "--seed", bad,
+            ])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{bad}");
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(e.contains("--seed"), "{bad}: {e}");
+    }
+}

@@ -14,6 +14,9 @@
 //!   scheduler by hand.
 //! - [`runner::run`]: the real-time loop joining request [`runner::Source`]s,
 //!   a scheduler and the engine, reporting to an [`runner::Observer`].
+//! - [`drive`]: workload jobs (`iosteer-workload`, the simulator's) through
+//!   that loop into any backend, recorded into the simulator's report with a
+//!   line per second: what `iosteer run` and `iosteer probe` run.
 //! - [`verify`]: stamped writes and checked reads (`--verify`).
 //! - [`session::Session`]: the API a server embeds: reads and writes with
 //!   its own bytes, completions with a read's bytes, statistics and
@@ -46,6 +49,7 @@
 //! ```
 
 pub mod buffers;
+pub mod drive;
 pub mod emulate;
 pub mod engine;
 pub mod metrics;

@@ -13,20 +13,13 @@
 //!   paper's problem) first.
 //! - [`study`]: several runs side by side that differ in drive or workload
 //!   (`pgc-workloads`: NPGC against PGC; `hints`: stream separation).
-//! - [`workload`]: synthetic jobs and traces; [`fio`]: fio job files;
-//!   [`trace`]: trace formats.
-//! - [`report`]: per-phase results, JSON schema, terminal table;
-//!   [`series`] and [`chart`]: one-second CSV series and SVG charts.
+//!
+//! The jobs it runs and the reports it writes are `iosteer-workload`'s,
+//! shared with the real engine: synthetic jobs, fio job files and traces in,
+//! per-phase reports, CSV series and SVG charts out.
 
-pub mod chart;
-pub mod fio;
-pub mod report;
 pub mod run;
 pub mod scenario;
-pub mod series;
 pub mod study;
-pub mod trace;
-pub mod workload;
 
-pub use report::{RunReport, SimReport};
 pub use run::{SimError, Simulation};

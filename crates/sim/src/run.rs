@@ -6,27 +6,38 @@
 //! hands back what it finished (each completion goes to the scheduler and to
 //! the job that issued it), the scheduler ticks if due, due jobs issue (a
 //! job that listens to back-pressure first asks the scheduler's `pressure()`
-//! and may hold a write or trim, [`crate::workload::Synthetic::backpressure`]),
+//! and may hold a write or trim, [`iosteer_workload::workload::Synthetic::backpressure`]),
 //! and the scheduler dispatches into the drive until it holds back. Equal
 //! times resolve the same way every run, and all randomness comes from the
 //! seed: same inputs, same output.
 
 use std::time::Instant;
 
-use iosteer_device::{Device, DeviceConfig, Finished, Precondition};
+use iosteer_device::{Device, DeviceConfig, DeviceStats, Finished, Precondition};
 use iosteer_sched::{policy, Dispatch, Nanos, Op, Request, Scheduler};
 use thiserror::Error;
 
-use crate::report::{DeviceReport, Phase, Recorder, RunReport};
-use crate::workload::{Generator, Job};
+use iosteer_workload::report::{round, DeviceReport, Phase, Recorder, RunReport};
+use iosteer_workload::workload::{Generator, Job};
 
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum SimError {
-    #[error("--sched {spec}: {message}")]
-    Scheduler { spec: String, message: String },
+    /// A scheduler spec that does not build.
+    #[error("scheduler `{spec}`: {source}")]
+    Scheduler {
+        spec: String,
+        source: iosteer_sched::ConfigError,
+    },
+    /// The drive's configuration, or a GC mode it cannot switch to now.
     #[error("device: {0}")]
-    Device(String),
+    Device(#[from] iosteer_device::ConfigError),
+    /// Aging the drive failed.
+    #[error("device: {0}")]
+    Aging(#[from] iosteer_device::FtlError),
+    /// The drive refused a command the scheduler sent.
+    #[error("device: {0}")]
+    Refused(#[from] iosteer_device::Refused),
     #[error("{0}")]
     Workload(String),
 }
@@ -86,7 +97,7 @@ impl Simulation {
             .iter()
             .map(|j| match (&j.kind, j.stop) {
                 (_, Some(stop)) => stop,
-                (crate::workload::JobKind::Trace(r), None) => {
+                (iosteer_workload::workload::JobKind::Trace(r), None) => {
                     j.start + r.last().map_or(Nanos::ZERO, |x| x.at)
                 }
                 _ => j.start,
@@ -117,11 +128,8 @@ impl Simulation {
 
     /// The aged drive every run starts from.
     pub fn aged_device(&self) -> Result<Device, SimError> {
-        let mut device =
-            Device::new(self.device.clone()).map_err(|e| SimError::Device(e.to_string()))?;
-        device
-            .precondition(self.precondition)
-            .map_err(|e| SimError::Device(e.to_string()))?;
+        let mut device = Device::new(self.device.clone())?;
+        device.precondition(self.precondition)?;
         Ok(device)
     }
 
@@ -133,9 +141,9 @@ impl Simulation {
         aged: &Device,
         progress: &mut dyn FnMut(Nanos, Nanos) -> bool,
     ) -> Result<RunReport, SimError> {
-        let sched = policy::build(spec).map_err(|e| SimError::Scheduler {
+        let sched = policy::build(spec).map_err(|source| SimError::Scheduler {
             spec: spec.to_string(),
-            message: e.to_string(),
+            source,
         })?;
         let mut state = State::new(self, sched, aged.clone());
         let outcome = state.run(self, progress);
@@ -285,9 +293,7 @@ impl State {
         while let Some(d) = self.sched.dispatch(now, self.device.view()) {
             match d {
                 Dispatch::ToDevice(command) => {
-                    self.device
-                        .submit(command, now)
-                        .map_err(|e| SimError::Device(e.to_string()))?;
+                    self.device.submit(command, now)?;
                 }
                 Dispatch::CompletedWithoutDevice(request) => self.request_done(&request, now),
             }
@@ -370,7 +376,7 @@ impl State {
             phases,
             verify: None,
             cpu: None,
-            device_stats: Some(DeviceReport::from_stats(&stats)),
+            device_stats: Some(device_report(&stats)),
             unfinished: self.submitted - self.completed,
             requests: self.submitted,
             notes,
@@ -415,7 +421,25 @@ fn must_wait(job: &mut Generator, sched: &dyn Scheduler, now: Nanos) -> Option<N
 fn waf_between(start: (u64, u64), end: (u64, u64)) -> Option<f64> {
     let host = end.0.saturating_sub(start.0);
     let moved = end.1.saturating_sub(start.1);
-    (host > 0).then(|| crate::report::round((host + moved) as f64 / host as f64, 3))
+    (host > 0).then(|| round((host + moved) as f64 / host as f64, 3))
+}
+
+/// The report's summary of a drive's statistics.
+pub fn device_report(stats: &DeviceStats) -> DeviceReport {
+    DeviceReport {
+        waf: round(stats.write_amplification(), 3),
+        gc_pages_moved: stats.ftl.gc_pages_moved,
+        erases: stats.ftl.blocks_erased,
+        foreground_gc_blocks: stats.foreground_victims,
+        background_gc_blocks: stats.background_victims,
+        read_wait_behind_gc_s: round(stats.read_wait_behind_gc.as_secs_f64(), 3),
+        read_wait_behind_program_s: round(stats.read_wait_behind_program.as_secs_f64(), 3),
+        merged_writes: stats.merged_writes,
+        merged_reads: stats.merged_reads,
+        wear_erases_min: stats.wear.min,
+        wear_erases_mean: round(stats.wear.mean, 2),
+        wear_erases_max: stats.wear.max,
+    }
 }
 
 /// Runs every spec on the same aged drive; returns the reports and the wall
@@ -429,9 +453,9 @@ pub fn run_all(
 ) -> Result<(Vec<RunReport>, f64), SimError> {
     sim.validate()?;
     for spec in specs {
-        policy::build(spec).map_err(|e| SimError::Scheduler {
+        policy::build(spec).map_err(|source| SimError::Scheduler {
             spec: spec.clone(),
-            message: e.to_string(),
+            source,
         })?;
     }
     let aged = sim.aged_device()?;
@@ -451,8 +475,8 @@ pub fn run_all(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::{Arrival, JobKind, Synthetic};
     use iosteer_sched::LifetimeHint;
+    use iosteer_workload::workload::{Arrival, JobKind, Synthetic};
 
     /// A sequential writer offering 8 MB/s, 64 writes deep at most, for 5 s,
     /// on a fresh drive.

@@ -25,9 +25,9 @@
 use iosteer_device::{DeviceConfig, Precondition};
 use iosteer_sched::{LifetimeHint, Nanos};
 
-use crate::report::Phase;
 use crate::run::Simulation;
-use crate::workload::{Arrival, Job, JobKind, Synthetic};
+use iosteer_workload::report::Phase;
+use iosteer_workload::workload::{Arrival, Job, JobKind, Synthetic};
 
 pub const SCENARIOS: &[(&str, &str)] = &[
     (

@@ -20,9 +20,9 @@ use std::time::Instant;
 use iosteer_device::{Device, DeviceConfig, GcMode, Precondition};
 use iosteer_sched::{LifetimeHint, Nanos};
 
-use crate::report::{Phase, RunReport};
 use crate::run::{SimError, Simulation};
-use crate::workload::{Arrival, Job, JobKind, Synthetic};
+use iosteer_workload::report::{Phase, RunReport};
+use iosteer_workload::workload::{Arrival, Job, JobKind, Synthetic};
 
 pub const STUDIES: &[(&str, &str)] = &[
     (
@@ -87,9 +87,7 @@ pub fn run_cases(
             }
         };
         let mut device = aged[index].2.clone();
-        device
-            .set_gc_mode(case.sim.device.gc.mode)
-            .map_err(|e| SimError::Device(e.to_string()))?;
+        device.set_gc_mode(case.sim.device.gc.mode)?;
         let started = Instant::now();
         let mut report = case
             .sim
@@ -430,7 +428,7 @@ fn pgc_sweep(device: Option<DeviceConfig>, spec: &str, seed: u64) -> Vec<Case> {
 pub fn write_sweep_charts(
     dir: &std::path::Path,
     runs: &[RunReport],
-) -> Result<Vec<std::path::PathBuf>, String> {
+) -> Result<Vec<std::path::PathBuf>, iosteer_workload::chart::OutputError> {
     let mut written = Vec::new();
     for (sweep, points) in sweep_points() {
         let mut lines: Vec<(String, Vec<f64>)> = ["NPGC sd", "PGC sd", "NPGC mean", "PGC mean"]
@@ -460,7 +458,7 @@ pub fn write_sweep_charts(
             continue;
         }
         let path = dir.join(format!("pgc-sweep-{sweep}.svg"));
-        crate::chart::category_chart(
+        iosteer_workload::chart::category_chart(
             &path,
             &format!("response time by {sweep}: NPGC against PGC"),
             &categories,
@@ -653,7 +651,7 @@ mod tests {
         run_cases(&cases, &mut |_, _, _| true).unwrap().0
     }
 
-    fn all_latency(runs: &[RunReport], label: &str) -> crate::report::LatencyReport {
+    fn all_latency(runs: &[RunReport], label: &str) -> iosteer_workload::report::LatencyReport {
         let run = runs.iter().find(|r| r.scheduler == label).unwrap();
         run.phase("all").unwrap().all.lat_us.clone()
     }

@@ -1,4 +1,4 @@
-//! `iosteer bench sched`: what a policy costs per request, on one core.
+//! Benchmark: what a policy costs per request, on one core.
 //!
 //! Each run pushes a pre-generated stream through one scheduler and a
 //! zero-cost fake device: every step one request arrives (enqueue), commands
@@ -17,7 +17,20 @@ use std::time::Instant;
 use iosteer_sched::{
     policy, Command, DeviceView, Dispatch, Nanos, Op, Outcome, Request, Scheduler,
 };
+use iosteer_workload::round;
 use serde::Serialize;
+use thiserror::Error;
+
+/// A spec to measure that does not build.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum BenchError {
+    #[error("scheduler `{spec}`: {source}")]
+    Scheduler {
+        spec: String,
+        source: iosteer_sched::ConfigError,
+    },
+}
 
 /// Device slots of the fake device: SATA NCQ depth.
 const DEVICE_SLOTS: u32 = 32;
@@ -156,11 +169,18 @@ impl FakeDevice {
 }
 
 /// Measures each spec `repeat` times over `requests` requests.
-pub fn bench(specs: &[String], requests: u64, repeat: usize) -> Result<Vec<BenchResult>, String> {
+pub fn bench(
+    specs: &[String],
+    requests: u64,
+    repeat: usize,
+) -> Result<Vec<BenchResult>, BenchError> {
     let stream = workload(requests);
     let mut results = Vec::new();
     for spec in specs {
-        policy::build(spec).map_err(|e| format!("--policy {spec}: {e}"))?;
+        policy::build(spec).map_err(|source| BenchError::Scheduler {
+            spec: spec.clone(),
+            source,
+        })?;
         let mut runs: Vec<f64> = (0..repeat.max(1))
             .map(|_| {
                 let mut sched = policy::build(spec).expect("validated above");
@@ -170,11 +190,10 @@ pub fn bench(specs: &[String], requests: u64, repeat: usize) -> Result<Vec<Bench
         let mut sorted = runs.clone();
         sorted.sort_by(f64::total_cmp);
         let median = sorted[sorted.len() / 2];
-        runs.iter_mut()
-            .for_each(|r| *r = (*r * 10.0).round() / 10.0);
+        runs.iter_mut().for_each(|r| *r = round(*r, 1));
         results.push(BenchResult {
             policy: spec.clone(),
-            ns_per_request: (median * 10.0).round() / 10.0,
+            ns_per_request: round(median, 1),
             requests,
             runs,
         });

@@ -8,7 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
+use plotters::coord::CoordTranslate;
 use plotters::prelude::*;
+use thiserror::Error;
 
 use crate::report::RunReport;
 use crate::series::{csv, Second};
@@ -16,7 +18,9 @@ use crate::series::{csv, Second};
 const SIZE: (u32, u32) = (900, 420);
 const NORMAL_MS: f64 = 5.0;
 const SLO_MS: f64 = 35.0;
-const COLORS: [RGBColor; 6] = [
+/// The one palette of every chart: red, blue, green, orange, purple, brown
+/// (matplotlib's tab10, reordered).
+pub const PALETTE: [RGBColor; 6] = [
     RGBColor(214, 39, 40),
     RGBColor(31, 119, 180),
     RGBColor(44, 160, 44),
@@ -24,6 +28,104 @@ const COLORS: [RGBColor; 6] = [
     RGBColor(148, 103, 189),
     RGBColor(140, 86, 75),
 ];
+pub const RED: RGBColor = PALETTE[0];
+pub const BLUE: RGBColor = PALETTE[1];
+pub const GREEN: RGBColor = PALETTE[2];
+
+/// A file of CSV or SVG that could not be written.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum OutputError {
+    #[error("{}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {message}", path.display())]
+    Draw { path: PathBuf, message: String },
+}
+
+/// Names the file a chart could not be drawn into.
+pub fn draw_failed(path: &Path, e: impl std::fmt::Display) -> OutputError {
+    OutputError::Draw {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
+
+fn write_failed(path: &Path, source: std::io::Error) -> OutputError {
+    OutputError::Write {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// What drawing a chart returns; plotters' errors are boxed.
+pub type DrawResult = Result<(), Box<dyn std::error::Error>>;
+
+/// A chart with a logarithmic latency axis over a linear one.
+pub type LogChart<'a> = ChartContext<
+    'a,
+    SVGBackend<'a>,
+    Cartesian2d<
+        plotters::coord::types::RangedCoordf64,
+        plotters::coord::combinators::LogCoord<f64>,
+    >,
+>;
+
+/// The frame every chart shares: its caption (none when empty), 12 px
+/// margins and room for the axis labels.
+pub fn frame<'a, 'b, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, plotters::coord::Shift>,
+    caption: &str,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut builder = ChartBuilder::on(area);
+    if !caption.is_empty() {
+        builder.caption(caption, ("sans-serif", 18));
+    }
+    builder
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(60);
+    builder
+}
+
+/// The series labels in the upper left corner, on a light background.
+pub fn legend_upper_left<'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+) -> DrawResult {
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .draw()?;
+    Ok(())
+}
+
+/// An objective's bound, dashed across the chart up to `x_max`.
+pub fn bound_line(chart: &mut LogChart, x_max: f64, bound: f64, objective: &str) -> DrawResult {
+    let style = ShapeStyle::from(&BLACK.mix(0.6)).stroke_width(1);
+    chart
+        .draw_series(DashedLineSeries::new(
+            vec![(0.0, bound), (x_max, bound)],
+            6,
+            4,
+            style,
+        ))?
+        .label(format!("objective: {objective}"))
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+    Ok(())
+}
+
+/// A green ring around the best point, labelled.
+pub fn best_ring(chart: &mut LogChart, at: (f64, f64), label: String) -> DrawResult {
+    chart
+        .draw_series(std::iter::once(Circle::new(at, 9, GREEN.stroke_width(2))))?
+        .label(label)
+        .legend(|(x, y)| Circle::new((x + 9, y), 6, GREEN.stroke_width(2)));
+    Ok(())
+}
 
 fn slug(label: &str) -> String {
     let s: String = label
@@ -39,35 +141,30 @@ fn slug(label: &str) -> String {
     s.chars().take(60).collect()
 }
 
-fn failed(path: &Path, e: impl std::fmt::Display) -> String {
-    format!("{}: {e}", path.display())
-}
-
 /// Writes CSV and SVG files of `runs` into `dir` (created if needed); returns
 /// the files written.
-pub fn write_outputs(dir: &Path, runs: &[RunReport]) -> Result<Vec<PathBuf>, String> {
-    std::fs::create_dir_all(dir).map_err(|e| failed(dir, e))?;
+pub fn write_outputs(dir: &Path, runs: &[RunReport]) -> Result<Vec<PathBuf>, OutputError> {
+    std::fs::create_dir_all(dir).map_err(|e| write_failed(dir, e))?;
     let mut written = Vec::new();
     for (i, run) in runs.iter().enumerate() {
         let stem = format!("run{}-{}", i + 1, slug(&run.scheduler));
         let csv_path = dir.join(format!("{stem}.csv"));
-        std::fs::write(&csv_path, csv(&run.series)).map_err(|e| failed(&csv_path, e))?;
+        std::fs::write(&csv_path, csv(&run.series)).map_err(|e| write_failed(&csv_path, e))?;
         written.push(csv_path);
         let latency = dir.join(format!("{stem}-latency.svg"));
-        latency_chart(&latency, &run.scheduler, &run.series).map_err(|e| failed(&latency, e))?;
+        latency_chart(&latency, &run.scheduler, &run.series)
+            .map_err(|e| draw_failed(&latency, e))?;
         written.push(latency);
         let throughput = dir.join(format!("{stem}-throughput.svg"));
         throughput_chart(&throughput, &run.scheduler, &run.series)
-            .map_err(|e| failed(&throughput, e))?;
+            .map_err(|e| draw_failed(&throughput, e))?;
         written.push(throughput);
     }
     let overlay = dir.join("overlay-read-p99.svg");
-    overlay_chart(&overlay, runs).map_err(|e| failed(&overlay, e))?;
+    overlay_chart(&overlay, runs).map_err(|e| draw_failed(&overlay, e))?;
     written.push(overlay);
     Ok(written)
 }
-
-type DrawResult = Result<(), Box<dyn std::error::Error>>;
 
 fn latency_range(series: &[&[Second]]) -> (f64, f64) {
     let max = series
@@ -88,14 +185,7 @@ fn latency_chart(path: &Path, label: &str, series: &[Second]) -> DrawResult {
     root.fill(&WHITE)?;
     let (lo, hi) = latency_range(&[series]);
     let end = seconds(&[series]);
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!("read latency per second: {label}"),
-            ("sans-serif", 18),
-        )
-        .margin(12)
-        .x_label_area_size(36)
-        .y_label_area_size(60)
+    let mut chart = frame(&root, &format!("read latency per second: {label}"))
         .build_cartesian_2d(0f64..end, (lo..hi).log_scale())?;
     chart
         .configure_mesh()
@@ -107,11 +197,11 @@ fn latency_chart(path: &Path, label: &str, series: &[Second]) -> DrawResult {
     for (name, color, pick) in [
         (
             "max",
-            COLORS[0],
+            PALETTE[0],
             (|s: &Second| s.classes[0].max_ms) as fn(&Second) -> f64,
         ),
-        ("p99", COLORS[3], |s: &Second| s.classes[0].p99_ms),
-        ("mean", COLORS[1], |s: &Second| s.classes[0].mean_ms),
+        ("p99", PALETTE[3], |s: &Second| s.classes[0].p99_ms),
+        ("mean", PALETTE[1], |s: &Second| s.classes[0].mean_ms),
     ] {
         chart
             .draw_series(LineSeries::new(
@@ -168,21 +258,14 @@ fn throughput_chart(path: &Path, label: &str, series: &[Second]) -> DrawResult {
         .map(|s| s.classes[0].mbps.max(s.classes[1].mbps))
         .fold(1.0, f64::max)
         * 1.15;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!("throughput per second: {label}"),
-            ("sans-serif", 18),
-        )
-        .margin(12)
-        .x_label_area_size(36)
-        .y_label_area_size(60)
+    let mut chart = frame(&root, &format!("throughput per second: {label}"))
         .build_cartesian_2d(0f64..end, 0f64..top)?;
     chart
         .configure_mesh()
         .x_desc("time (s)")
         .y_desc("MB/s")
         .draw()?;
-    for (name, class, color) in [("read", 0usize, COLORS[1]), ("write", 1, COLORS[0])] {
+    for (name, class, color) in [("read", 0usize, PALETTE[1]), ("write", 1, PALETTE[0])] {
         chart
             .draw_series(LineSeries::new(
                 series
@@ -209,14 +292,7 @@ fn overlay_chart(path: &Path, runs: &[RunReport]) -> DrawResult {
     let all: Vec<&[Second]> = runs.iter().map(|r| r.series.as_slice()).collect();
     let (lo, hi) = latency_range(&all);
     let end = seconds(&all);
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            "read p99 latency per second, by scheduler",
-            ("sans-serif", 18),
-        )
-        .margin(12)
-        .x_label_area_size(36)
-        .y_label_area_size(60)
+    let mut chart = frame(&root, "read p99 latency per second, by scheduler")
         .build_cartesian_2d(0f64..end, (lo..hi).log_scale())?;
     chart
         .configure_mesh()
@@ -225,7 +301,7 @@ fn overlay_chart(path: &Path, runs: &[RunReport]) -> DrawResult {
         .draw()?;
     guide_lines(&mut chart, end)?;
     for (i, run) in runs.iter().enumerate() {
-        let color = COLORS[i % COLORS.len()];
+        let color = PALETTE[i % PALETTE.len()];
         let points = run
             .series
             .iter()
@@ -238,12 +314,7 @@ fn overlay_chart(path: &Path, runs: &[RunReport]) -> DrawResult {
                 PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
             });
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .draw()?;
+    legend_upper_left(&mut chart)?;
     root.present()?;
     Ok(())
 }
@@ -256,8 +327,8 @@ pub fn category_chart(
     categories: &[String],
     y_desc: &str,
     lines: &[(String, Vec<f64>)],
-) -> Result<(), String> {
-    draw_categories(path, title, categories, y_desc, lines).map_err(|e| failed(path, e))
+) -> Result<(), OutputError> {
+    draw_categories(path, title, categories, y_desc, lines).map_err(|e| draw_failed(path, e))
 }
 
 fn draw_categories(
@@ -273,12 +344,8 @@ fn draw_categories(
     let (lo, hi) = values.fold((f64::MAX, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
     let (lo, hi) = ((lo.max(1e-3)) / 2.0, hi.max(lo.max(1e-3) * 2.0) * 2.0);
     let n = categories.len().max(1);
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 18))
-        .margin(12)
-        .x_label_area_size(36)
-        .y_label_area_size(60)
-        .build_cartesian_2d(-0.5f64..n as f64 - 0.5, (lo..hi).log_scale())?;
+    let mut chart =
+        frame(&root, title).build_cartesian_2d(-0.5f64..n as f64 - 0.5, (lo..hi).log_scale())?;
     chart
         .configure_mesh()
         .x_labels(n)
@@ -293,7 +360,7 @@ fn draw_categories(
         .y_desc(y_desc)
         .draw()?;
     for (i, (name, values)) in lines.iter().enumerate() {
-        let color = COLORS[i % COLORS.len()];
+        let color = PALETTE[i % PALETTE.len()];
         let points: Vec<(f64, f64)> = values
             .iter()
             .enumerate()
@@ -311,12 +378,7 @@ fn draw_categories(
                 .map(|p| Circle::new(p, 3, color.filled())),
         )?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .draw()?;
+    legend_upper_left(&mut chart)?;
     root.present()?;
     Ok(())
 }

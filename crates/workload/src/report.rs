@@ -129,7 +129,8 @@ impl ClassAccumulator {
     }
 }
 
-pub(crate) fn round(x: f64, digits: i32) -> f64 {
+/// `x` rounded to `digits` decimals: the precision figures are reported at.
+pub fn round(x: f64, digits: i32) -> f64 {
     let scale = 10f64.powi(digits);
     (x * scale).round() / scale
 }
@@ -223,25 +224,6 @@ pub struct DeviceReport {
     pub wear_erases_min: u32,
     pub wear_erases_mean: f64,
     pub wear_erases_max: u32,
-}
-
-impl DeviceReport {
-    pub fn from_stats(stats: &iosteer_device::DeviceStats) -> DeviceReport {
-        DeviceReport {
-            waf: round(stats.write_amplification(), 3),
-            gc_pages_moved: stats.ftl.gc_pages_moved,
-            erases: stats.ftl.blocks_erased,
-            foreground_gc_blocks: stats.foreground_victims,
-            background_gc_blocks: stats.background_victims,
-            read_wait_behind_gc_s: round(stats.read_wait_behind_gc.as_secs_f64(), 3),
-            read_wait_behind_program_s: round(stats.read_wait_behind_program.as_secs_f64(), 3),
-            merged_writes: stats.merged_writes,
-            merged_reads: stats.merged_reads,
-            wear_erases_min: stats.wear.min,
-            wear_erases_mean: round(stats.wear.mean, 2),
-            wear_erases_max: stats.wear.max,
-        }
-    }
 }
 
 /// CPU time over a run's wall time: `cores` 1.0 is one core kept busy.
@@ -419,7 +401,7 @@ impl Recorder {
     }
 
     /// The report of every phase, then `all` over them.
-    pub(crate) fn phase_reports(&self) -> Vec<PhaseReport> {
+    pub fn phase_reports(&self) -> Vec<PhaseReport> {
         let mut reports: Vec<PhaseReport> = self
             .phases
             .iter()
@@ -440,7 +422,7 @@ impl Recorder {
     }
 
     /// The one-second series so far (the recorder keeps recording afresh).
-    pub(crate) fn take_series(&mut self, gc_pages_total: u64) -> Vec<crate::series::Second> {
+    pub fn take_series(&mut self, gc_pages_total: u64) -> Vec<crate::series::Second> {
         std::mem::take(&mut self.series).finish(gc_pages_total)
     }
 

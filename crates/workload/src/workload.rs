@@ -193,12 +193,12 @@ impl Generator {
         }
     }
 
-    pub(crate) fn name(&self) -> &str {
+    pub fn name(&self) -> &str {
         &self.job.name
     }
 
     /// The job's back-pressure bound, if it listens.
-    pub(crate) fn backpressure(&self) -> Option<Nanos> {
+    pub fn backpressure(&self) -> Option<Nanos> {
         match &self.job.kind {
             JobKind::Synthetic(s) => s.backpressure,
             JobKind::Trace(_) => None,
@@ -207,7 +207,7 @@ impl Generator {
 
     /// The class of the next request, and whether trims ahead of it are due
     /// too (drawing it now; [`issue`](Self::issue) then issues it).
-    pub(crate) fn next_classes(&mut self) -> Option<(Op, bool)> {
+    pub fn next_classes(&mut self) -> Option<(Op, bool)> {
         let JobKind::Synthetic(s) = &self.job.kind else {
             return None;
         };
@@ -228,7 +228,7 @@ impl Generator {
     }
 
     /// Pressure says wait: ask again at `retry` (after `now`).
-    pub(crate) fn hold(&mut self, now: Nanos, retry: Nanos) {
+    pub fn hold(&mut self, now: Nanos, retry: Nanos) {
         self.listening.holds += 1;
         self.behind = true;
         self.retry_at = Some(retry.max(now + Nanos(1)));
@@ -236,7 +236,7 @@ impl Generator {
 
     /// How far behind its schedule a held open-loop job was when it stopped:
     /// arrivals due before `stop` that it never issued.
-    pub(crate) fn lag_at_stop(&self) -> Option<Nanos> {
+    pub fn lag_at_stop(&self) -> Option<Nanos> {
         let stop = self.job.stop?;
         let at = self.next_at?;
         (self.behind && at < stop).then(|| stop - at)

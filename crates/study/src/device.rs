@@ -1,4 +1,6 @@
-//! `iosteer device ...` and `iosteer bench device`: the drive model on its own.
+//! The drive model on its own: loading a drive (a preset or a TOML file),
+//! the steady-state write-amplification check against Desnoyers' closed
+//! form, and how fast the model simulates.
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -6,25 +8,65 @@ use std::time::Instant;
 use iosteer_device::waf::{analytic, WafExperiment, RESERVE_BLOCKS};
 use iosteer_device::{Device, DeviceConfig, Finished, Precondition, VictimPolicy};
 use iosteer_sched::{Command, Nanos, Op, Request};
+use iosteer_workload::round;
 use serde::Serialize;
+use thiserror::Error;
 
-/// Loads a drive from a preset name or a TOML file.
-pub fn load_device(spec: &str) -> Result<DeviceConfig, String> {
-    if spec.ends_with(".toml") || std::path::Path::new(spec).is_file() {
-        let text = std::fs::read_to_string(spec).map_err(|e| format!("--device {spec}: {e}"))?;
-        return DeviceConfig::from_toml(&text, spec).map_err(|e| e.to_string());
-    }
-    DeviceConfig::preset(spec).map_err(|e| format!("--device {spec}: {e}"))
+/// What went wrong with the drive model on its own.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum DeviceError {
+    #[error("{}: {source}", file.display())]
+    Read {
+        file: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    /// An unknown preset name (the error lists the presets).
+    #[error("{name}: {source}")]
+    Preset {
+        name: String,
+        source: iosteer_device::ConfigError,
+    },
+    #[error(transparent)]
+    Config(#[from] iosteer_device::ConfigError),
+    #[error("{name}: expected one of {}", victim_names())]
+    UnknownVictim { name: String },
+    #[error("{blocks} blocks of {pages_per_block} pages: need at least 16 blocks of 2 pages")]
+    TooSmall { blocks: u32, pages_per_block: u32 },
+    #[error("alpha {alpha}: {message}")]
+    Experiment { alpha: f64, message: String },
+    #[error(transparent)]
+    Aging(#[from] iosteer_device::FtlError),
+    #[error(transparent)]
+    Refused(#[from] iosteer_device::Refused),
 }
 
-pub fn parse_victim(name: &str) -> Result<VictimPolicy, String> {
+fn victim_names() -> String {
+    let names: Vec<_> = VictimPolicy::ALL.iter().map(|v| v.name()).collect();
+    names.join(", ")
+}
+
+/// Loads a drive from a preset name or a TOML file.
+pub fn load_device(spec: &str) -> Result<DeviceConfig, DeviceError> {
+    if spec.ends_with(".toml") || std::path::Path::new(spec).is_file() {
+        let text = std::fs::read_to_string(spec).map_err(|source| DeviceError::Read {
+            file: spec.into(),
+            source,
+        })?;
+        return Ok(DeviceConfig::from_toml(&text, spec)?);
+    }
+    DeviceConfig::preset(spec).map_err(|source| DeviceError::Preset {
+        name: spec.to_string(),
+        source,
+    })
+}
+
+/// The victim policy named `name`.
+pub fn parse_victim(name: &str) -> Result<VictimPolicy, DeviceError> {
     VictimPolicy::ALL
         .into_iter()
         .find(|v| v.name() == name)
-        .ok_or_else(|| {
-            let names: Vec<_> = VictimPolicy::ALL.iter().map(|v| v.name()).collect();
-            format!("--victim {name}: expected one of {}", names.join(", "))
-        })
+        .ok_or_else(|| DeviceError::UnknownVictim { name: name.into() })
 }
 
 #[derive(Debug, Serialize)]
@@ -47,11 +89,12 @@ pub fn waf(
     blocks: u32,
     pages_per_block: u32,
     seed: u64,
-) -> Result<WafReport, String> {
+) -> Result<WafReport, DeviceError> {
     if blocks < 16 || pages_per_block < 2 {
-        return Err(format!(
-            "--blocks {blocks} --pages-per-block {pages_per_block}: need at least 16 blocks of 2 pages"
-        ));
+        return Err(DeviceError::TooSmall {
+            blocks,
+            pages_per_block,
+        });
     }
     let experiment = WafExperiment {
         blocks,
@@ -62,7 +105,7 @@ pub fn waf(
     let started = Instant::now();
     let measured = experiment
         .run()
-        .map_err(|e| format!("--alpha {alpha}: {e}"))?;
+        .map_err(|message| DeviceError::Experiment { alpha, message })?;
     Ok(WafReport {
         victim: victim.name().to_string(),
         alpha,
@@ -74,11 +117,6 @@ pub fn waf(
         logical_pages: experiment.logical_pages(),
         seconds: round(started.elapsed().as_secs_f64(), 3),
     })
-}
-
-fn round(x: f64, digits: i32) -> f64 {
-    let scale = 10f64.powi(digits);
-    (x * scale).round() / scale
 }
 
 #[derive(Debug, Serialize)]
@@ -98,14 +136,12 @@ pub struct DeviceBench {
 }
 
 /// Ages `config` and drives `requests` random 4 KiB requests through it.
-pub fn bench_device(config: DeviceConfig, requests: u64) -> Result<DeviceBench, String> {
+pub fn bench_device(config: DeviceConfig, requests: u64) -> Result<DeviceBench, DeviceError> {
     let name = config.name.clone();
-    let mut device = Device::new(config).map_err(|e| e.to_string())?;
+    let mut device = Device::new(config)?;
     let logical_gib = device.capacity() as f64 / (1u64 << 30) as f64;
     let started = Instant::now();
-    device
-        .precondition(Precondition::default())
-        .map_err(|e| e.to_string())?;
+    device.precondition(Precondition::default())?;
     let precondition_s = started.elapsed().as_secs_f64();
     let aged_pages = device.ftl().logical_pages() as f64 * 3.0;
 
@@ -131,7 +167,7 @@ pub fn bench_device(config: DeviceConfig, requests: u64) -> Result<DeviceBench, 
             let Some(command) = pending.pop_front() else {
                 break;
             };
-            device.submit(command, now).map_err(|e| e.to_string())?;
+            device.submit(command, now)?;
         }
         // Die operations end between completions: play on until a slot frees.
         while !device.view().accepts() {
@@ -182,10 +218,15 @@ mod tests {
     fn a_bad_victim_or_device_names_what_exists() {
         assert!(parse_victim("lru")
             .unwrap_err()
+            .to_string()
             .contains("greedy, fifo, cost_benefit"));
-        assert!(load_device("hdd").unwrap_err().contains("consumer-sata"));
+        assert!(load_device("hdd")
+            .unwrap_err()
+            .to_string()
+            .contains("consumer-sata"));
         assert!(load_device("/nonexistent/drive.toml")
             .unwrap_err()
+            .to_string()
             .contains("/nonexistent/drive.toml"));
     }
 

@@ -190,7 +190,7 @@ pub enum TraceError {
     Empty { file: String },
     #[error(
         "{file} addresses {needed} bytes ({needed_gib:.1} GiB) but the drive holds {capacity} bytes \
-         ({capacity_gib:.1} GiB); use a drive that large, or --trace-fit wrap|scale to remap addresses"
+         ({capacity_gib:.1} GiB); use a drive that large, or remap the addresses"
     )]
     TooLarge {
         file: String,
@@ -534,7 +534,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("953.7 GiB") && err.contains("--trace-fit"),
+            err.contains("953.7 GiB") && err.contains("remap the addresses"),
             "{err}"
         );
         for how in [Fit::Wrap, Fit::Scale] {

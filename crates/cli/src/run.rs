@@ -1,0 +1,333 @@
+//! `iosteer run`: a fio job file against a real file or block device (or the
+//! emulated drive), through a scheduler policy, driven by
+//! [`iosteer_engine::drive`] and reported like a simulation.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, Result};
+use iosteer_engine::drive::{
+    self, drive, largest_io, open_engine, phases_of, run_length, writes, Measured, Plan, DRAIN,
+};
+use iosteer_engine::emulate::Emulated;
+use iosteer_engine::engine::Reap;
+use iosteer_engine::metrics::MetricsServer;
+use iosteer_engine::runner::Backend;
+use iosteer_engine::{EngineConfig, OpenOptionsSpec, Target};
+use iosteer_sched::{policy, Nanos, Scheduler};
+use iosteer_sim::scenario::{scenario, SCENARIOS};
+use iosteer_sim::Simulation;
+use iosteer_workload::fio::{size_value, time_value};
+use iosteer_workload::report::{table, Phase, SimReport, SimSummary, VerifyReport};
+use iosteer_workload::workload::Job;
+use iosteer_workload::{round, RunReport};
+
+use crate::interrupt;
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// File or block device to run against.
+    #[arg(long, value_name = "PATH", required_unless_present = "emulate")]
+    pub target: Option<PathBuf>,
+    /// Run against the simulator's drive model in real time instead of a
+    /// target: a preset (consumer-sata, enterprise-nvme, diskSim-slc) or a
+    /// drive TOML file, aged as `iosteer sim` ages it.
+    #[arg(long, value_name = "PRESET|FILE", conflicts_with_all = ["target", "size", "force", "buffered", "verify", "iopoll"])]
+    pub emulate: Option<String>,
+    /// fio job file (the subset `iosteer sim --job` accepts).
+    #[arg(long, value_name = "FILE", required_unless_present = "scenario")]
+    pub job: Option<String>,
+    /// With --emulate: one of `iosteer sim`'s built-in scenarios instead of
+    /// a job file (its jobs, phases and drive settings), for example `quick`.
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "emulate",
+        conflicts_with = "job"
+    )]
+    pub scenario: Option<String>,
+    /// Scheduler spec `name[:key=value,...]`.
+    #[arg(long = "sched", value_name = "SPEC", default_value = "fifo")]
+    pub sched: String,
+    /// How long jobs issue (fio time syntax: 10s, 2m) [default: the jobs'
+    /// runtime, or 10 s].
+    #[arg(long, value_name = "TIME")]
+    pub duration: Option<String>,
+    /// Create the target file, or grow it, to this size (fio syntax: 1g).
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Allow writing to a block device (its data is destroyed).
+    #[arg(long)]
+    pub force: bool,
+    /// Commands in the target at once.
+    #[arg(long, default_value_t = 32)]
+    pub queue_depth: u32,
+    /// Use the page cache (no O_DIRECT).
+    #[arg(long)]
+    pub buffered: bool,
+    /// Stamp every written block and check every read one.
+    #[arg(long)]
+    pub verify: bool,
+    /// How completions are reaped: interrupt (sleep until one arrives), poll
+    /// (spin on the completion ring: a whole core), hybrid (sleep half the
+    /// mean completion time, then spin).
+    #[arg(long, value_name = "MODE", default_value = "interrupt", value_parser = clap::builder::PossibleValuesParser::new(Reap::NAMES))]
+    pub reap: String,
+    /// Poll the driver for completions (io_uring IOPOLL): O_DIRECT reads and
+    /// writes only; falls back, saying why, where the target cannot.
+    #[arg(long)]
+    pub iopoll: bool,
+    /// Seed of the jobs' random choices.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Reads slower than this count as SLO violations.
+    #[arg(long, default_value_t = 35.0)]
+    pub slo_ms: f64,
+    /// Print the JSON report (the simulator's schema) on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Write the one-second CSV series, SVG charts and report.json into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<String>,
+    /// Serve Prometheus metrics at http://ADDR/metrics while the run lasts
+    /// (for example 127.0.0.1:9464), updated every second.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<String>,
+}
+
+/// The job file and options every run needs, checked.
+struct Setup {
+    sched: Box<dyn Scheduler>,
+    /// The job file's name and text (none with --scenario).
+    job: Option<(String, String)>,
+    metrics: Option<MetricsServer>,
+    size: Option<u64>,
+    duration: Option<Nanos>,
+    slo: Nanos,
+}
+
+fn setup(args: &RunArgs) -> Result<Setup> {
+    let sched = policy::build(&args.sched).map_err(|e| anyhow!("--sched {}: {e}", args.sched))?;
+    let size = args
+        .size
+        .as_deref()
+        .map(|s| {
+            size_value(s).ok_or_else(|| anyhow!("--size {s}: expected a size like 1g or 512m"))
+        })
+        .transpose()?;
+    let duration = args
+        .duration
+        .as_deref()
+        .map(|d| {
+            time_value(d, 1_000_000_000)
+                .ok_or_else(|| anyhow!("--duration {d}: expected a time like 10s or 2m"))
+        })
+        .transpose()?;
+    let slo = crate::slo(args.slo_ms)?;
+    let job = match &args.job {
+        Some(file) => {
+            let text = std::fs::read_to_string(file).map_err(|e| anyhow!("--job {file}: {e}"))?;
+            Some((file.clone(), text))
+        }
+        None => None,
+    };
+    // Listen before anything slow (aging a drive), so a bad address fails fast.
+    let metrics = args
+        .metrics
+        .as_deref()
+        .map(|addr| MetricsServer::start(addr).map_err(|e| anyhow!("--metrics: {e}")))
+        .transpose()?;
+    if let Some(server) = &metrics {
+        eprintln!(
+            "iosteer: serving metrics at http://{}/metrics",
+            server.local_addr()
+        );
+    }
+    Ok(Setup {
+        sched,
+        job,
+        metrics,
+        size,
+        duration,
+        slo,
+    })
+}
+
+/// Parses the job file against a target of `size` bytes.
+fn parse_jobs(setup: &Setup, size: u64) -> Result<Vec<Job>> {
+    let Some((file, text)) = &setup.job else {
+        return Err(anyhow!(
+            "give --job FILE (or, with --emulate, --scenario NAME)"
+        ));
+    };
+    let jobs = iosteer_workload::fio::parse(text, file, size)?;
+    if jobs.is_empty() {
+        return Err(anyhow!("--job {file}: the job file has no job"));
+    }
+    Ok(jobs)
+}
+
+pub fn run(args: RunArgs) -> Result<()> {
+    let setup = setup(&args)?;
+    interrupt::requested();
+    match (&args.emulate, &args.target) {
+        (Some(drive), _) => run_emulated(&args, setup, drive),
+        (None, Some(path)) => run_target(&args, setup, path),
+        (None, None) => Err(anyhow!("give --target PATH or --emulate PRESET")),
+    }
+}
+
+fn run_target(args: &RunArgs, setup: Setup, path: &Path) -> Result<()> {
+    // Parse once against the largest size the target may have, then check
+    // the jobs fit the target as opened.
+    let provisional = setup.size.unwrap_or(u64::MAX / 4);
+    let jobs = parse_jobs(&setup, provisional)?;
+    let spec = OpenOptionsSpec {
+        size: setup.size,
+        writes: writes(&jobs),
+        force: args.force,
+        direct: !args.buffered,
+    };
+    let target = Target::open(path, &spec)?;
+    // Again against the target's real size, for sizes given as percentages.
+    let jobs = parse_jobs(&setup, target.size)?;
+    let needed = jobs.iter().map(Job::end_offset).max().unwrap_or(0);
+    target.check_fits(needed)?;
+    if args.iopoll && jobs.iter().any(drive::trims) {
+        return Err(anyhow!(
+            "--iopoll: an IOPOLL ring takes only reads and writes, and the job file trims"
+        ));
+    }
+    let config = EngineConfig {
+        queue_depth: args.queue_depth,
+        max_io_bytes: largest_io(&jobs).max(4096) as usize,
+        verify: args.verify,
+        reap: Reap::from_name(&args.reap).expect("clap checked the name"),
+        iopoll: args.iopoll,
+        keep_read_data: false,
+    };
+    let (mut engine, label, mut description) = open_engine(target, &config)?;
+    description += &format!(", reaping by {}", args.reap);
+    if engine.iopoll() {
+        description += " with IOPOLL";
+    }
+    if let Some(why) = engine.iopoll_refused() {
+        eprintln!("iosteer: --iopoll: {why}; using an ordinary ring");
+    }
+    let plan = plan(args, setup, jobs, None);
+    let mut measured = drive(plan, &mut engine, &label, &description);
+    let mut mismatches = 0;
+    if let Some(v) = engine.verifier() {
+        for (offset, problem) in &v.first {
+            eprintln!("iosteer: verify: block at offset {offset}: {problem}");
+        }
+        mismatches = v.mismatches;
+        measured.report.verify = Some(VerifyReport {
+            blocks: v.checked,
+            mismatches: v.mismatches,
+        });
+    }
+    write(args, measured)?;
+    if mismatches > 0 {
+        return Err(anyhow!(
+            "verify: {mismatches} blocks did not read back as written"
+        ));
+    }
+    Ok(())
+}
+
+fn run_emulated(args: &RunArgs, setup: Setup, drive_name: &str) -> Result<()> {
+    let config = crate::load_device("--emulate", drive_name)?;
+    let sim = match &args.scenario {
+        Some(name) => scenario(name, config, args.seed).ok_or_else(|| {
+            let names: Vec<_> = SCENARIOS.iter().map(|(n, _)| *n).collect();
+            anyhow!(
+                "--scenario {name}: no such scenario; choose one of {}",
+                names.join(", ")
+            )
+        })?,
+        None => {
+            let jobs = parse_jobs(&setup, config.logical_bytes())?;
+            let mut sim = Simulation::of_jobs(config, jobs, "run", args.seed, DRAIN);
+            sim.phases = phases_of(&sim.jobs, run_length(setup.duration, &sim.jobs), DRAIN);
+            sim
+        }
+    };
+    sim.validate()?;
+    eprintln!("iosteer: aging the emulated {} drive...", sim.device.name);
+    let mut emulated = Emulated::new(sim.aged_device()?);
+    let label = format!("emulated {}", sim.device.name);
+    let description = format!(
+        "the emulated {} drive (real time, {} command slots)",
+        sim.device.name,
+        emulated.view().slots
+    );
+    let plan = plan(args, setup, sim.jobs, Some(sim.phases));
+    let mut measured = drive(plan, &mut emulated, &label, &description);
+    let stats = emulated.device().stats();
+    measured.report.device_stats = Some(iosteer_sim::run::device_report(&stats));
+    write(args, measured)
+}
+
+/// `iosteer run`'s plan; phases from the jobs unless given.
+fn plan(args: &RunArgs, setup: Setup, jobs: Vec<Job>, phases: Option<Vec<Phase>>) -> Plan {
+    let run_for = run_length(setup.duration, &jobs);
+    Plan {
+        sched: setup.sched,
+        spec: args.sched.clone(),
+        phases: phases.unwrap_or_else(|| phases_of(&jobs, run_for, DRAIN)),
+        jobs,
+        run_for,
+        seed: args.seed,
+        slo: setup.slo,
+        per_second: true,
+        metrics: setup.metrics,
+        stop: interrupt::requested,
+    }
+}
+
+/// Writes the reports (even after an error: what was measured stands),
+/// then returns the run's error, if any.
+fn write(args: &RunArgs, measured: Measured) -> Result<()> {
+    let runs = [measured.report];
+    write_reports(args, &runs, measured.requests, measured.wall)?;
+    match measured.error {
+        Some(e) => Err(e.into()),
+        None => Ok(()),
+    }
+}
+
+fn write_reports(args: &RunArgs, runs: &[RunReport], requests: u64, wall: f64) -> Result<()> {
+    let report = SimReport {
+        sim: SimSummary {
+            requests,
+            wall_s: round(wall, 3),
+            requests_per_s: (requests as f64 / wall.max(1e-9)).round(),
+        },
+        runs,
+    };
+    let json = serde_json::to_string_pretty(&report)?;
+    if let Some(dir) = &args.out {
+        let written = crate::write_run_outputs(dir, runs, &json)?;
+        crate::say_written(written.len(), dir);
+    }
+    if args.json {
+        println!("{json}");
+        return Ok(());
+    }
+    for run in runs {
+        println!("{}", table(run));
+        if let Some(c) = &run.cpu {
+            println!(
+                "cpu: {:.2} s user, {:.2} s system ({:.2} cores)",
+                c.user_s, c.system_s, c.cores
+            );
+        }
+        if let Some(v) = &run.verify {
+            println!(
+                "verify: {} blocks checked, {} mismatches",
+                v.blocks, v.mismatches
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,332 @@
+//! The real-time run of workload jobs: what `iosteer run` and `iosteer
+//! probe` drive through a scheduler into a [`Backend`] (the io_uring engine or
+//! the emulated drive), recorded and reported like a simulation.
+//!
+//! A [`Plan`] holds the scheduler, the jobs, the phases and how long the jobs
+//! issue; [`drive`] turns each job into a request [`Source`], runs the
+//! real-time loop ([`runner::run`]) until the jobs end, the [`DRAIN`] passes
+//! or the plan's `stop` says so, and returns what it [`Measured`]: the
+//! simulator's [`RunReport`], with the CPU the run took and notes on what went
+//! wrong (failed requests, a loop that woke late).
+
+use iosteer_sched::{Nanos, Op, Outcome, Request, Scheduler};
+use iosteer_workload::report::{round, CpuReport, Phase, Recorder, RunReport};
+use iosteer_workload::workload::{Generator, Job, JobKind};
+
+use crate::engine::EngineError;
+use crate::metrics::{self, MetricsServer, RunGauges};
+use crate::runner::{self, Backend, Observer, RunLimits, Source};
+use crate::target::Target;
+use crate::{Engine, EngineConfig};
+
+/// A fio job as a request source of the engine's loop.
+struct JobSource(Generator);
+
+impl Source for JobSource {
+    fn next_at(&self) -> Option<Nanos> {
+        self.0.next_at()
+    }
+
+    fn issue(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
+        self.0.issue(now, next_id, out);
+    }
+
+    fn completed(&mut self, at: Nanos) {
+        self.0.completed(at);
+    }
+}
+
+/// Records every request and prints a gstat-like line each second.
+struct Watch {
+    recorder: Recorder,
+    /// This second's reads and writes: (ops, bytes, latencies in µs).
+    second: [(u64, u64, Vec<u64>); 2],
+    errors: u64,
+    /// Print the line (else only record).
+    print: bool,
+    /// Where to publish the metrics each second, and the spec they name.
+    metrics: Option<(MetricsServer, String)>,
+}
+
+fn percentile(sorted: &[u64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[i] as f64 / 1e3
+}
+
+impl Observer for Watch {
+    fn request_done(&mut self, request: &Request, outcome: Outcome, at: Nanos) {
+        let latency = at - request.submitted;
+        self.recorder
+            .request_done(request.op, request.len.0, latency, at);
+        if outcome == Outcome::Error {
+            self.errors += 1;
+        }
+        let class = match request.op {
+            Op::Read => 0,
+            Op::Write => 1,
+            _ => return,
+        };
+        let s = &mut self.second[class];
+        s.0 += 1;
+        s.1 += request.len.0;
+        s.2.push(latency.0 / 1000);
+    }
+
+    fn second(&mut self, now: Nanos, sched: &dyn Scheduler, backend: &dyn Backend) {
+        let stats = sched.stats();
+        let queued = [Op::Read, Op::Write, Op::Trim].map(|op| stats.class(op).queued);
+        let (free, gc) = backend.drive_gauges().unwrap_or((0, 0));
+        self.recorder
+            .sample(now, queued, backend.view().in_flight, free, gc);
+        let mut line = format!("{:>5.0}s", now.as_secs_f64());
+        for (name, s) in ["read", "write"].iter().zip(self.second.iter_mut()) {
+            s.2.sort_unstable();
+            line += &format!(
+                " | {name} {:>7.1} MB/s {:>6} IOPS p50 {:>7.2} p99 {:>7.2} ms",
+                s.1 as f64 / 1e6,
+                s.0,
+                percentile(&s.2, 0.5),
+                percentile(&s.2, 0.99)
+            );
+            *s = (0, 0, Vec::new());
+        }
+        line += &format!(
+            " | queued {}/{}/{} in device {}",
+            queued[0],
+            queued[1],
+            queued[2],
+            backend.view().in_flight
+        );
+        if let Some(limit) = sched.write_limit() {
+            line += &format!(" | write limit {} {}", limit.value, limit.unit);
+        }
+        if self.print {
+            eprintln!("{line}");
+        }
+        if let Some((server, spec)) = &self.metrics {
+            let run = RunGauges { now, spec };
+            server.publish(metrics::render(sched, backend, &run));
+        }
+    }
+}
+
+/// When the last job stops by itself (its `stop`, or a trace's last record).
+fn job_end(jobs: &[Job]) -> Option<Nanos> {
+    jobs.iter()
+        .filter_map(|j| match (&j.kind, j.stop) {
+            (_, Some(stop)) => Some(stop),
+            (JobKind::Trace(records), None) => Some(j.start + records.last()?.at),
+            _ => None,
+        })
+        .max()
+}
+
+/// Whether any of the jobs writes or trims.
+pub fn writes(jobs: &[Job]) -> bool {
+    jobs.iter().any(|j| match &j.kind {
+        JobKind::Synthetic(s) => s.trim || s.read_percent < 100,
+        JobKind::Trace(records) => records.iter().any(|r| r.op != Op::Read),
+    })
+}
+
+/// Whether the job trims.
+pub fn trims(job: &Job) -> bool {
+    match &job.kind {
+        JobKind::Synthetic(s) => s.trim || s.trim_ahead.is_some(),
+        JobKind::Trace(records) => records.iter().any(|r| r.op == Op::Trim),
+    }
+}
+
+/// The largest request of the jobs, bytes (the engine's buffer size).
+pub fn largest_io(jobs: &[Job]) -> u64 {
+    jobs.iter()
+        .map(|j| match &j.kind {
+            JobKind::Synthetic(s) => s.block_max,
+            JobKind::Trace(records) => records.iter().map(|r| r.len).max().unwrap_or(0),
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Starts the engine on an opened target; also returns the target's label
+/// and a description for the start-of-run line.
+pub fn open_engine(
+    target: Target,
+    config: &EngineConfig,
+) -> Result<(Engine, String, String), EngineError> {
+    let label = target.path.display().to_string();
+    let engine = Engine::new(target, config)?;
+    let how = if engine.target().direct {
+        "O_DIRECT"
+    } else {
+        "buffered"
+    };
+    let description = format!("{label} ({how}, queue depth {})", config.queue_depth);
+    Ok((engine, label, description))
+}
+
+/// One run to drive: the scheduler, the jobs and how they are measured.
+pub struct Plan {
+    pub sched: Box<dyn Scheduler>,
+    /// The scheduler spec as given (the report's label).
+    pub spec: String,
+    pub jobs: Vec<Job>,
+    pub phases: Vec<Phase>,
+    /// How long the jobs issue; requests may finish for [`DRAIN`] more.
+    pub run_for: Nanos,
+    pub seed: u64,
+    pub slo: Nanos,
+    /// Print a gstat-like line per second on stderr.
+    pub per_second: bool,
+    /// Serves the run's metrics.
+    pub metrics: Option<MetricsServer>,
+    /// Asked now and then; `true` ends the run (the caller's Ctrl-C).
+    pub stop: fn() -> bool,
+}
+
+/// What a run measured, and how it ended.
+pub struct Measured {
+    pub report: RunReport,
+    pub requests: u64,
+    pub wall: f64,
+    /// The backend's error that ended the run; what was measured stands.
+    pub error: Option<EngineError>,
+}
+
+/// Runs the plan's jobs through its scheduler into `backend` until they end,
+/// the drain passes or the plan's `stop` says so, recording every request.
+pub fn drive<B: Backend>(
+    mut plan: Plan,
+    backend: &mut B,
+    label: &str,
+    description: &str,
+) -> Measured {
+    let run_for = plan.run_for;
+    let mut sources: Vec<Box<dyn Source>> = plan
+        .jobs
+        .into_iter()
+        .enumerate()
+        .map(|(i, job)| {
+            let generator = Generator::new(job, i as u32, plan.seed).keep_schedule();
+            Box::new(JobSource(generator)) as _
+        })
+        .collect();
+    let mut watch = Watch {
+        recorder: Recorder::new(plan.phases, plan.slo),
+        second: Default::default(),
+        errors: 0,
+        print: plan.per_second,
+        metrics: plan.metrics.map(|server| (server, plan.spec.clone())),
+    };
+    eprintln!(
+        "iosteer: running {} on {description} for {:.1} s...",
+        plan.spec,
+        run_for.as_secs_f64()
+    );
+    let limits = RunLimits {
+        duration: run_for,
+        drain: DRAIN,
+    };
+    let started = std::time::Instant::now();
+    let outcome = runner::run(
+        backend,
+        plan.sched.as_mut(),
+        &mut sources,
+        limits,
+        &mut watch,
+        &plan.stop,
+    );
+    let wall = started.elapsed().as_secs_f64();
+    let cpu = outcome
+        .as_ref()
+        .ok()
+        .and_then(|s| s.cpu)
+        .map(|(user, system)| CpuReport {
+            user_s: round(user, 3),
+            system_s: round(system, 3),
+            cores: round((user + system) / wall.max(1e-9), 3),
+        });
+    let mut notes = Vec::new();
+    let (requests, unfinished, interrupted, end) = match &outcome {
+        Ok(s) => (
+            s.submitted,
+            s.submitted - s.completed.min(s.submitted),
+            s.interrupted,
+            s.elapsed,
+        ),
+        Err(e) => {
+            notes.push(format!("stopped by an error: {e}"));
+            (0, 0, true, Nanos((wall * 1e9) as u64))
+        }
+    };
+    if watch.errors > 0 {
+        notes.push(format!("{} requests failed", watch.errors));
+    }
+    if let Ok(s) = &outcome {
+        if s.late_wake_ups > 0 {
+            notes.push(format!(
+                "the loop woke more than {} ms late {} times (at worst {:.1} ms): the machine was busy, and arrivals and dispatches were late by as much",
+                runner::LATE.0 / 1_000_000,
+                s.late_wake_ups,
+                s.latest_wake_up.as_secs_f64() * 1e3
+            ));
+        }
+    }
+    let mut report = watch
+        .recorder
+        .finish(&plan.spec, label, end, requests, unfinished, notes);
+    report.interrupted = interrupted;
+    report.cpu = cpu;
+    Measured {
+        report,
+        requests,
+        wall,
+        error: outcome.err(),
+    }
+}
+
+/// How long requests may still finish after the jobs stop.
+pub const DRAIN: Nanos = Nanos::from_secs(5);
+
+/// How long the jobs issue: `duration` if given, else until the jobs stop,
+/// else 10 s.
+pub fn run_length(duration: Option<Nanos>, jobs: &[Job]) -> Nanos {
+    duration
+        .or_else(|| job_end(jobs))
+        .unwrap_or(Nanos::from_secs(10))
+}
+
+/// Phases by the writers' window, as the simulator's scenarios name them:
+/// `before` / `fill` / `after` when the writing jobs start late or stop
+/// early, so a serve-then-fill job file reads like `iosteer sim`'s default
+/// scenario; one `run` phase otherwise.
+pub fn phases_of(jobs: &[Job], run_for: Nanos, drain: Nanos) -> Vec<Phase> {
+    let end = run_for + drain;
+    let writers = jobs.iter().filter(|j| writes(std::slice::from_ref(j)));
+    let first = writers.clone().map(|j| j.start).min();
+    let last = writers
+        .map(|j| j.stop.unwrap_or(run_for).min(run_for))
+        .max();
+    let phase = |name: &str, start: Nanos, end: Nanos| Phase {
+        name: name.into(),
+        start,
+        end,
+    };
+    match (first, last) {
+        (Some(start), Some(stop)) if start < stop && (start > Nanos::ZERO || stop < run_for) => {
+            let mut phases = vec![phase("before", Nanos::ZERO, start)];
+            if stop < run_for {
+                phases.push(phase("fill", start, stop));
+                phases.push(phase("after", stop, end));
+            } else {
+                phases.push(phase("fill", start, end));
+            }
+            phases.retain(|p| p.start < p.end);
+            phases
+        }
+        _ => vec![phase("run", Nanos::ZERO, end)],
+    }
+}

@@ -1,0 +1,194 @@
+use super::*;
+use crate::target::OpenOptionsSpec;
+use iosteer_sched::Request;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+/// A fresh file of `size` bytes in the build machine's temp directory.
+pub(crate) fn temp_file(name: &str, size: u64) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("iosteer-engine-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    let _ = std::fs::remove_file(&path);
+    std::fs::File::create(&path).unwrap().set_len(size).unwrap();
+    path
+}
+
+/// An engine on `path`, or `None` (with the reason printed, so the skip
+/// shows in the test output) where io_uring is not permitted.
+pub(crate) fn engine_or_skip(path: &Path, verify: bool) -> Option<Engine> {
+    let config = EngineConfig {
+        queue_depth: 8,
+        max_io_bytes: 64 << 10,
+        verify,
+        ..EngineConfig::default()
+    };
+    engine_with(path, &config)
+}
+
+fn engine_with(path: &Path, config: &EngineConfig) -> Option<Engine> {
+    let spec = OpenOptionsSpec {
+        writes: true,
+        direct: true,
+        ..OpenOptionsSpec::default()
+    };
+    let target = Target::open(path, &spec)
+        .or_else(|_| {
+            // A file system without O_DIRECT (tmpfs): buffered I/O.
+            Target::open(
+                path,
+                &OpenOptionsSpec {
+                    direct: false,
+                    ..spec.clone()
+                },
+            )
+        })
+        .unwrap();
+    match Engine::new(target, config) {
+        Ok(engine) => Some(engine),
+        Err(EngineError::Unsupported(e)) => {
+            eprintln!("SKIPPED (counted): io_uring not permitted here: {e}");
+            None
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn run_one(engine: &mut Engine, op: Op, offset: u64, len: u64) -> Finished {
+    let request = Request::new(offset, op, offset, len, Nanos::ZERO);
+    engine
+        .submit(Command::single(request, Nanos::ZERO))
+        .unwrap();
+    let mut finished = Vec::new();
+    while finished.is_empty() {
+        engine.wait(Duration::from_millis(100)).unwrap();
+        engine.reap(Nanos::ZERO, &mut finished);
+    }
+    finished.pop().unwrap()
+}
+
+#[test]
+fn verified_writes_read_back_without_mismatches() {
+    let path = temp_file("verify.img", 1 << 20);
+    let Some(mut engine) = engine_or_skip(&path, true) else {
+        return;
+    };
+    for i in 0..16 {
+        let f = run_one(&mut engine, Op::Write, i * 16384, 16384);
+        assert_eq!((f.outcome, f.errno), (Outcome::Ok, None));
+    }
+    for i in 0..16 {
+        assert_eq!(
+            run_one(&mut engine, Op::Read, i * 16384, 16384).outcome,
+            Outcome::Ok
+        );
+    }
+    assert_eq!(run_one(&mut engine, Op::Flush, 0, 0).outcome, Outcome::Ok);
+    let v = engine.verifier().unwrap();
+    assert_eq!((v.checked, v.mismatches), (64, 0));
+}
+
+#[test]
+fn a_corrupted_block_is_reported_with_its_offset() {
+    let path = temp_file("corrupt.img", 1 << 20);
+    let Some(mut engine) = engine_or_skip(&path, true) else {
+        return;
+    };
+    run_one(&mut engine, Op::Write, 0, 65536);
+    // Flip one byte of the third block behind the engine's back.
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.write_all_at(&[0xff], 2 * 4096 + 100).unwrap();
+    file.sync_all().unwrap();
+    run_one(&mut engine, Op::Read, 0, 65536);
+    let v = engine.verifier().unwrap();
+    assert_eq!(v.checked, 16);
+    assert_eq!(v.mismatches, 1, "{:?}", v.first);
+    assert_eq!(v.first[0].0, 2 * 4096);
+}
+
+#[test]
+fn errors_reach_the_request_that_caused_them() {
+    let path = temp_file("errors.img", 1 << 20);
+    let Some(mut engine) = engine_or_skip(&path, false) else {
+        return;
+    };
+    let past_the_end = run_one(&mut engine, Op::Read, 1 << 20, 4096);
+    assert_eq!(past_the_end.outcome, Outcome::Error);
+    // O_DIRECT refuses a misaligned offset (EINVAL) where it is in use.
+    if engine.target().direct {
+        let misaligned = run_one(&mut engine, Op::Write, 100, 4096);
+        assert_eq!(misaligned.errno, Some(libc::EINVAL));
+    }
+    assert_eq!(
+        run_one(&mut engine, Op::Write, 0, 4096).outcome,
+        Outcome::Ok
+    );
+    assert_eq!(engine.in_flight(), 0);
+}
+
+#[test]
+fn every_reaping_mode_completes_what_it_sends() {
+    let path = temp_file("reap.img", 1 << 20);
+    for reap in Reap::NAMES.map(|n| Reap::from_name(n).unwrap()) {
+        for iopoll in [false, true] {
+            let config = EngineConfig {
+                queue_depth: 4,
+                max_io_bytes: 64 << 10,
+                verify: true,
+                reap,
+                iopoll,
+                keep_read_data: false,
+            };
+            let Some(mut engine) = engine_with(&path, &config) else {
+                return;
+            };
+            // Asked for, IOPOLL is either in use or refused with a reason.
+            assert_eq!(iopoll, engine.iopoll() || engine.iopoll_refused().is_some());
+            for i in 0..8 {
+                let f = run_one(&mut engine, Op::Write, i * 4096, 4096);
+                assert_eq!(f.outcome, Outcome::Ok, "{reap:?} {iopoll}");
+                let f = run_one(&mut engine, Op::Read, i * 4096, 4096);
+                assert_eq!(f.outcome, Outcome::Ok, "{reap:?} {iopoll}");
+            }
+            let v = engine.verifier().unwrap();
+            assert_eq!((v.checked, v.mismatches), (8, 0), "{reap:?} {iopoll}");
+        }
+    }
+}
+
+#[test]
+fn hybrid_naps_half_the_mean_completion_time_of_its_size_and_direction() {
+    let mut times = CompletionTimes::default();
+    assert_eq!(
+        times.half(Op::Read, 4096),
+        Duration::ZERO,
+        "none seen: poll at once"
+    );
+    times.record(Op::Read, 4096, Duration::from_micros(100));
+    assert_eq!(times.half(Op::Read, 4096), Duration::from_micros(50));
+    // A mean, moving an eighth per completion; other sizes and the other
+    // direction are apart.
+    times.record(Op::Read, 4096, Duration::from_micros(900));
+    assert_eq!(times.half(Op::Read, 4096), Duration::from_micros(100));
+    assert_eq!(times.half(Op::Read, 1 << 20), Duration::ZERO);
+    assert_eq!(times.half(Op::Write, 4096), Duration::ZERO);
+    assert_eq!(times.half(Op::Trim, 4096), Duration::ZERO);
+}
+
+#[test]
+fn a_trim_punches_a_hole_in_a_file() {
+    use std::os::unix::fs::MetadataExt;
+    let path = temp_file("trim.img", 4 << 20);
+    let Some(mut engine) = engine_or_skip(&path, false) else {
+        return;
+    };
+    run_one(&mut engine, Op::Write, 0, 65536);
+    run_one(&mut engine, Op::Flush, 0, 0);
+    let before = std::fs::metadata(&path).unwrap().blocks();
+    assert_eq!(
+        run_one(&mut engine, Op::Trim, 0, 65536).outcome,
+        Outcome::Ok
+    );
+    let after = std::fs::metadata(&path).unwrap().blocks();
+    assert!(after < before, "blocks {before} -> {after}");
+}

@@ -1,0 +1,21 @@
+//! # iosteer-study: questions answered by many runs
+//!
+//! Each module is one study, with its procedure in its top comment; the
+//! `iosteer` binary only parses arguments, calls one, and prints.
+//!
+//! ## Where to start
+//!
+//! - [`sweep`]: one simulated scenario across a grid of scheduler settings
+//!   and seeds, in parallel; the best setting that keeps a read objective.
+//! - [`probe`]: the write limit of a real target or an emulated drive,
+//!   found by stepping the write rate up while reads are served, over any
+//!   [`Backend`](iosteer_engine::runner::Backend).
+//! - [`objective`]: the read-latency objective both judge by (`p99<=2x`).
+//! - [`bench`]: what a policy costs per request; [`device`]: the drive model
+//!   on its own (loading a drive, the write-amplification check, its speed).
+
+pub mod bench;
+pub mod device;
+pub mod objective;
+pub mod probe;
+pub mod sweep;

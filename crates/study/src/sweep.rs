@@ -1,0 +1,679 @@
+//! Sweep: one scenario across a grid of scheduler settings, the
+//! paper's weeks-long search for a static write limit (30 MB/s on 20
+//! machines) done in minutes.
+//!
+//! Every grid point runs on its own copy of the same aged drive, in parallel
+//! over the machine's cores (rayon); results are collected in grid order, so
+//! the output is the same whatever the number of threads. For each point the
+//! table gives the write throughput during the measured phase (the fill)
+//! against the read latency of that phase (p99, p99.9) and its SLO
+//! violations, and says whether it meets the read objective; the best point
+//! is the one with the most write throughput among those that meet it.
+//!
+//! Grid syntax, `--vary "name:key=values,key=values,..."`:
+//! - `key=a..b/s`: integers from a to b inclusive in steps of s;
+//! - `key=x,y,z`: a list (an item without `=` continues the previous key);
+//! - `key=x`: one value.
+//!
+//! The grid is every combination, the first key varying slowest. Objectives:
+//! `p99<=2x` (relative to the baseline phase, `before` by default: the
+//! lowest value of that phase over the sweep, the drive's own unloaded
+//! latency, so that a policy that slows reads before the fill does not
+//! loosen its own bound) or `p99<=5ms` (absolute); the metric is one of
+//! mean, p50, p99, p99.9 (or p999) and max.
+//!
+//! Seeds: `--seed 1..5` (or `1,4,5`) runs every setting on every seed (its
+//! own aged drive and arrivals each). A setting then meets the objective only
+//! if it does on every seed, and the best one is the one with the most mean
+//! write throughput among those: one number an operator can set on a fleet,
+//! not one that happened to fit a single run. One seed's optimum can sit on
+//! an edge (a fill that just fits the drive's free pool in the phase meets
+//! the objective, a little more runs the pool out and does not), and where
+//! that edge lies differs from seed to seed.
+
+use std::path::Path;
+
+use iosteer_device::DeviceConfig;
+use iosteer_sched::{policy, Nanos};
+use iosteer_sim::scenario::{scenario, SCENARIOS};
+use iosteer_sim::{SimError, Simulation};
+use iosteer_workload::chart::{
+    best_ring, bound_line, frame, legend_upper_left, DrawResult, LogChart, BLUE, GREEN, RED,
+};
+use iosteer_workload::report::{round, PhaseReport, RunReport};
+use plotters::prelude::*;
+use rayon::prelude::*;
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::objective::{Bound, Objective};
+
+/// Most grid points one sweep may run.
+pub const MAX_POINTS: usize = 10_000;
+/// Most seeds one sweep may run each point on.
+pub const MAX_SEEDS: usize = 100;
+
+/// What is wrong with a sweep: its grid, its seeds or its runs.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum SweepError {
+    #[error("{grid}: no policy name")]
+    NoPolicy { grid: String },
+    #[error("{grid}: `{item}` comes before any key=value")]
+    ValueBeforeKey { grid: String, item: String },
+    #[error(
+        "`{key}={value}`: a range is start..end/step with integers, such as 10000..80000/10000"
+    )]
+    BadRange { key: String, value: String },
+    #[error("`{key}={value}`: more than {} values", MAX_POINTS)]
+    TooManyValues { key: String, value: String },
+    #[error("{grid}: more than {} points", MAX_POINTS)]
+    GridTooLarge { grid: String },
+    #[error("{text}: expected a seed (4), a range (1..5) or a list (1,4,5)")]
+    BadSeeds { text: String },
+    #[error("{text}: at most {} seeds", MAX_SEEDS)]
+    TooManySeeds { text: String },
+    #[error("{text}: a seed is repeated")]
+    RepeatedSeed { text: String },
+    #[error("no setting to sweep")]
+    NoSettings,
+    #[error("{points} grid points; at most {}", MAX_POINTS)]
+    TooManyPoints { points: usize },
+    #[error("{points} grid points on {seeds} seeds; at most {} runs", MAX_POINTS)]
+    TooManyRuns { points: usize, seeds: usize },
+    #[error("{spec}: {source}")]
+    Scheduler {
+        spec: String,
+        source: iosteer_sched::ConfigError,
+    },
+    #[error("unknown scenario `{name}`; scenarios: {}", scenario_names())]
+    UnknownScenario { name: String },
+    #[error("the scenario has no phase `{name}`; phases: {phases}")]
+    NoPhase { name: String, phases: String },
+    #[error("thread pool: {0}")]
+    Threads(#[from] rayon::ThreadPoolBuildError),
+    #[error(transparent)]
+    Sim(#[from] SimError),
+}
+
+fn scenario_names() -> String {
+    let names: Vec<_> = SCENARIOS.iter().map(|(n, _)| *n).collect();
+    names.join(", ")
+}
+
+/// Expands a values string: `a..b/s` or one literal.
+fn expand_value(key: &str, value: &str) -> Result<Vec<String>, SweepError> {
+    let Some((range, step)) = value.split_once("..") else {
+        return Ok(vec![value.to_string()]);
+    };
+    let bad = || SweepError::BadRange {
+        key: key.to_string(),
+        value: value.to_string(),
+    };
+    let (end, step) = step.split_once('/').ok_or_else(bad)?;
+    let start: u64 = range.trim().parse().map_err(|_| bad())?;
+    let end: u64 = end.trim().parse().map_err(|_| bad())?;
+    let step: u64 = step.trim().parse().map_err(|_| bad())?;
+    if step == 0 || end < start {
+        return Err(bad());
+    }
+    let count = (end - start) / step + 1;
+    if count as usize > MAX_POINTS {
+        return Err(SweepError::TooManyValues {
+            key: key.to_string(),
+            value: value.to_string(),
+        });
+    }
+    Ok((0..count).map(|i| (start + i * step).to_string()).collect())
+}
+
+/// Expands one grid into scheduler specs, first key slowest.
+pub fn expand_grid(grid: &str) -> Result<Vec<String>, SweepError> {
+    let (name, settings) = grid.split_once(':').unwrap_or((grid, ""));
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(SweepError::NoPolicy { grid: grid.into() });
+    }
+    let mut keys: Vec<(String, Vec<String>)> = Vec::new();
+    for item in settings.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match item.split_once('=') {
+            Some((key, value)) => {
+                let key = key.trim().to_string();
+                let values = expand_value(&key, value.trim())?;
+                keys.push((key, values));
+            }
+            None => {
+                let (key, values) = keys.last_mut().ok_or_else(|| SweepError::ValueBeforeKey {
+                    grid: grid.into(),
+                    item: item.into(),
+                })?;
+                let more = expand_value(key, item)?;
+                values.extend(more);
+            }
+        }
+    }
+    let mut specs = vec![String::new()];
+    for (key, values) in &keys {
+        if specs.len().saturating_mul(values.len()) > MAX_POINTS {
+            return Err(SweepError::GridTooLarge { grid: grid.into() });
+        }
+        specs = specs
+            .iter()
+            .flat_map(|prefix| {
+                values.iter().map(move |v| {
+                    if prefix.is_empty() {
+                        format!("{key}={v}")
+                    } else {
+                        format!("{prefix},{key}={v}")
+                    }
+                })
+            })
+            .collect();
+    }
+    Ok(specs
+        .into_iter()
+        .map(|s| {
+            if s.is_empty() {
+                name.to_string()
+            } else {
+                format!("{name}:{s}")
+            }
+        })
+        .collect())
+}
+
+/// One grid point's figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct Point {
+    pub spec: String,
+    pub write_mbps: f64,
+    pub read_mbps: f64,
+    pub read_p99_ms: f64,
+    pub read_p999_ms: f64,
+    pub read_slo_violations: u64,
+    pub write_p99_ms: f64,
+    pub write_max_ms: f64,
+    /// The objective's metric in the baseline phase (relative objectives).
+    pub baseline_ms: Option<f64>,
+    /// The objective's metric in the measured phase, and its bound.
+    pub value_ms: f64,
+    pub bound_ms: f64,
+    pub meets: bool,
+    /// The run finished and measured reads in the phase.
+    #[serde(skip)]
+    pub meets_own: bool,
+    /// Seeds run, and those on which the objective was met; with several,
+    /// `write_mbps` is the mean over them, `write_min_mbps` the lowest, the
+    /// read and write latencies the worst, the SLO violations the sum, and
+    /// `value_ms` / `bound_ms` those of the seed furthest over (or least
+    /// under) its bound.
+    pub seeds: usize,
+    pub seeds_met: usize,
+    pub write_min_mbps: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SweepReport {
+    pub scenario: String,
+    pub drive: String,
+    pub seeds: Vec<u64>,
+    pub objective: String,
+    pub phase: String,
+    pub points: Vec<Point>,
+    /// With several seeds, every seed's points (in `seeds` order).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_seed: Option<Vec<Vec<Point>>>,
+    /// The spec of the best point meeting the objective, if any.
+    pub best: Option<String>,
+    /// Its index in `points`.
+    #[serde(skip)]
+    pub best_index: Option<usize>,
+    pub wall_s: f64,
+}
+
+fn phase<'a>(run: &'a RunReport, name: &str) -> Result<&'a PhaseReport, SweepError> {
+    run.phase(name).ok_or_else(|| {
+        let names: Vec<_> = run.phases.iter().map(|p| p.name.as_str()).collect();
+        SweepError::NoPhase {
+            name: name.to_string(),
+            phases: names.join(", "),
+        }
+    })
+}
+
+/// The figures of one run against `objective`.
+pub fn point(
+    run: &RunReport,
+    objective: &Objective,
+    measured: &str,
+    baseline: &str,
+) -> Result<Point, SweepError> {
+    let p = phase(run, measured)?;
+    let ms = |us: f64| us / 1e3;
+    let (baseline_ms, bound_ms) = match objective.bound {
+        Bound::Relative(x) => {
+            let b = ms(objective.metric.of(phase(run, baseline)?));
+            (Some(b), b * x)
+        }
+        Bound::Absolute(t) => (None, t.0 as f64 / 1e6),
+    };
+    let value_ms = ms(objective.metric.of(p));
+    let meets = p.read.ops > 0 && value_ms <= bound_ms && !run.interrupted;
+    Ok(Point {
+        spec: run.scheduler.clone(),
+        write_mbps: p.write.mbps,
+        read_mbps: p.read.mbps,
+        read_p99_ms: ms(p.read.lat_us.p99),
+        read_p999_ms: ms(p.read.lat_us.p999),
+        read_slo_violations: p.read.slo_violations,
+        write_p99_ms: ms(p.write.lat_us.p99),
+        write_max_ms: ms(p.write.lat_us.max),
+        baseline_ms,
+        value_ms,
+        bound_ms,
+        meets,
+        meets_own: p.read.ops > 0 && !run.interrupted,
+        seeds: 1,
+        seeds_met: usize::from(meets),
+        write_min_mbps: p.write.mbps,
+    })
+}
+
+/// A relative bound is taken from the lowest baseline of the sweep: the
+/// drive's own unloaded latency. A policy that slows reads before the fill
+/// (the baseline phase has no writes) must not loosen its own bound.
+pub fn share_baseline(points: &mut [Point], objective: &Objective) {
+    let Bound::Relative(x) = objective.bound else {
+        return;
+    };
+    let Some(lowest) = points
+        .iter()
+        .filter_map(|p| p.baseline_ms)
+        .filter(|b| *b > 0.0)
+        .min_by(f64::total_cmp)
+    else {
+        return;
+    };
+    for p in points {
+        p.bound_ms = lowest * x;
+        p.meets = p.meets_own && p.value_ms <= p.bound_ms;
+        p.seeds_met = usize::from(p.meets);
+    }
+}
+
+/// Parses seeds: one seed, a range `a..b` (inclusive) or a list `a,b,c`.
+pub fn parse_seeds(text: &str) -> Result<Vec<u64>, SweepError> {
+    let bad = || SweepError::BadSeeds { text: text.into() };
+    let seeds: Vec<u64> = if let Some((a, b)) = text.split_once("..") {
+        let a: u64 = a.trim().parse().map_err(|_| bad())?;
+        let b: u64 = b.trim().parse().map_err(|_| bad())?;
+        if b < a {
+            return Err(bad());
+        }
+        (a..=b.min(a.saturating_add(MAX_SEEDS as u64))).collect()
+    } else {
+        let parsed: Result<Vec<u64>, _> = text.split(',').map(|s| s.trim().parse()).collect();
+        parsed.map_err(|_| bad())?
+    };
+    if seeds.len() > MAX_SEEDS {
+        return Err(SweepError::TooManySeeds { text: text.into() });
+    }
+    let mut unique = seeds.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    if unique.len() != seeds.len() {
+        return Err(SweepError::RepeatedSeed { text: text.into() });
+    }
+    Ok(seeds)
+}
+
+/// One point per setting from the points of every seed (each seed's list
+/// in the same grid order): see [`Point`] for how figures combine.
+pub fn across_seeds(per_seed: &[Vec<Point>]) -> Vec<Point> {
+    let Some(first) = per_seed.first() else {
+        return Vec::new();
+    };
+    (0..first.len())
+        .map(|i| {
+            let runs: Vec<&Point> = per_seed.iter().map(|points| &points[i]).collect();
+            let worst = runs
+                .iter()
+                .max_by(|a, b| (a.value_ms / a.bound_ms).total_cmp(&(b.value_ms / b.bound_ms)))
+                .expect("one seed at least");
+            let n = runs.len() as f64;
+            let max = |f: fn(&Point) -> f64| runs.iter().map(|p| f(p)).fold(f64::MIN, f64::max);
+            Point {
+                spec: worst.spec.clone(),
+                write_mbps: runs.iter().map(|p| p.write_mbps).sum::<f64>() / n,
+                read_mbps: runs.iter().map(|p| p.read_mbps).sum::<f64>() / n,
+                read_p99_ms: max(|p| p.read_p99_ms),
+                read_p999_ms: max(|p| p.read_p999_ms),
+                read_slo_violations: runs.iter().map(|p| p.read_slo_violations).sum(),
+                write_p99_ms: max(|p| p.write_p99_ms),
+                write_max_ms: max(|p| p.write_max_ms),
+                baseline_ms: worst.baseline_ms,
+                value_ms: worst.value_ms,
+                bound_ms: worst.bound_ms,
+                meets: runs.iter().all(|p| p.meets),
+                meets_own: runs.iter().all(|p| p.meets_own),
+                seeds: runs.len(),
+                seeds_met: runs.iter().filter(|p| p.meets).count(),
+                write_min_mbps: runs.iter().map(|p| p.write_mbps).fold(f64::MAX, f64::min),
+            }
+        })
+        .collect()
+}
+
+/// The point with the most write throughput among those that meet the
+/// objective; ties go to the lower read value, then to the earlier point.
+pub fn best(points: &[Point]) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for (i, p) in points.iter().enumerate().filter(|(_, p)| p.meets) {
+        let better = best.is_none_or(|b| {
+            let q = &points[b];
+            p.write_mbps > q.write_mbps || (p.write_mbps == q.write_mbps && p.value_ms < q.value_ms)
+        });
+        if better {
+            best = Some(i);
+        }
+    }
+    best
+}
+
+/// A sweep to run: a scenario on a drive, the settings, the seeds and the
+/// objective the points are judged by.
+pub struct Sweep {
+    /// A built-in scenario of `iosteer-sim`.
+    pub scenario: String,
+    pub device: DeviceConfig,
+    /// Scheduler specs, in the order they are reported.
+    pub specs: Vec<String>,
+    pub seeds: Vec<u64>,
+    pub objective: Objective,
+    /// The phase whose figures are compared, and the one a relative
+    /// objective is measured against.
+    pub phase: String,
+    pub baseline: String,
+    pub slo: Nanos,
+    /// Worker threads (`None`: one per core); the report does not depend on it.
+    pub threads: Option<usize>,
+}
+
+impl Sweep {
+    /// The scenario's simulation on each seed, checked, after every spec
+    /// was checked: what is wrong fails before anything runs.
+    pub fn simulations(&self) -> Result<Vec<Simulation>, SweepError> {
+        let points = self.specs.len();
+        if points == 0 {
+            return Err(SweepError::NoSettings);
+        }
+        if points > MAX_POINTS {
+            return Err(SweepError::TooManyPoints { points });
+        }
+        for spec in &self.specs {
+            policy::build(spec).map_err(|source| SweepError::Scheduler {
+                spec: spec.clone(),
+                source,
+            })?;
+        }
+        if points * self.seeds.len() > MAX_POINTS {
+            let seeds = self.seeds.len();
+            return Err(SweepError::TooManyRuns { points, seeds });
+        }
+        let mut sims = Vec::new();
+        for &seed in &self.seeds {
+            let mut sim = scenario(&self.scenario, self.device.clone(), seed).ok_or_else(|| {
+                SweepError::UnknownScenario {
+                    name: self.scenario.clone(),
+                }
+            })?;
+            sim.slo = self.slo;
+            sim.validate()?;
+            sims.push(sim);
+        }
+        Ok(sims)
+    }
+
+    /// Runs every spec on every seed's simulation (from [`Sweep::simulations`]),
+    /// in parallel, and judges the points.
+    pub fn run(&self, sims: &[Simulation]) -> Result<SweepReport, SweepError> {
+        let started = std::time::Instant::now();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(self.threads.unwrap_or(0))
+            .build()?;
+        let specs = &self.specs;
+        let runs: Vec<RunReport> = pool.install(|| -> Result<_, SimError> {
+            let aged: Vec<_> = sims
+                .par_iter()
+                .map(|sim| sim.aged_device())
+                .collect::<Result<_, _>>()?;
+            let jobs: Vec<(usize, &String)> = (0..sims.len())
+                .flat_map(|i| specs.iter().map(move |spec| (i, spec)))
+                .collect();
+            jobs.par_iter()
+                .map(|&(i, spec)| sims[i].run(spec, &aged[i], &mut |_, _| true))
+                .collect()
+        })?;
+        let mut per_seed = Vec::new();
+        for seed_runs in runs.chunks(specs.len()) {
+            let mut points = Vec::new();
+            for run in seed_runs {
+                points.push(point(run, &self.objective, &self.phase, &self.baseline)?);
+            }
+            share_baseline(&mut points, &self.objective);
+            per_seed.push(points);
+        }
+        let points = across_seeds(&per_seed);
+        let best_index = best(&points);
+        Ok(SweepReport {
+            scenario: self.scenario.clone(),
+            drive: self.device.name.clone(),
+            seeds: self.seeds.clone(),
+            objective: self.objective.to_string(),
+            phase: self.phase.clone(),
+            best: best_index.map(|i| points[i].spec.clone()),
+            best_index,
+            points,
+            per_seed: (self.seeds.len() > 1).then_some(per_seed),
+            wall_s: round(started.elapsed().as_secs_f64(), 3),
+        })
+    }
+}
+
+/// The terminal table.
+pub fn table(report: &SweepReport) -> String {
+    let best = report.best_index;
+    let width = report
+        .points
+        .iter()
+        .map(|p| p.spec.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let seeds: Vec<String> = report.seeds.iter().map(u64::to_string).collect();
+    let several = seeds.len() > 1;
+    let mut out = format!(
+        "sweep of {} on {} ({} {}), phase {}; objective: {}\n",
+        report.scenario,
+        report.drive,
+        if several { "seeds" } else { "seed" },
+        seeds.join(","),
+        report.phase,
+        report.objective
+    );
+    if several {
+        out += "  (write MB/s: mean over the seeds, and the lowest; read figures, bound and write p99: \
+                the worst seed's; >SLO: the sum; meets: on every seed)\n";
+    }
+    let min_header = if several { "   min MB/s" } else { "" };
+    out += &format!(
+        "  {:<width$}  {:>9}{min_header}  {:>9}  {:>10}  {:>7}  {:>9}  {:>9}  {}\n",
+        "spec", "write MB/s", "read p99", "read p99.9", ">SLO", "bound ms", "write p99", "meets"
+    );
+    for (i, p) in report.points.iter().enumerate() {
+        let met = if several {
+            format!(" ({}/{})", p.seeds_met, p.seeds)
+        } else {
+            String::new()
+        };
+        let mark = if Some(i) == best {
+            format!("yes{met}  <- best")
+        } else if p.meets {
+            format!("yes{met}")
+        } else {
+            format!("no{met}")
+        };
+        let min = if several {
+            format!("  {:>9.1}", p.write_min_mbps)
+        } else {
+            String::new()
+        };
+        out += &format!(
+            "  {:<width$}  {:>10.1}{min}  {:>9.2}  {:>10.2}  {:>7}  {:>9.2}  {:>9.1}  {}\n",
+            p.spec,
+            p.write_mbps,
+            p.read_p99_ms,
+            p.read_p999_ms,
+            p.read_slo_violations,
+            p.bound_ms,
+            p.write_p99_ms,
+            mark
+        );
+    }
+    out += &match &report.best {
+        Some(spec) => format!("best setting meeting the objective: {spec}\n"),
+        None => "no setting meets the objective\n".to_string(),
+    };
+    out
+}
+
+/// Two panels over write MB/s: read p99 and p99.9 (log scale) with the
+/// objective's bound, and read SLO violations; the best point is ringed.
+/// Text is SVG `<text>`, so no font is needed to draw it.
+/// With several seeds the points are the mean write rate at the worst
+/// seed's p99; this draws what they summarise: every seed's own point, and a
+/// line from the lowest to the highest seed's write rate.
+fn draw_seed_spread(
+    lat: &mut LogChart,
+    points: &[Point],
+    per_seed: &[Vec<Point>],
+    y_min: f64,
+) -> DrawResult {
+    let style = ShapeStyle::from(&BLUE.mix(0.35)).stroke_width(1);
+    lat.draw_series(points.iter().enumerate().map(|(i, p)| {
+        let rates = per_seed.iter().map(|runs| runs[i].write_mbps);
+        let low = rates.clone().fold(f64::MAX, f64::min);
+        let high = rates.fold(f64::MIN, f64::max);
+        let y = p.read_p99_ms.max(y_min);
+        PathElement::new(vec![(low, y), (high, y)], style)
+    }))?
+    .label(format!(
+        "write MB/s, lowest to highest of {} seeds",
+        per_seed.len()
+    ))
+    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+    lat.draw_series(per_seed.iter().flatten().map(|p| {
+        Circle::new(
+            (p.write_mbps, p.read_p99_ms.max(y_min)),
+            2,
+            BLUE.mix(0.35).filled(),
+        )
+    }))?
+    .label("read p99, each seed")
+    .legend(|(x, y)| Circle::new((x + 9, y), 2, BLUE.mix(0.35).filled()));
+    Ok(())
+}
+
+pub fn chart(path: &Path, report: &SweepReport) -> DrawResult {
+    let root = SVGBackend::new(path, (900, 720)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let (top, bottom) = root.split_vertically(440);
+    let points = &report.points;
+    let every_run = || report.per_seed.iter().flatten().flatten().chain(points);
+    let x_max = every_run().map(|p| p.write_mbps).fold(1.0, f64::max) * 1.1;
+    let y_min = every_run()
+        .map(|p| p.read_p99_ms.min(p.bound_ms))
+        .fold(f64::MAX, f64::min)
+        .max(0.01)
+        * 0.7;
+    let y_max = points
+        .iter()
+        .map(|p| p.read_p999_ms.max(p.bound_ms))
+        .fold(y_min * 10.0, f64::max)
+        * 1.5;
+    let caption = format!(
+        "{} on {}: write MB/s against read latency, {} phase",
+        report.scenario, report.drive, report.phase
+    );
+    let mut lat =
+        frame(&top, &caption).build_cartesian_2d(0f64..x_max, (y_min..y_max).log_scale())?;
+    lat.configure_mesh()
+        .x_desc("write MB/s during the phase")
+        .y_desc("read latency (ms)")
+        .draw()?;
+    draw_latencies(&mut lat, report, x_max, y_min)?;
+    let v_max = points
+        .iter()
+        .map(|p| p.read_slo_violations as f64)
+        .fold(1.0, f64::max)
+        * 1.15;
+    let mut slo = frame(&bottom, "").build_cartesian_2d(0f64..x_max, 0f64..v_max)?;
+    slo.configure_mesh()
+        .x_desc("write MB/s during the phase")
+        .y_desc("read SLO violations")
+        .draw()?;
+    slo.draw_series(points.iter().map(|p| {
+        Circle::new(
+            (p.write_mbps, p.read_slo_violations as f64),
+            4,
+            if p.meets {
+                GREEN.filled()
+            } else {
+                RED.filled()
+            },
+        )
+    }))?;
+    root.present()?;
+    Ok(())
+}
+
+/// The upper panel's points: p99 and p99.9 of each setting, each seed's
+/// spread, the objective's bound and the best point.
+fn draw_latencies(lat: &mut LogChart, report: &SweepReport, x_max: f64, y_min: f64) -> DrawResult {
+    let points = &report.points;
+    lat.draw_series(
+        points
+            .iter()
+            .map(|p| Circle::new((p.write_mbps, p.read_p99_ms.max(y_min)), 4, BLUE.filled())),
+    )?
+    .label(if report.per_seed.is_some() {
+        "read p99 of the worst seed, at the mean write MB/s"
+    } else {
+        "read p99"
+    })
+    .legend(|(x, y)| Circle::new((x + 9, y), 4, BLUE.filled()));
+    lat.draw_series(points.iter().map(|p| {
+        Circle::new(
+            (p.write_mbps, p.read_p999_ms.max(y_min)),
+            4,
+            RED.stroke_width(1),
+        )
+    }))?
+    .label("read p99.9")
+    .legend(|(x, y)| Circle::new((x + 9, y), 4, RED.stroke_width(1)));
+    if let Some(per_seed) = &report.per_seed {
+        draw_seed_spread(lat, points, per_seed, y_min)?;
+    }
+    let bound = points.iter().map(|p| p.bound_ms).fold(f64::MAX, f64::min);
+    if bound.is_finite() && bound < f64::MAX {
+        bound_line(lat, x_max, bound, &report.objective)?;
+    }
+    if let Some(b) = report.best_index.map(|i| &points[i]) {
+        let at = (b.write_mbps, b.read_p99_ms.max(y_min));
+        best_ring(lat, at, format!("best: {}", b.spec))?;
+    }
+    legend_upper_left(lat)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,95 @@
+//! The sweep's grids, seeds and choice of the best point.
+
+use super::*;
+
+#[test]
+fn ranges_and_lists_expand_first_key_slowest() {
+    let specs =
+        expand_grid("netflix:write.limiter=bandwidth,queue_depth,write.current=10..30/10").unwrap();
+    assert_eq!(
+        specs,
+        [
+            "netflix:write.limiter=bandwidth,write.current=10",
+            "netflix:write.limiter=bandwidth,write.current=20",
+            "netflix:write.limiter=bandwidth,write.current=30",
+            "netflix:write.limiter=queue_depth,write.current=10",
+            "netflix:write.limiter=queue_depth,write.current=20",
+            "netflix:write.limiter=queue_depth,write.current=30",
+        ]
+    );
+    assert_eq!(expand_grid("fifo").unwrap(), ["fifo"]);
+    assert!(expand_grid("netflix:1,2").is_err());
+    assert!(expand_grid("netflix:a=5..1/1").is_err());
+    assert!(expand_grid("netflix:a=1..5").is_err());
+    assert!(expand_grid("netflix:a=1..5/0").is_err());
+}
+
+fn p(spec: &str, write: f64, value: f64, meets: bool) -> Point {
+    Point {
+        spec: spec.into(),
+        write_mbps: write,
+        read_mbps: 0.0,
+        read_p99_ms: value,
+        read_p999_ms: value,
+        read_slo_violations: 0,
+        write_p99_ms: 0.0,
+        write_max_ms: 0.0,
+        baseline_ms: None,
+        value_ms: value,
+        bound_ms: 2.0,
+        meets,
+        meets_own: true,
+        seeds: 1,
+        seeds_met: usize::from(meets),
+        write_min_mbps: write,
+    }
+}
+
+#[test]
+fn seeds_parse_as_one_a_range_or_a_list_and_bad_ones_are_refused() {
+    assert_eq!(parse_seeds("4").unwrap(), [4]);
+    assert_eq!(parse_seeds("1..3").unwrap(), [1, 2, 3]);
+    assert_eq!(parse_seeds("1, 4,5").unwrap(), [1, 4, 5]);
+    for bad in ["", "x", "3..1", "1..", "1,1", "0..1000", "1;2"] {
+        let e = parse_seeds(bad).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                SweepError::BadSeeds { .. }
+                    | SweepError::TooManySeeds { .. }
+                    | SweepError::RepeatedSeed { .. }
+            ),
+            "{bad}: {e}"
+        );
+    }
+}
+
+#[test]
+fn across_seeds_a_setting_meets_only_on_every_seed_with_mean_and_worst_figures() {
+    let mut worst = p("a", 30.0, 2.2, false);
+    worst.bound_ms = 2.0;
+    let per_seed = vec![
+        vec![p("a", 10.0, 1.0, true), p("b", 5.0, 1.0, true)],
+        vec![worst, p("b", 7.0, 1.5, true)],
+    ];
+    let points = across_seeds(&per_seed);
+    assert_eq!(points.len(), 2);
+    let (a, b) = (&points[0], &points[1]);
+    assert_eq!((a.write_mbps, a.write_min_mbps), (20.0, 10.0));
+    assert_eq!((a.seeds, a.seeds_met, a.meets), (2, 1, false));
+    assert_eq!((a.value_ms, a.read_p99_ms), (2.2, 2.2), "the worst seed's");
+    assert_eq!((b.seeds_met, b.meets, b.write_mbps), (2, true, 6.0));
+    assert_eq!(best(&points), Some(1), "a meets on one seed of two only");
+}
+
+#[test]
+fn the_best_point_writes_most_among_those_that_meet() {
+    let points = [
+        p("a", 10.0, 1.0, true),
+        p("b", 30.0, 9.0, false),
+        p("c", 20.0, 1.9, true),
+        p("d", 20.0, 1.5, true),
+    ];
+    assert_eq!(best(&points), Some(3));
+    assert_eq!(best(&points[1..2]), None);
+}

@@ -1,0 +1,28 @@
+//! # iosteer-workload: what runs, and what a run reports
+//!
+//! The jobs a run issues and the report it ends with, shared by both worlds:
+//! the simulator (`iosteer-sim`) and the real engine (`iosteer-engine`) take
+//! the same jobs and fill in the same [`RunReport`], so a simulated run and a
+//! real one print, chart and compare alike.
+//!
+//! ## Where to start
+//!
+//! - [`workload`]: a [`Job`](workload::Job) (synthetic or a trace) and the
+//!   [`Generator`](workload::Generator) that turns it into requests: rates,
+//!   Poisson arrivals, I/O depth, think time, back-pressure.
+//! - [`fio`]: the subset of fio job files that becomes jobs; [`trace`]: trace
+//!   formats (ascii, SPC, MSR) and fitting one to a drive.
+//! - [`report`]: phases, the [`Recorder`](report::Recorder) of every
+//!   completed request, the per-phase [`RunReport`] with its JSON schema, and
+//!   the terminal table.
+//! - [`series`] and [`chart`]: one-second CSV series and SVG charts; `chart`
+//!   also holds the palette and frame every chart of the toolkit uses.
+
+pub mod chart;
+pub mod fio;
+pub mod report;
+pub mod series;
+pub mod trace;
+pub mod workload;
+
+pub use report::{round, RunReport};
