@@ -54,14 +54,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
 use crate::config::{
-    parse_duration, parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
+    parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
 };
 use crate::ordering::{flush_may_go, Barrier, Queued};
-use crate::policy::{class_pressure, PolicyInfo, Ticker};
+use crate::policy::common::{CommonConfig, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES};
+use crate::policy::{class_pressure, construct, PolicyInfo, Ticker};
 use crate::request::{Command, Completion, Dispatch, Op, Request};
 use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler};
 use crate::stats::Stats;
-use crate::trim::DEFAULT_MAX_RANGES;
 use crate::units::{Bytes, Nanos};
 
 /// Ticks per second, only to sample the load average.
@@ -94,20 +94,11 @@ pub const TUNABLES: &[Tunable] = &[
         help: "0 or 1; accepted for compatibility, a no-op (we do not merge)",
     },
     Tunable {
-        key: "trim_max_ranges",
-        default: "512",
         help: "most trims combined into one command",
+        ..TRIM_MAX_RANGES
     },
-    Tunable {
-        key: "stats_window",
-        default: "1s",
-        help: "length of the rolling percentile window",
-    },
-    Tunable {
-        key: "bad_latency",
-        default: "500ms",
-        help: "completions slower than this are counted as too_long",
-    },
+    STATS_WINDOW,
+    BAD_LATENCY,
 ];
 
 pub const INFO: PolicyInfo = PolicyInfo {
@@ -115,6 +106,7 @@ pub const INFO: PolicyInfo = PolicyInfo {
     summary: "Linux mq-deadline: offset-sorted batches per direction, read/write FIFO deadlines, \
               reads preferred up to writes_starved",
     tunables: TUNABLES,
+    build: |configure| construct(configure, Deadline::new),
 };
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -124,9 +116,7 @@ pub struct DeadlineConfig {
     pub writes_starved: u32,
     pub fifo_batch: u32,
     pub front_merges: bool,
-    pub trim_max_ranges: u32,
-    pub stats_window: Nanos,
-    pub bad_latency: Nanos,
+    pub common: CommonConfig,
 }
 
 impl Default for DeadlineConfig {
@@ -137,9 +127,7 @@ impl Default for DeadlineConfig {
             writes_starved: 2,
             fifo_batch: 16,
             front_merges: true,
-            trim_max_ranges: DEFAULT_MAX_RANGES,
-            stats_window: Nanos::from_secs(1),
-            bad_latency: Nanos::from_millis(500),
+            common: CommonConfig::default(),
         }
     }
 }
@@ -153,9 +141,7 @@ impl Configurable for DeadlineConfig {
             "writes_starved" => self.writes_starved = parse_int(key, value, 0, 1_000_000)? as u32,
             "fifo_batch" => self.fifo_batch = parse_int(key, value, 1, 1_000_000)? as u32,
             "front_merges" => self.front_merges = parse_int(key, value, 0, 1)? == 1,
-            "trim_max_ranges" => self.trim_max_ranges = parse_int(key, value, 1, 65_535)? as u32,
-            "stats_window" => self.stats_window = parse_duration(key, value)?,
-            "bad_latency" => self.bad_latency = parse_duration(key, value)?,
+            _ if self.common.set(key, value)? => {}
             _ => return Err(unknown_key(INFO.name, key, TUNABLES)),
         }
         Ok(())
@@ -269,7 +255,7 @@ impl Deadline {
             batching: 0,
             starved: 0,
             arrivals: 0,
-            stats: Stats::new(config.stats_window, config.bad_latency),
+            stats: config.common.stats(),
             ticker: Ticker::per_second(LOAD_TICKS_PER_SECOND),
             config,
         }
@@ -367,7 +353,7 @@ impl Deadline {
                 .range(key..)
                 .chain(direction.trims.range(..key))
                 .copied()
-                .take(self.config.trim_max_ranges as usize - 1)
+                .take(self.config.common.trim_max_ranges as usize - 1)
                 .collect();
             for other in others {
                 command

@@ -16,13 +16,14 @@
 
 use std::collections::VecDeque;
 
-use crate::config::{parse_duration, parse_int, unknown_key, ConfigError, Configurable, Tunable};
+use crate::config::{unknown_key, ConfigError, Configurable, Tunable};
 use crate::ordering::flush_may_go;
-use crate::policy::{class_pressure, PolicyInfo, Ticker};
+use crate::policy::common::{CommonConfig, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES};
+use crate::policy::{class_pressure, construct, PolicyInfo, Ticker};
 use crate::request::{Command, Completion, Dispatch, Op, Request};
 use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler};
 use crate::stats::Stats;
-use crate::trim::{TrimQueue, DEFAULT_MAX_RANGES};
+use crate::trim::TrimQueue;
 use crate::units::{Bytes, Nanos};
 
 /// Ticks per second, only to sample the load average (as Netflix's default).
@@ -30,20 +31,11 @@ const LOAD_TICKS_PER_SECOND: u32 = 200;
 
 pub const TUNABLES: &[Tunable] = &[
     Tunable {
-        key: "trim_max_ranges",
-        default: "512",
         help: "most trims coalesced into one command (ada: 8 DSM blocks of 64 ranges)",
+        ..TRIM_MAX_RANGES
     },
-    Tunable {
-        key: "stats_window",
-        default: "1s",
-        help: "length of the rolling percentile window",
-    },
-    Tunable {
-        key: "bad_latency",
-        default: "500ms",
-        help: "completions slower than this are counted as too_long",
-    },
+    STATS_WINDOW,
+    BAD_LATENCY,
 ];
 
 pub const INFO: PolicyInfo = PolicyInfo {
@@ -51,21 +43,18 @@ pub const INFO: PolicyInfo = PolicyInfo {
     summary:
         "stock FreeBSD: one FIFO for reads, writes and flushes; trims coalesced, one at a time",
     tunables: TUNABLES,
+    build: |configure| construct(configure, Fifo::new),
 };
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FifoConfig {
-    pub trim_max_ranges: u32,
-    pub stats_window: Nanos,
-    pub bad_latency: Nanos,
+    pub common: CommonConfig,
 }
 
 impl Default for FifoConfig {
     fn default() -> Self {
         FifoConfig {
-            trim_max_ranges: DEFAULT_MAX_RANGES,
-            stats_window: Nanos::from_secs(1),
-            bad_latency: Nanos::from_millis(500),
+            common: CommonConfig::default(),
         }
     }
 }
@@ -73,9 +62,7 @@ impl Default for FifoConfig {
 impl Configurable for FifoConfig {
     fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
         match key {
-            "trim_max_ranges" => self.trim_max_ranges = parse_int(key, value, 1, 65_535)? as u32,
-            "stats_window" => self.stats_window = parse_duration(key, value)?,
-            "bad_latency" => self.bad_latency = parse_duration(key, value)?,
+            _ if self.common.set(key, value)? => {}
             _ => return Err(unknown_key("fifo", key, TUNABLES)),
         }
         Ok(())
@@ -98,8 +85,8 @@ impl Fifo {
     pub fn new(config: FifoConfig) -> Fifo {
         Fifo {
             queue: VecDeque::new(),
-            trims: TrimQueue::new(config.trim_max_ranges, 0),
-            stats: Stats::new(config.stats_window, config.bad_latency),
+            trims: TrimQueue::new(config.common.trim_max_ranges, 0),
+            stats: config.common.stats(),
             ticker: Ticker::per_second(LOAD_TICKS_PER_SECOND),
         }
     }

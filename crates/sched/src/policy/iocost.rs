@@ -70,15 +70,15 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::config::{
-    parse_duration, parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
+    parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
 };
 use crate::ordering::{Barrier, Queued};
+use crate::policy::common::{CommonConfig, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES};
 use crate::policy::issue::IssueQueue;
-use crate::policy::{class_pressure, PolicyInfo, Ticker};
+use crate::policy::{class_pressure, construct, PolicyInfo, Ticker};
 use crate::request::{Completion, Dispatch, Op, Request, TenantId};
 use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler, WriteLimit};
 use crate::stats::Stats;
-use crate::trim::DEFAULT_MAX_RANGES;
 use crate::units::{Bytes, Nanos};
 
 const MILLION: u64 = 1_000_000;
@@ -179,21 +179,9 @@ pub const TUNABLES: &[Tunable] = &[
         default: "weight",
         help: "io.weight of one tenant",
     },
-    Tunable {
-        key: "trim_max_ranges",
-        default: "512",
-        help: "most trims coalesced into one command",
-    },
-    Tunable {
-        key: "stats_window",
-        default: "1s",
-        help: "length of the rolling percentile window",
-    },
-    Tunable {
-        key: "bad_latency",
-        default: "500ms",
-        help: "completions slower than this are counted as too_long",
-    },
+    TRIM_MAX_RANGES,
+    STATS_WINDOW,
+    BAD_LATENCY,
 ];
 
 pub const INFO: PolicyInfo = PolicyInfo {
@@ -201,6 +189,7 @@ pub const INFO: PolicyInfo = PolicyInfo {
     summary: "Linux blk-iocost: linear cost model, per-tenant vtime budgets by weight, \
               vrate steered by the share of completions missing rlat/wlat",
     tunables: TUNABLES,
+    build: |configure| construct(configure, Iocost::new),
 };
 
 /// `io.cost.model`: per direction (0 read, 1 write) bps, seqiops, randiops.
@@ -222,9 +211,7 @@ pub struct IocostConfig {
     pub vrate_max_ppm: u64,
     pub weight: u32,
     pub weights: BTreeMap<TenantId, u32>,
-    pub trim_max_ranges: u32,
-    pub stats_window: Nanos,
-    pub bad_latency: Nanos,
+    pub common: CommonConfig,
 }
 
 impl Default for IocostConfig {
@@ -241,9 +228,7 @@ impl Default for IocostConfig {
             vrate_max_ppm: 100_000_000,
             weight: 100,
             weights: BTreeMap::new(),
-            trim_max_ranges: DEFAULT_MAX_RANGES,
-            stats_window: Nanos::from_secs(1),
-            bad_latency: Nanos::from_millis(500),
+            common: CommonConfig::default(),
         }
     }
 }
@@ -281,9 +266,7 @@ impl Configurable for IocostConfig {
             "min" => self.vrate_min_ppm = parse_pct_ppm(key, value, 1.0, 10_000.0)?,
             "max" => self.vrate_max_ppm = parse_pct_ppm(key, value, 1.0, 10_000.0)?,
             "weight" => self.weight = parse_int(key, value, 1, 10_000)? as u32,
-            "trim_max_ranges" => self.trim_max_ranges = parse_int(key, value, 1, 65_535)? as u32,
-            "stats_window" => self.stats_window = parse_duration(key, value)?,
-            "bad_latency" => self.bad_latency = parse_duration(key, value)?,
+            _ if self.common.set(key, value)? => {}
             _ => {
                 let unknown = || unknown_key(INFO.name, key, TUNABLES);
                 let rest = key.strip_prefix("tenant.").ok_or_else(unknown)?;
@@ -431,8 +414,8 @@ impl Iocost {
             waiting: [0; 2],
             held_reads: Vec::new(),
             barrier: Barrier::default(),
-            issue: IssueQueue::new(config.trim_max_ranges),
-            stats: Stats::new(config.stats_window, config.bad_latency),
+            issue: IssueQueue::new(config.common.trim_max_ranges),
+            stats: config.common.stats(),
             ticker: Ticker::per_second(LOAD_TICKS_PER_SECOND),
             config,
         }

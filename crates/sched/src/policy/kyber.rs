@@ -65,15 +65,14 @@ use std::collections::{HashMap, VecDeque};
 
 use smallvec::SmallVec;
 
-use crate::config::{
-    parse_duration, parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
-};
+use crate::config::{parse_duration_in, unknown_key, ConfigError, Configurable, Tunable};
 use crate::ordering::{flush_may_go, Barrier, Queued};
-use crate::policy::{class_pressure, PolicyInfo, Ticker};
+use crate::policy::common::{CommonConfig, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES};
+use crate::policy::{class_pressure, construct, PolicyInfo, Ticker};
 use crate::request::{Command, Completion, Dispatch, Op, Request};
 use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler, WriteLimit};
 use crate::stats::Stats;
-use crate::trim::{TrimQueue, DEFAULT_MAX_RANGES};
+use crate::trim::TrimQueue;
 use crate::units::{Bytes, Nanos};
 
 /// The scheduling domains, in turn order.
@@ -136,20 +135,11 @@ pub const TUNABLES: &[Tunable] = &[
         help: "write latency target, ns (or with a unit: 10ms)",
     },
     Tunable {
-        key: "trim_max_ranges",
-        default: "512",
         help: "most trims coalesced into one command (one DISCARD token)",
+        ..TRIM_MAX_RANGES
     },
-    Tunable {
-        key: "stats_window",
-        default: "1s",
-        help: "length of the rolling percentile window",
-    },
-    Tunable {
-        key: "bad_latency",
-        default: "500ms",
-        help: "completions slower than this are counted as too_long",
-    },
+    STATS_WINDOW,
+    BAD_LATENCY,
 ];
 
 pub const INFO: PolicyInfo = PolicyInfo {
@@ -157,15 +147,14 @@ pub const INFO: PolicyInfo = PolicyInfo {
     summary: "Linux Kyber: per-domain token depths (read/write/discard/other) scaled by \
               latency histograms against read/write targets",
     tunables: TUNABLES,
+    build: |configure| construct(configure, Kyber::new),
 };
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KyberConfig {
     pub read_lat: Nanos,
     pub write_lat: Nanos,
-    pub trim_max_ranges: u32,
-    pub stats_window: Nanos,
-    pub bad_latency: Nanos,
+    pub common: CommonConfig,
 }
 
 impl Default for KyberConfig {
@@ -173,9 +162,7 @@ impl Default for KyberConfig {
         KyberConfig {
             read_lat: Nanos::from_millis(2),
             write_lat: Nanos::from_millis(10),
-            trim_max_ranges: DEFAULT_MAX_RANGES,
-            stats_window: Nanos::from_secs(1),
-            bad_latency: Nanos::from_millis(500),
+            common: CommonConfig::default(),
         }
     }
 }
@@ -185,9 +172,7 @@ impl Configurable for KyberConfig {
         match key {
             "read_lat_nsec" => self.read_lat = parse_duration_in(key, value, Nanos(1))?,
             "write_lat_nsec" => self.write_lat = parse_duration_in(key, value, Nanos(1))?,
-            "trim_max_ranges" => self.trim_max_ranges = parse_int(key, value, 1, 65_535)? as u32,
-            "stats_window" => self.stats_window = parse_duration(key, value)?,
-            "bad_latency" => self.bad_latency = parse_duration(key, value)?,
+            _ if self.common.set(key, value)? => {}
             _ => return Err(unknown_key(INFO.name, key, TUNABLES)),
         }
         Ok(())
@@ -309,7 +294,7 @@ impl Kyber {
             reads: VecDeque::new(),
             next_read: 0,
             writes: VecDeque::new(),
-            trims: TrimQueue::new(config.trim_max_ranges, 0),
+            trims: TrimQueue::new(config.common.trim_max_ranges, 0),
             barrier: Barrier::default(),
             depth: MAX_DEPTH,
             cur_domain: Domain::Read,
@@ -318,7 +303,7 @@ impl Kyber {
             domain_p99: [None; 3],
             timer: None,
             arrivals: Arrivals::default(),
-            stats: Stats::new(config.stats_window, config.bad_latency),
+            stats: config.common.stats(),
             ticker: Ticker::per_second(LOAD_TICKS_PER_SECOND),
             config,
         }

@@ -64,11 +64,12 @@ use crate::config::{
 };
 use crate::limiter::{Limit, LimiterKind, LimiterSet};
 use crate::ordering::{flush_may_go, Queued, WriteOrder};
-use crate::policy::{class_pressure, PolicyInfo, Ticker};
+use crate::policy::common::{CommonConfig, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES};
+use crate::policy::{class_pressure, construct, PolicyInfo, Ticker};
 use crate::request::{Command, Completion, Dispatch, Op, Request};
 use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler, WriteLimit};
 use crate::stats::Stats;
-use crate::trim::{TrimQueue, DEFAULT_MAX_RANGES};
+use crate::trim::TrimQueue;
 use crate::units::{Bytes, Nanos};
 
 /// Fewer reads than this per steering interval count as "no read load":
@@ -140,26 +141,14 @@ pub const TUNABLES: &[Tunable] = &[
         default: "0",
         help: "most ticks a held trim waits for its goal (needed when trim_goal > 0)",
     },
-    Tunable {
-        key: "trim_max_ranges",
-        default: "512",
-        help: "most trims coalesced into one command",
-    },
+    TRIM_MAX_RANGES,
     Tunable {
         key: "trim_advisory",
         default: "0",
         help: "complete trims unsent beyond this many waiting (0 = off)",
     },
-    Tunable {
-        key: "bad_latency",
-        default: "500ms",
-        help: "completions slower than this are counted as too_long",
-    },
-    Tunable {
-        key: "stats_window",
-        default: "1s",
-        help: "length of the rolling percentile window",
-    },
+    BAD_LATENCY,
+    STATS_WINDOW,
 ];
 
 pub const INFO: PolicyInfo = PolicyInfo {
@@ -167,6 +156,7 @@ pub const INFO: PolicyInfo = PolicyInfo {
     summary: "FreeBSD cam_iosched: read bias, composable queue-depth/IOPS/bandwidth limiters, \
               latency steering, trim batching",
     tunables: TUNABLES,
+    build: |configure| construct(configure, Netflix::new),
 };
 
 /// How the write limit is steered.
@@ -258,10 +248,8 @@ pub struct NetflixConfig {
     pub control: ControlConfig,
     pub trim_goal: u32,
     pub trim_ticks: u32,
-    pub trim_max_ranges: u32,
+    pub common: CommonConfig,
     pub trim_advisory: u32,
-    pub bad_latency: Nanos,
-    pub stats_window: Nanos,
 }
 
 impl Default for NetflixConfig {
@@ -283,10 +271,8 @@ impl Default for NetflixConfig {
             },
             trim_goal: 0,
             trim_ticks: 0,
-            trim_max_ranges: DEFAULT_MAX_RANGES,
+            common: CommonConfig::default(),
             trim_advisory: 0,
-            bad_latency: Nanos::from_millis(500),
-            stats_window: Nanos::from_secs(1),
         }
     }
 }
@@ -362,10 +348,8 @@ impl Configurable for NetflixConfig {
             "quanta" => self.quanta = parse_int(key, value, 1, 100_000)? as u32,
             "trim_goal" => self.trim_goal = parse_int(key, value, 0, COUNT_MAX)? as u32,
             "trim_ticks" => self.trim_ticks = parse_int(key, value, 0, COUNT_MAX)? as u32,
-            "trim_max_ranges" => self.trim_max_ranges = parse_int(key, value, 1, 65_535)? as u32,
+            _ if self.common.set(key, value)? => {}
             "trim_advisory" => self.trim_advisory = parse_int(key, value, 0, COUNT_MAX)? as u32,
-            "bad_latency" => self.bad_latency = parse_duration(key, value)?,
-            "stats_window" => self.stats_window = parse_duration(key, value)?,
             "control.type" => {
                 self.control.kind =
                     match parse_choice(key, value, &["none", "set_max", "read_latency"])? {
@@ -498,11 +482,11 @@ impl Netflix {
             reads: VecDeque::new(),
             next_read: 0,
             writes: VecDeque::new(),
-            trims: TrimQueue::new(config.trim_max_ranges, config.trim_advisory),
+            trims: TrimQueue::new(config.common.trim_max_ranges, config.trim_advisory),
             order: WriteOrder::default(),
             limiters,
             bias_left: config.read_bias,
-            stats: Stats::new(config.stats_window, config.bad_latency),
+            stats: config.common.stats(),
             ticker: Ticker::per_second(config.quanta),
             next_steer: config.control.steer_interval,
             reads_at_last_steer: 0,

@@ -193,11 +193,12 @@ use std::collections::{BTreeMap, VecDeque};
 use crate::config::{parse_duration, parse_int, unknown_key, ConfigError, Configurable, Tunable};
 use crate::limiter::{Limit, LimiterKind, LimiterSet};
 use crate::ordering::{flush_may_go, Barrier, Queued};
-use crate::policy::{class_pressure, PolicyInfo, Ticker};
+use crate::policy::common::{CommonConfig, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES};
+use crate::policy::{class_pressure, construct, PolicyInfo, Ticker};
 use crate::request::{Command, Completion, Dispatch, Op, Request};
 use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler, WriteLimit};
 use crate::stats::{LatencySummary, Percentiles, Stats};
-use crate::trim::{TrimQueue, DEFAULT_MAX_RANGES};
+use crate::trim::TrimQueue;
 use crate::units::{Bytes, Nanos};
 
 /// Control window: counts of hits and misses per window.
@@ -289,21 +290,9 @@ pub const TUNABLES: &[Tunable] = &[
         default: "200",
         help: "scheduler ticks per second (rate credit)",
     },
-    Tunable {
-        key: "trim_max_ranges",
-        default: "512",
-        help: "most trims coalesced into one command",
-    },
-    Tunable {
-        key: "stats_window",
-        default: "1s",
-        help: "length of the rolling percentile window",
-    },
-    Tunable {
-        key: "bad_latency",
-        default: "500ms",
-        help: "completions slower than this are counted as too_long",
-    },
+    TRIM_MAX_RANGES,
+    STATS_WINDOW,
+    BAD_LATENCY,
 ];
 
 pub const INFO: PolicyInfo = PolicyInfo {
@@ -311,6 +300,7 @@ pub const INFO: PolicyInfo = PolicyInfo {
     summary: "adaptive: a write bandwidth limit steered every 100 ms by the share of reads \
               missing a user objective (p99<=2x unloaded), a write deadline, back-pressure",
     tunables: TUNABLES,
+    build: |configure| construct(configure, Steer::new),
 };
 
 /// How far the target latency is.
@@ -397,9 +387,7 @@ pub struct SteerConfig {
     pub max_rate: u64,
     pub start_rate: u64,
     pub quanta: u32,
-    pub trim_max_ranges: u32,
-    pub stats_window: Nanos,
-    pub bad_latency: Nanos,
+    pub common: CommonConfig,
 }
 
 impl Default for SteerConfig {
@@ -418,9 +406,7 @@ impl Default for SteerConfig {
             max_rate: 10_000_000,
             start_rate: 10_000,
             quanta: 200,
-            trim_max_ranges: DEFAULT_MAX_RANGES,
-            stats_window: Nanos::from_secs(1),
-            bad_latency: Nanos::from_millis(500),
+            common: CommonConfig::default(),
         }
     }
 }
@@ -439,9 +425,7 @@ impl Configurable for SteerConfig {
             "max_rate" => self.max_rate = parse_int(key, value, 1, RATE_MAX)?,
             "start_rate" => self.start_rate = parse_int(key, value, 1, RATE_MAX)?,
             "quanta" => self.quanta = parse_int(key, value, 1, 100_000)? as u32,
-            "trim_max_ranges" => self.trim_max_ranges = parse_int(key, value, 1, 65_535)? as u32,
-            "stats_window" => self.stats_window = parse_duration(key, value)?,
-            "bad_latency" => self.bad_latency = parse_duration(key, value)?,
+            _ if self.common.set(key, value)? => {}
             _ => return Err(unknown_key(INFO.name, key, TUNABLES)),
         }
         Ok(())
@@ -795,7 +779,7 @@ impl Steer {
             writes: WriteQueue::default(),
             unsent: Unsent::default(),
             next_tag: 1,
-            trims: TrimQueue::new(config.trim_max_ranges, 0),
+            trims: TrimQueue::new(config.common.trim_max_ranges, 0),
             barrier: Barrier::default(),
             limiter: LimiterSet::new(
                 &[LimiterKind::Bandwidth, LimiterKind::QueueDepth],
@@ -816,7 +800,7 @@ impl Steer {
             first_write: None,
             read_seen: false,
             last_write_activity: None,
-            stats: Stats::new(config.stats_window, config.bad_latency),
+            stats: config.common.stats(),
             ticker: Ticker::per_second(config.quanta),
             config,
         }

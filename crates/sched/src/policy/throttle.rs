@@ -50,15 +50,15 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::config::{
-    parse_duration, parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
+    parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
 };
 use crate::ordering::{Barrier, Queued};
+use crate::policy::common::{CommonConfig, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES};
 use crate::policy::issue::IssueQueue;
-use crate::policy::{class_pressure, PolicyInfo, Ticker};
+use crate::policy::{class_pressure, construct, PolicyInfo, Ticker};
 use crate::request::{Completion, Dispatch, Op, Request, TenantId};
 use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler};
 use crate::stats::Stats;
-use crate::trim::DEFAULT_MAX_RANGES;
 use crate::units::{Bytes, Nanos};
 
 /// Reads a group sends per turn; writes get the rest of the quantum of 8.
@@ -103,21 +103,9 @@ pub const TUNABLES: &[Tunable] = &[
         default: "100",
         help: "accounting slice, ms (or with a unit: 100ms)",
     },
-    Tunable {
-        key: "trim_max_ranges",
-        default: "512",
-        help: "most trims coalesced into one command",
-    },
-    Tunable {
-        key: "stats_window",
-        default: "1s",
-        help: "length of the rolling percentile window",
-    },
-    Tunable {
-        key: "bad_latency",
-        default: "500ms",
-        help: "completions slower than this are counted as too_long",
-    },
+    TRIM_MAX_RANGES,
+    STATS_WINDOW,
+    BAD_LATENCY,
 ];
 
 pub const INFO: PolicyInfo = PolicyInfo {
@@ -125,6 +113,7 @@ pub const INFO: PolicyInfo = PolicyInfo {
     summary: "Linux blk-throttle (io.max): per-tenant read/write bytes and IOPS limits \
               accounted in 100 ms slices",
     tunables: TUNABLES,
+    build: |configure| construct(configure, Throttle::new),
 };
 
 /// `io.max` of one group; 0 is no limit. Index 0 is read, 1 write.
@@ -140,9 +129,7 @@ pub struct ThrottleConfig {
     pub default: IoMax,
     pub tenants: BTreeMap<TenantId, IoMax>,
     pub slice: Nanos,
-    pub trim_max_ranges: u32,
-    pub stats_window: Nanos,
-    pub bad_latency: Nanos,
+    pub common: CommonConfig,
 }
 
 impl Default for ThrottleConfig {
@@ -151,9 +138,7 @@ impl Default for ThrottleConfig {
             default: IoMax::default(),
             tenants: BTreeMap::new(),
             slice: Nanos::from_millis(100),
-            trim_max_ranges: DEFAULT_MAX_RANGES,
-            stats_window: Nanos::from_secs(1),
-            bad_latency: Nanos::from_millis(500),
+            common: CommonConfig::default(),
         }
     }
 }
@@ -184,9 +169,7 @@ impl Configurable for ThrottleConfig {
         }
         match key {
             "throtl_slice" => self.slice = parse_duration_in(key, value, Nanos::from_millis(1))?,
-            "trim_max_ranges" => self.trim_max_ranges = parse_int(key, value, 1, 65_535)? as u32,
-            "stats_window" => self.stats_window = parse_duration(key, value)?,
-            "bad_latency" => self.bad_latency = parse_duration(key, value)?,
+            _ if self.common.set(key, value)? => {}
             _ => {
                 let unknown = || unknown_key(INFO.name, key, TUNABLES);
                 let rest = key.strip_prefix("tenant.").ok_or_else(unknown)?;
@@ -379,8 +362,8 @@ impl Throttle {
             groups: BTreeMap::new(),
             held_reads: Vec::new(),
             barrier: Barrier::default(),
-            issue: IssueQueue::new(config.trim_max_ranges),
-            stats: Stats::new(config.stats_window, config.bad_latency),
+            issue: IssueQueue::new(config.common.trim_max_ranges),
+            stats: config.common.stats(),
             ticker: Ticker::per_second(LOAD_TICKS_PER_SECOND),
             config,
         }

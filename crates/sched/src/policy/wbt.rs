@@ -67,15 +67,15 @@
 use std::collections::VecDeque;
 
 use crate::config::{
-    parse_duration, parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
+    parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
 };
 use crate::ordering::{Barrier, Queued};
+use crate::policy::common::{CommonConfig, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES};
 use crate::policy::issue::IssueQueue;
-use crate::policy::{class_pressure, PolicyInfo, Ticker};
+use crate::policy::{class_pressure, construct, PolicyInfo, Ticker};
 use crate::request::{Completion, Dispatch, Op, Request};
 use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler, WriteLimit};
 use crate::stats::Stats;
-use crate::trim::DEFAULT_MAX_RANGES;
 use crate::units::{Bytes, Nanos};
 
 /// Max depth at step 0, unless the device queue is shallower.
@@ -110,21 +110,9 @@ pub const TUNABLES: &[Tunable] = &[
         default: "0",
         help: "device queue depth the limits derive from; 0 = the device's slots",
     },
-    Tunable {
-        key: "trim_max_ranges",
-        default: "512",
-        help: "most trims coalesced into one command",
-    },
-    Tunable {
-        key: "stats_window",
-        default: "1s",
-        help: "length of the rolling percentile window",
-    },
-    Tunable {
-        key: "bad_latency",
-        default: "500ms",
-        help: "completions slower than this are counted as too_long",
-    },
+    TRIM_MAX_RANGES,
+    STATS_WINDOW,
+    BAD_LATENCY,
 ];
 
 pub const INFO: PolicyInfo = PolicyInfo {
@@ -132,6 +120,7 @@ pub const INFO: PolicyInfo = PolicyInfo {
     summary: "Linux writeback throttling: write depth stepped down/up by the window's \
               minimum read latency (CoDel-like), reads never throttled",
     tunables: TUNABLES,
+    build: |configure| construct(configure, Wbt::new),
 };
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -141,9 +130,7 @@ pub struct WbtConfig {
     pub write_cache: bool,
     /// Zero: the device's slots.
     pub queue_depth: u32,
-    pub trim_max_ranges: u32,
-    pub stats_window: Nanos,
-    pub bad_latency: Nanos,
+    pub common: CommonConfig,
 }
 
 impl Default for WbtConfig {
@@ -152,9 +139,7 @@ impl Default for WbtConfig {
             min_lat: Nanos::from_millis(2),
             write_cache: true,
             queue_depth: 0,
-            trim_max_ranges: DEFAULT_MAX_RANGES,
-            stats_window: Nanos::from_secs(1),
-            bad_latency: Nanos::from_millis(500),
+            common: CommonConfig::default(),
         }
     }
 }
@@ -165,9 +150,7 @@ impl Configurable for WbtConfig {
             "wbt_lat_usec" => self.min_lat = parse_duration_in(key, value, Nanos::from_micros(1))?,
             "write_cache" => self.write_cache = parse_int(key, value, 0, 1)? == 1,
             "queue_depth" => self.queue_depth = parse_int(key, value, 0, 65_536)? as u32,
-            "trim_max_ranges" => self.trim_max_ranges = parse_int(key, value, 1, 65_535)? as u32,
-            "stats_window" => self.stats_window = parse_duration(key, value)?,
-            "bad_latency" => self.bad_latency = parse_duration(key, value)?,
+            _ if self.common.set(key, value)? => {}
             _ => return Err(unknown_key(INFO.name, key, TUNABLES)),
         }
         Ok(())
@@ -306,7 +289,7 @@ impl Wbt {
             trims: Waiters::default(),
             held_reads: Vec::new(),
             barrier: Barrier::default(),
-            issue: IssueQueue::new(config.trim_max_ranges),
+            issue: IssueQueue::new(config.common.trim_max_ranges),
             window_end: None,
             cur_win: WINDOW,
             read_samples: 0,
@@ -316,7 +299,7 @@ impl Wbt {
             sync_issue: None,
             last_read_issue: Nanos::ZERO,
             last_read_completion: Nanos::ZERO,
-            stats: Stats::new(config.stats_window, config.bad_latency),
+            stats: config.common.stats(),
             ticker: Ticker::per_second(LOAD_TICKS_PER_SECOND),
             config,
         };
