@@ -462,12 +462,11 @@ impl Scheduler for Deadline {
 mod tests {
     use super::*;
     use crate::config::apply_pairs;
+    use crate::policy::testkit::configured;
     use crate::request::Outcome;
 
     fn deadline(settings: &str) -> Deadline {
-        let mut config = DeadlineConfig::default();
-        apply_pairs(&mut config, settings).unwrap();
-        Deadline::new(config)
+        Deadline::new(configured(settings))
     }
 
     fn req(id: u64, op: Op, offset: u64, at: Nanos) -> Request {

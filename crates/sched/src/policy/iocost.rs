@@ -810,12 +810,10 @@ impl Scheduler for Iocost {
 mod tests {
     use super::*;
     use crate::config::apply_pairs;
-    use crate::policy::testkit::Bench;
+    use crate::policy::testkit::{configured, Bench};
 
     fn iocost(settings: &str) -> Iocost {
-        let mut config = IocostConfig::default();
-        apply_pairs(&mut config, settings).unwrap();
-        Iocost::new(config)
+        Iocost::new(configured(settings))
     }
 
     /// `per_ms` 4 KiB reads per millisecond from each of `tenants` for

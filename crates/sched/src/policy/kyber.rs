@@ -544,12 +544,11 @@ impl Scheduler for Kyber {
 mod tests {
     use super::*;
     use crate::config::apply_pairs;
+    use crate::policy::testkit::configured;
     use crate::request::Outcome;
 
     fn kyber(settings: &str) -> Kyber {
-        let mut config = KyberConfig::default();
-        apply_pairs(&mut config, settings).unwrap();
-        Kyber::new(config)
+        Kyber::new(configured(settings))
     }
 
     /// Runs `n` requests of `op` through: they arrive at `arrive`, are sent

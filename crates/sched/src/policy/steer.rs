@@ -1355,12 +1355,10 @@ impl Scheduler for Steer {
 mod tests {
     use super::*;
     use crate::config::apply_pairs;
-    use crate::policy::testkit::Bench;
+    use crate::policy::testkit::{configured, Bench};
 
     fn steer(settings: &str) -> Steer {
-        let mut config = SteerConfig::default();
-        apply_pairs(&mut config, settings).unwrap();
-        Steer::new(config)
+        Steer::new(configured(settings))
     }
 
     #[test]

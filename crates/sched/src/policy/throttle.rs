@@ -574,12 +574,10 @@ impl Scheduler for Throttle {
 mod tests {
     use super::*;
     use crate::config::apply_pairs;
-    use crate::policy::testkit::Bench;
+    use crate::policy::testkit::{configured, Bench};
 
     fn throttle(settings: &str) -> Throttle {
-        let mut config = ThrottleConfig::default();
-        apply_pairs(&mut config, settings).unwrap();
-        Throttle::new(config)
+        Throttle::new(configured(settings))
     }
 
     fn sent_by(bench: &Bench, tenant: u32, op: Op) -> (usize, u64) {

@@ -664,13 +664,10 @@ impl Scheduler for Wbt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::apply_pairs;
-    use crate::policy::testkit::Bench;
+    use crate::policy::testkit::{configured, Bench};
 
     fn wbt(settings: &str) -> Wbt {
-        let mut config = WbtConfig::default();
-        apply_pairs(&mut config, settings).unwrap();
-        Wbt::new(config)
+        Wbt::new(configured(settings))
     }
 
     #[test]
