@@ -9,6 +9,7 @@ use std::fmt;
 
 use thiserror::Error;
 
+use crate::objective::ObjectiveError;
 use crate::units::{self, Nanos};
 
 /// A configuration mistake, worded for the person who made it.
@@ -28,6 +29,13 @@ pub enum ConfigError {
         key: String,
         value: String,
         expected: String,
+    },
+    #[error("bad objective `{value}` for `{key}`: {reason}")]
+    Objective {
+        key: String,
+        value: String,
+        #[source]
+        reason: ObjectiveError,
     },
     #[error("`{item}` is not a `key=value` setting")]
     Syntax { item: String },
