@@ -18,11 +18,12 @@ use std::collections::VecDeque;
 
 use crate::config::{unknown_key, ConfigError, Configurable, Tunable};
 use crate::ordering::flush_may_go;
-use crate::policy::common::{CommonConfig, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES};
-use crate::policy::{class_pressure, construct, PolicyInfo, Ticker};
-use crate::request::{Command, Completion, Dispatch, Op, Request};
-use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler};
-use crate::stats::Stats;
+use crate::policy::common::{
+    Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
+};
+use crate::policy::{class_pressure, construct, PolicyInfo};
+use crate::request::{Command, Op, Request};
+use crate::scheduler::ClassPressure;
 use crate::trim::TrimQueue;
 use crate::units::{Bytes, Nanos};
 
@@ -77,8 +78,7 @@ impl Configurable for FifoConfig {
 pub struct Fifo {
     queue: VecDeque<Request>,
     trims: TrimQueue,
-    stats: Stats,
-    ticker: Ticker,
+    base: Base,
 }
 
 impl Fifo {
@@ -86,86 +86,57 @@ impl Fifo {
         Fifo {
             queue: VecDeque::new(),
             trims: TrimQueue::new(config.common.trim_max_ranges, 0),
-            stats: config.common.stats(),
-            ticker: Ticker::per_second(LOAD_TICKS_PER_SECOND),
+            base: Base::new(&config.common, LOAD_TICKS_PER_SECOND),
         }
-    }
-
-    fn has_work(&self) -> bool {
-        !self.queue.is_empty() || self.trims.has_work()
-    }
-
-    fn next_command(&mut self, now: Nanos) -> Option<Command> {
-        if !self.trims.is_empty() && self.stats.class(Op::Trim).in_flight == 0 {
-            return self.trims.take_command(now);
-        }
-        let head = self.queue.front()?;
-        if head.op == Op::Flush && !flush_may_go(self.stats.class(Op::Write).in_flight) {
-            return None;
-        }
-        self.queue.pop_front().map(|r| Command::single(r, now))
     }
 }
 
-impl Scheduler for Fifo {
-    fn name(&self) -> &'static str {
-        INFO.name
+impl Policy for Fifo {
+    const INFO: PolicyInfo = INFO;
+
+    fn base(&self) -> &Base {
+        &self.base
     }
 
-    fn enqueue(&mut self, request: Request, now: Nanos) {
-        self.stats.on_enqueue(&request, now);
+    fn base_mut(&mut self) -> &mut Base {
+        &mut self.base
+    }
+
+    fn accept(&mut self, request: Request, _now: Nanos) {
         match request.op {
             Op::Trim => self.trims.push(request),
             _ => self.queue.push_back(request),
         }
     }
 
-    fn dispatch(&mut self, now: Nanos, device: DeviceView) -> Option<Dispatch> {
-        if let Some(trim) = self.trims.pop_elided() {
-            self.stats.on_elide(&trim, now);
-            return Some(Dispatch::CompletedWithoutDevice(trim));
+    fn pop_elided(&mut self) -> Option<Request> {
+        self.trims.pop_elided()
+    }
+
+    fn next_command(&mut self, now: Nanos) -> Option<Command> {
+        if !self.trims.is_empty() && self.base.stats.class(Op::Trim).in_flight == 0 {
+            return self.trims.take_command(now);
         }
-        self.stats.device_slots = device.slots;
-        if self.stats.queued() == 0 || !device.accepts() {
+        let head = self.queue.front()?;
+        if head.op == Op::Flush && !flush_may_go(self.base.stats.class(Op::Write).in_flight) {
             return None;
         }
-        let command = self.next_command(now)?;
-        self.stats.on_dispatch(&command, now);
-        Some(Dispatch::ToDevice(command))
+        self.queue.pop_front().map(|r| Command::single(r, now))
     }
 
-    fn complete(&mut self, completion: &Completion, now: Nanos) -> Retry {
-        self.stats.on_complete(completion, now);
-        Retry::when(self.has_work())
+    fn has_work(&self) -> bool {
+        !self.queue.is_empty() || self.trims.has_work()
     }
 
-    fn next_timer(&self) -> Option<Nanos> {
-        Some(self.ticker.next())
+    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
+        let oldest = match op {
+            Op::Trim => None,
+            _ => self.queue.iter().find(|r| r.op == op).map(|r| r.submitted),
+        };
+        class_pressure(&self.base.stats, op, None, oldest, now)
     }
 
-    fn tick(&mut self, now: Nanos) -> Retry {
-        let ticks = self.ticker.advance(now);
-        if ticks > 0 {
-            self.stats.on_tick(now, ticks);
-        }
-        Retry::when(self.has_work())
-    }
-
-    fn stats(&self) -> &Stats {
-        &self.stats
-    }
-
-    fn pressure(&self, now: Nanos) -> Pressure {
-        Pressure::from_classes(|op| {
-            let oldest = match op {
-                Op::Trim => None,
-                _ => self.queue.iter().find(|r| r.op == op).map(|r| r.submitted),
-            };
-            class_pressure(&self.stats, op, None, oldest, now)
-        })
-    }
-
-    fn speed_up_trims(&mut self, bytes: Bytes) {
+    fn hurry_trims(&mut self, bytes: Bytes) {
         self.trims.speed_up(bytes);
     }
 }
@@ -173,7 +144,8 @@ impl Scheduler for Fifo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::Outcome;
+    use crate::request::{Dispatch, Outcome};
+    use crate::scheduler::{DeviceView, Scheduler};
 
     fn send_all(s: &mut Fifo, device: DeviceView) -> Vec<Command> {
         let mut sent = Vec::new();
