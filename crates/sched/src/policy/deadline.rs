@@ -57,11 +57,12 @@ use crate::config::{
     parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
 };
 use crate::ordering::{flush_may_go, Barrier, Queued};
-use crate::policy::common::{CommonConfig, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES};
-use crate::policy::{class_pressure, construct, PolicyInfo, Ticker};
-use crate::request::{Command, Completion, Dispatch, Op, Request};
-use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler};
-use crate::stats::Stats;
+use crate::policy::common::{
+    Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
+};
+use crate::policy::{class_pressure, construct, PolicyInfo};
+use crate::request::{Command, Op, Request};
+use crate::scheduler::ClassPressure;
 use crate::units::{Bytes, Nanos};
 
 /// Ticks per second, only to sample the load average.
@@ -241,8 +242,7 @@ pub struct Deadline {
     batching: u32,
     starved: u32,
     arrivals: u64,
-    stats: Stats,
-    ticker: Ticker,
+    base: Base,
 }
 
 impl Deadline {
@@ -255,14 +255,9 @@ impl Deadline {
             batching: 0,
             starved: 0,
             arrivals: 0,
-            stats: config.common.stats(),
-            ticker: Ticker::per_second(LOAD_TICKS_PER_SECOND),
+            base: Base::new(&config.common, LOAD_TICKS_PER_SECOND),
             config,
         }
-    }
-
-    fn has_work(&self) -> bool {
-        self.stats.queued() > 0
     }
 
     fn insert(&mut self, queued: Queued) {
@@ -365,7 +360,7 @@ impl Deadline {
     }
 
     fn take_flush(&mut self, now: Nanos) -> Option<Command> {
-        if !self.barrier.flush_due() || !flush_may_go(self.stats.class(Op::Write).in_flight) {
+        if !self.barrier.flush_due() || !flush_may_go(self.base.stats.class(Op::Write).in_flight) {
             return None;
         }
         let flush = self.barrier.take_flush()?;
@@ -387,13 +382,18 @@ impl Deadline {
     }
 }
 
-impl Scheduler for Deadline {
-    fn name(&self) -> &'static str {
-        INFO.name
+impl Policy for Deadline {
+    const INFO: PolicyInfo = INFO;
+
+    fn base(&self) -> &Base {
+        &self.base
     }
 
-    fn enqueue(&mut self, request: Request, now: Nanos) {
-        self.stats.on_enqueue(&request, now);
+    fn base_mut(&mut self) -> &mut Base {
+        &mut self.base
+    }
+
+    fn accept(&mut self, request: Request, _now: Nanos) {
         match request.op {
             Op::Read => {
                 let tag = self.barrier.read_tag(&request);
@@ -413,49 +413,29 @@ impl Scheduler for Deadline {
         }
     }
 
-    fn dispatch(&mut self, now: Nanos, device: DeviceView) -> Option<Dispatch> {
-        self.stats.device_slots = device.slots;
-        if self.stats.queued() == 0 || !device.accepts() {
-            return None;
+    /// Trims are writes here and are always sent: none is elided.
+    fn pop_elided(&mut self) -> Option<Request> {
+        None
+    }
+
+    fn next_command(&mut self, now: Nanos) -> Option<Command> {
+        if let Some(flush) = self.take_flush(now) {
+            return Some(flush);
         }
-        let command = match self.take_flush(now) {
-            Some(flush) => flush,
-            None => {
-                let (dir, key) = self.select(now)?;
-                self.take_command(dir, key, now)
-            }
-        };
-        self.stats.on_dispatch(&command, now);
-        Some(Dispatch::ToDevice(command))
+        let (dir, key) = self.select(now)?;
+        Some(self.take_command(dir, key, now))
     }
 
-    fn complete(&mut self, completion: &Completion, now: Nanos) -> Retry {
-        self.stats.on_complete(completion, now);
-        Retry::when(self.has_work())
+    fn has_work(&self) -> bool {
+        self.base.stats.queued() > 0
     }
 
-    fn next_timer(&self) -> Option<Nanos> {
-        Some(self.ticker.next())
-    }
-
-    fn tick(&mut self, now: Nanos) -> Retry {
-        let ticks = self.ticker.advance(now);
-        if ticks > 0 {
-            self.stats.on_tick(now, ticks);
-        }
-        Retry::when(self.has_work())
-    }
-
-    fn stats(&self) -> &Stats {
-        &self.stats
-    }
-
-    fn pressure(&self, now: Nanos) -> Pressure {
-        Pressure::from_classes(|op| class_pressure(&self.stats, op, None, self.oldest(op), now))
+    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
+        class_pressure(&self.base.stats, op, None, self.oldest(op), now)
     }
 
     /// Trims are writes here and are always sent; nothing to speed up.
-    fn speed_up_trims(&mut self, _bytes: Bytes) {}
+    fn hurry_trims(&mut self, _bytes: Bytes) {}
 }
 
 #[cfg(test)]
@@ -463,7 +443,8 @@ mod tests {
     use super::*;
     use crate::config::apply_pairs;
     use crate::policy::testkit::configured;
-    use crate::request::Outcome;
+    use crate::request::{Dispatch, Outcome};
+    use crate::scheduler::{DeviceView, Scheduler};
 
     fn deadline(settings: &str) -> Deadline {
         Deadline::new(configured(settings))

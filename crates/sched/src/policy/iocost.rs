@@ -73,12 +73,13 @@ use crate::config::{
     parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
 };
 use crate::ordering::{Barrier, Queued};
-use crate::policy::common::{CommonConfig, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES};
+use crate::policy::common::{
+    Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
+};
 use crate::policy::issue::IssueQueue;
-use crate::policy::{class_pressure, construct, PolicyInfo, Ticker};
-use crate::request::{Completion, Dispatch, Op, Request, TenantId};
-use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler, WriteLimit};
-use crate::stats::Stats;
+use crate::policy::{class_pressure, construct, PolicyInfo};
+use crate::request::{Command, Completion, Op, Request, TenantId};
+use crate::scheduler::{ClassPressure, DeviceView, WriteLimit};
 use crate::units::{Bytes, Nanos};
 
 const MILLION: u64 = 1_000_000;
@@ -390,8 +391,7 @@ pub struct Iocost {
     held_reads: Vec<Queued>,
     barrier: Barrier,
     issue: IssueQueue,
-    stats: Stats,
-    ticker: Ticker,
+    base: Base,
 }
 
 impl Iocost {
@@ -415,8 +415,7 @@ impl Iocost {
             held_reads: Vec::new(),
             barrier: Barrier::default(),
             issue: IssueQueue::new(config.common.trim_max_ranges),
-            stats: config.common.stats(),
-            ticker: Ticker::per_second(LOAD_TICKS_PER_SECOND),
+            base: Base::new(&config.common, LOAD_TICKS_PER_SECOND),
             config,
         }
     }
@@ -564,7 +563,7 @@ impl Iocost {
         }
         for (op, waiting) in [(Op::Read, self.waiting[0]), (Op::Write, self.waiting[1])] {
             if waiting > 0 {
-                self.stats.class_mut(op).limited = true;
+                self.base.stats.class_mut(op).limited = true;
             }
         }
     }
@@ -696,13 +695,18 @@ impl Iocost {
     }
 }
 
-impl Scheduler for Iocost {
-    fn name(&self) -> &'static str {
-        INFO.name
+impl Policy for Iocost {
+    const INFO: PolicyInfo = INFO;
+
+    fn base(&self) -> &Base {
+        &self.base
     }
 
-    fn enqueue(&mut self, request: Request, now: Nanos) {
-        self.stats.on_enqueue(&request, now);
+    fn base_mut(&mut self) -> &mut Base {
+        &mut self.base
+    }
+
+    fn accept(&mut self, request: Request, now: Nanos) {
         match request.op {
             Op::Read => {
                 let tag = self.barrier.read_tag(&request);
@@ -723,30 +727,27 @@ impl Scheduler for Iocost {
         }
     }
 
-    fn dispatch(&mut self, now: Nanos, device: DeviceView) -> Option<Dispatch> {
-        if let Some(trim) = self.issue.pop_elided() {
-            self.stats.on_elide(&trim, now);
-            return Some(Dispatch::CompletedWithoutDevice(trim));
-        }
-        self.stats.device_slots = device.slots;
+    fn pop_elided(&mut self) -> Option<Request> {
+        self.issue.pop_elided()
+    }
+
+    fn prepare(&mut self, now: Nanos, _device: DeviceView) {
         self.pump(now);
-        if self.stats.queued() == 0 || !device.accepts() {
-            return None;
-        }
-        let (command, waited) = self.issue.next_command(now, &self.stats)?;
+    }
+
+    fn next_command(&mut self, now: Nanos) -> Option<Command> {
+        let (command, waited) = self.issue.next_command(now, &self.base.stats)?;
         if matches!(command.op, Op::Read | Op::Write) {
             self.rq_wait += waited;
         }
-        self.stats.on_dispatch(&command, now);
-        Some(Dispatch::ToDevice(command))
+        Some(command)
     }
 
-    fn complete(&mut self, completion: &Completion, now: Nanos) -> Retry {
-        self.stats.on_complete(completion, now);
+    fn completed(&mut self, completion: &Completion, now: Nanos) {
         let dir = match completion.op {
             Op::Read => 0,
             Op::Write => 1,
-            _ => return Retry::when(self.stats.queued() > 0),
+            _ => return,
         };
         let latency = now - completion.dispatched;
         let size = self.coefs.size_cost(completion.op, completion.bytes);
@@ -755,45 +756,32 @@ impl Scheduler for Iocost {
         } else {
             self.missed[dir] += 1;
         }
-        Retry::when(self.stats.queued() > 0)
     }
 
-    fn next_timer(&self) -> Option<Nanos> {
-        let load = self.ticker.next();
+    fn own_timer(&self) -> Option<Nanos> {
         let period_end = self.running.then(|| self.period_at + self.period);
         let wakes = self.tenants.values().filter_map(|t| self.wake_time(t));
-        [Some(load), period_end]
-            .into_iter()
-            .flatten()
-            .chain(wakes)
-            .min()
+        period_end.into_iter().chain(wakes).min()
     }
 
-    fn tick(&mut self, now: Nanos) -> Retry {
-        let ticks = self.ticker.advance(now);
-        if ticks > 0 {
-            self.stats.on_tick(now, ticks);
-        }
+    fn ticked(&mut self, now: Nanos, _ticks: u64) {
         if self.running && now >= self.period_at + self.period {
             self.period_fn(now);
         }
-        Retry::when(self.stats.queued() > 0)
     }
 
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn has_work(&self) -> bool {
+        self.base.stats.queued() > 0
     }
 
-    fn pressure(&self, now: Nanos) -> Pressure {
-        Pressure::from_classes(|op| {
-            class_pressure(&self.stats, op, None, self.oldest(op), now)
-                .held_for(self.budget_wait(op, now))
-        })
+    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
+        class_pressure(&self.base.stats, op, None, self.oldest(op), now)
+            .held_for(self.budget_wait(op, now))
     }
 
     /// vrate limits writes and reads alike: the share of the cost model's
     /// device time handed out.
-    fn write_limit(&self) -> Option<WriteLimit> {
+    fn limit_on_writes(&self) -> Option<WriteLimit> {
         Some(WriteLimit {
             kind: "vrate",
             value: self.vrate_pct(),
@@ -801,7 +789,7 @@ impl Scheduler for Iocost {
         })
     }
 
-    fn speed_up_trims(&mut self, bytes: Bytes) {
+    fn hurry_trims(&mut self, bytes: Bytes) {
         self.issue.speed_up_trims(bytes);
     }
 }

@@ -67,11 +67,12 @@ use smallvec::SmallVec;
 
 use crate::config::{parse_duration_in, unknown_key, ConfigError, Configurable, Tunable};
 use crate::ordering::{flush_may_go, Barrier, Queued};
-use crate::policy::common::{CommonConfig, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES};
-use crate::policy::{class_pressure, construct, PolicyInfo, Ticker};
-use crate::request::{Command, Completion, Dispatch, Op, Request};
-use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler, WriteLimit};
-use crate::stats::Stats;
+use crate::policy::common::{
+    Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
+};
+use crate::policy::{class_pressure, construct, PolicyInfo};
+use crate::request::{Command, Completion, Op, Request};
+use crate::scheduler::{ClassPressure, WriteLimit};
 use crate::trim::TrimQueue;
 use crate::units::{Bytes, Nanos};
 
@@ -284,8 +285,7 @@ pub struct Kyber {
     domain_p99: [Option<usize>; 3],
     timer: Option<Nanos>,
     arrivals: Arrivals,
-    stats: Stats,
-    ticker: Ticker,
+    base: Base,
 }
 
 impl Kyber {
@@ -303,8 +303,7 @@ impl Kyber {
             domain_p99: [None; 3],
             timer: None,
             arrivals: Arrivals::default(),
-            stats: config.common.stats(),
-            ticker: Ticker::per_second(LOAD_TICKS_PER_SECOND),
+            base: Base::new(&config.common, LOAD_TICKS_PER_SECOND),
             config,
         }
     }
@@ -320,10 +319,6 @@ impl Kyber {
             Domain::Write => self.config.write_lat,
             _ => DISCARD_TARGET,
         }
-    }
-
-    fn has_work(&self) -> bool {
-        self.stats.queued() > 0
     }
 
     /// Whether the domain has a request that could go now, tokens aside. For
@@ -344,7 +339,7 @@ impl Kyber {
             Domain::Write => !self.writes.is_empty(),
             Domain::Discard => !self.trims.is_empty(),
             Domain::Other => {
-                self.barrier.flush_due() && flush_may_go(self.stats.class(Op::Write).in_flight)
+                self.barrier.flush_due() && flush_may_go(self.base.stats.class(Op::Write).in_flight)
             }
         }
     }
@@ -382,15 +377,15 @@ impl Kyber {
             return None;
         }
         let op = domain.op();
-        if self.stats.class(op).in_flight >= self.depth[domain as usize] {
-            self.stats.class_mut(op).limited = true;
+        if self.base.stats.class(op).in_flight >= self.depth[domain as usize] {
+            self.base.stats.class_mut(op).limited = true;
             return None;
         }
         self.batching += 1;
         Some(self.take(domain, now))
     }
 
-    fn next_command(&mut self, now: Nanos) -> Option<Command> {
+    fn choose_command(&mut self, now: Nanos) -> Option<Command> {
         if self.batching < BATCH[self.cur_domain as usize] {
             if let Some(command) = self.dispatch_cur_domain(now) {
                 return Some(command);
@@ -451,13 +446,18 @@ impl Kyber {
     }
 }
 
-impl Scheduler for Kyber {
-    fn name(&self) -> &'static str {
-        INFO.name
+impl Policy for Kyber {
+    const INFO: PolicyInfo = INFO;
+
+    fn base(&self) -> &Base {
+        &self.base
     }
 
-    fn enqueue(&mut self, request: Request, now: Nanos) {
-        self.stats.on_enqueue(&request, now);
+    fn base_mut(&mut self) -> &mut Base {
+        &mut self.base
+    }
+
+    fn accept(&mut self, request: Request, _now: Nanos) {
         match request.op {
             Op::Read => {
                 let tag = self.barrier.read_tag(&request);
@@ -472,23 +472,17 @@ impl Scheduler for Kyber {
         }
     }
 
-    fn dispatch(&mut self, now: Nanos, device: DeviceView) -> Option<Dispatch> {
-        if let Some(trim) = self.trims.pop_elided() {
-            self.stats.on_elide(&trim, now);
-            return Some(Dispatch::CompletedWithoutDevice(trim));
-        }
-        self.stats.device_slots = device.slots;
-        if self.stats.queued() == 0 || !device.accepts() {
-            return None;
-        }
-        let command = self.next_command(now)?;
-        self.arrivals.insert(&command);
-        self.stats.on_dispatch(&command, now);
-        Some(Dispatch::ToDevice(command))
+    fn pop_elided(&mut self) -> Option<Request> {
+        self.trims.pop_elided()
     }
 
-    fn complete(&mut self, completion: &Completion, now: Nanos) -> Retry {
-        self.stats.on_complete(completion, now);
+    fn next_command(&mut self, now: Nanos) -> Option<Command> {
+        let command = self.choose_command(now)?;
+        self.arrivals.insert(&command);
+        Some(command)
+    }
+
+    fn completed(&mut self, completion: &Completion, now: Nanos) {
         let arrival = self.arrivals.remove(completion);
         let domain = Domain::of(completion.op);
         if domain != Domain::Other {
@@ -499,44 +493,37 @@ impl Scheduler for Kyber {
             let fire = now + TIMER_DELAY;
             self.timer = Some(self.timer.map_or(fire, |t| t.min(fire)));
         }
-        Retry::when(self.has_work())
     }
 
-    fn next_timer(&self) -> Option<Nanos> {
-        let load = self.ticker.next();
-        Some(self.timer.map_or(load, |t| t.min(load)))
+    fn own_timer(&self) -> Option<Nanos> {
+        self.timer
     }
 
-    fn tick(&mut self, now: Nanos) -> Retry {
-        let ticks = self.ticker.advance(now);
-        if ticks > 0 {
-            self.stats.on_tick(now, ticks);
-        }
+    fn ticked(&mut self, now: Nanos, _ticks: u64) {
         if self.timer.is_some_and(|t| now >= t) {
             self.timer = None;
             self.timer_fn(now);
         }
-        Retry::when(self.has_work())
     }
 
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn has_work(&self) -> bool {
+        self.base.stats.queued() > 0
     }
 
-    fn pressure(&self, now: Nanos) -> Pressure {
-        Pressure::from_classes(|op| class_pressure(&self.stats, op, None, self.oldest(op), now))
+    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
+        class_pressure(&self.base.stats, op, None, self.oldest(op), now)
     }
 
-    fn write_limit(&self) -> Option<WriteLimit> {
+    fn hurry_trims(&mut self, bytes: Bytes) {
+        self.trims.speed_up(bytes);
+    }
+
+    fn limit_on_writes(&self) -> Option<WriteLimit> {
         Some(WriteLimit {
             kind: "write_depth",
             value: f64::from(self.depth(Domain::Write)),
             unit: "in flight",
         })
-    }
-
-    fn speed_up_trims(&mut self, bytes: Bytes) {
-        self.trims.speed_up(bytes);
     }
 }
 
@@ -545,7 +532,8 @@ mod tests {
     use super::*;
     use crate::config::apply_pairs;
     use crate::policy::testkit::configured;
-    use crate::request::Outcome;
+    use crate::request::{Dispatch, Outcome};
+    use crate::scheduler::{DeviceView, Scheduler};
 
     fn kyber(settings: &str) -> Kyber {
         Kyber::new(configured(settings))

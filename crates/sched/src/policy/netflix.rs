@@ -64,11 +64,12 @@ use crate::config::{
 };
 use crate::limiter::{Limit, LimiterKind, LimiterSet};
 use crate::ordering::{flush_may_go, Queued, WriteOrder};
-use crate::policy::common::{CommonConfig, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES};
-use crate::policy::{class_pressure, construct, PolicyInfo, Ticker};
-use crate::request::{Command, Completion, Dispatch, Op, Request};
-use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler, WriteLimit};
-use crate::stats::Stats;
+use crate::policy::common::{
+    Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
+};
+use crate::policy::{class_pressure, construct, PolicyInfo};
+use crate::request::{Command, Op, Request};
+use crate::scheduler::{ClassPressure, WriteLimit};
 use crate::trim::TrimQueue;
 use crate::units::{Bytes, Nanos};
 
@@ -465,8 +466,7 @@ pub struct Netflix {
     /// Read, write and trim limiters, by `Op::index`.
     limiters: [LimiterSet; 3],
     bias_left: u32,
-    stats: Stats,
-    ticker: Ticker,
+    base: Base,
     next_steer: Nanos,
     reads_at_last_steer: u64,
 }
@@ -486,8 +486,7 @@ impl Netflix {
             order: WriteOrder::default(),
             limiters,
             bias_left: config.read_bias,
-            stats: config.common.stats(),
-            ticker: Ticker::per_second(config.quanta),
+            base: Base::new(&config.common, config.quanta),
             next_steer: config.control.steer_interval,
             reads_at_last_steer: 0,
             config,
@@ -502,19 +501,15 @@ impl Netflix {
             .flatten()
     }
 
-    fn has_work(&self) -> bool {
-        !self.reads.is_empty() || !self.writes.is_empty() || self.trims.has_work()
-    }
-
     /// Whether the class's limiters let one more command go; remembers a
     /// refusal for the load average and for `pressure`.
     fn admits(&mut self, op: Op) -> bool {
         if op == Op::Flush {
-            return flush_may_go(self.stats.class(Op::Write).in_flight);
+            return flush_may_go(self.base.stats.class(Op::Write).in_flight);
         }
-        let ok = self.limiters[op.index()].admits(self.stats.class(op).in_flight);
+        let ok = self.limiters[op.index()].admits(self.base.stats.class(op).in_flight);
         if !ok {
-            self.stats.class_mut(op).limited = true;
+            self.base.stats.class_mut(op).limited = true;
         }
         ok
     }
@@ -543,7 +538,8 @@ impl Netflix {
 
     fn trims_ready(&mut self, now: Nanos) -> bool {
         let hold = Nanos(
-            self.ticker
+            self.base
+                .ticker
                 .period()
                 .0
                 .saturating_mul(u64::from(self.config.trim_ticks)),
@@ -609,7 +605,7 @@ impl Netflix {
     }
 
     fn steer_by_read_latency(&mut self) {
-        let read = self.stats.class(Op::Read);
+        let read = self.base.stats.class(Op::Read);
         let latency = read.device_ema.mean();
         let idle = read.completed - self.reads_at_last_steer < STEER_MIN_READS;
         self.reads_at_last_steer = read.completed;
@@ -641,13 +637,18 @@ impl Netflix {
     }
 }
 
-impl Scheduler for Netflix {
-    fn name(&self) -> &'static str {
-        INFO.name
+impl Policy for Netflix {
+    const INFO: PolicyInfo = INFO;
+
+    fn base(&self) -> &Base {
+        &self.base
     }
 
-    fn enqueue(&mut self, request: Request, now: Nanos) {
-        self.stats.on_enqueue(&request, now);
+    fn base_mut(&mut self) -> &mut Base {
+        &mut self.base
+    }
+
+    fn accept(&mut self, request: Request, _now: Nanos) {
         match request.op {
             Op::Trim => self.trims.push(request),
             Op::Read => {
@@ -661,64 +662,46 @@ impl Scheduler for Netflix {
         }
     }
 
-    fn dispatch(&mut self, now: Nanos, device: DeviceView) -> Option<Dispatch> {
-        if let Some(trim) = self.trims.pop_elided() {
-            self.stats.on_elide(&trim, now);
-            return Some(Dispatch::CompletedWithoutDevice(trim));
-        }
-        self.stats.device_slots = device.slots;
-        if self.stats.queued() == 0 || !device.accepts() {
-            return None;
-        }
+    fn pop_elided(&mut self) -> Option<Request> {
+        self.trims.pop_elided()
+    }
+
+    fn next_command(&mut self, now: Nanos) -> Option<Command> {
         let pick = self.pick(now)?;
         let command = self.take(pick, now);
         if command.op != Op::Flush {
             self.limiters[command.op.index()].charge(command.bytes());
         }
-        self.stats.on_dispatch(&command, now);
-        Some(Dispatch::ToDevice(command))
+        Some(command)
     }
 
-    fn complete(&mut self, completion: &Completion, now: Nanos) -> Retry {
-        self.stats.on_complete(completion, now);
-        Retry::when(self.has_work())
-    }
-
-    fn next_timer(&self) -> Option<Nanos> {
-        Some(self.ticker.next())
-    }
-
-    fn tick(&mut self, now: Nanos) -> Retry {
-        let ticks = self.ticker.advance(now);
-        if ticks > 0 {
-            for set in &mut self.limiters {
-                set.refill(ticks);
-            }
-            self.stats.on_tick(now, ticks);
-            if now >= self.next_steer {
-                self.steer();
-                self.next_steer = now + self.config.control.steer_interval;
-            }
+    fn ticked(&mut self, now: Nanos, ticks: u64) {
+        if ticks == 0 {
+            return;
         }
-        Retry::when(self.has_work())
+        for set in &mut self.limiters {
+            set.refill(ticks);
+        }
+        if now >= self.next_steer {
+            self.steer();
+            self.next_steer = now + self.config.control.steer_interval;
+        }
     }
 
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn has_work(&self) -> bool {
+        !self.reads.is_empty() || !self.writes.is_empty() || self.trims.has_work()
     }
 
-    fn pressure(&self, now: Nanos) -> Pressure {
-        Pressure::from_classes(|op| {
-            let limiters = LIMITED.contains(&op).then(|| &self.limiters[op.index()]);
-            class_pressure(&self.stats, op, limiters, self.oldest(op), now)
-        })
+    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
+        let limiters = LIMITED.contains(&op).then(|| &self.limiters[op.index()]);
+        class_pressure(&self.base.stats, op, limiters, self.oldest(op), now)
     }
 
-    fn speed_up_trims(&mut self, bytes: Bytes) {
+    fn hurry_trims(&mut self, bytes: Bytes) {
         self.trims.speed_up(bytes);
     }
 
-    fn write_limit(&self) -> Option<WriteLimit> {
+    fn limit_on_writes(&self) -> Option<WriteLimit> {
         let (kind, limit) = self.limiters[Op::Write.index()].steered()?;
         Some(WriteLimit {
             kind: kind.name(),

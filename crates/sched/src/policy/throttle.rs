@@ -53,12 +53,13 @@ use crate::config::{
     parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
 };
 use crate::ordering::{Barrier, Queued};
-use crate::policy::common::{CommonConfig, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES};
+use crate::policy::common::{
+    Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
+};
 use crate::policy::issue::IssueQueue;
-use crate::policy::{class_pressure, construct, PolicyInfo, Ticker};
-use crate::request::{Completion, Dispatch, Op, Request, TenantId};
-use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler};
-use crate::stats::Stats;
+use crate::policy::{class_pressure, construct, PolicyInfo};
+use crate::request::{Command, Op, Request, TenantId};
+use crate::scheduler::{ClassPressure, DeviceView};
 use crate::units::{Bytes, Nanos};
 
 /// Reads a group sends per turn; writes get the rest of the quantum of 8.
@@ -352,8 +353,7 @@ pub struct Throttle {
     held_reads: Vec<Queued>,
     barrier: Barrier,
     issue: IssueQueue,
-    stats: Stats,
-    ticker: Ticker,
+    base: Base,
 }
 
 impl Throttle {
@@ -363,8 +363,7 @@ impl Throttle {
             held_reads: Vec::new(),
             barrier: Barrier::default(),
             issue: IssueQueue::new(config.common.trim_max_ranges),
-            stats: config.common.stats(),
-            ticker: Ticker::per_second(LOAD_TICKS_PER_SECOND),
+            base: Base::new(&config.common, LOAD_TICKS_PER_SECOND),
             config,
         }
     }
@@ -463,7 +462,7 @@ impl Throttle {
                     let at = now + wait;
                     group.disptime = Some(group.disptime.map_or(at, |t| t.min(at)));
                     let op = if dir == 0 { Op::Read } else { head.op };
-                    self.stats.class_mut(op).limited = true;
+                    self.base.stats.class_mut(op).limited = true;
                 }
             }
         }
@@ -494,13 +493,18 @@ impl Throttle {
     }
 }
 
-impl Scheduler for Throttle {
-    fn name(&self) -> &'static str {
-        INFO.name
+impl Policy for Throttle {
+    const INFO: PolicyInfo = INFO;
+
+    fn base(&self) -> &Base {
+        &self.base
     }
 
-    fn enqueue(&mut self, request: Request, now: Nanos) {
-        self.stats.on_enqueue(&request, now);
+    fn base_mut(&mut self) -> &mut Base {
+        &mut self.base
+    }
+
+    fn accept(&mut self, request: Request, now: Nanos) {
         match request.op {
             Op::Read => {
                 let tag = self.barrier.read_tag(&request);
@@ -520,52 +524,34 @@ impl Scheduler for Throttle {
         }
     }
 
-    fn dispatch(&mut self, now: Nanos, device: DeviceView) -> Option<Dispatch> {
-        if let Some(trim) = self.issue.pop_elided() {
-            self.stats.on_elide(&trim, now);
-            return Some(Dispatch::CompletedWithoutDevice(trim));
-        }
-        self.stats.device_slots = device.slots;
+    fn pop_elided(&mut self) -> Option<Request> {
+        self.issue.pop_elided()
+    }
+
+    fn prepare(&mut self, now: Nanos, _device: DeviceView) {
         self.pump(now);
-        if self.stats.queued() == 0 || !device.accepts() {
-            return None;
-        }
-        let (command, _) = self.issue.next_command(now, &self.stats)?;
-        self.stats.on_dispatch(&command, now);
-        Some(Dispatch::ToDevice(command))
     }
 
-    fn complete(&mut self, completion: &Completion, now: Nanos) -> Retry {
-        self.stats.on_complete(completion, now);
-        Retry::when(self.stats.queued() > 0)
+    fn next_command(&mut self, now: Nanos) -> Option<Command> {
+        self.issue
+            .next_command(now, &self.base.stats)
+            .map(|(command, _)| command)
     }
 
-    fn next_timer(&self) -> Option<Nanos> {
-        let load = self.ticker.next();
-        let due = self.groups.values().filter_map(|g| g.disptime).min();
-        Some(due.map_or(load, |t| t.min(load)))
+    fn own_timer(&self) -> Option<Nanos> {
+        self.groups.values().filter_map(|g| g.disptime).min()
     }
 
-    fn tick(&mut self, now: Nanos) -> Retry {
-        let ticks = self.ticker.advance(now);
-        if ticks > 0 {
-            self.stats.on_tick(now, ticks);
-        }
-        Retry::when(self.stats.queued() > 0)
+    fn has_work(&self) -> bool {
+        self.base.stats.queued() > 0
     }
 
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
+        class_pressure(&self.base.stats, op, None, self.oldest(op), now)
+            .held_for(self.throttle_wait(op, now))
     }
 
-    fn pressure(&self, now: Nanos) -> Pressure {
-        Pressure::from_classes(|op| {
-            class_pressure(&self.stats, op, None, self.oldest(op), now)
-                .held_for(self.throttle_wait(op, now))
-        })
-    }
-
-    fn speed_up_trims(&mut self, bytes: Bytes) {
+    fn hurry_trims(&mut self, bytes: Bytes) {
         self.issue.speed_up_trims(bytes);
     }
 }
@@ -575,6 +561,8 @@ mod tests {
     use super::*;
     use crate::config::apply_pairs;
     use crate::policy::testkit::{configured, Bench};
+    use crate::request::Dispatch;
+    use crate::scheduler::Scheduler;
 
     fn throttle(settings: &str) -> Throttle {
         Throttle::new(configured(settings))

@@ -70,12 +70,13 @@ use crate::config::{
     parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
 };
 use crate::ordering::{Barrier, Queued};
-use crate::policy::common::{CommonConfig, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES};
+use crate::policy::common::{
+    Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
+};
 use crate::policy::issue::IssueQueue;
-use crate::policy::{class_pressure, construct, PolicyInfo, Ticker};
-use crate::request::{Completion, Dispatch, Op, Request};
-use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler, WriteLimit};
-use crate::stats::Stats;
+use crate::policy::{class_pressure, construct, PolicyInfo};
+use crate::request::{Command, Completion, Op, Request};
+use crate::scheduler::{ClassPressure, DeviceView, WriteLimit};
 use crate::units::{Bytes, Nanos};
 
 /// Max depth at step 0, unless the device queue is shallower.
@@ -265,8 +266,7 @@ pub struct Wbt {
     sync_issue: Option<Nanos>,
     last_read_issue: Nanos,
     last_read_completion: Nanos,
-    stats: Stats,
-    ticker: Ticker,
+    base: Base,
 }
 
 impl Wbt {
@@ -299,8 +299,7 @@ impl Wbt {
             sync_issue: None,
             last_read_issue: Nanos::ZERO,
             last_read_completion: Nanos::ZERO,
-            stats: config.common.stats(),
-            ticker: Ticker::per_second(LOAD_TICKS_PER_SECOND),
+            base: Base::new(&config.common, LOAD_TICKS_PER_SECOND),
             config,
         };
         wbt.update_limits();
@@ -541,13 +540,18 @@ impl Wbt {
     }
 }
 
-impl Scheduler for Wbt {
-    fn name(&self) -> &'static str {
-        INFO.name
+impl Policy for Wbt {
+    const INFO: PolicyInfo = INFO;
+
+    fn base(&self) -> &Base {
+        &self.base
     }
 
-    fn enqueue(&mut self, request: Request, now: Nanos) {
-        self.stats.on_enqueue(&request, now);
+    fn base_mut(&mut self) -> &mut Base {
+        &mut self.base
+    }
+
+    fn accept(&mut self, request: Request, now: Nanos) {
         match request.op {
             Op::Read => {
                 self.last_read_issue = now;
@@ -569,13 +573,16 @@ impl Scheduler for Wbt {
         }
     }
 
-    fn dispatch(&mut self, now: Nanos, device: DeviceView) -> Option<Dispatch> {
-        if let Some(trim) = self.issue.pop_elided() {
-            self.stats.on_elide(&trim, now);
-            self.done(Op::Trim, 1, now);
-            return Some(Dispatch::CompletedWithoutDevice(trim));
-        }
-        self.stats.device_slots = device.slots;
+    fn pop_elided(&mut self) -> Option<Request> {
+        self.issue.pop_elided()
+    }
+
+    /// An elided trim is done as a completed one is.
+    fn after_elide(&mut self, now: Nanos) {
+        self.done(Op::Trim, 1, now);
+    }
+
+    fn prepare(&mut self, now: Nanos, device: DeviceView) {
         if self.config.queue_depth == 0 && device.slots != self.depth.queue_depth {
             self.depth.queue_depth = device.slots.max(1);
             self.update_limits();
@@ -583,24 +590,22 @@ impl Scheduler for Wbt {
         }
         self.release(now);
         if !self.writes.queue.is_empty() {
-            self.stats.class_mut(Op::Write).limited = true;
+            self.base.stats.class_mut(Op::Write).limited = true;
         }
         if !self.trims.queue.is_empty() {
-            self.stats.class_mut(Op::Trim).limited = true;
+            self.base.stats.class_mut(Op::Trim).limited = true;
         }
-        if self.stats.queued() == 0 || !device.accepts() {
-            return None;
-        }
-        let (command, _) = self.issue.next_command(now, &self.stats)?;
+    }
+
+    fn next_command(&mut self, now: Nanos) -> Option<Command> {
+        let (command, _) = self.issue.next_command(now, &self.base.stats)?;
         if command.op == Op::Read && self.sync_issue.is_none() {
             self.sync_issue = Some(now);
         }
-        self.stats.on_dispatch(&command, now);
-        Some(Dispatch::ToDevice(command))
+        Some(command)
     }
 
-    fn complete(&mut self, completion: &Completion, now: Nanos) -> Retry {
-        self.stats.on_complete(completion, now);
+    fn completed(&mut self, completion: &Completion, now: Nanos) {
         let latency = now - completion.dispatched;
         match completion.op {
             Op::Read => {
@@ -621,38 +626,31 @@ impl Scheduler for Wbt {
             }
             Op::Flush => {}
         }
-        Retry::when(self.stats.queued() > 0)
     }
 
-    fn next_timer(&self) -> Option<Nanos> {
-        let load = self.ticker.next();
-        Some(self.window_end.map_or(load, |t| t.min(load)))
+    fn own_timer(&self) -> Option<Nanos> {
+        self.window_end
     }
 
-    fn tick(&mut self, now: Nanos) -> Retry {
-        let ticks = self.ticker.advance(now);
-        if ticks > 0 {
-            self.stats.on_tick(now, ticks);
-        }
+    fn ticked(&mut self, now: Nanos, _ticks: u64) {
         if self.window_end.is_some_and(|t| now >= t) {
             self.window_fn(now);
         }
-        Retry::when(self.stats.queued() > 0)
     }
 
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn has_work(&self) -> bool {
+        self.base.stats.queued() > 0
     }
 
-    fn pressure(&self, now: Nanos) -> Pressure {
-        Pressure::from_classes(|op| class_pressure(&self.stats, op, None, self.oldest(op), now))
+    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
+        class_pressure(&self.base.stats, op, None, self.oldest(op), now)
     }
 
-    fn speed_up_trims(&mut self, bytes: Bytes) {
+    fn hurry_trims(&mut self, bytes: Bytes) {
         self.issue.speed_up_trims(bytes);
     }
 
-    fn write_limit(&self) -> Option<WriteLimit> {
+    fn limit_on_writes(&self) -> Option<WriteLimit> {
         self.enabled().then(|| WriteLimit {
             kind: "wb_normal",
             value: f64::from(self.wb_normal),
@@ -665,6 +663,7 @@ impl Scheduler for Wbt {
 mod tests {
     use super::*;
     use crate::policy::testkit::{configured, Bench};
+    use crate::scheduler::Scheduler;
 
     fn wbt(settings: &str) -> Wbt {
         Wbt::new(configured(settings))

@@ -1,6 +1,7 @@
 use super::*;
 use crate::config::apply_pairs;
 use crate::policy::testkit::{configured, Bench};
+use crate::scheduler::Scheduler;
 
 fn iocost(settings: &str) -> Iocost {
     Iocost::new(configured(settings))

@@ -1,7 +1,8 @@
 use super::*;
 use crate::config::{apply_pairs, apply_toml};
 use crate::policy::testkit::configured;
-use crate::request::Outcome;
+use crate::request::{Dispatch, Outcome};
+use crate::scheduler::{DeviceView, Retry, Scheduler};
 
 fn netflix(settings: &str) -> Netflix {
     Netflix::new(configured(settings))

@@ -114,8 +114,8 @@ impl Steer {
     /// Whether a read completing now is unloaded (writes held while
     /// calibrating do not load the device).
     pub(super) fn quiet(&self, now: Nanos) -> bool {
-        let w = self.stats.class(Op::Write);
-        let t = self.stats.class(Op::Trim);
+        let w = self.base.stats.class(Op::Write);
+        let t = self.base.stats.class(Op::Trim);
         let held = if self.calibrating(now) { w.queued } else { 0 };
         w.queued + w.in_flight + t.queued + t.in_flight == held
             && self.last_write_activity.is_none_or(|at| now - at >= QUIET)

@@ -67,7 +67,7 @@ impl Steer {
     /// One control window ended: update the baseline and steer the limit.
     pub(super) fn end_window(&mut self, now: Nanos) {
         let mut window = std::mem::take(&mut self.current);
-        let w = self.stats.class(Op::Write);
+        let w = self.base.stats.class(Op::Write);
         window.loaded |= window.write_bytes > 0 || w.queued + w.in_flight > 0;
         window.charged = self.charge(&window);
         let background_share = self.unloaded.lowest().map_or(0.0, |(_, share)| share);
@@ -77,7 +77,13 @@ impl Steer {
         while self.history.len() > keep {
             self.history.pop_front();
         }
-        let median = self.stats.class(Op::Read).device_latency.last_window().p50;
+        let median = self
+            .base
+            .stats
+            .class(Op::Read)
+            .device_latency
+            .last_window()
+            .p50;
         if median > Nanos::ZERO {
             self.lowest_median = Some(self.lowest_median.map_or(median, |m| m.min(median)));
         }

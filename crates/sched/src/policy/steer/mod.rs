@@ -194,11 +194,12 @@ use crate::config::{parse_duration, parse_int, unknown_key, ConfigError, Configu
 use crate::limiter::{Limit, LimiterKind, LimiterSet};
 use crate::objective::{Bound, Metric, Objective};
 use crate::ordering::Barrier;
-use crate::policy::common::{CommonConfig, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES};
-use crate::policy::{class_pressure, construct, PolicyInfo, Ticker};
-use crate::request::{Completion, Dispatch, Op, Request};
-use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler, WriteLimit};
-use crate::stats::Stats;
+use crate::policy::common::{
+    Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
+};
+use crate::policy::{class_pressure, construct, PolicyInfo};
+use crate::request::{Command, Completion, Op, Request};
+use crate::scheduler::{ClassPressure, WriteLimit};
 use crate::trim::TrimQueue;
 use crate::units::{Bytes, Nanos};
 
@@ -435,8 +436,7 @@ pub struct Steer {
     read_seen: bool,
     /// Last time a write or trim was queued, sent or completed.
     last_write_activity: Option<Nanos>,
-    stats: Stats,
-    ticker: Ticker,
+    base: Base,
 }
 
 impl Steer {
@@ -482,8 +482,7 @@ impl Steer {
             first_write: None,
             read_seen: false,
             last_write_activity: None,
-            stats: config.common.stats(),
-            ticker: Ticker::per_second(config.quanta),
+            base: Base::new(&config.common, config.quanta),
             config,
         }
     }
@@ -500,21 +499,12 @@ impl Steer {
             .map_or(0, |l| l.limit().current)
     }
 
-    fn has_work(&self) -> bool {
-        !self.reads.is_empty()
-            || !self.held_reads.is_empty()
-            || !self.released_reads.is_empty()
-            || !self.writes.is_empty()
-            || self.barrier.has_held()
-            || self.trims.has_work()
-    }
-
     /// Reads queued, held or in the device.
     fn reads_about(&self) -> bool {
         !self.reads.is_empty()
             || !self.held_reads.is_empty()
             || !self.released_reads.is_empty()
-            || self.stats.class(Op::Read).in_flight > 0
+            || self.base.stats.class(Op::Read).in_flight > 0
     }
 
     fn oldest(&self, op: Op) -> Option<Nanos> {
@@ -540,13 +530,18 @@ impl Steer {
     }
 }
 
-impl Scheduler for Steer {
-    fn name(&self) -> &'static str {
-        INFO.name
+impl Policy for Steer {
+    const INFO: PolicyInfo = INFO;
+
+    fn base(&self) -> &Base {
+        &self.base
     }
 
-    fn enqueue(&mut self, request: Request, now: Nanos) {
-        self.stats.on_enqueue(&request, now);
+    fn base_mut(&mut self) -> &mut Base {
+        &mut self.base
+    }
+
+    fn accept(&mut self, request: Request, now: Nanos) {
         match request.op {
             Op::Read => {
                 self.read_seen = true;
@@ -583,15 +578,11 @@ impl Scheduler for Steer {
         }
     }
 
-    fn dispatch(&mut self, now: Nanos, device: DeviceView) -> Option<Dispatch> {
-        if let Some(trim) = self.trims.pop_elided() {
-            self.stats.on_elide(&trim, now);
-            return Some(Dispatch::CompletedWithoutDevice(trim));
-        }
-        self.stats.device_slots = device.slots;
-        if self.stats.queued() == 0 || !device.accepts() {
-            return None;
-        }
+    fn pop_elided(&mut self) -> Option<Request> {
+        self.trims.pop_elided()
+    }
+
+    fn next_command(&mut self, now: Nanos) -> Option<Command> {
         let command = if let Some(read) = self.released_reads.pop_front() {
             self.send_read(read, now)
         } else if self.trim_ready(now) {
@@ -609,12 +600,10 @@ impl Scheduler for Steer {
         } else {
             return None;
         };
-        self.stats.on_dispatch(&command, now);
-        Some(Dispatch::ToDevice(command))
+        Some(command)
     }
 
-    fn complete(&mut self, completion: &Completion, now: Nanos) -> Retry {
-        self.stats.on_complete(completion, now);
+    fn completed(&mut self, completion: &Completion, now: Nanos) {
         match completion.op {
             Op::Read => {
                 let latency = now - completion.dispatched + self.read_wait(completion.dispatched);
@@ -644,38 +633,34 @@ impl Scheduler for Steer {
             }
             _ => self.last_write_activity = Some(now),
         }
-        Retry::when(self.has_work())
     }
 
-    fn next_timer(&self) -> Option<Nanos> {
-        Some(self.ticker.next())
-    }
-
-    fn tick(&mut self, now: Nanos) -> Retry {
-        let ticks = self.ticker.advance(now);
-        if ticks > 0 {
-            self.limiter.refill(ticks);
-            self.stats.on_tick(now, ticks);
-            while now >= self.next_window {
-                self.end_window(now);
-                self.next_window += WINDOW;
-            }
+    fn ticked(&mut self, now: Nanos, ticks: u64) {
+        if ticks == 0 {
+            return;
         }
-        Retry::when(self.has_work())
+        self.limiter.refill(ticks);
+        while now >= self.next_window {
+            self.end_window(now);
+            self.next_window += WINDOW;
+        }
     }
 
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn has_work(&self) -> bool {
+        !self.reads.is_empty()
+            || !self.held_reads.is_empty()
+            || !self.released_reads.is_empty()
+            || !self.writes.is_empty()
+            || self.barrier.has_held()
+            || self.trims.has_work()
     }
 
-    fn pressure(&self, now: Nanos) -> Pressure {
-        Pressure::from_classes(|op| {
-            let limiters = (op == Op::Write).then_some(&self.limiter);
-            class_pressure(&self.stats, op, limiters, self.oldest(op), now)
-        })
+    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
+        let limiters = (op == Op::Write).then_some(&self.limiter);
+        class_pressure(&self.base.stats, op, limiters, self.oldest(op), now)
     }
 
-    fn write_limit(&self) -> Option<WriteLimit> {
+    fn limit_on_writes(&self) -> Option<WriteLimit> {
         let (kind, limit) = self.limiter.steered()?;
         Some(WriteLimit {
             kind: kind.name(),
@@ -684,7 +669,7 @@ impl Scheduler for Steer {
         })
     }
 
-    fn speed_up_trims(&mut self, bytes: Bytes) {
+    fn hurry_trims(&mut self, bytes: Bytes) {
         self.trims.speed_up(bytes);
     }
 }

@@ -192,9 +192,11 @@ impl Steer {
         if self.trims_waiting(now) || self.calibrating(now) {
             return None;
         }
-        let ok = self.limiter.admits(self.stats.class(Op::Write).in_flight);
+        let ok = self
+            .limiter
+            .admits(self.base.stats.class(Op::Write).in_flight);
         if !ok {
-            self.stats.class_mut(Op::Write).limited = true;
+            self.base.stats.class_mut(Op::Write).limited = true;
             self.current.limited = true;
         }
         ok.then_some(oldest)
@@ -203,7 +205,7 @@ impl Steer {
     /// A waiting flush goes once every write before it has been sent and
     /// completed; the writes behind it then join the queue.
     pub(super) fn take_flush(&mut self, now: Nanos) -> Option<Command> {
-        let in_flight = self.stats.class(Op::Write).in_flight;
+        let in_flight = self.base.stats.class(Op::Write).in_flight;
         if !self.barrier.flush_due() || !flush_may_go(in_flight) {
             return None;
         }
@@ -220,7 +222,7 @@ impl Steer {
     /// no write will cut it soon, and a job that only trims would wait for
     /// nothing.
     pub(super) fn trims_waiting(&self, now: Nanos) -> bool {
-        if self.trims.is_empty() || self.stats.class(Op::Trim).in_flight > 0 {
+        if self.trims.is_empty() || self.base.stats.class(Op::Trim).in_flight > 0 {
             return false;
         }
         let hold = if self.writes_about() {
@@ -233,7 +235,7 @@ impl Steer {
 
     /// Writes queued or in the device, or sent within the last `HORIZON`.
     pub(super) fn writes_about(&self) -> bool {
-        let w = self.stats.class(Op::Write);
+        let w = self.base.stats.class(Op::Write);
         w.queued + w.in_flight > 0
             || self.current.write_bytes > 0
             || self
@@ -253,7 +255,7 @@ impl Steer {
             .due_at(self.config.trim_hold + self.config.trim_deadline)
             .is_some_and(|t| t <= now);
         let writes_pushed = self.pushed_write(now).is_some();
-        self.stats.class(Op::Write).in_flight == 0 || overdue || writes_pushed
+        self.base.stats.class(Op::Write).in_flight == 0 || overdue || writes_pushed
     }
 
     pub(super) fn send_write(&mut self, tag: u64, now: Nanos) -> Command {

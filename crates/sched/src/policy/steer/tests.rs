@@ -8,6 +8,7 @@ use crate::objective::ObjectiveError;
 use crate::ordering::Queued;
 use crate::policy::testkit::{configured, Bench};
 use crate::request::Command;
+use crate::scheduler::Scheduler;
 
 fn steer(settings: &str) -> Steer {
     Steer::new(configured(settings))
@@ -360,7 +361,7 @@ fn a_held_trim_is_cut_by_the_writes_that_overwrite_it() {
     let ops = |b: &Bench| b.sent.iter().map(|c| c.op).collect::<Vec<_>>();
     assert_eq!(ops(&bench), [Op::Write; 3], "held trims do not stop writes");
     assert_eq!(
-        s.stats.class(Op::Trim).elided,
+        s.base.stats.class(Op::Trim).elided,
         1,
         "trim 0 overwritten whole"
     );
