@@ -193,6 +193,23 @@ impl Barrier {
         Some(entry)
     }
 
+    /// A read, write or flush arriving at a policy that queues only what may
+    /// go: returned when it may be queued now; kept when it may not, a write
+    /// or flush behind a flush here, a read over an unsent write in
+    /// `held_reads` (the policy releases those as their writes are sent).
+    pub fn pass(&mut self, request: Request, held_reads: &mut Vec<Queued>) -> Option<Queued> {
+        if request.op != Op::Read {
+            return self.admit(request);
+        }
+        let tag = self.read_tag(&request);
+        let mut read = Queued { request, tag };
+        if self.read_ready(&mut read) {
+            return Some(read);
+        }
+        held_reads.push(read);
+        None
+    }
+
     /// The tag for a read entering a read queue: the last unsent write it
     /// overlaps, or 0.
     pub fn read_tag(&self, read: &Request) -> u64 {

@@ -85,6 +85,21 @@ impl Base {
     }
 }
 
+/// [`Policy::base`] and [`Policy::base_mut`] for a policy that keeps its
+/// [`Base`] in its field `base`, as every policy does.
+macro_rules! base_in_field {
+    () => {
+        fn base(&self) -> &$crate::policy::common::Base {
+            &self.base
+        }
+
+        fn base_mut(&mut self) -> &mut $crate::policy::common::Base {
+            &mut self.base
+        }
+    };
+}
+pub(crate) use base_in_field;
+
 /// A policy's own decisions. Every policy implements this, and gets
 /// [`Scheduler`] from it: what each call does around those decisions
 /// (counting in the statistics, sampling the load, saying when to dispatch

@@ -58,7 +58,7 @@ use crate::config::{
 };
 use crate::ordering::{flush_may_go, Barrier, Queued};
 use crate::policy::common::{
-    Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
+    base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
 };
 use crate::policy::{class_pressure, construct, PolicyInfo};
 use crate::request::{Command, Op, Request};
@@ -385,31 +385,13 @@ impl Deadline {
 impl Policy for Deadline {
     const INFO: PolicyInfo = INFO;
 
-    fn base(&self) -> &Base {
-        &self.base
-    }
-
-    fn base_mut(&mut self) -> &mut Base {
-        &mut self.base
-    }
+    base_in_field!();
 
     fn accept(&mut self, request: Request, _now: Nanos) {
-        match request.op {
-            Op::Read => {
-                let tag = self.barrier.read_tag(&request);
-                let mut read = Queued { request, tag };
-                if self.barrier.read_ready(&mut read) {
-                    self.insert(read);
-                } else {
-                    self.blocked_reads.push(read);
-                }
-            }
-            Op::Write | Op::Flush => {
-                if let Some(write) = self.barrier.admit(request) {
-                    self.insert(write);
-                }
-            }
-            Op::Trim => self.insert(Queued { request, tag: 0 }),
+        if request.op == Op::Trim {
+            self.insert(Queued { request, tag: 0 });
+        } else if let Some(ready) = self.barrier.pass(request, &mut self.blocked_reads) {
+            self.insert(ready);
         }
     }
 

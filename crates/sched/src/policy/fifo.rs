@@ -19,7 +19,7 @@ use std::collections::VecDeque;
 use crate::config::{unknown_key, ConfigError, Configurable, Tunable};
 use crate::ordering::flush_may_go;
 use crate::policy::common::{
-    Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
+    base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
 };
 use crate::policy::{class_pressure, construct, PolicyInfo};
 use crate::request::{Command, Op, Request};
@@ -47,17 +47,9 @@ pub const INFO: PolicyInfo = PolicyInfo {
     build: |configure| construct(configure, Fifo::new),
 };
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FifoConfig {
     pub common: CommonConfig,
-}
-
-impl Default for FifoConfig {
-    fn default() -> Self {
-        FifoConfig {
-            common: CommonConfig::default(),
-        }
-    }
 }
 
 impl Configurable for FifoConfig {
@@ -94,13 +86,7 @@ impl Fifo {
 impl Policy for Fifo {
     const INFO: PolicyInfo = INFO;
 
-    fn base(&self) -> &Base {
-        &self.base
-    }
-
-    fn base_mut(&mut self) -> &mut Base {
-        &mut self.base
-    }
+    base_in_field!();
 
     fn accept(&mut self, request: Request, _now: Nanos) {
         match request.op {

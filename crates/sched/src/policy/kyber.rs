@@ -68,7 +68,7 @@ use smallvec::SmallVec;
 use crate::config::{parse_duration_in, unknown_key, ConfigError, Configurable, Tunable};
 use crate::ordering::{flush_may_go, Barrier, Queued};
 use crate::policy::common::{
-    Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
+    base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
 };
 use crate::policy::{class_pressure, construct, PolicyInfo};
 use crate::request::{Command, Completion, Op, Request};
@@ -449,13 +449,7 @@ impl Kyber {
 impl Policy for Kyber {
     const INFO: PolicyInfo = INFO;
 
-    fn base(&self) -> &Base {
-        &self.base
-    }
-
-    fn base_mut(&mut self) -> &mut Base {
-        &mut self.base
-    }
+    base_in_field!();
 
     fn accept(&mut self, request: Request, _now: Nanos) {
         match request.op {

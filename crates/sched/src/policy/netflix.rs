@@ -65,7 +65,7 @@ use crate::config::{
 use crate::limiter::{Limit, LimiterKind, LimiterSet};
 use crate::ordering::{flush_may_go, Queued, WriteOrder};
 use crate::policy::common::{
-    Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
+    base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
 };
 use crate::policy::{class_pressure, construct, PolicyInfo};
 use crate::request::{Command, Op, Request};
@@ -640,13 +640,7 @@ impl Netflix {
 impl Policy for Netflix {
     const INFO: PolicyInfo = INFO;
 
-    fn base(&self) -> &Base {
-        &self.base
-    }
-
-    fn base_mut(&mut self) -> &mut Base {
-        &mut self.base
-    }
+    base_in_field!();
 
     fn accept(&mut self, request: Request, _now: Nanos) {
         match request.op {

@@ -54,7 +54,7 @@ use crate::config::{
 };
 use crate::ordering::{Barrier, Queued};
 use crate::policy::common::{
-    Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
+    base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
 };
 use crate::policy::issue::IssueQueue;
 use crate::policy::{class_pressure, construct, PolicyInfo};
@@ -496,31 +496,13 @@ impl Throttle {
 impl Policy for Throttle {
     const INFO: PolicyInfo = INFO;
 
-    fn base(&self) -> &Base {
-        &self.base
-    }
-
-    fn base_mut(&mut self) -> &mut Base {
-        &mut self.base
-    }
+    base_in_field!();
 
     fn accept(&mut self, request: Request, now: Nanos) {
-        match request.op {
-            Op::Read => {
-                let tag = self.barrier.read_tag(&request);
-                let mut read = Queued { request, tag };
-                if self.barrier.read_ready(&mut read) {
-                    self.throttle(read, now);
-                } else {
-                    self.held_reads.push(read);
-                }
-            }
-            Op::Write | Op::Flush => {
-                if let Some(write) = self.barrier.admit(request) {
-                    self.throttle(write, now);
-                }
-            }
-            Op::Trim => self.throttle(Queued { request, tag: 0 }, now),
+        if request.op == Op::Trim {
+            self.throttle(Queued { request, tag: 0 }, now);
+        } else if let Some(ready) = self.barrier.pass(request, &mut self.held_reads) {
+            self.throttle(ready, now);
         }
     }
 

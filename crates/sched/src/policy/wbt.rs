@@ -71,7 +71,7 @@ use crate::config::{
 };
 use crate::ordering::{Barrier, Queued};
 use crate::policy::common::{
-    Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
+    base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
 };
 use crate::policy::issue::IssueQueue;
 use crate::policy::{class_pressure, construct, PolicyInfo};
@@ -543,33 +543,26 @@ impl Wbt {
 impl Policy for Wbt {
     const INFO: PolicyInfo = INFO;
 
-    fn base(&self) -> &Base {
-        &self.base
-    }
-
-    fn base_mut(&mut self) -> &mut Base {
-        &mut self.base
-    }
+    base_in_field!();
 
     fn accept(&mut self, request: Request, now: Nanos) {
-        match request.op {
-            Op::Read => {
-                self.last_read_issue = now;
-                let tag = self.barrier.read_tag(&request);
-                let mut read = Queued { request, tag };
-                if self.barrier.read_ready(&mut read) {
-                    self.issue.push(read.request, now);
-                } else {
-                    self.held_reads.push(read);
-                }
+        let op = request.op;
+        if op == Op::Trim {
+            self.throttle(Queued { request, tag: 0 }, now);
+            return;
+        }
+        let ready = self.barrier.pass(request, &mut self.held_reads);
+        if op == Op::Read {
+            // Reads are never throttled, only held behind writes they overlap.
+            self.last_read_issue = now;
+            if let Some(read) = ready {
+                self.issue.push(read.request, now);
             }
-            Op::Write | Op::Flush => {
-                if let Some(write) = self.barrier.admit(request) {
-                    self.throttle(write, now);
-                }
-                self.release(now);
+        } else {
+            if let Some(write) = ready {
+                self.throttle(write, now);
             }
-            Op::Trim => self.throttle(Queued { request, tag: 0 }, now),
+            self.release(now);
         }
     }
 

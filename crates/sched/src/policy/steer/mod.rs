@@ -195,7 +195,7 @@ use crate::limiter::{Limit, LimiterKind, LimiterSet};
 use crate::objective::{Bound, Metric, Objective};
 use crate::ordering::Barrier;
 use crate::policy::common::{
-    Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
+    base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
 };
 use crate::policy::{class_pressure, construct, PolicyInfo};
 use crate::request::{Command, Completion, Op, Request};
@@ -533,13 +533,7 @@ impl Steer {
 impl Policy for Steer {
     const INFO: PolicyInfo = INFO;
 
-    fn base(&self) -> &Base {
-        &self.base
-    }
-
-    fn base_mut(&mut self) -> &mut Base {
-        &mut self.base
-    }
+    base_in_field!();
 
     fn accept(&mut self, request: Request, now: Nanos) {
         match request.op {
