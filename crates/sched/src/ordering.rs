@@ -275,6 +275,27 @@ impl Barrier {
         self.held.pop_front()
     }
 
+    /// The flush that is due, with the writes that queued behind it (up to
+    /// the next flush): [`Barrier::take_flush`] then [`Barrier::release`].
+    pub fn take_flush_and_writes(&mut self) -> Option<(Queued, Vec<Queued>)> {
+        let flush = self.take_flush()?;
+        let writes = std::iter::from_fn(|| self.release()).collect();
+        Some((flush, writes))
+    }
+
+    /// Takes from `held_reads` the reads that may go now, in their order.
+    pub fn take_ready_reads(&self, held_reads: &mut Vec<Queued>) -> Vec<Queued> {
+        let mut ready = Vec::new();
+        for mut read in std::mem::take(held_reads) {
+            if self.read_ready(&mut read) {
+                ready.push(read);
+            } else {
+                held_reads.push(read);
+            }
+        }
+        ready
+    }
+
     /// The next write released by the last flush taken, up to the next flush.
     pub fn release(&mut self) -> Option<Queued> {
         if !self.releasing {

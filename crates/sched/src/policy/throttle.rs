@@ -425,19 +425,13 @@ impl Throttle {
     fn pump(&mut self, now: Nanos) {
         loop {
             let mut sent = 0;
-            if !self.held_reads.is_empty() {
-                for mut read in std::mem::take(&mut self.held_reads) {
-                    if self.barrier.read_ready(&mut read) {
-                        self.throttle(read, now);
-                        sent += 1;
-                    } else {
-                        self.held_reads.push(read);
-                    }
-                }
+            for read in self.barrier.take_ready_reads(&mut self.held_reads) {
+                self.throttle(read, now);
+                sent += 1;
             }
-            while let Some(flush) = self.barrier.take_flush() {
+            while let Some((flush, writes)) = self.barrier.take_flush_and_writes() {
                 self.issue.push(flush.request, now);
-                while let Some(write) = self.barrier.release() {
+                for write in writes {
                     self.throttle(write, now);
                 }
             }

@@ -509,18 +509,12 @@ impl Wbt {
     /// Held reads whose writes have passed, and a flush whose writes have,
     /// go on to the device queue.
     fn release(&mut self, now: Nanos) {
-        if !self.held_reads.is_empty() {
-            for mut read in std::mem::take(&mut self.held_reads) {
-                if self.barrier.read_ready(&mut read) {
-                    self.issue.push(read.request, now);
-                } else {
-                    self.held_reads.push(read);
-                }
-            }
+        for read in self.barrier.take_ready_reads(&mut self.held_reads) {
+            self.issue.push(read.request, now);
         }
-        while let Some(flush) = self.barrier.take_flush() {
+        while let Some((flush, writes)) = self.barrier.take_flush_and_writes() {
             self.issue.push(flush.request, now);
-            while let Some(write) = self.barrier.release() {
+            for write in writes {
                 self.throttle(write, now);
             }
         }
