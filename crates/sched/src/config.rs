@@ -9,7 +9,8 @@ use std::fmt;
 
 use thiserror::Error;
 
-use crate::units::Nanos;
+use crate::objective::ObjectiveError;
+use crate::units::{self, Nanos};
 
 /// A configuration mistake, worded for the person who made it.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -28,6 +29,13 @@ pub enum ConfigError {
         key: String,
         value: String,
         expected: String,
+    },
+    #[error("bad objective `{value}` for `{key}`: {reason}")]
+    Objective {
+        key: String,
+        value: String,
+        #[source]
+        reason: ObjectiveError,
     },
     #[error("`{item}` is not a `key=value` setting")]
     Syntax { item: String },
@@ -154,42 +162,36 @@ pub fn parse_int(key: &str, value: &str, min: u64, max: u64) -> Result<u64, Conf
     }
 }
 
-/// A duration with its unit: `5s`, `15ms`, `1.5ms`, `500us`, `100ns`.
+/// A duration with its unit: `5s`, `15ms`, `1.5ms`, `500us`, `100ns`, `1m`
+/// (fio's grammar, [`units::parse_duration`]).
 pub fn parse_duration(key: &str, value: &str) -> Result<Nanos, ConfigError> {
-    let expected = "a duration with a unit (ns, us, ms or s), such as 5s, 15ms or 500us";
-    let split = value
-        .find(|c: char| c.is_ascii_alphabetic())
-        .ok_or_else(|| bad(key, value, expected))?;
-    let (number, unit) = value.split_at(split);
-    let scale = match unit {
-        "ns" => 1.0,
-        "us" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        _ => return Err(bad(key, value, expected)),
-    };
-    let n: f64 = number
-        .trim()
-        .parse()
-        .map_err(|_| bad(key, value, expected))?;
-    let ns = n * scale;
-    if !ns.is_finite() || ns < 0.0 || ns > u64::MAX as f64 {
-        return Err(bad(key, value, expected));
-    }
-    Ok(Nanos(ns.round() as u64))
+    units::parse_duration(value, None).map_err(|_| {
+        bad(
+            key,
+            value,
+            format_args!(
+                "a duration with a unit ({}), such as 5s, 15ms or 500us",
+                units::DURATION_UNIT_NAMES
+            ),
+        )
+    })
 }
 
-/// A duration as upstream writes it, a bare integer in `unit` (`500` for
+/// A duration as upstream writes it, a bare number in `unit` (`500` for
 /// mq-deadline's `read_expire` in ms, `2000000` for Kyber's `read_lat_nsec`),
 /// or with its own unit as [`parse_duration`] takes it (`500ms`).
 pub fn parse_duration_in(key: &str, value: &str, unit: Nanos) -> Result<Nanos, ConfigError> {
-    match value.parse::<u64>() {
-        Ok(n) => n
-            .checked_mul(unit.0)
-            .map(Nanos)
-            .ok_or_else(|| bad(key, value, "a shorter duration")),
-        Err(_) => parse_duration(key, value),
-    }
+    units::parse_duration(value, Some(unit)).map_err(|e| match e {
+        units::UnitError::OutOfRange { .. } => bad(key, value, "a shorter duration"),
+        _ => bad(
+            key,
+            value,
+            format_args!(
+                "a number of {unit}, or a duration with a unit ({})",
+                units::DURATION_UNIT_NAMES
+            ),
+        ),
+    })
 }
 
 /// One of `choices`.
@@ -309,7 +311,9 @@ mod tests {
         ] {
             assert_eq!(parse_duration("k", text).unwrap(), Nanos(ns));
         }
-        for text in ["", "ms", "5", "5m", "-1s", "1e400s"] {
+        // fio's `m` is minutes.
+        assert_eq!(parse_duration("k", "5m").unwrap(), Nanos::from_secs(300));
+        for text in ["", "ms", "5", "-1s", "1e400s"] {
             assert!(parse_duration("k", text).is_err(), "{text}");
         }
     }

@@ -56,6 +56,7 @@
 
 pub mod config;
 pub mod limiter;
+pub mod objective;
 pub mod ordering;
 pub mod policy;
 pub mod request;

@@ -193,6 +193,23 @@ impl Barrier {
         Some(entry)
     }
 
+    /// A read, write or flush arriving at a policy that queues only what may
+    /// go: returned when it may be queued now; kept when it may not, a write
+    /// or flush behind a flush here, a read over an unsent write in
+    /// `held_reads` (the policy releases those as their writes are sent).
+    pub fn pass(&mut self, request: Request, held_reads: &mut Vec<Queued>) -> Option<Queued> {
+        if request.op != Op::Read {
+            return self.admit(request);
+        }
+        let tag = self.read_tag(&request);
+        let mut read = Queued { request, tag };
+        if self.read_ready(&mut read) {
+            return Some(read);
+        }
+        held_reads.push(read);
+        None
+    }
+
     /// The tag for a read entering a read queue: the last unsent write it
     /// overlaps, or 0.
     pub fn read_tag(&self, read: &Request) -> u64 {
@@ -256,6 +273,27 @@ impl Barrier {
         }
         self.releasing = true;
         self.held.pop_front()
+    }
+
+    /// The flush that is due, with the writes that queued behind it (up to
+    /// the next flush): [`Barrier::take_flush`] then [`Barrier::release`].
+    pub fn take_flush_and_writes(&mut self) -> Option<(Queued, Vec<Queued>)> {
+        let flush = self.take_flush()?;
+        let writes = std::iter::from_fn(|| self.release()).collect();
+        Some((flush, writes))
+    }
+
+    /// Takes from `held_reads` the reads that may go now, in their order.
+    pub fn take_ready_reads(&self, held_reads: &mut Vec<Queued>) -> Vec<Queued> {
+        let mut ready = Vec::new();
+        for mut read in std::mem::take(held_reads) {
+            if self.read_ready(&mut read) {
+                ready.push(read);
+            } else {
+                held_reads.push(read);
+            }
+        }
+        ready
     }
 
     /// The next write released by the last flush taken, up to the next flush.

@@ -54,14 +54,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
 use crate::config::{
-    parse_duration, parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
+    parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
 };
 use crate::ordering::{flush_may_go, Barrier, Queued};
-use crate::policy::{class_pressure, PolicyInfo, Ticker};
-use crate::request::{Command, Completion, Dispatch, Op, Request};
-use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler};
-use crate::stats::Stats;
-use crate::trim::DEFAULT_MAX_RANGES;
+use crate::policy::common::{
+    base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
+};
+use crate::policy::{class_pressure, construct, PolicyInfo};
+use crate::request::{Command, Op, Request};
+use crate::scheduler::ClassPressure;
 use crate::units::{Bytes, Nanos};
 
 /// Ticks per second, only to sample the load average.
@@ -94,20 +95,11 @@ pub const TUNABLES: &[Tunable] = &[
         help: "0 or 1; accepted for compatibility, a no-op (we do not merge)",
     },
     Tunable {
-        key: "trim_max_ranges",
-        default: "512",
         help: "most trims combined into one command",
+        ..TRIM_MAX_RANGES
     },
-    Tunable {
-        key: "stats_window",
-        default: "1s",
-        help: "length of the rolling percentile window",
-    },
-    Tunable {
-        key: "bad_latency",
-        default: "500ms",
-        help: "completions slower than this are counted as too_long",
-    },
+    STATS_WINDOW,
+    BAD_LATENCY,
 ];
 
 pub const INFO: PolicyInfo = PolicyInfo {
@@ -115,6 +107,7 @@ pub const INFO: PolicyInfo = PolicyInfo {
     summary: "Linux mq-deadline: offset-sorted batches per direction, read/write FIFO deadlines, \
               reads preferred up to writes_starved",
     tunables: TUNABLES,
+    build: |configure| construct(configure, Deadline::new),
 };
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -124,9 +117,7 @@ pub struct DeadlineConfig {
     pub writes_starved: u32,
     pub fifo_batch: u32,
     pub front_merges: bool,
-    pub trim_max_ranges: u32,
-    pub stats_window: Nanos,
-    pub bad_latency: Nanos,
+    pub common: CommonConfig,
 }
 
 impl Default for DeadlineConfig {
@@ -137,9 +128,7 @@ impl Default for DeadlineConfig {
             writes_starved: 2,
             fifo_batch: 16,
             front_merges: true,
-            trim_max_ranges: DEFAULT_MAX_RANGES,
-            stats_window: Nanos::from_secs(1),
-            bad_latency: Nanos::from_millis(500),
+            common: CommonConfig::default(),
         }
     }
 }
@@ -153,9 +142,7 @@ impl Configurable for DeadlineConfig {
             "writes_starved" => self.writes_starved = parse_int(key, value, 0, 1_000_000)? as u32,
             "fifo_batch" => self.fifo_batch = parse_int(key, value, 1, 1_000_000)? as u32,
             "front_merges" => self.front_merges = parse_int(key, value, 0, 1)? == 1,
-            "trim_max_ranges" => self.trim_max_ranges = parse_int(key, value, 1, 65_535)? as u32,
-            "stats_window" => self.stats_window = parse_duration(key, value)?,
-            "bad_latency" => self.bad_latency = parse_duration(key, value)?,
+            _ if self.common.set(key, value)? => {}
             _ => return Err(unknown_key(INFO.name, key, TUNABLES)),
         }
         Ok(())
@@ -255,8 +242,7 @@ pub struct Deadline {
     batching: u32,
     starved: u32,
     arrivals: u64,
-    stats: Stats,
-    ticker: Ticker,
+    base: Base,
 }
 
 impl Deadline {
@@ -269,14 +255,9 @@ impl Deadline {
             batching: 0,
             starved: 0,
             arrivals: 0,
-            stats: Stats::new(config.stats_window, config.bad_latency),
-            ticker: Ticker::per_second(LOAD_TICKS_PER_SECOND),
+            base: Base::new(&config.common, LOAD_TICKS_PER_SECOND),
             config,
         }
-    }
-
-    fn has_work(&self) -> bool {
-        self.stats.queued() > 0
     }
 
     fn insert(&mut self, queued: Queued) {
@@ -367,7 +348,7 @@ impl Deadline {
                 .range(key..)
                 .chain(direction.trims.range(..key))
                 .copied()
-                .take(self.config.trim_max_ranges as usize - 1)
+                .take(self.config.common.trim_max_ranges as usize - 1)
                 .collect();
             for other in others {
                 command
@@ -379,7 +360,7 @@ impl Deadline {
     }
 
     fn take_flush(&mut self, now: Nanos) -> Option<Command> {
-        if !self.barrier.flush_due() || !flush_may_go(self.stats.class(Op::Write).in_flight) {
+        if !self.barrier.flush_due() || !flush_may_go(self.base.stats.class(Op::Write).in_flight) {
             return None;
         }
         let flush = self.barrier.take_flush()?;
@@ -401,87 +382,54 @@ impl Deadline {
     }
 }
 
-impl Scheduler for Deadline {
-    fn name(&self) -> &'static str {
-        INFO.name
-    }
+impl Policy for Deadline {
+    const INFO: PolicyInfo = INFO;
 
-    fn enqueue(&mut self, request: Request, now: Nanos) {
-        self.stats.on_enqueue(&request, now);
-        match request.op {
-            Op::Read => {
-                let tag = self.barrier.read_tag(&request);
-                let mut read = Queued { request, tag };
-                if self.barrier.read_ready(&mut read) {
-                    self.insert(read);
-                } else {
-                    self.blocked_reads.push(read);
-                }
-            }
-            Op::Write | Op::Flush => {
-                if let Some(write) = self.barrier.admit(request) {
-                    self.insert(write);
-                }
-            }
-            Op::Trim => self.insert(Queued { request, tag: 0 }),
+    base_in_field!();
+
+    fn accept(&mut self, request: Request, _now: Nanos) {
+        if request.op == Op::Trim {
+            self.insert(Queued { request, tag: 0 });
+        } else if let Some(ready) = self.barrier.pass(request, &mut self.blocked_reads) {
+            self.insert(ready);
         }
     }
 
-    fn dispatch(&mut self, now: Nanos, device: DeviceView) -> Option<Dispatch> {
-        self.stats.device_slots = device.slots;
-        if self.stats.queued() == 0 || !device.accepts() {
-            return None;
+    /// Trims are writes here and are always sent: none is elided.
+    fn pop_elided(&mut self) -> Option<Request> {
+        None
+    }
+
+    fn next_command(&mut self, now: Nanos) -> Option<Command> {
+        if let Some(flush) = self.take_flush(now) {
+            return Some(flush);
         }
-        let command = match self.take_flush(now) {
-            Some(flush) => flush,
-            None => {
-                let (dir, key) = self.select(now)?;
-                self.take_command(dir, key, now)
-            }
-        };
-        self.stats.on_dispatch(&command, now);
-        Some(Dispatch::ToDevice(command))
+        let (dir, key) = self.select(now)?;
+        Some(self.take_command(dir, key, now))
     }
 
-    fn complete(&mut self, completion: &Completion, now: Nanos) -> Retry {
-        self.stats.on_complete(completion, now);
-        Retry::when(self.has_work())
+    fn has_work(&self) -> bool {
+        self.base.stats.queued() > 0
     }
 
-    fn next_timer(&self) -> Option<Nanos> {
-        Some(self.ticker.next())
-    }
-
-    fn tick(&mut self, now: Nanos) -> Retry {
-        let ticks = self.ticker.advance(now);
-        if ticks > 0 {
-            self.stats.on_tick(now, ticks);
-        }
-        Retry::when(self.has_work())
-    }
-
-    fn stats(&self) -> &Stats {
-        &self.stats
-    }
-
-    fn pressure(&self, now: Nanos) -> Pressure {
-        Pressure::from_classes(|op| class_pressure(&self.stats, op, None, self.oldest(op), now))
+    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
+        class_pressure(&self.base.stats, op, None, self.oldest(op), now)
     }
 
     /// Trims are writes here and are always sent; nothing to speed up.
-    fn speed_up_trims(&mut self, _bytes: Bytes) {}
+    fn hurry_trims(&mut self, _bytes: Bytes) {}
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::apply_pairs;
-    use crate::request::Outcome;
+    use crate::policy::testkit::configured;
+    use crate::request::{Dispatch, Outcome};
+    use crate::scheduler::{DeviceView, Scheduler};
 
     fn deadline(settings: &str) -> Deadline {
-        let mut config = DeadlineConfig::default();
-        apply_pairs(&mut config, settings).unwrap();
-        Deadline::new(config)
+        Deadline::new(configured(settings))
     }
 
     fn req(id: u64, op: Op, offset: u64, at: Nanos) -> Request {

@@ -16,13 +16,15 @@
 
 use std::collections::VecDeque;
 
-use crate::config::{parse_duration, parse_int, unknown_key, ConfigError, Configurable, Tunable};
+use crate::config::{unknown_key, ConfigError, Configurable, Tunable};
 use crate::ordering::flush_may_go;
-use crate::policy::{class_pressure, PolicyInfo, Ticker};
-use crate::request::{Command, Completion, Dispatch, Op, Request};
-use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler};
-use crate::stats::Stats;
-use crate::trim::{TrimQueue, DEFAULT_MAX_RANGES};
+use crate::policy::common::{
+    base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
+};
+use crate::policy::{class_pressure, construct, PolicyInfo};
+use crate::request::{Command, Op, Request};
+use crate::scheduler::ClassPressure;
+use crate::trim::TrimQueue;
 use crate::units::{Bytes, Nanos};
 
 /// Ticks per second, only to sample the load average (as Netflix's default).
@@ -30,20 +32,11 @@ const LOAD_TICKS_PER_SECOND: u32 = 200;
 
 pub const TUNABLES: &[Tunable] = &[
     Tunable {
-        key: "trim_max_ranges",
-        default: "512",
         help: "most trims coalesced into one command (ada: 8 DSM blocks of 64 ranges)",
+        ..TRIM_MAX_RANGES
     },
-    Tunable {
-        key: "stats_window",
-        default: "1s",
-        help: "length of the rolling percentile window",
-    },
-    Tunable {
-        key: "bad_latency",
-        default: "500ms",
-        help: "completions slower than this are counted as too_long",
-    },
+    STATS_WINDOW,
+    BAD_LATENCY,
 ];
 
 pub const INFO: PolicyInfo = PolicyInfo {
@@ -51,31 +44,18 @@ pub const INFO: PolicyInfo = PolicyInfo {
     summary:
         "stock FreeBSD: one FIFO for reads, writes and flushes; trims coalesced, one at a time",
     tunables: TUNABLES,
+    build: |configure| construct(configure, Fifo::new),
 };
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FifoConfig {
-    pub trim_max_ranges: u32,
-    pub stats_window: Nanos,
-    pub bad_latency: Nanos,
-}
-
-impl Default for FifoConfig {
-    fn default() -> Self {
-        FifoConfig {
-            trim_max_ranges: DEFAULT_MAX_RANGES,
-            stats_window: Nanos::from_secs(1),
-            bad_latency: Nanos::from_millis(500),
-        }
-    }
+    pub common: CommonConfig,
 }
 
 impl Configurable for FifoConfig {
     fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
         match key {
-            "trim_max_ranges" => self.trim_max_ranges = parse_int(key, value, 1, 65_535)? as u32,
-            "stats_window" => self.stats_window = parse_duration(key, value)?,
-            "bad_latency" => self.bad_latency = parse_duration(key, value)?,
+            _ if self.common.set(key, value)? => {}
             _ => return Err(unknown_key("fifo", key, TUNABLES)),
         }
         Ok(())
@@ -90,95 +70,59 @@ impl Configurable for FifoConfig {
 pub struct Fifo {
     queue: VecDeque<Request>,
     trims: TrimQueue,
-    stats: Stats,
-    ticker: Ticker,
+    base: Base,
 }
 
 impl Fifo {
     pub fn new(config: FifoConfig) -> Fifo {
         Fifo {
             queue: VecDeque::new(),
-            trims: TrimQueue::new(config.trim_max_ranges, 0),
-            stats: Stats::new(config.stats_window, config.bad_latency),
-            ticker: Ticker::per_second(LOAD_TICKS_PER_SECOND),
+            trims: TrimQueue::new(config.common.trim_max_ranges, 0),
+            base: Base::new(&config.common, LOAD_TICKS_PER_SECOND),
         }
-    }
-
-    fn has_work(&self) -> bool {
-        !self.queue.is_empty() || self.trims.has_work()
-    }
-
-    fn next_command(&mut self, now: Nanos) -> Option<Command> {
-        if !self.trims.is_empty() && self.stats.class(Op::Trim).in_flight == 0 {
-            return self.trims.take_command(now);
-        }
-        let head = self.queue.front()?;
-        if head.op == Op::Flush && !flush_may_go(self.stats.class(Op::Write).in_flight) {
-            return None;
-        }
-        self.queue.pop_front().map(|r| Command::single(r, now))
     }
 }
 
-impl Scheduler for Fifo {
-    fn name(&self) -> &'static str {
-        INFO.name
-    }
+impl Policy for Fifo {
+    const INFO: PolicyInfo = INFO;
 
-    fn enqueue(&mut self, request: Request, now: Nanos) {
-        self.stats.on_enqueue(&request, now);
+    base_in_field!();
+
+    fn accept(&mut self, request: Request, _now: Nanos) {
         match request.op {
             Op::Trim => self.trims.push(request),
             _ => self.queue.push_back(request),
         }
     }
 
-    fn dispatch(&mut self, now: Nanos, device: DeviceView) -> Option<Dispatch> {
-        if let Some(trim) = self.trims.pop_elided() {
-            self.stats.on_elide(&trim, now);
-            return Some(Dispatch::CompletedWithoutDevice(trim));
+    fn pop_elided(&mut self) -> Option<Request> {
+        self.trims.pop_elided()
+    }
+
+    fn next_command(&mut self, now: Nanos) -> Option<Command> {
+        if !self.trims.is_empty() && self.base.stats.class(Op::Trim).in_flight == 0 {
+            return self.trims.take_command(now);
         }
-        self.stats.device_slots = device.slots;
-        if self.stats.queued() == 0 || !device.accepts() {
+        let head = self.queue.front()?;
+        if head.op == Op::Flush && !flush_may_go(self.base.stats.class(Op::Write).in_flight) {
             return None;
         }
-        let command = self.next_command(now)?;
-        self.stats.on_dispatch(&command, now);
-        Some(Dispatch::ToDevice(command))
+        self.queue.pop_front().map(|r| Command::single(r, now))
     }
 
-    fn complete(&mut self, completion: &Completion, now: Nanos) -> Retry {
-        self.stats.on_complete(completion, now);
-        Retry::when(self.has_work())
+    fn has_work(&self) -> bool {
+        !self.queue.is_empty() || self.trims.has_work()
     }
 
-    fn next_timer(&self) -> Option<Nanos> {
-        Some(self.ticker.next())
+    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
+        let oldest = match op {
+            Op::Trim => None,
+            _ => self.queue.iter().find(|r| r.op == op).map(|r| r.submitted),
+        };
+        class_pressure(&self.base.stats, op, None, oldest, now)
     }
 
-    fn tick(&mut self, now: Nanos) -> Retry {
-        let ticks = self.ticker.advance(now);
-        if ticks > 0 {
-            self.stats.on_tick(now, ticks);
-        }
-        Retry::when(self.has_work())
-    }
-
-    fn stats(&self) -> &Stats {
-        &self.stats
-    }
-
-    fn pressure(&self, now: Nanos) -> Pressure {
-        Pressure::from_classes(|op| {
-            let oldest = match op {
-                Op::Trim => None,
-                _ => self.queue.iter().find(|r| r.op == op).map(|r| r.submitted),
-            };
-            class_pressure(&self.stats, op, None, oldest, now)
-        })
-    }
-
-    fn speed_up_trims(&mut self, bytes: Bytes) {
+    fn hurry_trims(&mut self, bytes: Bytes) {
         self.trims.speed_up(bytes);
     }
 }
@@ -186,7 +130,8 @@ impl Scheduler for Fifo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::Outcome;
+    use crate::request::{Dispatch, Outcome};
+    use crate::scheduler::{DeviceView, Scheduler};
 
     fn send_all(s: &mut Fifo, device: DeviceView) -> Vec<Command> {
         let mut sent = Vec::new();

@@ -70,15 +70,16 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::config::{
-    parse_duration, parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
+    parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
 };
 use crate::ordering::{Barrier, Queued};
+use crate::policy::common::{
+    base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
+};
 use crate::policy::issue::IssueQueue;
-use crate::policy::{class_pressure, PolicyInfo, Ticker};
-use crate::request::{Completion, Dispatch, Op, Request, TenantId};
-use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler, WriteLimit};
-use crate::stats::Stats;
-use crate::trim::DEFAULT_MAX_RANGES;
+use crate::policy::{class_pressure, construct, PolicyInfo};
+use crate::request::{Command, Completion, Op, Request, TenantId};
+use crate::scheduler::{ClassPressure, DeviceView, WriteLimit};
 use crate::units::{Bytes, Nanos};
 
 const MILLION: u64 = 1_000_000;
@@ -179,21 +180,9 @@ pub const TUNABLES: &[Tunable] = &[
         default: "weight",
         help: "io.weight of one tenant",
     },
-    Tunable {
-        key: "trim_max_ranges",
-        default: "512",
-        help: "most trims coalesced into one command",
-    },
-    Tunable {
-        key: "stats_window",
-        default: "1s",
-        help: "length of the rolling percentile window",
-    },
-    Tunable {
-        key: "bad_latency",
-        default: "500ms",
-        help: "completions slower than this are counted as too_long",
-    },
+    TRIM_MAX_RANGES,
+    STATS_WINDOW,
+    BAD_LATENCY,
 ];
 
 pub const INFO: PolicyInfo = PolicyInfo {
@@ -201,6 +190,7 @@ pub const INFO: PolicyInfo = PolicyInfo {
     summary: "Linux blk-iocost: linear cost model, per-tenant vtime budgets by weight, \
               vrate steered by the share of completions missing rlat/wlat",
     tunables: TUNABLES,
+    build: |configure| construct(configure, Iocost::new),
 };
 
 /// `io.cost.model`: per direction (0 read, 1 write) bps, seqiops, randiops.
@@ -222,9 +212,7 @@ pub struct IocostConfig {
     pub vrate_max_ppm: u64,
     pub weight: u32,
     pub weights: BTreeMap<TenantId, u32>,
-    pub trim_max_ranges: u32,
-    pub stats_window: Nanos,
-    pub bad_latency: Nanos,
+    pub common: CommonConfig,
 }
 
 impl Default for IocostConfig {
@@ -241,9 +229,7 @@ impl Default for IocostConfig {
             vrate_max_ppm: 100_000_000,
             weight: 100,
             weights: BTreeMap::new(),
-            trim_max_ranges: DEFAULT_MAX_RANGES,
-            stats_window: Nanos::from_secs(1),
-            bad_latency: Nanos::from_millis(500),
+            common: CommonConfig::default(),
         }
     }
 }
@@ -281,9 +267,7 @@ impl Configurable for IocostConfig {
             "min" => self.vrate_min_ppm = parse_pct_ppm(key, value, 1.0, 10_000.0)?,
             "max" => self.vrate_max_ppm = parse_pct_ppm(key, value, 1.0, 10_000.0)?,
             "weight" => self.weight = parse_int(key, value, 1, 10_000)? as u32,
-            "trim_max_ranges" => self.trim_max_ranges = parse_int(key, value, 1, 65_535)? as u32,
-            "stats_window" => self.stats_window = parse_duration(key, value)?,
-            "bad_latency" => self.bad_latency = parse_duration(key, value)?,
+            _ if self.common.set(key, value)? => {}
             _ => {
                 let unknown = || unknown_key(INFO.name, key, TUNABLES);
                 let rest = key.strip_prefix("tenant.").ok_or_else(unknown)?;
@@ -407,8 +391,7 @@ pub struct Iocost {
     held_reads: Vec<Queued>,
     barrier: Barrier,
     issue: IssueQueue,
-    stats: Stats,
-    ticker: Ticker,
+    base: Base,
 }
 
 impl Iocost {
@@ -431,9 +414,8 @@ impl Iocost {
             waiting: [0; 2],
             held_reads: Vec::new(),
             barrier: Barrier::default(),
-            issue: IssueQueue::new(config.trim_max_ranges),
-            stats: Stats::new(config.stats_window, config.bad_latency),
-            ticker: Ticker::per_second(LOAD_TICKS_PER_SECOND),
+            issue: IssueQueue::new(config.common.trim_max_ranges),
+            base: Base::new(&config.common, LOAD_TICKS_PER_SECOND),
             config,
         }
     }
@@ -560,18 +542,12 @@ impl Iocost {
     /// Held reads whose writes have passed, a flush whose writes have, and
     /// every tenant's budget.
     fn pump(&mut self, now: Nanos) {
-        if !self.held_reads.is_empty() {
-            for mut read in std::mem::take(&mut self.held_reads) {
-                if self.barrier.read_ready(&mut read) {
-                    self.throttle(read, now);
-                } else {
-                    self.held_reads.push(read);
-                }
-            }
+        for read in self.barrier.take_ready_reads(&mut self.held_reads) {
+            self.throttle(read, now);
         }
-        while let Some(flush) = self.barrier.take_flush() {
+        while let Some((flush, writes)) = self.barrier.take_flush_and_writes() {
             self.issue.push(flush.request, now);
-            while let Some(write) = self.barrier.release() {
+            for write in writes {
                 self.throttle(write, now);
             }
         }
@@ -581,7 +557,7 @@ impl Iocost {
         }
         for (op, waiting) in [(Op::Read, self.waiting[0]), (Op::Write, self.waiting[1])] {
             if waiting > 0 {
-                self.stats.class_mut(op).limited = true;
+                self.base.stats.class_mut(op).limited = true;
             }
         }
     }
@@ -713,57 +689,41 @@ impl Iocost {
     }
 }
 
-impl Scheduler for Iocost {
-    fn name(&self) -> &'static str {
-        INFO.name
-    }
+impl Policy for Iocost {
+    const INFO: PolicyInfo = INFO;
 
-    fn enqueue(&mut self, request: Request, now: Nanos) {
-        self.stats.on_enqueue(&request, now);
-        match request.op {
-            Op::Read => {
-                let tag = self.barrier.read_tag(&request);
-                let mut read = Queued { request, tag };
-                if self.barrier.read_ready(&mut read) {
-                    self.throttle(read, now);
-                } else {
-                    self.held_reads.push(read);
-                }
-            }
-            Op::Write | Op::Flush => {
-                if let Some(write) = self.barrier.admit(request) {
-                    self.throttle(write, now);
-                }
-            }
+    base_in_field!();
+
+    fn accept(&mut self, request: Request, now: Nanos) {
+        if request.op == Op::Trim {
             // Trims cost nothing: straight on.
-            Op::Trim => self.issue.push(request, now),
+            self.issue.push(request, now);
+        } else if let Some(ready) = self.barrier.pass(request, &mut self.held_reads) {
+            self.throttle(ready, now);
         }
     }
 
-    fn dispatch(&mut self, now: Nanos, device: DeviceView) -> Option<Dispatch> {
-        if let Some(trim) = self.issue.pop_elided() {
-            self.stats.on_elide(&trim, now);
-            return Some(Dispatch::CompletedWithoutDevice(trim));
-        }
-        self.stats.device_slots = device.slots;
+    fn pop_elided(&mut self) -> Option<Request> {
+        self.issue.pop_elided()
+    }
+
+    fn prepare(&mut self, now: Nanos, _device: DeviceView) {
         self.pump(now);
-        if self.stats.queued() == 0 || !device.accepts() {
-            return None;
-        }
-        let (command, waited) = self.issue.next_command(now, &self.stats)?;
+    }
+
+    fn next_command(&mut self, now: Nanos) -> Option<Command> {
+        let (command, waited) = self.issue.next_command(now, &self.base.stats)?;
         if matches!(command.op, Op::Read | Op::Write) {
             self.rq_wait += waited;
         }
-        self.stats.on_dispatch(&command, now);
-        Some(Dispatch::ToDevice(command))
+        Some(command)
     }
 
-    fn complete(&mut self, completion: &Completion, now: Nanos) -> Retry {
-        self.stats.on_complete(completion, now);
+    fn completed(&mut self, completion: &Completion, now: Nanos) {
         let dir = match completion.op {
             Op::Read => 0,
             Op::Write => 1,
-            _ => return Retry::when(self.stats.queued() > 0),
+            _ => return,
         };
         let latency = now - completion.dispatched;
         let size = self.coefs.size_cost(completion.op, completion.bytes);
@@ -772,45 +732,32 @@ impl Scheduler for Iocost {
         } else {
             self.missed[dir] += 1;
         }
-        Retry::when(self.stats.queued() > 0)
     }
 
-    fn next_timer(&self) -> Option<Nanos> {
-        let load = self.ticker.next();
+    fn own_timer(&self) -> Option<Nanos> {
         let period_end = self.running.then(|| self.period_at + self.period);
         let wakes = self.tenants.values().filter_map(|t| self.wake_time(t));
-        [Some(load), period_end]
-            .into_iter()
-            .flatten()
-            .chain(wakes)
-            .min()
+        period_end.into_iter().chain(wakes).min()
     }
 
-    fn tick(&mut self, now: Nanos) -> Retry {
-        let ticks = self.ticker.advance(now);
-        if ticks > 0 {
-            self.stats.on_tick(now, ticks);
-        }
+    fn ticked(&mut self, now: Nanos, _ticks: u64) {
         if self.running && now >= self.period_at + self.period {
             self.period_fn(now);
         }
-        Retry::when(self.stats.queued() > 0)
     }
 
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn has_work(&self) -> bool {
+        self.base.stats.queued() > 0
     }
 
-    fn pressure(&self, now: Nanos) -> Pressure {
-        Pressure::from_classes(|op| {
-            class_pressure(&self.stats, op, None, self.oldest(op), now)
-                .held_for(self.budget_wait(op, now))
-        })
+    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
+        class_pressure(&self.base.stats, op, None, self.oldest(op), now)
+            .held_for(self.budget_wait(op, now))
     }
 
     /// vrate limits writes and reads alike: the share of the cost model's
     /// device time handed out.
-    fn write_limit(&self) -> Option<WriteLimit> {
+    fn limit_on_writes(&self) -> Option<WriteLimit> {
         Some(WriteLimit {
             kind: "vrate",
             value: self.vrate_pct(),
@@ -818,129 +765,10 @@ impl Scheduler for Iocost {
         })
     }
 
-    fn speed_up_trims(&mut self, bytes: Bytes) {
+    fn hurry_trims(&mut self, bytes: Bytes) {
         self.issue.speed_up_trims(bytes);
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::apply_pairs;
-    use crate::policy::testkit::Bench;
-
-    fn iocost(settings: &str) -> Iocost {
-        let mut config = IocostConfig::default();
-        apply_pairs(&mut config, settings).unwrap();
-        Iocost::new(config)
-    }
-
-    /// `per_ms` 4 KiB reads per millisecond from each of `tenants` for
-    /// `millis` ms from the bench's time on.
-    fn reads(s: &mut Iocost, bench: &mut Bench, tenants: &[u32], per_ms: u64, millis: u64) {
-        let start = bench.now;
-        let mut id = start.0;
-        for ms in 0..millis {
-            bench.advance(s, start + Nanos::from_millis(ms));
-            for _ in 0..per_ms {
-                for tenant in tenants {
-                    id += 1;
-                    let r = Request::new(id, Op::Read, id << 20, 4096, bench.now);
-                    bench.submit(s, r.with_tenant(TenantId(*tenant)));
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn the_model_prices_sequential_and_random_io_as_upstream() {
-        let c = Coefs::new(&IocostConfig::default().model);
-        assert_eq!(c.page[0], 8383, "1 s / ceil(488636629 / 4096)");
-        assert_eq!(c.seqio[0], 111_958 - 8383);
-        assert_eq!(c.randio[0], 117_399 - 8383);
-        let read = Request::new(1, Op::Read, 100 << 20, 8192, Nanos::ZERO);
-        assert_eq!(c.cost(&read, 100 << 20), 111_958 - 8383 + 2 * 8383);
-        assert_eq!(
-            c.cost(&read, 1),
-            117_399 - 8383 + 2 * 8383,
-            "100 MiB away: random"
-        );
-        assert_eq!(
-            c.cost(&Request::new(2, Op::Trim, 0, 1 << 20, Nanos::ZERO), 0),
-            0
-        );
-    }
-
-    #[test]
-    fn the_period_follows_the_latency_target_and_percentile() {
-        assert_eq!(iocost("").period(), Nanos::from_millis(50));
-        assert_eq!(iocost("rpct=50,wpct=50").period(), Nanos::from_millis(250));
-        assert_eq!(iocost("rlat=1000,wlat=100").period(), Nanos::from_millis(2));
-    }
-
-    #[test]
-    fn vrate_drops_while_reads_miss_rlat_at_rpct() {
-        let mut s = iocost("");
-        let mut bench = Bench::new(64, |_| Nanos::from_millis(40));
-        reads(&mut s, &mut bench, &[0], 1, 3000);
-        assert!(s.busy_level() > 40, "busy level {}", s.busy_level());
-        assert!(s.vrate_pct() < 50.0, "vrate {}%", s.vrate_pct());
-    }
-
-    #[test]
-    fn vrate_rises_while_latency_is_met_and_a_tenant_waits_for_budget() {
-        let mut s = iocost("");
-        let mut bench = Bench::new(64, |_| Nanos::from_micros(100));
-        // Demand is 20 reads/ms; the model allows 8.9/ms at 100 %.
-        reads(&mut s, &mut bench, &[0], 20, 1500);
-        assert!(s.busy_level() < -20, "busy level {}", s.busy_level());
-        assert!(s.vrate_pct() > 120.0, "vrate {}%", s.vrate_pct());
-        assert!(s.pressure(bench.now).class(Op::Read).limited);
-        // Once vrate covers the demand, nobody waits and vrate coasts.
-        reads(&mut s, &mut bench, &[0], 20, 1500);
-        assert_eq!(s.busy_level(), 0);
-        assert!(s.vrate_pct() > 225.0, "vrate {}%", s.vrate_pct());
-    }
-
-    #[test]
-    fn weights_split_the_modelled_device_time() {
-        // vrate held at 100 %: the two tenants share one modelled device.
-        let mut s = iocost("min=100,max=100,tenant.1.weight=300");
-        let mut bench = Bench::new(64, |_| Nanos::from_micros(100));
-        reads(&mut s, &mut bench, &[1, 2], 20, 2000);
-        let count = |tenant| {
-            let sent = bench.sent.iter().flat_map(|c| c.requests.iter());
-            sent.filter(|r| r.tenant == TenantId(tenant)).count() as f64
-        };
-        let (one, two) = (count(1), count(2));
-        let ratio = one / two;
-        assert!((2.8..=3.2).contains(&ratio), "{one} / {two}");
-        // One 4 KiB sequential read is modelled at 111958 ns: about 8932/s.
-        let capacity = 2.0 * 1e9 / 111_958.0;
-        assert!(
-            (one + two - capacity).abs() < capacity * 0.05,
-            "{} vs {capacity}",
-            one + two
-        );
-    }
-
-    #[test]
-    fn settings_are_the_upstream_keys() {
-        let mut config = IocostConfig::default();
-        apply_pairs(
-            &mut config,
-            "rpct=99.5,rlat=5ms,wlat=10000,min=50,max=150.25,rbps=1000000",
-        )
-        .unwrap();
-        assert_eq!(config.pct_ppm[0], 995_000);
-        assert_eq!(config.lat, [Nanos::from_millis(5), Nanos::from_millis(10)]);
-        assert_eq!(
-            (config.vrate_min_ppm, config.vrate_max_ppm),
-            (500_000, 1_502_500)
-        );
-        assert!(apply_pairs(&mut config, "min=200,max=100").is_err());
-        assert!(apply_pairs(&mut config, "rpct=101").is_err());
-        assert!(apply_pairs(&mut config, "tenant.3.weight=0").is_err());
-        assert!(apply_pairs(&mut config, "cost=1").is_err());
-    }
-}
+mod tests;

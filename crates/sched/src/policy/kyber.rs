@@ -65,15 +65,15 @@ use std::collections::{HashMap, VecDeque};
 
 use smallvec::SmallVec;
 
-use crate::config::{
-    parse_duration, parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
-};
+use crate::config::{parse_duration_in, unknown_key, ConfigError, Configurable, Tunable};
 use crate::ordering::{flush_may_go, Barrier, Queued};
-use crate::policy::{class_pressure, PolicyInfo, Ticker};
-use crate::request::{Command, Completion, Dispatch, Op, Request};
-use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler, WriteLimit};
-use crate::stats::Stats;
-use crate::trim::{TrimQueue, DEFAULT_MAX_RANGES};
+use crate::policy::common::{
+    base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
+};
+use crate::policy::{class_pressure, construct, PolicyInfo};
+use crate::request::{Command, Completion, Op, Request};
+use crate::scheduler::{ClassPressure, WriteLimit};
+use crate::trim::TrimQueue;
 use crate::units::{Bytes, Nanos};
 
 /// The scheduling domains, in turn order.
@@ -136,20 +136,11 @@ pub const TUNABLES: &[Tunable] = &[
         help: "write latency target, ns (or with a unit: 10ms)",
     },
     Tunable {
-        key: "trim_max_ranges",
-        default: "512",
         help: "most trims coalesced into one command (one DISCARD token)",
+        ..TRIM_MAX_RANGES
     },
-    Tunable {
-        key: "stats_window",
-        default: "1s",
-        help: "length of the rolling percentile window",
-    },
-    Tunable {
-        key: "bad_latency",
-        default: "500ms",
-        help: "completions slower than this are counted as too_long",
-    },
+    STATS_WINDOW,
+    BAD_LATENCY,
 ];
 
 pub const INFO: PolicyInfo = PolicyInfo {
@@ -157,15 +148,14 @@ pub const INFO: PolicyInfo = PolicyInfo {
     summary: "Linux Kyber: per-domain token depths (read/write/discard/other) scaled by \
               latency histograms against read/write targets",
     tunables: TUNABLES,
+    build: |configure| construct(configure, Kyber::new),
 };
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KyberConfig {
     pub read_lat: Nanos,
     pub write_lat: Nanos,
-    pub trim_max_ranges: u32,
-    pub stats_window: Nanos,
-    pub bad_latency: Nanos,
+    pub common: CommonConfig,
 }
 
 impl Default for KyberConfig {
@@ -173,9 +163,7 @@ impl Default for KyberConfig {
         KyberConfig {
             read_lat: Nanos::from_millis(2),
             write_lat: Nanos::from_millis(10),
-            trim_max_ranges: DEFAULT_MAX_RANGES,
-            stats_window: Nanos::from_secs(1),
-            bad_latency: Nanos::from_millis(500),
+            common: CommonConfig::default(),
         }
     }
 }
@@ -185,9 +173,7 @@ impl Configurable for KyberConfig {
         match key {
             "read_lat_nsec" => self.read_lat = parse_duration_in(key, value, Nanos(1))?,
             "write_lat_nsec" => self.write_lat = parse_duration_in(key, value, Nanos(1))?,
-            "trim_max_ranges" => self.trim_max_ranges = parse_int(key, value, 1, 65_535)? as u32,
-            "stats_window" => self.stats_window = parse_duration(key, value)?,
-            "bad_latency" => self.bad_latency = parse_duration(key, value)?,
+            _ if self.common.set(key, value)? => {}
             _ => return Err(unknown_key(INFO.name, key, TUNABLES)),
         }
         Ok(())
@@ -299,8 +285,7 @@ pub struct Kyber {
     domain_p99: [Option<usize>; 3],
     timer: Option<Nanos>,
     arrivals: Arrivals,
-    stats: Stats,
-    ticker: Ticker,
+    base: Base,
 }
 
 impl Kyber {
@@ -309,7 +294,7 @@ impl Kyber {
             reads: VecDeque::new(),
             next_read: 0,
             writes: VecDeque::new(),
-            trims: TrimQueue::new(config.trim_max_ranges, 0),
+            trims: TrimQueue::new(config.common.trim_max_ranges, 0),
             barrier: Barrier::default(),
             depth: MAX_DEPTH,
             cur_domain: Domain::Read,
@@ -318,8 +303,7 @@ impl Kyber {
             domain_p99: [None; 3],
             timer: None,
             arrivals: Arrivals::default(),
-            stats: Stats::new(config.stats_window, config.bad_latency),
-            ticker: Ticker::per_second(LOAD_TICKS_PER_SECOND),
+            base: Base::new(&config.common, LOAD_TICKS_PER_SECOND),
             config,
         }
     }
@@ -335,10 +319,6 @@ impl Kyber {
             Domain::Write => self.config.write_lat,
             _ => DISCARD_TARGET,
         }
-    }
-
-    fn has_work(&self) -> bool {
-        self.stats.queued() > 0
     }
 
     /// Whether the domain has a request that could go now, tokens aside. For
@@ -359,7 +339,7 @@ impl Kyber {
             Domain::Write => !self.writes.is_empty(),
             Domain::Discard => !self.trims.is_empty(),
             Domain::Other => {
-                self.barrier.flush_due() && flush_may_go(self.stats.class(Op::Write).in_flight)
+                self.barrier.flush_due() && flush_may_go(self.base.stats.class(Op::Write).in_flight)
             }
         }
     }
@@ -397,15 +377,15 @@ impl Kyber {
             return None;
         }
         let op = domain.op();
-        if self.stats.class(op).in_flight >= self.depth[domain as usize] {
-            self.stats.class_mut(op).limited = true;
+        if self.base.stats.class(op).in_flight >= self.depth[domain as usize] {
+            self.base.stats.class_mut(op).limited = true;
             return None;
         }
         self.batching += 1;
         Some(self.take(domain, now))
     }
 
-    fn next_command(&mut self, now: Nanos) -> Option<Command> {
+    fn choose_command(&mut self, now: Nanos) -> Option<Command> {
         if self.batching < BATCH[self.cur_domain as usize] {
             if let Some(command) = self.dispatch_cur_domain(now) {
                 return Some(command);
@@ -466,13 +446,12 @@ impl Kyber {
     }
 }
 
-impl Scheduler for Kyber {
-    fn name(&self) -> &'static str {
-        INFO.name
-    }
+impl Policy for Kyber {
+    const INFO: PolicyInfo = INFO;
 
-    fn enqueue(&mut self, request: Request, now: Nanos) {
-        self.stats.on_enqueue(&request, now);
+    base_in_field!();
+
+    fn accept(&mut self, request: Request, _now: Nanos) {
         match request.op {
             Op::Read => {
                 let tag = self.barrier.read_tag(&request);
@@ -487,23 +466,17 @@ impl Scheduler for Kyber {
         }
     }
 
-    fn dispatch(&mut self, now: Nanos, device: DeviceView) -> Option<Dispatch> {
-        if let Some(trim) = self.trims.pop_elided() {
-            self.stats.on_elide(&trim, now);
-            return Some(Dispatch::CompletedWithoutDevice(trim));
-        }
-        self.stats.device_slots = device.slots;
-        if self.stats.queued() == 0 || !device.accepts() {
-            return None;
-        }
-        let command = self.next_command(now)?;
-        self.arrivals.insert(&command);
-        self.stats.on_dispatch(&command, now);
-        Some(Dispatch::ToDevice(command))
+    fn pop_elided(&mut self) -> Option<Request> {
+        self.trims.pop_elided()
     }
 
-    fn complete(&mut self, completion: &Completion, now: Nanos) -> Retry {
-        self.stats.on_complete(completion, now);
+    fn next_command(&mut self, now: Nanos) -> Option<Command> {
+        let command = self.choose_command(now)?;
+        self.arrivals.insert(&command);
+        Some(command)
+    }
+
+    fn completed(&mut self, completion: &Completion, now: Nanos) {
         let arrival = self.arrivals.remove(completion);
         let domain = Domain::of(completion.op);
         if domain != Domain::Other {
@@ -514,44 +487,37 @@ impl Scheduler for Kyber {
             let fire = now + TIMER_DELAY;
             self.timer = Some(self.timer.map_or(fire, |t| t.min(fire)));
         }
-        Retry::when(self.has_work())
     }
 
-    fn next_timer(&self) -> Option<Nanos> {
-        let load = self.ticker.next();
-        Some(self.timer.map_or(load, |t| t.min(load)))
+    fn own_timer(&self) -> Option<Nanos> {
+        self.timer
     }
 
-    fn tick(&mut self, now: Nanos) -> Retry {
-        let ticks = self.ticker.advance(now);
-        if ticks > 0 {
-            self.stats.on_tick(now, ticks);
-        }
+    fn ticked(&mut self, now: Nanos, _ticks: u64) {
         if self.timer.is_some_and(|t| now >= t) {
             self.timer = None;
             self.timer_fn(now);
         }
-        Retry::when(self.has_work())
     }
 
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn has_work(&self) -> bool {
+        self.base.stats.queued() > 0
     }
 
-    fn pressure(&self, now: Nanos) -> Pressure {
-        Pressure::from_classes(|op| class_pressure(&self.stats, op, None, self.oldest(op), now))
+    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
+        class_pressure(&self.base.stats, op, None, self.oldest(op), now)
     }
 
-    fn write_limit(&self) -> Option<WriteLimit> {
+    fn hurry_trims(&mut self, bytes: Bytes) {
+        self.trims.speed_up(bytes);
+    }
+
+    fn limit_on_writes(&self) -> Option<WriteLimit> {
         Some(WriteLimit {
             kind: "write_depth",
             value: f64::from(self.depth(Domain::Write)),
             unit: "in flight",
         })
-    }
-
-    fn speed_up_trims(&mut self, bytes: Bytes) {
-        self.trims.speed_up(bytes);
     }
 }
 
@@ -559,12 +525,12 @@ impl Scheduler for Kyber {
 mod tests {
     use super::*;
     use crate::config::apply_pairs;
-    use crate::request::Outcome;
+    use crate::policy::testkit::configured;
+    use crate::request::{Dispatch, Outcome};
+    use crate::scheduler::{DeviceView, Scheduler};
 
     fn kyber(settings: &str) -> Kyber {
-        let mut config = KyberConfig::default();
-        apply_pairs(&mut config, settings).unwrap();
-        Kyber::new(config)
+        Kyber::new(configured(settings))
     }
 
     /// Runs `n` requests of `op` through: they arrive at `arrive`, are sent

@@ -3,6 +3,7 @@
 //! A spec is `name[:key=value,...]`, for example
 //! `netflix:read_bias=100,write.limiter=queue_depth,write.current=1`.
 
+pub mod common;
 pub mod deadline;
 pub mod fifo;
 pub mod iocost;
@@ -22,15 +23,38 @@ use crate::scheduler::{ClassPressure, Scheduler};
 use crate::stats::Stats;
 use crate::units::Nanos;
 
-/// What `iosteer schedulers` shows of a policy.
+/// A policy as the registry knows it: what `iosteer schedulers` shows of it,
+/// and how to build it. Each policy declares its own, so its name, tunables
+/// and constructor cannot disagree.
 #[derive(Copy, Clone, Debug)]
 pub struct PolicyInfo {
     pub name: &'static str,
     pub summary: &'static str,
     pub tunables: &'static [Tunable],
+    /// Makes the policy from its default configuration with the settings
+    /// that `configure` applies ([`construct`] for every policy).
+    pub build: fn(Configure<'_>) -> Result<Box<dyn Scheduler>, ConfigError>,
 }
 
-/// Every policy, in the order they are listed.
+/// Applies settings to a policy's configuration (pairs of a spec, a TOML
+/// document).
+pub type Configure<'a> = &'a dyn Fn(&mut dyn Configurable) -> Result<(), ConfigError>;
+
+/// The [`PolicyInfo::build`] of a policy made by `new` from configuration `C`.
+pub fn construct<C, P>(
+    configure: Configure<'_>,
+    new: fn(C) -> P,
+) -> Result<Box<dyn Scheduler>, ConfigError>
+where
+    C: Default + Configurable,
+    P: Scheduler + 'static,
+{
+    let mut config = C::default();
+    configure(&mut config)?;
+    Ok(Box::new(new(config)))
+}
+
+/// Every policy, in the order they are listed: one line each.
 pub fn catalog() -> &'static [PolicyInfo] {
     &[
         fifo::INFO,
@@ -65,60 +89,12 @@ fn find(name: &str) -> Result<&'static PolicyInfo, ConfigError> {
 /// Builds a policy from a spec such as `netflix:read_bias=100`.
 pub fn build(spec: &str) -> Result<Box<dyn Scheduler>, ConfigError> {
     let (name, settings) = spec.split_once(':').unwrap_or((spec, ""));
-    build_with(name.trim(), |config| apply_pairs(config, settings))
+    (find(name.trim())?.build)(&|config| apply_pairs(config, settings))
 }
 
 /// Builds policy `name` from the settings of a TOML document.
 pub fn build_from_toml(name: &str, toml: &str) -> Result<Box<dyn Scheduler>, ConfigError> {
-    build_with(name, |config| apply_toml(config, toml))
-}
-
-fn build_with(
-    name: &str,
-    configure: impl Fn(&mut dyn Configurable) -> Result<(), ConfigError>,
-) -> Result<Box<dyn Scheduler>, ConfigError> {
-    match find(name)?.name {
-        "fifo" => {
-            let mut config = fifo::FifoConfig::default();
-            configure(&mut config)?;
-            Ok(Box::new(fifo::Fifo::new(config)))
-        }
-        "netflix" => {
-            let mut config = netflix::NetflixConfig::default();
-            configure(&mut config)?;
-            Ok(Box::new(netflix::Netflix::new(config)))
-        }
-        "deadline" => {
-            let mut config = deadline::DeadlineConfig::default();
-            configure(&mut config)?;
-            Ok(Box::new(deadline::Deadline::new(config)))
-        }
-        "kyber" => {
-            let mut config = kyber::KyberConfig::default();
-            configure(&mut config)?;
-            Ok(Box::new(kyber::Kyber::new(config)))
-        }
-        "wbt" => {
-            let mut config = wbt::WbtConfig::default();
-            configure(&mut config)?;
-            Ok(Box::new(wbt::Wbt::new(config)))
-        }
-        "steer" => {
-            let mut config = steer::SteerConfig::default();
-            configure(&mut config)?;
-            Ok(Box::new(steer::Steer::new(config)))
-        }
-        "throttle" => {
-            let mut config = throttle::ThrottleConfig::default();
-            configure(&mut config)?;
-            Ok(Box::new(throttle::Throttle::new(config)))
-        }
-        _ => {
-            let mut config = iocost::IocostConfig::default();
-            configure(&mut config)?;
-            Ok(Box::new(iocost::Iocost::new(config)))
-        }
-    }
+    (find(name)?.build)(&|config| apply_toml(config, toml))
 }
 
 /// A periodic timer on multiples of `period` from time zero.
@@ -192,6 +168,14 @@ mod tests {
         assert_eq!(build("fifo").unwrap().name(), "fifo");
         let s = build("netflix:read_bias=100,write.limiter=queue_depth,write.current=1").unwrap();
         assert_eq!(s.name(), "netflix");
+    }
+
+    #[test]
+    fn every_catalogue_entry_builds_the_policy_it_names() {
+        for info in catalog() {
+            assert_eq!(build(info.name).unwrap().name(), info.name);
+            assert_eq!(build_from_toml(info.name, "").unwrap().name(), info.name);
+        }
     }
 
     #[test]

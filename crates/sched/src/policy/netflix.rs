@@ -64,11 +64,13 @@ use crate::config::{
 };
 use crate::limiter::{Limit, LimiterKind, LimiterSet};
 use crate::ordering::{flush_may_go, Queued, WriteOrder};
-use crate::policy::{class_pressure, PolicyInfo, Ticker};
-use crate::request::{Command, Completion, Dispatch, Op, Request};
-use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler, WriteLimit};
-use crate::stats::Stats;
-use crate::trim::{TrimQueue, DEFAULT_MAX_RANGES};
+use crate::policy::common::{
+    base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
+};
+use crate::policy::{class_pressure, construct, PolicyInfo};
+use crate::request::{Command, Op, Request};
+use crate::scheduler::{ClassPressure, WriteLimit};
+use crate::trim::TrimQueue;
 use crate::units::{Bytes, Nanos};
 
 /// Fewer reads than this per steering interval count as "no read load":
@@ -140,26 +142,14 @@ pub const TUNABLES: &[Tunable] = &[
         default: "0",
         help: "most ticks a held trim waits for its goal (needed when trim_goal > 0)",
     },
-    Tunable {
-        key: "trim_max_ranges",
-        default: "512",
-        help: "most trims coalesced into one command",
-    },
+    TRIM_MAX_RANGES,
     Tunable {
         key: "trim_advisory",
         default: "0",
         help: "complete trims unsent beyond this many waiting (0 = off)",
     },
-    Tunable {
-        key: "bad_latency",
-        default: "500ms",
-        help: "completions slower than this are counted as too_long",
-    },
-    Tunable {
-        key: "stats_window",
-        default: "1s",
-        help: "length of the rolling percentile window",
-    },
+    BAD_LATENCY,
+    STATS_WINDOW,
 ];
 
 pub const INFO: PolicyInfo = PolicyInfo {
@@ -167,6 +157,7 @@ pub const INFO: PolicyInfo = PolicyInfo {
     summary: "FreeBSD cam_iosched: read bias, composable queue-depth/IOPS/bandwidth limiters, \
               latency steering, trim batching",
     tunables: TUNABLES,
+    build: |configure| construct(configure, Netflix::new),
 };
 
 /// How the write limit is steered.
@@ -258,10 +249,8 @@ pub struct NetflixConfig {
     pub control: ControlConfig,
     pub trim_goal: u32,
     pub trim_ticks: u32,
-    pub trim_max_ranges: u32,
+    pub common: CommonConfig,
     pub trim_advisory: u32,
-    pub bad_latency: Nanos,
-    pub stats_window: Nanos,
 }
 
 impl Default for NetflixConfig {
@@ -283,10 +272,8 @@ impl Default for NetflixConfig {
             },
             trim_goal: 0,
             trim_ticks: 0,
-            trim_max_ranges: DEFAULT_MAX_RANGES,
+            common: CommonConfig::default(),
             trim_advisory: 0,
-            bad_latency: Nanos::from_millis(500),
-            stats_window: Nanos::from_secs(1),
         }
     }
 }
@@ -362,10 +349,8 @@ impl Configurable for NetflixConfig {
             "quanta" => self.quanta = parse_int(key, value, 1, 100_000)? as u32,
             "trim_goal" => self.trim_goal = parse_int(key, value, 0, COUNT_MAX)? as u32,
             "trim_ticks" => self.trim_ticks = parse_int(key, value, 0, COUNT_MAX)? as u32,
-            "trim_max_ranges" => self.trim_max_ranges = parse_int(key, value, 1, 65_535)? as u32,
+            _ if self.common.set(key, value)? => {}
             "trim_advisory" => self.trim_advisory = parse_int(key, value, 0, COUNT_MAX)? as u32,
-            "bad_latency" => self.bad_latency = parse_duration(key, value)?,
-            "stats_window" => self.stats_window = parse_duration(key, value)?,
             "control.type" => {
                 self.control.kind =
                     match parse_choice(key, value, &["none", "set_max", "read_latency"])? {
@@ -481,8 +466,7 @@ pub struct Netflix {
     /// Read, write and trim limiters, by `Op::index`.
     limiters: [LimiterSet; 3],
     bias_left: u32,
-    stats: Stats,
-    ticker: Ticker,
+    base: Base,
     next_steer: Nanos,
     reads_at_last_steer: u64,
 }
@@ -498,12 +482,11 @@ impl Netflix {
             reads: VecDeque::new(),
             next_read: 0,
             writes: VecDeque::new(),
-            trims: TrimQueue::new(config.trim_max_ranges, config.trim_advisory),
+            trims: TrimQueue::new(config.common.trim_max_ranges, config.trim_advisory),
             order: WriteOrder::default(),
             limiters,
             bias_left: config.read_bias,
-            stats: Stats::new(config.stats_window, config.bad_latency),
-            ticker: Ticker::per_second(config.quanta),
+            base: Base::new(&config.common, config.quanta),
             next_steer: config.control.steer_interval,
             reads_at_last_steer: 0,
             config,
@@ -518,19 +501,15 @@ impl Netflix {
             .flatten()
     }
 
-    fn has_work(&self) -> bool {
-        !self.reads.is_empty() || !self.writes.is_empty() || self.trims.has_work()
-    }
-
     /// Whether the class's limiters let one more command go; remembers a
     /// refusal for the load average and for `pressure`.
     fn admits(&mut self, op: Op) -> bool {
         if op == Op::Flush {
-            return flush_may_go(self.stats.class(Op::Write).in_flight);
+            return flush_may_go(self.base.stats.class(Op::Write).in_flight);
         }
-        let ok = self.limiters[op.index()].admits(self.stats.class(op).in_flight);
+        let ok = self.limiters[op.index()].admits(self.base.stats.class(op).in_flight);
         if !ok {
-            self.stats.class_mut(op).limited = true;
+            self.base.stats.class_mut(op).limited = true;
         }
         ok
     }
@@ -559,7 +538,8 @@ impl Netflix {
 
     fn trims_ready(&mut self, now: Nanos) -> bool {
         let hold = Nanos(
-            self.ticker
+            self.base
+                .ticker
                 .period()
                 .0
                 .saturating_mul(u64::from(self.config.trim_ticks)),
@@ -625,7 +605,7 @@ impl Netflix {
     }
 
     fn steer_by_read_latency(&mut self) {
-        let read = self.stats.class(Op::Read);
+        let read = self.base.stats.class(Op::Read);
         let latency = read.device_ema.mean();
         let idle = read.completed - self.reads_at_last_steer < STEER_MIN_READS;
         self.reads_at_last_steer = read.completed;
@@ -657,13 +637,12 @@ impl Netflix {
     }
 }
 
-impl Scheduler for Netflix {
-    fn name(&self) -> &'static str {
-        INFO.name
-    }
+impl Policy for Netflix {
+    const INFO: PolicyInfo = INFO;
 
-    fn enqueue(&mut self, request: Request, now: Nanos) {
-        self.stats.on_enqueue(&request, now);
+    base_in_field!();
+
+    fn accept(&mut self, request: Request, _now: Nanos) {
         match request.op {
             Op::Trim => self.trims.push(request),
             Op::Read => {
@@ -677,64 +656,46 @@ impl Scheduler for Netflix {
         }
     }
 
-    fn dispatch(&mut self, now: Nanos, device: DeviceView) -> Option<Dispatch> {
-        if let Some(trim) = self.trims.pop_elided() {
-            self.stats.on_elide(&trim, now);
-            return Some(Dispatch::CompletedWithoutDevice(trim));
-        }
-        self.stats.device_slots = device.slots;
-        if self.stats.queued() == 0 || !device.accepts() {
-            return None;
-        }
+    fn pop_elided(&mut self) -> Option<Request> {
+        self.trims.pop_elided()
+    }
+
+    fn next_command(&mut self, now: Nanos) -> Option<Command> {
         let pick = self.pick(now)?;
         let command = self.take(pick, now);
         if command.op != Op::Flush {
             self.limiters[command.op.index()].charge(command.bytes());
         }
-        self.stats.on_dispatch(&command, now);
-        Some(Dispatch::ToDevice(command))
+        Some(command)
     }
 
-    fn complete(&mut self, completion: &Completion, now: Nanos) -> Retry {
-        self.stats.on_complete(completion, now);
-        Retry::when(self.has_work())
-    }
-
-    fn next_timer(&self) -> Option<Nanos> {
-        Some(self.ticker.next())
-    }
-
-    fn tick(&mut self, now: Nanos) -> Retry {
-        let ticks = self.ticker.advance(now);
-        if ticks > 0 {
-            for set in &mut self.limiters {
-                set.refill(ticks);
-            }
-            self.stats.on_tick(now, ticks);
-            if now >= self.next_steer {
-                self.steer();
-                self.next_steer = now + self.config.control.steer_interval;
-            }
+    fn ticked(&mut self, now: Nanos, ticks: u64) {
+        if ticks == 0 {
+            return;
         }
-        Retry::when(self.has_work())
+        for set in &mut self.limiters {
+            set.refill(ticks);
+        }
+        if now >= self.next_steer {
+            self.steer();
+            self.next_steer = now + self.config.control.steer_interval;
+        }
     }
 
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn has_work(&self) -> bool {
+        !self.reads.is_empty() || !self.writes.is_empty() || self.trims.has_work()
     }
 
-    fn pressure(&self, now: Nanos) -> Pressure {
-        Pressure::from_classes(|op| {
-            let limiters = LIMITED.contains(&op).then(|| &self.limiters[op.index()]);
-            class_pressure(&self.stats, op, limiters, self.oldest(op), now)
-        })
+    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
+        let limiters = LIMITED.contains(&op).then(|| &self.limiters[op.index()]);
+        class_pressure(&self.base.stats, op, limiters, self.oldest(op), now)
     }
 
-    fn speed_up_trims(&mut self, bytes: Bytes) {
+    fn hurry_trims(&mut self, bytes: Bytes) {
         self.trims.speed_up(bytes);
     }
 
-    fn write_limit(&self) -> Option<WriteLimit> {
+    fn limit_on_writes(&self) -> Option<WriteLimit> {
         let (kind, limit) = self.limiters[Op::Write.index()].steered()?;
         Some(WriteLimit {
             kind: kind.name(),

@@ -2,6 +2,7 @@
 //! command, driven through the [`Scheduler`] interface as a caller would
 //! (dispatch after every arrival, completion and tick that asks for it).
 
+use crate::config::{apply_pairs, Configurable};
 use crate::request::{Command, Dispatch, Outcome, Request};
 use crate::scheduler::{DeviceView, Scheduler};
 use crate::units::Nanos;
@@ -84,4 +85,12 @@ impl Bench {
         }
         self.now = until;
     }
+}
+
+/// A policy configuration: the defaults with `settings` (`key=value,...`)
+/// applied, which must be valid.
+pub(crate) fn configured<C: Default + Configurable>(settings: &str) -> C {
+    let mut config = C::default();
+    apply_pairs(&mut config, settings).unwrap();
+    config
 }

@@ -50,15 +50,16 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::config::{
-    parse_duration, parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
+    parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
 };
 use crate::ordering::{Barrier, Queued};
+use crate::policy::common::{
+    base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
+};
 use crate::policy::issue::IssueQueue;
-use crate::policy::{class_pressure, PolicyInfo, Ticker};
-use crate::request::{Completion, Dispatch, Op, Request, TenantId};
-use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler};
-use crate::stats::Stats;
-use crate::trim::DEFAULT_MAX_RANGES;
+use crate::policy::{class_pressure, construct, PolicyInfo};
+use crate::request::{Command, Op, Request, TenantId};
+use crate::scheduler::{ClassPressure, DeviceView};
 use crate::units::{Bytes, Nanos};
 
 /// Reads a group sends per turn; writes get the rest of the quantum of 8.
@@ -103,21 +104,9 @@ pub const TUNABLES: &[Tunable] = &[
         default: "100",
         help: "accounting slice, ms (or with a unit: 100ms)",
     },
-    Tunable {
-        key: "trim_max_ranges",
-        default: "512",
-        help: "most trims coalesced into one command",
-    },
-    Tunable {
-        key: "stats_window",
-        default: "1s",
-        help: "length of the rolling percentile window",
-    },
-    Tunable {
-        key: "bad_latency",
-        default: "500ms",
-        help: "completions slower than this are counted as too_long",
-    },
+    TRIM_MAX_RANGES,
+    STATS_WINDOW,
+    BAD_LATENCY,
 ];
 
 pub const INFO: PolicyInfo = PolicyInfo {
@@ -125,6 +114,7 @@ pub const INFO: PolicyInfo = PolicyInfo {
     summary: "Linux blk-throttle (io.max): per-tenant read/write bytes and IOPS limits \
               accounted in 100 ms slices",
     tunables: TUNABLES,
+    build: |configure| construct(configure, Throttle::new),
 };
 
 /// `io.max` of one group; 0 is no limit. Index 0 is read, 1 write.
@@ -140,9 +130,7 @@ pub struct ThrottleConfig {
     pub default: IoMax,
     pub tenants: BTreeMap<TenantId, IoMax>,
     pub slice: Nanos,
-    pub trim_max_ranges: u32,
-    pub stats_window: Nanos,
-    pub bad_latency: Nanos,
+    pub common: CommonConfig,
 }
 
 impl Default for ThrottleConfig {
@@ -151,9 +139,7 @@ impl Default for ThrottleConfig {
             default: IoMax::default(),
             tenants: BTreeMap::new(),
             slice: Nanos::from_millis(100),
-            trim_max_ranges: DEFAULT_MAX_RANGES,
-            stats_window: Nanos::from_secs(1),
-            bad_latency: Nanos::from_millis(500),
+            common: CommonConfig::default(),
         }
     }
 }
@@ -184,9 +170,7 @@ impl Configurable for ThrottleConfig {
         }
         match key {
             "throtl_slice" => self.slice = parse_duration_in(key, value, Nanos::from_millis(1))?,
-            "trim_max_ranges" => self.trim_max_ranges = parse_int(key, value, 1, 65_535)? as u32,
-            "stats_window" => self.stats_window = parse_duration(key, value)?,
-            "bad_latency" => self.bad_latency = parse_duration(key, value)?,
+            _ if self.common.set(key, value)? => {}
             _ => {
                 let unknown = || unknown_key(INFO.name, key, TUNABLES);
                 let rest = key.strip_prefix("tenant.").ok_or_else(unknown)?;
@@ -369,8 +353,7 @@ pub struct Throttle {
     held_reads: Vec<Queued>,
     barrier: Barrier,
     issue: IssueQueue,
-    stats: Stats,
-    ticker: Ticker,
+    base: Base,
 }
 
 impl Throttle {
@@ -379,9 +362,8 @@ impl Throttle {
             groups: BTreeMap::new(),
             held_reads: Vec::new(),
             barrier: Barrier::default(),
-            issue: IssueQueue::new(config.trim_max_ranges),
-            stats: Stats::new(config.stats_window, config.bad_latency),
-            ticker: Ticker::per_second(LOAD_TICKS_PER_SECOND),
+            issue: IssueQueue::new(config.common.trim_max_ranges),
+            base: Base::new(&config.common, LOAD_TICKS_PER_SECOND),
             config,
         }
     }
@@ -443,19 +425,13 @@ impl Throttle {
     fn pump(&mut self, now: Nanos) {
         loop {
             let mut sent = 0;
-            if !self.held_reads.is_empty() {
-                for mut read in std::mem::take(&mut self.held_reads) {
-                    if self.barrier.read_ready(&mut read) {
-                        self.throttle(read, now);
-                        sent += 1;
-                    } else {
-                        self.held_reads.push(read);
-                    }
-                }
+            for read in self.barrier.take_ready_reads(&mut self.held_reads) {
+                self.throttle(read, now);
+                sent += 1;
             }
-            while let Some(flush) = self.barrier.take_flush() {
+            while let Some((flush, writes)) = self.barrier.take_flush_and_writes() {
                 self.issue.push(flush.request, now);
-                while let Some(write) = self.barrier.release() {
+                for write in writes {
                     self.throttle(write, now);
                 }
             }
@@ -480,7 +456,7 @@ impl Throttle {
                     let at = now + wait;
                     group.disptime = Some(group.disptime.map_or(at, |t| t.min(at)));
                     let op = if dir == 0 { Op::Read } else { head.op };
-                    self.stats.class_mut(op).limited = true;
+                    self.base.stats.class_mut(op).limited = true;
                 }
             }
         }
@@ -511,78 +487,47 @@ impl Throttle {
     }
 }
 
-impl Scheduler for Throttle {
-    fn name(&self) -> &'static str {
-        INFO.name
-    }
+impl Policy for Throttle {
+    const INFO: PolicyInfo = INFO;
 
-    fn enqueue(&mut self, request: Request, now: Nanos) {
-        self.stats.on_enqueue(&request, now);
-        match request.op {
-            Op::Read => {
-                let tag = self.barrier.read_tag(&request);
-                let mut read = Queued { request, tag };
-                if self.barrier.read_ready(&mut read) {
-                    self.throttle(read, now);
-                } else {
-                    self.held_reads.push(read);
-                }
-            }
-            Op::Write | Op::Flush => {
-                if let Some(write) = self.barrier.admit(request) {
-                    self.throttle(write, now);
-                }
-            }
-            Op::Trim => self.throttle(Queued { request, tag: 0 }, now),
+    base_in_field!();
+
+    fn accept(&mut self, request: Request, now: Nanos) {
+        if request.op == Op::Trim {
+            self.throttle(Queued { request, tag: 0 }, now);
+        } else if let Some(ready) = self.barrier.pass(request, &mut self.held_reads) {
+            self.throttle(ready, now);
         }
     }
 
-    fn dispatch(&mut self, now: Nanos, device: DeviceView) -> Option<Dispatch> {
-        if let Some(trim) = self.issue.pop_elided() {
-            self.stats.on_elide(&trim, now);
-            return Some(Dispatch::CompletedWithoutDevice(trim));
-        }
-        self.stats.device_slots = device.slots;
+    fn pop_elided(&mut self) -> Option<Request> {
+        self.issue.pop_elided()
+    }
+
+    fn prepare(&mut self, now: Nanos, _device: DeviceView) {
         self.pump(now);
-        if self.stats.queued() == 0 || !device.accepts() {
-            return None;
-        }
-        let (command, _) = self.issue.next_command(now, &self.stats)?;
-        self.stats.on_dispatch(&command, now);
-        Some(Dispatch::ToDevice(command))
     }
 
-    fn complete(&mut self, completion: &Completion, now: Nanos) -> Retry {
-        self.stats.on_complete(completion, now);
-        Retry::when(self.stats.queued() > 0)
+    fn next_command(&mut self, now: Nanos) -> Option<Command> {
+        self.issue
+            .next_command(now, &self.base.stats)
+            .map(|(command, _)| command)
     }
 
-    fn next_timer(&self) -> Option<Nanos> {
-        let load = self.ticker.next();
-        let due = self.groups.values().filter_map(|g| g.disptime).min();
-        Some(due.map_or(load, |t| t.min(load)))
+    fn own_timer(&self) -> Option<Nanos> {
+        self.groups.values().filter_map(|g| g.disptime).min()
     }
 
-    fn tick(&mut self, now: Nanos) -> Retry {
-        let ticks = self.ticker.advance(now);
-        if ticks > 0 {
-            self.stats.on_tick(now, ticks);
-        }
-        Retry::when(self.stats.queued() > 0)
+    fn has_work(&self) -> bool {
+        self.base.stats.queued() > 0
     }
 
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
+        class_pressure(&self.base.stats, op, None, self.oldest(op), now)
+            .held_for(self.throttle_wait(op, now))
     }
 
-    fn pressure(&self, now: Nanos) -> Pressure {
-        Pressure::from_classes(|op| {
-            class_pressure(&self.stats, op, None, self.oldest(op), now)
-                .held_for(self.throttle_wait(op, now))
-        })
-    }
-
-    fn speed_up_trims(&mut self, bytes: Bytes) {
+    fn hurry_trims(&mut self, bytes: Bytes) {
         self.issue.speed_up_trims(bytes);
     }
 }
@@ -591,12 +536,12 @@ impl Scheduler for Throttle {
 mod tests {
     use super::*;
     use crate::config::apply_pairs;
-    use crate::policy::testkit::Bench;
+    use crate::policy::testkit::{configured, Bench};
+    use crate::request::Dispatch;
+    use crate::scheduler::Scheduler;
 
     fn throttle(settings: &str) -> Throttle {
-        let mut config = ThrottleConfig::default();
-        apply_pairs(&mut config, settings).unwrap();
-        Throttle::new(config)
+        Throttle::new(configured(settings))
     }
 
     fn sent_by(bench: &Bench, tenant: u32, op: Op) -> (usize, u64) {

@@ -67,15 +67,16 @@
 use std::collections::VecDeque;
 
 use crate::config::{
-    parse_duration, parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
+    parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
 };
 use crate::ordering::{Barrier, Queued};
+use crate::policy::common::{
+    base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
+};
 use crate::policy::issue::IssueQueue;
-use crate::policy::{class_pressure, PolicyInfo, Ticker};
-use crate::request::{Completion, Dispatch, Op, Request};
-use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler, WriteLimit};
-use crate::stats::Stats;
-use crate::trim::DEFAULT_MAX_RANGES;
+use crate::policy::{class_pressure, construct, PolicyInfo};
+use crate::request::{Command, Completion, Op, Request};
+use crate::scheduler::{ClassPressure, DeviceView, WriteLimit};
 use crate::units::{Bytes, Nanos};
 
 /// Max depth at step 0, unless the device queue is shallower.
@@ -110,21 +111,9 @@ pub const TUNABLES: &[Tunable] = &[
         default: "0",
         help: "device queue depth the limits derive from; 0 = the device's slots",
     },
-    Tunable {
-        key: "trim_max_ranges",
-        default: "512",
-        help: "most trims coalesced into one command",
-    },
-    Tunable {
-        key: "stats_window",
-        default: "1s",
-        help: "length of the rolling percentile window",
-    },
-    Tunable {
-        key: "bad_latency",
-        default: "500ms",
-        help: "completions slower than this are counted as too_long",
-    },
+    TRIM_MAX_RANGES,
+    STATS_WINDOW,
+    BAD_LATENCY,
 ];
 
 pub const INFO: PolicyInfo = PolicyInfo {
@@ -132,6 +121,7 @@ pub const INFO: PolicyInfo = PolicyInfo {
     summary: "Linux writeback throttling: write depth stepped down/up by the window's \
               minimum read latency (CoDel-like), reads never throttled",
     tunables: TUNABLES,
+    build: |configure| construct(configure, Wbt::new),
 };
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -141,9 +131,7 @@ pub struct WbtConfig {
     pub write_cache: bool,
     /// Zero: the device's slots.
     pub queue_depth: u32,
-    pub trim_max_ranges: u32,
-    pub stats_window: Nanos,
-    pub bad_latency: Nanos,
+    pub common: CommonConfig,
 }
 
 impl Default for WbtConfig {
@@ -152,9 +140,7 @@ impl Default for WbtConfig {
             min_lat: Nanos::from_millis(2),
             write_cache: true,
             queue_depth: 0,
-            trim_max_ranges: DEFAULT_MAX_RANGES,
-            stats_window: Nanos::from_secs(1),
-            bad_latency: Nanos::from_millis(500),
+            common: CommonConfig::default(),
         }
     }
 }
@@ -165,9 +151,7 @@ impl Configurable for WbtConfig {
             "wbt_lat_usec" => self.min_lat = parse_duration_in(key, value, Nanos::from_micros(1))?,
             "write_cache" => self.write_cache = parse_int(key, value, 0, 1)? == 1,
             "queue_depth" => self.queue_depth = parse_int(key, value, 0, 65_536)? as u32,
-            "trim_max_ranges" => self.trim_max_ranges = parse_int(key, value, 1, 65_535)? as u32,
-            "stats_window" => self.stats_window = parse_duration(key, value)?,
-            "bad_latency" => self.bad_latency = parse_duration(key, value)?,
+            _ if self.common.set(key, value)? => {}
             _ => return Err(unknown_key(INFO.name, key, TUNABLES)),
         }
         Ok(())
@@ -282,8 +266,7 @@ pub struct Wbt {
     sync_issue: Option<Nanos>,
     last_read_issue: Nanos,
     last_read_completion: Nanos,
-    stats: Stats,
-    ticker: Ticker,
+    base: Base,
 }
 
 impl Wbt {
@@ -306,7 +289,7 @@ impl Wbt {
             trims: Waiters::default(),
             held_reads: Vec::new(),
             barrier: Barrier::default(),
-            issue: IssueQueue::new(config.trim_max_ranges),
+            issue: IssueQueue::new(config.common.trim_max_ranges),
             window_end: None,
             cur_win: WINDOW,
             read_samples: 0,
@@ -316,8 +299,7 @@ impl Wbt {
             sync_issue: None,
             last_read_issue: Nanos::ZERO,
             last_read_completion: Nanos::ZERO,
-            stats: Stats::new(config.stats_window, config.bad_latency),
-            ticker: Ticker::per_second(LOAD_TICKS_PER_SECOND),
+            base: Base::new(&config.common, LOAD_TICKS_PER_SECOND),
             config,
         };
         wbt.update_limits();
@@ -527,18 +509,12 @@ impl Wbt {
     /// Held reads whose writes have passed, and a flush whose writes have,
     /// go on to the device queue.
     fn release(&mut self, now: Nanos) {
-        if !self.held_reads.is_empty() {
-            for mut read in std::mem::take(&mut self.held_reads) {
-                if self.barrier.read_ready(&mut read) {
-                    self.issue.push(read.request, now);
-                } else {
-                    self.held_reads.push(read);
-                }
-            }
+        for read in self.barrier.take_ready_reads(&mut self.held_reads) {
+            self.issue.push(read.request, now);
         }
-        while let Some(flush) = self.barrier.take_flush() {
+        while let Some((flush, writes)) = self.barrier.take_flush_and_writes() {
             self.issue.push(flush.request, now);
-            while let Some(write) = self.barrier.release() {
+            for write in writes {
                 self.throttle(write, now);
             }
         }
@@ -558,41 +534,42 @@ impl Wbt {
     }
 }
 
-impl Scheduler for Wbt {
-    fn name(&self) -> &'static str {
-        INFO.name
-    }
+impl Policy for Wbt {
+    const INFO: PolicyInfo = INFO;
 
-    fn enqueue(&mut self, request: Request, now: Nanos) {
-        self.stats.on_enqueue(&request, now);
-        match request.op {
-            Op::Read => {
-                self.last_read_issue = now;
-                let tag = self.barrier.read_tag(&request);
-                let mut read = Queued { request, tag };
-                if self.barrier.read_ready(&mut read) {
-                    self.issue.push(read.request, now);
-                } else {
-                    self.held_reads.push(read);
-                }
+    base_in_field!();
+
+    fn accept(&mut self, request: Request, now: Nanos) {
+        let op = request.op;
+        if op == Op::Trim {
+            self.throttle(Queued { request, tag: 0 }, now);
+            return;
+        }
+        let ready = self.barrier.pass(request, &mut self.held_reads);
+        if op == Op::Read {
+            // Reads are never throttled, only held behind writes they overlap.
+            self.last_read_issue = now;
+            if let Some(read) = ready {
+                self.issue.push(read.request, now);
             }
-            Op::Write | Op::Flush => {
-                if let Some(write) = self.barrier.admit(request) {
-                    self.throttle(write, now);
-                }
-                self.release(now);
+        } else {
+            if let Some(write) = ready {
+                self.throttle(write, now);
             }
-            Op::Trim => self.throttle(Queued { request, tag: 0 }, now),
+            self.release(now);
         }
     }
 
-    fn dispatch(&mut self, now: Nanos, device: DeviceView) -> Option<Dispatch> {
-        if let Some(trim) = self.issue.pop_elided() {
-            self.stats.on_elide(&trim, now);
-            self.done(Op::Trim, 1, now);
-            return Some(Dispatch::CompletedWithoutDevice(trim));
-        }
-        self.stats.device_slots = device.slots;
+    fn pop_elided(&mut self) -> Option<Request> {
+        self.issue.pop_elided()
+    }
+
+    /// An elided trim is done as a completed one is.
+    fn after_elide(&mut self, now: Nanos) {
+        self.done(Op::Trim, 1, now);
+    }
+
+    fn prepare(&mut self, now: Nanos, device: DeviceView) {
         if self.config.queue_depth == 0 && device.slots != self.depth.queue_depth {
             self.depth.queue_depth = device.slots.max(1);
             self.update_limits();
@@ -600,24 +577,22 @@ impl Scheduler for Wbt {
         }
         self.release(now);
         if !self.writes.queue.is_empty() {
-            self.stats.class_mut(Op::Write).limited = true;
+            self.base.stats.class_mut(Op::Write).limited = true;
         }
         if !self.trims.queue.is_empty() {
-            self.stats.class_mut(Op::Trim).limited = true;
+            self.base.stats.class_mut(Op::Trim).limited = true;
         }
-        if self.stats.queued() == 0 || !device.accepts() {
-            return None;
-        }
-        let (command, _) = self.issue.next_command(now, &self.stats)?;
+    }
+
+    fn next_command(&mut self, now: Nanos) -> Option<Command> {
+        let (command, _) = self.issue.next_command(now, &self.base.stats)?;
         if command.op == Op::Read && self.sync_issue.is_none() {
             self.sync_issue = Some(now);
         }
-        self.stats.on_dispatch(&command, now);
-        Some(Dispatch::ToDevice(command))
+        Some(command)
     }
 
-    fn complete(&mut self, completion: &Completion, now: Nanos) -> Retry {
-        self.stats.on_complete(completion, now);
+    fn completed(&mut self, completion: &Completion, now: Nanos) {
         let latency = now - completion.dispatched;
         match completion.op {
             Op::Read => {
@@ -638,38 +613,31 @@ impl Scheduler for Wbt {
             }
             Op::Flush => {}
         }
-        Retry::when(self.stats.queued() > 0)
     }
 
-    fn next_timer(&self) -> Option<Nanos> {
-        let load = self.ticker.next();
-        Some(self.window_end.map_or(load, |t| t.min(load)))
+    fn own_timer(&self) -> Option<Nanos> {
+        self.window_end
     }
 
-    fn tick(&mut self, now: Nanos) -> Retry {
-        let ticks = self.ticker.advance(now);
-        if ticks > 0 {
-            self.stats.on_tick(now, ticks);
-        }
+    fn ticked(&mut self, now: Nanos, _ticks: u64) {
         if self.window_end.is_some_and(|t| now >= t) {
             self.window_fn(now);
         }
-        Retry::when(self.stats.queued() > 0)
     }
 
-    fn stats(&self) -> &Stats {
-        &self.stats
+    fn has_work(&self) -> bool {
+        self.base.stats.queued() > 0
     }
 
-    fn pressure(&self, now: Nanos) -> Pressure {
-        Pressure::from_classes(|op| class_pressure(&self.stats, op, None, self.oldest(op), now))
+    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
+        class_pressure(&self.base.stats, op, None, self.oldest(op), now)
     }
 
-    fn speed_up_trims(&mut self, bytes: Bytes) {
+    fn hurry_trims(&mut self, bytes: Bytes) {
         self.issue.speed_up_trims(bytes);
     }
 
-    fn write_limit(&self) -> Option<WriteLimit> {
+    fn limit_on_writes(&self) -> Option<WriteLimit> {
         self.enabled().then(|| WriteLimit {
             kind: "wb_normal",
             value: f64::from(self.wb_normal),
@@ -681,13 +649,11 @@ impl Scheduler for Wbt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::apply_pairs;
-    use crate::policy::testkit::Bench;
+    use crate::policy::testkit::{configured, Bench};
+    use crate::scheduler::Scheduler;
 
     fn wbt(settings: &str) -> Wbt {
-        let mut config = WbtConfig::default();
-        apply_pairs(&mut config, settings).unwrap();
-        Wbt::new(config)
+        Wbt::new(configured(settings))
     }
 
     #[test]

@@ -1,11 +1,11 @@
 use super::*;
 use crate::config::{apply_pairs, apply_toml};
-use crate::request::Outcome;
+use crate::policy::testkit::configured;
+use crate::request::{Dispatch, Outcome};
+use crate::scheduler::{DeviceView, Retry, Scheduler};
 
 fn netflix(settings: &str) -> Netflix {
-    let mut config = NetflixConfig::default();
-    apply_pairs(&mut config, settings).unwrap();
-    Netflix::new(config)
+    Netflix::new(configured(settings))
 }
 
 fn config_error(settings: &str) -> String {

@@ -1,0 +1,471 @@
+//! steer's tests: the objective's rules, the baseline, the control law on a
+//! bench with a settable read time, the write deadline, held reads and trims.
+
+use super::objective::{self, Percentile};
+use super::*;
+use crate::config::apply_pairs;
+use crate::objective::ObjectiveError;
+use crate::ordering::Queued;
+use crate::policy::testkit::{configured, Bench};
+use crate::request::Command;
+use crate::scheduler::Scheduler;
+
+fn steer(settings: &str) -> Steer {
+    Steer::new(configured(settings))
+}
+
+#[test]
+fn objectives_parse_and_bad_ones_are_refused() {
+    let o = objective::parse("objective", "p99<=2x").unwrap();
+    assert_eq!(o.bound, Bound::Relative(2.0));
+    assert!((o.allowed_misses() - 0.01).abs() < 1e-12);
+    let o = objective::parse("objective", "p99.9<=5ms").unwrap();
+    assert_eq!(o.bound, Bound::Absolute(Nanos::from_millis(5)));
+    for bad in [
+        "p99",
+        "p95<=2x",
+        "p99<=0.5x",
+        "p99<=5",
+        "p99<=0ms",
+        "mean<=2x",
+    ] {
+        assert!(objective::parse("objective", bad).is_err(), "{bad}");
+    }
+    // The grammar is the shared one; steer refuses what it cannot count.
+    let err = apply_pairs(&mut SteerConfig::default(), "objective=max<=5ms").unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ConfigError::Objective {
+                reason: ObjectiveError::NotAPercentile { .. },
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let mut c = SteerConfig::default();
+    assert!(apply_pairs(&mut c, "min_rate=500,start_rate=100").is_err());
+}
+
+/// Reads every 1 ms for `ms` from `bench.now`, with a backlog of writes;
+/// the device's read latency is `read_us`.
+fn load(s: &mut Steer, bench: &mut Bench, ms: u64, id: &mut u64) {
+    let end = bench.now + Nanos::from_millis(ms);
+    while bench.now < end {
+        let at = bench.now;
+        bench.submit(s, Request::new(*id, Op::Read, (*id % 1000) << 20, 4096, at));
+        *id += 1;
+        if s.stats().class(Op::Write).queued < 64 {
+            let w = Request::new(*id, Op::Write, (1 << 40) + (*id << 17), 128 << 10, at);
+            bench.submit(s, w);
+            *id += 1;
+        }
+        bench.advance(s, at + Nanos::from_millis(1));
+    }
+}
+
+/// A bench whose reads take the returned cell's microseconds, writes
+/// 500 us.
+fn bench_with_read_time(read_us: u64) -> (Bench, std::rc::Rc<std::cell::Cell<u64>>) {
+    let read_us = std::rc::Rc::new(std::cell::Cell::new(read_us));
+    let latency = read_us.clone();
+    let bench = Bench::new(32, move |c: &Command| match c.op {
+        Op::Read => Nanos::from_micros(latency.get()),
+        _ => Nanos::from_micros(500),
+    });
+    (bench, read_us)
+}
+
+#[test]
+fn slow_reads_lower_the_write_limit_and_fast_reads_raise_it() {
+    let (mut bench, read_us) = bench_with_read_time(200);
+    let mut s = steer("objective=p99<=1ms,start_rate=10000,write_deadline=100s");
+    let mut id = 0;
+    load(&mut s, &mut bench, 3000, &mut id);
+    let fast = s.rate();
+    assert!(
+        fast > 30_000,
+        "reads meet 1 ms: the limit grows, got {fast}"
+    );
+    read_us.set(5000);
+    load(&mut s, &mut bench, 3000, &mut id);
+    let slow = s.rate();
+    assert!(slow * 4 < fast, "every read misses: {fast} -> {slow}");
+    // The debt of the slow period (capped at 10 s of allowance) is paid
+    // back first, then the limit grows again.
+    read_us.set(200);
+    load(&mut s, &mut bench, 12_000, &mut id);
+    assert!(s.rate() > 2 * slow, "recovers: {slow} -> {}", s.rate());
+}
+
+/// `n` reads, ids from `from`, one every 1 ms (and no write of its own).
+fn reads_every_ms(s: &mut Steer, bench: &mut Bench, from: u64, n: u64) {
+    for id in from..from + n {
+        let at = bench.now;
+        bench.submit(s, Request::new(id, Op::Read, id << 20, 4096, at));
+        bench.advance(s, at + Nanos::from_millis(1));
+    }
+}
+
+#[test]
+fn the_baseline_is_learnt_from_unloaded_reads() {
+    let mut bench = Bench::new(32, |c: &Command| match c.op {
+        Op::Read => Nanos::from_micros(300),
+        _ => Nanos::from_micros(500),
+    });
+    let mut s = steer("");
+    reads_every_ms(&mut s, &mut bench, 0, 3000);
+    let base = s.baseline().expect("3000 unloaded reads");
+    assert!(
+        (Nanos::from_micros(295)..=Nanos::from_micros(305)).contains(&base),
+        "{base}"
+    );
+    assert_eq!(s.target(), Some(Nanos(base.0 * 2)));
+}
+
+#[test]
+fn a_quiet_stretch_of_slower_reads_does_not_raise_the_baseline() {
+    let (mut bench, read_us) = bench_with_read_time(300);
+    let mut s = steer("");
+    reads_every_ms(&mut s, &mut bench, 0, 3000);
+    let first = s.baseline().expect("3000 unloaded reads");
+    // A write, and the reads during it and for QUIET after: loaded.
+    let at = bench.now;
+    bench.submit(&mut s, Request::new(1 << 30, Op::Write, 1 << 40, 4096, at));
+    reads_every_ms(&mut s, &mut bench, 3000, 300);
+    // The drive reads slower with no write about (still collecting).
+    read_us.set(600);
+    reads_every_ms(&mut s, &mut bench, 4000, 3000);
+    assert_eq!(
+        s.baseline(),
+        Some(first),
+        "the slower stretch is not pooled"
+    );
+    // A later, faster stretch lowers it.
+    let at = bench.now;
+    bench.submit(&mut s, Request::new(1 << 31, Op::Write, 1 << 40, 4096, at));
+    read_us.set(200);
+    reads_every_ms(&mut s, &mut bench, 8000, 300);
+    reads_every_ms(&mut s, &mut bench, 9000, 3000);
+    let last = s.baseline().expect("three stretches");
+    assert!(last < first, "{first} -> {last}");
+}
+
+#[test]
+fn writes_with_no_read_about_are_not_held_to_the_start_rate() {
+    let mut bench = Bench::new(64, |_: &Command| Nanos::from_micros(500));
+    let mut s = steer("objective=p99<=1ms,start_rate=10000");
+    for id in 0..10_000u64 {
+        let at = bench.now;
+        if s.stats().class(Op::Write).queued < 64 {
+            let w = Request::new(id, Op::Write, id << 17, 128 << 10, at);
+            bench.submit(&mut s, w);
+        }
+        bench.advance(&mut s, at + Nanos::from_millis(1));
+    }
+    // 10 s of writes alone: the limit grows with what they use (at most
+    // twice it), far past the start.
+    assert!(s.rate() > 100_000, "{}", s.rate());
+}
+
+#[test]
+fn the_write_depth_is_the_fewest_writes_that_carry_the_limit() {
+    // 128 KiB writes take 500 us each, side by side: 3.8 ns per byte.
+    let depth_at = |start_rate: u64| {
+        let mut bench = Bench::new(64, |_: &Command| Nanos::from_micros(500));
+        let settings = format!("objective=p99<=10ms,write_depth=8,start_rate={start_rate}");
+        let mut s = steer(&settings);
+        for id in 0..200u64 {
+            let at = bench.now;
+            let w = Request::new(id, Op::Write, id << 17, 128 << 10, at);
+            bench.submit(&mut s, w);
+            bench.advance(&mut s, at + Nanos::from_millis(1));
+        }
+        s.write_depth()
+    };
+    // 10 MB/s keeps 0.04 writes busy; 1 GB/s, 3.8; 10 GB/s, 38.
+    assert_eq!(depth_at(10_000), 1);
+    assert_eq!(depth_at(1_000_000), 4);
+    assert_eq!(depth_at(10_000_000), 8, "at most write_depth");
+}
+
+/// A device whose read p99 is 15x its median (2% of reads take 1.5 ms),
+/// as on a virtio disk, where twice the median would be far off.
+fn skewed_reads() -> Bench {
+    Bench::new(32, |c: &Command| match c.op {
+        Op::Read if (c.requests[0].offset.0 >> 20) % 50 == 0 => Nanos::from_micros(1500),
+        Op::Read => Nanos::from_micros(100),
+        _ => Nanos::from_micros(500),
+    })
+}
+
+#[test]
+fn a_workload_that_starts_loaded_holds_writes_to_measure_the_baseline() {
+    let mut bench = skewed_reads();
+    let mut s = steer("calibrate=2s");
+    let mut id = 0;
+    load(&mut s, &mut bench, 950, &mut id);
+    assert_eq!(
+        s.stats().class(Op::Write).completed,
+        0,
+        "held while calibrating"
+    );
+    assert_eq!(s.baseline(), None, "fewer than 1,000 reads so far");
+    load(&mut s, &mut bench, 350, &mut id);
+    let base = s.baseline().expect("1,300 unloaded reads");
+    assert!(base >= Nanos::from_micros(1500), "the skewed p99: {base}");
+    assert!(s.stats().class(Op::Write).completed > 0, "released");
+}
+
+#[test]
+fn with_calibration_off_a_loaded_start_uses_the_median_estimate() {
+    let mut bench = skewed_reads();
+    let mut s = steer("calibrate=0s");
+    let mut id = 0;
+    load(&mut s, &mut bench, 1300, &mut id);
+    assert!(s.stats().class(Op::Write).completed > 0);
+    assert_eq!(s.baseline(), None);
+    let target = s.target().expect("an estimate");
+    let estimate = Nanos::from_micros(395)..=Nanos::from_micros(405);
+    assert!(estimate.contains(&target), "2 x 2 x 100 us: {target}");
+}
+
+#[test]
+fn misses_the_reads_have_without_writes_are_not_blamed_on_writes() {
+    use std::cell::Cell;
+    // One read in 200 takes 1.5 ms whatever the writes do: 0.5% of
+    // reads miss 2x the p99 (100 us) with or without them.
+    let reads = Cell::new(0u64);
+    let mut bench = Bench::new(32, move |c: &Command| match c.op {
+        Op::Read => {
+            reads.set(reads.get() + 1);
+            let slow = reads.get() % 200 == 0;
+            Nanos::from_micros(if slow { 1500 } else { 100 })
+        }
+        _ => Nanos::from_micros(500),
+    });
+    let mut s = steer("write_deadline=100s,calibrate=2s");
+    let mut id = 0;
+    load(&mut s, &mut bench, 10_000, &mut id);
+    assert!(s.baseline().is_some(), "calibrated");
+    assert!(s.rate() > 16 * 10_000, "{} kB/s", s.rate());
+}
+
+#[test]
+fn a_throttled_write_goes_at_its_deadline() {
+    let mut bench = Bench::new(32, |_: &Command| Nanos::from_micros(100));
+    let mut s = steer("min_rate=1,start_rate=1,write_deadline=50ms");
+    for id in 0..4u64 {
+        bench.submit(
+            &mut s,
+            Request::new(id, Op::Write, id << 20, 128 << 10, Nanos::ZERO),
+        );
+    }
+    bench.advance(&mut s, Nanos::from_millis(49));
+    assert_eq!(bench.sent.len(), 1, "1 kB/s lets one write go, in debt");
+    bench.advance(&mut s, Nanos::from_millis(56));
+    assert_eq!(bench.sent.len(), 4, "the rest went at the deadline");
+    assert!(bench.sent[1..]
+        .iter()
+        .all(|c| c.dispatched >= Nanos::from_millis(50)));
+}
+
+#[test]
+fn a_read_over_a_throttled_write_pulls_it_forward_and_only_it_waits() {
+    let mut bench = Bench::new(32, |_: &Command| Nanos::from_micros(100));
+    let mut s = steer("min_rate=1,start_rate=1,write_deadline=10s");
+    for id in 0..3u64 {
+        bench.submit(
+            &mut s,
+            Request::new(id, Op::Write, id << 20, 4096, Nanos::ZERO),
+        );
+    }
+    assert_eq!(bench.sent.len(), 1);
+    bench.submit(
+        &mut s,
+        Request::new(10, Op::Read, 2 << 20, 4096, Nanos::ZERO),
+    );
+    bench.submit(
+        &mut s,
+        Request::new(11, Op::Read, 9 << 20, 4096, Nanos::ZERO),
+    );
+    // Write 2 goes alone, ahead of write 1, which the limit still holds.
+    let order: Vec<u64> = bench.sent.iter().map(|c| c.requests[0].id.0).collect();
+    assert_eq!(order, [0, 2, 10, 11]);
+    assert_eq!(s.stats().class(Op::Write).queued, 1);
+}
+
+#[test]
+fn a_held_read_goes_when_its_last_write_is_sent_in_arrival_order() {
+    let read = |id: u64| Request::new(id, Op::Read, 0, 4096, Nanos::ZERO);
+    let mut held = HeldReads::default();
+    held.hold(read(1), &[3, 5]);
+    held.hold(read(2), &[5]);
+    held.hold(read(3), &[3]);
+    assert_eq!(held.first_awaited(4), Some(3));
+    let ids = |reads: Vec<Request>| reads.iter().map(|r| r.id.0).collect::<Vec<_>>();
+    assert_eq!(ids(held.release(5).collect()), [2]);
+    assert_eq!(held.first_awaited(2), None, "write 3 is not queued yet");
+    assert_eq!(ids(held.release(3).collect()), [1, 3]);
+    assert!(held.is_empty() && held.first_awaited(u64::MAX).is_none());
+}
+
+#[test]
+fn a_write_taken_from_the_middle_leaves_a_gap_dropped_at_the_front() {
+    let mut writes = WriteQueue::default();
+    for tag in [2, 3, 5] {
+        let request = Request::new(tag, Op::Write, tag << 20, 4096, Nanos::ZERO);
+        writes.push(Queued { request, tag });
+    }
+    assert_eq!(writes.take(3).map(|w| w.tag), Some(3));
+    assert!(writes.take(3).is_none(), "sent already");
+    let tags = |q: &WriteQueue| q.iter().map(|w| w.tag).collect::<Vec<_>>();
+    assert_eq!(tags(&writes), [2, 5]);
+    writes.take(2);
+    assert_eq!(writes.oldest().map(|w| w.tag), Some(5), "the gap went too");
+    writes.take(5);
+    assert!(writes.is_empty() && writes.last_tag().is_none());
+}
+
+#[test]
+fn a_trim_waits_for_writes_in_flight_and_holds_new_ones() {
+    let mut bench = Bench::new(32, |_: &Command| Nanos::from_millis(2));
+    let mut s = steer("trim_hold=0s");
+    let w = |id: u64| Request::new(id, Op::Write, id << 20, 4096, Nanos::ZERO);
+    bench.submit(&mut s, w(0));
+    bench.submit(
+        &mut s,
+        Request::new(1, Op::Trim, 1 << 30, 1 << 20, Nanos::ZERO),
+    );
+    bench.submit(&mut s, w(2));
+    assert_eq!(
+        bench.sent.len(),
+        1,
+        "trim waits for write 0; write 2 for the trim"
+    );
+    bench.advance(&mut s, Nanos::from_millis(2));
+    assert_eq!(bench.sent[1].op, Op::Trim);
+    assert_eq!(bench.sent[2].requests[0].id.0, 2);
+}
+
+#[test]
+fn a_held_trim_is_cut_by_the_writes_that_overwrite_it() {
+    let mut bench = Bench::new(32, |_: &Command| Nanos::from_millis(2));
+    let mut s = steer("trim_hold=100ms,start_rate=1000000");
+    let mib = 1u64 << 20;
+    let trim = |id: u64, at: u64| Request::new(id, Op::Trim, at * mib, 2 * mib, Nanos::ZERO);
+    let write = |id: u64, at: u64| Request::new(id, Op::Write, at * mib, mib, Nanos::ZERO);
+    bench.submit_together(&mut s, vec![trim(0, 0), trim(1, 2), write(2, 0)]);
+    bench.submit(&mut s, write(3, 1));
+    bench.submit(&mut s, write(4, 2));
+    let ops = |b: &Bench| b.sent.iter().map(|c| c.op).collect::<Vec<_>>();
+    assert_eq!(ops(&bench), [Op::Write; 3], "held trims do not stop writes");
+    assert_eq!(
+        s.base.stats.class(Op::Trim).elided,
+        1,
+        "trim 0 overwritten whole"
+    );
+    bench.advance(&mut s, Nanos::from_millis(100));
+    let sent_trim = bench.sent.iter().find(|c| c.op == Op::Trim).expect("sent");
+    let r = &sent_trim.requests[0];
+    assert_eq!(
+        (r.id.0, r.offset.0, r.len.0),
+        (1, 3 * mib, mib),
+        "what is left"
+    );
+}
+
+#[test]
+fn with_no_write_about_a_trim_is_not_held() {
+    let mut bench = Bench::new(32, |_: &Command| Nanos::from_millis(2));
+    let mut s = steer("");
+    bench.submit(&mut s, Request::new(0, Op::Trim, 0, 1 << 20, Nanos::ZERO));
+    assert_eq!(bench.sent.len(), 1, "no write to cut it: it goes at once");
+    assert_eq!(bench.sent[0].op, Op::Trim);
+}
+
+#[test]
+fn reads_held_by_a_trim_are_trim_misses_charged_spread_and_in_full() {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    let trim = Rc::new(Cell::new(false));
+    let held = trim.clone();
+    let mut bench = Bench::new(32, move |c: &Command| match c.op {
+        Op::Read if held.get() => Nanos::from_millis(5),
+        Op::Read => Nanos::from_micros(200),
+        Op::Trim => Nanos::from_millis(30),
+        _ => Nanos::from_micros(500),
+    });
+    let mut s = steer("objective=p99<=1ms,trim_hold=0s");
+    let mut id = 0;
+    load(&mut s, &mut bench, 1950, &mut id);
+    let at = bench.now;
+    bench.submit(&mut s, Request::new(id, Op::Trim, 1 << 41, 64 << 20, at));
+    trim.set(true);
+    load(&mut s, &mut bench, 30, &mut id);
+    trim.set(false);
+    load(&mut s, &mut bench, 20, &mut id);
+    // The window that saw the trim counted its misses as trim misses.
+    let window = *s.history.back().expect("windows ended");
+    assert!(window.misses >= 20, "{window:?}");
+    assert_eq!(window.trim_misses, window.misses, "{window:?}");
+    // They are charged a thirtieth per window, and in full in the end.
+    let charged = window.charged;
+    let owed = s.trim_owed;
+    assert!(charged < window.misses as f64 / 20.0, "{charged}");
+    let mut paid = charged;
+    for _ in 0..300 {
+        paid += s.charge(&Window::default());
+    }
+    assert!((paid + s.trim_owed - window.misses as f64).abs() < 1e-6);
+    assert!(s.trim_owed < owed / 1000.0);
+}
+
+proptest::proptest! {
+    /// Whatever the controller does with the limit (reads that miss at
+    /// random, trims, reads over queued writes), no write waits in the
+    /// scheduler longer than the write deadline plus one tick.
+    #[test]
+    fn no_write_waits_past_its_deadline_plus_a_tick(
+        arrivals in proptest::collection::vec((0u64..20, 0u8..10, 0u64..64, proptest::bool::ANY), 1..400),
+        deadline_ms in 10u64..500,
+        start_rate in 1u64..50_000,
+    ) {
+        let mut bench = Bench::new(1024, |c: &Command| match c.op {
+            // Reads at odd MiB miss a 1 ms objective: the limit moves.
+            Op::Read if (c.requests[0].offset.0 >> 20) % 2 == 1 => Nanos::from_millis(3),
+            Op::Read => Nanos::from_micros(200),
+            Op::Trim => Nanos::from_millis(20),
+            _ => Nanos::from_micros(500),
+        });
+        let mut s = steer(&format!(
+            "objective=p99<=1ms,min_rate=1,start_rate={start_rate},write_deadline={deadline_ms}ms"
+        ));
+        let mut writes = Vec::new();
+        for (id, (gap_ms, kind, mib, aligned)) in arrivals.into_iter().enumerate() {
+            bench.advance(&mut s, bench.now + Nanos::from_millis(gap_ms));
+            let (op, len) = match kind {
+                0..=3 => (Op::Read, 128 << 10),
+                4..=8 => (Op::Write, 128 << 10),
+                _ => (Op::Trim, 4 << 20),
+            };
+            let offset = (mib << 20) + if aligned { 0 } else { 4096 };
+            let request = Request::new(id as u64, op, offset, len, bench.now);
+            if op == Op::Write {
+                writes.push((request.id, bench.now));
+            }
+            bench.submit(&mut s, request);
+        }
+        bench.advance(&mut s, bench.now + Nanos::from_millis(deadline_ms + 1000));
+        let tick = Nanos::from_millis(5);
+        for (id, submitted) in writes {
+            let sent = bench.sent.iter().find(|c| c.requests.iter().any(|r| r.id == id));
+            let sent = sent.expect("every write was sent");
+            let waited = sent.dispatched - submitted;
+            proptest::prop_assert!(
+                waited <= Nanos::from_millis(deadline_ms) + tick,
+                "write {id:?} waited {waited}"
+            );
+        }
+    }
+}
