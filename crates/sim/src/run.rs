@@ -32,6 +32,9 @@ pub enum SimError {
     /// The drive's configuration, or a GC mode it cannot switch to now.
     #[error("device: {0}")]
     Device(#[from] iosteer_device::ConfigError),
+    /// The drive cannot switch GC mode now (it owes or runs GC).
+    #[error("device: {0}")]
+    GcMode(#[from] iosteer_device::GcModeBusy),
     /// Aging the drive failed.
     #[error("device: {0}")]
     Aging(#[from] iosteer_device::FtlError),
