@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Result};
 use iosteer_sched::Nanos;
-use iosteer_study::objective::Objective;
+use iosteer_study::objective;
 use iosteer_study::probe::{self, ProbeError, ProbeOptions, ReadLoad, Throttle as StudyThrottle};
 use iosteer_workload::fio::{size_value, time_value};
 
@@ -212,10 +212,7 @@ fn rates(args: &ProbeArgs) -> Result<Vec<u64>> {
 
 /// The options, checked.
 fn options(args: &ProbeArgs) -> Result<ProbeOptions> {
-    let objective: Objective = args
-        .objective
-        .parse()
-        .map_err(|e| anyhow!("--objective {e}"))?;
+    let objective = objective::parse(&args.objective).map_err(|e| anyhow!("--objective {e}"))?;
     let metric = args.objective.split_once("<=").map_or("", |(m, _)| m);
     let write_bs = size_value(&args.write_bs).unwrap_or(0);
     let reads = match (&args.read_job, &args.read_rate) {

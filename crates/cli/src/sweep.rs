@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use anyhow::{anyhow, Result};
-use iosteer_study::objective::Objective;
+use iosteer_study::objective;
 use iosteer_study::sweep::{self, Sweep, SweepError};
 
 #[derive(Debug, clap::Args)]
@@ -49,10 +49,7 @@ pub struct SweepArgs {
 }
 
 pub fn sweep(args: SweepArgs) -> Result<()> {
-    let objective: Objective = args
-        .objective
-        .parse()
-        .map_err(|e| anyhow!("--objective {e}"))?;
+    let objective = objective::parse(&args.objective).map_err(|e| anyhow!("--objective {e}"))?;
     let mut specs = Vec::new();
     for grid in &args.vary {
         specs.extend(sweep::expand_grid(grid).map_err(|e| anyhow!("--vary {e}"))?);

@@ -1,158 +1,94 @@
-//! A read-latency objective, as `iosteer sweep` and `iosteer probe` judge
-//! runs by: `p99<=2x` (times the same metric in a baseline phase) or
-//! `p99<=5ms` (absolute); the metric is mean, p50, p99, p99.9 (or p999) or
-//! max of the reads of a phase.
+//! The read-latency objective `iosteer sweep` and `iosteer probe` judge runs
+//! by. The grammar and the type are the scheduler library's
+//! ([`iosteer_sched::objective`]: `steer` takes the same text); this module
+//! adds what a study needs on top: which metrics a report keeps, and a
+//! metric's value in a phase of a report.
 
-use iosteer_sched::Nanos;
-use iosteer_workload::report::PhaseReport;
+use iosteer_sched::objective::ObjectiveError as GrammarError;
+pub use iosteer_sched::objective::{Bound, Metric, Objective, GRAMMAR};
+use iosteer_workload::report::{LatencyReport, PhaseReport};
 use thiserror::Error;
 
-/// A read latency objective.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Objective {
-    pub metric: Metric,
-    pub bound: Bound,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Metric {
-    Mean,
-    P50,
-    P99,
-    P999,
-    Max,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub enum Bound {
-    /// Times the baseline phase's value of the same metric.
-    Relative(f64),
-    Absolute(Nanos),
-}
-
-/// What is wrong with an objective's text; each names the text as given.
+/// An objective a study cannot judge by.
 #[derive(Debug, Error, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum ObjectiveError {
-    #[error("{text}: no `<=` ({})", SYNTAX)]
-    NoBound { text: String },
-    #[error("{text}: unknown metric `{metric}` ({})", SYNTAX)]
-    UnknownMetric { text: String, metric: String },
-    #[error("{text}: bad factor ({})", SYNTAX)]
-    BadFactor { text: String },
-    #[error("{text}: the factor must be positive ({})", SYNTAX)]
-    NonPositiveFactor { text: String },
-    #[error("{text}: {source} ({})", SYNTAX)]
-    BadDuration {
-        text: String,
-        source: iosteer_sched::ConfigError,
-    },
-    #[error("{text}: the bound must be positive ({})", SYNTAX)]
-    NonPositiveBound { text: String },
+    #[error("{text}: {source}")]
+    Grammar { text: String, source: GrammarError },
+    /// The report keeps mean, p50, p99, p99.9 and max of reads.
+    #[error("{text}: reports keep the mean, p50, p99, p99.9 and max of reads, not {metric}")]
+    NotReported { text: String, metric: Metric },
 }
 
-const SYNTAX: &str = "expected METRIC<=Nx or METRIC<=DURATION, such as p99<=2x or p99<=5ms";
-
-impl Metric {
-    pub fn name(self) -> &'static str {
-        match self {
-            Metric::Mean => "mean",
-            Metric::P50 => "p50",
-            Metric::P99 => "p99",
-            Metric::P999 => "p99.9",
-            Metric::Max => "max",
-        }
+/// Reads an objective (the grammar of [`iosteer_sched::objective`]) whose
+/// metric a report keeps.
+pub fn parse(text: &str) -> Result<Objective, ObjectiveError> {
+    let objective = Objective::parse(text).map_err(|source| ObjectiveError::Grammar {
+        text: text.to_string(),
+        source,
+    })?;
+    if !KEPT.contains(&objective.metric) {
+        return Err(ObjectiveError::NotReported {
+            text: text.to_string(),
+            metric: objective.metric,
+        });
     }
-
-    /// The read value of this metric in a phase, microseconds.
-    pub fn of(self, phase: &PhaseReport) -> f64 {
-        let l = &phase.read.lat_us;
-        match self {
-            Metric::Mean => l.mean,
-            Metric::P50 => l.p50,
-            Metric::P99 => l.p99,
-            Metric::P999 => l.p999,
-            Metric::Max => l.max,
-        }
-    }
+    Ok(objective)
 }
 
-impl std::fmt::Display for Objective {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.bound {
-            Bound::Relative(x) => write!(f, "read {} <= {x}x baseline", self.metric.name()),
-            Bound::Absolute(t) => write!(f, "read {} <= {t}", self.metric.name()),
-        }
-    }
+/// The read metrics a phase report keeps.
+const KEPT: [Metric; 5] = [
+    Metric::Mean,
+    Metric::P50,
+    Metric::P99,
+    Metric::P999,
+    Metric::Max,
+];
+
+/// The read value of `metric` in `phase`, microseconds. A metric [`parse`]
+/// refuses has no value: NaN, which meets no bound.
+pub fn read_value(metric: Metric, phase: &PhaseReport) -> f64 {
+    reported(metric, &phase.read.lat_us).unwrap_or(f64::NAN)
 }
 
-impl std::str::FromStr for Objective {
-    type Err = ObjectiveError;
-
-    /// Parses `p99<=2x`, `p99.9<=10ms`, `mean<=800us`.
-    fn from_str(text: &str) -> Result<Objective, ObjectiveError> {
-        let owned = || text.to_string();
-        let (metric, value) = text
-            .split_once("<=")
-            .ok_or_else(|| ObjectiveError::NoBound { text: owned() })?;
-        let metric = match metric.trim() {
-            "mean" => Metric::Mean,
-            "p50" => Metric::P50,
-            "p99" => Metric::P99,
-            "p99.9" | "p999" => Metric::P999,
-            "max" => Metric::Max,
-            other => {
-                return Err(ObjectiveError::UnknownMetric {
-                    text: owned(),
-                    metric: other.to_string(),
-                })
-            }
-        };
-        let value = value.trim();
-        let bound = if let Some(x) = value.strip_suffix('x') {
-            let x: f64 = x
-                .trim()
-                .parse()
-                .map_err(|_| ObjectiveError::BadFactor { text: owned() })?;
-            if !(x.is_finite() && x > 0.0) {
-                return Err(ObjectiveError::NonPositiveFactor { text: owned() });
-            }
-            Bound::Relative(x)
-        } else {
-            let t = iosteer_sched::config::parse_duration("bound", value).map_err(|source| {
-                ObjectiveError::BadDuration {
-                    text: owned(),
-                    source,
-                }
-            })?;
-            if t == Nanos::ZERO {
-                return Err(ObjectiveError::NonPositiveBound { text: owned() });
-            }
-            Bound::Absolute(t)
-        };
-        Ok(Objective { metric, bound })
+fn reported(metric: Metric, lat: &LatencyReport) -> Option<f64> {
+    match metric {
+        Metric::Mean => Some(lat.mean),
+        Metric::P50 => Some(lat.p50),
+        Metric::P99 => Some(lat.p99),
+        Metric::P999 => Some(lat.p999),
+        Metric::Max => Some(lat.max),
+        _ => None,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use iosteer_sched::Nanos;
 
     #[test]
     fn objectives_parse_relative_and_absolute() {
         assert_eq!(
-            "p99<=2x".parse::<Objective>().unwrap(),
+            parse("p99<=2x").unwrap(),
             Objective {
                 metric: Metric::P99,
                 bound: Bound::Relative(2.0)
             }
         );
         assert_eq!(
-            "p99.9 <= 5ms".parse::<Objective>().unwrap().bound,
+            parse("p99.9 <= 5ms").unwrap().bound,
             Bound::Absolute(Nanos::from_millis(5))
         );
         for bad in ["p99", "p98<=2x", "p99<=-1x", "p99<=5", "p99<=0ms"] {
-            assert!(bad.parse::<Objective>().is_err(), "{bad}");
+            assert!(parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_metric_the_report_does_not_keep_is_refused() {
+        let err = parse("p90<=2x").unwrap_err();
+        assert!(matches!(err, ObjectiveError::NotReported { .. }), "{err}");
+        assert!(err.to_string().contains("not p90"), "{err}");
     }
 }

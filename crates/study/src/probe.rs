@@ -89,7 +89,7 @@ use iosteer_workload::workload::{Arrival, Job, JobKind, Synthetic};
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::objective::{Bound, Objective};
+use crate::objective::{read_value, Bound, Objective};
 
 mod continuous;
 mod report;
@@ -668,7 +668,7 @@ fn figures(
 ) -> Result<Step, ProbeError> {
     let p = measured(run)?;
     let ms = |us: f64| us / 1e3;
-    let value_ms = ms(options.objective.metric.of(p));
+    let value_ms = ms(read_value(options.objective.metric, p));
     Ok(Step {
         rate_bytes_per_s: rate,
         spec,

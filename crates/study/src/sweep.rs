@@ -46,7 +46,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::objective::{Bound, Objective};
+use crate::objective::{read_value, Bound, Objective};
 
 /// Most grid points one sweep may run.
 pub const MAX_POINTS: usize = 10_000;
@@ -252,12 +252,12 @@ pub fn point(
     let ms = |us: f64| us / 1e3;
     let (baseline_ms, bound_ms) = match objective.bound {
         Bound::Relative(x) => {
-            let b = ms(objective.metric.of(phase(run, baseline)?));
+            let b = ms(read_value(objective.metric, phase(run, baseline)?));
             (Some(b), b * x)
         }
         Bound::Absolute(t) => (None, t.0 as f64 / 1e6),
     };
-    let value_ms = ms(objective.metric.of(p));
+    let value_ms = ms(read_value(objective.metric, p));
     let meets = p.read.ops > 0 && value_ms <= bound_ms && !run.interrupted;
     Ok(Point {
         spec: run.scheduler.clone(),
