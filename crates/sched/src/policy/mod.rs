@@ -6,6 +6,7 @@
 pub mod deadline;
 pub mod fifo;
 pub mod iocost;
+pub mod iolatency;
 pub(crate) mod issue;
 pub mod kyber;
 pub mod netflix;
@@ -41,6 +42,7 @@ pub fn catalog() -> &'static [PolicyInfo] {
         throttle::INFO,
         iocost::INFO,
         steer::INFO,
+        iolatency::INFO,
     ]
 }
 
@@ -112,6 +114,11 @@ fn build_with(
             let mut config = throttle::ThrottleConfig::default();
             configure(&mut config)?;
             Ok(Box::new(throttle::Throttle::new(config)))
+        }
+        "iolatency" => {
+            let mut config = iolatency::IolatencyConfig::default();
+            configure(&mut config)?;
+            Ok(Box::new(iolatency::Iolatency::new(config)))
         }
         _ => {
             let mut config = iocost::IocostConfig::default();
