@@ -3,6 +3,7 @@
 //! A spec is `name[:key=value,...]`, for example
 //! `netflix:read_bias=100,write.limiter=queue_depth,write.current=1`.
 
+pub mod bfq;
 pub mod deadline;
 pub mod fifo;
 pub mod iocost;
@@ -43,6 +44,7 @@ pub fn catalog() -> &'static [PolicyInfo] {
         iocost::INFO,
         steer::INFO,
         iolatency::INFO,
+        bfq::INFO,
     ]
 }
 
@@ -114,6 +116,11 @@ fn build_with(
             let mut config = throttle::ThrottleConfig::default();
             configure(&mut config)?;
             Ok(Box::new(throttle::Throttle::new(config)))
+        }
+        "bfq" => {
+            let mut config = bfq::BfqConfig::default();
+            configure(&mut config)?;
+            Ok(Box::new(bfq::Bfq::new(config)))
         }
         "iolatency" => {
             let mut config = iolatency::IolatencyConfig::default();
