@@ -462,8 +462,70 @@ fn steer_spec() -> impl Strategy<Value = String> {
         })
 }
 
+/// Spreads a stream over `tenants` tenants, for the per-tenant policies.
+fn spread_over_tenants(mut stream: Vec<Arrival>, tenants: u32) -> Vec<Arrival> {
+    for a in &mut stream {
+        a.request.tenant = crate::request::TenantId(a.request.id.0 as u32 % tenants);
+    }
+    stream
+}
+
+/// Targets from far below the device's latencies (peers throttled to depth
+/// 1 and delayed) to above them, on some tenants or all.
+fn iolatency_spec() -> impl Strategy<Value = String> {
+    (
+        prop::sample::select(vec![10u64, 500, 5_000, 50_000]),
+        prop::sample::select(vec!["target.0", "target.1", "target"]),
+        prop::sample::select(vec![0u32, 1, 4, 64]),
+    )
+        .prop_map(|(target_us, key, nr)| format!("iolatency:{key}={target_us},nr_requests={nr}"))
+}
+
+/// Weights, idling from off to long, raising, sync writes, cgroup
+/// asymmetry, budgets from tiny to upstream's, slots from none to queueing.
+fn bfq_spec() -> impl Strategy<Value = String> {
+    (
+        (1u32..1000, 1u32..1000),
+        prop::sample::select(vec![0u64, 1, 8, 50]),
+        (0u32..2, 0u32..2, 0u32..2, 0u32..2),
+        prop::sample::select(vec![0u64, 1, 64, 16384]),
+        1u64..200,
+    )
+        .prop_map(
+            |((w0, w1), idle, (lowlat, sync, groups, strict), budget, timeout)| {
+                format!(
+                    "bfq:weight.0={w0},weight.1={w1},slice_idle={idle},low_latency={lowlat},\
+                 sync_writes={sync},groups={groups},strict_guarantees={strict},\
+                 max_budget={budget},timeout_sync={timeout}"
+                )
+            },
+        )
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn bfq_completes_everything_once_in_order(
+        stream in arrivals(250),
+        spec in bfq_spec(),
+        tenants in 1u32..4,
+        slots in 1u32..32,
+    ) {
+        let stream = spread_over_tenants(stream, tenants);
+        assert_live_and_ordered(&spec, &stream, slots);
+    }
+
+    #[test]
+    fn iolatency_completes_everything_once_in_order(
+        stream in arrivals(250),
+        spec in iolatency_spec(),
+        tenants in 1u32..4,
+        slots in 1u32..32,
+    ) {
+        let stream = spread_over_tenants(stream, tenants);
+        assert_live_and_ordered(&spec, &stream, slots);
+    }
 
     #[test]
     fn steer_completes_everything_once_in_order(

@@ -168,6 +168,13 @@ impl Command {
             requests: self.requests.len() as u32,
             dispatched: self.dispatched,
             outcome,
+            tenant: self.requests[0].tenant,
+            submitted: self
+                .requests
+                .iter()
+                .map(|r| r.submitted)
+                .min()
+                .unwrap_or(self.dispatched),
         }
     }
 }
@@ -199,6 +206,12 @@ pub struct Completion {
     pub requests: u32,
     pub dispatched: Nanos,
     pub outcome: Outcome,
+    /// The tenant of the command's first request (per-tenant policies charge
+    /// completions to it; a coalesced trim may carry several tenants).
+    pub tenant: TenantId,
+    /// The earliest arrival among its requests: the total latency runs from
+    /// here.
+    pub submitted: Nanos,
 }
 
 #[cfg(test)]

@@ -3,10 +3,12 @@
 //! A spec is `name[:key=value,...]`, for example
 //! `netflix:read_bias=100,write.limiter=queue_depth,write.current=1`.
 
+pub mod bfq;
 pub mod common;
 pub mod deadline;
 pub mod fifo;
 pub mod iocost;
+pub mod iolatency;
 pub(crate) mod issue;
 pub mod kyber;
 pub mod netflix;
@@ -65,6 +67,8 @@ pub fn catalog() -> &'static [PolicyInfo] {
         throttle::INFO,
         iocost::INFO,
         steer::INFO,
+        bfq::INFO,
+        iolatency::INFO,
     ]
 }
 
