@@ -608,6 +608,7 @@ fn default_reads(capacity: u64, rate: Option<f64>, iodepth: u32) -> Job {
         kind: JobKind::Synthetic(readers),
         start: Nanos::ZERO,
         stop: None,
+        shape: Default::default(),
     }
 }
 
@@ -949,6 +950,7 @@ impl<B: Backend> Probe<B> {
             kind: JobKind::Synthetic(writer),
             start: Nanos::ZERO,
             stop: None,
+            shape: Default::default(),
         }
     }
 

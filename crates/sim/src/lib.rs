@@ -13,13 +13,23 @@
 //!   paper's problem) first.
 //! - [`study`]: several runs side by side that differ in drive or workload
 //!   (`pgc-workloads`: NPGC against PGC; `hints`: stream separation).
-//! - [`workload`]: synthetic jobs and traces; [`fio`]: fio job files;
+//! - [`workload`]: synthetic jobs and traces; [`fio`]: fio job files
+//!   ([`fio_options`]: which options it takes, ignores and refuses;
+//!   [`fio_text`]: comments, `${VAR}`; [`bssplit`], [`distribution`] and
+//!   [`job_shape`]: the finer shapes; [`job_phases`]: phases that follow
+//!   the jobs);
 //!   [`trace`]: trace formats.
 //! - [`report`]: per-phase results, JSON schema, terminal table;
 //!   [`series`] and [`chart`]: one-second CSV series and SVG charts.
 
+pub mod bssplit;
 pub mod chart;
+pub mod distribution;
 pub mod fio;
+pub mod fio_options;
+pub mod fio_text;
+pub mod job_phases;
+pub mod job_shape;
 pub mod report;
 pub mod run;
 pub mod scenario;

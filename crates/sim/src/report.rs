@@ -386,6 +386,25 @@ impl Recorder {
         }
     }
 
+    /// Adds a phase, recorded from now on (phases that follow a job file's
+    /// jobs appear as the jobs run); its index.
+    pub fn add_phase(&mut self, phase: Phase) -> usize {
+        self.phases.push(phase);
+        self.accumulators.push(PhaseAccumulator::default());
+        self.phases.len() - 1
+    }
+
+    /// Moves a phase's edges: it opens and closes as its jobs run.
+    pub fn set_phase_edges(&mut self, index: usize, start: Nanos, end: Nanos) {
+        if let Some(phase) = self.phases.get_mut(index) {
+            (phase.start, phase.end) = (start, end);
+        }
+    }
+
+    pub fn phases(&self) -> &[Phase] {
+        &self.phases
+    }
+
     /// A request of `bytes` finished at `at` after `latency`.
     pub fn request_done(&mut self, op: Op, bytes: u64, latency: Nanos, at: Nanos) {
         self.series.record(op, bytes, latency, at);

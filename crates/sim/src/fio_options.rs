@@ -1,0 +1,125 @@
+//! Which fio options the job parser takes ([`SUPPORTED`]), accepts and
+//! ignores ([`IGNORED`]: they change how fio reports, logs, places threads,
+//! tunes its engine or checks data, not which I/O is issued or when), and
+//! under which other names ([`canonical`]); and which engines it can model
+//! ([`check_engine`]). Any other option is an error naming the file, the
+//! line and the option ([`crate::fio`]).
+
+/// Options that shape the I/O and are modelled, by their canonical names.
+pub const SUPPORTED: &[&str] = &[
+    "rw", "rw_sequencer", "rwmixread", "rwmixwrite", "bs", "bsrange", "bssplit", "size",
+    "filesize", "io_size", "number_ios", "fill_device", "loops", "offset", "offset_increment",
+    "iodepth", "rate", "rate_iops", "rate_process", "rate_min", "startdelay", "runtime",
+    "time_based", "ramp_time", "thinktime", "thinktime_blocks", "numjobs", "stonewall",
+    "wait_for", "random_distribution", "percentage_random", "norandommap", "randrepeat",
+    "randseed", "nrfiles", "filename", "file_service_type", "fsync", "fdatasync", "end_fsync",
+    "fsync_on_close", "verify", "write_hint", "ioengine", "zonemode", "exitall", "name",
+    "iosteer_backpressure",
+];
+
+/// Accepted and ignored: they do not change which I/O is issued or when.
+pub const IGNORED: &[&str] = &[
+    // Reporting and logging.
+    "description", "group_reporting", "new_group", "stats", "per_job_logs", "write_lat_log",
+    "write_bw_log", "write_iops_log", "write_hist_log", "log_avg_msec", "log_hist_msec",
+    "log_hist_coarseness", "log_max_value", "log_offset", "log_compression",
+    "log_compression_cpus", "log_store_compressed", "log_unix_epoch", "log_alternate_epoch",
+    "log_alternate_epoch_clock_id", "log_prio", "log_entries", "clat_percentiles",
+    "slat_percentiles", "lat_percentiles", "percentile_list", "disable_lat", "disable_clat",
+    "disable_slat", "disable_bw", "unified_rw_reporting", "kb_base", "unit_base", "bwavgtime",
+    "iopsavgtime", "gtod_reduce", "gtod_cpu", "clocksource", "significant_figures",
+    // CPU, NUMA and process placement.
+    "thread", "cpus_allowed", "cpus_allowed_policy", "cpumask", "numa_cpu_nodes",
+    "numa_mem_policy", "nice", "prio", "prioclass", "uid", "gid", "cgroup", "cgroup_weight",
+    "cgroup_nodelete",
+    // Engine tuning, memory and how files are opened.
+    "direct", "buffered", "ioscheduler", "iodepth_batch_submit", "iodepth_batch_complete",
+    "iodepth_batch_complete_min", "iodepth_batch_complete_max", "iodepth_low", "io_submit_mode",
+    "fixedbufs", "registerfiles", "sqthread_poll", "sqthread_poll_cpu", "hipri", "nonvectored",
+    "uncached", "force_async", "iomem", "iomem_align", "hugepage-size", "lockmem", "invalidate",
+    "create_serialize", "create_fsync", "create_on_open", "allow_file_create",
+    "allow_mounted_write", "unlink", "unlink_each_loop", "fallocate", "fadvise_hint", "overwrite",
+    "directory", "filename_format", "lockfile", "random_generator", "allrandrepeat",
+    "softrandommap", "continue_on_error", "ignore_error", "error_dump",
+    // Data content (the drive model does not compress or deduplicate).
+    "buffer_pattern", "buffer_compress_percentage", "buffer_compress_chunk", "refill_buffers",
+    "scramble_buffers", "zero_buffers", "dedupe_percentage", "dedupe_mode",
+    // Verification settings (`verify` itself is kept on the job).
+    "do_verify", "verify_interval", "verify_offset", "verify_pattern", "verify_fatal",
+    "verify_dump", "verify_async", "verify_async_cpus", "verify_backlog", "verify_backlog_batch",
+    "verify_state_save", "verify_state_load", "verify_header_seed", "verify_write_sequence",
+    "experimental_verify",
+];
+
+/// fio's other names for an option, mapped to the name used here.
+pub fn canonical(key: &str) -> &str {
+    match key {
+        "readwrite" => "rw",
+        "blocksize" => "bs",
+        "blocksize_range" => "bsrange",
+        "timeout" => "runtime",
+        "io_limit" => "io_size",
+        "fill_fs" => "fill_device",
+        "fileoffset" => "offset",
+        "wait_for_previous" => "stonewall",
+        "iodepth_batch" => "iodepth_batch_submit",
+        "disable_bw_measurement" => "disable_bw",
+        "cpumask" => "cpus_allowed",
+        "exitall_on_error" | "exit_what" => "exitall",
+        other => other,
+    }
+}
+
+/// Engines that issue block I/O to a file or device: modelled.
+pub const ENGINES: &[&str] = &[
+    "sync", "psync", "vsync", "pvsync", "pvsync2", "libaio", "io_uring", "io_uring_cmd",
+    "posixaio", "solarisaio", "windowsaio", "mmap", "splice", "sg", "null", "xnvme",
+];
+
+/// Engines that do something the project cannot model, and why.
+const REFUSED_ENGINES: &[(&str, &str)] = &[
+    ("net", "network I/O"),
+    ("netsplice", "network I/O"),
+    ("rdma", "network I/O (RDMA)"),
+    ("http", "network I/O (HTTP/S3/Swift)"),
+    ("nbd", "network I/O (NBD)"),
+    ("nfs", "network file system I/O"),
+    ("rados", "a Ceph cluster"),
+    ("rbd", "a Ceph cluster"),
+    ("gfapi", "a GlusterFS volume"),
+    ("gfapi_async", "a GlusterFS volume"),
+    ("libhdfs", "an HDFS cluster"),
+    ("filecreate", "file-system metadata operations"),
+    ("filestat", "file-system metadata operations"),
+    ("filedelete", "file-system metadata operations"),
+    ("dircreate", "file-system metadata operations"),
+    ("dirstat", "file-system metadata operations"),
+    ("dirdelete", "file-system metadata operations"),
+    ("cpuio", "CPU load, no I/O"),
+    ("e4defrag", "ext4 defragmentation"),
+    ("falloc", "file allocation calls"),
+    ("ftruncate", "file truncation calls"),
+    ("exec", "running a program"),
+    ("mtd", "raw MTD flash (erase blocks managed by the host)"),
+    ("dev-dax", "persistent memory"),
+    ("libpmem", "persistent memory"),
+];
+
+/// `Ok` for an engine that issues block I/O; otherwise why not.
+pub fn check_engine(engine: &str) -> Result<(), String> {
+    let name = engine.split(':').next().unwrap_or(engine).trim();
+    if ENGINES.contains(&name) {
+        return Ok(());
+    }
+    let why = REFUSED_ENGINES
+        .iter()
+        .find(|(e, _)| *e == name)
+        .map_or_else(
+            || "an engine not known here".to_string(),
+            |(_, why)| why.to_string(),
+        );
+    Err(format!(
+        "ioengine `{name}` does {why}, which iosteer cannot model; engines that issue block I/O are modelled: {}",
+        ENGINES.join(", ")
+    ))
+}
