@@ -46,6 +46,7 @@ impl PhaseTracker {
         let running = measured(now, jobs);
         if !self.opened && !running.is_empty() {
             self.opened = true;
+            recorder.overlaps(0);
             recorder.set_phase_edges(0, now, UNKNOWN);
         }
         if self.opened && !self.closed && jobs.iter().all(Generator::finished) {

@@ -371,6 +371,9 @@ pub fn table(run: &RunReport) -> String {
 #[derive(Clone, Debug)]
 pub struct Recorder {
     phases: Vec<Phase>,
+    /// Phases that overlap others (a job file's whole-workload `job`):
+    /// left out of `all`, which would count their requests twice.
+    overlapping: Vec<usize>,
     accumulators: Vec<PhaseAccumulator>,
     series: crate::series::SeriesCollector,
     slo: Nanos,
@@ -381,6 +384,7 @@ impl Recorder {
         Recorder {
             accumulators: vec![PhaseAccumulator::default(); phases.len()],
             phases,
+            overlapping: Vec::new(),
             series: crate::series::SeriesCollector::default(),
             slo,
         }
@@ -399,6 +403,11 @@ impl Recorder {
         if let Some(phase) = self.phases.get_mut(index) {
             (phase.start, phase.end) = (start, end);
         }
+    }
+
+    /// Leaves phase `index` out of `all` (it overlaps the others).
+    pub fn overlaps(&mut self, index: usize) {
+        self.overlapping.push(index);
     }
 
     pub fn phases(&self) -> &[Phase] {
@@ -446,8 +455,10 @@ impl Recorder {
             .map(|(p, acc)| acc.report(p))
             .collect();
         let mut all = PhaseAccumulator::default();
-        for acc in &self.accumulators {
-            all.merge(acc);
+        for (index, acc) in self.accumulators.iter().enumerate() {
+            if !self.overlapping.contains(&index) {
+                all.merge(acc);
+            }
         }
         let span = Phase {
             name: "all".into(),
