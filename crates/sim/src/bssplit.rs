@@ -13,7 +13,8 @@ pub struct BlockSplit {
 }
 
 /// What `bssplit` accepts, for error messages.
-pub const ACCEPTED: &str = "size/percent pairs joined by `:` (4k/50:64k/50), percentages summing to 100 \
+pub const ACCEPTED: &str =
+    "size/percent pairs joined by `:` (4k/50:64k/50), percentages summing to 100 \
                             (a blank one takes an even share of the rest), one list per direction \
                             joined by `,` (read,write,trim)";
 
@@ -36,7 +37,10 @@ impl BlockSplit {
                     blanks += 1;
                     f64::NAN
                 }
-                p => p.parse::<f64>().ok().filter(|p| (0.0..=100.0).contains(p))?,
+                p => p
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|p| (0.0..=100.0).contains(p))?,
             };
             sizes.push((size, percent));
         }
@@ -106,7 +110,10 @@ mod tests {
         let s = BlockSplit::parse("4k/20:8k/:16k/").unwrap();
         assert_eq!(s.sizes, [(4096, 20.0), (8192, 40.0), (16384, 40.0)]);
         let [r, w, t] = BlockSplit::per_direction("4k/50:64k/50,8k/100").unwrap();
-        assert_eq!((r.largest(), w.sizes.clone(), t), (65536, vec![(8192, 100.0)], w));
+        assert_eq!(
+            (r.largest(), w.sizes.clone(), t),
+            (65536, vec![(8192, 100.0)], w)
+        );
         for bad in ["4k/50:64k/40", "4k/150", "4q/100", "", "4k,8k,16k,32k"] {
             assert!(BlockSplit::per_direction(bad).is_none(), "{bad}");
         }

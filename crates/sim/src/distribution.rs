@@ -36,7 +36,8 @@ pub enum Distribution {
 }
 
 /// What `random_distribution` accepts, for error messages.
-pub const ACCEPTED: &str = "random, zipf:θ[:center], pareto:h[:center], normal:σ%[:center] (or gauss), \
+pub const ACCEPTED: &str =
+    "random, zipf:θ[:center], pareto:h[:center], normal:σ%[:center] (or gauss), \
                             zoned:access%/range%:... (summing to 100 each)";
 
 impl Distribution {
@@ -108,8 +109,8 @@ impl Distribution {
                     access += zone.access_percent;
                     if pick < access || std::ptr::eq(zone, zones.last().unwrap_or(zone)) {
                         let start = (range_start / 100.0 * blocks as f64) as u64;
-                        let end = (((range_start + zone.range_percent) / 100.0
-                            * blocks as f64) as u64)
+                        let end = (((range_start + zone.range_percent) / 100.0 * blocks as f64)
+                            as u64)
                             .clamp(start + 1, blocks);
                         return rng.random_range(start.min(blocks - 1)..end);
                     }
@@ -207,19 +208,34 @@ mod tests {
         let counts = shares(&Distribution::parse("pareto:0.2").unwrap(), 1000, 100_000);
         let hot = counts[..200].iter().sum::<u64>() as f64 / 100_000.0;
         assert!((hot - 0.8).abs() < 0.01, "{hot}");
-        let counts = shares(&Distribution::parse("zoned:60/10:40/90").unwrap(), 1000, 100_000);
+        let counts = shares(
+            &Distribution::parse("zoned:60/10:40/90").unwrap(),
+            1000,
+            100_000,
+        );
         let first = counts[..100].iter().sum::<u64>() as f64 / 100_000.0;
         assert!((first - 0.6).abs() < 0.01, "{first}");
         let counts = shares(&Distribution::parse("normal:10").unwrap(), 1000, 100_000);
         let middle = counts[400..600].iter().sum::<u64>() as f64 / 100_000.0;
         assert!((middle - 0.6827).abs() < 0.01, "within one sigma: {middle}");
         let counts = shares(&Distribution::parse("zipf:1.2:0.5").unwrap(), 1000, 10_000);
-        assert!(counts[500] > counts[0] * 10, "the hot spot moves to the center");
+        assert!(
+            counts[500] > counts[0] * 10,
+            "the hot spot moves to the center"
+        );
     }
 
     #[test]
     fn bad_values_are_refused() {
-        for bad in ["zipf:1", "zipf:x", "pareto:1.5", "normal", "zoned:50/50", "random:3", "hot"] {
+        for bad in [
+            "zipf:1",
+            "zipf:x",
+            "pareto:1.5",
+            "normal",
+            "zoned:50/50",
+            "random:3",
+            "hot",
+        ] {
             assert_eq!(Distribution::parse(bad), None, "{bad}");
         }
         assert_eq!(

@@ -36,7 +36,7 @@
 //! | `wait_for` | a job name: start once every copy of that job has ended |
 //! | `random_distribution` | `random`, `zipf:θ`, `pareto:h`, `normal:σ%` (`gauss`), each with an optional `:center` (0.0 to 1.0); `zoned:access%/range%:...` ([`crate::distribution`]) |
 //! | `percentage_random` | percent of a random job's requests at random offsets (the others follow on) |
-//! | `norandommap` | accepted: offsets here are always drawn as fio draws them with it (with replacement) |
+//! | `norandommap` | accepted: random offsets here are always drawn as fio draws them with it, with replacement (fio's default random map visits each block once per pass; over many passes the two agree) |
 //! | `randrepeat`, `randseed` | accepted with a note: `--seed` seeds every job, so a run always repeats itself for a given seed |
 //! | `nrfiles`, `filename` | files (or a `:` list of names): the region is cut into that many equal, contiguous ranges, used round robin (`file_service_type=roundrobin`, the default) |
 //! | `fsync`, `fdatasync` | a flush after every N writes |
@@ -117,9 +117,26 @@ const UNTIMED_RUNTIME: Nanos = Nanos::from_secs(60);
 
 /// Verification methods fio knows (`verify=`).
 const VERIFY_METHODS: &[&str] = &[
-    "md5", "crc64", "crc32c", "crc32c-intel", "crc32", "crc16", "crc7", "xxhash", "sha512",
-    "sha384", "sha256", "sha224", "sha1", "sha3-224", "sha3-256", "sha3-384", "sha3-512",
-    "meta", "pattern", "null",
+    "md5",
+    "crc64",
+    "crc32c",
+    "crc32c-intel",
+    "crc32",
+    "crc16",
+    "crc7",
+    "xxhash",
+    "sha512",
+    "sha384",
+    "sha256",
+    "sha224",
+    "sha1",
+    "sha3-224",
+    "sha3-256",
+    "sha3-384",
+    "sha3-512",
+    "meta",
+    "pattern",
+    "null",
 ];
 
 #[derive(Clone, Debug)]
@@ -206,7 +223,11 @@ pub fn parse_with_env(
         .unwrap_or(UNTIMED_RUNTIME);
     for i in untimed {
         let at_least = jobs[i].start + Nanos::from_secs(1);
-        jobs[i].stop = Some(if jobs[i].shape.after.is_empty() { end.max(at_least) } else { end });
+        jobs[i].stop = Some(if jobs[i].shape.after.is_empty() {
+            end.max(at_least)
+        } else {
+            end
+        });
         notes.push(format!(
             "job {}: time_based without runtime runs {:.1} s here (as long as the longest timed job)",
             jobs[i].name,
@@ -236,7 +257,11 @@ fn sections(lines: &[Line], file: &str) -> Result<Vec<Section>, FioError> {
             continue;
         }
         let (key, value) = text.split_once('=').unwrap_or((text, ""));
-        let option = (key.trim().to_string(), value.trim().to_string(), line.number);
+        let option = (
+            key.trim().to_string(),
+            value.trim().to_string(),
+            line.number,
+        );
         match sections.last_mut() {
             _ if in_global => global.push(option),
             Some(section) => section.options.push(option),
@@ -330,7 +355,7 @@ impl JobSpec {
                 .map_err(err)?;
         }
         let last_line = section.options.last().map_or(section.line, |o| o.2);
-        reader.finish(name, file, last_line, capacity, notes)
+        reader.finish(name, file, last_line, capacity)
     }
 }
 
@@ -359,7 +384,6 @@ struct Reader {
     io_size: Option<u64>,
     loops: u64,
     fill_device: bool,
-    norandommap: bool,
 }
 
 impl Reader {
@@ -393,7 +417,6 @@ impl Reader {
             io_size: None,
             loops: 1,
             fill_device: false,
-            norandommap: false,
         }
     }
 
@@ -533,7 +556,9 @@ impl Reader {
             "percentage_random" => {
                 self.shape.percentage_random = Some(percent(value).ok_or_else(|| bad("a percentage 0-100 (one for every direction)"))?)
             }
-            "norandommap" => self.norandommap = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?,
+            "norandommap" => {
+                boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?;
+            }
             "randrepeat" => {
                 if !boolean(value).ok_or_else(|| bad("0 or 1"))? {
                     notes.push(format!(
@@ -615,14 +640,16 @@ impl Reader {
         file: &str,
         last_line: usize,
         capacity: u64,
-        notes: &mut Vec<String>,
     ) -> Result<JobSpec, FioError> {
         let err = |message: String| FioError {
             file: file.to_string(),
             line: last_line,
             message: format!("job [{job}]: {message}"),
         };
-        let sequential = matches!(self.rw.as_str(), "read" | "write" | "rw" | "readwrite" | "trim");
+        let sequential = matches!(
+            self.rw.as_str(),
+            "read" | "write" | "rw" | "readwrite" | "trim"
+        );
         let read_percent = match self.rw.as_str() {
             "read" | "randread" => 100,
             "write" | "randwrite" | "trim" | "randtrim" => 0,
@@ -633,22 +660,27 @@ impl Reader {
                 self.shape.offset_add = signed_size(modifier)
                     .ok_or_else(|| err(format!("rw={}:{modifier}: expected a size (bytes between requests, negative to go back)", self.rw)))?;
             } else {
-                self.shape.ios_per_offset = modifier
-                    .parse()
-                    .ok()
-                    .filter(|n| *n > 0)
-                    .ok_or_else(|| err(format!("rw={}:{modifier}: expected a count of requests per random offset", self.rw)))?;
+                self.shape.ios_per_offset =
+                    modifier.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        err(format!(
+                            "rw={}:{modifier}: expected a count of requests per random offset",
+                            self.rw
+                        ))
+                    })?;
             }
         }
         let (bs_min, bs_max) = match self.bsrange {
             Some(range) => range,
             None => {
                 let sizes = self.blocks.iter().flat_map(|b| b.sizes.iter().map(|s| s.0));
-                (sizes.clone().min().unwrap_or(4096), sizes.max().unwrap_or(4096))
+                (
+                    sizes.clone().min().unwrap_or(4096),
+                    sizes.max().unwrap_or(4096),
+                )
             }
         };
-        let plain = self.bsrange.is_some()
-            || self.blocks.iter().all(|b| b == &BlockSplit::single(bs_min));
+        let plain =
+            self.bsrange.is_some() || self.blocks.iter().all(|b| b == &BlockSplit::single(bs_min));
         if !plain {
             self.shape.blocks = Some(self.blocks.clone());
         }
@@ -668,13 +700,6 @@ impl Reader {
             return Err(err(format!(
                 "offset {offset} + size {size} must fit the drive ({capacity} bytes) and hold a block of {bs_max}"
             )));
-        }
-        if !sequential && !self.norandommap && self.shape.percentage_random != Some(0) {
-            notes.push(
-                "random offsets are drawn with replacement, as fio draws them with norandommap \
-                 (fio's default random map visits each block once per pass)"
-                    .to_string(),
-            );
         }
         Ok(JobSpec {
             synthetic: Synthetic {

@@ -118,7 +118,8 @@ mod tests {
 
     #[test]
     fn comments_and_variables_as_fio_reads_them() {
-        let text = "# a comment\n; another\n[job] ; trailing\nsize=${SIZE} # why\nnumjobs=$ncpus\n\n";
+        let text =
+            "# a comment\n; another\n[job] ; trailing\nsize=${SIZE} # why\nnumjobs=$ncpus\n\n";
         let lines = lines(text, "t.fio", &env).unwrap();
         let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
         assert_eq!(texts, ["[job]", "size=64m", "numjobs=8"]);
@@ -128,8 +129,14 @@ mod tests {
     #[test]
     fn an_unset_variable_and_include_name_the_line() {
         let err = lines("[a]\nsize=${NOPE}\n", "t.fio", &env).unwrap_err();
-        assert!(err.to_string().starts_with("t.fio:2:") && err.to_string().contains("`NOPE`"), "{err}");
+        assert!(
+            err.to_string().starts_with("t.fio:2:") && err.to_string().contains("`NOPE`"),
+            "{err}"
+        );
         let err = lines("[a]\ninclude other.fio\n", "t.fio", &env).unwrap_err();
-        assert!(err.to_string().starts_with("t.fio:2:") && err.to_string().contains("include"), "{err}");
+        assert!(
+            err.to_string().starts_with("t.fio:2:") && err.to_string().contains("include"),
+            "{err}"
+        );
     }
 }

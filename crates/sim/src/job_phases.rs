@@ -49,7 +49,7 @@ impl PhaseTracker {
             recorder.overlaps(0);
             recorder.set_phase_edges(0, now, UNKNOWN);
         }
-        if self.opened && !self.closed && jobs.iter().all(Generator::finished) {
+        if self.opened && !self.closed && jobs.iter().all(|j| j.ended(now)) {
             self.closed = true;
             let start = recorder.phases()[0].start;
             recorder.set_phase_edges(0, start, now);
@@ -90,7 +90,7 @@ fn measured(now: Nanos, jobs: &[Generator]) -> Vec<String> {
     for generator in jobs {
         let job = generator.job();
         let started = generator.waits_for().is_empty() && now >= job.start + job.shape.ramp;
-        if !started || generator.finished() {
+        if !started || generator.ended(now) {
             continue;
         }
         let section = if job.shape.section.is_empty() {

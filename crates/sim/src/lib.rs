@@ -26,6 +26,8 @@ pub mod bssplit;
 pub mod chart;
 pub mod distribution;
 pub mod fio;
+#[cfg(test)]
+mod fio_compat_tests;
 pub mod fio_options;
 pub mod fio_text;
 pub mod job_phases;

@@ -246,7 +246,7 @@ impl State {
                 !waits.is_empty()
                     && waits
                         .iter()
-                        .all(|&j| self.jobs.get(j).is_none_or(Generator::finished))
+                        .all(|&j| self.jobs.get(j).is_none_or(|g| g.ended(now)))
             };
             if ready {
                 self.jobs[i].release(now);
@@ -254,10 +254,22 @@ impl State {
         }
     }
 
+    /// The next stop of a job that has not ended: a job stopped by time
+    /// ends there (and its phase with it), so the loop wakes then.
+    fn next_stop(&self) -> Option<Nanos> {
+        self.jobs
+            .iter()
+            .zip(&self.ended_at)
+            .filter(|(job, ended)| ended.is_none() && job.waits_for().is_empty())
+            .filter_map(|(job, _)| job.job().stop)
+            .filter(|stop| *stop > self.now)
+            .min()
+    }
+
     /// After a step: jobs that ended, the end of issuing, the phases.
     fn follow_jobs(&mut self, now: Nanos) {
         for (job, ended) in self.jobs.iter().zip(&mut self.ended_at) {
-            if ended.is_none() && job.finished() {
+            if ended.is_none() && job.ended(now) {
                 *ended = Some(now);
             }
         }
@@ -287,7 +299,12 @@ impl State {
             }
             let arrival = self.next_arrival();
             let busy = self.submitted > self.completed;
-            if arrival.is_none() && !busy {
+            let stop = if sim.job_phases {
+                self.next_stop()
+            } else {
+                None
+            };
+            if arrival.is_none() && !busy && stop.is_none() {
                 break;
             }
             // With nothing queued a tick has nothing to release; skipping
@@ -298,7 +315,7 @@ impl State {
             } else {
                 self.sched.next_timer()
             };
-            let Some(next) = [arrival, self.device.next_event(), timer]
+            let Some(next) = [arrival, self.device.next_event(), timer, stop]
                 .into_iter()
                 .flatten()
                 .min()

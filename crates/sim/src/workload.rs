@@ -346,6 +346,13 @@ impl Generator {
         self.done_issuing() && self.outstanding == 0
     }
 
+    /// Ended at `now`, as fio ends a job: finished, and a job stopped by
+    /// time (not by its byte or request limit) has reached its stop, even
+    /// when its last arrival came before (a rate's next slot past it).
+    pub fn ended(&self, now: Nanos) -> bool {
+        self.finished() && (self.limit_reached() || self.job.stop.is_none_or(|stop| now >= stop))
+    }
+
     /// When the job next issues, if it will (not blocked on its iodepth).
     pub fn next_at(&self) -> Option<Nanos> {
         if self.end_flush_pending() {
@@ -490,7 +497,11 @@ impl Generator {
             let at = state.run_next;
             if !shape.same_offset {
                 let next = at + len;
-                state.run_next = if next + len > file_start + file_size { file_start } else { next };
+                state.run_next = if next + len > file_start + file_size {
+                    file_start
+                } else {
+                    next
+                };
             }
             at
         } else {
@@ -504,7 +515,11 @@ impl Generator {
             };
             state.run_left = shape.ios_per_offset.saturating_sub(1);
             let next = if shape.same_offset { at } else { at + len };
-            state.run_next = if next + len > file_start + file_size { file_start } else { next };
+            state.run_next = if next + len > file_start + file_size {
+                file_start
+            } else {
+                next
+            };
             at
         };
         Planned { op, offset, len }
@@ -515,7 +530,11 @@ impl Generator {
             unreachable!()
         };
         let s = s.clone();
-        let Planned { op, offset, mut len } = match self.planned.take() {
+        let Planned {
+            op,
+            offset,
+            mut len,
+        } = match self.planned.take() {
             Some(p) => p,
             None => self.draw(),
         };
