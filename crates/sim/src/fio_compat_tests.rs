@@ -203,6 +203,18 @@ fn offset_modifiers_make_holes_go_backwards_and_run_on() {
 fn limits_files_and_flushes() {
     let out = requests("[a]\nrw=randread\nsize=16m\nio_size=4m\nbs=64k\n");
     assert_eq!(out.len(), 64, "io_size bytes, not size");
+    let jobs = parse(
+        "[a]\nrw=write\noffset=75%\nfill_device=1\n[b]\nsize=10%\n",
+        "f.fio",
+        GIB,
+    )
+    .unwrap();
+    assert_eq!(
+        jobs[0].shape.bytes_limit,
+        Some(GIB / 4),
+        "from offset to the end of the drive"
+    );
+    assert_eq!(jobs[1].shape.bytes_limit, Some(GIB / 10 / 4096 * 4096));
     let out = requests("[a]\nrw=read\nsize=8m\nloops=2\nbs=1m\n");
     assert_eq!(out.len(), 16);
     let out = requests("[a]\nrw=write\nsize=6m\nnrfiles=3\nbs=1m\n");

@@ -313,7 +313,7 @@ impl Generator {
     }
 
     /// Issued its `bytes_limit` or `ios_limit`.
-    fn limit_reached(&self) -> bool {
+    pub fn limit_reached(&self) -> bool {
         let shape = &self.job.shape;
         shape.bytes_limit.is_some_and(|b| self.bytes_issued >= b)
             || shape.ios_limit.is_some_and(|n| self.issued >= n)
