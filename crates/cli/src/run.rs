@@ -159,9 +159,21 @@ fn parse_jobs(setup: &Setup, size: u64) -> Result<Vec<Job>> {
             "give --job FILE (or, with --emulate, --scenario NAME)"
         ));
     };
-    let jobs = iosteer_workload::fio::parse(text, file, size)?;
+    let parsed = iosteer_workload::fio::parse_file(text, file, size)?;
+    let jobs = parsed.jobs;
     if jobs.is_empty() {
         return Err(anyhow!("--job {file}: the job file has no job"));
+    }
+    // The real-time runner starts every job at its startdelay; jobs that
+    // wait for others are the simulator's for now.
+    if let Some(job) = jobs.iter().find(|j| !j.shape.after.is_empty()) {
+        return Err(anyhow!(
+            "--job {file}: job {} waits for earlier jobs (stonewall or wait_for), which `iosteer run` does not do yet; `iosteer sim --job` does",
+            job.name
+        ));
+    }
+    for note in &parsed.notes {
+        eprintln!("iosteer: {file}: {note}");
     }
     Ok(jobs)
 }

@@ -170,14 +170,10 @@ fn job_simulation(
     device: iosteer_device::DeviceConfig,
 ) -> Result<Simulation> {
     let text = std::fs::read_to_string(file).map_err(|e| anyhow!("--job {file}: {e}"))?;
-    let jobs = iosteer_workload::fio::parse(&text, file, device.logical_bytes())?;
-    Ok(Simulation::of_jobs(
-        device,
-        jobs,
-        "job",
-        args.seed,
-        Nanos::from_secs(5),
-    ))
+    let parsed = iosteer_workload::fio::parse_file(&text, file, device.logical_bytes())?;
+    let mut sim = Simulation::of_job_file(device, parsed.jobs, args.seed, Nanos::from_secs(5));
+    sim.notes = parsed.notes;
+    Ok(sim)
 }
 
 fn trace_simulation(
@@ -247,6 +243,7 @@ fn trace_simulation(
         kind: JobKind::Trace(records),
         start: Nanos::ZERO,
         stop: None,
+        shape: Default::default(),
     };
     let mut sim = Simulation::of_jobs(device, vec![job], "trace", args.seed, Nanos::from_secs(60));
     sim.notes = notes;

@@ -348,12 +348,36 @@ mod job_files {
 
         let dir = std::env::temp_dir().join("iosteer-cli-test");
         std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("verify.fio");
-        std::fs::write(&file, "[check]\nrw=randread\nverify=crc32c\n").unwrap();
+        let file = dir.join("iolog.fio");
+        std::fs::write(&file, "[check]\nrw=randread\nread_iolog=trace.log\n").unwrap();
         let err = stderr_of_failure(&["sim", "--job", file.to_str().unwrap()]);
         assert!(
-            err.contains("verify.fio:3") && err.contains("`verify`"),
+            err.contains("iolog.fio:3") && err.contains("`read_iolog`"),
             "{err}"
+        );
+        let file = dir.join("net.fio");
+        std::fs::write(&file, "[global]\nioengine=netsplice\n[check]\nrw=read\n").unwrap();
+        let err = stderr_of_failure(&["sim", "--job", file.to_str().unwrap()]);
+        assert!(
+            err.contains("net.fio:2") && err.contains("`netsplice`"),
+            "{err}"
+        );
+    }
+
+    /// fio's job end: `examples/prefill.fio` writes its 256 MiB once, in
+    /// 1 MiB writes, and stops; its phase is named after it.
+    #[test]
+    fn prefill_writes_the_target_once() {
+        let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/prefill.fio");
+        let text = stdout_of(&["sim", "--job", example, "--device", "diskSim-slc", "--json"]);
+        let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let phases = report["runs"][0]["phases"].as_array().unwrap();
+        let names: Vec<&str> = phases.iter().map(|p| p["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["job", "prefill", "all"]);
+        assert_eq!(phases[1]["write"]["ops"], 256, "{}", phases[1]);
+        assert_eq!(
+            phases[2]["write"]["ops"], 256,
+            "all counts each request once"
         );
     }
 }

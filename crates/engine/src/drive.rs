@@ -34,6 +34,11 @@ impl Source for JobSource {
     fn completed(&mut self, at: Nanos) {
         self.0.completed(at);
     }
+
+    /// Moved its size (or `number_ios`): fio's end of an untimed job.
+    fn done(&self) -> bool {
+        self.0.done_issuing() && self.0.limit_reached()
+    }
 }
 
 /// Records every request and prints a gstat-like line each second.

@@ -63,6 +63,11 @@ pub trait Source {
     fn issue(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>);
     /// One of its requests completed at `at`.
     fn completed(&mut self, at: Nanos);
+    /// Ended before the run's duration (a fio job that moved its size):
+    /// when every source has, the run ends once the requests are done.
+    fn done(&self) -> bool {
+        false
+    }
 }
 
 /// Hears what the run does.
@@ -180,7 +185,9 @@ pub fn run<B: Backend>(
             next_second += Nanos::from_secs(1);
         }
         let busy = summary.completed < summary.submitted;
-        if (now >= limits.duration && !busy) || now >= limits.duration + limits.drain {
+        let all_done = !sources.is_empty() && sources.iter().all(|s| s.done());
+        if ((now >= limits.duration || all_done) && !busy) || now >= limits.duration + limits.drain
+        {
             break;
         }
         if stop() {

@@ -18,6 +18,8 @@
 //! shared with the real engine: synthetic jobs, fio job files and traces in,
 //! per-phase reports, CSV series and SVG charts out.
 
+#[cfg(test)]
+mod job_file_tests;
 pub mod run;
 pub mod scenario;
 pub mod study;

@@ -17,6 +17,7 @@ use iosteer_device::{Device, DeviceConfig, DeviceStats, Finished, Precondition};
 use iosteer_sched::{policy, Dispatch, Nanos, Op, Request, Scheduler};
 use thiserror::Error;
 
+use iosteer_workload::job_phases::{self, PhaseTracker};
 use iosteer_workload::report::{round, DeviceReport, Phase, Recorder, RunReport};
 use iosteer_workload::workload::{Generator, Job};
 
@@ -60,6 +61,11 @@ pub struct Simulation {
     pub drain: Nanos,
     /// Said in the report (for example, that a trace was remapped).
     pub notes: Vec<String>,
+    /// Phases follow the jobs, as a fio job file's do
+    /// ([`iosteer_workload::job_phases`]): `phases` holds the whole-workload `job`
+    /// phase and the run adds one per set of jobs running together; the run
+    /// ends `drain` after the last job stops issuing.
+    pub job_phases: bool,
 }
 
 impl Simulation {
@@ -85,12 +91,29 @@ impl Simulation {
             seed,
             drain,
             notes: Vec::new(),
+            job_phases: false,
         };
         sim.phases.push(Phase {
             name: phase.to_string(),
             start: Nanos::ZERO,
             end: sim.workload_end() + drain,
         });
+        sim
+    }
+
+    /// A job file's `jobs` on `device` (aged as [`of_jobs`](Self::of_jobs)
+    /// ages it), in phases that follow the jobs (stonewall groups, start
+    /// delays, runtimes, byte limits), the run ending `drain` after the
+    /// last job stops issuing.
+    pub fn of_job_file(
+        device: DeviceConfig,
+        jobs: Vec<Job>,
+        seed: u64,
+        drain: Nanos,
+    ) -> Simulation {
+        let mut sim = Simulation::of_jobs(device, jobs, "job", seed, drain);
+        sim.phases = vec![job_phases::whole_workload()];
+        sim.job_phases = true;
         sim
     }
 
@@ -181,6 +204,12 @@ struct State {
     errors: u64,
     issued: Vec<Request>,
     finished: Vec<Finished>,
+    /// Phases that follow the jobs (`Simulation::job_phases`).
+    tracker: Option<PhaseTracker>,
+    /// When each job ended (fio's end: issued all and every request done).
+    ended_at: Vec<Option<Nanos>>,
+    /// When every job had stopped issuing: the drain runs from then.
+    issuing_ended: Option<Nanos>,
 }
 
 impl State {
@@ -203,6 +232,63 @@ impl State {
             errors: 0,
             issued: Vec::new(),
             finished: Vec::new(),
+            tracker: sim.job_phases.then(PhaseTracker::default),
+            ended_at: vec![None; sim.jobs.len()],
+            issuing_ended: None,
+        }
+    }
+
+    /// The run stops after this: the drain after the jobs, known from the
+    /// start for jobs with fixed stops, once they have stopped otherwise.
+    fn deadline(&self, sim: &Simulation) -> Option<Nanos> {
+        if sim.job_phases {
+            self.issuing_ended.map(|at| at + sim.drain)
+        } else {
+            Some(sim.workload_end() + sim.drain)
+        }
+    }
+
+    /// Starts the jobs whose stonewall has fallen: the jobs they wait for
+    /// have ended.
+    fn release_waiting(&mut self, now: Nanos) {
+        for i in 0..self.jobs.len() {
+            let ready = {
+                let waits = self.jobs[i].waits_for();
+                !waits.is_empty()
+                    && waits
+                        .iter()
+                        .all(|&j| self.jobs.get(j).is_none_or(|g| g.ended(now)))
+            };
+            if ready {
+                self.jobs[i].release(now);
+            }
+        }
+    }
+
+    /// The next stop of a job that has not ended: a job stopped by time
+    /// ends there (and its phase with it), so the loop wakes then.
+    fn next_stop(&self) -> Option<Nanos> {
+        self.jobs
+            .iter()
+            .zip(&self.ended_at)
+            .filter(|(job, ended)| ended.is_none() && job.waits_for().is_empty())
+            .filter_map(|(job, _)| job.job().stop)
+            .filter(|stop| *stop > self.now)
+            .min()
+    }
+
+    /// After a step: jobs that ended, the end of issuing, the phases.
+    fn follow_jobs(&mut self, now: Nanos) {
+        for (job, ended) in self.jobs.iter().zip(&mut self.ended_at) {
+            if ended.is_none() && job.ended(now) {
+                *ended = Some(now);
+            }
+        }
+        if self.issuing_ended.is_none() && self.jobs.iter().all(Generator::done_issuing) {
+            self.issuing_ended = Some(now);
+        }
+        if let Some(tracker) = &mut self.tracker {
+            tracker.update(now, &self.jobs, &mut self.recorder);
         }
     }
 
@@ -216,7 +302,6 @@ impl State {
         sim: &Simulation,
         progress: &mut dyn FnMut(Nanos, Nanos) -> bool,
     ) -> Result<bool, SimError> {
-        let deadline = sim.workload_end() + sim.drain;
         let mut steps = 0u64;
         loop {
             steps += 1;
@@ -225,7 +310,12 @@ impl State {
             }
             let arrival = self.next_arrival();
             let busy = self.submitted > self.completed;
-            if arrival.is_none() && !busy {
+            let stop = if sim.job_phases {
+                self.next_stop()
+            } else {
+                None
+            };
+            if arrival.is_none() && !busy && stop.is_none() {
                 break;
             }
             // With nothing queued a tick has nothing to release; skipping
@@ -236,14 +326,14 @@ impl State {
             } else {
                 self.sched.next_timer()
             };
-            let Some(next) = [arrival, self.device.next_event(), timer]
+            let Some(next) = [arrival, self.device.next_event(), timer, stop]
                 .into_iter()
                 .flatten()
                 .min()
             else {
                 break;
             };
-            if next > deadline {
+            if self.deadline(sim).is_some_and(|deadline| next > deadline) {
                 break;
             }
             self.now = self.now.max(next);
@@ -263,7 +353,7 @@ impl State {
             self.recorder.sample(now, queued, in_flight, free, gc);
         }
         self.device.advance(now, &mut self.finished);
-        self.mark_phases(sim, now);
+        self.mark_phases(now);
         let mut finished = std::mem::take(&mut self.finished);
         for f in finished.drain(..) {
             let _ = self.sched.complete(&f.command.completion(f.outcome), f.at);
@@ -275,6 +365,9 @@ impl State {
             }
         }
         self.finished = finished;
+        if sim.job_phases {
+            self.release_waiting(now);
+        }
         if self.sched.next_timer().is_some_and(|t| t <= now) {
             let _ = self.sched.tick(now);
         }
@@ -301,14 +394,19 @@ impl State {
                 Dispatch::CompletedWithoutDevice(request) => self.request_done(&request, now),
             }
         }
+        if sim.job_phases {
+            self.follow_jobs(now);
+        }
         Ok(())
     }
 
     /// Notes the drive's counters at the phase boundaries `now` has passed.
-    fn mark_phases(&mut self, sim: &Simulation, now: Nanos) {
+    fn mark_phases(&mut self, now: Nanos) {
         let c = self.device.ftl().counters;
         let counters = (c.host_pages_written, c.gc_pages_moved);
-        for (phase, marks) in sim.phases.iter().zip(&mut self.phase_counters) {
+        let phases = self.recorder.phases();
+        self.phase_counters.resize(phases.len(), [None; 2]);
+        for (phase, marks) in phases.iter().zip(&mut self.phase_counters) {
             for (edge, mark) in [phase.start, phase.end].into_iter().zip(marks.iter_mut()) {
                 if mark.is_none() && now >= edge {
                     *mark = Some(counters);
@@ -328,6 +426,11 @@ impl State {
     }
 
     fn report(&mut self, sim: &Simulation, spec: &str) -> RunReport {
+        if sim.job_phases {
+            job_phases::settle(self.now, &mut self.recorder);
+            self.phase_counters
+                .resize(self.recorder.phases().len(), [None; 2]);
+        }
         let c = self.device.ftl().counters;
         let at_end = (c.host_pages_written, c.gc_pages_moved);
         let mut phases = self.recorder.phase_reports();
@@ -370,6 +473,7 @@ impl State {
             }
             notes.push(note);
         }
+        notes.extend(self.below_rate_min());
         if self.errors > 0 {
             notes.push(format!("{} requests failed in the drive", self.errors));
         }
@@ -388,6 +492,32 @@ impl State {
                 .take_series(self.device.ftl().counters.gc_pages_moved),
             interrupted: false,
         }
+    }
+}
+
+impl State {
+    /// Jobs that issued less than their `rate_min` over the time they ran
+    /// (fio would have stopped them).
+    fn below_rate_min(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        for (job, ended) in self.jobs.iter().zip(&self.ended_at) {
+            let Some(floor) = job.job().shape.rate_min else {
+                continue;
+            };
+            let start = job.job().start;
+            let end = ended.unwrap_or(self.now);
+            let seconds = (end - start.min(end)).as_secs_f64();
+            let rate = job.bytes_issued as f64 / seconds.max(1e-9);
+            if rate < floor {
+                notes.push(format!(
+                    "job {} issued {:.2} MB/s, below its rate_min of {:.2} MB/s (fio would have stopped it)",
+                    job.name(),
+                    rate / 1e6,
+                    floor / 1e6
+                ));
+            }
+        }
+        notes
     }
 }
 
@@ -509,6 +639,7 @@ mod tests {
             kind: JobKind::Synthetic(fill),
             start: Nanos::ZERO,
             stop: Some(Nanos::from_secs(5)),
+            shape: Default::default(),
         };
         let device = DeviceConfig::preset("consumer-sata").unwrap();
         let mut sim = Simulation::of_jobs(device, vec![job], "run", 1, Nanos::from_secs(10));

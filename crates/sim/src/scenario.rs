@@ -172,12 +172,14 @@ impl FillWhileServing {
                     kind: JobKind::Synthetic(readers),
                     start: Nanos::ZERO,
                     stop: Some(end),
+                    shape: Default::default(),
                 },
                 Job {
                     name: "fill".into(),
                     kind: JobKind::Synthetic(fill),
                     start: fill_start,
                     stop: Some(fill_end),
+                    shape: Default::default(),
                 },
             ],
             phases: vec![
@@ -201,6 +203,7 @@ impl FillWhileServing {
             seed,
             drain: Nanos::from_secs(5),
             notes: Vec::new(),
+            job_phases: false,
             device,
         }
     }

@@ -188,6 +188,7 @@ fn pgc_workloads(device: Option<DeviceConfig>, spec: &str, seed: u64) -> Vec<Cas
             }),
             start: Nanos::ZERO,
             stop: Some(PGC_RUN),
+            shape: Default::default(),
         };
         for (mode, tag) in [(GcMode::Blocking, "npgc"), (GcMode::SemiPreemptive, "pgc")] {
             let mut drive = device.clone();
@@ -385,6 +386,7 @@ fn sweep_jobs(point: SweepPoint, capacity: u64) -> Vec<Job> {
         }),
         start: Nanos::ZERO,
         stop: Some(SWEEP_RUN),
+        shape: Default::default(),
     };
     let mut jobs = Vec::new();
     if seq_share < 1.0 {
@@ -551,6 +553,7 @@ fn writer(
         }),
         start: Nanos::ZERO,
         stop: Some(HINTS_RUN),
+        shape: Default::default(),
     }
 }
 

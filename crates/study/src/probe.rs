@@ -440,10 +440,17 @@ impl<B: Backend> Probe<B> {
         })?;
         let jobs = jobs
             .into_iter()
-            .map(|job| Job {
-                start: Nanos::ZERO,
-                stop: Some(options.step_time),
-                ..job
+            .map(|mut job| {
+                // Each step runs for its time: a job file's byte limits and
+                // stonewalls do not apply to the probe's steps.
+                job.shape.bytes_limit = None;
+                job.shape.ios_limit = None;
+                job.shape.after.clear();
+                Job {
+                    start: Nanos::ZERO,
+                    stop: Some(options.step_time),
+                    ..job
+                }
             })
             .collect();
         let plan = Plan {
@@ -536,6 +543,7 @@ impl<B: Backend> Probe<B> {
             kind: JobKind::Synthetic(writer),
             start: Nanos::ZERO,
             stop: None,
+            shape: Default::default(),
         }
     }
 

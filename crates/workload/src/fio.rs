@@ -1,37 +1,96 @@
-//! fio job files: the subset that describes a workload's shape.
+//! fio job files: the options that describe a workload's shape, read as
+//! fio reads them.
 //!
-//! Sections are `[global]` (defaults for every job) and one section per job.
-//! Options, with fio's meaning and units:
+//! The text is read as fio does ([`crate::fio_text`]): `#` and `;` start
+//! comments (at a line's start or after a value), `${VAR}` comes from the
+//! environment (an unset one is an error naming it), `$ncpus`, `$pagesize`
+//! and `$mb_memory` are fio's; `include` is an error naming its line.
+//! Sections are `[global]` (defaults for the jobs after it) and one section
+//! per job. Options, with fio's meaning and units (fio's other names in
+//! parentheses):
 //!
 //! | option | values |
 //! |---|---|
-//! | `rw`, `readwrite` | `read`, `write`, `randread`, `randwrite`, `rw`/`readwrite` (sequential mix), `randrw`, `trim`, `randtrim` |
+//! | `rw` (`readwrite`) | `read`, `write`, `randread`, `randwrite`, `rw`/`readwrite` (sequential mix), `randrw`, `trim`, `randtrim`; `:N` after it: sequential, the next request starts N bytes after one ends (holes; a negative N below minus the block size goes backwards); random, a new random offset every N requests, the others following on |
+//! | `rw_sequencer` | `sequential` (default) or `identical` (the N requests of `rw=randread:N` at one offset) |
 //! | `rwmixread`, `rwmixwrite` | percent of reads / writes in mixes (default 50) |
-//! | `bs`, `blocksize` | a size (default 4k) |
-//! | `bsrange`, `blocksize_range` | `min-max` |
+//! | `bs` (`blocksize`) | a size (default 4k), or `read,write,trim` sizes |
+//! | `bsrange` (`blocksize_range`) | `min-max` |
+//! | `bssplit` | `4k/50:64k/50`, or one list per direction `read,write,trim`; a blank percentage shares the rest |
 //! | `size`, `filesize` | a size, or a percentage of the drive (default: the whole drive) |
-//! | `offset` | a size, or a percentage of the drive |
+//! | `io_size` (`io_limit`) | bytes to move, when not `size` |
+//! | `number_ios` | requests to issue, at most |
+//! | `fill_device` (`fill_fs`) | write from `offset` to the end of the drive |
+//! | `loops` | times over `size` (a byte limit of `loops × size`) |
+//! | `offset` (`fileoffset`), `offset_increment` | a size or a percentage; copy *n* of `numjobs` starts *n* increments further |
 //! | `iodepth` | requests outstanding (default 1) |
 //! | `rate` | bytes per second (`30m`: 30 MiB/s) |
 //! | `rate_iops` | requests per second |
 //! | `rate_process` | `linear` (default) or `poisson` |
-//! | `startdelay`, `runtime` | times, seconds unless suffixed (`us`, `ms`, `s`, `m`, `h`) |
-//! | `time_based` | accepted (jobs here always run for their runtime) |
-//! | `thinktime` | microseconds unless suffixed |
+//! | `rate_min` | bytes per second; a job that issued less is named in the report's notes (fio would stop it) |
+//! | `startdelay`, `runtime` (`timeout`), `ramp_time` | times, seconds unless suffixed (`us`, `ms`, `s`, `m`, `h`); requests completed in the ramp do not count in the figures, and the ramp adds to the runtime |
+//! | `time_based` | run for `runtime`, wrapping over the region |
+//! | `thinktime`, `thinktime_blocks` | microseconds unless suffixed, after every so many requests (closed loop) |
 //! | `numjobs` | copies of the job |
+//! | `stonewall` (`wait_for_previous`) | the job, and those after it, start once every earlier job has ended |
+//! | `wait_for` | a job name: start once every copy of that job has ended |
+//! | `random_distribution` | `random`, `zipf:θ`, `pareto:h`, `normal:σ%` (`gauss`), each with an optional `:center` (0.0 to 1.0); `zoned:access%/range%:...` ([`crate::distribution`]) |
+//! | `percentage_random` | percent of a random job's requests at random offsets (the others follow on) |
+//! | `norandommap` | accepted: random offsets here are always drawn as fio draws them with it, with replacement (fio's default random map visits each block once per pass; over many passes the two agree) |
+//! | `randrepeat`, `randseed` | accepted with a note: `--seed` seeds every job, so a run always repeats itself for a given seed |
+//! | `nrfiles`, `filename` | files (or a `:` list of names): the region is cut into that many equal, contiguous ranges, used round robin (`file_service_type=roundrobin`, the default) |
+//! | `fsync`, `fdatasync` | a flush after every N writes |
+//! | `end_fsync`, `fsync_on_close` | a flush when the job stops issuing |
+//! | `verify` | a method (`md5`, `crc32c`, ...), kept on the job for `iosteer run`; the simulator does not verify |
 //! | `write_hint` | `none`, `short`, `medium`, `long`, `extreme` |
+//! | `ioengine` | an engine that issues block I/O (`libaio`, `io_uring`, `psync`, ...); network, zoned, file-system metadata and other engines are refused by name ([`crate::fio_options::check_engine`]) |
+//! | `zonemode` | `none`; `zbd` is refused (zoned drives are not modelled) |
+//! | `exitall` | accepted with a note: the other jobs run to their own end here |
 //! | `name`, `description` | labels |
 //! | `iosteer_backpressure` | not fio's: a time, microseconds unless suffixed (as fio's `latency_target`); the job listens to the scheduler's back-pressure and holds a write or trim while it would wait longer than this ([`Synthetic::backpressure`](crate::workload::Synthetic::backpressure)) |
-//! | `ioengine`, `direct`, `filename`, `group_reporting`, `buffered` | accepted and ignored: they name how fio does I/O, not what it issues |
+//!
+//! Accepted and ignored, because they change how fio reports, logs, places
+//! its threads, tunes its engine, fills its buffers or checks data, not
+//! which I/O is issued or when ([`crate::fio_options::IGNORED`]):
+//! `description`, `group_reporting`, `new_group`, `stats`, `per_job_logs`,
+//! `write_lat_log`, `write_bw_log`, `write_iops_log`, `write_hist_log`,
+//! `log_avg_msec`, `log_hist_msec`, `log_*`, `clat_percentiles`,
+//! `slat_percentiles`, `lat_percentiles`, `percentile_list`, `disable_lat`,
+//! `disable_clat`, `disable_slat`, `disable_bw`, `unified_rw_reporting`,
+//! `kb_base`, `unit_base`, `bwavgtime`, `iopsavgtime`, `gtod_reduce`,
+//! `gtod_cpu`, `clocksource`; `thread`, `cpus_allowed`,
+//! `cpus_allowed_policy`, `cpumask`, `numa_cpu_nodes`, `numa_mem_policy`,
+//! `nice`, `prio`, `prioclass`, `uid`, `gid`, `cgroup*`; `direct`,
+//! `buffered`, `ioscheduler`, `iodepth_batch*`, `iodepth_low`,
+//! `io_submit_mode`, `fixedbufs`, `registerfiles`, `sqthread_poll*`,
+//! `hipri`, `nonvectored`, `uncached`, `force_async`, `iomem`,
+//! `iomem_align`, `hugepage-size`, `lockmem`, `invalidate`, `create_*`,
+//! `allow_file_create`, `allow_mounted_write`, `unlink*`, `fallocate`,
+//! `fadvise_hint`, `overwrite`, `directory`, `filename_format`, `lockfile`,
+//! `random_generator`, `allrandrepeat`, `softrandommap`,
+//! `continue_on_error`, `ignore_error`, `error_dump`; `buffer_pattern`,
+//! `buffer_compress_*`, `refill_buffers`, `scramble_buffers`,
+//! `zero_buffers`, `dedupe_*`; `do_verify` and `verify_*`.
 //!
 //! Sizes take fio's suffixes, powers of 1024 (`k`, `m`, `g`, `t`, with or
 //! without `b`/`ib`). Any other option is an error naming the file, the line
-//! and the option, not a silent default. A job without `runtime` runs until
-//! the longest timed job stops (or 60 s when none is timed).
+//! and the option, with what is supported: not a silent default.
+//!
+//! When a job ends, as fio: without `time_based` once it has moved `size`
+//! bytes (or `io_size`, times `loops`), or at `runtime` if that comes first;
+//! with `time_based` at `runtime`, wrapping over its region (a `time_based`
+//! job without `runtime` runs as long as the longest timed job, or 60 s).
+//! Jobs after a `stonewall` start when the earlier ones have ended; their
+//! `startdelay` and `runtime` count from then.
 
 use iosteer_sched::{LifetimeHint, Nanos};
 use thiserror::Error;
 
+use crate::bssplit::BlockSplit;
+use crate::distribution::{self, Distribution};
+use crate::fio_options::{canonical, check_engine, IGNORED, SUPPORTED};
+use crate::fio_text::{self, Line};
+use crate::job_shape::JobShape;
 use crate::workload::{Arrival, Job, JobKind, Synthetic};
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -42,48 +101,111 @@ pub struct FioError {
     pub message: String,
 }
 
-const IGNORED: &[&str] = &[
-    "ioengine",
-    "direct",
-    "filename",
-    "group_reporting",
-    "buffered",
-    "description",
-];
+/// A parsed job file: its jobs, and what the report should say about how
+/// they were read (options accepted with a caveat).
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobFile {
+    pub jobs: Vec<Job>,
+    pub notes: Vec<String>,
+}
 
 /// Most requests a job may keep outstanding.
 const MAX_IODEPTH: u32 = 65_536;
 
-/// Default length of untimed jobs when no job is timed.
+/// Default length of `time_based` jobs without `runtime` when no job is timed.
 const UNTIMED_RUNTIME: Nanos = Nanos::from_secs(60);
+
+/// Verification methods fio knows (`verify=`).
+const VERIFY_METHODS: &[&str] = &[
+    "md5",
+    "crc64",
+    "crc32c",
+    "crc32c-intel",
+    "crc32",
+    "crc16",
+    "crc7",
+    "xxhash",
+    "sha512",
+    "sha384",
+    "sha256",
+    "sha224",
+    "sha1",
+    "sha3-224",
+    "sha3-256",
+    "sha3-384",
+    "sha3-512",
+    "meta",
+    "pattern",
+    "null",
+];
 
 #[derive(Clone, Debug)]
 struct Section {
     name: String,
+    line: usize,
+    /// `[global]` options in force where the section starts, then its own.
     options: Vec<(String, String, usize)>,
 }
 
-/// Parses `text` into jobs for a drive of `capacity` bytes.
+/// Parses `text` into jobs for a drive of `capacity` bytes (notes dropped;
+/// see [`parse_file`]).
 pub fn parse(text: &str, file: &str, capacity: u64) -> Result<Vec<Job>, FioError> {
-    let sections = sections(text, file)?;
-    let global = sections.iter().find(|s| s.name == "global");
-    let mut jobs = Vec::new();
+    parse_file(text, file, capacity).map(|f| f.jobs)
+}
+
+/// Parses `text` into jobs and notes, variables from the environment.
+pub fn parse_file(text: &str, file: &str, capacity: u64) -> Result<JobFile, FioError> {
+    parse_with_env(text, file, capacity, &fio_text::environment)
+}
+
+/// [`parse_file`] with variables looked up by `env`.
+pub fn parse_with_env(
+    text: &str,
+    file: &str,
+    capacity: u64,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<JobFile, FioError> {
+    let lines = fio_text::lines(text, file, env)?;
+    let sections = sections(&lines, file)?;
+    let mut jobs: Vec<Job> = Vec::new();
+    let mut notes = Vec::new();
+    // Jobs of earlier stonewall groups: a group starts when they have ended.
+    let mut before_group: Vec<usize> = Vec::new();
     let mut untimed = Vec::new();
-    for section in sections.iter().filter(|s| s.name != "global") {
-        let mut options: Vec<(String, String, usize)> =
-            global.map(|g| g.options.clone()).unwrap_or_default();
-        options.extend(section.options.iter().cloned());
-        let spec = JobSpec::from_options(&section.name, &options, file, capacity)?;
+    for section in &sections {
+        let spec = JobSpec::from_options(section, file, capacity, &mut notes)?;
+        if spec.stonewall && !jobs.is_empty() {
+            before_group = (0..jobs.len()).collect();
+        }
+        let mut after = before_group.clone();
+        for (waitee, line) in &spec.wait_for {
+            let found: Vec<usize> = (0..jobs.len())
+                .filter(|&i| jobs[i].shape.section == *waitee)
+                .collect();
+            if found.is_empty() {
+                return Err(FioError {
+                    file: file.to_string(),
+                    line: *line,
+                    message: format!(
+                        "job [{}]: wait_for={waitee}: no earlier job of that name",
+                        section.name
+                    ),
+                });
+            }
+            after.extend(found);
+        }
+        after.sort_unstable();
+        after.dedup();
         for copy in 0..spec.numjobs {
             let name = if spec.numjobs > 1 {
                 format!("{}.{copy}", section.name)
             } else {
                 section.name.clone()
             };
-            if spec.runtime.is_none() {
+            if spec.time_based && spec.runtime.is_none() {
                 untimed.push(jobs.len());
             }
-            jobs.push(spec.job(name));
+            jobs.push(spec.job(name, &section.name, copy, after.clone(), capacity, file)?);
         }
     }
     if jobs.is_empty() {
@@ -95,190 +217,537 @@ pub fn parse(text: &str, file: &str, capacity: u64) -> Result<Vec<Job>, FioError
     }
     let end = jobs
         .iter()
+        .filter(|j| j.shape.after.is_empty())
         .filter_map(|j| j.stop)
         .max()
         .unwrap_or(UNTIMED_RUNTIME);
     for i in untimed {
-        jobs[i].stop = Some(end.max(jobs[i].start + Nanos::from_secs(1)));
+        let at_least = jobs[i].start + Nanos::from_secs(1);
+        jobs[i].stop = Some(if jobs[i].shape.after.is_empty() {
+            end.max(at_least)
+        } else {
+            end
+        });
+        notes.push(format!(
+            "job {}: time_based without runtime runs {:.1} s here (as long as the longest timed job)",
+            jobs[i].name,
+            (jobs[i].stop.unwrap_or(end) - jobs[i].start.min(end)).as_secs_f64()
+        ));
     }
-    Ok(jobs)
+    notes.dedup();
+    Ok(JobFile { jobs, notes })
 }
 
-fn sections(text: &str, file: &str) -> Result<Vec<Section>, FioError> {
+fn sections(lines: &[Line], file: &str) -> Result<Vec<Section>, FioError> {
+    let mut global: Vec<(String, String, usize)> = Vec::new();
     let mut sections: Vec<Section> = Vec::new();
-    for (index, raw) in text.lines().enumerate() {
-        let line = index + 1;
-        let trimmed = raw.trim();
-        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with(';') {
+    let mut in_global = false;
+    for line in lines {
+        let text = line.text.as_str();
+        if let Some(name) = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+            let name = name.trim().to_string();
+            in_global = name == "global";
+            if !in_global {
+                sections.push(Section {
+                    name,
+                    line: line.number,
+                    options: global.clone(),
+                });
+            }
             continue;
         }
-        if let Some(name) = trimmed.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
-            sections.push(Section {
-                name: name.trim().to_string(),
-                options: Vec::new(),
-            });
-            continue;
+        let (key, value) = text.split_once('=').unwrap_or((text, ""));
+        let option = (
+            key.trim().to_string(),
+            value.trim().to_string(),
+            line.number,
+        );
+        match sections.last_mut() {
+            _ if in_global => global.push(option),
+            Some(section) => section.options.push(option),
+            None => {
+                return Err(FioError {
+                    file: file.to_string(),
+                    line: line.number,
+                    message: format!("`{text}` comes before any [section]"),
+                })
+            }
         }
-        let Some(section) = sections.last_mut() else {
-            return Err(FioError {
-                file: file.to_string(),
-                line,
-                message: format!("`{trimmed}` comes before any [section]"),
-            });
-        };
-        let (key, value) = trimmed.split_once('=').unwrap_or((trimmed, ""));
-        section
-            .options
-            .push((key.trim().to_string(), value.trim().to_string(), line));
     }
     Ok(sections)
 }
 
+/// One section's options, read.
 #[derive(Clone, Debug)]
 struct JobSpec {
     synthetic: Synthetic,
+    shape: JobShape,
     start: Nanos,
     runtime: Option<Nanos>,
+    time_based: bool,
     numjobs: u32,
+    offset_increment: u64,
+    stonewall: bool,
+    /// Section names to wait for, with the line that names each.
+    wait_for: Vec<(String, usize)>,
+    /// Bytes to move: `io_size`, else `size`.
+    io_size: Option<u64>,
+    loops: u64,
+    /// Line of the section's last option, for errors about the whole job.
+    last_line: usize,
 }
 
 impl JobSpec {
-    fn job(&self, name: String) -> Job {
-        Job {
-            name,
-            kind: JobKind::Synthetic(self.synthetic.clone()),
-            start: self.start,
-            stop: self.runtime.map(|r| self.start + r),
+    /// Copy `copy` of the job, named `name`, after the jobs `after`.
+    fn job(
+        &self,
+        name: String,
+        section: &str,
+        copy: u32,
+        after: Vec<usize>,
+        capacity: u64,
+        file: &str,
+    ) -> Result<Job, FioError> {
+        let mut synthetic = self.synthetic.clone();
+        synthetic.offset += u64::from(copy) * self.offset_increment;
+        if synthetic.offset.saturating_add(synthetic.size) > capacity {
+            return Err(FioError {
+                file: file.to_string(),
+                line: self.last_line,
+                message: format!(
+                    "job [{section}]: offset {} + size {} must fit the drive ({capacity} bytes) and hold a block of {}",
+                    synthetic.offset, synthetic.size, synthetic.block_max
+                ),
+            });
         }
+        let mut shape = self.shape.clone();
+        shape.section = section.to_string();
+        shape.after = after;
+        if !self.time_based {
+            let bytes = self.io_size.unwrap_or(synthetic.size);
+            shape.bytes_limit = Some(bytes.saturating_mul(self.loops));
+        }
+        Ok(Job {
+            name,
+            kind: JobKind::Synthetic(synthetic),
+            start: self.start,
+            stop: self.runtime.map(|r| self.start + shape.ramp + r),
+            shape,
+        })
     }
 
     fn from_options(
-        name: &str,
-        options: &[(String, String, usize)],
+        section: &Section,
         file: &str,
         capacity: u64,
+        notes: &mut Vec<String>,
     ) -> Result<JobSpec, FioError> {
-        let mut rw = "read".to_string();
-        let mut mix_read: Option<u32> = None;
-        let (mut bs_min, mut bs_max) = (4096u64, 4096u64);
-        let mut size: Option<u64> = None;
-        let mut offset = 0u64;
-        let mut arrival = Arrival {
-            iops: None,
-            bytes_per_s: None,
-            poisson: false,
-            iodepth: 1,
-            thinktime: Nanos::ZERO,
-        };
-        let (mut start, mut runtime, mut numjobs, mut hint) =
-            (Nanos::ZERO, None, 1u32, LifetimeHint::None);
-        let mut backpressure = None;
-        for (key, value, line) in options {
+        let name = section.name.as_str();
+        let mut reader = Reader::new(capacity);
+        for (key, value, line) in &section.options {
             let err = |message: String| FioError {
                 file: file.to_string(),
                 line: *line,
                 message,
             };
-            let bad = |expected: &str| err(format!("option `{key}={value}`: expected {expected}"));
-            match key.as_str() {
-                "rw" | "readwrite" => {
-                    const MODES: &[&str] = &["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw", "trim", "randtrim"];
-                    if !MODES.contains(&value.as_str()) {
-                        return Err(bad(&MODES.join(", ")));
-                    }
-                    rw = value.clone();
+            reader
+                .option(name, canonical(key), key, value, *line, notes)
+                .map_err(err)?;
+        }
+        let last_line = section.options.last().map_or(section.line, |o| o.2);
+        reader.finish(name, file, last_line, capacity)
+    }
+}
+
+/// Options as they are read, before they become a [`JobSpec`].
+struct Reader {
+    /// The drive's bytes, for sizes given as percentages.
+    capacity: u64,
+    rw: String,
+    rw_modifier: Option<String>,
+    mix_read: Option<u32>,
+    blocks: [BlockSplit; 3],
+    bsrange: Option<(u64, u64)>,
+    size: Option<u64>,
+    offset: u64,
+    offset_increment: u64,
+    arrival: Arrival,
+    start: Nanos,
+    runtime: Option<Nanos>,
+    time_based: bool,
+    numjobs: u32,
+    hint: LifetimeHint,
+    backpressure: Option<Nanos>,
+    shape: JobShape,
+    stonewall: bool,
+    wait_for: Vec<(String, usize)>,
+    io_size: Option<u64>,
+    loops: u64,
+    fill_device: bool,
+}
+
+impl Reader {
+    fn new(capacity: u64) -> Reader {
+        Reader {
+            capacity,
+            rw: "read".into(),
+            rw_modifier: None,
+            mix_read: None,
+            blocks: std::array::from_fn(|_| BlockSplit::single(4096)),
+            bsrange: None,
+            size: None,
+            offset: 0,
+            offset_increment: 0,
+            arrival: Arrival {
+                iops: None,
+                bytes_per_s: None,
+                poisson: false,
+                iodepth: 1,
+                thinktime: Nanos::ZERO,
+            },
+            start: Nanos::ZERO,
+            runtime: None,
+            time_based: false,
+            numjobs: 1,
+            hint: LifetimeHint::None,
+            backpressure: None,
+            shape: JobShape::default(),
+            stonewall: false,
+            wait_for: Vec::new(),
+            io_size: None,
+            loops: 1,
+            fill_device: false,
+        }
+    }
+
+    /// Reads one option (`key` canonical, `given` as written); an error
+    /// is the message, the caller adds file and line.
+    fn option(
+        &mut self,
+        job: &str,
+        key: &str,
+        given: &str,
+        value: &str,
+        line: usize,
+        notes: &mut Vec<String>,
+    ) -> Result<(), String> {
+        let bad = |expected: &str| format!("option `{given}={value}`: expected {expected}");
+        let capacity = self.capacity;
+        match key {
+            "rw" => {
+                const MODES: &[&str] = &[
+                    "read", "write", "randread", "randwrite", "rw", "readwrite", "randrw", "trim",
+                    "randtrim",
+                ];
+                let (mode, modifier) = match value.split_once(':') {
+                    Some((m, n)) => (m, Some(n.trim().to_string())),
+                    None => (value, None),
+                };
+                if !MODES.contains(&mode) {
+                    return Err(bad(&format!("{}, optionally with :N", MODES.join(", "))));
                 }
-                "rwmixread" => mix_read = Some(percent(value).ok_or_else(|| bad("a percentage 0-100"))?),
-                "rwmixwrite" => mix_read = Some(100 - percent(value).ok_or_else(|| bad("a percentage 0-100"))?),
-                "bs" | "blocksize" => {
-                    let b = size_value(value).filter(|b| *b > 0).ok_or_else(|| bad("a size such as 4k or 128k"))?;
-                    (bs_min, bs_max) = (b, b);
-                }
-                "bsrange" | "blocksize_range" => {
-                    let (lo, hi) = value.split_once('-').ok_or_else(|| bad("min-max, such as 4k-64k"))?;
-                    let lo = size_value(lo).filter(|b| *b > 0).ok_or_else(|| bad("min-max, such as 4k-64k"))?;
-                    let hi = size_value(hi).filter(|b| *b >= lo).ok_or_else(|| bad("min-max with max >= min"))?;
-                    (bs_min, bs_max) = (lo, hi);
-                }
-                "size" | "filesize" => size = Some(size_or_percent(value, capacity).ok_or_else(|| bad("a size or a percentage"))?),
-                "offset" => offset = size_or_percent(value, capacity).ok_or_else(|| bad("a size or a percentage"))?,
-                "iodepth" => {
-                    arrival.iodepth = value
-                        .parse()
-                        .ok()
-                        .filter(|d| (1..=MAX_IODEPTH).contains(d))
-                        .ok_or_else(|| bad("an integer from 1 to 65536"))?
-                }
-                "rate" => arrival.bytes_per_s = Some(size_value(value).filter(|b| *b > 0).ok_or_else(|| bad("bytes per second, such as 30m"))? as f64),
-                "rate_iops" => arrival.iops = Some(value.parse::<f64>().ok().filter(|r| *r > 0.0 && r.is_finite()).ok_or_else(|| bad("requests per second"))?),
-                "rate_process" => {
-                    arrival.poisson = match value.as_str() {
-                        "linear" => false,
-                        "poisson" => true,
-                        _ => return Err(bad("linear or poisson")),
-                    }
-                }
-                "startdelay" => start = time_value(value, 1_000_000_000).ok_or_else(|| bad("a time such as 10s or 500ms"))?,
-                "runtime" => runtime = Some(time_value(value, 1_000_000_000).ok_or_else(|| bad("a time such as 60s"))?),
-                "time_based" => {}
-                "thinktime" => arrival.thinktime = time_value(value, 1_000).ok_or_else(|| bad("a time, microseconds unless suffixed"))?,
-                "numjobs" => numjobs = value.parse().ok().filter(|n| (1..=1024).contains(n)).ok_or_else(|| bad("an integer from 1 to 1024"))?,
-                "write_hint" => {
-                    hint = LifetimeHint::ALL
-                        .into_iter()
-                        .find(|h| h.name() == value)
-                        .ok_or_else(|| bad("none, short, medium, long or extreme"))?
-                }
-                "iosteer_backpressure" => backpressure = Some(time_value(value, 1_000).ok_or_else(|| bad("a time, microseconds unless suffixed, such as 50ms"))?),
-                "name" => {}
-                k if IGNORED.contains(&k) => {}
-                _ => {
-                    return Err(err(format!(
-                        "job [{name}]: fio option `{key}` is not supported here; supported: rw, rwmixread, rwmixwrite, bs, \
-                         bsrange, size, filesize, offset, iodepth, rate, rate_iops, rate_process, startdelay, runtime, \
-                         time_based, thinktime, numjobs, write_hint, name, iosteer_backpressure (ignored: {})",
-                        IGNORED.join(", ")
-                    )))
+                self.rw = mode.to_string();
+                self.rw_modifier = modifier;
+            }
+            "rw_sequencer" => {
+                self.shape.same_offset = match value {
+                    "sequential" => false,
+                    "identical" => true,
+                    _ => return Err(bad("sequential or identical")),
                 }
             }
+            "rwmixread" => self.mix_read = Some(percent(value).ok_or_else(|| bad("a percentage 0-100"))?),
+            "rwmixwrite" => {
+                self.mix_read = Some(100 - percent(value).ok_or_else(|| bad("a percentage 0-100"))?)
+            }
+            "bs" => {
+                let sizes: Vec<u64> = value
+                    .split(',')
+                    .filter(|t| !t.trim().is_empty())
+                    .map(|t| size_value(t).filter(|b| *b > 0))
+                    .collect::<Option<_>>()
+                    .filter(|v: &Vec<u64>| (1..=3).contains(&v.len()))
+                    .ok_or_else(|| bad("a size such as 4k or 128k, or read,write,trim sizes"))?;
+                let at = |i: usize| BlockSplit::single(sizes[i.min(sizes.len() - 1)]);
+                self.blocks = [at(0), at(1), at(2)];
+                self.bsrange = None;
+            }
+            "bsrange" => {
+                let range = || -> Option<(u64, u64)> {
+                    let (lo, hi) = value.split_once('-').or_else(|| value.split_once(':'))?;
+                    let lo = size_value(lo).filter(|b| *b > 0)?;
+                    let hi = size_value(hi).filter(|b| *b >= lo)?;
+                    Some((lo, hi))
+                };
+                self.bsrange = Some(range().ok_or_else(|| bad("min-max with max >= min, such as 4k-64k"))?);
+            }
+            "bssplit" => {
+                self.blocks = BlockSplit::per_direction(value).ok_or_else(|| bad(crate::bssplit::ACCEPTED))?;
+                self.bsrange = None;
+            }
+            "size" | "filesize" => {
+                self.size = Some(size_or_percent(value, capacity).ok_or_else(|| bad("a size or a percentage"))?)
+            }
+            "io_size" => self.io_size = Some(size_value(value).filter(|s| *s > 0).ok_or_else(|| bad("a size"))?),
+            "number_ios" => {
+                self.shape.ios_limit = Some(value.parse().ok().filter(|n| *n > 0).ok_or_else(|| bad("a count"))?)
+            }
+            "fill_device" => self.fill_device = boolean(value).ok_or_else(|| bad("0 or 1"))?,
+            "loops" => self.loops = value.parse().ok().filter(|n| *n > 0).ok_or_else(|| bad("a count of 1 or more"))?,
+            "offset" => {
+                self.offset = size_or_percent(value, capacity).ok_or_else(|| bad("a size or a percentage"))?
+            }
+            "offset_increment" => self.offset_increment = size_value(value).ok_or_else(|| bad("a size"))?,
+            "iodepth" => {
+                self.arrival.iodepth = value
+                    .parse()
+                    .ok()
+                    .filter(|d| (1..=MAX_IODEPTH).contains(d))
+                    .ok_or_else(|| bad("an integer from 1 to 65536"))?
+            }
+            "rate" => {
+                self.arrival.bytes_per_s = Some(
+                    size_value(value).filter(|b| *b > 0).ok_or_else(|| bad("bytes per second, such as 30m (one rate for every direction)"))? as f64,
+                )
+            }
+            "rate_iops" => {
+                self.arrival.iops = Some(
+                    value
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|r| *r > 0.0 && r.is_finite())
+                        .ok_or_else(|| bad("requests per second (one rate for every direction)"))?,
+                )
+            }
+            "rate_min" => {
+                self.shape.rate_min =
+                    Some(size_value(value).filter(|b| *b > 0).ok_or_else(|| bad("bytes per second, such as 10m"))? as f64)
+            }
+            "rate_process" => {
+                self.arrival.poisson = match value {
+                    "linear" => false,
+                    "poisson" => true,
+                    _ => return Err(bad("linear or poisson")),
+                }
+            }
+            "startdelay" => self.start = time_value(value, 1_000_000_000).ok_or_else(|| bad("a time such as 10s or 500ms"))?,
+            "runtime" => self.runtime = Some(time_value(value, 1_000_000_000).ok_or_else(|| bad("a time such as 60s"))?),
+            "ramp_time" => self.shape.ramp = time_value(value, 1_000_000_000).ok_or_else(|| bad("a time such as 5s"))?,
+            "time_based" => self.time_based = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?,
+            "thinktime" => {
+                self.arrival.thinktime = time_value(value, 1_000).ok_or_else(|| bad("a time, microseconds unless suffixed"))?
+            }
+            "thinktime_blocks" => {
+                self.shape.thinktime_blocks = value.parse().ok().filter(|n| *n > 0).ok_or_else(|| bad("a count of 1 or more"))?
+            }
+            "numjobs" => {
+                self.numjobs = value.parse().ok().filter(|n| (1..=1024).contains(n)).ok_or_else(|| bad("an integer from 1 to 1024"))?
+            }
+            "stonewall" => self.stonewall = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?,
+            "wait_for" => {
+                if value.is_empty() {
+                    return Err(bad("the name of an earlier job"));
+                }
+                self.wait_for.push((value.to_string(), line));
+            }
+            "random_distribution" => {
+                self.shape.distribution = Distribution::parse(value).ok_or_else(|| bad(distribution::ACCEPTED))?
+            }
+            "percentage_random" => {
+                self.shape.percentage_random = Some(percent(value).ok_or_else(|| bad("a percentage 0-100 (one for every direction)"))?)
+            }
+            "norandommap" => {
+                boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?;
+            }
+            "randrepeat" => {
+                if !boolean(value).ok_or_else(|| bad("0 or 1"))? {
+                    notes.push(format!(
+                        "job {job}: randrepeat=0: draws here repeat for a given --seed; vary --seed for other draws"
+                    ));
+                }
+            }
+            "randseed" => {
+                value.parse::<u64>().map_err(|_| bad("an integer"))?;
+                notes.push(format!(
+                    "job {job}: randseed={value} is not used: --seed seeds every job (give --seed {value} for a seed of your choosing)"
+                ));
+            }
+            "nrfiles" => {
+                self.shape.files = value.parse().ok().filter(|n| (1..=4096).contains(n)).ok_or_else(|| bad("a count from 1 to 4096"))?
+            }
+            "filename" => {
+                let names = value.split(':').filter(|n| !n.is_empty()).count() as u32;
+                self.shape.files = self.shape.files.max(names);
+            }
+            "file_service_type" => {
+                if value != "roundrobin" {
+                    return Err(bad("roundrobin (other file services are not modelled)"));
+                }
+            }
+            "fsync" | "fdatasync" => {
+                let every: u32 = value.parse().map_err(|_| bad("a count of writes (0: never)"))?;
+                self.shape.flush_every = (every > 0).then_some(every);
+            }
+            "end_fsync" | "fsync_on_close" => {
+                self.shape.end_flush = boolean(value).ok_or_else(|| bad("0 or 1"))?
+            }
+            "verify" => {
+                self.shape.verify = match value {
+                    "0" | "none" | "" => None,
+                    v if VERIFY_METHODS.contains(&v) => Some(v.to_string()),
+                    _ => return Err(bad(&format!("a verify method: {}", VERIFY_METHODS.join(", ")))),
+                }
+            }
+            "write_hint" => {
+                self.hint = LifetimeHint::ALL
+                    .into_iter()
+                    .find(|h| h.name() == value)
+                    .ok_or_else(|| bad("none, short, medium, long or extreme"))?
+            }
+            "ioengine" => check_engine(value)?,
+            "zonemode" => {
+                if value != "none" {
+                    return Err(format!(
+                        "zonemode={value}: zoned drives (and fio's strided zones) are not modelled; zonemode=none is"
+                    ));
+                }
+            }
+            "exitall" => notes.push(format!(
+                "job {job}: `{given}` is accepted, but the other jobs run to their own end here"
+            )),
+            "iosteer_backpressure" => {
+                self.backpressure = Some(
+                    time_value(value, 1_000).ok_or_else(|| bad("a time, microseconds unless suffixed, such as 50ms"))?,
+                )
+            }
+            "name" => {}
+            k if IGNORED.contains(&k) => {}
+            _ => {
+                return Err(format!(
+                    "job [{job}]: fio option `{given}` changes the I/O issued and is not supported here; \
+                     supported: {}; options that change only reporting, logging, CPU placement, engine \
+                     tuning, buffer contents or verification settings are accepted and ignored",
+                    SUPPORTED.join(", ")
+                ))
+            }
         }
-        let sequential = matches!(rw.as_str(), "read" | "write" | "rw" | "readwrite" | "trim");
-        let read_percent = match rw.as_str() {
+        Ok(())
+    }
+
+    fn finish(
+        mut self,
+        job: &str,
+        file: &str,
+        last_line: usize,
+        capacity: u64,
+    ) -> Result<JobSpec, FioError> {
+        let err = |message: String| FioError {
+            file: file.to_string(),
+            line: last_line,
+            message: format!("job [{job}]: {message}"),
+        };
+        let sequential = matches!(
+            self.rw.as_str(),
+            "read" | "write" | "rw" | "readwrite" | "trim"
+        );
+        let read_percent = match self.rw.as_str() {
             "read" | "randread" => 100,
             "write" | "randwrite" | "trim" | "randtrim" => 0,
-            _ => mix_read.unwrap_or(50),
+            _ => self.mix_read.unwrap_or(50),
         };
-        let size = size.unwrap_or_else(|| capacity.saturating_sub(offset));
-        let align = gcd(bs_min, bs_max).max(512);
+        if let Some(modifier) = &self.rw_modifier {
+            if sequential {
+                self.shape.offset_add = signed_size(modifier)
+                    .ok_or_else(|| err(format!("rw={}:{modifier}: expected a size (bytes between requests, negative to go back)", self.rw)))?;
+            } else {
+                self.shape.ios_per_offset =
+                    modifier.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        err(format!(
+                            "rw={}:{modifier}: expected a count of requests per random offset",
+                            self.rw
+                        ))
+                    })?;
+            }
+        }
+        let (bs_min, bs_max) = match self.bsrange {
+            Some(range) => range,
+            None => {
+                let sizes = self.blocks.iter().flat_map(|b| b.sizes.iter().map(|s| s.0));
+                (
+                    sizes.clone().min().unwrap_or(4096),
+                    sizes.max().unwrap_or(4096),
+                )
+            }
+        };
+        let plain =
+            self.bsrange.is_some() || self.blocks.iter().all(|b| b == &BlockSplit::single(bs_min));
+        if !plain {
+            self.shape.blocks = Some(self.blocks.clone());
+        }
+        let align = self
+            .blocks
+            .iter()
+            .flat_map(|b| b.sizes.iter().map(|s| s.0))
+            .chain([bs_min, bs_max])
+            .fold(0, gcd)
+            .max(512);
+        let offset = self.offset;
+        let size = match (self.fill_device, self.size) {
+            (true, _) | (false, None) => capacity.saturating_sub(offset),
+            (false, Some(size)) => size,
+        };
         if offset.saturating_add(size) > capacity || size < bs_max {
-            return Err(FioError {
-                file: file.to_string(),
-                line: options.last().map_or(1, |o| o.2),
-                message: format!(
-                    "job [{name}]: offset {offset} + size {size} must fit the drive ({capacity} bytes) and hold a block of {bs_max}"
-                ),
-            });
+            return Err(err(format!(
+                "offset {offset} + size {size} must fit the drive ({capacity} bytes) and hold a block of {bs_max}"
+            )));
         }
         Ok(JobSpec {
             synthetic: Synthetic {
                 read_percent,
-                trim: rw.contains("trim"),
+                trim: self.rw.contains("trim"),
                 sequential,
                 block_min: bs_min,
                 block_max: bs_max,
                 align,
                 offset,
                 size,
-                arrival,
+                arrival: self.arrival,
                 trim_ahead: None,
-                hint,
-                backpressure,
+                hint: self.hint,
+                backpressure: self.backpressure,
             },
-            start,
-            runtime,
-            numjobs,
+            shape: self.shape,
+            start: self.start,
+            runtime: self.runtime,
+            time_based: self.time_based,
+            numjobs: self.numjobs,
+            offset_increment: self.offset_increment,
+            stonewall: self.stonewall,
+            wait_for: self.wait_for,
+            io_size: self.io_size,
+            loops: self.loops,
+            last_line,
         })
     }
+}
+
+/// A flag as fio writes it: alone, or `=1`/`=0` (and words).
+fn boolean(value: &str) -> Option<bool> {
+    match value {
+        "" | "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+/// A size that may be negative (`-8k`).
+fn signed_size(value: &str) -> Option<i64> {
+    let (negative, digits) = match value.trim().strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, value.trim()),
+    };
+    let magnitude = i64::try_from(size_value(digits)?).ok()?;
+    Some(if negative { -magnitude } else { magnitude })
 }
 
 fn gcd(a: u64, b: u64) -> u64 {
@@ -426,21 +895,39 @@ numjobs=2
             panic!()
         };
         assert_eq!(a.read_percent, 70);
+        // fio's end of a job: without time_based, once it has moved its
+        // size (the whole drive here), or at its runtime if that comes first.
         assert_eq!(
-            jobs[0].stop,
-            Some(Nanos::from_secs(5)),
-            "untimed jobs run as long as the timed ones"
+            (jobs[0].stop, jobs[0].shape.bytes_limit),
+            (None, Some(GIB)),
+            "an untimed job ends on its size"
         );
+        assert_eq!(
+            (jobs[1].stop, jobs[1].shape.bytes_limit),
+            (Some(Nanos::from_secs(5)), Some(GIB))
+        );
+        let jobs = parse(
+            "[a]\nrw=randrw\ntime_based\n[b]\nrw=read\nruntime=5s\ntime_based=1\n",
+            "m.fio",
+            GIB,
+        )
+        .unwrap();
+        assert_eq!(
+            (jobs[0].stop, jobs[0].shape.bytes_limit),
+            (Some(Nanos::from_secs(5)), None),
+            "time_based jobs without runtime run as long as the timed ones"
+        );
+        assert_eq!(jobs[1].shape.bytes_limit, None);
     }
 
     #[test]
     fn unsupported_options_and_bad_values_name_file_line_and_option() {
-        let err = parse("[a]\nrw=randread\nverify=md5\n", "v.fio", GIB)
+        let err = parse("[a]\nrw=randread\nread_iolog=trace.log\n", "v.fio", GIB)
             .unwrap_err()
             .to_string();
         assert!(
             err.starts_with("v.fio:3:")
-                && err.contains("`verify`")
+                && err.contains("`read_iolog`")
                 && err.contains("not supported"),
             "{err}"
         );

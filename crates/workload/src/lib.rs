@@ -10,16 +10,26 @@
 //! - [`workload`]: a [`Job`](workload::Job) (synthetic or a trace) and the
 //!   [`Generator`](workload::Generator) that turns it into requests: rates,
 //!   Poisson arrivals, I/O depth, think time, back-pressure.
-//! - [`fio`]: the subset of fio job files that becomes jobs; [`trace`]: trace
-//!   formats (ascii, SPC, MSR) and fitting one to a drive.
+//! - [`fio`]: fio job files as people write them become jobs
+//!   ([`fio_options`]: which options it takes, ignores and refuses;
+//!   [`fio_text`]: comments, `${VAR}`; [`bssplit`], [`distribution`] and
+//!   [`job_shape`]: the finer shapes of a job; [`job_phases`]: phases that
+//!   follow the jobs); [`trace`]: trace formats (ascii, SPC, MSR) and
+//!   fitting one to a drive.
 //! - [`report`]: phases, the [`Recorder`](report::Recorder) of every
 //!   completed request, the per-phase [`RunReport`] with its JSON schema, and
 //!   the terminal table.
 //! - [`series`] and [`chart`]: one-second CSV series and SVG charts; `chart`
 //!   also holds the palette and frame every chart of the toolkit uses.
 
+pub mod bssplit;
 pub mod chart;
+pub mod distribution;
 pub mod fio;
+pub mod fio_options;
+pub mod fio_text;
+pub mod job_phases;
+pub mod job_shape;
 pub mod report;
 pub mod series;
 pub mod trace;

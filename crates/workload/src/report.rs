@@ -353,6 +353,9 @@ pub fn table(run: &RunReport) -> String {
 #[derive(Clone, Debug)]
 pub struct Recorder {
     phases: Vec<Phase>,
+    /// Phases that overlap others (a job file's whole-workload `job`):
+    /// left out of `all`, which would count their requests twice.
+    overlapping: Vec<usize>,
     accumulators: Vec<PhaseAccumulator>,
     series: crate::series::SeriesCollector,
     slo: Nanos,
@@ -363,9 +366,34 @@ impl Recorder {
         Recorder {
             accumulators: vec![PhaseAccumulator::default(); phases.len()],
             phases,
+            overlapping: Vec::new(),
             series: crate::series::SeriesCollector::default(),
             slo,
         }
+    }
+
+    /// Adds a phase, recorded from now on (phases that follow a job file's
+    /// jobs appear as the jobs run); its index.
+    pub fn add_phase(&mut self, phase: Phase) -> usize {
+        self.phases.push(phase);
+        self.accumulators.push(PhaseAccumulator::default());
+        self.phases.len() - 1
+    }
+
+    /// Moves a phase's edges: it opens and closes as its jobs run.
+    pub fn set_phase_edges(&mut self, index: usize, start: Nanos, end: Nanos) {
+        if let Some(phase) = self.phases.get_mut(index) {
+            (phase.start, phase.end) = (start, end);
+        }
+    }
+
+    /// Leaves phase `index` out of `all` (it overlaps the others).
+    pub fn overlaps(&mut self, index: usize) {
+        self.overlapping.push(index);
+    }
+
+    pub fn phases(&self) -> &[Phase] {
+        &self.phases
     }
 
     /// A request of `bytes` finished at `at` after `latency`.
@@ -409,8 +437,10 @@ impl Recorder {
             .map(|(p, acc)| acc.report(p))
             .collect();
         let mut all = PhaseAccumulator::default();
-        for acc in &self.accumulators {
-            all.merge(acc);
+        for (index, acc) in self.accumulators.iter().enumerate() {
+            if !self.overlapping.contains(&index) {
+                all.merge(acc);
+            }
         }
         let span = Phase {
             name: "all".into(),

@@ -20,6 +20,8 @@ use iosteer_sched::{LifetimeHint, Nanos, Op, Request, TenantId};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+pub use crate::job_shape::JobShape;
+
 /// How requests arrive.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Arrival {
@@ -93,6 +95,9 @@ pub struct Job {
     pub start: Nanos,
     /// When it stops issuing (start + fio's `runtime`), if ever.
     pub stop: Option<Nanos>,
+    /// What a fio job file adds: byte limits, stonewalls, finer shapes
+    /// ([`JobShape::default()`] for a plain job).
+    pub shape: JobShape,
 }
 
 impl Job {
@@ -159,7 +164,29 @@ pub struct Generator {
     trimmed_up_to: u64,
     trace_index: usize,
     pub issued: u64,
+    /// Bytes issued (flushes count none), against `shape.bytes_limit`.
+    pub bytes_issued: u64,
     pub listening: Listening,
+    /// Waiting for the jobs in `shape.after` to end.
+    waiting: bool,
+    /// fio-shaped draws: see [`crate::job_shape`].
+    shaped: ShapedState,
+}
+
+/// Where a fio-shaped job is in its pattern.
+#[derive(Debug, Default)]
+struct ShapedState {
+    /// Next sequential offset of each file, relative to the file.
+    file_cursors: Vec<u64>,
+    next_file: usize,
+    /// Requests left at the current random offset run (`rw=randread:N`).
+    run_left: u32,
+    /// Where the next request of a run goes, absolute.
+    run_next: u64,
+    writes_since_flush: u32,
+    completions: u64,
+    flushed_at_end: bool,
+    last_issue_at: Nanos,
 }
 
 impl Generator {
@@ -173,12 +200,16 @@ impl Generator {
             JobKind::Synthetic(s) => s.offset,
             JobKind::Trace(_) => 0,
         };
+        let waiting = !job.shape.after.is_empty();
         Generator {
+            next_at: if waiting { None } else { next_at },
+            waiting,
+            bytes_issued: 0,
+            shaped: ShapedState::default(),
             tenant: TenantId(index),
             rng: SmallRng::seed_from_u64(
                 seed ^ (u64::from(index) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
             ),
-            next_at,
             retry_at: None,
             behind: false,
             keep_schedule: false,
@@ -254,8 +285,82 @@ impl Generator {
         self
     }
 
+    /// The jobs (indices) that must end before this one starts; empty once
+    /// it has started.
+    pub fn waits_for(&self) -> &[usize] {
+        if self.waiting {
+            &self.job.shape.after
+        } else {
+            &[]
+        }
+    }
+
+    /// The jobs it waited for have ended: the job starts its `startdelay`
+    /// after `now`, and its runtime counts from its start.
+    pub fn release(&mut self, now: Nanos) {
+        if !self.waiting {
+            return;
+        }
+        self.waiting = false;
+        self.job.start += now;
+        self.job.stop = self.job.stop.map(|stop| stop + now);
+        self.next_at = Some(self.job.start);
+    }
+
+    /// The job as it runs (a released job's start and stop are absolute).
+    pub fn job(&self) -> &Job {
+        &self.job
+    }
+
+    /// Issued its `bytes_limit` or `ios_limit`.
+    pub fn limit_reached(&self) -> bool {
+        let shape = &self.job.shape;
+        shape.bytes_limit.is_some_and(|b| self.bytes_issued >= b)
+            || shape.ios_limit.is_some_and(|n| self.issued >= n)
+    }
+
+    /// Will issue nothing more: its limit reached, its stop passed (or held
+    /// past it), or its trace done, and its closing flush (`end_fsync`) out.
+    /// A job still waiting has not started.
+    pub fn done_issuing(&self) -> bool {
+        self.issuing_over() && !self.end_flush_pending()
+    }
+
+    /// [`done_issuing`](Self::done_issuing) but for the closing flush.
+    fn issuing_over(&self) -> bool {
+        if self.waiting {
+            return false;
+        }
+        if self.limit_reached() {
+            return true;
+        }
+        let Some(at) = self.next_at else {
+            return true;
+        };
+        let at = self.retry_at.map_or(at, |retry| retry.max(at));
+        self.job.stop.is_some_and(|stop| at >= stop)
+    }
+
+    /// Done issuing and every request completed: fio's end of a job.
+    pub fn finished(&self) -> bool {
+        self.done_issuing() && self.outstanding == 0
+    }
+
+    /// Ended at `now`, as fio ends a job: finished, and a job stopped by
+    /// time (not by its byte or request limit) has reached its stop, even
+    /// when its last arrival came before (a rate's next slot past it).
+    pub fn ended(&self, now: Nanos) -> bool {
+        self.finished() && (self.limit_reached() || self.job.stop.is_none_or(|stop| now >= stop))
+    }
+
     /// When the job next issues, if it will (not blocked on its iodepth).
     pub fn next_at(&self) -> Option<Nanos> {
+        if self.end_flush_pending() {
+            return Some(self.shaped.last_issue_at);
+        }
+        if self.limit_reached() {
+            return None;
+        }
         let at = self.next_at?;
         if self.job.stop.is_some_and(|stop| at >= stop) {
             return None;
@@ -272,6 +377,11 @@ impl Generator {
 
     /// Issues what is due at `now` into `out` (ids from `next_id`).
     pub fn issue(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
+        if self.end_flush_pending() {
+            self.shaped.flushed_at_end = true;
+            self.push_flush(now, next_id, out);
+            return;
+        }
         match self.job.kind {
             JobKind::Trace(_) => self.issue_trace(now, next_id, out),
             JobKind::Synthetic(_) => self.issue_synthetic(now, next_id, out),
@@ -299,6 +409,9 @@ impl Generator {
 
     /// Draws the next request of a synthetic job (size, offset, class).
     fn draw(&mut self) -> Planned {
+        if !self.job.shape.draws_plainly() {
+            return self.draw_shaped();
+        }
         let JobKind::Synthetic(s) = &self.job.kind else {
             unreachable!()
         };
@@ -330,15 +443,108 @@ impl Generator {
         Planned { op, offset, len }
     }
 
+    /// [`draw`](Self::draw) for a job with fio's finer shapes: the class
+    /// first (block sizes may differ by direction), then the size, the file
+    /// (round robin) and the offset in it.
+    fn draw_shaped(&mut self) -> Planned {
+        let JobKind::Synthetic(s) = &self.job.kind else {
+            unreachable!()
+        };
+        let shape = &self.job.shape;
+        let op = if s.trim {
+            Op::Trim
+        } else if self.rng.random_range(0..100) < s.read_percent {
+            Op::Read
+        } else {
+            Op::Write
+        };
+        let direction = match op {
+            Op::Read => 0,
+            Op::Write | Op::Flush => 1,
+            Op::Trim => 2,
+        };
+        let len = match &shape.blocks {
+            Some(blocks) => blocks[direction].draw(&mut self.rng),
+            None if s.block_min == s.block_max => s.block_min,
+            None => {
+                let steps = (s.block_max - s.block_min) / s.align;
+                s.block_min + self.rng.random_range(0..=steps) * s.align
+            }
+        };
+        let files = u64::from(shape.files.max(1));
+        let file_size = (s.size / files / s.align * s.align).max(len);
+        let state = &mut self.shaped;
+        if state.file_cursors.len() != files as usize {
+            state.file_cursors = vec![0; files as usize];
+        }
+        let file = state.next_file;
+        state.next_file = (file + 1) % files as usize;
+        let file_start = s.offset + file as u64 * file_size;
+        let blocks_in_file = (file_size - len) / s.align + 1;
+        let offset = if s.sequential {
+            let cursor = &mut state.file_cursors[file];
+            if *cursor + len > file_size {
+                *cursor = 0;
+            }
+            let at = *cursor;
+            // fio's `rw=write:N`: the next request starts N bytes after this
+            // one ends; wraps at either end of the file.
+            let next = at as i64 + len as i64 + shape.offset_add;
+            *cursor = next.rem_euclid(file_size as i64) as u64 / s.align * s.align;
+            file_start + at
+        } else if state.run_left > 0 {
+            state.run_left -= 1;
+            let at = state.run_next;
+            if !shape.same_offset {
+                let next = at + len;
+                state.run_next = if next + len > file_start + file_size {
+                    file_start
+                } else {
+                    next
+                };
+            }
+            at
+        } else {
+            let random = shape
+                .percentage_random
+                .is_none_or(|p| self.rng.random_range(0..100) < p);
+            let at = if random || state.run_next < file_start {
+                file_start + shape.distribution.draw(&mut self.rng, blocks_in_file) * s.align
+            } else {
+                state.run_next.min(file_start + file_size - len)
+            };
+            state.run_left = shape.ios_per_offset.saturating_sub(1);
+            let next = if shape.same_offset { at } else { at + len };
+            state.run_next = if next + len > file_start + file_size {
+                file_start
+            } else {
+                next
+            };
+            at
+        };
+        Planned { op, offset, len }
+    }
+
     fn issue_synthetic(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
         let JobKind::Synthetic(s) = &self.job.kind else {
             unreachable!()
         };
         let s = s.clone();
-        let Planned { op, offset, len } = match self.planned.take() {
+        let Planned {
+            op,
+            offset,
+            mut len,
+        } = match self.planned.take() {
             Some(p) => p,
             None => self.draw(),
         };
+        if let Some(limit) = self.job.shape.bytes_limit {
+            // The last request stops at the limit, as fio's does at `size`.
+            let left = limit.saturating_sub(self.bytes_issued);
+            if left < len {
+                len = (left / s.align * s.align).max(s.align.min(len));
+            }
+        }
         if let (Op::Write, Some(segment), true) = (op, s.trim_ahead, s.sequential) {
             while self.trimmed_up_to < offset + len && self.trimmed_up_to < s.offset + s.size {
                 let trim_len = segment
@@ -360,8 +566,12 @@ impl Generator {
         );
         *next_id += 1;
         self.issued += 1;
+        self.bytes_issued += len;
         self.outstanding += 1;
         self.retry_at = None;
+        if op == Op::Write {
+            self.flush_after_writes(now, next_id, out);
+        }
         // A job behind its schedule (held by pressure) keeps the schedule:
         // the next arrival is one gap after this one was due, not after now.
         let open_loop = s.arrival.iops.is_some() || s.arrival.bytes_per_s.is_some();
@@ -382,10 +592,42 @@ impl Generator {
             self.behind = false;
         }
         self.next_at = Some(next);
+        self.shaped.last_issue_at = now;
+    }
+
+    /// fio's `end_fsync`: issuing is over and the closing flush is not out.
+    fn end_flush_pending(&self) -> bool {
+        self.job.shape.end_flush && !self.shaped.flushed_at_end && self.issuing_over()
+    }
+
+    /// fio's `fsync=N`: a flush after every N writes.
+    fn flush_after_writes(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
+        let Some(every) = self.job.shape.flush_every else {
+            return;
+        };
+        self.shaped.writes_since_flush += 1;
+        if self.shaped.writes_since_flush >= every {
+            self.shaped.writes_since_flush = 0;
+            self.push_flush(now, next_id, out);
+        }
+    }
+
+    fn push_flush(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
+        out.push(Request::new(*next_id, Op::Flush, 0, 0, now).with_tenant(self.tenant));
+        *next_id += 1;
+        self.outstanding += 1;
     }
 
     fn gap(&mut self, s: &Synthetic) -> Nanos {
-        let mean_len = ((s.block_min + s.block_max) / 2).max(1) as f64;
+        let mean_len = match &self.job.shape.blocks {
+            // A rate in bytes over the sizes a writer (or reader) issues.
+            Some(blocks) => {
+                let mix = f64::from(s.read_percent) / 100.0;
+                let direction = if s.trim { 2 } else { 1 };
+                (blocks[0].mean() * mix + blocks[direction].mean() * (1.0 - mix)).max(1.0)
+            }
+            None => ((s.block_min + s.block_max) / 2).max(1) as f64,
+        };
         let per_second = match (s.arrival.iops, s.arrival.bytes_per_s) {
             (Some(iops), _) => iops,
             (None, Some(bytes)) => bytes / mean_len,
@@ -410,7 +652,14 @@ impl Generator {
             // (the loop never moves time backwards); a closed-loop one after
             // its think time.
             if closed_loop {
-                let ready = now + s.arrival.thinktime;
+                self.shaped.completions += 1;
+                let every = u64::from(self.job.shape.thinktime_blocks.max(1));
+                let think = if self.shaped.completions % every == 0 {
+                    s.arrival.thinktime
+                } else {
+                    Nanos::ZERO
+                };
+                let ready = now + think;
                 self.next_at = Some(self.next_at.map_or(ready, |at| at.max(ready)));
             }
         }
@@ -455,6 +704,7 @@ mod tests {
             kind: JobKind::Synthetic(s),
             start: Nanos::ZERO,
             stop: Some(Nanos::from_secs(1)),
+            shape: JobShape::default(),
         }
     }
 

@@ -51,6 +51,7 @@ pub(super) fn default_reads(capacity: u64, rate: Option<f64>, iodepth: u32) -> J
         kind: JobKind::Synthetic(readers),
         start: Nanos::ZERO,
         stop: None,
+        shape: Default::default(),
     }
 }
 

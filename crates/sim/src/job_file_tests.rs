@@ -1,0 +1,305 @@
+//! fio compatibility end to end in the simulator: job files as people write
+//! them (examples/fio), fio's job end and rates, stonewall phases, block
+//! splits and distributions, accepted-and-ignored options, refusals.
+
+use iosteer_device::{DeviceConfig, Precondition};
+use iosteer_sched::{Nanos, Op};
+
+use crate::run::Simulation;
+use iosteer_workload::fio::{parse, parse_with_env};
+use iosteer_workload::fio_options::{IGNORED, SUPPORTED};
+use iosteer_workload::report::RunReport;
+use iosteer_workload::workload::Generator;
+
+const GIB: u64 = 1 << 30;
+const MIB: u64 = 1 << 20;
+
+fn env(name: &str) -> Option<String> {
+    (name == "FIO_SIZE").then(|| "32m".to_string())
+}
+
+/// Runs a job file on a fresh `device` (not aged: the tests look at the
+/// workload, and a fresh drive is quick to make) with fifo.
+fn simulate(text: &str, file: &str, device: &str) -> RunReport {
+    let device = DeviceConfig::preset(device).unwrap();
+    let parsed = parse_with_env(text, file, device.logical_bytes(), &env).unwrap();
+    let mut sim = Simulation::of_job_file(device, parsed.jobs, 1, Nanos::from_secs(5));
+    sim.precondition = Precondition {
+        fill: 0.0,
+        overwrite: 0.0,
+        seed: 1,
+    };
+    let aged = sim.aged_device().unwrap();
+    let report = sim.run("fifo", &aged, &mut |_, _| true).unwrap();
+    assert!(!report.interrupted, "{file}: {:?}", report.notes);
+    report
+}
+
+/// Every request a job file's jobs issue when nothing holds them (each
+/// completes at once), in job order.
+fn requests(text: &str) -> Vec<iosteer_sched::Request> {
+    let jobs = parse(text, "t.fio", GIB).unwrap();
+    let mut out = Vec::new();
+    for (i, job) in jobs.into_iter().enumerate() {
+        let mut g = Generator::new(job, i as u32, 1);
+        g.release(Nanos::ZERO);
+        let (mut id, mut issued) = (0, Vec::new());
+        while let Some(at) = g.next_at() {
+            let before = issued.len();
+            g.issue(at, &mut id, &mut issued);
+            for _ in before..issued.len() {
+                g.completed(at);
+            }
+        }
+        out.extend(issued);
+    }
+    out
+}
+
+#[test]
+fn prefill_writes_the_target_exactly_once_and_stops() {
+    let text = include_str!("../../../examples/prefill.fio");
+    let report = simulate(text, "prefill.fio", "diskSim-slc");
+    let phase = report
+        .phase("prefill")
+        .expect("a phase named after the job");
+    assert_eq!(phase.write.ops, 256, "256 MiB in 1 MiB writes, once");
+    assert_eq!(report.phase("all").unwrap().write.ops, 256);
+    assert_eq!(report.phase("job").unwrap().write.ops, 256);
+    assert_eq!(report.unfinished, 0);
+    let written = phase.write.mbps * (phase.end_s - phase.start_s) * 1e6;
+    assert!(
+        (written / (256.0 * MIB as f64) - 1.0).abs() < 0.01,
+        "bytes written {written}"
+    );
+}
+
+/// 50 MiB/s is 52.43 MB/s: reported over the second the job issued, not
+/// diluted by the drain after it.
+#[test]
+fn a_one_second_rated_job_reports_its_rate() {
+    let text = "[r]\nrw=randread\nbs=64k\nrate=50m\nruntime=1s\ntime_based\niodepth=256\nsize=1g\n";
+    let report = simulate(text, "rate.fio", "enterprise-nvme");
+    let phase = report.phase("r").unwrap();
+    let expected = 50.0 * MIB as f64 / 1e6;
+    assert!(
+        (phase.read.mbps / expected - 1.0).abs() < 0.02,
+        "{} MB/s, expected {expected:.2}",
+        phase.read.mbps
+    );
+    assert!(
+        phase.end_s < 1.05,
+        "the phase ends with the job: {}",
+        phase.end_s
+    );
+    let job = report.phase("job").unwrap();
+    assert!(
+        (job.read.mbps / expected - 1.0).abs() < 0.02,
+        "{}",
+        job.read.mbps
+    );
+}
+
+#[test]
+fn stonewall_makes_two_phases_that_follow_each_other() {
+    let text = "[global]\nsize=64m\n[write]\nrw=write\nbs=1m\niodepth=4\n\
+                [read]\nstonewall\nrw=randread\nbs=4k\nio_size=8m\niodepth=8\n";
+    let report = simulate(text, "stonewall.fio", "diskSim-slc");
+    let names: Vec<&str> = report.phases.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["job", "write", "read", "all"]);
+    let (write, read) = (
+        report.phase("write").unwrap(),
+        report.phase("read").unwrap(),
+    );
+    assert_eq!((write.write.ops, write.read.ops), (64, 0));
+    assert_eq!((read.read.ops, read.write.ops), (2048, 0));
+    assert!(
+        read.start_s >= write.end_s,
+        "{} {}",
+        read.start_s,
+        write.end_s
+    );
+}
+
+#[test]
+fn startdelay_and_runtime_give_phases_named_after_their_jobs() {
+    let text =
+        "[global]\nsize=64m\nbs=64k\ntime_based\n[readers]\nrw=randread\nrate=4m\nruntime=3s\n\
+                [fill]\nrw=write\nrate=2m\nstartdelay=1s\nruntime=1s\n";
+    let report = simulate(text, "t.fio", "diskSim-slc");
+    let names: Vec<&str> = report.phases.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["job", "readers", "readers+fill", "readers.2", "all"]
+    );
+    let fill = report.phase("readers+fill").unwrap();
+    assert!(
+        (fill.start_s - 1.0).abs() < 0.01 && (fill.end_s - 2.0).abs() < 0.01,
+        "{fill:?}"
+    );
+}
+
+/// Half 4 KiB, half 64 KiB, by count: within 2% of 20,000 requests.
+#[test]
+fn bssplit_issues_both_sizes_in_ratio() {
+    let out = requests("[a]\nrw=randread\nbssplit=4k/50:64k/50\nnumber_ios=20000\n");
+    assert_eq!(out.len(), 20_000);
+    let small = out.iter().filter(|r| r.len.0 == 4096).count() as f64;
+    let large = out.iter().filter(|r| r.len.0 == 65536).count() as f64;
+    assert_eq!(small + large, 20_000.0);
+    assert!(
+        (small / 20_000.0 - 0.5).abs() < 0.02,
+        "{small} of 20000 are 4k"
+    );
+    let out = requests("[a]\nrw=randrw\nbssplit=4k/50:64k/50,8k/100\nnumber_ios=4000\n");
+    assert!(out
+        .iter()
+        .filter(|r| r.op == Op::Write)
+        .all(|r| r.len.0 == 8192));
+    assert!(out
+        .iter()
+        .filter(|r| r.op == Op::Read)
+        .all(|r| r.len.0 != 8192));
+}
+
+/// The hottest 1% of the blocks take H(m, 1.2) / H(n, 1.2) of the
+/// accesses (m of n blocks), within one percentage point.
+#[test]
+fn zipf_concentrates_accesses_as_the_law_says() {
+    let out =
+        requests("[a]\nrw=randread\nsize=40m\nrandom_distribution=zipf:1.2\nnumber_ios=200000\n");
+    let blocks = 40 * MIB / 4096;
+    let hot = blocks / 100;
+    let harmonic = |m: u64| (1..=m).map(|k| (k as f64).powf(-1.2)).sum::<f64>();
+    let expected = harmonic(hot) / harmonic(blocks);
+    let measured = out.iter().filter(|r| r.offset.0 / 4096 < hot).count() as f64 / out.len() as f64;
+    assert!(
+        (measured - expected).abs() < 0.01,
+        "measured {measured:.4}, closed form {expected:.4}"
+    );
+}
+
+#[test]
+fn offset_modifiers_make_holes_go_backwards_and_run_on() {
+    let offsets = |text: &str| -> Vec<u64> { requests(text).iter().map(|r| r.offset.0).collect() };
+    let holes = offsets("[a]\nrw=write:12k\nsize=1m\nnumber_ios=4\n");
+    assert_eq!(holes, [0, 16384, 32768, 49152]);
+    let back = offsets("[a]\nrw=read:-8k\nsize=16k\nnumber_ios=4\n");
+    assert_eq!(
+        back,
+        [0, 12288, 8192, 4096],
+        "from the start, wrapping to the end and back"
+    );
+    let runs = offsets("[a]\nrw=randread:4\nsize=1g\nnumber_ios=8\n");
+    assert!(
+        runs[1] == runs[0] + 4096 && runs[3] == runs[0] + 3 * 4096,
+        "{runs:?}"
+    );
+    let same = offsets("[a]\nrw=randread:4\nrw_sequencer=identical\nsize=1g\nnumber_ios=4\n");
+    assert!(same.iter().all(|o| *o == same[0]), "{same:?}");
+}
+
+#[test]
+fn limits_files_and_flushes() {
+    let out = requests("[a]\nrw=randread\nsize=16m\nio_size=4m\nbs=64k\n");
+    assert_eq!(out.len(), 64, "io_size bytes, not size");
+    let jobs = parse(
+        "[a]\nrw=write\noffset=75%\nfill_device=1\n[b]\nsize=10%\n",
+        "f.fio",
+        GIB,
+    )
+    .unwrap();
+    assert_eq!(
+        jobs[0].shape.bytes_limit,
+        Some(GIB / 4),
+        "from offset to the end of the drive"
+    );
+    assert_eq!(jobs[1].shape.bytes_limit, Some(GIB / 10 / 4096 * 4096));
+    let out = requests("[a]\nrw=read\nsize=8m\nloops=2\nbs=1m\n");
+    assert_eq!(out.len(), 16);
+    let out = requests("[a]\nrw=write\nsize=6m\nnrfiles=3\nbs=1m\n");
+    let offsets: Vec<u64> = out.iter().map(|r| r.offset.0 / MIB).collect();
+    assert_eq!(
+        offsets,
+        [0, 2, 4, 1, 3, 5],
+        "round robin over three 2 MiB files"
+    );
+    let out = requests("[a]\nrw=write\nsize=1m\nbs=64k\nfsync=4\nend_fsync=1\n");
+    let flushes = out.iter().filter(|r| r.op == Op::Flush).count();
+    assert_eq!(flushes, 4 + 1, "one per 4 of 16 writes, and one at the end");
+    assert_eq!(out.last().unwrap().op, Op::Flush);
+}
+
+#[test]
+fn every_ignored_option_and_alias_parses() {
+    for option in IGNORED {
+        let text = format!("[a]\n{option}=1\n");
+        assert!(
+            parse(&text, "i.fio", GIB).is_ok(),
+            "{option}: {:?}",
+            parse(&text, "i.fio", GIB)
+        );
+    }
+    let jobs = parse(
+        "[a]\nreadwrite=randwrite\nblocksize=8k\ntimeout=2s\nio_limit=4m\nblocksize_range=8k-16k\n",
+        "a.fio",
+        GIB,
+    )
+    .unwrap();
+    assert_eq!(
+        (jobs[0].stop, jobs[0].shape.bytes_limit),
+        (Some(Nanos::from_secs(2)), Some(4 * MIB))
+    );
+}
+
+#[test]
+fn unsupported_options_and_unmodelled_engines_name_file_line_and_what() {
+    let err = parse("[a]\nrw=read\n\nlatency_target=5ms\n", "u.fio", GIB)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("u.fio:4:")
+            && err.contains("`latency_target`")
+            && err.contains("supported: rw"),
+        "{err}"
+    );
+    for (engine, why) in [
+        ("net", "network"),
+        ("filecreate", "metadata"),
+        ("rdma", "RDMA"),
+        ("nbd", "NBD"),
+    ] {
+        let err = parse(&format!("[global]\nioengine={engine}\n[a]\n"), "e.fio", GIB)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("e.fio:2:") && err.contains(engine) && err.contains(why),
+            "{err}"
+        );
+    }
+    let err = parse("[a]\nzonemode=zbd\n", "z.fio", GIB)
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("z.fio:2:") && err.contains("zbd"), "{err}");
+    assert!(SUPPORTED.contains(&"bssplit"));
+}
+
+#[test]
+fn every_example_job_file_parses_and_simulates() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/fio");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "fio"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "{files:?}");
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let name = path.display().to_string();
+        let report = simulate(&text, &name, "diskSim-slc");
+        let all = report.phase("all").unwrap();
+        assert!(all.all.ops > 0, "{name}: nothing completed");
+        assert_eq!(report.unfinished, 0, "{name}");
+    }
+}

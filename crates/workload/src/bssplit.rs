@@ -1,0 +1,130 @@
+//! Block sizes of a job: one size, fio's `bs=r,w,t` per direction, or
+//! fio's `bssplit` (`4k/50:64k/50`, per direction as `r,w,t`).
+
+use rand::rngs::SmallRng;
+use rand::Rng;
+
+use crate::fio::size_value;
+
+/// Sizes and their weights, in percent (summing to 100).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BlockSplit {
+    pub sizes: Vec<(u64, f64)>,
+}
+
+/// What `bssplit` accepts, for error messages.
+pub const ACCEPTED: &str =
+    "size/percent pairs joined by `:` (4k/50:64k/50), percentages summing to 100 \
+                            (a blank one takes an even share of the rest), one list per direction \
+                            joined by `,` (read,write,trim)";
+
+impl BlockSplit {
+    pub fn single(size: u64) -> BlockSplit {
+        BlockSplit {
+            sizes: vec![(size, 100.0)],
+        }
+    }
+
+    /// One direction's list, such as `4k/50:64k/50` or `4k/:8k/`.
+    pub fn parse(text: &str) -> Option<BlockSplit> {
+        let mut sizes = Vec::new();
+        let mut blanks = 0usize;
+        for entry in text.split(':') {
+            let (size, percent) = entry.split_once('/').unwrap_or((entry, ""));
+            let size = size_value(size).filter(|s| *s > 0)?;
+            let percent = match percent.trim() {
+                "" => {
+                    blanks += 1;
+                    f64::NAN
+                }
+                p => p
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|p| (0.0..=100.0).contains(p))?,
+            };
+            sizes.push((size, percent));
+        }
+        let given: f64 = sizes.iter().map(|s| s.1).filter(|p| !p.is_nan()).sum();
+        if given > 100.0 + 1e-9 || (blanks == 0 && (given - 100.0).abs() > 1e-6) {
+            return None;
+        }
+        for entry in sizes.iter_mut().filter(|s| s.1.is_nan()) {
+            entry.1 = (100.0 - given) / blanks as f64;
+        }
+        Some(BlockSplit { sizes })
+    }
+
+    /// `r[,w[,t]]`: each list parsed by [`parse`](Self::parse); a missing
+    /// direction takes the last one given, as fio does.
+    pub fn per_direction(text: &str) -> Option<[BlockSplit; 3]> {
+        let lists: Vec<BlockSplit> = text
+            .split(',')
+            .filter(|t| !t.trim().is_empty())
+            .map(BlockSplit::parse)
+            .collect::<Option<_>>()?;
+        if lists.is_empty() || lists.len() > 3 {
+            return None;
+        }
+        let at = |i: usize| lists[i.min(lists.len() - 1)].clone();
+        Some([at(0), at(1), at(2)])
+    }
+
+    pub fn smallest(&self) -> u64 {
+        self.sizes.iter().map(|s| s.0).min().unwrap_or(0)
+    }
+
+    pub fn largest(&self) -> u64 {
+        self.sizes.iter().map(|s| s.0).max().unwrap_or(0)
+    }
+
+    /// Mean size, bytes, weighted by the percentages.
+    pub fn mean(&self) -> f64 {
+        self.sizes.iter().map(|(s, p)| *s as f64 * p / 100.0).sum()
+    }
+
+    pub fn draw(&self, rng: &mut SmallRng) -> u64 {
+        if let [(only, _)] = self.sizes.as_slice() {
+            return *only;
+        }
+        let pick = rng.random_range(0.0..100.0f64);
+        let mut sum = 0.0;
+        for (size, percent) in &self.sizes {
+            sum += percent;
+            if pick < sum {
+                return *size;
+            }
+        }
+        self.largest()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn splits_parse_as_fio_writes_them() {
+        let s = BlockSplit::parse("4k/50:64k/50").unwrap();
+        assert_eq!(s.sizes, [(4096, 50.0), (65536, 50.0)]);
+        let s = BlockSplit::parse("4k/20:8k/:16k/").unwrap();
+        assert_eq!(s.sizes, [(4096, 20.0), (8192, 40.0), (16384, 40.0)]);
+        let [r, w, t] = BlockSplit::per_direction("4k/50:64k/50,8k/100").unwrap();
+        assert_eq!(
+            (r.largest(), w.sizes.clone(), t),
+            (65536, vec![(8192, 100.0)], w)
+        );
+        for bad in ["4k/50:64k/40", "4k/150", "4q/100", "", "4k,8k,16k,32k"] {
+            assert!(BlockSplit::per_direction(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn draws_follow_the_weights() {
+        let s = BlockSplit::parse("4k/25:64k/75").unwrap();
+        let mut rng = SmallRng::seed_from_u64(1);
+        let small = (0..100_000).filter(|_| s.draw(&mut rng) == 4096).count();
+        assert!((small as f64 / 1e5 - 0.25).abs() < 0.01, "{small}");
+        assert_eq!(s.mean(), 0.25 * 4096.0 + 0.75 * 65536.0);
+    }
+}

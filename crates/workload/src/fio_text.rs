@@ -1,0 +1,142 @@
+//! A job file's text as fio reads it, before options mean anything:
+//! comments (`#` or `;` at a line's start or after a value), `${VAR}` from
+//! the environment (an undefined one is an error naming it), fio's own
+//! `$ncpus`, `$pagesize` and `$mb_memory`, and `include` (refused, naming
+//! the line: the included file is not read here).
+
+use crate::fio::FioError;
+
+/// One meaningful line: its number in the file and its text, trimmed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Line {
+    pub number: usize,
+    pub text: String,
+}
+
+/// Lines of `text` with comments dropped and variables expanded; `env`
+/// looks a variable up (the process environment in [`environment`]).
+pub fn lines(
+    text: &str,
+    file: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<Line>, FioError> {
+    let mut out = Vec::new();
+    for (index, raw) in text.lines().enumerate() {
+        let number = index + 1;
+        let err = |message: String| FioError {
+            file: file.to_string(),
+            line: number,
+            message,
+        };
+        let code = raw.find(['#', ';']).map_or(raw, |at| &raw[..at]).trim();
+        if code.is_empty() {
+            continue;
+        }
+        if code == "include" || code.starts_with("include ") {
+            return Err(err(format!(
+                "`{code}`: include directives are not read here; paste the included file's options in"
+            )));
+        }
+        let expanded = expand(code, env).map_err(err)?;
+        out.push(Line {
+            number,
+            text: expanded.trim().to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// The process environment, with fio's built-in variables when unset.
+pub fn environment(name: &str) -> Option<String> {
+    if let Ok(value) = std::env::var(name) {
+        return Some(value);
+    }
+    match name {
+        "ncpus" => Some(
+            std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .to_string(),
+        ),
+        // The simulator's page; fio asks the system, 4 KiB on the machines
+        // that run it.
+        "pagesize" => Some("4096".into()),
+        "mb_memory" => memory_mb().map(|mb| mb.to_string()),
+        _ => None,
+    }
+}
+
+fn memory_mb() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024)
+}
+
+/// `${NAME}` from `env`, and fio's `$ncpus`, `$pagesize`, `$mb_memory`.
+fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let (name, consumed) = if let Some(braced) = after.strip_prefix('{') {
+            let end = braced
+                .find('}')
+                .ok_or_else(|| format!("`${{` without a closing `}}` in `{text}`"))?;
+            (&braced[..end], end + 2)
+        } else if let Some(builtin) = ["ncpus", "pagesize", "mb_memory"]
+            .into_iter()
+            .find(|b| after.starts_with(b))
+        {
+            (builtin, builtin.len())
+        } else {
+            out.push('$');
+            rest = after;
+            continue;
+        };
+        let value = env(name).ok_or_else(|| {
+            format!("environment variable `{name}` is not set (the job file uses ${{{name}}})")
+        })?;
+        out.push_str(&value);
+        rest = &after[consumed..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(name: &str) -> Option<String> {
+        match name {
+            "SIZE" => Some("64m".into()),
+            "ncpus" => Some("8".into()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn comments_and_variables_as_fio_reads_them() {
+        let text =
+            "# a comment\n; another\n[job] ; trailing\nsize=${SIZE} # why\nnumjobs=$ncpus\n\n";
+        let lines = lines(text, "t.fio", &env).unwrap();
+        let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(texts, ["[job]", "size=64m", "numjobs=8"]);
+        assert_eq!(lines[1].number, 4);
+    }
+
+    #[test]
+    fn an_unset_variable_and_include_name_the_line() {
+        let err = lines("[a]\nsize=${NOPE}\n", "t.fio", &env).unwrap_err();
+        assert!(
+            err.to_string().starts_with("t.fio:2:") && err.to_string().contains("`NOPE`"),
+            "{err}"
+        );
+        let err = lines("[a]\ninclude other.fio\n", "t.fio", &env).unwrap_err();
+        assert!(
+            err.to_string().starts_with("t.fio:2:") && err.to_string().contains("include"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,74 @@
+//! What fio job files add to a job beyond [`Synthetic`](crate::workload::Synthetic):
+//! when it ends (bytes or I/Os, fio's `size`/`io_size`/`number_ios`), which
+//! jobs it waits for (`stonewall`, `wait_for`), its ramp, and the finer
+//! shape of its I/O (`bssplit`, `random_distribution`, `rw=...:N`, files,
+//! flushes). [`JobShape::default()`] is a plain job: jobs built in code use
+//! it and behave, draw for draw, as they always did.
+
+use iosteer_sched::Nanos;
+
+use crate::bssplit::BlockSplit;
+use crate::distribution::Distribution;
+
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct JobShape {
+    /// The job-file section the job came from (numjobs copies share it);
+    /// phases are named after it. Empty: the job's name.
+    pub section: String,
+    /// Stop issuing once this many bytes were issued (fio's `size` or
+    /// `io_size` without `time_based`, times `loops`).
+    pub bytes_limit: Option<u64>,
+    /// Stop issuing after this many requests (fio's `number_ios`).
+    pub ios_limit: Option<u64>,
+    /// Indices (in the job list) of the jobs that must have ended, their
+    /// last request completed, before this one starts (fio's `stonewall`
+    /// and `wait_for`). The job's `start` and `stop` then count from then.
+    pub after: Vec<usize>,
+    /// Time after its start before the job's requests count in the figures
+    /// (fio's `ramp_time`).
+    pub ramp: Nanos,
+    /// Block sizes per direction (read, write, trim), when not the plain
+    /// `block_min..=block_max` of the job.
+    pub blocks: Option<[BlockSplit; 3]>,
+    /// Where random offsets fall.
+    pub distribution: Distribution,
+    /// Share of a random job's requests at random offsets (the rest follow
+    /// on sequentially), percent; fio's `percentage_random`. 100 by default.
+    pub percentage_random: Option<u32>,
+    /// Sequential: bytes added after each request (fio's `rw=write:N`):
+    /// holes when positive, backwards when below minus the block size.
+    pub offset_add: i64,
+    /// Random: requests per new random offset (fio's `rw=randread:N`); the
+    /// others follow on sequentially, or at the same offset when
+    /// `same_offset` (fio's `rw_sequencer=identical`).
+    pub ios_per_offset: u32,
+    pub same_offset: bool,
+    /// Files the region is cut into, equal and contiguous (fio's `nrfiles`
+    /// or a `filename` list); requests go to them round robin.
+    pub files: u32,
+    /// Closed loop: think after this many requests (fio's `thinktime_blocks`).
+    pub thinktime_blocks: u32,
+    /// A flush after every this many writes (fio's `fsync=N`, `fdatasync=N`).
+    pub flush_every: Option<u32>,
+    /// A flush when the job stops issuing (fio's `end_fsync`).
+    pub end_flush: bool,
+    /// fio's `verify` method, kept for `iosteer run` (the simulator does not
+    /// verify).
+    pub verify: Option<String>,
+    /// Bytes per second below which fio would stop the job (`rate_min`):
+    /// the report notes a job that falls below it.
+    pub rate_min: Option<f64>,
+}
+
+impl JobShape {
+    /// No option changes how requests are drawn: the generator takes its
+    /// original path (the same draws from the same seed).
+    pub fn draws_plainly(&self) -> bool {
+        self.blocks.is_none()
+            && self.distribution == Distribution::Uniform
+            && self.percentage_random.is_none()
+            && self.offset_add == 0
+            && self.ios_per_offset <= 1
+            && self.files <= 1
+    }
+}
