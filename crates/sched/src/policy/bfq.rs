@@ -43,7 +43,8 @@
 //!   queue idles at most 2 ms in a symmetric scenario, a raised one at least
 //!   20 ms. A request arriving in time cancels it; else the queue expires.
 //! - **Weight raising** (`low_latency`): a sync queue that becomes busy after
-//!   2 s idle (or is new) is *interactive*: weight x30 for 3 s. One that
+//!   2 s idle (or is new) is *interactive*: weight x30 for 3 s or 120,000
+//!   sectors, whichever comes first. One that
 //!   becomes busy again no sooner than its past rate allows at 7000
 //!   sectors/s is *soft real-time*: weight x3000 for 300 ms.
 //! - **Within a queue**, requests leave in sector order from the last
@@ -60,8 +61,8 @@
 //! 125 ms, `max_budget` 0 (automatic), `low_latency` 1, `strict_guarantees`
 //! 0; default weight 100 (cgroup `io.bfq.weight`), weights 1..1000; raising
 //! x30 (interactive) and x100 more (soft real-time), 300 ms soft real-time,
-//! 2 s idle to count as interactive, 7000 sectors/s; seeky: more than 4 of
-//! the last 32 requests far (over 800 sectors) and small (under 8 sectors)
+//! 2 s idle to count as interactive, 7000 sectors/s; seeky: more than 19
+//! of the last 32 requests far (over 800 sectors) and small (under 8 sectors)
 //! from the previous one; hw_tag above 3 requests in the driver.
 //!
 //! # Where ours differs, and why
@@ -129,10 +130,14 @@ const HW_QUEUE_THRESHOLD: u32 = 3;
 /// the queue's own.
 const WR_INFLIGHT_SLACK: u32 = 4;
 /// Seekiness: over 800 sectors from the last request, for small requests on
-/// flash; seeky when more than 4 of the last 32 were.
+/// flash; seeky when more than 19 of the last 32 were.
 const SEEK_THR: u64 = 8 * 100 * SECTOR;
 const SECT_THR_NONROT: u64 = 8 * SECTOR;
-const SEEKY_COUNT: u32 = 32 / 8;
+const SEEKY_COUNT: u32 = 19;
+/// Interactive raising ends after this many sectors: a real application
+/// start-up reads less (upstream measured up to about 110K); more is a
+/// long-running job mistaken for one.
+const MAX_SERVICE_FROM_WR: u64 = 120_000;
 /// Virtual time is kept in sectors / weight, in 1/65536ths.
 const WFQ_SHIFT: u32 = 16;
 const LOAD_TICKS_PER_SECOND: u32 = 200;
@@ -360,6 +365,7 @@ struct BfqQueue {
     raising: Raising,
     wr_coeff: u32,
     wr_until: Nanos,
+    service_from_wr: u64,
     /// Requests by (offset, arrival sequence), and by arrival.
     sorted: BTreeMap<(u64, u64), Queued>,
     fifo: BTreeMap<u64, (Nanos, u64)>,
@@ -389,6 +395,7 @@ impl BfqQueue {
             raising: Raising::None,
             wr_coeff: 1,
             wr_until: Nanos::ZERO,
+            service_from_wr: 0,
             sorted: BTreeMap::new(),
             fifo: BTreeMap::new(),
             start: 0,
@@ -416,7 +423,9 @@ impl BfqQueue {
     }
 
     fn end_raising_if_due(&mut self, now: Nanos) {
-        if self.wr_coeff > 1 && now >= self.wr_until {
+        let served_enough =
+            self.raising == Raising::Interactive && self.service_from_wr >= MAX_SERVICE_FROM_WR;
+        if self.wr_coeff > 1 && (now >= self.wr_until || served_enough) {
             self.wr_coeff = 1;
             self.raising = Raising::None;
         }
@@ -447,6 +456,9 @@ pub struct Bfq {
     hw_tag: bool,
     next_seq: u64,
     held_reads: Vec<Queued>,
+    /// A write was sent since the held reads were last looked at: only
+    /// then may one of them have become ready.
+    write_sent: bool,
     barrier: Barrier,
     trims: TrimQueue,
     stats: Stats,
@@ -466,6 +478,7 @@ impl Bfq {
             hw_tag: true,
             next_seq: 0,
             held_reads: Vec::new(),
+            write_sent: false,
             barrier: Barrier::default(),
             trims: TrimQueue::new(config.trim_max_ranges, 0),
             stats: Stats::new(config.stats_window, config.bad_latency),
@@ -705,6 +718,10 @@ impl Bfq {
             q.fifo.remove(&sorted_key.1);
             q.service += charge;
             q.service_from_backlogged += charge;
+            if q.wr_coeff > 1 {
+                q.service_from_wr += charge;
+                q.end_raising_if_due(now);
+            }
             q.dispatched += 1;
             let wsum: u64 = self.busy_queues().map(BfqQueue::effective_weight).sum();
             self.vtime += delta(charge, wsum);
@@ -752,6 +769,7 @@ impl Bfq {
                 .is_none_or(|t| now.since(t) >= WR_MIN_IDLE_TIME);
             if interactive {
                 q.raising = Raising::Interactive;
+                q.service_from_wr = 0;
                 q.wr_coeff = WR_COEFF;
                 q.wr_until = now + WR_DURATION;
             } else if now >= q.soft_rt_next_start {
@@ -791,7 +809,7 @@ impl Bfq {
     }
 
     fn release_ready_reads(&mut self, now: Nanos) {
-        if self.held_reads.is_empty() {
+        if self.held_reads.is_empty() || !std::mem::take(&mut self.write_sent) {
             return;
         }
         for mut read in std::mem::take(&mut self.held_reads) {
@@ -816,6 +834,7 @@ impl Bfq {
             return self.trims.take_command(now);
         }
         let entry = self.select_request(now)?;
+        self.write_sent |= entry.request.op == Op::Write;
         self.barrier.sent_write(&entry);
         Some(Command::single(entry.request, now))
     }
