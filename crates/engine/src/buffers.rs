@@ -133,7 +133,9 @@ mod tests {
 
     #[test]
     fn buffers_too_large_to_allocate_are_an_error_not_a_panic() {
-        let err = Buffers::new(1 << 40, 1 << 30).err().expect("no such memory");
+        let err = Buffers::new(1 << 40, 1 << 30)
+            .err()
+            .expect("no such memory");
         assert!(err.to_string().contains("I/O buffers"), "{err}");
         assert!(Buffers::new(usize::MAX / ALIGN, ALIGN * 4).is_err());
     }

@@ -384,7 +384,11 @@ impl Engine {
     /// reap; so does one the ring took only part of, with the ring's error.
     /// Once taken, a command always comes back from `reap`, even when this
     /// returns an error.
-    fn send(&mut self, slot: u32, entries: Vec<io_uring::squeue::Entry>) -> Result<(), EngineError> {
+    fn send(
+        &mut self,
+        slot: u32,
+        entries: Vec<io_uring::squeue::Entry>,
+    ) -> Result<(), EngineError> {
         let mut pushed = 0;
         let mut refused = None;
         for entry in entries {
@@ -750,9 +754,7 @@ unsafe fn probe_read(ring: &mut IoUring, probe: &Buffers, fd: i32, timeout: Dura
             });
         }
         if start.elapsed() > timeout {
-            return Probe::InFlight(format!(
-                "a polled read did not complete within {timeout:?}"
-            ));
+            return Probe::InFlight(format!("a polled read did not complete within {timeout:?}"));
         }
     }
 }
@@ -988,7 +990,10 @@ pub(crate) mod tests {
             let err = config(depth, 4096).validate().unwrap_err();
             assert_eq!(err, ConfigError::QueueDepth { depth });
             let message = err.to_string();
-            assert!(message.contains(&format!("1 to {MAX_QUEUE_DEPTH}")), "{message}");
+            assert!(
+                message.contains(&format!("1 to {MAX_QUEUE_DEPTH}")),
+                "{message}"
+            );
             assert!(!message.contains("--"), "names a flag: {message}");
         }
         assert!(config(1, 4096).validate().is_ok());
@@ -1008,7 +1013,10 @@ pub(crate) mod tests {
         let path = temp_file("depth0.img", 1 << 20);
         let target = Target::open(&path, &OpenOptionsSpec::default()).unwrap();
         let err = Engine::new(target, &config(0, 4096)).err().unwrap();
-        assert!(matches!(err, EngineError::Config(ConfigError::QueueDepth { depth: 0 })));
+        assert!(matches!(
+            err,
+            EngineError::Config(ConfigError::QueueDepth { depth: 0 })
+        ));
     }
 
     #[test]

@@ -26,7 +26,9 @@ pub enum TargetError {
     /// nothing the engine can seek in and read by offset with direct I/O.
     #[error("{path} is {what}: a target must be a regular file or a block device (seekable, with a size, taking direct I/O)")]
     NotFileOrBlockDevice { path: PathBuf, what: &'static str },
-    #[error("{path}: its file system does not take direct I/O (O_DIRECT); it can be opened buffered")]
+    #[error(
+        "{path}: its file system does not take direct I/O (O_DIRECT); it can be opened buffered"
+    )]
     DirectIoUnsupported { path: PathBuf },
 }
 
@@ -198,7 +200,10 @@ mod tests {
         assert_eq!(target.size, 1 << 20);
         assert_eq!(target.kind, TargetKind::File);
         let err = target.check_fits(2 << 20).unwrap_err().to_string();
-        assert!(err.contains("t.img") && err.contains("needs 2097152"), "{err}");
+        assert!(
+            err.contains("t.img") && err.contains("needs 2097152"),
+            "{err}"
+        );
         assert!(!err.contains("--"), "names a flag: {err}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -215,7 +220,10 @@ mod tests {
             "{err:?}"
         );
         let message = err.to_string();
-        assert!(message.starts_with("/dev/null is a character device"), "{message}");
+        assert!(
+            message.starts_with("/dev/null is a character device"),
+            "{message}"
+        );
         assert!(!message.contains("os error"), "{message}");
         let err = Target::open(&std::env::temp_dir(), &spec).unwrap_err();
         assert!(err.to_string().contains("is a directory"), "{err}");
