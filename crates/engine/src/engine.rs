@@ -23,7 +23,7 @@ use thiserror::Error;
 
 use crate::buffers::{Buffers, BuffersUnavailable, ALIGN};
 use crate::target::{discard, Target, TargetKind};
-use crate::verify::{Verifier, BLOCK};
+use crate::verify::{Expected, Verifier, BLOCK};
 
 #[derive(Debug, Error)]
 #[non_exhaustive]
@@ -186,7 +186,7 @@ struct Slot {
     errno: Option<i32>,
     /// Verify: the generation a write stamped, or what a read may find.
     generation: u64,
-    expected: Vec<(u64, u64)>,
+    expected: Vec<Expected>,
     /// When it was sent, for hybrid reaping's mean completion times.
     sent: Instant,
 }
@@ -618,13 +618,15 @@ impl Engine {
         let request = &state.command.requests[0];
         self.times
             .record(state.command.op, request.len.0, state.sent.elapsed());
-        if let (Some(v), None) = (&mut self.verifier, state.errno) {
-            match state.command.op {
-                Op::Write => v.write_done(request.offset.0, request.len.0, state.generation),
-                Op::Read => {
-                    let len = request.len.0 as usize / BLOCK * BLOCK;
-                    let buf = self.buffers.slice_mut(slot as usize, len);
-                    v.check(request.offset.0, buf, &state.expected);
+        if let Some(v) = &mut self.verifier {
+            let (offset, len) = (request.offset.0, request.len.0);
+            match (state.command.op, state.errno) {
+                (Op::Write, None) => v.write_done(offset, len, state.generation),
+                (Op::Write, Some(_)) => v.write_failed(offset, len, state.generation),
+                (Op::Read, None) => {
+                    let whole = len as usize / BLOCK * BLOCK;
+                    let buf = self.buffers.slice_mut(slot as usize, whole);
+                    v.check(offset, buf, &state.expected);
                 }
                 _ => {}
             }
