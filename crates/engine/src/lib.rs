@@ -48,6 +48,7 @@
 pub mod buffers;
 pub mod emulate;
 pub mod engine;
+pub mod fault;
 pub mod metrics;
 pub mod runner;
 pub mod session;
