@@ -438,17 +438,24 @@ mod tests {
         }
     }
 
-    /// `left` requests of every kind, about `gap` apart, over 64 MiB.
+    /// `left` requests of every kind, about `gap` apart, over 64 MiB, at
+    /// most [`OUTSTANDING`] at once (an application's own concurrency: a
+    /// stalled device backs it up instead of queueing without end).
     struct RandomSource {
         dice: Dice,
         left: u64,
         next: Nanos,
         gap: Nanos,
+        outstanding: u64,
+        /// Requests completed, shared with the loop's stop test.
+        completed: Rc<Cell<u64>>,
     }
+
+    const OUTSTANDING: u64 = 32;
 
     impl Source for RandomSource {
         fn next_at(&self) -> Option<Nanos> {
-            (self.left > 0).then_some(self.next)
+            (self.left > 0 && self.outstanding < OUTSTANDING).then_some(self.next)
         }
 
         fn issue(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
@@ -468,10 +475,15 @@ mod tests {
             out.push(Request::new(*next_id, op, offset, len, now));
             *next_id += 1;
             self.left -= 1;
+            self.outstanding += 1;
             self.next = now + Nanos(1 + self.dice.next() % (2 * self.gap.0));
         }
 
-        fn completed(&mut self, _at: Nanos) {}
+        fn completed(&mut self, at: Nanos) {
+            self.outstanding -= 1;
+            self.next = self.next.max(at);
+            self.completed.set(self.completed.get() + 1);
+        }
     }
 
     /// Counts each request's completions and checks, every second, that
@@ -481,7 +493,16 @@ mod tests {
         done: HashMap<u64, (u32, Outcome)>,
         failed: [u64; 4],
         problems: Vec<String>,
+        last_completion: Nanos,
+        /// Set when requests wait and none has completed for [`STUCK`]:
+        /// the run stops there.
+        stuck: Rc<Cell<bool>>,
     }
+
+    /// Longer than any delay plus any stall ([`FaultConfig::mixed`]'s 2 s
+    /// and 5 s) plus a policy's longest hold: a queue with requests and no
+    /// completion for this long is stuck.
+    const STUCK: Nanos = Nanos::from_secs(60);
 
     fn class_index(op: Op) -> usize {
         Op::ALL
@@ -491,7 +512,8 @@ mod tests {
     }
 
     impl Observer for Checker {
-        fn request_done(&mut self, request: &Request, outcome: Outcome, _at: Nanos) {
+        fn request_done(&mut self, request: &Request, outcome: Outcome, at: Nanos) {
+            self.last_completion = self.last_completion.max(at);
             let entry = self.done.entry(request.id.0).or_insert((0, outcome));
             entry.0 += 1;
             if outcome == Outcome::Error {
@@ -508,6 +530,14 @@ mod tests {
                     view.in_flight, view.slots
                 ));
             }
+            let waiting = !sched.is_idle() || view.in_flight > 0;
+            if waiting && now > self.last_completion + STUCK {
+                self.problems.push(format!(
+                    "at {now:?}: stuck, no completion since {:?}",
+                    self.last_completion
+                ));
+                self.stuck.set(true);
+            }
             for op in Op::ALL {
                 if stats.class(op).queued != pressure.class(op).queued {
                     self.problems.push(format!(
@@ -522,46 +552,90 @@ mod tests {
 
     /// One run of `ops` requests through `policy` on a faulty virtual
     /// drive; stopped after `stop_after` turns of the loop if given.
-    struct Case {
-        backend: Recording<Faulty<VirtualDrive>>,
+    struct Case<B> {
+        backend: Recording<Faulty<B>>,
         sched: Box<dyn Scheduler>,
         checker: Checker,
         summary: RunSummary,
         limits: RunLimits,
     }
 
-    fn run_case(policy: &str, faults: FaultConfig, ops: u64, stop_after: Option<u64>) -> Case {
+    fn run_case(
+        policy: &str,
+        faults: FaultConfig,
+        ops: u64,
+        stop_after: Option<u64>,
+    ) -> Case<VirtualDrive> {
         let clock: SharedClock = Rc::new(Cell::new(Nanos::ZERO));
         let drive = VirtualDrive {
             clock: clock.clone(),
             slots: 8,
             busy: Vec::new(),
         };
+        let run = Run {
+            policy,
+            ops,
+            gap: Nanos::from_micros(500),
+            stop_after,
+        };
+        drive_case(drive, faults, &run, &VirtualClock(clock))
+    }
+
+    /// What to run: `ops` requests about `gap` apart through `policy`,
+    /// stopped after `stop_after` turns of the loop if given.
+    struct Run<'a> {
+        policy: &'a str,
+        ops: u64,
+        gap: Nanos,
+        stop_after: Option<u64>,
+    }
+
+    fn drive_case<B: Backend>(
+        drive: B,
+        faults: FaultConfig,
+        run: &Run,
+        clock: &dyn Clock,
+    ) -> Case<B> {
+        let Run {
+            policy,
+            ops,
+            gap,
+            stop_after,
+        } = *run;
         let seed = faults.seed;
         let mut backend = Recording {
             inner: Faulty::new(drive, faults),
             errnos: HashMap::new(),
         };
         let mut sched = policy::build(policy).expect("a catalog policy builds");
-        let gap = Nanos::from_micros(500);
+        let completed = Rc::new(Cell::new(0));
         let source = RandomSource {
             dice: Dice(seed ^ 0x5eed),
             left: ops,
             next: Nanos::ZERO,
             gap,
+            outstanding: 0,
+            completed: completed.clone(),
         };
         let mut sources: Vec<Box<dyn Source>> = vec![Box::new(source)];
-        // Long enough to issue them all; the drain outlasts any delay or
-        // stall, so a run cut off by it had a stuck queue.
+        // Time without end, in effect: a policy that throttles hard on
+        // delayed completions is slow, not stuck. The run ends when every
+        // request has completed, or when the checker finds no completion
+        // for [`STUCK`] while requests wait.
         let limits = RunLimits {
-            duration: Nanos(2 * gap.0 * ops) + Nanos::from_millis(1),
+            duration: Nanos(ops * Nanos::from_secs(10).0) + Nanos::from_secs(120),
             drain: Nanos::from_secs(600),
         };
-        let mut checker = Checker::default();
+        let stuck = Rc::new(Cell::new(false));
+        let mut checker = Checker {
+            stuck: stuck.clone(),
+            ..Checker::default()
+        };
         let turns = Cell::new(0u64);
         let stop = || {
             turns.set(turns.get() + 1);
-            stop_after.is_some_and(|n| turns.get() > n)
+            let ended = completed.get() == ops || stuck.get();
+            ended || stop_after.is_some_and(|n| turns.get() > n)
         };
         let summary = run_on_clock(
             &mut backend,
@@ -570,9 +644,9 @@ mod tests {
             limits,
             &mut checker,
             &stop,
-            &VirtualClock(clock),
+            clock,
         )
-        .expect("the virtual drive accepts what the view allows");
+        .expect("the drive accepts what the view allows");
         Case {
             backend,
             sched,
@@ -585,7 +659,7 @@ mod tests {
     /// Every request completed exactly once, with the error injected into
     /// its own command if any; no queue stuck; statistics and pressure
     /// consistent at every second and at the end.
-    fn check_complete(case: &Case, ops: u64) -> Result<(), String> {
+    fn check_complete<B: Backend>(case: &Case<B>, ops: u64) -> Result<(), String> {
         let Case {
             backend,
             sched,
@@ -646,7 +720,7 @@ mod tests {
 
     /// Stopped mid-run, every request issued is completed, queued in the
     /// scheduler, or in flight: none lost, and dropping holds nothing up.
-    fn check_stopped(case: Case) -> Result<(), String> {
+    fn check_stopped<B: Backend>(case: Case<B>) -> Result<(), String> {
         let stats = case.sched.stats();
         let queued: u64 = Op::ALL
             .iter()
@@ -738,6 +812,45 @@ mod tests {
                 panic!("{}: {e}", info.name);
             }
         }
+    }
+
+    #[test]
+    fn a_faulty_engine_completes_every_request_once_and_drops_promptly_mid_run() {
+        let path = crate::engine::tests::temp_file("faulty.img", 64 << 20);
+        let faults = FaultConfig {
+            max_delay: Duration::from_millis(20),
+            max_stall: Duration::from_millis(50),
+            ..FaultConfig::mixed(3)
+        };
+        let mut run = Run {
+            policy: "deadline",
+            ops: 300,
+            gap: Nanos::from_micros(200),
+            stop_after: None,
+        };
+        let Some(engine) = crate::engine::tests::engine_or_skip(&path, false) else {
+            return;
+        };
+        let clock = crate::runner::WallClock::starting_now();
+        let case = drive_case(engine, faults.clone(), &run, &clock);
+        if let Err(problem) = check_complete(&case, run.ops) {
+            panic!("{problem}");
+        }
+        drop(case);
+        let Some(engine) = crate::engine::tests::engine_or_skip(&path, false) else {
+            return;
+        };
+        run.stop_after = Some(40);
+        let clock = crate::runner::WallClock::starting_now();
+        let case = drive_case(engine, faults, &run, &clock);
+        assert!(case.summary.interrupted);
+        let started = std::time::Instant::now();
+        check_stopped(case).unwrap();
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "dropping took {:?}",
+            started.elapsed()
+        );
     }
 
     #[test]

@@ -15,6 +15,10 @@
 //! - [`runner::run`]: the real-time loop joining request [`runner::Source`]s,
 //!   a scheduler and the engine, reporting to an [`runner::Observer`].
 //! - [`verify`]: stamped writes and checked reads (`--verify`).
+//!   [`verify::read_back`] checks a target's stamped blocks with no memory
+//!   of the run that wrote them.
+//! - [`fault::Faulty`]: a backend wrapper injecting errors, short transfers,
+//!   late and out-of-order completions and stalls, from a seed.
 //! - [`session::Session`]: the API a server embeds: reads and writes with
 //!   its own bytes, completions with a read's bytes, statistics and
 //!   `pressure()`; `examples/embed.rs` is a whole program.
