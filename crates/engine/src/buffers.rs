@@ -4,9 +4,21 @@
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 
+use thiserror::Error;
+
 /// O_DIRECT needs buffers aligned to the logical block size; 4 KiB covers
 /// every common device.
 pub const ALIGN: usize = 4096;
+
+/// The memory for I/O buffers could not be had.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+#[error("cannot allocate {bytes} bytes of I/O buffers ({count} of {size} bytes)")]
+pub struct BuffersUnavailable {
+    pub bytes: usize,
+    pub count: usize,
+    pub size: usize,
+}
 
 /// `count` buffers of `size` bytes each (a multiple of [`ALIGN`]).
 ///
@@ -17,6 +29,8 @@ pub struct Buffers {
     layout: Layout,
     size: usize,
     count: usize,
+    /// Never freed: the kernel may still write into it.
+    leaked: bool,
 }
 
 // SAFETY: the buffers are plain memory owned by this value; the engine hands
@@ -25,19 +39,34 @@ pub struct Buffers {
 unsafe impl Send for Buffers {}
 
 impl Buffers {
-    pub fn new(count: usize, size: usize) -> Buffers {
+    /// Allocates the buffers; running out of memory (or an impossible size)
+    /// is an error, not a panic, since the size comes from the caller.
+    pub fn new(count: usize, size: usize) -> Result<Buffers, BuffersUnavailable> {
         let size = size.max(ALIGN).div_ceil(ALIGN) * ALIGN;
         let count = count.max(1);
-        let layout = Layout::from_size_align(size * count, ALIGN).expect("a valid layout");
+        let unavailable = BuffersUnavailable {
+            bytes: size.saturating_mul(count),
+            count,
+            size,
+        };
+        let Some(layout) = size
+            .checked_mul(count)
+            .and_then(|bytes| Layout::from_size_align(bytes, ALIGN).ok())
+        else {
+            return Err(unavailable);
+        };
         // SAFETY: the layout has a non-zero size.
         let base = unsafe { alloc_zeroed(layout) };
-        assert!(!base.is_null(), "out of memory for I/O buffers");
-        Buffers {
+        if base.is_null() {
+            return Err(unavailable);
+        }
+        Ok(Buffers {
             base,
             layout,
             size,
             count,
-        }
+            leaked: false,
+        })
     }
 
     pub fn size(&self) -> usize {
@@ -62,6 +91,12 @@ impl Buffers {
         unsafe { std::slice::from_raw_parts_mut(self.ptr(index), len) }
     }
 
+    /// Never frees this memory, for when the kernel may still write into it
+    /// and nothing can tell when it stops.
+    pub fn leak(&mut self) {
+        self.leaked = true;
+    }
+
     pub fn iovecs(&self) -> Vec<libc::iovec> {
         (0..self.count)
             .map(|i| libc::iovec {
@@ -74,8 +109,10 @@ impl Buffers {
 
 impl Drop for Buffers {
     fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout.
-        unsafe { dealloc(self.base, self.layout) }
+        if !self.leaked {
+            // SAFETY: allocated in `new` with this layout.
+            unsafe { dealloc(self.base, self.layout) }
+        }
     }
 }
 
@@ -85,12 +122,21 @@ mod tests {
 
     #[test]
     fn buffers_are_aligned_and_disjoint() {
-        let mut b = Buffers::new(3, 5000);
+        let mut b = Buffers::new(3, 5000).unwrap();
         assert_eq!(b.size(), 8192);
         for i in 0..3 {
             assert_eq!(b.ptr(i) as usize % ALIGN, 0);
             b.slice_mut(i, 8192).fill(i as u8 + 1);
         }
         assert!(b.slice_mut(1, 8192).iter().all(|x| *x == 2));
+    }
+
+    #[test]
+    fn buffers_too_large_to_allocate_are_an_error_not_a_panic() {
+        let err = Buffers::new(1 << 40, 1 << 30)
+            .err()
+            .expect("no such memory");
+        assert!(err.to_string().contains("I/O buffers"), "{err}");
+        assert!(Buffers::new(usize::MAX / ALIGN, ALIGN * 4).is_err());
     }
 }

@@ -21,11 +21,12 @@ use io_uring::{opcode, types, IoUring};
 use iosteer_sched::{Command, DeviceView, Nanos, Op, Outcome};
 use thiserror::Error;
 
-use crate::buffers::Buffers;
+use crate::buffers::{Buffers, BuffersUnavailable, ALIGN};
 use crate::target::{discard, Target, TargetKind};
-use crate::verify::{Verifier, BLOCK};
+use crate::verify::{Expected, Verifier, BLOCK};
 
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum EngineError {
     /// The kernel or the sandbox does not allow io_uring.
     #[error("io_uring is not available here ({0}); a container may need its seccomp profile to allow io_uring_setup")]
@@ -34,6 +35,46 @@ pub enum EngineError {
     Io(#[from] io::Error),
     #[error("the engine accepts no command now ({in_flight} of {slots} slots in use)")]
     Full { in_flight: u32, slots: u32 },
+    /// The configuration asks for what the engine refuses to build.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The I/O buffers could not be allocated.
+    #[error(transparent)]
+    Buffers(#[from] BuffersUnavailable),
+}
+
+/// The most commands the engine keeps in a target at once. The ring it
+/// builds has `(2 * depth + 8).next_power_of_two()` entries and a
+/// completion queue four times that: at 4096 the completion queue is 65,536
+/// entries, the kernel's IORING_MAX_CQ_ENTRIES, so a deeper queue could not
+/// be built as designed (and the submission queue's own maximum,
+/// IORING_MAX_ENTRIES, is 32,768). It is also well past any device's queue:
+/// NVMe's Linux driver defaults to 1,024 per queue, blk-mq caps requests per
+/// queue at a few thousand, SATA NCQ takes 32.
+pub const MAX_QUEUE_DEPTH: u32 = 4096;
+
+/// The most bytes of I/O buffers (queue depth x largest request) the engine
+/// allocates. They are registered with the ring, so they are pinned memory
+/// that cannot be swapped (and count against RLIMIT_MEMLOCK on kernels
+/// before 5.12); 1 GiB is 1,024 slots of 1 MiB requests, more large
+/// requests than any device keeps in flight.
+pub const MAX_BUFFER_BYTES: u64 = 1 << 30;
+
+/// What is wrong with an [`EngineConfig`], found before anything is
+/// allocated.
+#[derive(Debug, Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConfigError {
+    #[error("queue depth {depth} is out of range: the engine keeps 1 to {MAX_QUEUE_DEPTH} commands in the target at once")]
+    QueueDepth { depth: u32 },
+    #[error("the largest request is 0 bytes: each slot's buffer needs at least one byte")]
+    NoRequestSize,
+    #[error("I/O buffers of {total} bytes ({depth} slots of {slot_bytes} bytes) exceed the engine's limit of {MAX_BUFFER_BYTES} bytes: a smaller queue depth or largest request fits")]
+    BuffersTooLarge {
+        depth: u32,
+        slot_bytes: u64,
+        total: u64,
+    },
 }
 
 /// How the engine learns that commands finished: the seed's polling story.
@@ -87,6 +128,32 @@ pub struct EngineConfig {
     pub keep_read_data: bool,
 }
 
+impl EngineConfig {
+    /// Checks the queue depth and the buffers' size against the engine's
+    /// limits ([`MAX_QUEUE_DEPTH`], [`MAX_BUFFER_BYTES`]); [`Engine::new`]
+    /// does this first.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let depth = self.queue_depth;
+        if !(1..=MAX_QUEUE_DEPTH).contains(&depth) {
+            return Err(ConfigError::QueueDepth { depth });
+        }
+        if self.max_io_bytes == 0 {
+            return Err(ConfigError::NoRequestSize);
+        }
+        // Each slot's buffer is rounded up to the alignment O_DIRECT needs.
+        let slot_bytes = (self.max_io_bytes as u64).div_ceil(ALIGN as u64) * ALIGN as u64;
+        let total = slot_bytes.saturating_mul(depth.into());
+        if total > MAX_BUFFER_BYTES {
+            return Err(ConfigError::BuffersTooLarge {
+                depth,
+                slot_bytes,
+                total,
+            });
+        }
+        Ok(())
+    }
+}
+
 impl Default for EngineConfig {
     fn default() -> Self {
         EngineConfig {
@@ -119,7 +186,7 @@ struct Slot {
     errno: Option<i32>,
     /// Verify: the generation a write stamped, or what a read may find.
     generation: u64,
-    expected: Vec<(u64, u64)>,
+    expected: Vec<Expected>,
     /// When it was sent, for hybrid reaping's mean completion times.
     sent: Instant,
 }
@@ -169,7 +236,12 @@ pub struct Engine {
     target: Target,
     slots: Vec<Option<Slot>>,
     free: Vec<u32>,
+    /// Commands taken and not yet handed back by `reap`.
     in_flight: u32,
+    /// Ring operations the kernel has not completed: what `Drop` must wait
+    /// for before the buffers may be freed. Commands done without the ring
+    /// are in flight but not here, since no completion will come for them.
+    in_kernel: u32,
     queue_depth: u32,
     /// Commands done without the ring (block-device discards, bad requests).
     done_now: Vec<u32>,
@@ -182,18 +254,21 @@ pub struct Engine {
 }
 
 impl Engine {
+    /// Builds the ring and the buffers for `target`; a configuration past
+    /// the engine's limits is refused before anything is allocated.
     pub fn new(target: Target, config: &EngineConfig) -> Result<Engine, EngineError> {
-        let depth = config.queue_depth.max(1);
+        config.validate()?;
+        let depth = config.queue_depth;
         let entries = (2 * depth + 8).next_power_of_two();
-        let mut buffers = Buffers::new(depth as usize, config.max_io_bytes);
+        let mut buffers = Buffers::new(depth as usize, config.max_io_bytes)?;
         fill_with_pattern(&mut buffers);
         let (ring, iopoll_refused) = if config.iopoll {
-            match iopoll_ring(entries, &target, &buffers) {
+            match ring::iopoll_ring(entries, &target) {
                 Ok(ring) => (ring, None),
-                Err(why) => (ring(entries, config.reap)?, Some(why)),
+                Err(why) => (ring::ring(entries, config.reap)?, Some(why)),
             }
         } else {
-            (ring(entries, config.reap)?, None)
+            (ring::ring(entries, config.reap)?, None)
         };
         // SAFETY: the iovecs point into `buffers`, which the engine keeps
         // until the ring is closed (see the struct's field order and Drop).
@@ -213,6 +288,7 @@ impl Engine {
             slots: (0..depth).map(|_| None).collect(),
             free: (0..depth).rev().collect(),
             in_flight: 0,
+            in_kernel: 0,
             queue_depth: depth,
             done_now: Vec::new(),
             verifier: config.verify.then(Verifier::default),
@@ -278,26 +354,65 @@ impl Engine {
             expected: Vec::new(),
             sent: Instant::now(),
         };
-        if let (Some(data), Op::Write) = (data, state.command.op) {
-            let request = &state.command.requests[0];
-            if data.len() as u64 != request.len.0 || data.len() > self.buffers.size() {
-                state.errno = Some(libc::EINVAL);
-                self.slots[slot as usize] = Some(state);
-                self.done_now.push(slot);
-                return Ok(());
-            }
-            self.buffers
-                .slice_mut(slot as usize, data.len())
-                .copy_from_slice(data);
-        }
-        let entries = self.entries(slot, &mut state);
-        state.parts_left = entries.len() as u32;
+        let entries = if self.take_write_data(slot, &state.command, data) {
+            self.entries(slot, &mut state)
+        } else {
+            state.errno = Some(libc::EINVAL);
+            Vec::new()
+        };
         self.slots[slot as usize] = Some(state);
-        if entries.is_empty() {
+        self.send(slot, entries)
+    }
+
+    /// Copies a write's own bytes into its slot's buffer; false when they
+    /// do not match the request's length or do not fit.
+    fn take_write_data(&mut self, slot: u32, command: &Command, data: Option<&[u8]>) -> bool {
+        let (Some(data), Op::Write) = (data, command.op) else {
+            return true;
+        };
+        if data.len() as u64 != command.requests[0].len.0 || data.len() > self.buffers.size() {
+            return false;
+        }
+        self.buffers
+            .slice_mut(slot as usize, data.len())
+            .copy_from_slice(data);
+        true
+    }
+
+    /// Puts a command's ring entries in the ring and submits them. A command
+    /// with none (refused, or done synchronously) finishes at the next
+    /// reap; so does one the ring took only part of, with the ring's error.
+    /// Once taken, a command always comes back from `reap`, even when this
+    /// returns an error.
+    fn send(
+        &mut self,
+        slot: u32,
+        entries: Vec<io_uring::squeue::Entry>,
+    ) -> Result<(), EngineError> {
+        let mut pushed = 0;
+        let mut refused = None;
+        for entry in entries {
+            match self.push(entry.user_data(u64::from(slot))) {
+                Ok(()) => pushed += 1,
+                Err(e) => {
+                    refused = Some(e);
+                    break;
+                }
+            }
+        }
+        self.in_kernel += pushed;
+        let state = self.slots[slot as usize]
+            .as_mut()
+            .expect("a slot being sent holds its command");
+        state.parts_left = pushed;
+        if let Some(e) = &refused {
+            state.errno.get_or_insert(errno_of(e));
+        }
+        if pushed == 0 {
             self.done_now.push(slot);
         }
-        for entry in entries {
-            self.push(entry.user_data(u64::from(slot)))?;
+        if let Some(e) = refused {
+            return Err(e);
         }
         // Sent at once, one system call per command as fio does: a batch of
         // more than two is plugged in the block layer and reaches the disk
@@ -391,7 +506,7 @@ impl Engine {
             self.ring.submit()?;
             return Ok(());
         }
-        if self.in_flight == 0 {
+        if self.in_kernel == 0 {
             std::thread::sleep(timeout);
             return Ok(());
         }
@@ -472,6 +587,7 @@ impl Engine {
             .map(|cqe| (cqe.user_data(), cqe.result()))
             .collect();
         for (user_data, result) in done {
+            self.in_kernel = self.in_kernel.saturating_sub(1);
             let slot = user_data as u32;
             let Some(state) = self.slots[slot as usize].as_mut() else {
                 continue;
@@ -502,13 +618,15 @@ impl Engine {
         let request = &state.command.requests[0];
         self.times
             .record(state.command.op, request.len.0, state.sent.elapsed());
-        if let (Some(v), None) = (&mut self.verifier, state.errno) {
-            match state.command.op {
-                Op::Write => v.write_done(request.offset.0, request.len.0, state.generation),
-                Op::Read => {
-                    let len = request.len.0 as usize / BLOCK * BLOCK;
-                    let buf = self.buffers.slice_mut(slot as usize, len);
-                    v.check(request.offset.0, buf, &state.expected);
+        if let Some(v) = &mut self.verifier {
+            let (offset, len) = (request.offset.0, request.len.0);
+            match (state.command.op, state.errno) {
+                (Op::Write, None) => v.write_done(offset, len, state.generation),
+                (Op::Write, Some(_)) => v.write_failed(offset, len, state.generation),
+                (Op::Read, None) => {
+                    let whole = len as usize / BLOCK * BLOCK;
+                    let buf = self.buffers.slice_mut(slot as usize, whole);
+                    v.check(offset, buf, &state.expected);
                 }
                 _ => {}
             }
@@ -533,76 +651,6 @@ impl Engine {
     }
 }
 
-/// An ordinary ring. Waiting for interrupts, it takes fio's flags: the
-/// kernel runs completion work when this one thread enters it rather than
-/// interrupting it (measured against fio on a virtio disk, submitting each
-/// command at once plus these flags took iosteer's p50 from 1.30x fio's to
-/// 1.05x; bench/README.md). Spinning modes must not defer completions to
-/// the next system call, since they make none; they get a plain ring, as
-/// do kernels older than 6.1 that refuse the flags.
-fn ring(entries: u32, reap: Reap) -> Result<IoUring, EngineError> {
-    let plain = || {
-        IoUring::builder()
-            .setup_cqsize(4 * entries)
-            .build(entries)
-            .map_err(EngineError::Unsupported)
-    };
-    if reap != Reap::Interrupt {
-        return plain();
-    }
-    IoUring::builder()
-        .setup_cqsize(4 * entries)
-        .setup_coop_taskrun()
-        // Flags pending completion work, so a plain submit runs it too.
-        .setup_taskrun_flag()
-        .setup_single_issuer()
-        .setup_defer_taskrun()
-        .build(entries)
-        .or_else(|_| plain())
-}
-
-/// An IOPOLL ring, if the target takes polled I/O: one read of its first
-/// block must complete within a second.
-fn iopoll_ring(entries: u32, target: &Target, buffers: &Buffers) -> Result<IoUring, String> {
-    if !target.direct {
-        return Err("IOPOLL needs O_DIRECT (drop --buffered)".into());
-    }
-    if target.size < BLOCK as u64 || buffers.size() < BLOCK {
-        return Err("the target is smaller than one block".into());
-    }
-    let mut ring: IoUring = IoUring::builder()
-        .setup_cqsize(4 * entries)
-        .setup_iopoll()
-        .build(entries)
-        .map_err(|e| format!("the kernel refused an IOPOLL ring: {e}"))?;
-    let read = opcode::Read::new(types::Fd(target.fd()), buffers.ptr(0), BLOCK as u32)
-        .offset(0)
-        .build();
-    // SAFETY: buffer 0 outlives the read: it is reaped below, or the ring is
-    // leaked with it still in flight.
-    unsafe { ring.submission().push(&read) }.map_err(|e| e.to_string())?;
-    let start = Instant::now();
-    loop {
-        // On an IOPOLL ring every enter polls the driver for completions.
-        ring.submit().map_err(|e| format!("IOPOLL submit: {e}"))?;
-        let result = ring.completion().next().map(|cqe| cqe.result());
-        if let Some(result) = result {
-            return match result {
-                r if r >= 0 => Ok(ring),
-                r => Err(format!(
-                    "the target does not take polled I/O ({})",
-                    io::Error::from_raw_os_error(-r)
-                )),
-            };
-        }
-        if start.elapsed() > Duration::from_secs(1) {
-            // The read may still land in buffer 0: never free what it uses.
-            std::mem::forget(ring);
-            return Err("a polled read did not complete within 1 s".into());
-        }
-    }
-}
-
 /// A pattern, not zeros, so drives that compress zeros do no less work.
 fn fill_with_pattern(buffers: &mut Buffers) {
     for i in 0..buffers.count() {
@@ -617,23 +665,45 @@ fn fill_with_pattern(buffers: &mut Buffers) {
     }
 }
 
+/// The errno a command gets when the ring would not take it.
+fn errno_of(error: &EngineError) -> i32 {
+    match error {
+        EngineError::Io(e) | EngineError::Unsupported(e) => e.raw_os_error().unwrap_or(libc::EIO),
+        _ => libc::EIO,
+    }
+}
+
+/// How long dropping an engine waits for the kernel to finish what is in
+/// flight. A device that stops answering can hold a command for the block
+/// layer's timeout (30 s) and its retries; past this the buffers are leaked
+/// instead, so that dropping never hangs and the kernel never writes into
+/// freed memory.
+pub const DROP_WAIT: Duration = Duration::from_secs(5);
+
+/// The longest single wait while dropping, so the deadline is kept.
+const MAX_DROP_NAP: Duration = Duration::from_millis(100);
+
 impl Drop for Engine {
     fn drop(&mut self) {
-        // The kernel may still write into the buffers: wait for every
-        // operation before they are freed.
+        // Commands done without the ring have no completion to wait for:
+        // hand them back now, then wait only for the kernel's operations.
         let mut sink = Vec::new();
-        while self.in_flight > 0 {
-            if self.ring.submit_and_wait(1).is_err() {
+        self.reap(Nanos::ZERO, &mut sink);
+        let deadline = Instant::now() + DROP_WAIT;
+        while self.in_kernel > 0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() || self.wait(left.min(MAX_DROP_NAP)).is_err() {
                 // Cannot tell when the kernel is done with the buffers:
                 // leak them rather than free memory it may write.
-                std::mem::forget(std::mem::replace(&mut self.buffers, Buffers::new(1, 0)));
-                break;
+                self.buffers.leak();
+                return;
             }
-            self.reap(Nanos::ZERO, &mut sink);
             sink.clear();
+            self.reap(Nanos::ZERO, &mut sink);
         }
     }
 }
 
+mod ring;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -18,6 +18,10 @@
 //!   that loop into any backend, recorded into the simulator's report with a
 //!   line per second: what `iosteer run` and `iosteer probe` run.
 //! - [`verify`]: stamped writes and checked reads (`--verify`).
+//!   [`verify::read_back`] checks a target's stamped blocks with no memory
+//!   of the run that wrote them.
+//! - [`fault::Faulty`]: a backend wrapper injecting errors, short transfers,
+//!   late and out-of-order completions and stalls, from a seed.
 //! - [`session::Session`]: the API a server embeds: reads and writes with
 //!   its own bytes, completions with a read's bytes, statistics and
 //!   `pressure()`; `examples/embed.rs` is a whole program.
@@ -52,6 +56,7 @@ pub mod buffers;
 pub mod drive;
 pub mod emulate;
 pub mod engine;
+pub mod fault;
 pub mod metrics;
 pub mod runner;
 pub mod session;

@@ -32,8 +32,9 @@
 
 use std::fmt;
 use std::io::{self, Read, Write};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::unix::io::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -454,33 +455,53 @@ fn escape_label(value: &str) -> String {
 /// Content type of the text exposition format.
 const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-/// How long a client may take to send its request and read the answer;
-/// connections are answered one at a time, so this bounds how long a stuck
-/// client delays the next scrape.
+/// How long one client may take in all, to send its request and to read
+/// the answer: a read and a write deadline on every connection, so a client
+/// that stalls holds only its own thread, and only this long.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Connections answered at once; past this a new one is closed at once, so
+/// a flood of idle clients costs bounded threads and memory (each is gone
+/// within [`CLIENT_TIMEOUT`]).
+const MAX_CONNECTIONS: usize = 32;
+
+/// How often the listening thread looks at the stop flag while no client
+/// connects: what dropping the server waits at most.
+const ACCEPT_POLL: Duration = Duration::from_millis(50);
 
 /// A request head longer than this is refused: a scrape's is a few hundred
 /// bytes.
 const MAX_HEAD: usize = 8192;
 
 /// An HTTP server answering `GET /metrics` with the last published text.
+///
+/// Each connection is answered on a thread of its own with read and write
+/// deadlines ([`CLIENT_TIMEOUT`]), at most [`MAX_CONNECTIONS`] at once, so
+/// one slow client delays no other scrape. The run loop only swaps the
+/// published text under a lock held for a pointer's copy, so no client can
+/// slow the I/O. Dropping the server stops the listening thread within
+/// [`ACCEPT_POLL`] and waits for no connection: those threads hold nothing
+/// but the text, end by their deadline, and never keep the process alive.
 pub struct MetricsServer {
     addr: SocketAddr,
-    text: Arc<Mutex<String>>,
+    text: Arc<Mutex<Arc<str>>>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl MetricsServer {
-    /// Listens on `addr` (`127.0.0.1:9100`; port 0 picks a free one) and
-    /// serves from a background thread until dropped. Until the first
-    /// [`publish`](MetricsServer::publish), `/metrics` is empty.
+    /// Listens on `addr` (`127.0.0.1:9100`, `[::1]:9100`, `0.0.0.0:9100`; a
+    /// bare port, `9100` or `:9100`, listens on loopback only; port 0
+    /// picks a free one) and serves from a background thread until dropped.
+    /// Until the first [`publish`](MetricsServer::publish), `/metrics` is
+    /// empty.
     pub fn start(addr: &str) -> Result<MetricsServer, io::Error> {
         let named =
             |e: io::Error| io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}"));
-        let listener = TcpListener::bind(addr).map_err(named)?;
+        let listener = TcpListener::bind(loopback_unless_told(addr)).map_err(named)?;
+        listener.set_nonblocking(true).map_err(named)?;
         let bound = listener.local_addr().map_err(named)?;
-        let text = Arc::new(Mutex::new(String::new()));
+        let text: Arc<Mutex<Arc<str>>> = Arc::new(Mutex::new(Arc::from("")));
         let stop = Arc::new(AtomicBool::new(false));
         let thread = thread::Builder::new()
             .name("iosteer-metrics".into())
@@ -503,6 +524,7 @@ impl MetricsServer {
 
     /// Serves `text` from now on.
     pub fn publish(&self, text: String) {
+        let text: Arc<str> = Arc::from(text);
         *self.text.lock().unwrap_or_else(PoisonError::into_inner) = text;
     }
 }
@@ -510,57 +532,116 @@ impl MetricsServer {
 impl Drop for MetricsServer {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        // The thread sleeps in accept: a connection of our own wakes it to see
-        // the flag. If that fails, leave it rather than hang joining it.
-        let mut wake = self.addr;
-        if wake.ip().is_unspecified() {
-            wake.set_ip(match wake.ip() {
-                IpAddr::V4(_) => Ipv4Addr::LOCALHOST.into(),
-                IpAddr::V6(_) => Ipv6Addr::LOCALHOST.into(),
-            });
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
         }
-        if TcpStream::connect_timeout(&wake, CLIENT_TIMEOUT).is_ok() {
-            if let Some(thread) = self.thread.take() {
-                let _ = thread.join();
+    }
+}
+
+/// `addr`, with a bare port (`9100`, `:9100`) on loopback.
+fn loopback_unless_told(addr: &str) -> String {
+    let port = addr.strip_prefix(':').unwrap_or(addr);
+    if port.parse::<u16>().is_ok() {
+        format!("127.0.0.1:{port}")
+    } else {
+        addr.to_string()
+    }
+}
+
+/// Accepts connections until `stop`, handing each to a thread of its own.
+fn serve(listener: &TcpListener, text: &Arc<Mutex<Arc<str>>>, stop: &AtomicBool) {
+    let active = Arc::new(AtomicUsize::new(0));
+    while !stop.load(Ordering::SeqCst) {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                if active.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
+                    // Too many at once: close this one rather than queue it.
+                    continue;
+                }
+                let connection = Connection::new(&active);
+                let text = text.clone();
+                // Out of threads, this client goes unanswered; the next may not.
+                let _ = thread::Builder::new()
+                    .name("iosteer-metrics-client".into())
+                    .spawn(move || {
+                        let _connection = connection;
+                        // A client that breaks off concerns only its own
+                        // connection.
+                        let _ = answer(stream, &text);
+                    });
             }
-        }
-    }
-}
-
-fn serve(listener: &TcpListener, text: &Mutex<String>, stop: &AtomicBool) {
-    for stream in listener.incoming() {
-        if stop.load(Ordering::SeqCst) {
-            return;
-        }
-        match stream {
-            // A client that breaks off concerns only its own connection.
-            Ok(stream) => drop(answer(stream, text)),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => wait_readable(listener, ACCEPT_POLL),
             // Out of descriptors, say: retry, but without spinning.
-            Err(_) => thread::sleep(Duration::from_millis(10)),
+            Err(_) => thread::sleep(ACCEPT_POLL),
         }
     }
 }
 
-fn answer(mut stream: TcpStream, text: &Mutex<String>) -> io::Result<()> {
-    let head = read_head(&mut stream)?;
-    stream.set_write_timeout(Some(CLIENT_TIMEOUT))?;
-    stream.write_all(&respond(&head, text))
+/// One connection being answered, counted in `active` while it lives.
+struct Connection(Arc<AtomicUsize>);
+
+impl Connection {
+    fn new(active: &Arc<AtomicUsize>) -> Connection {
+        active.fetch_add(1, Ordering::SeqCst);
+        Connection(active.clone())
+    }
 }
 
-/// Reads the request line and headers, within [`CLIENT_TIMEOUT`] in all.
-/// They are read to the end even though only the request line matters:
-/// closing with unread data would reset the connection and could lose the
-/// answer.
-fn read_head(stream: &mut TcpStream) -> io::Result<Vec<u8>> {
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Sleeps until `listener` has a connection to accept or `timeout` passes.
+fn wait_readable(listener: &TcpListener, timeout: Duration) {
+    let mut fd = libc::pollfd {
+        fd: listener.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: poll reads and writes the one pollfd, valid for the call.
+    unsafe { libc::poll(&mut fd, 1, timeout.as_millis() as libc::c_int) };
+}
+
+/// Reads one request and writes its answer, all within [`CLIENT_TIMEOUT`].
+fn answer(mut stream: TcpStream, text: &Mutex<Arc<str>>) -> io::Result<()> {
+    stream.set_nonblocking(false)?;
     let deadline = Instant::now() + CLIENT_TIMEOUT;
+    let head = read_head(&mut stream, deadline)?;
+    write_before(&mut stream, &respond(&head, text), deadline)
+}
+
+/// Writes all of `bytes`, giving up at `deadline` however slowly the client
+/// reads.
+fn write_before(stream: &mut TcpStream, mut bytes: &[u8], deadline: Instant) -> io::Result<()> {
+    while !bytes.is_empty() {
+        stream.set_write_timeout(Some(time_left(deadline)?))?;
+        let n = stream.write(bytes)?;
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        bytes = &bytes[n..];
+    }
+    Ok(())
+}
+
+/// Time until `deadline`, or a time-out error once it has passed.
+fn time_left(deadline: Instant) -> io::Result<Duration> {
+    match deadline.saturating_duration_since(Instant::now()) {
+        left if left.is_zero() => Err(io::ErrorKind::TimedOut.into()),
+        left => Ok(left),
+    }
+}
+
+/// Reads the request line and headers, until `deadline`. They are read to
+/// the end even though only the request line matters: closing with unread
+/// data would reset the connection and could lose the answer.
+fn read_head(stream: &mut TcpStream, deadline: Instant) -> io::Result<Vec<u8>> {
     let mut head = Vec::new();
     let mut buf = [0u8; 1024];
     while !head_complete(&head) && head.len() < MAX_HEAD {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(io::ErrorKind::TimedOut.into());
-        }
-        stream.set_read_timeout(Some(left))?;
+        stream.set_read_timeout(Some(time_left(deadline)?))?;
         let n = stream.read(&mut buf)?;
         if n == 0 {
             break;
@@ -576,7 +657,7 @@ fn head_complete(head: &[u8]) -> bool {
 }
 
 /// The whole response to a request head.
-fn respond(head: &[u8], text: &Mutex<String>) -> Vec<u8> {
+fn respond(head: &[u8], text: &Mutex<Arc<str>>) -> Vec<u8> {
     let line = head.split(|b| *b == b'\n').next().unwrap_or_default();
     let line = String::from_utf8_lossy(line);
     let mut words = line.split_whitespace();

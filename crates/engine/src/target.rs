@@ -10,17 +10,26 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum TargetError {
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: io::Error },
-    #[error("{path} is a block device: writing to it destroys its data; pass --force to allow it")]
+    #[error("{path} is a block device: writing to it destroys its data, so it opens for writing only when forced")]
     BlockDeviceNeedsForce { path: PathBuf },
-    #[error("{path}: the target is {size} bytes; the job needs {needed} (give --size to create or grow a file)")]
+    #[error("{path}: the target is {size} bytes; the job needs {needed} (a file can be created or grown to a size)")]
     TooSmall {
         path: PathBuf,
         size: u64,
         needed: u64,
     },
+    /// A character device (`/dev/null`), a directory, a FIFO or a socket:
+    /// nothing the engine can seek in and read by offset with direct I/O.
+    #[error("{path} is {what}: a target must be a regular file or a block device (seekable, with a size, taking direct I/O)")]
+    NotFileOrBlockDevice { path: PathBuf, what: &'static str },
+    #[error(
+        "{path}: its file system does not take direct I/O (O_DIRECT); it can be opened buffered"
+    )]
+    DirectIoUnsupported { path: PathBuf },
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -61,11 +70,7 @@ fn io_error(path: &Path) -> impl FnOnce(io::Error) -> TargetError + '_ {
 
 impl Target {
     pub fn open(path: &Path, spec: &OpenOptionsSpec) -> Result<Target, TargetError> {
-        let meta = std::fs::metadata(path).ok();
-        let kind = match &meta {
-            Some(m) if m.file_type().is_block_device() => TargetKind::BlockDevice,
-            _ => TargetKind::File,
-        };
+        let kind = kind_of(path)?;
         if kind == TargetKind::BlockDevice && spec.writes && !spec.force {
             return Err(TargetError::BlockDeviceNeedsForce {
                 path: path.to_path_buf(),
@@ -79,7 +84,13 @@ impl Target {
         if spec.direct {
             options.custom_flags(libc::O_DIRECT);
         }
-        let file = options.open(path).map_err(io_error(path))?;
+        let file = options.open(path).map_err(|e| match e.raw_os_error() {
+            // open(2) says EINVAL with O_DIRECT where the file system has none.
+            Some(libc::EINVAL) if spec.direct => TargetError::DirectIoUnsupported {
+                path: path.to_path_buf(),
+            },
+            _ => io_error(path)(e),
+        })?;
         if let (TargetKind::File, Some(size)) = (kind, spec.size) {
             let current = file.metadata().map_err(io_error(path))?.len();
             if current < size {
@@ -114,6 +125,33 @@ impl Target {
         }
         Ok(())
     }
+}
+
+/// What `path` is; one that does not exist yet is a file to create.
+fn kind_of(path: &Path) -> Result<TargetKind, TargetError> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(TargetKind::File);
+    };
+    let file_type = meta.file_type();
+    let what = if file_type.is_block_device() {
+        return Ok(TargetKind::BlockDevice);
+    } else if file_type.is_file() {
+        return Ok(TargetKind::File);
+    } else if file_type.is_char_device() {
+        "a character device"
+    } else if file_type.is_dir() {
+        "a directory"
+    } else if file_type.is_fifo() {
+        "a FIFO"
+    } else if file_type.is_socket() {
+        "a socket"
+    } else {
+        "neither a file nor a device"
+    };
+    Err(TargetError::NotFileOrBlockDevice {
+        path: path.to_path_buf(),
+        what,
+    })
 }
 
 /// BLKGETSIZE64 from linux/fs.h: _IOR(0x12, 114, size_t).
@@ -162,8 +200,33 @@ mod tests {
         assert_eq!(target.size, 1 << 20);
         assert_eq!(target.kind, TargetKind::File);
         let err = target.check_fits(2 << 20).unwrap_err().to_string();
-        assert!(err.contains("t.img") && err.contains("--size"), "{err}");
+        assert!(
+            err.contains("t.img") && err.contains("needs 2097152"),
+            "{err}"
+        );
+        assert!(!err.contains("--"), "names a flag: {err}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_character_device_or_directory_is_refused_by_what_it_is() {
+        let spec = OpenOptionsSpec {
+            direct: true,
+            ..OpenOptionsSpec::default()
+        };
+        let err = Target::open(Path::new("/dev/null"), &spec).unwrap_err();
+        assert!(
+            matches!(&err, TargetError::NotFileOrBlockDevice { what, .. } if *what == "a character device"),
+            "{err:?}"
+        );
+        let message = err.to_string();
+        assert!(
+            message.starts_with("/dev/null is a character device"),
+            "{message}"
+        );
+        assert!(!message.contains("os error"), "{message}");
+        let err = Target::open(&std::env::temp_dir(), &spec).unwrap_err();
+        assert!(err.to_string().contains("is a directory"), "{err}");
     }
 
     #[test]

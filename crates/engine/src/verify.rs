@@ -3,30 +3,80 @@
 //! read checks the blocks it gets back.
 //!
 //! A block is right when its checksum holds, its offset is where it was read
-//! from, and its generation is one the verifier allows there: at least the
-//! last write to complete there before the read was sent (older data came
-//! back), at most the last write sent there (a write in flight beside the
-//! read may or may not have landed). A block without a header (as it was
+//! from, and its generation is one the verifier allows there: the last write
+//! to complete there before the read was sent, or any write in flight there
+//! then (it may or may not have landed). A block without a header (as it was
 //! before the run) is right only if no write there had completed when the
 //! read was sent.
+//!
+//! ## Memory
+//!
+//! The verifier remembers one byte per block this run has written, a tag of
+//! the last completed write's generation ([`tag`]), in chunks of
+//! [`CHUNK_BLOCKS`] blocks allocated on a chunk's first write: at most
+//! `target bytes / 4096` bytes, 256 MiB for a 1 TiB target (a map entry per
+//! block took about 8 GiB), and only the chunks a job touches. Writes in
+//! flight are remembered exactly, in a map bounded by the blocks of the
+//! commands in flight (queue depth x largest request / 4 KiB). The price of
+//! the tag: data left by an earlier write of this same run passes when its
+//! generation has the same tag, one chance in 254 per stale block; every
+//! other check (checksum, offset, a generation of this run) is exact.
+//!
+//! [`read_back`] checks a target with no memory of the run at all: each
+//! stamped block checks itself (its checksum and its offset).
 
 use std::collections::HashMap;
+use std::io;
+use std::os::unix::fs::FileExt;
+
+use crate::buffers::Buffers;
+use crate::target::Target;
 
 pub const BLOCK: usize = 4096;
 const MAGIC: u64 = 0x696f_7374_6565_7231; // "iosteer1"
 const HEADER: usize = 32;
 
-/// What the verifier knows of one block: the last generation sent, and the
-/// last that completed.
-#[derive(Copy, Clone, Debug, Default)]
-struct Known {
-    sent: u64,
-    done: u64,
+/// Blocks per chunk of remembered tags: 64 KiB of tags for 256 MiB of
+/// target.
+pub const CHUNK_BLOCKS: u64 = 1 << 16;
+
+/// The tag of a block no write of this run has completed to.
+const NEVER: u8 = 0;
+/// The tag of a block whose last write failed: it may hold that write's
+/// data, some of it, or what was there before, so any of this run's
+/// generations passes (its checksum and offset must still hold).
+const UNKNOWN: u8 = u8::MAX;
+
+/// A generation's tag: 1 to 254 (0 and 255 have the meanings above).
+pub fn tag(generation: u64) -> u8 {
+    (generation % 254) as u8 + 1
+}
+
+/// What the verifier knows of a block's writes in flight.
+#[derive(Clone, Debug, Default)]
+struct InFlight {
+    generations: Vec<u64>,
+    /// The latest generation completed while this entry lived: a write that
+    /// completes after a later one leaves the later one's tag.
+    latest_done: u64,
+}
+
+/// What a read may find in one block, taken when the read is sent.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Expected {
+    /// The tag of the last write completed there ([`NEVER`] if none).
+    done: u8,
+    /// The lowest and highest generations in flight there, if any.
+    in_flight: Option<(u64, u64)>,
 }
 
 #[derive(Debug)]
 pub struct Verifier {
-    blocks: HashMap<u64, Known>,
+    /// Tags by chunk (block / [`CHUNK_BLOCKS`]).
+    done: HashMap<u64, Box<[u8]>>,
+    in_flight: HashMap<u64, InFlight>,
+    /// Generations of this run are above this.
+    base: u64,
     next_generation: u64,
     pub checked: u64,
     pub mismatches: u64,
@@ -49,13 +99,49 @@ impl Verifier {
     /// A verifier whose first generation is `base + 1`.
     pub fn starting_at(base: u64) -> Verifier {
         Verifier {
-            blocks: HashMap::new(),
+            done: HashMap::new(),
+            in_flight: HashMap::new(),
+            base,
             next_generation: base,
             checked: 0,
             mismatches: 0,
             first: Vec::new(),
         }
     }
+
+    /// Bytes of tags held: one per block in each chunk written.
+    pub fn tag_bytes(&self) -> u64 {
+        self.done.len() as u64 * CHUNK_BLOCKS
+    }
+
+    /// Blocks with a write in flight (what the exact map holds).
+    pub fn blocks_in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+
+    fn done_tag(&self, block: u64) -> u8 {
+        self.done
+            .get(&(block / CHUNK_BLOCKS))
+            .map_or(NEVER, |tags| tags[(block % CHUNK_BLOCKS) as usize])
+    }
+
+    fn set_done_tag(&mut self, block: u64, tag: u8) {
+        let tags = self
+            .done
+            .entry(block / CHUNK_BLOCKS)
+            .or_insert_with(|| vec![NEVER; CHUNK_BLOCKS as usize].into_boxed_slice());
+        tags[(block % CHUNK_BLOCKS) as usize] = tag;
+    }
+
+    fn is_this_runs(&self, generation: u64) -> bool {
+        generation > self.base && generation <= self.next_generation
+    }
+}
+
+/// The blocks of `len` bytes at `offset`, by number.
+fn blocks(offset: u64, len: u64) -> impl Iterator<Item = u64> {
+    let first = offset / BLOCK as u64;
+    first..first + len / BLOCK as u64
 }
 
 fn checksum(data: &[u8]) -> u64 {
@@ -74,7 +160,7 @@ fn word(data: &[u8], at: usize) -> u64 {
 
 impl Verifier {
     /// Fills `buf` (a write of `buf.len()` bytes at `offset`) with stamped
-    /// blocks and records the generation as sent; returns it.
+    /// blocks and records the generation as in flight; returns it.
     pub fn stamp(&mut self, offset: u64, buf: &mut [u8]) -> u64 {
         self.next_generation += 1;
         let generation = self.next_generation;
@@ -92,41 +178,66 @@ impl Verifier {
             block[8..16].copy_from_slice(&at.to_le_bytes());
             block[16..24].copy_from_slice(&generation.to_le_bytes());
             block[24..32].copy_from_slice(&sum.to_le_bytes());
-            self.blocks.entry(at).or_default().sent = generation;
+        }
+        for block in blocks(offset, buf.len() as u64 / BLOCK as u64 * BLOCK as u64) {
+            let entry = self.in_flight.entry(block).or_default();
+            entry.generations.push(generation);
         }
         generation
     }
 
     /// A write of `len` bytes at `offset` with `generation` completed.
     pub fn write_done(&mut self, offset: u64, len: u64, generation: u64) {
-        for i in 0..len / BLOCK as u64 {
-            let known = self.blocks.entry(offset + i * BLOCK as u64).or_default();
-            known.done = known.done.max(generation);
+        self.write_ended(offset, len, generation, true);
+    }
+
+    /// A write of `len` bytes at `offset` with `generation` failed: its
+    /// blocks may hold any part of it, so they pass any generation of this
+    /// run until the next write there completes.
+    pub fn write_failed(&mut self, offset: u64, len: u64, generation: u64) {
+        self.write_ended(offset, len, generation, false);
+    }
+
+    fn write_ended(&mut self, offset: u64, len: u64, generation: u64, completed: bool) {
+        for block in blocks(offset, len) {
+            let Some(entry) = self.in_flight.get_mut(&block) else {
+                continue;
+            };
+            entry.generations.retain(|g| *g != generation);
+            let latest = generation >= entry.latest_done;
+            if latest {
+                entry.latest_done = generation;
+            }
+            let empty = entry.generations.is_empty();
+            if empty {
+                self.in_flight.remove(&block);
+            }
+            match (completed, latest) {
+                (true, true) => self.set_done_tag(block, tag(generation)),
+                (false, _) => self.set_done_tag(block, UNKNOWN),
+                (true, false) => {}
+            }
         }
     }
 
-    /// The generations each block of a read may hold, taken when it is sent.
-    pub fn expect(&self, offset: u64, len: u64) -> Vec<(u64, u64)> {
-        (0..len / BLOCK as u64)
-            .map(|i| {
-                let k = self
-                    .blocks
-                    .get(&(offset + i * BLOCK as u64))
-                    .copied()
-                    .unwrap_or_default();
-                (k.done, k.sent)
+    /// What each block of a read may hold, taken when it is sent.
+    pub fn expect(&self, offset: u64, len: u64) -> Vec<Expected> {
+        blocks(offset, len)
+            .map(|block| Expected {
+                done: self.done_tag(block),
+                in_flight: self.in_flight.get(&block).and_then(|e| {
+                    Some((*e.generations.iter().min()?, *e.generations.iter().max()?))
+                }),
             })
             .collect()
     }
 
     /// Checks a read of `buf` at `offset` against what `expect` said then.
-    pub fn check(&mut self, offset: u64, buf: &[u8], expected: &[(u64, u64)]) {
-        for (i, (block, (lowest, highest))) in
-            buf.chunks_exact(BLOCK).zip(expected.iter()).enumerate()
-        {
+    pub fn check(&mut self, offset: u64, buf: &[u8], expected: &[Expected]) {
+        for (i, (block, expected)) in buf.chunks_exact(BLOCK).zip(expected.iter()).enumerate() {
             let at = offset + (i * BLOCK) as u64;
             self.checked += 1;
-            if let Some(problem) = problem(block, at, *lowest, *highest) {
+            if let Some(problem) = self.problem(block, at, *expected) {
                 self.mismatches += 1;
                 if self.first.len() < 16 {
                     self.first.push((at, problem));
@@ -134,30 +245,120 @@ impl Verifier {
             }
         }
     }
+
+    fn problem(&self, block: &[u8], at: u64, expected: Expected) -> Option<String> {
+        if expected.done == NEVER && expected.in_flight.is_none() {
+            // This run never wrote here: whatever was there before is right.
+            return None;
+        }
+        let generation = match stamped(block, at) {
+            Stamp::Good { generation } if self.is_this_runs(generation) => generation,
+            // Old data (no header, or an earlier run's) is right only while
+            // no write there had completed.
+            Stamp::Good { .. } | Stamp::Absent => {
+                return (expected.done != NEVER)
+                    .then(|| "old data, but a write there had completed".to_string())
+            }
+            Stamp::Bad(problem) => return Some(problem),
+        };
+        let in_flight = expected
+            .in_flight
+            .is_some_and(|(lowest, highest)| (lowest..=highest).contains(&generation));
+        let last_done = match expected.done {
+            NEVER => false,
+            UNKNOWN => true,
+            done => tag(generation) == done,
+        };
+        (!in_flight && !last_done).then(|| {
+            format!("generation {generation} is neither the last completed write there nor one in flight")
+        })
+    }
 }
 
-fn problem(block: &[u8], at: u64, lowest: u64, highest: u64) -> Option<String> {
-    if highest == 0 {
-        // This run never wrote here: whatever was there before is right.
-        return None;
-    }
+/// What a block's header says of it.
+#[derive(Debug, PartialEq, Eq)]
+enum Stamp {
+    /// No header: never written by a verifying run.
+    Absent,
+    /// Its offset is where it was read from and its checksum holds.
+    Good {
+        generation: u64,
+    },
+    Bad(String),
+}
+
+/// Checks a block read at `at` against its own header.
+fn stamped(block: &[u8], at: u64) -> Stamp {
     if word(block, 0) != MAGIC {
-        // Old data is right only while no write there had completed.
-        return (lowest > 0).then(|| format!("no header, but generation {lowest} was written"));
+        return Stamp::Absent;
     }
     let (offset, generation, sum) = (word(block, 8), word(block, 16), word(block, 24));
     if offset != at {
-        return Some(format!("header says offset {offset}"));
+        return Stamp::Bad(format!("header says offset {offset}"));
     }
     if checksum(&block[HEADER..]) != sum {
-        return Some(format!("checksum mismatch (generation {generation})"));
+        return Stamp::Bad(format!("checksum mismatch (generation {generation})"));
     }
-    if generation < lowest || generation > highest {
-        return Some(format!(
-            "generation {generation}, expected {lowest}..={highest}"
-        ));
+    Stamp::Good { generation }
+}
+
+/// What [`read_back`] found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReadBack {
+    /// Stamped blocks whose offset and checksum hold.
+    pub good: u64,
+    /// Stamped blocks whose offset or checksum does not, or that could not
+    /// be read.
+    pub bad: u64,
+    /// Blocks without a stamp: never written by a verifying run.
+    pub never_written: u64,
+    /// The first bad blocks, as (offset, what was wrong).
+    pub first: Vec<(u64, String)>,
+}
+
+/// Bytes [`read_back`] reads at once.
+const READ_BACK_CHUNK: usize = 1 << 20;
+
+/// Reads every whole block of `target` and checks each stamped one against
+/// itself: its offset is where it was read and its checksum holds. Needs no
+/// memory of the run that wrote it, so it checks a target after a crash or
+/// a power cut. A part that cannot be read counts its blocks as bad and the
+/// reading goes on; an error is returned only when no buffer can be had.
+pub fn read_back(target: &Target) -> io::Result<ReadBack> {
+    let mut buffer = Buffers::new(1, READ_BACK_CHUNK).map_err(io::Error::other)?;
+    let mut found = ReadBack::default();
+    let end = target.size / BLOCK as u64 * BLOCK as u64;
+    let mut offset = 0;
+    while offset < end {
+        let len = (end - offset).min(READ_BACK_CHUNK as u64) as usize;
+        let chunk = buffer.slice_mut(0, len);
+        match target.file.read_exact_at(chunk, offset) {
+            Ok(()) => found.count_chunk(offset, chunk),
+            Err(e) => found.count_bad(offset, (len / BLOCK) as u64, format!("read failed: {e}")),
+        }
+        offset += len as u64;
     }
-    None
+    Ok(found)
+}
+
+impl ReadBack {
+    fn count_chunk(&mut self, offset: u64, chunk: &[u8]) {
+        for (i, block) in chunk.chunks_exact(BLOCK).enumerate() {
+            let at = offset + (i * BLOCK) as u64;
+            match stamped(block, at) {
+                Stamp::Good { .. } => self.good += 1,
+                Stamp::Absent => self.never_written += 1,
+                Stamp::Bad(problem) => self.count_bad(at, 1, problem),
+            }
+        }
+    }
+
+    fn count_bad(&mut self, at: u64, blocks: u64, problem: String) {
+        self.bad += blocks;
+        if self.first.len() < 16 {
+            self.first.push((at, problem));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -219,5 +420,71 @@ mod tests {
         assert_eq!(v.mismatches, 1, "stale data came back");
         v.check(0, &new, &v.expect(0, 4096));
         assert_eq!(v.mismatches, 1);
+    }
+
+    #[test]
+    fn verify_memory_is_one_byte_per_block_of_the_chunks_written() {
+        let mut v = Verifier::default();
+        let mut block = vec![0u8; BLOCK];
+        let region = 1u64 << 30;
+        // A block in every 64: each chunk of the region is touched.
+        for at in (0..region).step_by(64 * BLOCK) {
+            let g = v.stamp(at, &mut block);
+            v.write_done(at, BLOCK as u64, g);
+        }
+        assert_eq!(v.tag_bytes(), region / BLOCK as u64);
+        assert_eq!(v.blocks_in_flight(), 0, "completed writes are forgotten");
+        // Far away, one more chunk only.
+        let g = v.stamp(1 << 40, &mut block);
+        assert_eq!(v.blocks_in_flight(), 1);
+        v.write_done(1 << 40, BLOCK as u64, g);
+        assert_eq!(v.tag_bytes(), region / BLOCK as u64 + CHUNK_BLOCKS);
+    }
+
+    #[test]
+    fn a_failed_write_leaves_its_blocks_passing_old_or_new_data() {
+        let mut v = Verifier::default();
+        let mut old = vec![0u8; BLOCK];
+        let g1 = v.stamp(0, &mut old);
+        v.write_done(0, 4096, g1);
+        let mut torn = vec![0u8; BLOCK];
+        let g2 = v.stamp(0, &mut torn);
+        v.write_failed(0, 4096, g2);
+        assert_eq!(v.blocks_in_flight(), 0);
+        v.check(0, &old, &v.expect(0, 4096));
+        v.check(0, &torn, &v.expect(0, 4096));
+        assert_eq!(v.mismatches, 0, "{:?}", v.first);
+        // Its checksum must still hold.
+        torn[100] ^= 1;
+        v.check(0, &torn, &v.expect(0, 4096));
+        assert_eq!(v.mismatches, 1);
+    }
+
+    #[test]
+    fn read_back_counts_good_bad_and_never_written_blocks() {
+        let dir = std::env::temp_dir().join(format!("iosteer-readback-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("r.img");
+        let mut v = Verifier::default();
+        let mut data = vec![0u8; 8 * BLOCK];
+        v.stamp(0, &mut data[..6 * BLOCK]);
+        // Block 4 flipped, block 5 carries another block's stamp, 6 and 7
+        // never written.
+        data[4 * BLOCK + 77] ^= 0x10;
+        let mut elsewhere = vec![0u8; BLOCK];
+        v.stamp(1 << 20, &mut elsewhere);
+        data[5 * BLOCK..6 * BLOCK].copy_from_slice(&elsewhere);
+        std::fs::write(&path, &data).unwrap();
+        let target = Target::open(&path, &crate::OpenOptionsSpec::default()).unwrap();
+        let found = read_back(&target).unwrap();
+        assert_eq!(
+            (found.good, found.bad, found.never_written),
+            (4, 2, 2),
+            "{found:?}"
+        );
+        assert_eq!(found.first[0].0, 4 * BLOCK as u64);
+        assert!(found.first[0].1.contains("checksum"), "{:?}", found.first);
+        assert!(found.first[1].1.contains("offset"), "{:?}", found.first);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

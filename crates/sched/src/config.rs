@@ -35,7 +35,7 @@ pub enum ConfigError {
         key: String,
         value: String,
         #[source]
-        reason: ObjectiveError,
+        reason: Box<ObjectiveError>,
     },
     #[error("`{item}` is not a `key=value` setting")]
     Syntax { item: String },

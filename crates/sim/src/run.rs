@@ -28,7 +28,7 @@ pub enum SimError {
     #[error("scheduler `{spec}`: {source}")]
     Scheduler {
         spec: String,
-        source: iosteer_sched::ConfigError,
+        source: Box<iosteer_sched::ConfigError>,
     },
     /// The drive's configuration, or a GC mode it cannot switch to now.
     #[error("device: {0}")]
@@ -169,7 +169,7 @@ impl Simulation {
     ) -> Result<RunReport, SimError> {
         let sched = policy::build(spec).map_err(|source| SimError::Scheduler {
             spec: spec.to_string(),
-            source,
+            source: Box::new(source),
         })?;
         let mut state = State::new(self, sched, aged.clone());
         let outcome = state.run(self, progress);
@@ -588,7 +588,7 @@ pub fn run_all(
     for spec in specs {
         policy::build(spec).map_err(|source| SimError::Scheduler {
             spec: spec.clone(),
-            source,
+            source: Box::new(source),
         })?;
     }
     let aged = sim.aged_device()?;

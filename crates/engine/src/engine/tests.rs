@@ -1,3 +1,4 @@
+use super::ring::{abandon_probe, probe_read, Probe};
 use super::*;
 use crate::target::OpenOptionsSpec;
 use iosteer_sched::Request;
@@ -153,6 +154,97 @@ fn every_reaping_mode_completes_what_it_sends() {
             let v = engine.verifier().unwrap();
             assert_eq!((v.checked, v.mismatches), (8, 0), "{reap:?} {iopoll}");
         }
+    }
+}
+
+#[test]
+fn a_queue_depth_or_buffer_size_past_the_limits_is_refused_up_front() {
+    let config = |queue_depth, max_io_bytes| EngineConfig {
+        queue_depth,
+        max_io_bytes,
+        ..EngineConfig::default()
+    };
+    for depth in [0, MAX_QUEUE_DEPTH + 1, 65_536, 1_000_000] {
+        let err = config(depth, 4096).validate().unwrap_err();
+        assert_eq!(err, ConfigError::QueueDepth { depth });
+        let message = err.to_string();
+        assert!(
+            message.contains(&format!("1 to {MAX_QUEUE_DEPTH}")),
+            "{message}"
+        );
+        assert!(!message.contains("--"), "names a flag: {message}");
+    }
+    assert!(config(1, 4096).validate().is_ok());
+    assert!(config(MAX_QUEUE_DEPTH, 128 << 10).validate().is_ok());
+    let err = config(MAX_QUEUE_DEPTH, 1 << 20).validate().unwrap_err();
+    assert_eq!(
+        err,
+        ConfigError::BuffersTooLarge {
+            depth: MAX_QUEUE_DEPTH,
+            slot_bytes: 1 << 20,
+            total: 4 << 30
+        }
+    );
+    assert!(err.to_string().contains(&MAX_BUFFER_BYTES.to_string()));
+    assert_eq!(config(8, 0).validate(), Err(ConfigError::NoRequestSize));
+    // Engine::new refuses before it allocates or touches io_uring.
+    let path = temp_file("depth0.img", 1 << 20);
+    let target = Target::open(&path, &OpenOptionsSpec::default()).unwrap();
+    let err = Engine::new(target, &config(0, 4096)).err().unwrap();
+    assert!(matches!(
+        err,
+        EngineError::Config(ConfigError::QueueDepth { depth: 0 })
+    ));
+}
+
+#[test]
+fn a_refused_submission_then_drop_returns_promptly() {
+    let path = temp_file("refused-drop.img", 1 << 20);
+    let (done, finished) = std::sync::mpsc::channel();
+    // The engine lives and dies on a thread of its own, so a hang fails
+    // this test instead of stalling the suite.
+    std::thread::spawn(move || {
+        let Some(mut engine) = engine_or_skip(&path, false) else {
+            let _ = done.send(());
+            return;
+        };
+        let write = Request::new(1, Op::Write, 0, 4096, Nanos::ZERO);
+        let wrong_length = [0u8; 100];
+        engine
+            .submit_with_data(Command::single(write, Nanos::ZERO), Some(&wrong_length))
+            .unwrap();
+        assert_eq!(engine.in_flight(), 1);
+        drop(engine);
+        let _ = done.send(());
+    });
+    finished
+        .recv_timeout(Duration::from_secs(5))
+        .expect("dropping the engine hung on a command that never reached the ring");
+}
+
+#[test]
+fn an_iopoll_probe_that_never_completes_is_left_in_flight_with_its_own_buffer() {
+    // A read from an empty pipe never completes: the probe must say its
+    // read may still be in flight, so its buffer is leaked, not freed.
+    let mut fds = [0; 2];
+    // SAFETY: pipe writes two descriptors into the array.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    let mut ring = match IoUring::new(8) {
+        Ok(ring) => ring,
+        Err(e) => {
+            eprintln!("SKIPPED (counted): io_uring not permitted here: {e}");
+            return;
+        }
+    };
+    let probe = Buffers::new(1, BLOCK).unwrap();
+    // SAFETY: on InFlight both the ring and the buffer are leaked below.
+    let outcome = unsafe { probe_read(&mut ring, &probe, fds[0], Duration::from_millis(50)) };
+    match outcome {
+        Probe::InFlight(why) => {
+            assert!(why.contains("did not complete"), "{why}");
+            abandon_probe(ring, probe);
+        }
+        Probe::Done(result) => panic!("a read of an empty pipe completed: {result:?}"),
     }
 }
 

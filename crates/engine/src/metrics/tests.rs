@@ -234,14 +234,58 @@ fn serves_the_published_text_over_tcp() {
 }
 
 #[test]
-fn a_stuck_client_delays_the_next_only_for_the_timeout() {
+fn a_silent_client_blocks_neither_another_scrape_nor_shutdown() {
     let server = MetricsServer::start("127.0.0.1:0").unwrap();
     server.publish("up 1\n".into());
-    let _stuck = TcpStream::connect(server.local_addr()).unwrap();
+    let addr = server.local_addr();
+    let silent: Vec<TcpStream> = (0..4).map(|_| TcpStream::connect(addr).unwrap()).collect();
     let started = Instant::now();
-    let response = fetch(server.local_addr(), "GET /metrics HTTP/1.1\r\n\r\n");
+    let response = fetch(addr, "GET /metrics HTTP/1.1\r\n\r\n");
     assert!(response.ends_with("\r\n\r\nup 1\n"), "{response}");
-    assert!(started.elapsed() < CLIENT_TIMEOUT + Duration::from_secs(2));
+    assert!(
+        started.elapsed() < CLIENT_TIMEOUT / 2,
+        "a scrape waited {:?} behind silent clients",
+        started.elapsed()
+    );
+    let started = Instant::now();
+    drop(server);
+    assert!(
+        started.elapsed() < ACCEPT_POLL * 10,
+        "shutdown waited {:?} for silent clients",
+        started.elapsed()
+    );
+    assert!(TcpStream::connect(addr).is_err(), "still listening");
+    drop(silent);
+}
+
+#[test]
+fn a_client_that_never_reads_is_cut_off_at_the_deadline() {
+    let server = MetricsServer::start("127.0.0.1:0").unwrap();
+    // More than the socket buffers hold, so writing it blocks.
+    server.publish("x".repeat(64 << 20));
+    let mut greedy = TcpStream::connect(server.local_addr()).unwrap();
+    greedy.write_all(b"GET /metrics HTTP/1.1\r\n\r\n").unwrap();
+    std::thread::sleep(CLIENT_TIMEOUT + Duration::from_millis(500));
+    greedy
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut got = Vec::new();
+    // The server gave up on it: what is left ends (or is reset) short.
+    let _ = greedy.read_to_end(&mut got);
+    assert!(got.len() < 64 << 20, "{} bytes", got.len());
+    server.publish("up 1\n".into());
+    let response = fetch(server.local_addr(), "GET /metrics HTTP/1.1\r\n\r\n");
+    assert!(response.ends_with("up 1\n"));
+}
+
+#[test]
+fn a_bare_port_listens_on_loopback_only() {
+    assert_eq!(loopback_unless_told("9100"), "127.0.0.1:9100");
+    assert_eq!(loopback_unless_told(":9100"), "127.0.0.1:9100");
+    assert_eq!(loopback_unless_told("0.0.0.0:9100"), "0.0.0.0:9100");
+    assert_eq!(loopback_unless_told("[::1]:9100"), "[::1]:9100");
+    let server = MetricsServer::start(":0").unwrap();
+    assert!(server.local_addr().ip().is_loopback());
 }
 
 #[test]

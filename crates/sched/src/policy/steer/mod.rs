@@ -391,7 +391,7 @@ impl Configurable for SteerConfig {
         objective::check(&self.objective).map_err(|reason| ConfigError::Objective {
             key: "objective".into(),
             value: self.objective.to_string(),
-            reason,
+            reason: Box::new(reason),
         })
     }
 }

@@ -19,7 +19,7 @@ pub(super) fn parse(key: &str, value: &str) -> Result<Objective, ConfigError> {
     objective.map_err(|reason| ConfigError::Objective {
         key: key.to_string(),
         value: value.to_string(),
-        reason,
+        reason: Box::new(reason),
     })
 }
 
