@@ -7,7 +7,7 @@ use iosteer_sim::scenario::{scenario, PAPER_SPECS, SCENARIOS};
 use iosteer_sim::study::{
     gc_cases, gc_table, hints_table, run_cases, study, write_sweep_charts, Case, STUDIES,
 };
-use iosteer_sim::trace::{self, Devices, Fit, TimeUnit, TraceFormat};
+use iosteer_sim::trace::{self, Devices, Event, Fit, TimeUnit, TraceFormat};
 use iosteer_sim::workload::{Job, JobKind};
 use iosteer_sim::Simulation;
 
@@ -27,9 +27,15 @@ pub struct SimArgs {
     /// Replay a trace file instead of a scenario.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<String>,
-    /// Trace format: ascii (five columns), spc or msr.
+    /// Trace format: ascii (five columns), spc, msr, blkparse (its text
+    /// output), blktrace (binary DEV.blktrace.N files; FILE may be the prefix
+    /// DEV) or ftrace (block tracepoints from trace_pipe).
     #[arg(long, default_value = "ascii")]
     pub trace_format: String,
+    /// The event of blkparse, blktrace and ftrace traces that is a request's
+    /// arrival: queue (Q, block_bio_queue) or issue (D, block_rq_issue).
+    #[arg(long, default_value = "queue", value_name = "EVENT")]
+    pub trace_event: String,
     /// Time unit of ascii traces: ns, us, ms or s.
     #[arg(long, default_value = "ns")]
     pub trace_unit: String,
@@ -223,10 +229,22 @@ fn trace_simulation(
             ))
         }
     };
-    let text = std::fs::read_to_string(file).map_err(|e| format!("--trace {file}: {e}"))?;
-    let mut records = trace::parse(&text, file, format, unit, args.trace_speed, devices)
-        .map_err(|e| e.to_string())?;
-    let remapped = trace::fit(
+    let event = Event::parse(&args.trace_event).ok_or_else(|| {
+        format!(
+            "--trace-event {}: expected one of {}",
+            args.trace_event,
+            Event::NAMES
+        )
+    })?;
+    let options = trace::Options {
+        unit,
+        speed: args.trace_speed,
+        devices,
+        event,
+    };
+    let trace = trace::read_path(file, format, &options).map_err(|e| format!("--trace {e}"))?;
+    let mut records = trace.records;
+    let remapped = trace::fit_counted(
         &mut records,
         device.logical_bytes(),
         u64::from(device.geometry.page_size),
@@ -235,11 +253,12 @@ fn trace_simulation(
     )
     .map_err(|e| e.to_string())?;
     let mut notes = Vec::new();
-    if remapped {
+    if let Some(remap) = remapped {
         notes.push(format!(
-            "trace addresses remapped to fit the drive (--trace-fit {fit})"
+            "trace addresses remapped to fit the drive (--trace-fit {fit}): {remap}"
         ));
     }
+    notes.extend(trace.notes);
     let job = Job {
         name: file.to_string(),
         kind: JobKind::Trace(records),

@@ -14,12 +14,16 @@
 //! - [`study`]: several runs side by side that differ in drive or workload
 //!   (`pgc-workloads`: NPGC against PGC; `hints`: stream separation).
 //! - [`workload`]: synthetic jobs and traces; [`fio`]: fio job files;
-//!   [`trace`]: trace formats.
+//!   [`trace`]: trace formats, with [`blkparse`], [`blktrace`] and
+//!   [`ftrace`] for the kernel's block layer events.
 //! - [`report`]: per-phase results, JSON schema, terminal table;
 //!   [`series`] and [`chart`]: one-second CSV series and SVG charts.
 
+pub mod blkparse;
+pub mod blktrace;
 pub mod chart;
 pub mod fio;
+pub mod ftrace;
 pub mod report;
 pub mod run;
 pub mod scenario;

@@ -1,0 +1,333 @@
+//! blktrace's binary per-CPU files (`DEV.blktrace.N`): a stream of
+//! `struct blk_io_trace` records (include/uapi/linux/blktrace_api.h), each
+//! followed by `pdu_len` bytes of payload:
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 0-3 | magic 0x65617400, low byte the version (7) |
+//! | 4-7 | sequence (per CPU) |
+//! | 8-15 | time, ns |
+//! | 16-23 | sector (512 bytes) |
+//! | 24-27 | bytes |
+//! | 28-31 | action: category bits << 16, action code in the low bits |
+//! | 32-35 | pid |
+//! | 36-39 | device (the kernel's dev_t: major << 20, minor) |
+//! | 40-43 | cpu |
+//! | 44-45 | error |
+//! | 46-47 | pdu_len |
+//!
+//! Records are in the recording machine's byte order, told by the magic.
+//! Which action is a request's arrival is chosen as for blkparse (`Q` or
+//! `D`); the others, and notes (messages, process names), are skipped and
+//! counted. The categories give the RWBS: discard, write, flush, FUA.
+
+use std::io::{BufRead, Read};
+use std::path::Path;
+
+use iosteer_sched::Op;
+
+use crate::blkparse::{push_request, Rwbs};
+use crate::trace::{io_error, DeviceKey, Event, Place, Sink, TraceError};
+
+pub const MAGIC: u32 = 0x6561_7400;
+pub const VERSION: u32 = 0x07;
+pub const RECORD_BYTES: usize = 48;
+
+/// Category bits (the action's high 16 bits).
+pub mod category {
+    pub const READ: u32 = 1 << 0;
+    pub const WRITE: u32 = 1 << 1;
+    /// Flush (REQ_PREFLUSH, or a flush request).
+    pub const FLUSH: u32 = 1 << 2;
+    pub const SYNC: u32 = 1 << 3;
+    pub const QUEUE: u32 = 1 << 4;
+    pub const ISSUE: u32 = 1 << 6;
+    pub const COMPLETE: u32 = 1 << 7;
+    pub const FS: u32 = 1 << 8;
+    pub const NOTIFY: u32 = 1 << 10;
+    pub const AHEAD: u32 = 1 << 11;
+    pub const META: u32 = 1 << 12;
+    pub const DISCARD: u32 = 1 << 13;
+    pub const FUA: u32 = 1 << 15;
+}
+
+/// Action codes (the action's low bits) and blkparse's letter for each.
+const ACTIONS: [(u32, &str); 17] = [
+    (1, "Q"),
+    (2, "M"),
+    (3, "F"),
+    (4, "G"),
+    (5, "S"),
+    (6, "R"),
+    (7, "D"),
+    (8, "C"),
+    (9, "P"),
+    (10, "U"),
+    (11, "UT"),
+    (12, "I"),
+    (13, "X"),
+    (14, "B"),
+    (15, "A"),
+    (16, "abort"),
+    (17, "drv_data"),
+];
+pub const QUEUE: u32 = 1;
+pub const ISSUE: u32 = 7;
+/// Set in the action when a cgroup id leads the payload.
+const CGROUP: u32 = 1 << 8;
+
+/// One `struct blk_io_trace`, decoded.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct BlkIoTrace {
+    pub sequence: u32,
+    pub time: u64,
+    pub sector: u64,
+    pub bytes: u32,
+    pub action: u32,
+    pub pid: u32,
+    pub device: u32,
+    pub cpu: u32,
+    pub error: u16,
+    pub pdu_len: u16,
+}
+
+impl BlkIoTrace {
+    /// The record's 48 bytes in the given byte order (for tests and
+    /// synthetic samples: the same layout the reader reads).
+    pub fn encode(&self, big_endian: bool) -> [u8; RECORD_BYTES] {
+        let mut out = [0u8; RECORD_BYTES];
+        let mut at = 0;
+        let mut put = |bytes: &[u8]| {
+            out[at..at + bytes.len()].copy_from_slice(bytes);
+            at += bytes.len();
+        };
+        macro_rules! field {
+            ($v:expr) => {
+                put(&if big_endian {
+                    $v.to_be_bytes()
+                } else {
+                    $v.to_le_bytes()
+                })
+            };
+        }
+        field!(MAGIC | VERSION);
+        field!(self.sequence);
+        field!(self.time);
+        field!(self.sector);
+        field!(self.bytes);
+        field!(self.action);
+        field!(self.pid);
+        field!(self.device);
+        field!(self.cpu);
+        field!(self.error);
+        field!(self.pdu_len);
+        out
+    }
+
+    fn decode(raw: &[u8; RECORD_BYTES], big_endian: bool) -> (u32, BlkIoTrace) {
+        let u32_at = |i: usize| {
+            let b = [raw[i], raw[i + 1], raw[i + 2], raw[i + 3]];
+            if big_endian {
+                u32::from_be_bytes(b)
+            } else {
+                u32::from_le_bytes(b)
+            }
+        };
+        let u64_at = |i: usize| {
+            let (a, b) = (u64::from(u32_at(i)), u64::from(u32_at(i + 4)));
+            if big_endian {
+                a << 32 | b
+            } else {
+                b << 32 | a
+            }
+        };
+        let u16_at = |i: usize| {
+            let b = [raw[i], raw[i + 1]];
+            if big_endian {
+                u16::from_be_bytes(b)
+            } else {
+                u16::from_le_bytes(b)
+            }
+        };
+        let t = BlkIoTrace {
+            sequence: u32_at(4),
+            time: u64_at(8),
+            sector: u64_at(16),
+            bytes: u32_at(24),
+            action: u32_at(28),
+            pid: u32_at(32),
+            device: u32_at(36),
+            cpu: u32_at(40),
+            error: u16_at(44),
+            pdu_len: u16_at(46),
+        };
+        (u32_at(0), t)
+    }
+
+    /// blkparse's RWBS from the category bits.
+    fn rwbs(&self) -> Rwbs {
+        let cat = self.action >> 16;
+        let op = if cat & category::DISCARD != 0 {
+            Some(Op::Trim)
+        } else if cat & category::WRITE != 0 {
+            Some(Op::Write)
+        } else if self.bytes > 0 {
+            Some(Op::Read)
+        } else {
+            None
+        };
+        Rwbs {
+            preflush: cat & category::FLUSH != 0,
+            op,
+            fua: cat & category::FUA != 0,
+        }
+    }
+
+    /// blkparse's letter for the action, if it is one blktrace writes.
+    fn letter(&self) -> Option<&'static str> {
+        let code = self.action & 0xffff & !CGROUP;
+        ACTIONS.iter().find(|(c, _)| *c == code).map(|(_, l)| *l)
+    }
+}
+
+/// Fills `buf` from `source`; false at a clean end (no byte left).
+fn fill(source: &mut impl Read, buf: &mut [u8]) -> std::io::Result<Option<usize>> {
+    let mut got = 0;
+    while got < buf.len() {
+        match source.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((got > 0).then_some(got))
+}
+
+/// The byte order told by a record's magic, if it is one.
+fn byte_order(raw: &[u8; RECORD_BYTES]) -> Option<bool> {
+    let le = u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]);
+    let be = u32::from_be_bytes([raw[0], raw[1], raw[2], raw[3]]);
+    if le & !0xff == MAGIC {
+        Some(false)
+    } else if be & !0xff == MAGIC {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+/// Reads one file's records into `sink`.
+pub(crate) fn read(
+    mut source: impl BufRead,
+    file: &str,
+    sink: &mut Sink,
+) -> Result<(), TraceError> {
+    let mut big_endian = None;
+    let mut byte = 0u64;
+    for record in 0u64.. {
+        let bad = |problem: String| TraceError::Record {
+            file: file.to_string(),
+            record,
+            byte,
+            problem,
+        };
+        let mut raw = [0u8; RECORD_BYTES];
+        match fill(&mut source, &mut raw).map_err(|e| io_error(file, &e))? {
+            None => break,
+            Some(n) if n < RECORD_BYTES => {
+                return Err(bad(format!("cut short: {n} of {RECORD_BYTES} bytes")))
+            }
+            Some(_) => {}
+        }
+        let order = byte_order(&raw).ok_or_else(|| {
+            bad(format!(
+                "magic {:02x?}: expected 0x{MAGIC:08x} in either byte order (is it a blktrace file?)",
+                &raw[..4]
+            ))
+        })?;
+        if *big_endian.get_or_insert(order) != order {
+            return Err(bad("byte order changes within the file".into()));
+        }
+        let (magic, t) = BlkIoTrace::decode(&raw, order);
+        if magic & 0xff != VERSION {
+            return Err(bad(format!("version {}: expected {VERSION}", magic & 0xff)));
+        }
+        let pdu = u64::from(t.pdu_len);
+        let skipped = std::io::copy(&mut source.by_ref().take(pdu), &mut std::io::sink())
+            .map_err(|e| io_error(file, &e))?;
+        if skipped < pdu {
+            return Err(bad(format!("payload cut short: {skipped} of {pdu} bytes")));
+        }
+        if (t.action >> 16) & category::NOTIFY != 0 {
+            // Messages and process names, not I/O (blkparse's `m`).
+            sink.tally.skip("m");
+            byte += RECORD_BYTES as u64 + pdu;
+            continue;
+        }
+        let Some(letter) = t.letter() else {
+            let code = t.action & 0xffff;
+            return Err(bad(format!("action code {code}: not one blktrace writes")));
+        };
+        one(&t, letter, record, sink)?;
+        byte += RECORD_BYTES as u64 + pdu;
+    }
+    Ok(())
+}
+
+/// Keeps one record if it is an arrival, else counts it.
+fn one(t: &BlkIoTrace, letter: &str, record: u64, sink: &mut Sink) -> Result<(), TraceError> {
+    let arrival = match sink.event {
+        Event::Queue => QUEUE,
+        Event::Issue => ISSUE,
+    };
+    if t.action & 0xff != arrival {
+        sink.tally.skip(letter);
+        return Ok(());
+    }
+    let device = DeviceKey::Name(format!("{},{}", t.device >> 20, t.device & 0xf_ffff));
+    let span = (t.sector.saturating_mul(512), u64::from(t.bytes));
+    push_request(
+        sink,
+        t.rwbs(),
+        (u128::from(t.time), device, span),
+        Place::Record(record),
+    )
+}
+
+/// The per-CPU files of the trace `path` names: `DEV.blktrace.N` or its
+/// prefix `DEV` gives every `DEV.blktrace.N`, by CPU; any other existing
+/// file (blktrace's `-o -` output saved) is read alone.
+pub(crate) fn cpu_files(path: &str) -> Result<Vec<String>, TraceError> {
+    let prefix = match path.rsplit_once(".blktrace.") {
+        Some((prefix, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => prefix,
+        _ if Path::new(path).exists() => return Ok(vec![path.to_string()]),
+        _ => path,
+    };
+    let dir = Path::new(prefix)
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let base = Path::new(prefix)
+        .file_name()
+        .map(|b| b.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let entries = std::fs::read_dir(dir).map_err(|e| io_error(path, &e))?;
+    let mut cpus: Vec<(u64, String)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let n = name.strip_prefix(&base)?.strip_prefix(".blktrace.")?;
+            let cpu = n.parse().ok()?;
+            Some((cpu, entry.path().to_string_lossy().into_owned()))
+        })
+        .collect();
+    if cpus.is_empty() {
+        return Err(TraceError::Io {
+            file: path.to_string(),
+            message: format!("no per-CPU files {prefix}.blktrace.N"),
+        });
+    }
+    cpus.sort();
+    Ok(cpus.into_iter().map(|(_, file)| file).collect())
+}
