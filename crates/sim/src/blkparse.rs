@@ -200,3 +200,108 @@ pub(crate) fn push_request(
     }
     sink.push(at, op, device, span, place)
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::trace::{read, read_path, Options, Trace, TraceFormat};
+    use crate::workload::TraceRecord;
+
+    const SAMPLE: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../traces/blkparse-sample.txt"
+    );
+
+    fn blkparse(text: &str, event: Event) -> Result<Trace, TraceError> {
+        let options = Options {
+            event,
+            ..Options::default()
+        };
+        read(text.as_bytes(), "b.txt", TraceFormat::Blkparse, &options)
+    }
+
+    /// Requests by op: read, write, trim, flush.
+    pub(crate) fn by_op(records: &[TraceRecord]) -> [usize; 4] {
+        Op::ALL.map(|op| records.iter().filter(|r| r.op == op).count())
+    }
+
+    fn note<'a>(trace: &'a Trace, start: &str) -> &'a str {
+        let found = trace.notes.iter().find(|n| n.contains(start));
+        found.unwrap_or_else(|| panic!("no note with `{start}` in {:?}", trace.notes))
+    }
+
+    #[test]
+    fn the_blkparse_sample_with_every_event_kind_gives_requests_by_op_and_counts_the_rest() {
+        let queue = read_path(SAMPLE, TraceFormat::Blkparse, &Options::default()).unwrap();
+        // Q: three writes, a preflush, a readahead, a read, a metadata read,
+        // a discard, a FUA write, a preflush+FUA write (a flush, then the
+        // write), a write of no sectors and an `N`.
+        assert_eq!(by_op(&queue.records), [3, 5, 1, 2]);
+        assert_eq!(
+            note(&queue, "events other"),
+            "28 events other than the queue event skipped: A 1, B 1, C 4, D 7, F 1, G 3, \
+             I 2, M 1, P 1, R 1, S 1, T 1, U 1, UT 1, X 1, m 1"
+        );
+        for expected in [
+            "21 lines of blkparse's closing summary skipped",
+            "1 requests of zero length skipped",
+            "1 requests with no data direction (RWBS N) skipped",
+            "1 requests with a flush before them",
+            "2 FUA writes replayed as plain writes",
+            "2 flushes",
+        ] {
+            assert!(note(&queue, expected).starts_with(expected));
+        }
+        let trim = queue.records.iter().find(|r| r.op == Op::Trim).unwrap();
+        assert_eq!((trim.offset, trim.len), (1_048_576 * 512, 2048 * 512));
+        // Times from the first Q (0.000001100 s), exact to the nanosecond.
+        assert_eq!(queue.records[0].at.0, 0);
+        assert_eq!(queue.records.last().unwrap().at.0, 2_400_000 - 1_100);
+
+        let issue = blkparse(&std::fs::read_to_string(SAMPLE).unwrap(), Event::Issue).unwrap();
+        assert_eq!(by_op(&issue.records), [3, 2, 1, 1]);
+        assert!(note(&issue, "events other").starts_with("33 events other than the issue event"));
+    }
+
+    #[test]
+    fn a_malformed_blkparse_line_is_an_error_naming_file_and_line() {
+        let good = "  8,0    3        1     0.000000000   697  Q  WS 223490 + 8 [kjournald]\n";
+        for (bad, expected) in [
+            (
+                "  8,0    3        2     0.00x   697  Q  WS 1 + 8 [k]",
+                "b.txt:2: field 4 (time) `0.00x`: expected seconds",
+            ),
+            (
+                "  8,0    3        2     0.1   697  Z  WS 1 + 8 [k]",
+                "b.txt:2: field 6 (action) `Z`: expected A, B, C",
+            ),
+            (
+                "  8,0    3        2     0.1   697  Q  WQ 1 + 8 [k]",
+                "b.txt:2: field 7 (RWBS) `WQ`: expected RWBS letters",
+            ),
+            (
+                "  8,0    3        2     0.1   697  Q  W 1 - 8 [k]",
+                "b.txt:2: field 8 (request) `1 - 8 [k]`",
+            ),
+            ("  8,0    3        2", "b.txt:2: expected 7 fields, found 3"),
+            ("hello there", "b.txt:2: field 1 (device) `hello`"),
+        ] {
+            let err = blkparse(&format!("{good}{bad}\n"), Event::Queue).unwrap_err();
+            assert!(err.to_string().starts_with(expected), "{err}");
+        }
+    }
+
+    #[test]
+    fn rwbs_letters_decode_as_the_kernel_writes_them() {
+        let p = LineParser::for_tests();
+        let decode = |s: &str| rwbs(&p, "RWBS", s).map(|r| (r.preflush, r.op, r.fua));
+        assert_eq!(decode("WS"), Ok((false, Some(Op::Write), false)));
+        assert_eq!(decode("FWFSM"), Ok((true, Some(Op::Write), true)));
+        assert_eq!(decode("FF"), Ok((true, Some(Op::Flush), false)));
+        assert_eq!(decode("F"), Ok((true, Some(Op::Flush), false)));
+        assert_eq!(decode("DE"), Ok((false, Some(Op::Trim), false)));
+        assert_eq!(decode("RA"), Ok((false, Some(Op::Read), false)));
+        assert_eq!(decode("N"), Ok((false, None, false)));
+        assert!(decode("X").is_err() && decode("").is_err() && decode("WZ").is_err());
+    }
+}

@@ -71,8 +71,9 @@ const ACTIONS: [(u32, &str); 17] = [
     (16, "abort"),
     (17, "drv_data"),
 ];
-pub const QUEUE: u32 = 1;
-pub const ISSUE: u32 = 7;
+/// Codes of the two arrival actions, `Q` and `D`.
+pub const QUEUE_ACTION: u32 = 1;
+pub const ISSUE_ACTION: u32 = 7;
 /// Set in the action when a cgroup id leads the payload.
 const CGROUP: u32 = 1 << 8;
 
@@ -278,8 +279,8 @@ pub(crate) fn read(
 /// Keeps one record if it is an arrival, else counts it.
 fn one(t: &BlkIoTrace, letter: &str, record: u64, sink: &mut Sink) -> Result<(), TraceError> {
     let arrival = match sink.event {
-        Event::Queue => QUEUE,
-        Event::Issue => ISSUE,
+        Event::Queue => QUEUE_ACTION,
+        Event::Issue => ISSUE_ACTION,
     };
     if t.action & 0xff != arrival {
         sink.tally.skip(letter);
@@ -330,4 +331,209 @@ pub(crate) fn cpu_files(path: &str) -> Result<Vec<String>, TraceError> {
     }
     cpus.sort();
     Ok(cpus.into_iter().map(|(_, file)| file).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blkparse::tests::by_op;
+    use crate::trace::{read, read_path, Options, Trace, TraceFormat};
+
+    const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/synthetic");
+
+    fn act(code: u32, categories: u32) -> u32 {
+        categories << 16 | code
+    }
+
+    /// One CPU's records: requests through Q, G, I, D and C, a process-name
+    /// note with its payload, a discard, a flush and a FUA write.
+    fn cpu_records(cpu: u32) -> Vec<(BlkIoTrace, Vec<u8>)> {
+        use category::*;
+        let dev = 8 << 20 | 16 * cpu; // 8,0 and 8,16
+        let base = BlkIoTrace {
+            pid: 100 + cpu,
+            device: dev,
+            cpu,
+            ..BlkIoTrace::default()
+        };
+        let t0 = 1_000_000 + u64::from(cpu) * 500;
+        let rec = |seq: u32, dt: u64, sector: u64, bytes: u32, action: u32| BlkIoTrace {
+            sequence: seq,
+            time: t0 + dt,
+            sector,
+            bytes,
+            action,
+            ..base
+        };
+        let name = b"fio\0".to_vec();
+        let mut note = rec(0, 0, 0, 0, act(0, NOTIFY));
+        note.pdu_len = name.len() as u16;
+        vec![
+            (note, name),
+            (
+                rec(1, 0, 2048, 4096, act(QUEUE_ACTION, QUEUE | READ | SYNC)),
+                vec![],
+            ),
+            (rec(2, 10, 2048, 4096, act(4, QUEUE | READ | SYNC)), vec![]),
+            (rec(3, 20, 2048, 4096, act(12, QUEUE | READ | SYNC)), vec![]),
+            (
+                rec(4, 30, 2048, 4096, act(ISSUE_ACTION, ISSUE | READ | SYNC)),
+                vec![],
+            ),
+            (
+                rec(5, 1000, 8192, 8192, act(QUEUE_ACTION, QUEUE | WRITE | FUA)),
+                vec![],
+            ),
+            (
+                rec(
+                    6,
+                    2000,
+                    65536,
+                    1 << 20,
+                    act(QUEUE_ACTION, QUEUE | WRITE | DISCARD),
+                ),
+                vec![],
+            ),
+            (
+                rec(
+                    7,
+                    3000,
+                    0,
+                    0,
+                    act(QUEUE_ACTION, QUEUE | WRITE | FLUSH | SYNC),
+                ),
+                vec![],
+            ),
+            (
+                rec(
+                    8,
+                    3010,
+                    4096,
+                    4096,
+                    act(QUEUE_ACTION, QUEUE | WRITE | FLUSH),
+                ),
+                vec![],
+            ),
+            (rec(9, 9000, 2048, 4096, act(8, COMPLETE | READ)), vec![]),
+        ]
+    }
+
+    fn encode(records: &[(BlkIoTrace, Vec<u8>)], big_endian: bool) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (t, pdu) in records {
+            out.extend_from_slice(&t.encode(big_endian));
+            out.extend_from_slice(pdu);
+        }
+        out
+    }
+
+    fn binary(bytes: &[u8]) -> Result<Trace, TraceError> {
+        read(
+            bytes,
+            "x.blktrace.0",
+            TraceFormat::Blktrace,
+            &Options::default(),
+        )
+    }
+
+    #[test]
+    fn records_round_trip_in_both_byte_orders() {
+        let records = cpu_records(0);
+        let (le, be) = (encode(&records, false), encode(&records, true));
+        assert_ne!(le, be);
+        let t = binary(&le).unwrap();
+        assert_eq!(t, binary(&be).unwrap());
+        // Q read, FUA write, discard, flush, flush + write.
+        assert_eq!(by_op(&t.records), [1, 2, 1, 2]);
+        let first = t.records[0];
+        assert_eq!((first.at.0, first.offset, first.len), (0, 2048 * 512, 4096));
+        let trim = t.records.iter().find(|r| r.op == Op::Trim).unwrap();
+        assert_eq!((trim.at.0, trim.len), (2000, 1 << 20));
+        assert!(t
+            .notes
+            .iter()
+            .any(|n| n == "5 events other than the queue event skipped: C 1, D 1, G 1, I 1, m 1"));
+        let issue = Options {
+            event: Event::Issue,
+            ..Options::default()
+        };
+        let t = read(&le[..], "x", TraceFormat::Blktrace, &issue).unwrap();
+        assert_eq!(by_op(&t.records), [1, 0, 0, 0]);
+    }
+
+    #[test]
+    fn per_cpu_files_are_found_from_either_name_and_merged_by_time() {
+        let dir = std::env::temp_dir().join(format!("iosteer-blktrace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let prefix = dir.join("sdb").to_string_lossy().into_owned();
+        for cpu in 0..3 {
+            let bytes = encode(&cpu_records(cpu), cpu == 1);
+            std::fs::write(format!("{prefix}.blktrace.{cpu}"), bytes).unwrap();
+        }
+        let options = Options::default();
+        let by_prefix = read_path(&prefix, TraceFormat::Blktrace, &options).unwrap();
+        let by_first = read_path(
+            &format!("{prefix}.blktrace.0"),
+            TraceFormat::Blktrace,
+            &options,
+        );
+        assert_eq!(Ok(&by_prefix), by_first.as_ref());
+        assert_eq!(by_op(&by_prefix.records), [3, 6, 3, 6]);
+        // CPU 1 starts 500 ns after CPU 0: its read comes second.
+        let reads: Vec<u64> = (by_prefix.records.iter())
+            .filter(|r| r.op == Op::Read)
+            .map(|r| r.at.0)
+            .collect();
+        assert_eq!(reads, [0, 500, 1000]);
+        assert!(!by_prefix.notes.iter().any(|n| n.contains("sorted")));
+        let none = read_path(&format!("{prefix}x"), TraceFormat::Blktrace, &options);
+        assert!(none.unwrap_err().to_string().contains("no per-CPU files"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_bad_magic_a_cut_record_or_an_unknown_action_names_the_record() {
+        let mut le = encode(&cpu_records(0), false);
+        let cut = binary(&le[..le.len() - 8]).unwrap_err().to_string();
+        assert_eq!(
+            cut,
+            "x.blktrace.0: record 9 at byte 436: cut short: 40 of 48 bytes"
+        );
+        // The second record, after 4 bytes of payload: its version, then
+        // its magic (little-endian: the version is the first byte).
+        le[52] = 6;
+        let version = binary(&le).unwrap_err().to_string();
+        assert_eq!(
+            version,
+            "x.blktrace.0: record 1 at byte 52: version 6: expected 7"
+        );
+        le[55] = 0x99;
+        let magic = binary(&le).unwrap_err().to_string();
+        assert!(
+            magic.starts_with("x.blktrace.0: record 1 at byte 52: magic"),
+            "{magic}"
+        );
+        let mut odd = cpu_records(0);
+        odd[1].0.action = act(99, category::QUEUE);
+        let err = binary(&encode(&odd, false)).unwrap_err().to_string();
+        assert!(err.contains("record 1 at byte 52: action code 99"), "{err}");
+        let text = binary(b"0 0 1 8 0\n").unwrap_err().to_string();
+        assert!(text.contains("cut short"), "{text}");
+    }
+
+    /// traces/synthetic.blktrace.{0,1} are this helper's output: regenerate
+    /// them with `IOSTEER_WRITE_SAMPLES=1 cargo test -p iosteer-sim`.
+    #[test]
+    fn the_committed_synthetic_sample_is_the_documented_layout() {
+        for cpu in 0..2 {
+            let path = format!("{SAMPLE}.blktrace.{cpu}");
+            let bytes = encode(&cpu_records(cpu), false);
+            if std::env::var_os("IOSTEER_WRITE_SAMPLES").is_some() {
+                std::fs::write(&path, &bytes).unwrap();
+            }
+            assert_eq!(std::fs::read(&path).unwrap(), bytes, "{path}");
+        }
+        let t = read_path(SAMPLE, TraceFormat::Blktrace, &Options::default()).unwrap();
+        assert_eq!(by_op(&t.records), [2, 4, 2, 4]);
+    }
 }

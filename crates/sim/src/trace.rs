@@ -515,6 +515,10 @@ impl Sink {
                 .add("requests of zero length skipped (a flush is kept)", 1);
             return Ok(());
         }
+        if op == Op::Flush {
+            self.tally
+                .add("flushes (the report counts them with the writes)", 1);
+        }
         if self.raw.len() >= MAX_REQUESTS {
             return Err(TraceError::TooMany {
                 file: self.file.clone(),
@@ -563,6 +567,16 @@ pub(crate) struct LineParser<'a> {
 }
 
 impl LineParser<'_> {
+    #[cfg(test)]
+    pub(crate) fn for_tests() -> LineParser<'static> {
+        LineParser {
+            file: "t",
+            line: 1,
+            format: TraceFormat::Blkparse,
+            hint: false,
+        }
+    }
+
     /// A time in `unit_ns` nanoseconds per unit: exact for integers (MSR's
     /// 100 ns ticks since 1601 overflow an f64's precision), else decimal.
     fn time(&self, field: &str, value: &str, unit_ns: u64) -> Result<u128, TraceError> {
