@@ -327,6 +327,16 @@ impl fmt::Display for Fit {
     }
 }
 
+/// A number as written when plain (2, 0.5), in exponent form when not
+/// (1e-300).
+fn short(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() || (1e-4..1e6).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
 /// "; it looks like ascii or spc", or that it looks like none of them.
 fn looks_like_hint(formats: &[TraceFormat]) -> String {
     if formats.is_empty() {
@@ -394,7 +404,8 @@ pub enum TraceError {
     TooMany { file: String, limit: usize },
     #[error(
         "{file}:{place}: arrives {after_s:.4e} s after the first request (at replay speed \
-         {speed}), past the latest arrival the simulator can represent, {limit_s:.4e} s (2^62 ns)"
+         {}), past the latest arrival the simulator can represent, {limit_s:.4e} s (2^62 ns)",
+        short(*.speed)
     )]
     TooLate {
         file: String,
@@ -403,7 +414,7 @@ pub enum TraceError {
         speed: f64,
         limit_s: f64,
     },
-    #[error("replay speed {speed}: expected a positive finite number")]
+    #[error("replay speed {}: expected a positive finite number", short(*.speed))]
     Speed { speed: f64 },
     #[error("{file}: holds no request")]
     Empty { file: String },
@@ -1214,5 +1225,245 @@ mod tests {
                 .all(|x| x.offset + x.len <= 1 << 30 && x.offset % 512 == 0));
         }
         assert!(!fit(&mut r[1..], 1 << 30, 4096, Fit::Refuse, "x").unwrap());
+    }
+
+    const FINANCIAL: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../traces/financial1-excerpt.ascii"
+    );
+
+    fn options(unit: TimeUnit, speed: f64) -> Options {
+        Options {
+            unit,
+            speed,
+            ..Options::default()
+        }
+    }
+
+    #[test]
+    fn arrivals_past_the_simulator_clock_are_errors_naming_file_line_and_limit() {
+        // Nanoseconds read as seconds: 260 s becomes 8,000 years. Line 110
+        // is the first request past 2^62 ns (4.6e9 s); the simulator used
+        // to replay the 742 requests before 2^64 ns and drop the rest.
+        let err = read_path(FINANCIAL, TraceFormat::Ascii, &options(TimeUnit::S, 1.0))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("financial1-excerpt.ascii:110: arrives 4.7317e9 s"),
+            "{err}"
+        );
+        assert!(err.contains("4.6117e9 s (2^62 ns)"), "{err}");
+        let slow = parse(
+            "0 0 1 8 0\n1000 0 1 8 0\n",
+            "s.ascii",
+            TraceFormat::Ascii,
+            TimeUnit::Ns,
+            1e-300,
+            Devices::Merge,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                slow,
+                TraceError::TooLate {
+                    place: Place::Line(2),
+                    ..
+                }
+            ),
+            "{slow}"
+        );
+        let far = ascii("0 0 1 8 0\n1e23 0 1 8 0\n", "f.ascii", Devices::Merge).unwrap_err();
+        assert!(
+            far.to_string()
+                .starts_with("f.ascii:2: arrives 1.0000e14 s"),
+            "{far}"
+        );
+        // Up to the limit, exact.
+        let edge = format!("0 0 1 8 0\n{} 0 1 8 0\n", MAX_ARRIVAL.0);
+        assert_eq!(
+            ascii(&edge, "e", Devices::Merge).unwrap()[1].at,
+            MAX_ARRIVAL
+        );
+    }
+
+    #[test]
+    fn nan_infinite_and_negative_times_and_speeds_are_refused() {
+        for time in ["NaN", "inf", "-1", "-0.5", "1e400", "1e39"] {
+            let err = ascii(&format!("0 0 1 8 0\n{time} 0 1 8 0\n"), "t", Devices::Merge)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with("t:2: field 1 (arrival time)"),
+                "{time}: {err}"
+            );
+        }
+        for speed in [f64::NAN, f64::INFINITY, -1.0, 0.0] {
+            let err = parse(
+                "0 0 1 8 0\n",
+                "t",
+                TraceFormat::Ascii,
+                TimeUnit::Ns,
+                speed,
+                Devices::Merge,
+            )
+            .unwrap_err();
+            assert!(matches!(err, TraceError::Speed { .. }), "{speed}: {err}");
+        }
+    }
+
+    #[test]
+    fn extra_columns_zero_lengths_and_unsorted_arrivals_are_counted_in_notes() {
+        let text = "5 0 1 8 0 9 9\n3 0 1 0 1\n1 0 1 8 1\n2 0 1 8 0\n";
+        let t = parse(
+            text,
+            "n.ascii",
+            TraceFormat::Ascii,
+            TimeUnit::Ns,
+            1.0,
+            Devices::Merge,
+        )
+        .unwrap();
+        assert_eq!(
+            t.records.iter().map(|r| r.at.0).collect::<Vec<_>>(),
+            [0, 1, 4]
+        );
+        assert_eq!(
+            t.notes,
+            [
+                "1 arrivals earlier than the one before them in their file (sorted by time)",
+                "1 lines with more fields than the format has (the extra fields ignored)",
+                "1 requests of zero length skipped (a flush is kept)",
+            ]
+        );
+        let msr = "128166372003061629,hm,0,Read,0,4096,1000,extra\n";
+        let t = parse(
+            msr,
+            "m",
+            TraceFormat::Msr,
+            TimeUnit::Ns,
+            1.0,
+            Devices::Merge,
+        )
+        .unwrap();
+        assert_eq!(t.notes.len(), 1);
+        let clean = parse(
+            "0 0 1 8 0\n1 0 1 8 1\n",
+            "c",
+            TraceFormat::Ascii,
+            TimeUnit::Ns,
+            1.0,
+            Devices::Merge,
+        );
+        assert!(clean.unwrap().notes.is_empty());
+    }
+
+    #[test]
+    fn wrapping_counts_the_requests_it_moves_and_cuts() {
+        let two_tib = 2u64 << 40;
+        let mut r = ascii(
+            &format!("0 0 0 {} 0\n1 0 8 8 1\n2 0 4194304 8 1\n", two_tib / 512),
+            "w.ascii",
+            Devices::Merge,
+        )
+        .unwrap();
+        let remap = fit_counted(&mut r, 1 << 30, 4096, Fit::Wrap, "w")
+            .unwrap()
+            .unwrap();
+        assert_eq!((remap.moved, remap.cut, remap.requests), (1, 1, 3));
+        assert_eq!(r[0].len, 1 << 30);
+        assert_eq!(
+            remap.to_string(),
+            "1 of 3 requests moved by wrap, 1 longer than the drive cut to its size"
+        );
+    }
+
+    #[test]
+    fn a_line_of_another_format_names_the_format_expected_and_the_ones_it_looks_like() {
+        let text = std::fs::read_to_string(FINANCIAL).unwrap();
+        let err = parse(
+            &text,
+            "fin",
+            TraceFormat::Spc,
+            TimeUnit::Ns,
+            1.0,
+            Devices::Merge,
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            err,
+            "fin:1: expected 5 fields, found 1: a line of spc is `ASU,LBA,size,opcode,timestamp`; \
+             it looks like a line of ascii"
+        );
+        let blk = "  8,0    3        1     0.000000000   697  Q  WS 223490 + 8 [kjournald]\n";
+        let err = parse(
+            blk,
+            "b",
+            TraceFormat::Msr,
+            TimeUnit::Ns,
+            1.0,
+            Devices::Merge,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with("it looks like a line of blkparse"),
+            "{err}"
+        );
+        let err = parse(
+            "a,b\n",
+            "x",
+            TraceFormat::Ascii,
+            TimeUnit::Ns,
+            1.0,
+            Devices::Merge,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with("it fits none of the text formats (ascii, spc, msr, blkparse, ftrace)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn endless_or_binary_input_is_refused_after_a_bounded_read() {
+        let endless = BufReader::new(std::io::repeat(b'0'));
+        let err = read(endless, "zeros", TraceFormat::Ascii, &Options::default()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "zeros:1: longer than 65536 bytes: not a trace line (is it a text trace?)"
+        );
+        let nul = BufReader::new(std::io::repeat(0).take(1 << 30));
+        let err = read(nul, "nul", TraceFormat::Blkparse, &Options::default()).unwrap_err();
+        assert!(
+            matches!(err, TraceError::LineTooLong { line: 1, .. }),
+            "{err}"
+        );
+        let err = read(
+            &b"0 0 1 8 0\n\xff\xfe\n"[..],
+            "bin",
+            TraceFormat::Ascii,
+            &Options::default(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "bin:2: not UTF-8 text (a binary file read as a text format?)"
+        );
+        for format in [TraceFormat::Ascii, TraceFormat::Blktrace] {
+            let err = read_path("/dev/zero", format, &Options::default()).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                "/dev/zero: is a character device, not a trace file"
+            );
+        }
+        let err = read_path(
+            "/nonexistent.ascii",
+            TraceFormat::Ascii,
+            &Options::default(),
+        )
+        .unwrap_err();
+        assert!(err.to_string().starts_with("/nonexistent.ascii: "), "{err}");
     }
 }
