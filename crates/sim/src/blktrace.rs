@@ -137,9 +137,9 @@ impl BlkIoTrace {
         let u64_at = |i: usize| {
             let (a, b) = (u64::from(u32_at(i)), u64::from(u32_at(i + 4)));
             if big_endian {
-                a << 32 | b
+                (a << 32) | b
             } else {
-                b << 32 | a
+                (b << 32) | a
             }
         };
         let u16_at = |i: usize| {
@@ -342,14 +342,14 @@ mod tests {
     const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/synthetic");
 
     fn act(code: u32, categories: u32) -> u32 {
-        categories << 16 | code
+        (categories << 16) | code
     }
 
     /// One CPU's records: requests through Q, G, I, D and C, a process-name
     /// note with its payload, a discard, a flush and a FUA write.
     fn cpu_records(cpu: u32) -> Vec<(BlkIoTrace, Vec<u8>)> {
         use category::*;
-        let dev = 8 << 20 | 16 * cpu; // 8,0 and 8,16
+        let dev = (8 << 20) | (16 * cpu); // 8,0 and 8,16
         let base = BlkIoTrace {
             pid: 100 + cpu,
             device: dev,
