@@ -177,15 +177,13 @@ pub(crate) fn push_request(
     let data = span.1 > 0 && matches!(rwbs.op, Some(Op::Read | Op::Write | Op::Trim));
     if rwbs.preflush || rwbs.op == Some(Op::Flush) {
         sink.push(at, Op::Flush, device.clone(), (0, 0), place)?;
-        if data {
-            sink.tally.add(
-                "requests with a flush before them: a flush, then the request",
-                1,
-            );
-        }
         if !data {
             return Ok(());
         }
+        sink.tally.add(
+            "requests with a flush before them: a flush, then the request",
+            1,
+        );
     }
     let Some(op) = rwbs.op else {
         sink.tally
