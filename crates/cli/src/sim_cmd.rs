@@ -229,6 +229,13 @@ fn trace_simulation(
             ))
         }
     };
+    // Only ascii lacks a unit of its own; for the others it would be ignored.
+    if format != TraceFormat::Ascii && unit != TimeUnit::Ns {
+        return Err(format!(
+            "--trace-unit {}: {format} traces give their own time unit; it applies to ascii only",
+            args.trace_unit
+        ));
+    }
     let event = Event::parse(&args.trace_event).ok_or_else(|| {
         format!(
             "--trace-event {}: expected one of {}",

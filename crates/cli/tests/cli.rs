@@ -459,6 +459,17 @@ mod block_traces {
             let err = stderr_of_failure(&all);
             assert!(err.contains(expected), "{all:?}: {err}");
         }
+        let blk = format!("{ROOT}blkparse-sample.txt");
+        let err = stderr_of_failure(&[
+            "sim",
+            "--trace",
+            &blk,
+            "--trace-format",
+            "blkparse",
+            "--trace-unit",
+            "s",
+        ]);
+        assert!(err.contains("it applies to ascii only"), "{err}");
         let err = stderr_of_failure(&["sim", "--trace", "/dev/zero"]);
         assert!(err.contains("/dev/zero: is a character device"), "{err}");
     }
