@@ -10,7 +10,7 @@ use iosteer_sim::study::{
 use iosteer_sim::{SimError, Simulation};
 use iosteer_workload::report::{table, SimReport, SimSummary};
 use iosteer_workload::round;
-use iosteer_workload::trace::{self, Devices, Fit, TimeUnit, TraceError, TraceFormat};
+use iosteer_workload::trace::{self, Devices, Event, Fit, TimeUnit, TraceError, TraceFormat};
 use iosteer_workload::workload::{Job, JobKind};
 
 use crate::{interrupt, load_device};
@@ -29,9 +29,15 @@ pub struct SimArgs {
     /// Replay a trace file instead of a scenario.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<String>,
-    /// Trace format: ascii (five columns), spc or msr.
+    /// Trace format: ascii (five columns), spc, msr, blkparse (its text
+    /// output), blktrace (binary DEV.blktrace.N files; FILE may be the prefix
+    /// DEV) or ftrace (block tracepoints from trace_pipe).
     #[arg(long, default_value = "ascii")]
     pub trace_format: String,
+    /// The event of blkparse, blktrace and ftrace traces that is a request's
+    /// arrival: queue (Q, block_bio_queue) or issue (D, block_rq_issue).
+    #[arg(long, default_value = "queue", value_name = "EVENT")]
+    pub trace_event: String,
     /// Time unit of ascii traces: ns, us, ms or s.
     #[arg(long, default_value = "ns")]
     pub trace_unit: String,
@@ -219,9 +225,29 @@ fn trace_simulation(
             ))
         }
     };
-    let text = std::fs::read_to_string(file).map_err(|e| anyhow!("--trace {file}: {e}"))?;
-    let mut records = trace::parse(&text, file, format, unit, args.trace_speed, devices)?;
-    let remapped = trace::fit(
+    // Only ascii lacks a unit of its own; for the others it would be ignored.
+    if format != TraceFormat::Ascii && unit != TimeUnit::Ns {
+        return Err(anyhow!(
+            "--trace-unit {}: {format} traces give their own time unit; it applies to ascii only",
+            args.trace_unit
+        ));
+    }
+    let event = Event::parse(&args.trace_event).ok_or_else(|| {
+        anyhow!(
+            "--trace-event {}: expected one of {}",
+            args.trace_event,
+            Event::NAMES
+        )
+    })?;
+    let options = trace::Options {
+        unit,
+        speed: args.trace_speed,
+        devices,
+        event,
+    };
+    let trace = trace::read_path(file, format, &options).map_err(|e| anyhow!("--trace {e}"))?;
+    let mut records = trace.records;
+    let remapped = trace::fit_counted(
         &mut records,
         device.logical_bytes(),
         u64::from(device.geometry.page_size),
@@ -233,11 +259,12 @@ fn trace_simulation(
         other => other.into(),
     })?;
     let mut notes = Vec::new();
-    if remapped {
+    if let Some(remap) = remapped {
         notes.push(format!(
-            "trace addresses remapped to fit the drive (--trace-fit {fit})"
+            "trace addresses remapped to fit the drive (--trace-fit {fit}): {remap}"
         ));
     }
+    notes.extend(trace.notes);
     let job = Job {
         name: file.to_string(),
         kind: JobKind::Trace(records),

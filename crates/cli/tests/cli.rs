@@ -382,3 +382,120 @@ mod job_files {
         );
     }
 }
+
+mod block_traces {
+    use super::*;
+
+    const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/");
+
+    fn all_ops(report: &serde_json::Value) -> u64 {
+        let all = report["runs"][0]["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "all")
+            .unwrap();
+        all["all"]["ops"].as_u64().unwrap()
+    }
+
+    #[test]
+    fn the_ftrace_sample_recorded_here_replays_with_its_notes() {
+        let sample = format!("{ROOT}vda-ftrace-sample.txt");
+        let text = stdout_of(&[
+            "sim",
+            "--trace",
+            &sample,
+            "--trace-format",
+            "ftrace",
+            "--trace-fit",
+            "wrap",
+            "--json",
+        ]);
+        let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(all_ops(&report), 942);
+        let notes = report["runs"][0]["notes"].to_string();
+        assert!(
+            notes.contains("remapped") && notes.contains("block_rq_complete 1003"),
+            "{notes}"
+        );
+        let text = stdout_of(&[
+            "sim",
+            "--trace",
+            &sample,
+            "--trace-format",
+            "ftrace",
+            "--trace-event",
+            "issue",
+            "--trace-fit",
+            "scale",
+            "--json",
+        ]);
+        let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(all_ops(&report), 965);
+    }
+
+    #[test]
+    fn blkparse_and_binary_blktrace_samples_replay() {
+        let text = stdout_of(&[
+            "sim",
+            "--trace",
+            &format!("{ROOT}blkparse-sample.txt"),
+            "--trace-format",
+            "blkparse",
+            "--json",
+        ]);
+        let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(all_ops(&report), 11);
+        let text = stdout_of(&[
+            "sim",
+            "--trace",
+            &format!("{ROOT}synthetic.blktrace.0"),
+            "--trace-format",
+            "blktrace",
+            "--json",
+        ]);
+        let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(all_ops(&report), 12);
+    }
+
+    #[test]
+    fn a_trace_past_the_clock_or_unbounded_is_an_error_not_a_short_replay() {
+        let fin = format!("{ROOT}financial1-excerpt.ascii");
+        for (args, expected) in [
+            (
+                vec!["--trace-unit", "s"],
+                "financial1-excerpt.ascii:110: arrives",
+            ),
+            (
+                vec!["--trace-speed", "1e-300"],
+                "financial1-excerpt.ascii:3: arrives",
+            ),
+            (
+                vec!["--trace-format", "spc"],
+                "it looks like a line of ascii",
+            ),
+            (
+                vec!["--trace-event", "complete"],
+                "--trace-event complete: expected one of queue, issue",
+            ),
+        ] {
+            let mut all = vec!["sim", "--trace", &fin];
+            all.extend(args);
+            let err = stderr_of_failure(&all);
+            assert!(err.contains(expected), "{all:?}: {err}");
+        }
+        let blk = format!("{ROOT}blkparse-sample.txt");
+        let err = stderr_of_failure(&[
+            "sim",
+            "--trace",
+            &blk,
+            "--trace-format",
+            "blkparse",
+            "--trace-unit",
+            "s",
+        ]);
+        assert!(err.contains("it applies to ascii only"), "{err}");
+        let err = stderr_of_failure(&["sim", "--trace", "/dev/zero"]);
+        assert!(err.contains("/dev/zero: is a character device"), "{err}");
+    }
+}

@@ -15,19 +15,23 @@
 //!   [`fio_text`]: comments, `${VAR}`; [`bssplit`], [`distribution`] and
 //!   [`job_shape`]: the finer shapes of a job; [`job_phases`]: phases that
 //!   follow the jobs); [`trace`]: trace formats (ascii, SPC, MSR) and
-//!   fitting one to a drive.
+//!   fitting one to a drive, with [`blkparse`], [`blktrace`] and [`ftrace`]
+//!   for the kernel's block-layer events.
 //! - [`report`]: phases, the [`Recorder`](report::Recorder) of every
 //!   completed request, the per-phase [`RunReport`] with its JSON schema, and
 //!   the terminal table.
 //! - [`series`] and [`chart`]: one-second CSV series and SVG charts; `chart`
 //!   also holds the palette and frame every chart of the toolkit uses.
 
+pub mod blkparse;
+pub mod blktrace;
 pub mod bssplit;
 pub mod chart;
 pub mod distribution;
 pub mod fio;
 pub mod fio_options;
 pub mod fio_text;
+pub mod ftrace;
 pub mod job_phases;
 pub mod job_shape;
 pub mod report;

@@ -1,0 +1,305 @@
+//! blkparse's default text output, as `blkparse -i DEV` or
+//! `blktrace -d DEV -o - | blkparse -i -` print it:
+//!
+//! ```text
+//!   8,0    3        1     0.000000000   697  Q  WS 223490 + 8 [kjournald]
+//! ```
+//!
+//! device (major,minor), CPU, sequence, seconds, pid, action, RWBS, then what
+//! the action prints: `sector + count [process]` for most, `[process]` for
+//! a request of no data, `[error]` after a completion, `sector + count <-
+//! (maj,min) sector` for a remap (A), `sector / sector [process]` for a split
+//! (X), a text for a message (m). Sectors are 512 bytes.
+//!
+//! One action is a request's arrival ([`Event`]: `Q` or `D`); the others,
+//! and the per-CPU and total summary blkparse prints at the end, are skipped
+//! and counted. RWBS: an optional `F` (a flush before the request), one of
+//! `R` read, `W` write, `D` discard (a trim), `F` flush, `N` no data, then
+//! any of `F` (FUA), `A` (readahead), `S` (sync), `M` (metadata), `E`
+//! (secure erase). A flush becomes a flush request; a write with a flush
+//! before it, a flush then the write; `N`, nothing (counted).
+
+use iosteer_sched::Op;
+
+use crate::trace::{DeviceKey, Event, LineFormat, LineParser, Place, Sink, TraceError};
+
+/// blkparse's action letters.
+const ACTIONS: [&str; 17] = [
+    "A", "B", "C", "D", "F", "G", "I", "M", "P", "Q", "R", "S", "T", "U", "UT", "X", "m",
+];
+
+pub(crate) struct Blkparse {
+    event: Event,
+    /// Inside the summary blkparse prints after the events.
+    summary: bool,
+}
+
+impl Blkparse {
+    pub(crate) fn new(event: Event) -> Blkparse {
+        Blkparse {
+            event,
+            summary: false,
+        }
+    }
+
+    fn arrival_action(&self) -> &'static str {
+        match self.event {
+            Event::Queue => "Q",
+            Event::Issue => "D",
+        }
+    }
+}
+
+/// `8,0`: a major,minor device number.
+fn is_device(token: &str) -> bool {
+    token.split_once(',').is_some_and(|(major, minor)| {
+        [major, minor]
+            .iter()
+            .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
+/// The first line of a summary block: `CPU0 (8,0):`, `Total (8,0):`, or
+/// the lines after it when blkparse was asked for totals only.
+fn starts_summary(text: &str) -> bool {
+    let first = text.split_whitespace().next().unwrap_or("");
+    (first.starts_with("CPU") || first == "Total") && text.ends_with("):")
+        || ["Throughput", "Events", "Skips"].contains(&first)
+}
+
+impl LineFormat for Blkparse {
+    fn line(&mut self, p: &LineParser, text: &str, sink: &mut Sink) -> Result<(), TraceError> {
+        let tokens: Vec<&str> = text.split_whitespace().collect();
+        if !is_device(tokens[0]) {
+            self.summary |= starts_summary(text);
+            if self.summary {
+                sink.tally
+                    .add("lines of blkparse's closing summary skipped", 1);
+                return Ok(());
+            }
+            return Err(p.bad("1 (device)", tokens[0], "major,minor such as 8,0"));
+        }
+        self.summary = false;
+        if tokens.len() < 7 {
+            return Err(p.too_few(text, 7, tokens.len()));
+        }
+        let at = header(p, &tokens)?;
+        let action = tokens[5];
+        if action != self.arrival_action() {
+            if !ACTIONS.contains(&action) {
+                return Err(p.bad("6 (action)", action, &ACTIONS.join(", ")));
+            }
+            sink.tally.skip(action);
+            return Ok(());
+        }
+        let rwbs = rwbs(p, "7 (RWBS)", tokens[6])?;
+        let (sector, sectors) = span(p, &tokens[7..])?;
+        let device = DeviceKey::Name(tokens[0].to_string());
+        let bytes = (sector.saturating_mul(512), sectors.saturating_mul(512));
+        push_request(sink, rwbs, (at, device, bytes), Place::Line(p.line))
+    }
+}
+
+/// Checks the CPU, sequence and pid fields; returns the time.
+fn header(p: &LineParser, tokens: &[&str]) -> Result<u128, TraceError> {
+    p.number::<u32>("2 (cpu)", tokens[1], "a CPU number")?;
+    p.number::<u64>("3 (sequence)", tokens[2], "a sequence number")?;
+    p.number::<u32>("5 (pid)", tokens[4], "a process id")?;
+    p.seconds("4 (time)", tokens[3])
+}
+
+/// `sector + count [process]` or `[process]` (no data): sector and count.
+fn span(p: &LineParser, rest: &[&str]) -> Result<(u64, u64), TraceError> {
+    match rest {
+        [first, ..] if first.starts_with('[') => Ok((0, 0)),
+        [sector, "+", count, ..] => Ok((
+            p.number("8 (sector)", sector, "a sector number")?,
+            p.number("10 (count)", count, "a sector count")?,
+        )),
+        _ => Err(p.bad(
+            "8 (request)",
+            &rest.join(" "),
+            "`sector + count [process]` or `[process]`",
+        )),
+    }
+}
+
+/// A decoded RWBS field.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Rwbs {
+    /// A flush of the drive's cache before the request (REQ_PREFLUSH).
+    pub(crate) preflush: bool,
+    /// The operation; `None` for `N` (no data).
+    pub(crate) op: Option<Op>,
+    /// Force unit access: the write itself is durable.
+    pub(crate) fua: bool,
+}
+
+const RWBS_EXPECTED: &str = "RWBS letters: an optional F (flush before), one of R, W, D \
+     (discard), F (flush), N (none), then any of F (FUA), A, S, M, E";
+
+/// Decodes RWBS as the kernel's `blk_fill_rwbs` writes it.
+pub(crate) fn rwbs(p: &LineParser, field: &str, value: &str) -> Result<Rwbs, TraceError> {
+    let bad = || p.bad(field, value, RWBS_EXPECTED);
+    let letters = value.as_bytes();
+    let preflush = letters.first() == Some(&b'F');
+    let rest = &letters[usize::from(preflush)..];
+    let (op, flags) = match rest.first() {
+        Some(b'R') => (Some(Op::Read), &rest[1..]),
+        Some(b'W') => (Some(Op::Write), &rest[1..]),
+        Some(b'D') => (Some(Op::Trim), &rest[1..]),
+        Some(b'F') => (Some(Op::Flush), &rest[1..]),
+        Some(b'N') => (None, &rest[1..]),
+        // `F` or `FS`: a flush with no direction, as older kernels print it.
+        _ if preflush => (Some(Op::Flush), rest),
+        _ => return Err(bad()),
+    };
+    let mut fua = false;
+    for &c in flags {
+        match c {
+            b'F' => fua = true,
+            b'A' | b'S' | b'M' | b'E' => {}
+            _ => return Err(bad()),
+        }
+    }
+    Ok(Rwbs { preflush, op, fua })
+}
+
+/// Pushes the requests one arrival stands for: a flush before the data when
+/// there is one, then the data (a preflush with no data is the flush).
+pub(crate) fn push_request(
+    sink: &mut Sink,
+    rwbs: Rwbs,
+    what: (u128, DeviceKey, (u64, u64)),
+    place: Place,
+) -> Result<(), TraceError> {
+    let (at, device, span) = what;
+    let data = span.1 > 0 && matches!(rwbs.op, Some(Op::Read | Op::Write | Op::Trim));
+    if rwbs.preflush || rwbs.op == Some(Op::Flush) {
+        sink.push(at, Op::Flush, device.clone(), (0, 0), place)?;
+        if !data {
+            return Ok(());
+        }
+        sink.tally.add(
+            "requests with a flush before them: a flush, then the request",
+            1,
+        );
+    }
+    let Some(op) = rwbs.op else {
+        sink.tally
+            .add("requests with no data direction (RWBS N) skipped", 1);
+        return Ok(());
+    };
+    if rwbs.fua && op == Op::Write {
+        sink.tally.add(
+            "FUA writes replayed as plain writes (the drive model has no FUA)",
+            1,
+        );
+    }
+    sink.push(at, op, device, span, place)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::trace::{read, read_path, Options, Trace, TraceFormat};
+    use crate::workload::TraceRecord;
+
+    const SAMPLE: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../traces/blkparse-sample.txt"
+    );
+
+    fn blkparse(text: &str, event: Event) -> Result<Trace, TraceError> {
+        let options = Options {
+            event,
+            ..Options::default()
+        };
+        read(text.as_bytes(), "b.txt", TraceFormat::Blkparse, &options)
+    }
+
+    /// Requests by op: read, write, trim, flush.
+    pub(crate) fn by_op(records: &[TraceRecord]) -> [usize; 4] {
+        Op::ALL.map(|op| records.iter().filter(|r| r.op == op).count())
+    }
+
+    fn note<'a>(trace: &'a Trace, start: &str) -> &'a str {
+        let found = trace.notes.iter().find(|n| n.contains(start));
+        found.unwrap_or_else(|| panic!("no note with `{start}` in {:?}", trace.notes))
+    }
+
+    #[test]
+    fn the_blkparse_sample_with_every_event_kind_gives_requests_by_op_and_counts_the_rest() {
+        let queue = read_path(SAMPLE, TraceFormat::Blkparse, &Options::default()).unwrap();
+        // Q: three writes, a preflush, a readahead, a read, a metadata read,
+        // a discard, a FUA write, a preflush+FUA write (a flush, then the
+        // write), a write of no sectors and an `N`.
+        assert_eq!(by_op(&queue.records), [3, 5, 1, 2]);
+        assert_eq!(
+            note(&queue, "events other"),
+            "28 events other than the queue event skipped: A 1, B 1, C 4, D 7, F 1, G 3, \
+             I 2, M 1, P 1, R 1, S 1, T 1, U 1, UT 1, X 1, m 1"
+        );
+        for expected in [
+            "21 lines of blkparse's closing summary skipped",
+            "1 requests of zero length skipped",
+            "1 requests with no data direction (RWBS N) skipped",
+            "1 requests with a flush before them",
+            "2 FUA writes replayed as plain writes",
+            "2 flushes",
+        ] {
+            assert!(note(&queue, expected).starts_with(expected));
+        }
+        let trim = queue.records.iter().find(|r| r.op == Op::Trim).unwrap();
+        assert_eq!((trim.offset, trim.len), (1_048_576 * 512, 2048 * 512));
+        // Times from the first Q (0.000001100 s), exact to the nanosecond.
+        assert_eq!(queue.records[0].at.0, 0);
+        assert_eq!(queue.records.last().unwrap().at.0, 2_400_000 - 1_100);
+
+        let issue = blkparse(&std::fs::read_to_string(SAMPLE).unwrap(), Event::Issue).unwrap();
+        assert_eq!(by_op(&issue.records), [3, 2, 1, 1]);
+        assert!(note(&issue, "events other").starts_with("33 events other than the issue event"));
+    }
+
+    #[test]
+    fn a_malformed_blkparse_line_is_an_error_naming_file_and_line() {
+        let good = "  8,0    3        1     0.000000000   697  Q  WS 223490 + 8 [kjournald]\n";
+        for (bad, expected) in [
+            (
+                "  8,0    3        2     0.00x   697  Q  WS 1 + 8 [k]",
+                "b.txt:2: field 4 (time) `0.00x`: expected seconds",
+            ),
+            (
+                "  8,0    3        2     0.1   697  Z  WS 1 + 8 [k]",
+                "b.txt:2: field 6 (action) `Z`: expected A, B, C",
+            ),
+            (
+                "  8,0    3        2     0.1   697  Q  WQ 1 + 8 [k]",
+                "b.txt:2: field 7 (RWBS) `WQ`: expected RWBS letters",
+            ),
+            (
+                "  8,0    3        2     0.1   697  Q  W 1 - 8 [k]",
+                "b.txt:2: field 8 (request) `1 - 8 [k]`",
+            ),
+            ("  8,0    3        2", "b.txt:2: expected 7 fields, found 3"),
+            ("hello there", "b.txt:2: field 1 (device) `hello`"),
+        ] {
+            let err = blkparse(&format!("{good}{bad}\n"), Event::Queue).unwrap_err();
+            assert!(err.to_string().starts_with(expected), "{err}");
+        }
+    }
+
+    #[test]
+    fn rwbs_letters_decode_as_the_kernel_writes_them() {
+        let p = LineParser::for_tests();
+        let decode = |s: &str| rwbs(&p, "RWBS", s).map(|r| (r.preflush, r.op, r.fua));
+        assert_eq!(decode("WS"), Ok((false, Some(Op::Write), false)));
+        assert_eq!(decode("FWFSM"), Ok((true, Some(Op::Write), true)));
+        assert_eq!(decode("FF"), Ok((true, Some(Op::Flush), false)));
+        assert_eq!(decode("F"), Ok((true, Some(Op::Flush), false)));
+        assert_eq!(decode("DE"), Ok((false, Some(Op::Trim), false)));
+        assert_eq!(decode("RA"), Ok((false, Some(Op::Read), false)));
+        assert_eq!(decode("N"), Ok((false, None, false)));
+        assert!(decode("X").is_err() && decode("").is_err() && decode("WZ").is_err());
+    }
+}
