@@ -350,6 +350,11 @@ pub fn table(run: &RunReport) -> String {
 
 /// Records a run's requests into phases and a one-second series: the
 /// simulator's loop and the real engine both report through it.
+///
+/// Its memory does not grow with the requests, so an hour at 500,000 IOPS
+/// costs what a minute does: each phase keeps four histograms (read, write,
+/// trim, all) and the series a fixed-size summary per active second
+/// ([`crate::series`]); no request is kept.
 #[derive(Clone, Debug)]
 pub struct Recorder {
     phases: Vec<Phase>,

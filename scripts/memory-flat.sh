@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Memory does not grow with the run? Simulates bench/long-randread.fio (4 KiB
+# random reads, iodepth 32) for a short and a long run and prints each one's
+# peak resident set size (GNU time's "Maximum resident set size"); they
+# should be within 10% of each other.
+#
+#   scripts/memory-flat.sh [SHORT_REQUESTS] [LONG_REQUESTS]
+#                          (default: 1000000 100000000)
+#
+# Uses the release binary in $CARGO_TARGET_DIR (or target/), built first.
+# The long run takes a few minutes: the simulator does about half a million
+# requests per second of wall time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+short=${1:-1000000}
+long=${2:-100000000}
+target=${CARGO_TARGET_DIR:-target}
+cargo build --release -q -p iosteer
+bin="$target/release/iosteer"
+
+peak_kb() { # peak_kb REQUESTS
+    IOSTEER_REQUESTS=$1 /usr/bin/time -v "$bin" sim --job bench/long-randread.fio \
+        2>&1 >/dev/null | sed -n 's/.*Maximum resident set size (kbytes): //p'
+}
+
+short_kb=$(peak_kb "$short")
+long_kb=$(peak_kb "$long")
+echo "requests $short: peak RSS $short_kb KB"
+echo "requests $long: peak RSS $long_kb KB"
+python3 -c "
+s, l = $short_kb, $long_kb
+growth = (l - s) / s
+print(f'growth {growth:+.1%}:', 'flat' if abs(growth) <= 0.10 else 'NOT FLAT')
+raise SystemExit(0 if abs(growth) <= 0.10 else 1)
+"
