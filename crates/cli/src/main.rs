@@ -76,6 +76,13 @@ enum DeviceCommand {
         blocks: u32,
         #[arg(long, default_value_t = 64)]
         pages_per_block: u32,
+        /// Bytes per page.
+        #[arg(long, default_value_t = 4096)]
+        page_size: u32,
+        /// Bytes per mapping unit (the page size: page-mapped); write
+        /// amplification is then NAND bytes over host bytes.
+        #[arg(long, default_value_t = 4096)]
+        mapping_unit: u32,
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Print JSON: {"victim", "alpha", "waf", "analytic", ...}.
@@ -237,11 +244,14 @@ fn run_device(command: DeviceCommand) -> Result<(), String> {
             alpha,
             blocks,
             pages_per_block,
+            page_size,
+            mapping_unit,
             seed,
             json,
         } => {
             let victim = device_cmd::parse_victim(&victim)?;
-            let report = device_cmd::waf(victim, alpha, blocks, pages_per_block, seed)?;
+            let layout = (page_size, mapping_unit);
+            let report = device_cmd::waf(victim, alpha, blocks, pages_per_block, layout, seed)?;
             if json {
                 println!(
                     "{}",

@@ -12,6 +12,7 @@ use std::collections::VecDeque;
 
 use iosteer_sched::Nanos;
 
+use super::buffer::NO_GROUP;
 use super::Device;
 use crate::ftl::GcWork;
 
@@ -33,6 +34,9 @@ pub(super) struct PageTask {
     /// really needs the space, not when the command arrives.
     pub(super) lpn: u32,
     pub(super) placed: bool,
+    /// A sector-mapped write's group of units (see `buffer`), or
+    /// [`NO_GROUP`] for a page of its own.
+    pub(super) group: u32,
     /// The FTL stream a write goes to (by its lifetime hint).
     pub(super) stream: u8,
     /// When the task reached the die (writes: when their data is in).
@@ -116,8 +120,8 @@ impl Device {
             .expect("a drive has dies")
     }
 
-    /// Queues a page operation at die `d`: a write of `(lpn, stream)`, or a
-    /// read.
+    /// Queues a page operation at die `d`: a write of `(lpn, stream)` (on a
+    /// sector-mapped drive `(group, stream)`), or a read.
     pub(super) fn enqueue_page(
         &mut self,
         d: usize,
@@ -127,6 +131,11 @@ impl Device {
     ) {
         let (lpn, stream) = write.unwrap_or((0, 0));
         let write = write.is_some();
+        let group = if write && self.sector_mapped() {
+            lpn
+        } else {
+            NO_GROUP
+        };
         let cost = if write { self.t_program } else { self.t_read };
         let die = &mut self.dies[d];
         let mut seen = die.spent;
@@ -140,6 +149,7 @@ impl Device {
             write,
             lpn,
             placed: false,
+            group,
             stream,
             arrived: at,
             seen,
@@ -157,6 +167,9 @@ impl Device {
     /// valid data (the time stays on `d`), and owes the GC that made room.
     fn place(&mut self, d: usize, task: &mut PageTask, at: Nanos) {
         task.placed = true;
+        if task.group != NO_GROUP {
+            return self.place_group(d, task, at);
+        }
         self.merge_write_with_owed_move(task.lpn);
         let n = self.dies.len();
         let placed = (0..n).map(|i| (d + i) % n).find_map(|die| {
@@ -174,6 +187,39 @@ impl Device {
         if die != d && self.dies[die].running.is_none() {
             let from = at.max(self.dies[die].busy_until);
             self.run_next(die, from);
+        }
+    }
+
+    /// Maps the units of a sector-mapped write's group on die `d` (or the
+    /// next dies, as [`Device::place`] does), padding a partly filled page,
+    /// and owes the GC that made room.
+    fn place_group(&mut self, d: usize, task: &PageTask, at: Nanos) {
+        let n = self.dies.len();
+        let stream = usize::from(task.stream);
+        let len = self.groups[task.group as usize].len as usize;
+        let mut last_die = d;
+        for i in 0..len {
+            let lpn = u64::from(self.groups[task.group as usize].lpns[i]);
+            let placed = (0..n).map(|k| (d + k) % n).find_map(|die| {
+                self.ftl
+                    .write(lpn, die as u32, stream)
+                    .ok()
+                    .map(|placed| (die, placed))
+            });
+            let Some((die, placed)) = placed else {
+                let slot = self.groups[task.group as usize].slots[i];
+                self.fail_command(slot);
+                continue;
+            };
+            last_die = die;
+            self.owe_gc(die, placed.gc, false);
+            if die != d && self.dies[die].running.is_none() {
+                let from = at.max(self.dies[die].busy_until);
+                self.run_next(die, from);
+            }
+        }
+        if len < self.units_per_page as usize {
+            self.ftl.pad(last_die as u32, stream);
         }
     }
 
@@ -254,8 +300,10 @@ impl Device {
 
     /// Die `d`'s operation ended at `at`.
     pub(super) fn finish_operation(&mut self, d: usize, at: Nanos) {
-        if let Some(Running::Host(task)) = self.dies[d].running.take() {
-            self.page_done(task.slot, at);
+        match self.dies[d].running.take() {
+            Some(Running::Host(task)) if task.group != NO_GROUP => self.group_done(task.group, at),
+            Some(Running::Host(task)) => self.page_done(task.slot, at),
+            _ => {}
         }
         self.run_next(d, at);
     }

@@ -36,8 +36,10 @@ pub struct GcModeBusy {
 }
 
 /// Whether the drive merges host requests with owed GC moves.
+/// Not on a sector-mapped drive: its moves are counted in pages, a host write
+/// in units, so a write cannot cancel a move one for one.
 pub(super) fn merges(config: &DeviceConfig) -> bool {
-    config.gc.merge && config.gc.mode == GcMode::SemiPreemptive
+    config.gc.merge && config.gc.mode == GcMode::SemiPreemptive && config.units_per_page() == 1
 }
 
 impl Die {
@@ -67,14 +69,18 @@ impl Die {
             work.pages_moved -= 1;
             GcWork {
                 pages_moved: 1,
-                blocks_erased: 0,
+                ..GcWork::default()
             }
         } else {
-            work.blocks_erased -= 1;
-            GcWork {
+            // The victim's extra page reads go with its erase.
+            let step = GcWork {
                 pages_moved: 0,
-                blocks_erased: 1,
-            }
+                extra_reads: work.extra_reads,
+                blocks_erased: work.blocks_erased.min(1),
+            };
+            work.extra_reads = 0;
+            work.blocks_erased -= step.blocks_erased;
+            step
         };
         if work.is_empty() {
             self.owed.pop_front();
@@ -101,10 +107,12 @@ impl Device {
         Ok(())
     }
 
-    /// Die time of GC work: each page move an array read and a program.
+    /// Die time of GC work: each page move an array read and a program,
+    /// each extra read an array read.
     fn gc_cost(&self, work: GcWork) -> Nanos {
         Nanos(
             u64::from(work.pages_moved) * (self.t_read.0 + self.t_program.0)
+                + u64::from(work.extra_reads) * self.t_read.0
                 + u64::from(work.blocks_erased) * self.t_erase.0,
         )
     }
@@ -135,9 +143,12 @@ impl Device {
         // The FTL reports the victims of one cleaning together; each victim's
         // erase follows its own moves.
         let (moves, victims) = (work.pages_moved, work.blocks_erased.max(1));
+        let reads = work.extra_reads;
+        let share = |total: u32, i: u32| total * (i + 1) / victims - total * i / victims;
         for i in 0..victims {
             die.owed.push_back(GcWork {
-                pages_moved: moves * (i + 1) / victims - moves * i / victims,
+                pages_moved: share(moves, i),
+                extra_reads: share(reads, i),
                 blocks_erased: u32::from(i < work.blocks_erased),
             });
         }
@@ -172,7 +183,7 @@ impl Device {
     fn cancel_move(&mut self, d: usize) {
         let t_move = self.gc_cost(GcWork {
             pages_moved: 1,
-            blocks_erased: 0,
+            ..GcWork::default()
         });
         let die = &mut self.dies[d];
         if let Some(work) = die.owed.iter_mut().find(|w| w.pages_moved > 0) {

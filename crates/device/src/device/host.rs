@@ -68,6 +68,10 @@ impl Device {
         }
         self.run_dies(now);
         if self.non_queued(command.op) && self.in_flight > 0 {
+            if command.op == Op::Flush {
+                // The queue drains only once the write buffer is programmed.
+                self.flush_buffers(now);
+            }
             self.waiting = Some(command);
             return Ok(());
         }
@@ -98,7 +102,10 @@ impl Device {
             Op::Read => self.queue_read(slot, start),
             Op::Write => self.queue_write(slot, start),
             Op::Trim => self.time_trim(slot, start),
-            Op::Flush => (Outcome::Ok, Some(start + micros(self.config.flush_us))),
+            Op::Flush => {
+                self.flush_buffers(start);
+                (Outcome::Ok, Some(start + micros(self.config.flush_us)))
+            }
         };
         if outcome == Outcome::Error {
             self.stats.errors += 1;
@@ -140,13 +147,14 @@ impl Device {
             .command
     }
 
-    /// Logical pages `[first, last]` a byte range touches, or `None` past the end.
+    /// Logical units (pages when page-mapped) `[first, last]` a byte range
+    /// touches, or `None` past the end.
     fn pages(&self, offset: u64, len: u64) -> Option<(u64, u64)> {
         if len == 0 {
             return Some((1, 0));
         }
         let end = offset.checked_add(len)?;
-        (end <= self.capacity()).then(|| (offset / self.page_size, (end - 1) / self.page_size))
+        (end <= self.capacity()).then(|| (offset / self.unit_size, (end - 1) / self.unit_size))
     }
 
     fn send_over_link(&mut self, ready: Nanos, bytes: u64) -> Nanos {
@@ -165,10 +173,16 @@ impl Device {
             return (Outcome::Error, Some(start));
         };
         let mut pages = 0;
+        let mut last_page = None;
         for lpn in first..=last {
             let Some(ppn) = self.ftl.lookup(lpn as u32) else {
                 continue;
             };
+            // Units of one page that follow each other cost one page read.
+            let page = self.ftl.page_of(ppn);
+            if last_page.replace(page) == Some(page) {
+                continue;
+            }
             let d = self.ftl.die_of(ppn) as usize;
             self.lend_read_to_owed_move(lpn as u32, d);
             self.enqueue_page(d, slot, None, start);
@@ -191,6 +205,14 @@ impl Device {
             return (Outcome::Error, Some(start));
         };
         let data_in = self.send_over_link(start, len);
+        if self.sector_mapped() {
+            let units = (first..=last).count() as u32;
+            self.in_flight_mut(slot).pages_left = units;
+            for lpn in first..=last {
+                self.buffer_unit(lpn as u32, slot, stream, data_in);
+            }
+            return (Outcome::Ok, (units == 0).then_some(data_in));
+        }
         let mut pages = 0;
         for lpn in first..=last {
             let d = self.least_busy_die(data_in);
@@ -214,10 +236,10 @@ impl Device {
                 outcome = Outcome::Error;
                 continue;
             };
-            // Only pages the range covers whole are unmapped.
-            let whole_first = first + u64::from(request.offset.0 % self.page_size != 0);
+            // Only units the range covers whole are unmapped.
+            let whole_first = first + u64::from(request.offset.0 % self.unit_size != 0);
             let end = request.end();
-            let whole_last = if end % self.page_size == 0 || end == self.capacity() {
+            let whole_last = if end % self.unit_size == 0 || end == self.capacity() {
                 last
             } else {
                 last.wrapping_sub(1)
