@@ -117,15 +117,19 @@ proptest! {
             <= c.host_pages_written + c.gc_pages_moved + c.units_padded);
     }
 
-    /// The timed drive, sector-mapped: 4 KiB writes at any unit offset,
-    /// partial-page TRIMs and FLUSHes. Every command completes once and well;
+    /// The timed drive, sector-mapped, with or without multi-plane reads and
+    /// GC moves: 4 KiB writes at any unit offset, partial-page TRIMs and
+    /// FLUSHes. Every command completes once and well;
     /// afterwards exactly the units written and not trimmed are mapped.
     #[test]
     fn a_sector_mapped_drive_keeps_every_written_unit(
         script in prop::collection::vec((0u8..10, 0u64..600, 1u64..7, 0u64..400), 1..300),
         victim in prop::sample::select(VictimPolicy::ALL.to_vec()),
+        multi_plane in any::<bool>(),
     ) {
         let mut config = sector_config(2, 16, 8, victim);
+        config.geometry.planes_per_die = 2;
+        config.multi_plane.enabled = multi_plane;
         config.interface.queue_depth = 8;
         config.interface.queued_trim = true;
         config.interface.queued_flush = true;

@@ -85,6 +85,10 @@ impl FtlConfig {
     }
 }
 
+/// Most planes a multi-plane operation may join: the die keeps the planes an
+/// operation uses in one 64-bit mask.
+pub const MAX_PLANES: u32 = 64;
+
 /// A few microseconds per extra plane: the command and address cycles of one
 /// more plane in an ONFI multi-plane sequence (tDBSY-class waits).
 fn plane_extra_us_default() -> f64 {
@@ -117,7 +121,14 @@ impl MultiPlane {
         }
     }
 
-    pub(super) fn validate(&self) -> Result<(), ConfigError> {
+    pub(super) fn validate(&self, geometry: &Geometry) -> Result<(), ConfigError> {
+        if self.enabled && geometry.planes_per_die > MAX_PLANES {
+            return Err(ConfigError::Invalid {
+                field: "geometry.planes_per_die",
+                value: geometry.planes_per_die.to_string(),
+                reason: format!("must be at most {MAX_PLANES} with multi_plane.enabled"),
+            });
+        }
         non_negative("multi_plane.extra_us_per_plane", self.extra_us_per_plane)
     }
 }

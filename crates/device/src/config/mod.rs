@@ -375,7 +375,7 @@ impl DeviceConfig {
             );
         }
         self.ftl.validate(g)?;
-        self.multi_plane.validate()?;
+        self.multi_plane.validate(g)?;
         let units =
             dies * blocks_per_die * u64::from(g.pages_per_block) * u64::from(self.units_per_page());
         if units >= u64::from(u32::MAX) {

@@ -83,7 +83,7 @@ impl Device {
         };
         let d = self.least_busy_die(at);
         let slot = self.groups[open.group as usize].slots[0];
-        self.enqueue_page(d, slot, Some((open.group, stream)), at);
+        self.enqueue_page(d, slot, Some((open.group, stream)), 0, at);
     }
 
     /// Queues every partly filled group (FLUSH).

@@ -37,6 +37,8 @@ pub(super) struct PageTask {
     /// A sector-mapped write's group of units (see `buffer`), or
     /// [`NO_GROUP`] for a page of its own.
     pub(super) group: u32,
+    /// A read's physical page (its plane decides multi-plane partners).
+    pub(super) page: u32,
     /// The FTL stream a write goes to (by its lifetime hint).
     pub(super) stream: u8,
     /// When the task reached the die (writes: when their data is in).
@@ -51,6 +53,8 @@ pub(super) struct Die {
     /// End of the operation under way (in the past when idle).
     pub(super) busy_until: Nanos,
     pub(super) running: Option<Running>,
+    /// Reads that run with the one in `running` (a multi-plane read).
+    pub(super) batch: Vec<PageTask>,
     pub(super) host: VecDeque<PageTask>,
     /// Victims cleaned in the map whose moves and erases are still owed.
     pub(super) owed: VecDeque<GcWork>,
@@ -127,6 +131,7 @@ impl Device {
         d: usize,
         slot: u32,
         write: Option<(u32, u8)>,
+        read_page: u32,
         at: Nanos,
     ) {
         let (lpn, stream) = write.unwrap_or((0, 0));
@@ -150,11 +155,15 @@ impl Device {
             lpn,
             placed: false,
             group,
+            page: read_page,
             stream,
             arrived: at,
             seen,
         });
         die.queued_time += cost;
+        if self.holding_dies {
+            return;
+        }
         if die.running.is_none() {
             let from = at.max(die.busy_until);
             self.run_next(d, from);
@@ -256,9 +265,12 @@ impl Device {
             "a host write went before owed GC outside state 1"
         );
         let at = at.max(task.arrived);
-        if !task.write {
+        let pages = if task.write {
+            1
+        } else {
             self.count_read_wait(d, &task);
-        }
+            self.gather_read_partners(d, &task)
+        };
         let (cost, kind) = if task.write {
             (self.t_program, DieWork::Program)
         } else {
@@ -274,8 +286,9 @@ impl Device {
             self.channels[c] = loaded;
             loaded + self.t_program
         } else {
-            let read_done = at + self.t_read;
-            let out = self.channels[c].max(read_done) + self.t_page_transfer;
+            let read_done = at + self.t_read + self.extra_plane_time(pages);
+            let transfer = Nanos(self.t_page_transfer.0 * u64::from(pages));
+            let out = self.channels[c].max(read_done) + transfer;
             self.channels[c] = out;
             out
         };
@@ -285,7 +298,7 @@ impl Device {
 
     /// A read starting on die `d` waited for what the die started since it
     /// came, by kind of work.
-    fn count_read_wait(&mut self, d: usize, task: &PageTask) {
+    pub(super) fn count_read_wait(&mut self, d: usize, task: &PageTask) {
         self.stats.host_pages_read += 1;
         let die = &self.dies[d];
         let waits = [
@@ -300,6 +313,7 @@ impl Device {
 
     /// Die `d`'s operation ended at `at`.
     pub(super) fn finish_operation(&mut self, d: usize, at: Nanos) {
+        self.finish_batch(d, at);
         match self.dies[d].running.take() {
             Some(Running::Host(task)) if task.group != NO_GROUP => self.group_done(task.group, at),
             Some(Running::Host(task)) => self.page_done(task.slot, at),

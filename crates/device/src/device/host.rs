@@ -172,6 +172,9 @@ impl Device {
         let Some((first, last)) = self.pages(request.offset.0, len) else {
             return (Outcome::Error, Some(start));
         };
+        // Multi-plane: the dies start once every page is queued, so a read's
+        // pages can pair up.
+        self.holding_dies = self.config.multi_plane.enabled;
         let mut pages = 0;
         let mut last_page = None;
         for lpn in first..=last {
@@ -185,8 +188,11 @@ impl Device {
             }
             let d = self.ftl.die_of(ppn) as usize;
             self.lend_read_to_owed_move(lpn as u32, d);
-            self.enqueue_page(d, slot, None, start);
+            self.enqueue_page(d, slot, None, page, start);
             pages += 1;
+        }
+        if std::mem::take(&mut self.holding_dies) {
+            self.start_held_dies(start);
         }
         self.in_flight_mut(slot).pages_left = pages;
         if pages == 0 {
@@ -216,7 +222,7 @@ impl Device {
         let mut pages = 0;
         for lpn in first..=last {
             let d = self.least_busy_die(data_in);
-            self.enqueue_page(d, slot, Some((lpn as u32, stream)), data_in);
+            self.enqueue_page(d, slot, Some((lpn as u32, stream)), 0, data_in);
             pages += 1;
         }
         self.in_flight_mut(slot).pages_left = pages;

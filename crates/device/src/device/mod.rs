@@ -45,9 +45,12 @@ mod buffer;
 mod dies;
 mod gc;
 mod host;
+mod planes;
 mod precondition;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_planes;
 #[cfg(test)]
 mod tests_sectors;
 
@@ -161,6 +164,10 @@ pub struct Device {
     free_groups: Vec<u32>,
     open_groups: Vec<Option<OpenGroup>>,
     t_buffer_flush: Nanos,
+    /// Die time each plane beyond the first adds to a multi-plane operation.
+    t_plane_extra: Nanos,
+    /// While a read's pages are queued, dies do not start (multi-plane).
+    holding_dies: bool,
     t_read: Nanos,
     t_program: Nanos,
     t_erase: Nanos,
@@ -217,6 +224,8 @@ impl Device {
             free_groups: Vec::new(),
             open_groups: vec![None; config.gc.streams() as usize],
             t_buffer_flush: micros(config.ftl.buffer_flush_us),
+            t_plane_extra: micros(config.multi_plane.extra_us_per_plane),
+            holding_dies: false,
             t_read: micros(t.page_read_us),
             t_program: micros(t.page_program_us),
             t_erase: micros(t.block_erase_us),

@@ -268,6 +268,7 @@ fn die_owing_gc(mode: GcMode, erased: u32) -> Device {
             lpn: 0,
             placed: true,
             group: super::buffer::NO_GROUP,
+            page: 0,
             stream: 0,
             arrived: Nanos::ZERO,
             seen: [Nanos::ZERO; 3],
