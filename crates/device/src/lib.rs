@@ -58,6 +58,7 @@
 //! # Ok::<(), iosteer_device::ConfigError>(())
 //! ```
 
+pub mod burst;
 pub mod config;
 pub mod device;
 pub mod error;

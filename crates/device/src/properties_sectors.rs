@@ -118,7 +118,7 @@ proptest! {
     }
 
     /// The timed drive, sector-mapped, with or without multi-plane reads and
-    /// GC moves: 4 KiB writes at any unit offset, partial-page TRIMs and
+    /// GC moves and a write-back cache: 4 KiB writes at any unit offset, partial-page TRIMs and
     /// FLUSHes. Every command completes once and well;
     /// afterwards exactly the units written and not trimmed are mapped.
     #[test]
@@ -126,10 +126,15 @@ proptest! {
         script in prop::collection::vec((0u8..10, 0u64..600, 1u64..7, 0u64..400), 1..300),
         victim in prop::sample::select(VictimPolicy::ALL.to_vec()),
         multi_plane in any::<bool>(),
+        cache_mib in 0u64..=1,
+        power_protected in any::<bool>(),
     ) {
         let mut config = sector_config(2, 16, 8, victim);
         config.geometry.planes_per_die = 2;
         config.multi_plane.enabled = multi_plane;
+        // No cache, or a write-back cache of 1 MiB (a quarter of the NAND).
+        config.cache.size_mib = cache_mib;
+        config.cache.power_protected = power_protected;
         config.interface.queue_depth = 8;
         config.interface.queued_trim = true;
         config.interface.queued_flush = true;

@@ -96,7 +96,8 @@ fn plane_extra_us_default() -> f64 {
 }
 
 /// `[multi_plane]`: whether a die serves up to `planes_per_die` pages of
-/// different planes in one read or program.
+/// different planes in one read or GC page move (host programs stay one page
+/// per operation).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MultiPlane {
@@ -143,8 +144,14 @@ pub const SECTION_DOCS: &[(&str, &str)] = &[
          # buffer_flush_us: how long a partly filled page waits before it is programmed padded.\n",
     ),
     (
+        "[cache]",
+        "# [cache] size_mib: DRAM write cache (0: none); policy: write_back (a write\n\
+         #   completes when cached, destaged behind it, throttled when full) or\n\
+         #   write_through; power_protected: FLUSH completes at once.\n",
+    ),
+    (
         "[multi_plane]",
-        "# [multi_plane] enabled: a die reads or programs up to planes_per_die pages of\n\
+        "# [multi_plane] enabled: a die reads (and GC moves) up to planes_per_die pages of\n\
          #   different planes in one operation; same_page_offset: only pages at one offset;\n\
          # extra_us_per_plane: die time each plane beyond the first adds.\n",
     ),
@@ -159,4 +166,47 @@ pub(super) fn non_negative(field: &'static str, value: f64) -> Result<(), Config
         value: value.to_string(),
         reason: "must be a number of zero or more".to_string(),
     })
+}
+
+/// When a write completes with a DRAM write cache.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CachePolicy {
+    /// Once its data is in the cache; the cache destages to NAND behind it.
+    #[default]
+    WriteBack,
+    /// Once its data is programmed, as without a cache.
+    WriteThrough,
+}
+
+/// `[cache]`: the drive's DRAM write cache.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    /// Bytes of write cache, in MiB (0: none).
+    #[serde(default)]
+    pub size_mib: u64,
+    #[serde(default)]
+    pub policy: CachePolicy,
+    /// Capacitors carry the cache through a power loss: FLUSH then has
+    /// nothing to wait for and completes at once; without them a FLUSH waits
+    /// until the cache is destaged.
+    #[serde(default)]
+    pub power_protected: bool,
+}
+
+impl CacheConfig {
+    /// No cache (the presets' choice: writes complete when programmed).
+    pub fn none() -> CacheConfig {
+        CacheConfig::default()
+    }
+
+    /// Whether writes complete when cached.
+    pub fn writes_back(&self) -> bool {
+        self.size_mib > 0 && self.policy == CachePolicy::WriteBack
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.size_mib.saturating_mul(1 << 20)
+    }
 }

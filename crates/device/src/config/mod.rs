@@ -12,7 +12,9 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-pub use features::{FtlConfig, MultiPlane, MAX_UNITS_PER_PAGE, SECTOR_BYTES};
+pub use features::{
+    CacheConfig, CachePolicy, FtlConfig, MultiPlane, MAX_UNITS_PER_PAGE, SECTOR_BYTES,
+};
 
 /// A configuration that cannot describe a drive.
 #[derive(Debug, Error, Clone, PartialEq)]
@@ -284,6 +286,8 @@ pub struct DeviceConfig {
     pub ftl: FtlConfig,
     #[serde(default)]
     pub multi_plane: MultiPlane,
+    #[serde(default)]
+    pub cache: CacheConfig,
 }
 
 impl DeviceConfig {
@@ -571,6 +575,7 @@ pub fn consumer_sata() -> DeviceConfig {
         flush_us: 200.0,
         ftl: FtlConfig::page_mapped(&geometry),
         multi_plane: MultiPlane::off(),
+        cache: CacheConfig::none(),
     }
 }
 
@@ -623,6 +628,7 @@ pub fn enterprise_nvme() -> DeviceConfig {
         flush_us: 20.0,
         ftl: FtlConfig::page_mapped(&geometry),
         multi_plane: MultiPlane::off(),
+        cache: CacheConfig::none(),
     }
 }
 
@@ -675,6 +681,7 @@ pub fn disksim_slc() -> DeviceConfig {
         flush_us: 50.0,
         ftl: FtlConfig::page_mapped(&geometry),
         multi_plane: MultiPlane::off(),
+        cache: CacheConfig::none(),
     }
 }
 

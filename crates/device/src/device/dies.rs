@@ -319,6 +319,10 @@ impl Device {
             Some(Running::Host(task)) => self.page_done(task.slot, at),
             _ => {}
         }
-        self.run_next(d, at);
+        // A destaged page may have let the cache take a write whose pages
+        // already started this die.
+        if self.dies[d].running.is_none() {
+            self.run_next(d, at);
+        }
     }
 }

@@ -12,6 +12,7 @@ use std::cmp::Reverse;
 use iosteer_sched::{Command, DeviceView, Nanos, Op, Outcome};
 use thiserror::Error;
 
+use super::cache::DESTAGE_SLOT;
 use super::{micros, Device};
 
 /// A command in the drive.
@@ -84,7 +85,7 @@ impl Device {
         self.in_flight == 0 && self.waiting.is_none()
     }
 
-    fn non_queued(&self, op: Op) -> bool {
+    pub(super) fn non_queued(&self, op: Op) -> bool {
         let i = &self.config.interface;
         match op {
             Op::Trim => !i.queued_trim,
@@ -104,7 +105,7 @@ impl Device {
             Op::Trim => self.time_trim(slot, start),
             Op::Flush => {
                 self.flush_buffers(start);
-                (Outcome::Ok, Some(start + micros(self.config.flush_us)))
+                (Outcome::Ok, self.flush_done(slot, start))
             }
         };
         if outcome == Outcome::Error {
@@ -211,6 +212,11 @@ impl Device {
             return (Outcome::Error, Some(start));
         };
         let data_in = self.send_over_link(start, len);
+        if self.config.cache.writes_back() {
+            let units = (first..=last).count() as u64;
+            let done = self.cache_write(slot, (first, units), stream, data_in);
+            return (Outcome::Ok, done);
+        }
         if self.sector_mapped() {
             let units = (first..=last).count() as u32;
             self.in_flight_mut(slot).pages_left = units;
@@ -233,8 +239,31 @@ impl Device {
     }
 
     /// Unmaps the pages a TRIM covers whole; returns when the controller is
-    /// done with it.
+    /// done with it (`None` while a write-back cache still holds writes,
+    /// which the TRIM must not be undone by: it then runs once they are
+    /// programmed, see [`Device::run_deferred_trim`]).
     fn time_trim(&mut self, slot: u32, start: Nanos) -> (Outcome, Option<Nanos>) {
+        if self.defer_trim(slot) {
+            return (Outcome::Ok, None);
+        }
+        self.unmap_trim(slot, start)
+    }
+
+    /// Runs a TRIM the cache held back, at `at`.
+    pub(super) fn run_deferred_trim(&mut self, slot: u32, at: Nanos) {
+        let (outcome, done) = self.unmap_trim(slot, at);
+        let done = done.expect("an unmapped TRIM has its time");
+        self.in_flight_mut(slot).outcome = outcome;
+        if outcome == Outcome::Error {
+            self.stats.errors += 1;
+        }
+        if self.exclusive_until.is_some() {
+            self.exclusive_until = Some(done);
+        }
+        self.completions.push(Reverse((done, slot)));
+    }
+
+    fn unmap_trim(&mut self, slot: u32, start: Nanos) -> (Outcome, Option<Nanos>) {
         let mut outcome = Outcome::Ok;
         let requests = self.command(slot).requests.clone();
         for request in &requests {
@@ -263,6 +292,11 @@ impl Device {
 
     /// A write's page could not be placed anywhere: the command fails.
     pub(super) fn fail_command(&mut self, slot: u32) {
+        if slot == DESTAGE_SLOT {
+            // The write completed when cached: the loss shows in the stats.
+            self.stats.errors += 1;
+            return;
+        }
         if let Some(entry) = self.slots[slot as usize].as_mut() {
             entry.outcome = Outcome::Error;
         }
@@ -271,6 +305,9 @@ impl Device {
     /// One page of the command in `slot` is done at `at`; after its last, a
     /// read's data crosses the link and the command completes.
     pub(super) fn page_done(&mut self, slot: u32, at: Nanos) {
+        if slot == DESTAGE_SLOT {
+            return self.unit_destaged(at);
+        }
         let entry = self.in_flight_mut(slot);
         entry.pages_left -= 1;
         if entry.pages_left > 0 {

@@ -42,6 +42,7 @@
 //! ([`Device::next_event`], [`Device::advance`]) that ties the parts together.
 
 mod buffer;
+mod cache;
 mod dies;
 mod gc;
 mod host;
@@ -168,6 +169,7 @@ pub struct Device {
     t_plane_extra: Nanos,
     /// While a read's pages are queued, dies do not start (multi-plane).
     holding_dies: bool,
+    cache: cache::Cache,
     t_read: Nanos,
     t_program: Nanos,
     t_erase: Nanos,
@@ -226,6 +228,7 @@ impl Device {
             t_buffer_flush: micros(config.ftl.buffer_flush_us),
             t_plane_extra: micros(config.multi_plane.extra_us_per_plane),
             holding_dies: false,
+            cache: cache::Cache::new(config.cache.bytes()),
             t_read: micros(t.page_read_us),
             t_program: micros(t.page_program_us),
             t_erase: micros(t.block_erase_us),
