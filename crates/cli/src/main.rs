@@ -5,6 +5,7 @@
 
 mod bench;
 mod device_cmd;
+mod import_cmd;
 mod probe_cmd;
 mod run_cmd;
 mod sim_cmd;
@@ -61,6 +62,14 @@ enum DeviceCommand {
     Show {
         /// Preset name or TOML file.
         device: String,
+    },
+    /// Print another simulator's drive as TOML: `disksim FILE.parv` (the
+    /// SSD block of DiskSim 4.0 + SSD extension) or `mqsim FILE.xml`
+    /// (ssdconfig.xml); unmodelled parameters are listed as comments.
+    Import {
+        /// disksim or mqsim.
+        format: String,
+        file: String,
     },
     /// Steady-state write amplification under uniform random single-page
     /// overwrites, against Desnoyers' closed form.
@@ -233,6 +242,10 @@ fn run_device(command: DeviceCommand) -> Result<(), String> {
                     },
                 );
             }
+            Ok(())
+        }
+        DeviceCommand::Import { format, file } => {
+            print!("{}", import_cmd::import(&format, &file)?);
             Ok(())
         }
         DeviceCommand::Show { device } => {

@@ -63,6 +63,7 @@ pub mod config;
 pub mod device;
 pub mod error;
 pub mod ftl;
+pub mod import;
 pub mod waf;
 
 pub use config::{ConfigError, DeviceConfig, GcMode, VictimPolicy};
