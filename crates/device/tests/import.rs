@@ -4,7 +4,7 @@
 //! (what `iosteer device show` prints) carries those parameters, and every
 //! source parameter is either mapped or listed as not modelled.
 
-use iosteer_device::config::CachePolicy;
+use iosteer_device::config::{CachePolicy, WritePlacement};
 use iosteer_device::import::{disksim, mqsim, ImportError, Imported};
 use iosteer_device::{DeviceConfig, GcMode, VictimPolicy};
 
@@ -113,6 +113,7 @@ fn the_disksim_validation_ssd_imports_with_its_parameters() {
     assert_eq!(c.gc.victim, VictimPolicy::Greedy);
     assert_eq!(c.gc.mode, GcMode::Blocking);
     assert!(c.gc.pipeline, "copy-back");
+    assert_eq!(c.ftl.write_placement, WritePlacement::Striped, "element stride 1");
     for not_modelled in ["Scheduler", "Plane block mapping", "Gang share"] {
         assert!(
             imported

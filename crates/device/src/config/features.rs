@@ -31,6 +31,19 @@ fn buffer_flush_us_default() -> f64 {
     1000.0
 }
 
+/// Which die a host write's page goes to.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WritePlacement {
+    /// The die whose queued work ends first (dynamic allocation).
+    #[default]
+    LeastBusy,
+    /// Die = logical page mod dies, whatever the dies are doing (static
+    /// striping, as DiskSim's SSD extension with an element stride of one
+    /// page): a write waits behind its die's work, GC included.
+    Striped,
+}
+
 /// `[ftl]`: how the FTL maps the host's space.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -44,6 +57,8 @@ pub struct FtlConfig {
     /// units before it is programmed padded (FLUSH programs it at once).
     #[serde(default = "buffer_flush_us_default")]
     pub buffer_flush_us: f64,
+    #[serde(default)]
+    pub write_placement: WritePlacement,
 }
 
 impl Default for FtlConfig {
@@ -51,6 +66,7 @@ impl Default for FtlConfig {
         FtlConfig {
             mapping_unit: mapping_unit_default(),
             buffer_flush_us: buffer_flush_us_default(),
+            write_placement: WritePlacement::LeastBusy,
         }
     }
 }
@@ -141,7 +157,9 @@ pub const SECTION_DOCS: &[(&str, &str)] = &[
         "[ftl]",
         "# [ftl] mapping_unit: bytes per mapped unit (page_size = page-mapped; smaller packs\n\
          #   units into page programs through a write buffer per frontier).\n\
-         # buffer_flush_us: how long a partly filled page waits before it is programmed padded.\n",
+         # buffer_flush_us: how long a partly filled page waits before it is programmed padded.\n\
+         # write_placement: least_busy (a write's page goes to the least busy die) or\n\
+         #   striped (die = logical page mod dies).\n",
     ),
     (
         "[cache]",

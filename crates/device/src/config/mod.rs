@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 pub use features::{
-    CacheConfig, CachePolicy, FtlConfig, MultiPlane, MAX_UNITS_PER_PAGE, SECTOR_BYTES,
+    CacheConfig, CachePolicy, FtlConfig, MultiPlane, WritePlacement, MAX_UNITS_PER_PAGE,
+    SECTOR_BYTES,
 };
 
 /// A configuration that cannot describe a drive.

@@ -81,7 +81,8 @@ impl Device {
         let Some(open) = self.open_groups[usize::from(stream)].take() else {
             return;
         };
-        let d = self.least_busy_die(at);
+        let first = self.groups[open.group as usize].lpns[0];
+        let d = self.write_die(first, at);
         let slot = self.groups[open.group as usize].slots[0];
         self.enqueue_page(d, slot, Some((open.group, stream)), 0, at);
     }

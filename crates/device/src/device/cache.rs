@@ -96,7 +96,7 @@ impl Device {
             if self.sector_mapped() {
                 self.buffer_unit(lpn as u32, DESTAGE_SLOT, write.stream, at);
             } else {
-                let d = self.least_busy_die(at);
+                let d = self.write_die(lpn as u32, at);
                 let page = Some((lpn as u32, write.stream));
                 self.enqueue_page(d, DESTAGE_SLOT, page, 0, at);
             }

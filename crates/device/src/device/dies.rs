@@ -14,6 +14,7 @@ use iosteer_sched::Nanos;
 
 use super::buffer::NO_GROUP;
 use super::Device;
+use crate::config::WritePlacement;
 use crate::ftl::GcWork;
 
 /// What a die spends its time on; a read that waits is charged to these.
@@ -107,6 +108,15 @@ impl Device {
     pub(super) fn hold_channel(&mut self, d: usize, until: Nanos) {
         let c = self.channel_of(d);
         self.channels[c] = self.channels[c].max(until);
+    }
+
+    /// The die a write of logical unit `lpn` goes to at `now`, by
+    /// `ftl.write_placement`.
+    pub(super) fn write_die(&mut self, lpn: u32, now: Nanos) -> usize {
+        match self.config.ftl.write_placement {
+            WritePlacement::LeastBusy => self.least_busy_die(now),
+            WritePlacement::Striped => (lpn / self.units_per_page) as usize % self.dies.len(),
+        }
     }
 
     /// The die whose queued work ends first, scanning from a rotating start

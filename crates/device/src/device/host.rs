@@ -227,7 +227,7 @@ impl Device {
         }
         let mut pages = 0;
         for lpn in first..=last {
-            let d = self.least_busy_die(data_in);
+            let d = self.write_die(lpn as u32, data_in);
             self.enqueue_page(d, slot, Some((lpn as u32, stream)), 0, data_in);
             pages += 1;
         }

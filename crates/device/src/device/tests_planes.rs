@@ -1,5 +1,6 @@
-//! Tests of multi-plane operations: a sequential extent on a 2-plane die
-//! reads in half the array operations, and GC's moves pair up the same way.
+//! Tests of where and how dies work: multi-plane operations (a sequential
+//! extent on a 2-plane die reads in half the array operations, and GC's moves
+//! pair up the same way) and striped write placement.
 
 use iosteer_sched::{Command, Nanos, Op, Request};
 
@@ -74,4 +75,29 @@ fn gc_moves_pair_up_on_two_planes() {
     let (single, multi) = (owed(false), owed(true));
     // 64 moves of 710 us + 5 ms erase against 32 of 714 us + the erase.
     assert!(multi.0 * 10 < single.0 * 7, "{multi:?} vs {single:?}");
+}
+
+#[test]
+fn striped_writes_go_to_the_die_of_their_page() {
+    let mut c = DeviceConfig::preset("consumer-sata").unwrap();
+    c.geometry.blocks_per_plane = 64;
+    c.gc.high_watermark = 8;
+    c.over_provisioning = 0.2;
+    c.ftl.write_placement = crate::config::WritePlacement::Striped;
+    let mut d = Device::new(c).unwrap();
+    // Pages 3, 11 and 19 of an 8-die drive: all on die 3, one after another.
+    for (id, page) in [3u64, 11, 19].into_iter().enumerate() {
+        let request = Request::new(id as u64, Op::Write, page * 16384, 16384, Nanos::ZERO);
+        d.submit(Command::single(request, Nanos::ZERO), Nanos::ZERO)
+            .unwrap();
+    }
+    let done = run_until_idle(&mut d);
+    for page in [3u32, 11, 19] {
+        assert_eq!(d.ftl().die_of(d.ftl().lookup(page).unwrap()), 3);
+    }
+    let last = done.iter().map(|f| f.at).max().unwrap();
+    assert!(
+        last > Nanos::from_micros(3 * 650),
+        "{last:?}: queued on one die"
+    );
 }

@@ -9,7 +9,7 @@
 
 use super::params::{Param, Params};
 use super::{blocks_for_fraction, ImportError, Imported, Notes};
-use crate::config::{DeviceConfig, GcMode, VictimPolicy, SECTOR_BYTES};
+use crate::config::{DeviceConfig, GcMode, VictimPolicy, WritePlacement, SECTOR_BYTES};
 
 /// The preset behind an imported DiskSim drive: the drive of seed 002, whose
 /// study used DiskSim's SSD extension.
@@ -31,7 +31,6 @@ const NOT_MODELLED: &[(&str, &str)] = &[
     ),
     ("Print stats", "reports, not the drive"),
     ("Timing model", "one timing model"),
-    ("Element stride pages", "pages go to the least busy die"),
     (
         "Plane block mapping",
         "blocks are taken in order within a die's pool",
@@ -141,6 +140,17 @@ fn geometry(p: &mut Params, c: &mut DeviceConfig, notes: &mut Notes) -> Result<(
     g.pages_per_block = p.required_count("Pages per block")?;
     g.page_size = sectors * SECTOR_BYTES;
     c.ftl.mapping_unit = g.page_size;
+    if let Some(stride) = p.number("Element stride pages")? {
+        if stride as u32 != 1 {
+            let accepted = "1 (pages striped over the elements one by one)";
+            return Err(p.bad("Element stride pages", &stride.to_string(), accepted));
+        }
+        c.ftl.write_placement = WritePlacement::Striped;
+        notes.mapped(
+            "Element stride pages = 1",
+            "ftl.write_placement = striped (die = logical page mod dies)",
+        );
+    }
     notes.mapped(
         format!("Flash chip elements = {elements}"),
         format!("geometry.channels = {elements} (one bus per element)"),
