@@ -30,6 +30,8 @@
 //!   - `device/buffer.rs`: the write buffer of a sector-mapped drive.
 //! - [`Ftl`] ([`ftl`]): mapping, block pool, victims, GC; untimed.
 //! - [`waf`]: the analytical write-amplification check.
+//! - [`import`]: drives from DiskSim `.parv` and MQSim `ssdconfig.xml` files.
+//! - [`burst`]: write-burst rates (the write cache's table).
 //! - [`DeviceError`] ([`error`]): every error of the crate in one type, for
 //!   callers that wrap the device's errors in their own.
 //!

@@ -113,7 +113,11 @@ fn the_disksim_validation_ssd_imports_with_its_parameters() {
     assert_eq!(c.gc.victim, VictimPolicy::Greedy);
     assert_eq!(c.gc.mode, GcMode::Blocking);
     assert!(c.gc.pipeline, "copy-back");
-    assert_eq!(c.ftl.write_placement, WritePlacement::Striped, "element stride 1");
+    assert_eq!(
+        c.ftl.write_placement,
+        WritePlacement::Striped,
+        "element stride 1"
+    );
     for not_modelled in ["Scheduler", "Plane block mapping", "Gang share"] {
         assert!(
             imported

@@ -168,7 +168,7 @@ pub struct Ftl {
     /// Unit slots per block: the unit of `Block::written` and `valid`.
     units_per_block: u32,
     blocks_per_die: u32,
-    logical_pages: u32,
+    logical_units: u32,
     victim: VictimPolicy,
     low_watermark: u32,
     gc_stream: usize,
@@ -220,7 +220,7 @@ impl Ftl {
             units_per_page: upp,
             units_per_block: ppb * upp,
             blocks_per_die: bpd,
-            logical_pages: config.logical_units() as u32,
+            logical_units: config.logical_units() as u32,
             victim: config.gc.victim,
             low_watermark: config.gc.low_watermark,
             hint_streams: config.gc.hint_streams,
@@ -270,12 +270,12 @@ impl Ftl {
 
     /// Logical pages: the logical units a page holds, counted as pages.
     pub fn logical_pages(&self) -> u32 {
-        self.logical_pages / self.units_per_page
+        self.logical_units / self.units_per_page
     }
 
     /// Logical mapping units the host sees (pages on a page-mapped drive).
     pub fn logical_units(&self) -> u32 {
-        self.logical_pages
+        self.logical_units
     }
 
     pub fn units_per_page(&self) -> u32 {
@@ -337,12 +337,12 @@ impl Ftl {
     }
 
     fn check_lpn(&self, lpn: u64) -> Result<u32, FtlError> {
-        if lpn < u64::from(self.logical_pages) {
+        if lpn < u64::from(self.logical_units) {
             Ok(lpn as u32)
         } else {
             Err(FtlError::OutOfRange {
                 lpn,
-                pages: u64::from(self.logical_pages),
+                pages: u64::from(self.logical_units),
             })
         }
     }
