@@ -5,6 +5,7 @@
 //! Errors become messages naming the options they concern here, and only
 //! here.
 
+mod import_cmd;
 mod interrupt;
 mod probe;
 mod run;
@@ -66,6 +67,14 @@ enum DeviceCommand {
         /// Preset name or TOML file.
         device: String,
     },
+    /// Print another simulator's drive as TOML: `disksim FILE.parv` (the
+    /// SSD block of DiskSim 4.0 + SSD extension) or `mqsim FILE.xml`
+    /// (ssdconfig.xml); unmodelled parameters are listed as comments.
+    Import {
+        /// disksim or mqsim.
+        format: String,
+        file: String,
+    },
     /// Steady-state write amplification under uniform random single-page
     /// overwrites, against Desnoyers' closed form.
     Waf {
@@ -80,6 +89,13 @@ enum DeviceCommand {
         blocks: u32,
         #[arg(long, default_value_t = 64)]
         pages_per_block: u32,
+        /// Bytes per page.
+        #[arg(long, default_value_t = 4096)]
+        page_size: u32,
+        /// Bytes per mapping unit (the page size: page-mapped); write
+        /// amplification is then NAND bytes over host bytes.
+        #[arg(long, default_value_t = 4096)]
+        mapping_unit: u32,
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Print JSON: {"victim", "alpha", "waf", "analytic", ...}.
@@ -231,6 +247,10 @@ fn run_device(command: DeviceCommand) -> Result<()> {
             }
             Ok(())
         }
+        DeviceCommand::Import { format, file } => {
+            print!("{}", import_cmd::import(&format, &file)?);
+            Ok(())
+        }
         DeviceCommand::Show { device } => {
             print!("{}", load_device("--device", &device)?.to_toml());
             Ok(())
@@ -240,12 +260,14 @@ fn run_device(command: DeviceCommand) -> Result<()> {
             alpha,
             blocks,
             pages_per_block,
+            page_size,
+            mapping_unit,
             seed,
             json,
         } => {
             let victim = device::parse_victim(&victim).map_err(|e| anyhow!("--victim {e}"))?;
             let report =
-                device::waf(victim, alpha, blocks, pages_per_block, seed).map_err(|e| match e {
+                device::waf(victim, alpha, blocks, pages_per_block, (page_size, mapping_unit), seed).map_err(|e| match e {
                     DeviceError::TooSmall { .. } => anyhow!(
                         "--blocks {blocks} --pages-per-block {pages_per_block}: need at least 16 blocks of 2 pages"
                     ),

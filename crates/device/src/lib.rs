@@ -1,7 +1,8 @@
 //! # iosteer-device: the SSD on which every policy is judged
 //!
 //! A model of a flash drive in integer nanoseconds: NAND geometry and timing,
-//! a page-mapped FTL with a free-block pool, garbage collection (greedy, FIFO,
+//! an FTL mapped by page or by smaller units (sectors packed into page
+//! programs by a write buffer) with a free-block pool, garbage collection (greedy, FIFO,
 //! cost-benefit; foreground below a watermark, background only after idle
 //! time), TRIM with a configurable cost, and a SATA NCQ or NVMe host interface.
 //! No machine here has the drive of the Netflix paper; this crate is that
@@ -25,9 +26,12 @@
 //!     channel transfers, where a write's pages go;
 //!   - `device/gc.rs`: foreground and background GC as die time,
 //!     semi-preemptive states, merge and suspend;
-//!   - `device/precondition.rs`: aging a fresh drive ([`Precondition`]).
+//!   - `device/precondition.rs`: aging a fresh drive ([`Precondition`]);
+//!   - `device/buffer.rs`: the write buffer of a sector-mapped drive.
 //! - [`Ftl`] ([`ftl`]): mapping, block pool, victims, GC; untimed.
 //! - [`waf`]: the analytical write-amplification check.
+//! - [`import`]: drives from DiskSim `.parv` and MQSim `ssdconfig.xml` files.
+//! - [`burst`]: write-burst rates (the write cache's table).
 //! - [`DeviceError`] ([`error`]): every error of the crate in one type, for
 //!   callers that wrap the device's errors in their own.
 //!
@@ -56,10 +60,12 @@
 //! # Ok::<(), iosteer_device::ConfigError>(())
 //! ```
 
+pub mod burst;
 pub mod config;
 pub mod device;
 pub mod error;
 pub mod ftl;
+pub mod import;
 pub mod waf;
 
 pub use config::{ConfigError, DeviceConfig, GcMode, VictimPolicy};
@@ -69,3 +75,5 @@ pub use ftl::{Ftl, FtlCounters, FtlError, GcWork};
 
 #[cfg(test)]
 mod properties;
+#[cfg(test)]
+mod properties_sectors;

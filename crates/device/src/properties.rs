@@ -25,6 +25,7 @@ fn small_config(
     g.blocks_per_plane = blocks;
     g.pages_per_block = pages;
     g.page_size = 4096;
+    c.ftl.mapping_unit = 4096;
     c.gc.victim = victim;
     c.gc.low_watermark = 2;
     c.gc.high_watermark = 3;

@@ -15,6 +15,12 @@
 //! blocks, and on average half of the open block, hold no data and take no
 //! part in cleaning, so `T = (blocks - RESERVE_BLOCKS - 1/2) * Np` and the
 //! drive exposes `U = T / alpha` logical pages.
+//!
+//! With a mapping unit smaller than the page (`mapping_unit` < `page_size`)
+//! the same holds counted in units: writes are single-unit overwrites, `T`
+//! and `U` count units, `Np` is the units of a block, and the measure is
+//! write amplification in bytes (NAND bytes programmed per host byte), which
+//! on a page-mapped drive is the page count's ratio.
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -64,6 +70,9 @@ pub struct WafExperiment {
     pub alpha: f64,
     pub blocks: u32,
     pub pages_per_block: u32,
+    /// Bytes per page and per mapping unit (equal: page-mapped).
+    pub page_size: u32,
+    pub mapping_unit: u32,
     /// Random overwrites before measuring, in multiples of the logical pages.
     pub warmup_drive_writes: f64,
     /// Random overwrites measured, in multiples of the logical pages.
@@ -72,26 +81,47 @@ pub struct WafExperiment {
 }
 
 impl WafExperiment {
-    /// 4096 blocks of 64 pages, 6 drive writes of warm-up and 4 measured.
+    /// 4096 blocks of 64 page-mapped 4 KiB pages, 6 drive writes of warm-up
+    /// and 4 measured.
     pub fn new(victim: VictimPolicy, alpha: f64) -> WafExperiment {
         WafExperiment {
             victim,
             alpha,
             blocks: 4096,
             pages_per_block: 64,
+            page_size: 4096,
+            mapping_unit: 4096,
             warmup_drive_writes: 6.0,
             measured_drive_writes: 4.0,
             seed: 1,
         }
     }
 
-    /// Pages that take part in cleaning.
-    pub fn cleaning_pages(&self) -> f64 {
-        (f64::from(self.blocks) - f64::from(RESERVE_BLOCKS) - 0.5) * f64::from(self.pages_per_block)
+    /// Mapping units per page (1 when the unit does not divide the page,
+    /// which the drive's validation then refuses).
+    pub fn units_per_page(&self) -> u32 {
+        (self.page_size / self.mapping_unit.max(1)).max(1)
     }
 
+    /// Units (pages, when page-mapped) that take part in cleaning.
+    pub fn cleaning_pages(&self) -> f64 {
+        let units_per_block = self.pages_per_block * self.units_per_page();
+        (f64::from(self.blocks) - f64::from(RESERVE_BLOCKS) - 0.5) * f64::from(units_per_block)
+    }
+
+    /// Logical units (pages, when page-mapped): a whole number of pages.
     pub fn logical_pages(&self) -> u64 {
-        (self.cleaning_pages() / self.alpha).floor() as u64
+        let upp = u64::from(self.units_per_page());
+        (self.cleaning_pages() / self.alpha).floor() as u64 / upp * upp
+    }
+
+    /// Desnoyers' closed form for this experiment, counted in units.
+    pub fn analytic(&self) -> Option<f64> {
+        analytic(
+            self.victim,
+            self.alpha,
+            self.pages_per_block * self.units_per_page(),
+        )
     }
 
     /// The single-die drive of the experiment.
@@ -103,17 +133,21 @@ impl WafExperiment {
         g.planes_per_die = 1;
         g.blocks_per_plane = self.blocks;
         g.pages_per_block = self.pages_per_block;
+        g.page_size = self.page_size;
+        config.ftl.mapping_unit = self.mapping_unit;
         config.gc.victim = self.victim;
         config.gc.low_watermark = RESERVE_BLOCKS;
         config.gc.high_watermark = RESERVE_BLOCKS;
         config.gc.separate_frontier = false;
         let physical = config.geometry.physical_pages() as f64;
         // Hide exactly the pages that make U = T / alpha.
-        config.over_provisioning = 1.0 - (self.logical_pages() as f64 + 0.5) / physical;
+        let logical_pages = self.logical_pages() / u64::from(self.units_per_page());
+        config.over_provisioning = 1.0 - (logical_pages as f64 + 0.5) / physical;
         config
     }
 
-    /// Measured write amplification, or an error when alpha leaves no room.
+    /// Measured write amplification in bytes, or an error when alpha leaves
+    /// no room.
     pub fn run(&self) -> Result<f64, String> {
         if !(self.alpha.is_finite() && self.alpha > 1.0 && self.alpha <= 10.0) {
             return Err(format!(
@@ -124,7 +158,7 @@ impl WafExperiment {
         let config = self.drive();
         config.validate().map_err(|e| e.to_string())?;
         let mut ftl = Ftl::new(&config);
-        let pages = u64::from(ftl.logical_pages());
+        let pages = u64::from(ftl.logical_units());
         for lpn in 0..pages {
             ftl.write(lpn, 0, HOST_STREAM).map_err(|e| e.to_string())?;
         }
@@ -139,7 +173,9 @@ impl WafExperiment {
         overwrite(&mut ftl, self.warmup_drive_writes)?;
         ftl.reset_counters();
         overwrite(&mut ftl, self.measured_drive_writes)?;
-        Ok(ftl.counters.write_amplification())
+        Ok(ftl
+            .counters
+            .write_amplification_bytes(self.page_size, self.mapping_unit))
     }
 }
 
@@ -173,7 +209,7 @@ mod tests {
     fn the_drive_is_sized_from_alpha() {
         let e = WafExperiment::new(VictimPolicy::Fifo, 1.28);
         let drive = e.drive();
-        assert_eq!(drive.logical_pages(), e.logical_pages());
+        assert_eq!(drive.logical_units(), e.logical_pages());
         let alpha = e.cleaning_pages() / drive.logical_pages() as f64;
         assert!((alpha - 1.28).abs() < 1e-4);
     }
@@ -202,6 +238,29 @@ mod tests {
         .run()
         .unwrap();
         assert!(greedy < measured, "greedy {greedy} vs fifo {measured}");
+    }
+
+    #[test]
+    fn four_kib_units_on_sixteen_kib_pages_land_near_the_curve() {
+        // 4 units a page: the closed form counted in units, measured in bytes.
+        for victim in [VictimPolicy::Fifo, VictimPolicy::Greedy] {
+            let e = WafExperiment {
+                blocks: 512,
+                pages_per_block: 16,
+                page_size: 16384,
+                mapping_unit: 4096,
+                warmup_drive_writes: 4.0,
+                measured_drive_writes: 2.0,
+                ..WafExperiment::new(victim, 1.28)
+            };
+            assert_eq!(e.drive().logical_units(), e.logical_pages());
+            let measured = e.run().unwrap();
+            let expected = e.analytic().unwrap();
+            assert!(
+                (measured / expected - 1.0).abs() < 0.05,
+                "{victim}: {measured} vs {expected}"
+            );
+        }
     }
 
     #[test]

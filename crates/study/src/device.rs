@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use iosteer_device::waf::{analytic, WafExperiment, RESERVE_BLOCKS};
+use iosteer_device::waf::{WafExperiment, RESERVE_BLOCKS};
 use iosteer_device::{Device, DeviceConfig, Finished, Precondition, VictimPolicy};
 use iosteer_sched::{Command, Nanos, Op, Request};
 use iosteer_workload::round;
@@ -78,6 +78,10 @@ pub struct WafReport {
     pub analytic: Option<f64>,
     pub blocks: u32,
     pub pages_per_block: u32,
+    /// Bytes per page and per mapping unit: `waf` is in bytes, the closed
+    /// form counted in units.
+    pub page_size: u32,
+    pub mapping_unit: u32,
     pub reserve_blocks: u32,
     pub logical_pages: u64,
     pub seconds: f64,
@@ -88,6 +92,7 @@ pub fn waf(
     alpha: f64,
     blocks: u32,
     pages_per_block: u32,
+    (page_size, mapping_unit): (u32, u32),
     seed: u64,
 ) -> Result<WafReport, DeviceError> {
     if blocks < 16 || pages_per_block < 2 {
@@ -99,6 +104,8 @@ pub fn waf(
     let experiment = WafExperiment {
         blocks,
         pages_per_block,
+        page_size,
+        mapping_unit,
         seed,
         ..WafExperiment::new(victim, alpha)
     };
@@ -110,9 +117,11 @@ pub fn waf(
         victim: victim.name().to_string(),
         alpha,
         waf: round(measured, 4),
-        analytic: analytic(victim, alpha, pages_per_block).map(|a| round(a, 4)),
+        analytic: experiment.analytic().map(|a| round(a, 4)),
         blocks,
         pages_per_block,
+        page_size,
+        mapping_unit,
         reserve_blocks: RESERVE_BLOCKS,
         logical_pages: experiment.logical_pages(),
         seconds: round(started.elapsed().as_secs_f64(), 3),
@@ -207,11 +216,11 @@ mod tests {
 
     #[test]
     fn a_small_waf_run_reports_measured_and_analytic() {
-        let r = waf(VictimPolicy::Fifo, 1.5, 256, 16, 1).unwrap();
+        let r = waf(VictimPolicy::Fifo, 1.5, 256, 16, (4096, 4096), 1).unwrap();
         assert_eq!(r.victim, "fifo");
         assert!(r.waf > 1.0 && r.analytic.unwrap() > 1.0);
-        assert!(waf(VictimPolicy::Fifo, 0.9, 256, 16, 1).is_err());
-        assert!(waf(VictimPolicy::Fifo, 1.5, 4, 16, 1).is_err());
+        assert!(waf(VictimPolicy::Fifo, 0.9, 256, 16, (4096, 4096), 1).is_err());
+        assert!(waf(VictimPolicy::Fifo, 1.5, 4, 16, (4096, 4096), 1).is_err());
     }
 
     #[test]

@@ -12,7 +12,9 @@ use std::collections::VecDeque;
 
 use iosteer_sched::Nanos;
 
+use super::buffer::NO_GROUP;
 use super::Device;
+use crate::config::WritePlacement;
 use crate::ftl::GcWork;
 
 /// What a die spends its time on; a read that waits is charged to these.
@@ -33,6 +35,11 @@ pub(super) struct PageTask {
     /// really needs the space, not when the command arrives.
     pub(super) lpn: u32,
     pub(super) placed: bool,
+    /// A sector-mapped write's group of units (see `buffer`), or
+    /// [`NO_GROUP`] for a page of its own.
+    pub(super) group: u32,
+    /// A read's physical page (its plane decides multi-plane partners).
+    pub(super) page: u32,
     /// The FTL stream a write goes to (by its lifetime hint).
     pub(super) stream: u8,
     /// When the task reached the die (writes: when their data is in).
@@ -47,6 +54,8 @@ pub(super) struct Die {
     /// End of the operation under way (in the past when idle).
     pub(super) busy_until: Nanos,
     pub(super) running: Option<Running>,
+    /// Reads that run with the one in `running` (a multi-plane read).
+    pub(super) batch: Vec<PageTask>,
     pub(super) host: VecDeque<PageTask>,
     /// Victims cleaned in the map whose moves and erases are still owed.
     pub(super) owed: VecDeque<GcWork>,
@@ -101,6 +110,15 @@ impl Device {
         self.channels[c] = self.channels[c].max(until);
     }
 
+    /// The die a write of logical unit `lpn` goes to at `now`, by
+    /// `ftl.write_placement`.
+    pub(super) fn write_die(&mut self, lpn: u32, now: Nanos) -> usize {
+        match self.config.ftl.write_placement {
+            WritePlacement::LeastBusy => self.least_busy_die(now),
+            WritePlacement::Striped => (lpn / self.units_per_page) as usize % self.dies.len(),
+        }
+    }
+
     /// The die whose queued work ends first, scanning from a rotating start
     /// so ties spread.
     pub(super) fn least_busy_die(&mut self, now: Nanos) -> usize {
@@ -116,17 +134,23 @@ impl Device {
             .expect("a drive has dies")
     }
 
-    /// Queues a page operation at die `d`: a write of `(lpn, stream)`, or a
-    /// read.
+    /// Queues a page operation at die `d`: a write of `(lpn, stream)` (on a
+    /// sector-mapped drive `(group, stream)`), or a read.
     pub(super) fn enqueue_page(
         &mut self,
         d: usize,
         slot: u32,
         write: Option<(u32, u8)>,
+        read_page: u32,
         at: Nanos,
     ) {
         let (lpn, stream) = write.unwrap_or((0, 0));
         let write = write.is_some();
+        let group = if write && self.sector_mapped() {
+            lpn
+        } else {
+            NO_GROUP
+        };
         let cost = if write { self.t_program } else { self.t_read };
         let die = &mut self.dies[d];
         let mut seen = die.spent;
@@ -140,11 +164,16 @@ impl Device {
             write,
             lpn,
             placed: false,
+            group,
+            page: read_page,
             stream,
             arrived: at,
             seen,
         });
         die.queued_time += cost;
+        if self.holding_dies {
+            return;
+        }
         if die.running.is_none() {
             let from = at.max(die.busy_until);
             self.run_next(d, from);
@@ -157,6 +186,9 @@ impl Device {
     /// valid data (the time stays on `d`), and owes the GC that made room.
     fn place(&mut self, d: usize, task: &mut PageTask, at: Nanos) {
         task.placed = true;
+        if task.group != NO_GROUP {
+            return self.place_group(d, task, at);
+        }
         self.merge_write_with_owed_move(task.lpn);
         let n = self.dies.len();
         let placed = (0..n).map(|i| (d + i) % n).find_map(|die| {
@@ -174,6 +206,39 @@ impl Device {
         if die != d && self.dies[die].running.is_none() {
             let from = at.max(self.dies[die].busy_until);
             self.run_next(die, from);
+        }
+    }
+
+    /// Maps the units of a sector-mapped write's group on die `d` (or the
+    /// next dies, as [`Device::place`] does), padding a partly filled page,
+    /// and owes the GC that made room.
+    fn place_group(&mut self, d: usize, task: &PageTask, at: Nanos) {
+        let n = self.dies.len();
+        let stream = usize::from(task.stream);
+        let len = self.groups[task.group as usize].len as usize;
+        let mut last_die = d;
+        for i in 0..len {
+            let lpn = u64::from(self.groups[task.group as usize].lpns[i]);
+            let placed = (0..n).map(|k| (d + k) % n).find_map(|die| {
+                self.ftl
+                    .write(lpn, die as u32, stream)
+                    .ok()
+                    .map(|placed| (die, placed))
+            });
+            let Some((die, placed)) = placed else {
+                let slot = self.groups[task.group as usize].slots[i];
+                self.fail_command(slot);
+                continue;
+            };
+            last_die = die;
+            self.owe_gc(die, placed.gc, false);
+            if die != d && self.dies[die].running.is_none() {
+                let from = at.max(self.dies[die].busy_until);
+                self.run_next(die, from);
+            }
+        }
+        if len < self.units_per_page as usize {
+            self.ftl.pad(last_die as u32, stream);
         }
     }
 
@@ -210,9 +275,12 @@ impl Device {
             "a host write went before owed GC outside state 1"
         );
         let at = at.max(task.arrived);
-        if !task.write {
+        let pages = if task.write {
+            1
+        } else {
             self.count_read_wait(d, &task);
-        }
+            self.gather_read_partners(d, &task)
+        };
         let (cost, kind) = if task.write {
             (self.t_program, DieWork::Program)
         } else {
@@ -228,8 +296,9 @@ impl Device {
             self.channels[c] = loaded;
             loaded + self.t_program
         } else {
-            let read_done = at + self.t_read;
-            let out = self.channels[c].max(read_done) + self.t_page_transfer;
+            let read_done = at + self.t_read + self.extra_plane_time(pages);
+            let transfer = Nanos(self.t_page_transfer.0 * u64::from(pages));
+            let out = self.channels[c].max(read_done) + transfer;
             self.channels[c] = out;
             out
         };
@@ -239,7 +308,7 @@ impl Device {
 
     /// A read starting on die `d` waited for what the die started since it
     /// came, by kind of work.
-    fn count_read_wait(&mut self, d: usize, task: &PageTask) {
+    pub(super) fn count_read_wait(&mut self, d: usize, task: &PageTask) {
         self.stats.host_pages_read += 1;
         let die = &self.dies[d];
         let waits = [
@@ -254,9 +323,16 @@ impl Device {
 
     /// Die `d`'s operation ended at `at`.
     pub(super) fn finish_operation(&mut self, d: usize, at: Nanos) {
-        if let Some(Running::Host(task)) = self.dies[d].running.take() {
-            self.page_done(task.slot, at);
+        self.finish_batch(d, at);
+        match self.dies[d].running.take() {
+            Some(Running::Host(task)) if task.group != NO_GROUP => self.group_done(task.group, at),
+            Some(Running::Host(task)) => self.page_done(task.slot, at),
+            _ => {}
         }
-        self.run_next(d, at);
+        // A destaged page may have let the cache take a write whose pages
+        // already started this die.
+        if self.dies[d].running.is_none() {
+            self.run_next(d, at);
+        }
     }
 }

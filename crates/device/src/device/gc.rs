@@ -36,8 +36,14 @@ pub struct GcModeBusy {
 }
 
 /// Whether the drive merges host requests with owed GC moves.
+/// Not on a sector-mapped drive (its moves are counted in pages, a host
+/// write in units, so a write cannot cancel a move one for one), nor with
+/// multi-plane moves (a cancelled move would leave its partner's time owed).
 pub(super) fn merges(config: &DeviceConfig) -> bool {
-    config.gc.merge && config.gc.mode == GcMode::SemiPreemptive
+    config.gc.merge
+        && config.gc.mode == GcMode::SemiPreemptive
+        && config.units_per_page() == 1
+        && !config.multi_plane.enabled
 }
 
 impl Die {
@@ -59,22 +65,28 @@ impl Die {
 
     /// Takes the next step of the GC owed: one page move or one erase, or
     /// a whole victim when `blocking`.
-    fn take_gc_step(&mut self, blocking: bool) -> GcWork {
+    /// A step moves up to `planes` pages at once (a multi-plane move).
+    fn take_gc_step(&mut self, blocking: bool, planes: u32) -> GcWork {
         let work = self.owed.front_mut().expect("the die owes GC");
         let step = if blocking {
             std::mem::take(work)
         } else if work.pages_moved > 0 {
-            work.pages_moved -= 1;
+            let moved = work.pages_moved.min(planes);
+            work.pages_moved -= moved;
             GcWork {
-                pages_moved: 1,
-                blocks_erased: 0,
+                pages_moved: moved,
+                ..GcWork::default()
             }
         } else {
-            work.blocks_erased -= 1;
-            GcWork {
+            // The victim's extra page reads go with its erase.
+            let step = GcWork {
                 pages_moved: 0,
-                blocks_erased: 1,
-            }
+                extra_reads: work.extra_reads,
+                blocks_erased: work.blocks_erased.min(1),
+            };
+            work.extra_reads = 0;
+            work.blocks_erased -= step.blocks_erased;
+            step
         };
         if work.is_empty() {
             self.owed.pop_front();
@@ -101,10 +113,16 @@ impl Device {
         Ok(())
     }
 
-    /// Die time of GC work: each page move an array read and a program.
+    /// Die time of GC work: each page move an array read and a program
+    /// (multi-plane: each `planes` moves one read and one program, plus the
+    /// extra planes' time), each extra read an array read.
     fn gc_cost(&self, work: GcWork) -> Nanos {
+        let moves = work.pages_moved;
+        let operations = moves.div_ceil(self.planes_per_operation());
         Nanos(
-            u64::from(work.pages_moved) * (self.t_read.0 + self.t_program.0)
+            u64::from(operations) * (self.t_read.0 + self.t_program.0)
+                + 2 * u64::from(moves - operations) * self.t_plane_extra.0
+                + u64::from(work.extra_reads) * self.t_read.0
                 + u64::from(work.blocks_erased) * self.t_erase.0,
         )
     }
@@ -114,7 +132,6 @@ impl Device {
         if work.is_empty() {
             return;
         }
-        let cost = self.gc_cost(work);
         let victims = u64::from(work.blocks_erased);
         if background {
             self.stats.background_victims += victims;
@@ -128,19 +145,26 @@ impl Device {
                 self.pending_moves.insert(lpn, (d as u32, false));
             }
         }
+        let mut cost = Nanos::ZERO;
         let die = &mut self.dies[d];
         die.owed_erases += work.blocks_erased;
         die.owed_moves += work.pages_moved;
-        die.owed_time += cost;
         // The FTL reports the victims of one cleaning together; each victim's
         // erase follows its own moves.
         let (moves, victims) = (work.pages_moved, work.blocks_erased.max(1));
+        let reads = work.extra_reads;
+        let share = |total: u32, i: u32| total * (i + 1) / victims - total * i / victims;
         for i in 0..victims {
-            die.owed.push_back(GcWork {
-                pages_moved: moves * (i + 1) / victims - moves * i / victims,
+            let victim = GcWork {
+                pages_moved: share(moves, i),
+                extra_reads: share(reads, i),
                 blocks_erased: u32::from(i < work.blocks_erased),
-            });
+            };
+            // Each victim's moves pair up on their own (multi-plane).
+            cost += self.gc_cost(victim);
+            self.dies[d].owed.push_back(victim);
         }
+        self.dies[d].owed_time += cost;
     }
 
     /// Merge: a host read of logical page `lpn` on die `d` lends an owed move
@@ -172,7 +196,7 @@ impl Device {
     fn cancel_move(&mut self, d: usize) {
         let t_move = self.gc_cost(GcWork {
             pages_moved: 1,
-            blocks_erased: 0,
+            ..GcWork::default()
         });
         let die = &mut self.dies[d];
         if let Some(work) = die.owed.iter_mut().find(|w| w.pages_moved > 0) {
@@ -220,6 +244,7 @@ impl Device {
     /// Starts one page move or erase of what die `d` owes (NPGC: a whole
     /// victim), or resumes a suspended one; returns when it ends.
     pub(super) fn start_gc_step(&mut self, d: usize, at: Nanos) -> Nanos {
+        let planes = self.planes_per_operation();
         let die = &mut self.dies[d];
         die.running = Some(Running::Gc);
         if let Some(left) = die.suspended.take() {
@@ -228,7 +253,7 @@ impl Device {
             return at + left;
         }
         die.resumed = false;
-        let step = die.take_gc_step(self.config.gc.mode == GcMode::Blocking);
+        let step = die.take_gc_step(self.config.gc.mode == GcMode::Blocking, planes);
         let owed_cost = self.gc_cost(step);
         let die = &mut self.dies[d];
         die.owed_time = die.owed_time - owed_cost;

@@ -12,6 +12,7 @@ use std::cmp::Reverse;
 use iosteer_sched::{Command, DeviceView, Nanos, Op, Outcome};
 use thiserror::Error;
 
+use super::cache::DESTAGE_SLOT;
 use super::{micros, Device};
 
 /// A command in the drive.
@@ -68,6 +69,10 @@ impl Device {
         }
         self.run_dies(now);
         if self.non_queued(command.op) && self.in_flight > 0 {
+            if command.op == Op::Flush {
+                // The queue drains only once the write buffer is programmed.
+                self.flush_buffers(now);
+            }
             self.waiting = Some(command);
             return Ok(());
         }
@@ -80,7 +85,7 @@ impl Device {
         self.in_flight == 0 && self.waiting.is_none()
     }
 
-    fn non_queued(&self, op: Op) -> bool {
+    pub(super) fn non_queued(&self, op: Op) -> bool {
         let i = &self.config.interface;
         match op {
             Op::Trim => !i.queued_trim,
@@ -98,7 +103,10 @@ impl Device {
             Op::Read => self.queue_read(slot, start),
             Op::Write => self.queue_write(slot, start),
             Op::Trim => self.time_trim(slot, start),
-            Op::Flush => (Outcome::Ok, Some(start + micros(self.config.flush_us))),
+            Op::Flush => {
+                self.flush_buffers(start);
+                (Outcome::Ok, self.flush_done(slot, start))
+            }
         };
         if outcome == Outcome::Error {
             self.stats.errors += 1;
@@ -140,13 +148,14 @@ impl Device {
             .command
     }
 
-    /// Logical pages `[first, last]` a byte range touches, or `None` past the end.
+    /// Logical units (pages when page-mapped) `[first, last]` a byte range
+    /// touches, or `None` past the end.
     fn pages(&self, offset: u64, len: u64) -> Option<(u64, u64)> {
         if len == 0 {
             return Some((1, 0));
         }
         let end = offset.checked_add(len)?;
-        (end <= self.capacity()).then(|| (offset / self.page_size, (end - 1) / self.page_size))
+        (end <= self.capacity()).then(|| (offset / self.unit_size, (end - 1) / self.unit_size))
     }
 
     fn send_over_link(&mut self, ready: Nanos, bytes: u64) -> Nanos {
@@ -164,15 +173,27 @@ impl Device {
         let Some((first, last)) = self.pages(request.offset.0, len) else {
             return (Outcome::Error, Some(start));
         };
+        // Multi-plane: the dies start once every page is queued, so a read's
+        // pages can pair up.
+        self.holding_dies = self.config.multi_plane.enabled;
         let mut pages = 0;
+        let mut last_page = None;
         for lpn in first..=last {
             let Some(ppn) = self.ftl.lookup(lpn as u32) else {
                 continue;
             };
+            // Units of one page that follow each other cost one page read.
+            let page = self.ftl.page_of(ppn);
+            if last_page.replace(page) == Some(page) {
+                continue;
+            }
             let d = self.ftl.die_of(ppn) as usize;
             self.lend_read_to_owed_move(lpn as u32, d);
-            self.enqueue_page(d, slot, None, start);
+            self.enqueue_page(d, slot, None, page, start);
             pages += 1;
+        }
+        if std::mem::take(&mut self.holding_dies) {
+            self.start_held_dies(start);
         }
         self.in_flight_mut(slot).pages_left = pages;
         if pages == 0 {
@@ -191,10 +212,23 @@ impl Device {
             return (Outcome::Error, Some(start));
         };
         let data_in = self.send_over_link(start, len);
+        if self.config.cache.writes_back() {
+            let units = (first..=last).count() as u64;
+            let done = self.cache_write(slot, (first, units), stream, data_in);
+            return (Outcome::Ok, done);
+        }
+        if self.sector_mapped() {
+            let units = (first..=last).count() as u32;
+            self.in_flight_mut(slot).pages_left = units;
+            for lpn in first..=last {
+                self.buffer_unit(lpn as u32, slot, stream, data_in);
+            }
+            return (Outcome::Ok, (units == 0).then_some(data_in));
+        }
         let mut pages = 0;
         for lpn in first..=last {
-            let d = self.least_busy_die(data_in);
-            self.enqueue_page(d, slot, Some((lpn as u32, stream)), data_in);
+            let d = self.write_die(lpn as u32, data_in);
+            self.enqueue_page(d, slot, Some((lpn as u32, stream)), 0, data_in);
             pages += 1;
         }
         self.in_flight_mut(slot).pages_left = pages;
@@ -205,8 +239,31 @@ impl Device {
     }
 
     /// Unmaps the pages a TRIM covers whole; returns when the controller is
-    /// done with it.
+    /// done with it (`None` while a write-back cache still holds writes,
+    /// which the TRIM must not be undone by: it then runs once they are
+    /// programmed, see [`Device::run_deferred_trim`]).
     fn time_trim(&mut self, slot: u32, start: Nanos) -> (Outcome, Option<Nanos>) {
+        if self.defer_trim(slot) {
+            return (Outcome::Ok, None);
+        }
+        self.unmap_trim(slot, start)
+    }
+
+    /// Runs a TRIM the cache held back, at `at`.
+    pub(super) fn run_deferred_trim(&mut self, slot: u32, at: Nanos) {
+        let (outcome, done) = self.unmap_trim(slot, at);
+        let done = done.expect("an unmapped TRIM has its time");
+        self.in_flight_mut(slot).outcome = outcome;
+        if outcome == Outcome::Error {
+            self.stats.errors += 1;
+        }
+        if self.exclusive_until.is_some() {
+            self.exclusive_until = Some(done);
+        }
+        self.completions.push(Reverse((done, slot)));
+    }
+
+    fn unmap_trim(&mut self, slot: u32, start: Nanos) -> (Outcome, Option<Nanos>) {
         let mut outcome = Outcome::Ok;
         let requests = self.command(slot).requests.clone();
         for request in &requests {
@@ -214,10 +271,10 @@ impl Device {
                 outcome = Outcome::Error;
                 continue;
             };
-            // Only pages the range covers whole are unmapped.
-            let whole_first = first + u64::from(request.offset.0 % self.page_size != 0);
+            // Only units the range covers whole are unmapped.
+            let whole_first = first + u64::from(request.offset.0 % self.unit_size != 0);
             let end = request.end();
-            let whole_last = if end % self.page_size == 0 || end == self.capacity() {
+            let whole_last = if end % self.unit_size == 0 || end == self.capacity() {
                 last
             } else {
                 last.wrapping_sub(1)
@@ -235,6 +292,11 @@ impl Device {
 
     /// A write's page could not be placed anywhere: the command fails.
     pub(super) fn fail_command(&mut self, slot: u32) {
+        if slot == DESTAGE_SLOT {
+            // The write completed when cached: the loss shows in the stats.
+            self.stats.errors += 1;
+            return;
+        }
         if let Some(entry) = self.slots[slot as usize].as_mut() {
             entry.outcome = Outcome::Error;
         }
@@ -243,6 +305,9 @@ impl Device {
     /// One page of the command in `slot` is done at `at`; after its last, a
     /// read's data crosses the link and the command completes.
     pub(super) fn page_done(&mut self, slot: u32, at: Nanos) {
+        if slot == DESTAGE_SLOT {
+            return self.unit_destaged(at);
+        }
         let entry = self.in_flight_mut(slot);
         entry.pages_left -= 1;
         if entry.pages_left > 0 {

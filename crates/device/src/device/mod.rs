@@ -41,12 +41,19 @@
 //! This file holds the [`Device`] itself, what it reports, and the event loop
 //! ([`Device::next_event`], [`Device::advance`]) that ties the parts together.
 
+mod buffer;
+mod cache;
 mod dies;
 mod gc;
 mod host;
+mod planes;
 mod precondition;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_planes;
+#[cfg(test)]
+mod tests_sectors;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -56,6 +63,7 @@ use iosteer_sched::{Command, Nanos};
 use crate::config::{ConfigError, DeviceConfig};
 use crate::ftl::{Ftl, FtlCounters};
 
+use buffer::{OpenGroup, WriteGroup};
 use dies::Die;
 use host::InFlight;
 
@@ -89,6 +97,9 @@ pub struct DeviceStats {
     pub die_gc_busy: Vec<Nanos>,
     /// Erases per block over the drive's life (preconditioning included).
     pub wear: Wear,
+    /// Bytes per page and per mapping unit, for write amplification in bytes.
+    pub page_size: u32,
+    pub mapping_unit: u32,
 }
 
 /// Erase counts per block: the spread shows how evenly the drive wears.
@@ -109,9 +120,16 @@ impl DeviceStats {
         }
     }
 
-    /// NAND pages written per host page written.
+    /// NAND pages written per host page written (units when sector-mapped).
     pub fn write_amplification(&self) -> f64 {
         self.ftl.write_amplification()
+    }
+
+    /// NAND bytes programmed (whole pages, padding included) per byte of the
+    /// mapping units the host wrote.
+    pub fn write_amplification_bytes(&self) -> f64 {
+        self.ftl
+            .write_amplification_bytes(self.page_size, self.mapping_unit)
     }
 }
 
@@ -137,6 +155,21 @@ pub struct Device {
     config: DeviceConfig,
     ftl: Ftl,
     page_size: u64,
+    /// Bytes per mapping unit, and units per page (1: page-mapped).
+    unit_size: u64,
+    units_per_page: u32,
+    /// Sector-mapped write buffer: groups of units (one page program each),
+    /// the free ones, each stream's filling group, and how long a partly
+    /// filled group waits.
+    groups: Vec<WriteGroup>,
+    free_groups: Vec<u32>,
+    open_groups: Vec<Option<OpenGroup>>,
+    t_buffer_flush: Nanos,
+    /// Die time each plane beyond the first adds to a multi-plane operation.
+    t_plane_extra: Nanos,
+    /// While a read's pages are queued, dies do not start (multi-plane).
+    holding_dies: bool,
+    cache: cache::Cache,
     t_read: Nanos,
     t_program: Nanos,
     t_erase: Nanos,
@@ -187,6 +220,15 @@ impl Device {
         Ok(Device {
             ftl,
             page_size,
+            unit_size: u64::from(config.ftl.mapping_unit.min(g.page_size)),
+            units_per_page: config.units_per_page(),
+            groups: Vec::new(),
+            free_groups: Vec::new(),
+            open_groups: vec![None; config.gc.streams() as usize],
+            t_buffer_flush: micros(config.ftl.buffer_flush_us),
+            t_plane_extra: micros(config.multi_plane.extra_us_per_plane),
+            holding_dies: false,
+            cache: cache::Cache::new(config.cache.bytes()),
             t_read: micros(t.page_read_us),
             t_program: micros(t.page_program_us),
             t_erase: micros(t.block_erase_us),
@@ -222,13 +264,15 @@ impl Device {
 
     /// Bytes the host can address.
     pub fn capacity(&self) -> u64 {
-        u64::from(self.ftl.logical_pages()) * self.page_size
+        u64::from(self.ftl.logical_units()) * self.unit_size
     }
 
     pub fn stats(&self) -> DeviceStats {
         DeviceStats {
             ftl: self.ftl.counters,
             wear: Wear::of(self.ftl.erase_counts()),
+            page_size: self.page_size as u32,
+            mapping_unit: self.unit_size as u32,
             ..self.stats.clone()
         }
     }
@@ -240,6 +284,7 @@ impl Device {
             self.completions.peek().map(|Reverse((t, _))| *t),
             self.die_events.peek().map(|Reverse((t, _, _))| *t),
             self.next_background_gc(),
+            self.next_buffer_flush(),
         ]
         .into_iter()
         .flatten()
@@ -273,6 +318,12 @@ impl Device {
     fn run_dies(&mut self, now: Nanos) {
         loop {
             let die_next = self.die_events.peek().map(|Reverse((t, _, _))| *t);
+            if let Some(flush) = self.next_buffer_flush() {
+                if flush <= now && die_next.is_none_or(|t| flush <= t) {
+                    self.flush_timed_out(flush);
+                    continue;
+                }
+            }
             let gc_next = self.next_background_gc();
             match (die_next, gc_next) {
                 (Some(t), g) if t <= now && g.is_none_or(|g| t <= g) => {

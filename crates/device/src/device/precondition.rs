@@ -17,8 +17,8 @@ use crate::ftl::{FtlError, HOST_STREAM};
 pub struct Precondition {
     /// Fraction of the logical space written sequentially first.
     pub fill: f64,
-    /// Random single-page overwrites of the filled space, in multiples of the
-    /// logical capacity.
+    /// Random single-unit (page, when page-mapped) overwrites of the filled
+    /// space, in multiples of the logical capacity.
     pub overwrite: f64,
     pub seed: u64,
 }
@@ -41,7 +41,7 @@ impl Device {
     /// lets idle GC refill every die to the high watermark. Counters start
     /// afresh; wear is kept.
     pub fn precondition(&mut self, plan: Precondition) -> Result<(), FtlError> {
-        let filled = (f64::from(self.ftl.logical_pages()) * plan.fill.clamp(0.0, 1.0)) as u64;
+        let filled = (f64::from(self.ftl.logical_units()) * plan.fill.clamp(0.0, 1.0)) as u64;
         self.fill_and_overwrite(filled, plan)?;
         self.refill_free_blocks()?;
         self.ftl.reset_counters();

@@ -257,6 +257,7 @@ fn die_owing_gc(mode: GcMode, erased: u32) -> Device {
         GcWork {
             pages_moved: 0,
             blocks_erased: free - erased,
+            ..GcWork::default()
         },
         false,
     );
@@ -266,6 +267,8 @@ fn die_owing_gc(mode: GcMode, erased: u32) -> Device {
             write,
             lpn: 0,
             placed: true,
+            group: super::buffer::NO_GROUP,
+            page: 0,
             stream: 0,
             arrived: Nanos::ZERO,
             seen: [Nanos::ZERO; 3],
@@ -326,6 +329,7 @@ fn read_during_an_erase(suspend: bool) -> Nanos {
     let erase = GcWork {
         pages_moved: 0,
         blocks_erased: 1,
+        ..GcWork::default()
     };
     d.owe_gc(0, erase, false);
     d.run_next(0, Nanos::ZERO);

@@ -2,8 +2,16 @@
 //! collection. It counts work but knows no time; [`crate::Device`] turns the
 //! work into die time.
 //!
-//! - Page-mapped: `l2p[lpn]` is a physical page number (PPN) or [`UNMAPPED`];
-//!   `p2l[ppn]` maps back, so GC finds the owner of each valid page.
+//! - Mapped by units of `ftl.mapping_unit` bytes (4 KiB by default; the
+//!   page size makes a page-mapped drive): `l2p[lun]` is a physical unit
+//!   number (PUN: page * units per page + slot) or [`UNMAPPED`]; `p2l[pun]`
+//!   maps back, so GC finds the owner of each valid unit. Both are dense
+//!   arrays of `u32`, as cheap per unit as they were per page.
+//! - Units fill the open block's pages slot by slot (the write buffer of the
+//!   frontier); a page counts as programmed when its last slot is filled, or
+//!   when [`Ftl::pad`] closes a partly filled page (a flush of the buffer).
+//!   Valid counts, victims and GC moves are in units; [`GcWork`] says how
+//!   many pages GC read and programmed to move them.
 //! - Each die owns its blocks, free list and open blocks (one per stream:
 //!   stream 0 takes host writes, stream 1 GC relocations when
 //!   `separate_frontier` is on; lifetime hints can add streams). The caller
@@ -20,8 +28,8 @@
 //!   by a scan of the die's closed blocks (O(blocks)).
 //!
 //! Simplifications: no wear levelling (erase counts are kept for reports);
-//! no bad blocks; TRIM unmaps whole pages only; a partial-page write programs
-//! a whole page without reading the rest of the old one.
+//! no bad blocks; TRIM unmaps whole units only; a write smaller than a unit
+//! programs a whole unit without reading the rest of the old one.
 
 use std::collections::VecDeque;
 
@@ -59,8 +67,9 @@ pub enum BlockState {
 #[derive(Clone, Debug)]
 struct Block {
     state: BlockState,
+    /// Valid units.
     valid: u32,
-    /// Next page to program.
+    /// Next unit slot to fill (padding included).
     written: u32,
     erases: u32,
     /// The stream that wrote the block.
@@ -79,26 +88,31 @@ struct Die {
     /// The FTL's page writes when each stream last wrote on this die.
     last_write: Vec<u64>,
     fifo: VecDeque<u32>,
-    /// Greedy: head of the list of closed blocks with `v` valid pages.
+    /// Greedy: head of the list of closed blocks with `v` valid units.
     buckets: Vec<u32>,
 }
 
 /// Work done by garbage collection on one die.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct GcWork {
-    /// Valid pages moved (each a page read and a page program).
+    /// Page moves: each a page read and a page program. On a page-mapped
+    /// drive one per valid page; with smaller units, the pages programmed.
     pub pages_moved: u32,
+    /// Victim pages read beyond one per page move (sub-page units scattered
+    /// over more pages than they fill); each an array read.
+    pub extra_reads: u32,
     /// Blocks erased.
     pub blocks_erased: u32,
 }
 
 impl GcWork {
     pub fn is_empty(&self) -> bool {
-        self.blocks_erased == 0 && self.pages_moved == 0
+        self.blocks_erased == 0 && self.pages_moved == 0 && self.extra_reads == 0
     }
 
     fn add(&mut self, other: GcWork) {
         self.pages_moved += other.pages_moved;
+        self.extra_reads += other.extra_reads;
         self.blocks_erased += other.blocks_erased;
     }
 }
@@ -106,11 +120,14 @@ impl GcWork {
 /// Where a write went, and the GC it needed first.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Placed {
+    /// The physical unit now holding the data.
     pub ppn: u32,
     pub gc: GcWork,
 }
 
-/// Totals since the last [`Ftl::reset_counters`].
+/// Totals since the last [`Ftl::reset_counters`]. The `*_pages_*` counts
+/// but `pages_programmed` are in mapping units, which are pages on a
+/// page-mapped drive.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct FtlCounters {
     pub host_pages_written: u64,
@@ -118,23 +135,40 @@ pub struct FtlCounters {
     pub blocks_erased: u64,
     pub gc_victims: u64,
     pub pages_trimmed: u64,
+    /// NAND pages programmed, host and GC, padded ones included.
+    pub pages_programmed: u64,
+    /// Unit slots programmed empty by flushes of partly filled pages.
+    pub units_padded: u64,
 }
 
 impl FtlCounters {
-    /// NAND page writes over host page writes (1.0 before any write).
+    /// NAND unit writes over host unit writes (1.0 before any write).
     pub fn write_amplification(&self) -> f64 {
         if self.host_pages_written == 0 {
             return 1.0;
         }
         (self.host_pages_written + self.gc_pages_moved) as f64 / self.host_pages_written as f64
     }
+
+    /// NAND bytes programmed (whole pages, padding included) over the bytes
+    /// of the mapping units the host wrote (1.0 before any write).
+    pub fn write_amplification_bytes(&self, page_size: u32, mapping_unit: u32) -> f64 {
+        if self.host_pages_written == 0 {
+            return 1.0;
+        }
+        let nand = self.pages_programmed as f64 * f64::from(page_size);
+        nand / (self.host_pages_written as f64 * f64::from(mapping_unit))
+    }
 }
 
 #[derive(Clone, Debug)]
 pub struct Ftl {
     pages_per_block: u32,
+    units_per_page: u32,
+    /// Unit slots per block: the unit of `Block::written` and `valid`.
+    units_per_block: u32,
     blocks_per_die: u32,
-    logical_pages: u32,
+    logical_units: u32,
     victim: VictimPolicy,
     low_watermark: u32,
     gc_stream: usize,
@@ -156,6 +190,7 @@ impl Ftl {
     pub fn new(config: &DeviceConfig) -> Ftl {
         let g = &config.geometry;
         let ppb = g.pages_per_block;
+        let upp = config.units_per_page();
         let bpd = g.blocks_per_die();
         let streams = config.gc.streams() as usize;
         let blocks = (0..g.blocks())
@@ -177,13 +212,15 @@ impl Ftl {
                 open: vec![UNMAPPED; streams],
                 last_write: vec![0; streams],
                 fifo: VecDeque::new(),
-                buckets: vec![UNMAPPED; ppb as usize + 1],
+                buckets: vec![UNMAPPED; (ppb * upp) as usize + 1],
             })
             .collect();
         Ftl {
             pages_per_block: ppb,
+            units_per_page: upp,
+            units_per_block: ppb * upp,
             blocks_per_die: bpd,
-            logical_pages: config.logical_pages() as u32,
+            logical_units: config.logical_units() as u32,
             victim: config.gc.victim,
             low_watermark: config.gc.low_watermark,
             hint_streams: config.gc.hint_streams,
@@ -194,8 +231,8 @@ impl Ftl {
             } else {
                 HOST_STREAM
             },
-            l2p: vec![UNMAPPED; config.logical_pages() as usize],
-            p2l: vec![UNMAPPED; g.physical_pages() as usize],
+            l2p: vec![UNMAPPED; config.logical_units() as usize],
+            p2l: vec![UNMAPPED; (g.physical_pages() * u64::from(upp)) as usize],
             blocks,
             dies,
             page_writes: 0,
@@ -231,8 +268,23 @@ impl Ftl {
         first_hint_stream + gc_offset + hint
     }
 
+    /// Logical pages: the logical units a page holds, counted as pages.
     pub fn logical_pages(&self) -> u32 {
-        self.logical_pages
+        self.logical_units / self.units_per_page
+    }
+
+    /// Logical mapping units the host sees (pages on a page-mapped drive).
+    pub fn logical_units(&self) -> u32 {
+        self.logical_units
+    }
+
+    pub fn units_per_page(&self) -> u32 {
+        self.units_per_page
+    }
+
+    /// The physical page holding physical unit `pun`.
+    pub fn page_of(&self, pun: u32) -> u32 {
+        pun / self.units_per_page
     }
 
     pub fn dies(&self) -> u32 {
@@ -243,7 +295,7 @@ impl Ftl {
         self.pages_per_block
     }
 
-    /// The physical page holding `lpn`, if any.
+    /// The physical unit holding logical unit `lpn`, if any.
     pub fn lookup(&self, lpn: u32) -> Option<u32> {
         self.l2p
             .get(lpn as usize)
@@ -251,8 +303,9 @@ impl Ftl {
             .filter(|p| *p != UNMAPPED)
     }
 
+    /// The die of physical unit `ppn`.
     pub fn die_of(&self, ppn: u32) -> u32 {
-        ppn / self.pages_per_block / self.blocks_per_die
+        ppn / self.units_per_block / self.blocks_per_die
     }
 
     pub fn free_blocks(&self, die: u32) -> u32 {
@@ -284,12 +337,12 @@ impl Ftl {
     }
 
     fn check_lpn(&self, lpn: u64) -> Result<u32, FtlError> {
-        if lpn < u64::from(self.logical_pages) {
+        if lpn < u64::from(self.logical_units) {
             Ok(lpn as u32)
         } else {
             Err(FtlError::OutOfRange {
                 lpn,
-                pages: u64::from(self.logical_pages),
+                pages: u64::from(self.logical_units),
             })
         }
     }
@@ -304,6 +357,30 @@ impl Ftl {
         self.map(lpn, ppn);
         self.counters.host_pages_written += 1;
         Ok(Placed { ppn, gc })
+    }
+
+    /// Closes the partly filled page of `die`'s open block for `stream`, if
+    /// any: its empty slots are programmed as padding (a flush of the write
+    /// buffer). Returns the slots padded.
+    pub fn pad(&mut self, die: u32, stream: usize) -> u32 {
+        let block = self.dies[die as usize].open[stream];
+        if block == UNMAPPED {
+            return 0;
+        }
+        let b = &mut self.blocks[block as usize];
+        let filled = b.written % self.units_per_page;
+        if filled == 0 {
+            return 0;
+        }
+        let padding = self.units_per_page - filled;
+        b.written += padding;
+        self.counters.pages_programmed += 1;
+        self.counters.units_padded += u64::from(padding);
+        if b.written == self.units_per_block {
+            self.dies[die as usize].open[stream] = UNMAPPED;
+            self.close(block);
+        }
+        padding
     }
 
     /// Unmaps `lpn`; returns whether it held data.
@@ -342,10 +419,10 @@ impl Ftl {
             self.put_back_victim(die, victim);
             return Ok(None);
         }
-        let ppb = self.pages_per_block;
-        let mut moved = 0;
-        for page in 0..ppb {
-            let old = victim * ppb + page;
+        let programmed_before = self.counters.pages_programmed;
+        let (mut moved, mut pages_read, mut last_page) = (0u32, 0u32, UNMAPPED);
+        let first = victim * self.units_per_block;
+        for old in first..first + self.units_per_block {
             let lpn = self.p2l[old as usize];
             if lpn == UNMAPPED {
                 continue;
@@ -358,17 +435,23 @@ impl Ftl {
             self.blocks[victim as usize].valid -= 1;
             self.map(lpn, new);
             moved += 1;
+            if self.page_of(old) != last_page {
+                last_page = self.page_of(old);
+                pages_read += 1;
+            }
         }
         self.erase(victim);
         self.counters.gc_pages_moved += u64::from(moved);
         self.counters.gc_victims += 1;
+        let programmed = (self.counters.pages_programmed - programmed_before) as u32;
         Ok(Some(GcWork {
-            pages_moved: moved,
+            pages_moved: programmed,
+            extra_reads: pages_read.saturating_sub(programmed),
             blocks_erased: 1,
         }))
     }
 
-    /// Pages GC can still write on `die`: the rest of its open GC block and
+    /// Units GC can still write on `die`: the rest of its open GC block and
     /// every free block.
     fn room_for_relocation(&self, die: u32, stream: usize) -> u32 {
         let d = &self.dies[die as usize];
@@ -376,9 +459,9 @@ impl Ftl {
         let in_open = if open == UNMAPPED {
             0
         } else {
-            self.pages_per_block - self.blocks[open as usize].written
+            self.units_per_block - self.blocks[open as usize].written
         };
-        in_open + d.free.len() as u32 * self.pages_per_block
+        in_open + d.free.len() as u32 * self.units_per_block
     }
 
     fn put_back_victim(&mut self, die: u32, block: u32) {
@@ -400,10 +483,10 @@ impl Ftl {
         self.counters.blocks_erased += 1;
     }
 
-    /// The next page of `die`'s open block for `stream`, opening a free block
-    /// when needed.
+    /// The next unit slot of `die`'s open block for `stream`, opening a free
+    /// block when needed; a page is programmed when its last slot fills.
     fn allocate(&mut self, die: u32, stream: usize) -> Result<u32, FtlError> {
-        let ppb = self.pages_per_block;
+        let upb = self.units_per_block;
         let mut block = self.dies[die as usize].open[stream];
         if block == UNMAPPED {
             self.close_idle_streams(die, stream);
@@ -416,11 +499,14 @@ impl Ftl {
             self.dies[die as usize].open[stream] = block;
         }
         let b = &mut self.blocks[block as usize];
-        let ppn = block * ppb + b.written;
+        let ppn = block * upb + b.written;
         b.written += 1;
+        if b.written % self.units_per_page == 0 {
+            self.counters.pages_programmed += 1;
+        }
         self.page_writes += 1;
         self.dies[die as usize].last_write[stream] = self.page_writes;
-        if b.written == ppb {
+        if b.written == upb {
             self.dies[die as usize].open[stream] = UNMAPPED;
             self.close(block);
         }
@@ -463,7 +549,7 @@ impl Ftl {
     fn map(&mut self, lpn: u32, ppn: u32) {
         self.l2p[lpn as usize] = ppn;
         self.p2l[ppn as usize] = lpn;
-        let block = ppn / self.pages_per_block;
+        let block = ppn / self.units_per_block;
         self.change_valid(block, 1);
     }
 
@@ -475,7 +561,7 @@ impl Ftl {
         }
         self.l2p[lpn as usize] = UNMAPPED;
         self.p2l[old as usize] = UNMAPPED;
-        self.change_valid(old / self.pages_per_block, -1);
+        self.change_valid(old / self.units_per_block, -1);
         true
     }
 
@@ -524,7 +610,7 @@ impl Ftl {
 
     /// Removes and returns the victim of `die`, if cleaning one frees space.
     fn take_victim(&mut self, die: u32) -> Option<u32> {
-        let ppb = self.pages_per_block;
+        let ppb = self.units_per_block;
         match self.victim {
             VictimPolicy::Greedy => {
                 let valid = self.dies[die as usize].buckets[..ppb as usize]
@@ -559,7 +645,7 @@ impl Ftl {
 
     /// Checks every structural invariant; for tests.
     pub fn check_invariants(&self) -> Result<(), String> {
-        let ppb = self.pages_per_block;
+        let ppb = self.units_per_block;
         let mut owner = vec![false; self.p2l.len()];
         for (lpn, &ppn) in self.l2p.iter().enumerate() {
             if ppn == UNMAPPED {
@@ -571,6 +657,14 @@ impl Ftl {
             if self.p2l[ppn as usize] != lpn as u32 {
                 return Err(format!("p2l[{ppn}] does not point back to {lpn}"));
             }
+        }
+        // A physical unit that names an owner the owner does not name back is
+        // a stale copy GC would move over the live one.
+        if let Some(stale) = (0..self.p2l.len()).find(|p| {
+            let lpn = self.p2l[*p];
+            lpn != UNMAPPED && !owner[*p]
+        }) {
+            return Err(format!("physical unit {stale} holds a stale copy"));
         }
         for (block, b) in self.blocks.iter().enumerate() {
             let first = block as u32 * ppb;
@@ -654,79 +748,4 @@ impl Ftl {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::DeviceConfig;
-
-    /// A tiny drive: 2 dies x 16 blocks x 8 pages.
-    fn tiny(victim: VictimPolicy, separate: bool) -> Ftl {
-        let mut c = DeviceConfig::preset("diskSim-slc").unwrap();
-        c.geometry.channels = 1;
-        c.geometry.dies_per_channel = 2;
-        c.geometry.planes_per_die = 1;
-        c.geometry.blocks_per_plane = 16;
-        c.geometry.pages_per_block = 8;
-        c.gc.victim = victim;
-        c.gc.low_watermark = 2;
-        c.gc.high_watermark = 3;
-        c.gc.separate_frontier = separate;
-        c.over_provisioning = 0.45;
-        c.validate().unwrap();
-        Ftl::new(&c)
-    }
-
-    #[test]
-    fn trim_then_read_is_unmapped() {
-        let mut ftl = tiny(VictimPolicy::Greedy, true);
-        ftl.write(5, 0, HOST_STREAM).unwrap();
-        assert!(ftl.lookup(5).is_some());
-        assert!(ftl.trim(5).unwrap());
-        assert_eq!(ftl.lookup(5), None);
-        assert!(!ftl.trim(5).unwrap(), "a second trim finds nothing");
-        ftl.check_invariants().unwrap();
-    }
-
-    #[test]
-    fn an_overwrite_invalidates_the_old_copy() {
-        let mut ftl = tiny(VictimPolicy::Greedy, true);
-        let first = ftl.write(3, 0, HOST_STREAM).unwrap().ppn;
-        let second = ftl.write(3, 1, HOST_STREAM).unwrap().ppn;
-        assert_ne!(first, second);
-        assert_eq!(ftl.die_of(second), 1);
-        assert_eq!(ftl.lookup(3), Some(second));
-        ftl.check_invariants().unwrap();
-    }
-
-    #[test]
-    fn out_of_range_pages_are_refused() {
-        let mut ftl = tiny(VictimPolicy::Greedy, true);
-        let pages = u64::from(ftl.logical_pages());
-        assert_eq!(
-            ftl.write(pages, 0, 0),
-            Err(FtlError::OutOfRange { lpn: pages, pages })
-        );
-    }
-
-    #[test]
-    fn gc_keeps_the_pool_and_moves_only_valid_pages() {
-        for victim in VictimPolicy::ALL {
-            for separate in [true, false] {
-                let mut ftl = tiny(victim, separate);
-                let pages = u64::from(ftl.logical_pages());
-                let mut x = 1u64;
-                for i in 0..20 * pages {
-                    x = x
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    ftl.write((x >> 33) % pages, (i % 2) as u32, HOST_STREAM)
-                        .unwrap();
-                }
-                ftl.check_invariants().unwrap();
-                assert!(ftl.counters.gc_victims > 0, "{victim}: GC never ran");
-                assert!(ftl.free_blocks(0) >= 1 && ftl.free_blocks(1) >= 1);
-                let waf = ftl.counters.write_amplification();
-                assert!(waf > 1.0 && waf < 10.0, "{victim}: WAF {waf}");
-            }
-        }
-    }
-}
+mod tests;

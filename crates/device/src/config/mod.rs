@@ -5,10 +5,17 @@
 //! configuration file reads without comments. MB is 10^6 bytes, as in data
 //! sheets.
 
+mod features;
+
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
+
+pub use features::{
+    CacheConfig, CachePolicy, FtlConfig, MultiPlane, WritePlacement, MAX_UNITS_PER_PAGE,
+    SECTOR_BYTES,
+};
 
 /// A configuration that cannot describe a drive.
 #[derive(Debug, Error, Clone, PartialEq)]
@@ -27,8 +34,9 @@ pub enum ConfigError {
 }
 
 /// NAND organisation. The die is the unit of parallelism: it serves one NAND
-/// operation at a time. Planes only add capacity here; multi-plane operation
-/// is folded into the per-page timings of the presets.
+/// operation at a time. Blocks are spread over planes in turn; multi-plane
+/// operations (`[multi_plane]`) serve pages of different planes at once, and
+/// the presets, which leave them off, fold them into their per-page timings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Geometry {
@@ -37,7 +45,7 @@ pub struct Geometry {
     pub planes_per_die: u32,
     pub blocks_per_plane: u32,
     pub pages_per_block: u32,
-    /// Bytes per page; also the FTL's mapping unit.
+    /// Bytes per page (the FTL maps units of `ftl.mapping_unit` bytes).
     pub page_size: u32,
 }
 
@@ -272,8 +280,15 @@ pub struct DeviceConfig {
     pub gc: GcConfig,
     pub trim_cost: TrimCost,
     /// Time a FLUSH takes (writes are programmed before they complete, so a
-    /// flush only commits metadata).
+    /// flush only commits metadata, and programs partly filled pages).
     pub flush_us: f64,
+    /// Mapping unit and write buffer.
+    #[serde(default)]
+    pub ftl: FtlConfig,
+    #[serde(default)]
+    pub multi_plane: MultiPlane,
+    #[serde(default)]
+    pub cache: CacheConfig,
 }
 
 impl DeviceConfig {
@@ -286,6 +301,18 @@ impl DeviceConfig {
         self.logical_pages() * u64::from(self.geometry.page_size)
     }
 
+    /// Mapping units per page (1 on a page-mapped drive); 1 when the unit
+    /// does not divide the page (which `validate` refuses).
+    pub fn units_per_page(&self) -> u32 {
+        let unit = self.ftl.mapping_unit.max(1);
+        (self.geometry.page_size / unit).max(1)
+    }
+
+    /// Logical mapping units the host sees.
+    pub fn logical_units(&self) -> u64 {
+        self.logical_pages() * u64::from(self.units_per_page())
+    }
+
     /// Parses a TOML description; `file` names it in errors.
     pub fn from_toml(text: &str, file: &str) -> Result<DeviceConfig, ConfigError> {
         let config: DeviceConfig = toml::from_str(text).map_err(|e| ConfigError::Toml {
@@ -296,8 +323,14 @@ impl DeviceConfig {
         Ok(config)
     }
 
+    /// The drive as TOML, each section of `features` preceded by comments
+    /// on its keys.
     pub fn to_toml(&self) -> String {
-        toml::to_string_pretty(self).expect("a config always serializes")
+        let mut text = toml::to_string_pretty(self).expect("a config always serializes");
+        for (header, doc) in features::SECTION_DOCS {
+            text = text.replacen(&format!("\n{header}\n"), &format!("\n{doc}{header}\n"), 1);
+        }
+        text
     }
 
     /// A preset by name, or an error listing the presets.
@@ -346,11 +379,15 @@ impl DeviceConfig {
                 "more than 2^24 blocks per die (planes_per_die x blocks_per_plane)",
             );
         }
-        if dies * blocks_per_die * u64::from(g.pages_per_block) >= u64::from(u32::MAX) {
+        self.ftl.validate(g)?;
+        self.multi_plane.validate(g)?;
+        let units =
+            dies * blocks_per_die * u64::from(g.pages_per_block) * u64::from(self.units_per_page());
+        if units >= u64::from(u32::MAX) {
             return invalid(
                 "geometry",
-                g.physical_pages(),
-                "more than 2^32 - 1 pages; use larger pages or fewer blocks",
+                units,
+                "more than 2^32 - 1 mapping units; use larger pages or units, or fewer blocks",
             );
         }
         let positive_rates = [
@@ -437,7 +474,9 @@ fn invalid(field: &'static str, value: impl ToString, reason: &str) -> Result<()
 
 type PresetFn = fn() -> DeviceConfig;
 
-/// Every preset, by name.
+/// Every preset, by name. Each is page-mapped (`ftl.mapping_unit` = page
+/// size) and leaves multi-plane operations off: the studies built on them
+/// rely on that model, and their per-page timings fold the planes in.
 pub const PRESETS: &[(&str, PresetFn)] = &[
     ("consumer-sata", consumer_sata),
     ("enterprise-nvme", enterprise_nvme),
@@ -501,16 +540,17 @@ fn preset_gc(mode: GcMode, high_watermark: u32, background_idle_ms: f64) -> GcCo
 ///   consumes before foreground GC starts (the paper's 5-10 GB on a drive ~30x
 ///   larger).
 pub fn consumer_sata() -> DeviceConfig {
+    let geometry = Geometry {
+        channels: 8,
+        dies_per_channel: 1,
+        planes_per_die: 2,
+        blocks_per_plane: 544,
+        pages_per_block: 256,
+        page_size: 16384,
+    };
     DeviceConfig {
         name: "consumer-sata".into(),
-        geometry: Geometry {
-            channels: 8,
-            dies_per_channel: 1,
-            planes_per_die: 2,
-            blocks_per_plane: 544,
-            pages_per_block: 256,
-            page_size: 16384,
-        },
+        geometry: geometry.clone(),
         timing: Timing {
             page_read_us: 60.0,
             page_program_us: 650.0,
@@ -534,6 +574,9 @@ pub fn consumer_sata() -> DeviceConfig {
             size_exponent: 1.0,
         },
         flush_us: 200.0,
+        ftl: FtlConfig::page_mapped(&geometry),
+        multi_plane: MultiPlane::off(),
+        cache: CacheConfig::none(),
     }
 }
 
@@ -550,16 +593,17 @@ pub fn consumer_sata() -> DeviceConfig {
 /// - Background GC after 20 ms idle; watermarks 4 and 16 blocks per die;
 ///   semi-preemptive foreground GC.
 pub fn enterprise_nvme() -> DeviceConfig {
+    let geometry = Geometry {
+        channels: 16,
+        dies_per_channel: 2,
+        planes_per_die: 2,
+        blocks_per_plane: 256,
+        pages_per_block: 256,
+        page_size: 16384,
+    };
     DeviceConfig {
         name: "enterprise-nvme".into(),
-        geometry: Geometry {
-            channels: 16,
-            dies_per_channel: 2,
-            planes_per_die: 2,
-            blocks_per_plane: 256,
-            pages_per_block: 256,
-            page_size: 16384,
-        },
+        geometry: geometry.clone(),
         timing: Timing {
             page_read_us: 50.0,
             page_program_us: 500.0,
@@ -583,6 +627,9 @@ pub fn enterprise_nvme() -> DeviceConfig {
             size_exponent: 1.0,
         },
         flush_us: 20.0,
+        ftl: FtlConfig::page_mapped(&geometry),
+        multi_plane: MultiPlane::off(),
+        cache: CacheConfig::none(),
     }
 }
 
@@ -599,16 +646,17 @@ pub fn enterprise_nvme() -> DeviceConfig {
 /// - The paper's traces know no NCQ; a 32-deep queue with queued TRIM stands
 ///   in for it.
 pub fn disksim_slc() -> DeviceConfig {
+    let geometry = Geometry {
+        channels: 1,
+        dies_per_channel: 2,
+        planes_per_die: 4,
+        blocks_per_plane: 2048,
+        pages_per_block: 64,
+        page_size: 4096,
+    };
     DeviceConfig {
         name: "diskSim-slc".into(),
-        geometry: Geometry {
-            channels: 1,
-            dies_per_channel: 2,
-            planes_per_die: 4,
-            blocks_per_plane: 2048,
-            pages_per_block: 64,
-            page_size: 4096,
-        },
+        geometry: geometry.clone(),
         timing: Timing {
             page_read_us: 25.0,
             page_program_us: 200.0,
@@ -632,6 +680,9 @@ pub fn disksim_slc() -> DeviceConfig {
             size_exponent: 1.0,
         },
         flush_us: 50.0,
+        ftl: FtlConfig::page_mapped(&geometry),
+        multi_plane: MultiPlane::off(),
+        cache: CacheConfig::none(),
     }
 }
 

@@ -1,0 +1,174 @@
+//! The DRAM write cache (`[cache]`): with `write_back`, a write completes
+//! once its data is in the cache, and its pages go on to the dies behind it
+//! (the destage), owned by no command. The cache holds `size_mib` of data
+//! not yet programmed; a write that does not fit waits (the drive throttles)
+//! until destaged pages make room, and then completes. A FLUSH waits until
+//! the cache is empty, unless the cache is `power_protected`, when it
+//! completes at once. With `write_through` writes complete when programmed,
+//! as without a cache, and only the FLUSH rule applies.
+//!
+//! Simplification: reads are not served from the cache (a read of data
+//! still cached reads its last programmed copy, at NAND cost).
+
+use std::cmp::Reverse;
+use std::collections::VecDeque;
+
+use iosteer_sched::Nanos;
+
+use super::{micros, Device};
+
+/// The slot of page tasks that destage the cache: they belong to no command.
+pub(super) const DESTAGE_SLOT: u32 = u32::MAX - 1;
+
+/// A write waiting for room in the cache.
+#[derive(Copy, Clone, Debug)]
+pub(super) struct Throttled {
+    slot: u32,
+    first: u64,
+    units: u64,
+    stream: u8,
+    data_in: Nanos,
+}
+
+/// The cache's state.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Cache {
+    /// Bytes cached and not yet programmed, and the most it may hold.
+    dirty: u64,
+    capacity: u64,
+    throttled: VecDeque<Throttled>,
+    /// FLUSH and TRIM commands (slots) waiting for the cache to empty.
+    flushes: Vec<u32>,
+    trims: Vec<u32>,
+}
+
+impl Cache {
+    pub(super) fn new(capacity: u64) -> Cache {
+        Cache {
+            capacity,
+            ..Cache::default()
+        }
+    }
+
+    fn empty(&self) -> bool {
+        self.dirty == 0 && self.throttled.is_empty() && self.trims.is_empty()
+    }
+}
+
+impl Device {
+    /// Takes a write-back write of units `first..first + units` whose data is
+    /// in at `data_in`; returns its completion if it fits now.
+    pub(super) fn cache_write(
+        &mut self,
+        slot: u32,
+        (first, units): (u64, u64),
+        stream: u8,
+        data_in: Nanos,
+    ) -> Option<Nanos> {
+        let write = Throttled {
+            slot,
+            first,
+            units,
+            stream,
+            data_in,
+        };
+        // Behind a held TRIM, writes wait too: the TRIM must not unmap them.
+        let behind = !self.cache.throttled.is_empty() || !self.cache.trims.is_empty();
+        if behind || !self.fits(units) {
+            self.cache.throttled.push_back(write);
+            return None;
+        }
+        self.admit(write, data_in);
+        Some(data_in)
+    }
+
+    /// Whether `units` more fit (a write larger than the whole cache fits
+    /// an empty one, or it would never go in).
+    fn fits(&self, units: u64) -> bool {
+        let bytes = units * self.unit_size;
+        self.cache.dirty == 0 || self.cache.dirty + bytes <= self.cache.capacity
+    }
+
+    /// Puts a write's units in the cache at `at` and starts destaging them.
+    fn admit(&mut self, write: Throttled, at: Nanos) {
+        self.cache.dirty += write.units * self.unit_size;
+        for lpn in write.first..write.first + write.units {
+            if self.sector_mapped() {
+                self.buffer_unit(lpn as u32, DESTAGE_SLOT, write.stream, at);
+            } else {
+                let d = self.write_die(lpn as u32, at);
+                let page = Some((lpn as u32, write.stream));
+                self.enqueue_page(d, DESTAGE_SLOT, page, 0, at);
+            }
+        }
+    }
+
+    /// A destaged unit (a page, when page-mapped) was programmed at `at`:
+    /// throttled writes that now fit go in and complete; an empty cache
+    /// releases the FLUSHes.
+    pub(super) fn unit_destaged(&mut self, at: Nanos) {
+        self.cache.dirty -= self.unit_size;
+        if self.cache.dirty == 0 {
+            for slot in std::mem::take(&mut self.cache.trims) {
+                self.run_deferred_trim(slot, at);
+            }
+        }
+        self.admit_throttled(at);
+        if self.cache.empty() {
+            let done = at + micros(self.config.flush_us);
+            for slot in std::mem::take(&mut self.cache.flushes) {
+                if self.exclusive_until.is_some() {
+                    self.exclusive_until = Some(done);
+                }
+                self.completions.push(Reverse((done, slot)));
+            }
+        }
+    }
+
+    /// Takes in, in order, the throttled writes that fit at `at`.
+    fn admit_throttled(&mut self, at: Nanos) {
+        if !self.cache.trims.is_empty() {
+            return;
+        }
+        while let Some(write) = self.cache.throttled.front().copied() {
+            if !self.fits(write.units) {
+                break;
+            }
+            self.cache.throttled.pop_front();
+            let done = at.max(write.data_in);
+            self.admit(write, done);
+            self.completions.push(Reverse((done, write.slot)));
+        }
+    }
+
+    /// Whether the TRIM in `slot` must wait for the cache to empty (it would
+    /// otherwise unmap data a later destage maps again).
+    pub(super) fn defer_trim(&mut self, slot: u32) -> bool {
+        if !self.config.cache.writes_back() || self.cache.dirty == 0 {
+            return false;
+        }
+        self.cache.trims.push(slot);
+        if self.non_queued(iosteer_sched::Op::Trim) {
+            self.exclusive_until = Some(Nanos(u64::MAX));
+        }
+        true
+    }
+
+    /// When a FLUSH starting at `start` completes, or `None` while it waits
+    /// for the cache to empty (it is then released by [`Device::unit_destaged`]).
+    pub(super) fn flush_done(&mut self, slot: u32, start: Nanos) -> Option<Nanos> {
+        let cache = &self.config.cache;
+        if cache.size_mib > 0 && cache.power_protected {
+            return Some(start);
+        }
+        if !cache.writes_back() || self.cache.empty() {
+            return Some(start + micros(self.config.flush_us));
+        }
+        self.cache.flushes.push(slot);
+        if self.non_queued(iosteer_sched::Op::Flush) {
+            // Holds the queue until the cache is empty.
+            self.exclusive_until = Some(Nanos(u64::MAX));
+        }
+        None
+    }
+}

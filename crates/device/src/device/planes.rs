@@ -1,0 +1,104 @@
+//! Multi-plane operations: a die reads (or GC moves) up to `planes_per_die`
+//! pages of different planes in one operation, each plane beyond the first
+//! adding `multi_plane.extra_us_per_plane`; with `same_page_offset` the
+//! pages must also sit at one page offset in their blocks (ONFI's rule on
+//! many parts).
+//!
+//! Where a page is: the FTL's block of a die is taken as a multi-plane block
+//! (one block per plane, programmed together, as controllers that use
+//! multi-plane programs lay data out), so its consecutive pages lie in the
+//! planes in turn: plane = page in block mod planes, offset = page in block
+//! div planes. A sequential extent written on one die then reads back two
+//! (or more) pages per operation. Host programs stay one page per operation
+//! here; GC's page moves go `planes_per_die` at a time.
+
+use iosteer_sched::Nanos;
+
+use super::dies::PageTask;
+use super::Device;
+
+/// How far into a die's queue a read looks for partners: a bound on the
+/// per-operation cost, deep enough for any NCQ or NVMe queue's reads of one
+/// die to pair up.
+const PARTNER_SCAN: usize = 32;
+
+impl Device {
+    /// Pages per operation: `planes_per_die` with multi-plane on, else 1.
+    pub(super) fn planes_per_operation(&self) -> u32 {
+        if self.config.multi_plane.enabled {
+            self.config.geometry.planes_per_die
+        } else {
+            1
+        }
+    }
+
+    /// Plane and page offset of physical page `page` (see the module doc).
+    fn plane_and_offset(&self, page: u32) -> (u32, u32) {
+        let planes = self.config.geometry.planes_per_die;
+        let in_block = page % self.config.geometry.pages_per_block;
+        (in_block % planes, in_block / planes)
+    }
+
+    /// Takes from die `d`'s queue the reads that can join `first` in one
+    /// multi-plane read (different planes, and one offset if required) into
+    /// the die's batch; returns how many pages the operation reads.
+    pub(super) fn gather_read_partners(&mut self, d: usize, first: &PageTask) -> u32 {
+        let planes = self.planes_per_operation();
+        if planes == 1 {
+            return 1;
+        }
+        let same_offset = self.config.multi_plane.same_page_offset;
+        let (plane, offset) = self.plane_and_offset(first.page);
+        let mut used = 1u64 << plane;
+        let mut index = 0;
+        let mut scanned = 0;
+        while index < self.dies[d].host.len() && scanned < PARTNER_SCAN {
+            scanned += 1;
+            let task = self.dies[d].host[index];
+            let (p, o) = self.plane_and_offset(task.page);
+            let fits = !task.write && used & (1 << p) == 0 && (!same_offset || o == offset);
+            if !fits {
+                index += 1;
+                continue;
+            }
+            used |= 1 << p;
+            let task = self.dies[d].host.remove(index).expect("index is in range");
+            self.dies[d].queued_time = self.dies[d].queued_time - self.t_read;
+            self.count_read_wait(d, &task);
+            self.dies[d].batch.push(task);
+            if self.dies[d].batch.len() + 1 == planes as usize {
+                break;
+            }
+        }
+        1 + self.dies[d].batch.len() as u32
+    }
+
+    /// Die time the extra planes of an operation of `pages` pages add.
+    pub(super) fn extra_plane_time(&self, pages: u32) -> Nanos {
+        Nanos(u64::from(pages.saturating_sub(1)) * self.t_plane_extra.0)
+    }
+
+    /// Starts the idle dies that were given pages while held.
+    pub(super) fn start_held_dies(&mut self, at: Nanos) {
+        for d in 0..self.dies.len() {
+            let die = &self.dies[d];
+            if die.running.is_none() && !die.host.is_empty() {
+                let from = at.max(die.busy_until);
+                self.run_next(d, from);
+            }
+        }
+    }
+
+    /// Completes the reads that ran with die `d`'s operation ending at `at`.
+    pub(super) fn finish_batch(&mut self, d: usize, at: Nanos) {
+        if self.dies[d].batch.is_empty() {
+            return;
+        }
+        let mut batch = std::mem::take(&mut self.dies[d].batch);
+        for task in batch.drain(..) {
+            self.page_done(task.slot, at);
+        }
+        // Keep the allocation for the next batch.
+        self.dies[d].batch = batch;
+    }
+}

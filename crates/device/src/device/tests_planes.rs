@@ -1,0 +1,103 @@
+//! Tests of where and how dies work: multi-plane operations (a sequential
+//! extent on a 2-plane die reads in half the array operations, and GC's moves
+//! pair up the same way) and striped write placement.
+
+use iosteer_sched::{Command, Nanos, Op, Request};
+
+use super::{Device, Finished};
+use crate::config::{DeviceConfig, GcMode};
+use crate::ftl::GcWork;
+
+/// One 2-plane die of consumer-sata with a channel so fast that die time is
+/// array time; multi-plane on or off.
+fn one_die(multi_plane: bool) -> Device {
+    let mut c = DeviceConfig::preset("consumer-sata").unwrap();
+    c.geometry.channels = 1;
+    c.geometry.blocks_per_plane = 64;
+    c.timing.channel_mb_per_s = 1e6;
+    c.gc.high_watermark = 8;
+    c.over_provisioning = 0.2;
+    c.multi_plane.enabled = multi_plane;
+    Device::new(c).unwrap()
+}
+
+fn run_until_idle(device: &mut Device) -> Vec<Finished> {
+    let mut done = Vec::new();
+    while let Some(t) = device.next_event() {
+        if device.idle() {
+            break;
+        }
+        device.advance(t, &mut done);
+    }
+    done
+}
+
+/// Die time of reading back a 128 KiB extent just written.
+fn die_time_of_a_128k_read(multi_plane: bool) -> Nanos {
+    let mut d = one_die(multi_plane);
+    let len = 128 << 10;
+    let write = Command::single(Request::new(1, Op::Write, 0, len, Nanos::ZERO), Nanos::ZERO);
+    d.submit(write, Nanos::ZERO).unwrap();
+    let t = run_until_idle(&mut d)[0].at;
+    let before = d.stats().die_busy[0];
+    d.submit(Command::single(Request::new(2, Op::Read, 0, len, t), t), t)
+        .unwrap();
+    run_until_idle(&mut d);
+    d.stats().die_busy[0] - before
+}
+
+#[test]
+fn a_128k_read_on_two_planes_takes_about_half_the_die_time() {
+    let single = die_time_of_a_128k_read(false);
+    let multi = die_time_of_a_128k_read(true);
+    let ratio = multi.0 as f64 / single.0 as f64;
+    eprintln!("128 KiB read, die time: {single:?} single-plane, {multi:?} two-plane ({ratio:.3})");
+    // 8 reads of 60 us against 4 of 60 + 2 us.
+    assert!(
+        (0.45..0.6).contains(&ratio),
+        "{multi:?} / {single:?} = {ratio}"
+    );
+}
+
+#[test]
+fn gc_moves_pair_up_on_two_planes() {
+    let owed = |multi_plane: bool| {
+        let mut d = one_die(multi_plane);
+        d.config.gc.mode = GcMode::Blocking;
+        let victim = GcWork {
+            pages_moved: 64,
+            blocks_erased: 1,
+            ..GcWork::default()
+        };
+        d.owe_gc(0, victim, false);
+        d.dies[0].owed_time
+    };
+    let (single, multi) = (owed(false), owed(true));
+    // 64 moves of 710 us + 5 ms erase against 32 of 714 us + the erase.
+    assert!(multi.0 * 10 < single.0 * 7, "{multi:?} vs {single:?}");
+}
+
+#[test]
+fn striped_writes_go_to_the_die_of_their_page() {
+    let mut c = DeviceConfig::preset("consumer-sata").unwrap();
+    c.geometry.blocks_per_plane = 64;
+    c.gc.high_watermark = 8;
+    c.over_provisioning = 0.2;
+    c.ftl.write_placement = crate::config::WritePlacement::Striped;
+    let mut d = Device::new(c).unwrap();
+    // Pages 3, 11 and 19 of an 8-die drive: all on die 3, one after another.
+    for (id, page) in [3u64, 11, 19].into_iter().enumerate() {
+        let request = Request::new(id as u64, Op::Write, page * 16384, 16384, Nanos::ZERO);
+        d.submit(Command::single(request, Nanos::ZERO), Nanos::ZERO)
+            .unwrap();
+    }
+    let done = run_until_idle(&mut d);
+    for page in [3u32, 11, 19] {
+        assert_eq!(d.ftl().die_of(d.ftl().lookup(page).unwrap()), 3);
+    }
+    let last = done.iter().map(|f| f.at).max().unwrap();
+    assert!(
+        last > Nanos::from_micros(3 * 650),
+        "{last:?}: queued on one die"
+    );
+}

@@ -1,0 +1,76 @@
+//! Tests of the FTL alone: mapping, TRIM, overwrites, GC's pool.
+
+use super::*;
+use crate::config::DeviceConfig;
+
+/// A tiny drive: 2 dies x 16 blocks x 8 pages.
+fn tiny(victim: VictimPolicy, separate: bool) -> Ftl {
+    let mut c = DeviceConfig::preset("diskSim-slc").unwrap();
+    c.geometry.channels = 1;
+    c.geometry.dies_per_channel = 2;
+    c.geometry.planes_per_die = 1;
+    c.geometry.blocks_per_plane = 16;
+    c.geometry.pages_per_block = 8;
+    c.gc.victim = victim;
+    c.gc.low_watermark = 2;
+    c.gc.high_watermark = 3;
+    c.gc.separate_frontier = separate;
+    c.over_provisioning = 0.45;
+    c.validate().unwrap();
+    Ftl::new(&c)
+}
+
+#[test]
+fn trim_then_read_is_unmapped() {
+    let mut ftl = tiny(VictimPolicy::Greedy, true);
+    ftl.write(5, 0, HOST_STREAM).unwrap();
+    assert!(ftl.lookup(5).is_some());
+    assert!(ftl.trim(5).unwrap());
+    assert_eq!(ftl.lookup(5), None);
+    assert!(!ftl.trim(5).unwrap(), "a second trim finds nothing");
+    ftl.check_invariants().unwrap();
+}
+
+#[test]
+fn an_overwrite_invalidates_the_old_copy() {
+    let mut ftl = tiny(VictimPolicy::Greedy, true);
+    let first = ftl.write(3, 0, HOST_STREAM).unwrap().ppn;
+    let second = ftl.write(3, 1, HOST_STREAM).unwrap().ppn;
+    assert_ne!(first, second);
+    assert_eq!(ftl.die_of(second), 1);
+    assert_eq!(ftl.lookup(3), Some(second));
+    ftl.check_invariants().unwrap();
+}
+
+#[test]
+fn out_of_range_pages_are_refused() {
+    let mut ftl = tiny(VictimPolicy::Greedy, true);
+    let pages = u64::from(ftl.logical_pages());
+    assert_eq!(
+        ftl.write(pages, 0, 0),
+        Err(FtlError::OutOfRange { lpn: pages, pages })
+    );
+}
+
+#[test]
+fn gc_keeps_the_pool_and_moves_only_valid_pages() {
+    for victim in VictimPolicy::ALL {
+        for separate in [true, false] {
+            let mut ftl = tiny(victim, separate);
+            let pages = u64::from(ftl.logical_pages());
+            let mut x = 1u64;
+            for i in 0..20 * pages {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ftl.write((x >> 33) % pages, (i % 2) as u32, HOST_STREAM)
+                    .unwrap();
+            }
+            ftl.check_invariants().unwrap();
+            assert!(ftl.counters.gc_victims > 0, "{victim}: GC never ran");
+            assert!(ftl.free_blocks(0) >= 1 && ftl.free_blocks(1) >= 1);
+            let waf = ftl.counters.write_amplification();
+            assert!(waf > 1.0 && waf < 10.0, "{victim}: WAF {waf}");
+        }
+    }
+}

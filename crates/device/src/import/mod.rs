@@ -1,0 +1,149 @@
+//! Drives from other simulators' configurations: an MQSim `ssdconfig.xml`
+//! ([`mqsim`]) or the SSD block of a DiskSim 4.0 + SSD extension parameter
+//! file ([`disksim`]) becomes a [`DeviceConfig`], printed as our drive TOML
+//! (`iosteer device import`). Every parameter of the source is either mapped,
+//! its unit converted, or listed as not modelled, both as TOML comments
+//! above the drive, so nothing is dropped silently. What the source does not
+//! set comes from a named preset.
+
+pub mod disksim;
+pub mod mqsim;
+mod params;
+
+use std::fmt::Write as _;
+
+use thiserror::Error;
+
+use crate::config::{ConfigError, DeviceConfig};
+
+/// A configuration file that cannot be imported.
+#[derive(Debug, Error, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ImportError {
+    #[error("{file}: line {line}: {message}")]
+    Syntax {
+        file: String,
+        line: usize,
+        message: String,
+    },
+    #[error("{file}: `{name}` is missing; {needed}")]
+    Missing {
+        file: String,
+        name: String,
+        needed: String,
+    },
+    #[error("{file}: `{name}` = {value}: accepted: {accepted}")]
+    BadValue {
+        file: String,
+        name: String,
+        value: String,
+        accepted: String,
+    },
+    /// The parameters describe a drive our model refuses.
+    #[error("{file}: the imported drive is not valid: {source}")]
+    Config {
+        file: String,
+        #[source]
+        source: ConfigError,
+    },
+}
+
+/// One source parameter and what became of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Note {
+    /// The source's parameter(s) and value, as written there.
+    pub source: String,
+    /// Mapped: the TOML key and converted value; not modelled: why.
+    pub outcome: String,
+}
+
+/// An imported drive with its notes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Imported {
+    pub config: DeviceConfig,
+    /// The simulator and file it came from, and the preset behind it.
+    pub origin: String,
+    pub base_preset: &'static str,
+    pub mapped: Vec<Note>,
+    pub not_modelled: Vec<Note>,
+}
+
+impl Imported {
+    /// The drive as TOML, the mapping and what is not modelled above it as
+    /// comments.
+    pub fn to_toml(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "# Imported from {}.", self.origin);
+        let _ = writeln!(
+            out,
+            "# Parameters the source does not set come from the preset `{}`.",
+            self.base_preset
+        );
+        let _ = writeln!(out, "#\n# Mapped (source -> drive):");
+        for note in &self.mapped {
+            let _ = writeln!(out, "#   {} -> {}", note.source, note.outcome);
+        }
+        let _ = writeln!(out, "#\n# Not modelled:");
+        for note in &self.not_modelled {
+            let _ = writeln!(out, "#   {}: {}", note.source, note.outcome);
+        }
+        out.push('\n');
+        out + &self.config.to_toml()
+    }
+}
+
+/// Collects the notes of one import while the drive is filled in.
+pub(crate) struct Notes {
+    mapped: Vec<Note>,
+    not_modelled: Vec<Note>,
+}
+
+impl Notes {
+    pub(crate) fn new() -> Notes {
+        Notes {
+            mapped: Vec::new(),
+            not_modelled: Vec::new(),
+        }
+    }
+
+    pub(crate) fn mapped(&mut self, source: impl Into<String>, outcome: impl Into<String>) {
+        self.mapped.push(Note {
+            source: source.into(),
+            outcome: outcome.into(),
+        });
+    }
+
+    pub(crate) fn not_modelled(&mut self, source: impl Into<String>, why: impl Into<String>) {
+        self.not_modelled.push(Note {
+            source: source.into(),
+            outcome: why.into(),
+        });
+    }
+
+    /// The finished import, once the drive validates.
+    pub(crate) fn finish(
+        self,
+        config: DeviceConfig,
+        origin: String,
+        base_preset: &'static str,
+        file: &str,
+    ) -> Result<Imported, ImportError> {
+        config.validate().map_err(|source| ImportError::Config {
+            file: file.to_string(),
+            source,
+        })?;
+        Ok(Imported {
+            config,
+            origin,
+            base_preset,
+            mapped: self.mapped,
+            not_modelled: self.not_modelled,
+        })
+    }
+}
+
+/// Free blocks per die for a fraction of the die's blocks, at least 2 (GC
+/// needs a block to move data into).
+pub(crate) fn blocks_for_fraction(fraction: f64, blocks_per_die: u32) -> u32 {
+    ((fraction * f64::from(blocks_per_die)).ceil() as u32).max(2)
+}

@@ -1,0 +1,492 @@
+//! MQSim's `ssdconfig.xml` (CMU SAFARI's simulator) as our drive.
+//!
+//! The file is flat: each parameter a leaf element `<Name>value</Name>`
+//! inside `Host_Parameter_Set`, `Device_Parameter_Set` and
+//! `Flash_Parameter_Set`, so a small reader of leaf elements is all the XML
+//! it needs. MQSim times in nanoseconds, channel rates in MT/s over a width
+//! in bytes, PCIe lanes in GB/s each; GC thresholds are fractions of a
+//! plane's blocks, which become free blocks per die here.
+
+use super::params::{Param, Params};
+use super::{blocks_for_fraction, ImportError, Imported, Notes};
+use crate::config::{CachePolicy, DeviceConfig, GcMode, InterfaceKind, VictimPolicy};
+
+/// MQSim parameters the model leaves out, and why.
+const NOT_MODELLED: &[(&str, &str)] = &[
+    (
+        "SATA_Processing_Delay",
+        "used with SATA only (as the command overhead)",
+    ),
+    ("Enable_ResponseTime_Logging", "reports, not the drive"),
+    (
+        "ResponseTime_Logging_Period_Length",
+        "reports, not the drive",
+    ),
+    (
+        "Seed",
+        "the run's seed is the workload's and Precondition's",
+    ),
+    (
+        "Enabled_Preconditioning",
+        "aging is chosen per run (Precondition)",
+    ),
+    ("Queue_Fetch_Size", "the NVMe queue is fetched whole"),
+    ("Data_Cache_Sharing_Mode", "one cache for all streams"),
+    (
+        "Data_Cache_DRAM_Row_Size",
+        "DRAM timing: the cache costs no time",
+    ),
+    (
+        "Data_Cache_DRAM_Data_Rate",
+        "DRAM timing: the cache costs no time",
+    ),
+    (
+        "Data_Cache_DRAM_Data_Busrt_Size",
+        "DRAM timing: the cache costs no time",
+    ),
+    (
+        "Data_Cache_DRAM_tRCD",
+        "DRAM timing: the cache costs no time",
+    ),
+    (
+        "Data_Cache_DRAM_tCL",
+        "DRAM timing: the cache costs no time",
+    ),
+    (
+        "Data_Cache_DRAM_tRP",
+        "DRAM timing: the cache costs no time",
+    ),
+    (
+        "Ideal_Mapping_Table",
+        "the whole map is always in DRAM (ideal)",
+    ),
+    (
+        "CMT_Capacity",
+        "the whole map is always in DRAM (no mapping-table cache)",
+    ),
+    (
+        "CMT_Sharing_Mode",
+        "the whole map is always in DRAM (no mapping-table cache)",
+    ),
+    (
+        "Plane_Allocation_Scheme",
+        "pages go to the least busy die, blocks in order",
+    ),
+    (
+        "Transaction_Scheduling_Policy",
+        "each die serves its queue in order, GC by gc.mode",
+    ),
+    (
+        "Dynamic_Wearleveling_Enabled",
+        "no wear levelling (erase counts are reported)",
+    ),
+    (
+        "Static_Wearleveling_Enabled",
+        "no wear levelling (erase counts are reported)",
+    ),
+    (
+        "Static_Wearleveling_Threshold",
+        "no wear levelling (erase counts are reported)",
+    ),
+    (
+        "Preferred_suspend_erase_time_for_read",
+        "suspend policy: a read suspends any GC operation",
+    ),
+    (
+        "Preferred_suspend_erase_time_for_write",
+        "writes never suspend GC",
+    ),
+    (
+        "Preferred_suspend_write_time_for_read",
+        "host programs are not suspended",
+    ),
+    (
+        "Flash_Comm_Protocol",
+        "the channel is a rate (timing.channel_mb_per_s)",
+    ),
+    (
+        "Flash_Technology",
+        "cell type shows only through the latencies",
+    ),
+    ("Block_PE_Cycles_Limit", "no wear-out"),
+    ("Suspend_Program_Time", "host programs are not suspended"),
+    ("Page_Metadat_Capacity", "spare area is not modelled"),
+];
+
+/// Reads the leaf elements of an XML file: `(name, text, line)`.
+fn leaf_elements(text: &str, file: &str) -> Result<Vec<Param>, ImportError> {
+    let text = blank_comments(text);
+    let mut params = Vec::new();
+    let mut rest = text.as_str();
+    let mut offset = 0;
+    while let Some(open) = rest.find('<') {
+        let line = text[..offset + open].matches('\n').count() + 1;
+        let after = &rest[open + 1..];
+        let close = after.find('>').ok_or_else(|| ImportError::Syntax {
+            file: file.to_string(),
+            line,
+            message: "a tag is not closed with `>`".to_string(),
+        })?;
+        let tag = &after[..close];
+        let body = &after[close + 1..];
+        let is_open_tag = !tag.starts_with(['/', '?', '!']) && !tag.ends_with('/');
+        let name = tag.split_whitespace().next().unwrap_or("");
+        if is_open_tag {
+            let end_tag = format!("</{name}>");
+            if let Some(end) = body.find(&end_tag) {
+                if !body[..end].contains('<') {
+                    params.push(Param::new(name, &body[..end], line));
+                }
+            }
+        }
+        let consumed = open + 1 + close + 1;
+        offset += consumed;
+        rest = &rest[consumed..];
+    }
+    Ok(params)
+}
+
+/// The text with each `<!-- ... -->` blanked (newlines kept for line numbers).
+fn blank_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("<!--") {
+        out.push_str(&rest[..start]);
+        let end = rest[start..]
+            .find("-->")
+            .map_or(rest.len(), |e| start + e + 3);
+        out.extend(rest[start..end].chars().filter(|c| *c == '\n'));
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The drive of an MQSim `ssdconfig.xml`; `file` names it in errors.
+pub fn import(text: &str, file: &str) -> Result<Imported, ImportError> {
+    let mut p = Params::new(file, leaf_elements(text, file)?);
+    let mut notes = Notes::new();
+    let memory = p.text("Memory_Type").unwrap_or_else(|| "FLASH".to_string());
+    if !memory.eq_ignore_ascii_case("FLASH") {
+        return Err(p.bad("Memory_Type", &memory, "FLASH"));
+    }
+    let interface = p.required("HostInterface_Type")?;
+    let nvme = match interface.to_ascii_uppercase().as_str() {
+        "NVME" => true,
+        "SATA" => false,
+        _ => return Err(p.bad("HostInterface_Type", &interface, "NVME, SATA")),
+    };
+    let base = if nvme {
+        "enterprise-nvme"
+    } else {
+        "consumer-sata"
+    };
+    let mut c = DeviceConfig::preset(base).expect("the base presets exist");
+    notes.mapped(
+        format!("Memory_Type = {memory}"),
+        "NAND flash (the only kind)",
+    );
+    geometry(&mut p, &mut c, &mut notes)?;
+    timing(&mut p, &mut c, &mut notes)?;
+    host(&mut p, &mut c, &mut notes, nvme)?;
+    garbage_collection(&mut p, &mut c, &mut notes)?;
+    cache_and_mapping(&mut p, &mut c, &mut notes)?;
+    for param in p.unused() {
+        let why = NOT_MODELLED
+            .iter()
+            .find(|(name, _)| *name == param.name)
+            .map_or("unknown to the importer; ignored", |(_, why)| why);
+        let source = format!("{} = {} (line {})", param.name, param.value, param.line);
+        notes.not_modelled(source, why);
+    }
+    c.name = format!("mqsim-{}", if nvme { "nvme" } else { "sata" });
+    notes.finish(c, format!("MQSim {file}"), base, file)
+}
+
+fn geometry(p: &mut Params, c: &mut DeviceConfig, notes: &mut Notes) -> Result<(), ImportError> {
+    let channels = p.required_count("Flash_Channel_Count")?;
+    let chips = p.required_count("Chip_No_Per_Channel")?;
+    let dies = p.required_count("Die_No_Per_Chip")?;
+    let g = &mut c.geometry;
+    g.channels = channels;
+    g.dies_per_channel = chips * dies;
+    g.planes_per_die = p.required_count("Plane_No_Per_Die")?;
+    g.blocks_per_plane = p.required_count("Block_No_Per_Plane")?;
+    g.pages_per_block = p.required_count("Page_No_Per_Block")?;
+    g.page_size = p.required_count("Page_Capacity")?;
+    notes.mapped(
+        format!("Flash_Channel_Count = {channels}"),
+        format!("geometry.channels = {channels}"),
+    );
+    notes.mapped(
+        format!("Chip_No_Per_Channel = {chips} x Die_No_Per_Chip = {dies}"),
+        format!("geometry.dies_per_channel = {}", g.dies_per_channel),
+    );
+    for (source, key, value) in [
+        (
+            "Plane_No_Per_Die",
+            "geometry.planes_per_die",
+            g.planes_per_die,
+        ),
+        (
+            "Block_No_Per_Plane",
+            "geometry.blocks_per_plane",
+            g.blocks_per_plane,
+        ),
+        (
+            "Page_No_Per_Block",
+            "geometry.pages_per_block",
+            g.pages_per_block,
+        ),
+        ("Page_Capacity", "geometry.page_size", g.page_size),
+    ] {
+        notes.mapped(format!("{source} = {value}"), format!("{key} = {value}"));
+    }
+    Ok(())
+}
+
+/// The mean of MQSim's LSB, CSB and MSB latencies (ns) as microseconds.
+fn cell_latency_us(
+    p: &mut Params,
+    stem: &str,
+    notes: &mut Notes,
+    key: &str,
+) -> Result<f64, ImportError> {
+    let mut sum = 0.0;
+    let mut parts = Vec::new();
+    for bits in ["LSB", "CSB", "MSB"] {
+        let name = format!("{stem}_{bits}");
+        let ns = p.required_number(&name)?;
+        sum += ns;
+        parts.push(format!("{name} = {ns}"));
+    }
+    let us = sum / 3.0 / 1e3;
+    notes.mapped(
+        format!("{} ns", parts.join(", ")),
+        format!("{key} = {us} (their mean; one latency for every page)"),
+    );
+    Ok(us)
+}
+
+fn timing(p: &mut Params, c: &mut DeviceConfig, notes: &mut Notes) -> Result<(), ImportError> {
+    c.timing.page_read_us = cell_latency_us(p, "Page_Read_Latency", notes, "timing.page_read_us")?;
+    c.timing.page_program_us =
+        cell_latency_us(p, "Page_Program_Latency", notes, "timing.page_program_us")?;
+    let erase = p.required_number("Block_Erase_Latency")?;
+    c.timing.block_erase_us = erase / 1e3;
+    notes.mapped(
+        format!("Block_Erase_Latency = {erase} ns"),
+        format!("timing.block_erase_us = {}", c.timing.block_erase_us),
+    );
+    let rate = p.required_number("Channel_Transfer_Rate")?;
+    let width = p.number("Flash_Channel_Width")?.unwrap_or(1.0);
+    c.timing.channel_mb_per_s = rate * width;
+    notes.mapped(
+        format!("Channel_Transfer_Rate = {rate} MT/s x Flash_Channel_Width = {width} B"),
+        format!("timing.channel_mb_per_s = {}", c.timing.channel_mb_per_s),
+    );
+    Ok(())
+}
+
+fn host(
+    p: &mut Params,
+    c: &mut DeviceConfig,
+    notes: &mut Notes,
+    nvme: bool,
+) -> Result<(), ImportError> {
+    c.interface.kind = if nvme {
+        InterfaceKind::Nvme
+    } else {
+        InterfaceKind::Sata
+    };
+    notes.mapped(
+        format!(
+            "HostInterface_Type = {}",
+            if nvme { "NVME" } else { "SATA" }
+        ),
+        format!("interface.kind = {}", if nvme { "nvme" } else { "sata" }),
+    );
+    if let Some(depth) = p.number("IO_Queue_Depth")? {
+        c.interface.queue_depth = (depth as u32).max(1);
+        notes.mapped(
+            format!("IO_Queue_Depth = {depth}"),
+            format!("interface.queue_depth = {}", c.interface.queue_depth),
+        );
+    }
+    if nvme {
+        let lane = p.number("PCIe_Lane_Bandwidth")?.unwrap_or(1.0);
+        let lanes = p.number("PCIe_Lane_Count")?.unwrap_or(4.0);
+        c.timing.host_link_mb_per_s = lane * lanes * 1e3;
+        c.timing.command_overhead_us = 0.0;
+        notes.mapped(
+            format!("PCIe_Lane_Bandwidth = {lane} GB/s x PCIe_Lane_Count = {lanes}"),
+            format!(
+                "timing.host_link_mb_per_s = {}",
+                c.timing.host_link_mb_per_s
+            ),
+        );
+        notes.mapped(
+            "(no NVMe controller delay in MQSim)",
+            "timing.command_overhead_us = 0",
+        );
+    } else if let Some(delay) = p.number("SATA_Processing_Delay")? {
+        c.timing.command_overhead_us = delay / 1e3;
+        notes.mapped(
+            format!("SATA_Processing_Delay = {delay} ns"),
+            format!(
+                "timing.command_overhead_us = {}",
+                c.timing.command_overhead_us
+            ),
+        );
+    }
+    Ok(())
+}
+
+fn garbage_collection(
+    p: &mut Params,
+    c: &mut DeviceConfig,
+    notes: &mut Notes,
+) -> Result<(), ImportError> {
+    let blocks_per_die = c.geometry.blocks_per_die();
+    if let Some(op) = p.number("Overprovisioning_Ratio")? {
+        c.over_provisioning = op;
+        notes.mapped(
+            format!("Overprovisioning_Ratio = {op}"),
+            format!("over_provisioning = {op}"),
+        );
+    }
+    if let Some(threshold) = p.number("GC_Exec_Threshold")? {
+        let blocks = blocks_for_fraction(threshold, blocks_per_die);
+        c.gc.low_watermark = blocks;
+        c.gc.high_watermark = blocks;
+        notes.mapped(
+            format!("GC_Exec_Threshold = {threshold} of a plane's blocks"),
+            format!("gc.low_watermark = gc.high_watermark = {blocks} free blocks per die (no idle GC beyond it, as in MQSim)"),
+        );
+    }
+    if let Some(policy) = p.text("GC_Block_Selection_Policy") {
+        let (victim, how) = match policy.to_ascii_uppercase().as_str() {
+            "GREEDY" => (VictimPolicy::Greedy, "greedy"),
+            "RGA" => (
+                VictimPolicy::Greedy,
+                "greedy (RGA, randomized greedy, approximated by greedy)",
+            ),
+            "FIFO" => (VictimPolicy::Fifo, "fifo"),
+            "RANDOM" | "RANDOM_P" | "RANDOM_PP" => (
+                VictimPolicy::Greedy,
+                "greedy (random victims are not modelled)",
+            ),
+            _ => {
+                return Err(p.bad(
+                    "GC_Block_Selection_Policy",
+                    &policy,
+                    "GREEDY, RGA, RANDOM, RANDOM_P, RANDOM_PP, FIFO",
+                ));
+            }
+        };
+        c.gc.victim = victim;
+        notes.mapped(
+            format!("GC_Block_Selection_Policy = {policy}"),
+            format!("gc.victim = {how}"),
+        );
+    }
+    if let Some(copyback) = p.flag("Use_Copyback_for_GC")? {
+        c.gc.pipeline = copyback;
+        notes.mapped(
+            format!("Use_Copyback_for_GC = {copyback}"),
+            format!("gc.pipeline = {copyback} (true: GC moves stay off the channel)"),
+        );
+    }
+    if let Some(preemptible) = p.flag("Preemptible_GC_Enabled")? {
+        c.gc.mode = if preemptible {
+            GcMode::SemiPreemptive
+        } else {
+            GcMode::Blocking
+        };
+        notes.mapped(
+            format!("Preemptible_GC_Enabled = {preemptible}"),
+            format!("gc.mode = {}", c.gc.mode.name()),
+        );
+    }
+    if let Some(hard) = p.number("GC_Hard_Threshold")? {
+        let blocks = blocks_for_fraction(hard, blocks_per_die).min(c.gc.low_watermark);
+        c.gc.state2_below = blocks;
+        c.gc.state3_below = blocks;
+        notes.mapped(
+            format!("GC_Hard_Threshold = {hard} of a plane's blocks"),
+            format!("gc.state2_below = gc.state3_below = {blocks} (preemption stops below it)"),
+        );
+    }
+    suspension(p, c, notes)
+}
+
+fn suspension(p: &mut Params, c: &mut DeviceConfig, notes: &mut Notes) -> Result<(), ImportError> {
+    if let Some(support) = p.text("CMD_Suspension_Support") {
+        let suspend = match support.to_ascii_uppercase().as_str() {
+            "NONE" => false,
+            "ERASE" | "PROGRAM" | "PROGRAM_ERASE" => true,
+            _ => {
+                return Err(p.bad(
+                    "CMD_Suspension_Support",
+                    &support,
+                    "NONE, PROGRAM, ERASE, PROGRAM_ERASE",
+                ))
+            }
+        };
+        c.gc.suspend = suspend;
+        notes.mapped(
+            format!("CMD_Suspension_Support = {support}"),
+            format!("gc.suspend = {suspend} (GC operations only)"),
+        );
+    }
+    if let Some(ns) = p.number("Suspend_Erase_Time")? {
+        c.gc.suspend_us = ns / 1e3;
+        notes.mapped(
+            format!("Suspend_Erase_Time = {ns} ns"),
+            format!("gc.suspend_us = {}", c.gc.suspend_us),
+        );
+    }
+    Ok(())
+}
+
+fn cache_and_mapping(
+    p: &mut Params,
+    c: &mut DeviceConfig,
+    notes: &mut Notes,
+) -> Result<(), ImportError> {
+    if let Some(mapping) = p.text("Address_Mapping") {
+        if !mapping.eq_ignore_ascii_case("PAGE_LEVEL") {
+            return Err(p.bad(
+                "Address_Mapping",
+                &mapping,
+                "PAGE_LEVEL (HYBRID is not modelled)",
+            ));
+        }
+        c.ftl.mapping_unit = c.geometry.page_size;
+        notes.mapped(
+            format!("Address_Mapping = {mapping}"),
+            format!("ftl.mapping_unit = {} (page-mapped; MQSim's per-page bitmaps of written sectors are not kept)", c.ftl.mapping_unit),
+        );
+    }
+    c.multi_plane.enabled = c.geometry.planes_per_die > 1;
+    c.multi_plane.same_page_offset = true;
+    notes.mapped(
+        "(MQSim always issues multi-plane operations when it can)",
+        format!(
+            "multi_plane.enabled = {}, same_page_offset = true",
+            c.multi_plane.enabled
+        ),
+    );
+    let mechanism = p
+        .text("Caching_Mechanism")
+        .unwrap_or_else(|| "ADVANCED".to_string());
+    let capacity = p.number("Data_Cache_Capacity")?.unwrap_or(0.0);
+    c.cache.size_mib = (capacity / f64::from(1u32 << 20)).round() as u64;
+    c.cache.policy = CachePolicy::WriteBack;
+    c.cache.power_protected = false;
+    notes.mapped(
+        format!("Caching_Mechanism = {mechanism}, Data_Cache_Capacity = {capacity} B"),
+        format!("cache.size_mib = {}, policy = write_back", c.cache.size_mib),
+    );
+    Ok(())
+}

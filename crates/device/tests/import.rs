@@ -1,0 +1,168 @@
+//! Importing other simulators' drives: MQSim's own `ssdconfig.xml` (copied
+//! into tests/data, its origin noted there) and a DiskSim SSD block written
+//! from the validation suite's published parameters give drives whose TOML
+//! (what `iosteer device show` prints) carries those parameters, and every
+//! source parameter is either mapped or listed as not modelled.
+
+use iosteer_device::config::{CachePolicy, WritePlacement};
+use iosteer_device::import::{disksim, mqsim, ImportError, Imported};
+use iosteer_device::{DeviceConfig, GcMode, VictimPolicy};
+
+fn data(name: &str) -> String {
+    let path = format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The imported drive as `iosteer device show` would print it, read back.
+fn shown(imported: &Imported) -> DeviceConfig {
+    DeviceConfig::from_toml(&imported.to_toml(), "imported.toml").unwrap()
+}
+
+#[test]
+fn mqsim_ssdconfig_imports_with_its_parameters() {
+    let imported = mqsim::import(&data("mqsim-ssdconfig.xml"), "ssdconfig.xml").unwrap();
+    let c = shown(&imported);
+    assert_eq!(c, imported.config);
+    let g = &c.geometry;
+    assert_eq!((g.channels, g.dies_per_channel), (8, 4 * 2));
+    assert_eq!((g.planes_per_die, g.blocks_per_plane), (2, 2048));
+    assert_eq!((g.pages_per_block, g.page_size), (256, 8192));
+    assert_eq!(c.timing.page_read_us, 75.0);
+    assert_eq!(c.timing.page_program_us, 750.0);
+    assert_eq!(c.timing.block_erase_us, 3800.0);
+    assert_eq!(c.timing.channel_mb_per_s, 333.0);
+    assert_eq!(c.timing.host_link_mb_per_s, 4000.0);
+    assert_eq!(c.over_provisioning, 0.07);
+    assert_eq!(c.interface.queue_depth, 65535);
+    // GC below 5% of each plane's blocks: 205 of a die's 4096.
+    assert_eq!(c.gc.low_watermark, 205);
+    assert_eq!(c.gc.victim, VictimPolicy::Greedy);
+    assert_eq!(c.gc.mode, GcMode::Blocking);
+    assert!(!c.gc.pipeline, "no copy-back");
+    assert_eq!(c.cache.size_mib, 256);
+    assert_eq!(c.cache.policy, CachePolicy::WriteBack);
+    assert!(c.multi_plane.enabled);
+    let text = imported.to_toml();
+    for not_modelled in [
+        "CMT_Capacity",
+        "Seed = 321",
+        "Static_Wearleveling_Threshold",
+        "Data_Cache_DRAM_tRCD",
+    ] {
+        assert!(
+            imported
+                .not_modelled
+                .iter()
+                .any(|n| n.source.contains(not_modelled)),
+            "{not_modelled} is listed"
+        );
+        assert!(
+            text.contains(not_modelled),
+            "{not_modelled} in the TOML comments"
+        );
+    }
+}
+
+#[test]
+fn every_mqsim_parameter_is_mapped_or_listed() {
+    let xml = data("mqsim-ssdconfig.xml");
+    let imported = mqsim::import(&xml, "ssdconfig.xml").unwrap();
+    let notes: Vec<&str> = imported
+        .mapped
+        .iter()
+        .chain(&imported.not_modelled)
+        .map(|n| n.source.as_str())
+        .collect();
+    let leaves = xml
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix('<'))
+        .filter_map(|l| l.split_once('>'))
+        .filter(|(name, rest)| rest.contains(&format!("</{name}>")))
+        .map(|(name, _)| name.to_string());
+    for name in leaves {
+        assert!(
+            notes.iter().any(|n| n.contains(&name)),
+            "{name} is neither mapped nor listed"
+        );
+    }
+}
+
+#[test]
+fn the_disksim_validation_ssd_imports_with_its_parameters() {
+    let imported = disksim::import(&data("disksim-ssd.parv"), "ssd.parv").unwrap();
+    let c = shown(&imported);
+    assert_eq!(c, imported.config);
+    let g = &c.geometry;
+    assert_eq!(
+        (g.channels, g.dies_per_channel, g.planes_per_die),
+        (8, 1, 8)
+    );
+    assert_eq!(
+        (g.blocks_per_plane, g.pages_per_block, g.page_size),
+        (2048, 64, 4096)
+    );
+    assert_eq!(c.timing.page_read_us, 25.0);
+    assert_eq!(c.timing.page_program_us, 200.0);
+    assert_eq!(c.timing.block_erase_us, 1500.0);
+    assert!((c.timing.channel_mb_per_s - 40.0).abs() < 1e-9);
+    assert_eq!(c.timing.command_overhead_us, 0.0);
+    assert_eq!(c.over_provisioning, 0.15);
+    assert_eq!(c.interface.queue_depth, 20);
+    // Cleaning under 5% of a package's 16,384 blocks.
+    assert_eq!(c.gc.low_watermark, 820);
+    assert_eq!(c.gc.victim, VictimPolicy::Greedy);
+    assert_eq!(c.gc.mode, GcMode::Blocking);
+    assert!(c.gc.pipeline, "copy-back");
+    assert_eq!(
+        c.ftl.write_placement,
+        WritePlacement::Striped,
+        "element stride 1"
+    );
+    for not_modelled in ["Scheduler", "Plane block mapping", "Gang share"] {
+        assert!(
+            imported
+                .not_modelled
+                .iter()
+                .any(|n| n.source.contains(not_modelled)),
+            "{not_modelled}"
+        );
+    }
+}
+
+#[test]
+fn import_errors_name_the_file_the_parameter_and_what_is_accepted() {
+    let xml =
+        data("mqsim-ssdconfig.xml").replace("<HostInterface_Type>NVME", "<HostInterface_Type>USB");
+    let err = mqsim::import(&xml, "bad.xml").unwrap_err().to_string();
+    assert!(
+        err.contains("bad.xml") && err.contains("HostInterface_Type") && err.contains("NVME, SATA"),
+        "{err}"
+    );
+
+    let xml = data("mqsim-ssdconfig.xml").replace("<Page_Capacity>8192</Page_Capacity>", "");
+    let err = mqsim::import(&xml, "bad.xml").unwrap_err();
+    assert!(
+        matches!(err, ImportError::Missing { ref name, .. } if name == "Page_Capacity"),
+        "{err}"
+    );
+
+    let parv =
+        data("disksim-ssd.parv").replace("Page read latency = 0.025", "Page read latency = fast");
+    let err = disksim::import(&parv, "bad.parv").unwrap_err().to_string();
+    assert!(
+        err.contains("bad.parv") && err.contains("Page read latency") && err.contains("number"),
+        "{err}"
+    );
+
+    let err = disksim::import("disk hp_c3323a { }", "disk.parv")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("ssdmodel_ssd"), "{err}");
+
+    let parv = data("disksim-ssd.parv").replace(
+        "Reserve pages percentage = 15",
+        "Reserve pages percentage = 1",
+    );
+    let err = disksim::import(&parv, "tight.parv").unwrap_err();
+    assert!(matches!(err, ImportError::Config { .. }), "{err}");
+}
