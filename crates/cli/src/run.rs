@@ -276,7 +276,10 @@ fn run_emulated(args: &RunArgs, setup: Setup, drive_name: &str) -> Result<()> {
     let plan = plan(args, setup, sim.jobs, Some(sim.phases));
     let mut measured = drive(plan, &mut emulated, &label, &description);
     let stats = emulated.device().stats();
-    measured.report.device_stats = Some(iosteer_sim::run::device_report(&stats));
+    measured.report.device_stats = Some(iosteer_sim::run::device_report(
+        &stats,
+        emulated.device().aging(),
+    ));
     write(args, measured)
 }
 

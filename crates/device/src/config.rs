@@ -274,6 +274,18 @@ pub struct DeviceConfig {
     /// Time a FLUSH takes (writes are programmed before they complete, so a
     /// flush only commits metadata).
     pub flush_us: f64,
+    /// The state the drive starts in, when the file chooses one (a run's
+    /// `--precondition` overrides it; without either, the scenario's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precondition: Option<PreconditionTable>,
+}
+
+/// `[precondition]` in a drive file: `state = "fill=50"` (the forms of
+/// [`StartState`](crate::StartState)).
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PreconditionTable {
+    pub state: crate::StartState,
 }
 
 impl DeviceConfig {
@@ -534,6 +546,7 @@ pub fn consumer_sata() -> DeviceConfig {
             size_exponent: 1.0,
         },
         flush_us: 200.0,
+        precondition: None,
     }
 }
 
@@ -583,6 +596,7 @@ pub fn enterprise_nvme() -> DeviceConfig {
             size_exponent: 1.0,
         },
         flush_us: 20.0,
+        precondition: None,
     }
 }
 
@@ -632,6 +646,7 @@ pub fn disksim_slc() -> DeviceConfig {
             size_exponent: 1.0,
         },
         flush_us: 50.0,
+        precondition: None,
     }
 }
 
