@@ -10,10 +10,10 @@ use iosteer_sim::study::{
 use iosteer_sim::{SimError, Simulation};
 use iosteer_workload::report::{table, SimReport, SimSummary};
 use iosteer_workload::round;
-use iosteer_workload::trace::{self, Devices, Fit, TimeUnit, TraceError, TraceFormat};
-use iosteer_workload::workload::{Job, JobKind};
+use iosteer_sim::workload_file::{self, TraceOptions, WorkloadFileError};
+use iosteer_workload::trace::{Devices, Fit, TimeUnit, TraceError, TraceFormat};
 
-use crate::{interrupt, load_device};
+use crate::{interrupt, load_device, load_starting_device};
 
 /// What `iosteer sim` was asked to run.
 #[derive(Debug, clap::Args)]
@@ -29,23 +29,8 @@ pub struct SimArgs {
     /// Replay a trace file instead of a scenario.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<String>,
-    /// Trace format: ascii (five columns), spc or msr.
-    #[arg(long, default_value = "ascii")]
-    pub trace_format: String,
-    /// Time unit of ascii traces: ns, us, ms or s.
-    #[arg(long, default_value = "ns")]
-    pub trace_unit: String,
-    /// Replay speed (2 = twice as fast).
-    #[arg(long, default_value_t = 1.0)]
-    pub trace_speed: f64,
-    /// Remap trace addresses that do not fit the drive: wrap or scale.
-    #[arg(long, value_name = "HOW")]
-    pub trace_fit: Option<String>,
-    /// The trace's device column (ASU, disk): merge (every device's addresses
-    /// on the drive as they are, overlapping, as SSDsim does) or separate
-    /// (each device in a range of its own).
-    #[arg(long, default_value = "merge", value_name = "HOW")]
-    pub trace_devices: String,
+    #[command(flatten)]
+    pub trace_options: TraceArgs,
     /// Drive: a preset (consumer-sata, enterprise-nvme, diskSim-slc) or a TOML file.
     #[arg(long, value_name = "PRESET|FILE")]
     pub device: Option<String>,
@@ -53,6 +38,12 @@ pub struct SimArgs {
     /// [default for scenarios: the paper's three experiments]
     #[arg(long = "sched", value_name = "SPEC")]
     pub scheds: Vec<String>,
+    /// The drive's starting state: empty, fill[=PCT] (in order, default 100),
+    /// aged[=N] (full, then N capacities of random overwrites, default 2) or
+    /// steady (random overwrites until write amplification settles); overrides
+    /// the drive file's [precondition] and the scenario's.
+    #[arg(long, value_name = "STATE")]
+    pub precondition: Option<String>,
     /// Seed of every random choice (aging, arrivals, offsets): same seed, same report.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -117,8 +108,12 @@ fn study_plan(args: &SimArgs) -> Result<Option<Plan>> {
         .transpose()?;
     let mut cases = study(name, device, spec, args.seed).expect("a listed study");
     let slo = crate::slo(args.slo_ms)?;
+    let start = crate::start_state(args.precondition.as_deref())?;
     for case in &mut cases {
         case.sim.slo = slo;
+        if let Some(state) = start {
+            case.sim.set_start_state(state);
+        }
     }
     Ok(Some(Plan::Study(name.to_string(), cases)))
 }
@@ -127,9 +122,10 @@ fn build(args: &SimArgs) -> Result<Plan> {
     if let Some(plan) = study_plan(args)? {
         return Ok(plan);
     }
-    let device = load_device(
+    let device = load_starting_device(
         "--device",
         args.device.as_deref().unwrap_or("consumer-sata"),
+        args.precondition.as_deref(),
     )?;
     let sources = [
         args.scenario.is_some(),
@@ -169,11 +165,7 @@ fn job_simulation(
     file: &str,
     device: iosteer_device::DeviceConfig,
 ) -> Result<Simulation> {
-    let text = std::fs::read_to_string(file).map_err(|e| anyhow!("--job {file}: {e}"))?;
-    let parsed = iosteer_workload::fio::parse_file(&text, file, device.logical_bytes())?;
-    let mut sim = Simulation::of_job_file(device, parsed.jobs, args.seed, Nanos::from_secs(5));
-    sim.notes = parsed.notes;
-    Ok(sim)
+    workload_file::job_simulation(file, device, args.seed).map_err(|e| file_error(e, "--job"))
 }
 
 fn trace_simulation(
@@ -181,73 +173,91 @@ fn trace_simulation(
     file: &str,
     device: iosteer_device::DeviceConfig,
 ) -> Result<Simulation> {
-    let format = TraceFormat::parse(&args.trace_format).ok_or_else(|| {
-        anyhow!(
-            "--trace-format {}: expected one of {}",
-            args.trace_format,
-            TraceFormat::NAMES
-        )
-    })?;
-    let unit = TimeUnit::parse(&args.trace_unit).ok_or_else(|| {
-        anyhow!(
-            "--trace-unit {}: expected one of {}",
-            args.trace_unit,
-            TimeUnit::NAMES
-        )
-    })?;
-    let devices = Devices::parse(&args.trace_devices).ok_or_else(|| {
-        anyhow!(
-            "--trace-devices {}: expected one of {}",
-            args.trace_devices,
-            Devices::NAMES
-        )
-    })?;
-    if !(args.trace_speed.is_finite() && args.trace_speed > 0.0) {
-        return Err(anyhow!(
-            "--trace-speed {}: expected a positive number",
-            args.trace_speed
-        ));
-    }
-    let fit = match args.trace_fit.as_deref() {
-        None => Fit::Refuse,
-        Some("wrap") => Fit::Wrap,
-        Some("scale") => Fit::Scale,
-        Some(other) => {
-            return Err(anyhow!(
-                "--trace-fit {other}: expected one of {}",
-                Fit::NAMES
-            ))
+    let options = args.trace_options.options()?;
+    workload_file::trace_simulation(file, &options, device, args.seed)
+        .map_err(|e| file_error(e, "--trace"))
+}
+
+/// A job or trace file's error, naming the option that caused it (`option`
+/// gave the file).
+pub(crate) fn file_error(e: WorkloadFileError, option: &str) -> anyhow::Error {
+    match e {
+        WorkloadFileError::Read { file, source } => anyhow!("{option} {file}: {source}"),
+        WorkloadFileError::Speed { speed } => {
+            anyhow!("--trace-speed {speed}: expected a positive number")
         }
-    };
-    let text = std::fs::read_to_string(file).map_err(|e| anyhow!("--trace {file}: {e}"))?;
-    let mut records = trace::parse(&text, file, format, unit, args.trace_speed, devices)?;
-    let remapped = trace::fit(
-        &mut records,
-        device.logical_bytes(),
-        u64::from(device.geometry.page_size),
-        fit,
-        file,
-    )
-    .map_err(|e| match e {
-        TraceError::TooLarge { .. } => anyhow!("{e} (--trace-fit wrap|scale)"),
+        WorkloadFileError::Trace(e @ TraceError::TooLarge { .. }) => {
+            anyhow!("{e} (--trace-fit wrap|scale)")
+        }
         other => other.into(),
-    })?;
-    let mut notes = Vec::new();
-    if remapped {
-        notes.push(format!(
-            "trace addresses remapped to fit the drive (--trace-fit {fit})"
-        ));
     }
-    let job = Job {
-        name: file.to_string(),
-        kind: JobKind::Trace(records),
-        start: Nanos::ZERO,
-        stop: None,
-        shape: Default::default(),
-    };
-    let mut sim = Simulation::of_jobs(device, vec![job], "trace", args.seed, Nanos::from_secs(60));
-    sim.notes = notes;
-    Ok(sim)
+}
+
+/// The trace options `iosteer sim` and `iosteer sweep` share.
+#[derive(Debug, clap::Args)]
+pub struct TraceArgs {
+    /// Trace format: ascii (five columns), spc or msr.
+    #[arg(long, default_value = "ascii")]
+    pub trace_format: String,
+    /// Time unit of ascii traces: ns, us, ms or s.
+    #[arg(long, default_value = "ns")]
+    pub trace_unit: String,
+    /// Replay speed (2 = twice as fast).
+    #[arg(long, default_value_t = 1.0)]
+    pub trace_speed: f64,
+    /// Remap trace addresses that do not fit the drive: wrap or scale.
+    #[arg(long, value_name = "HOW")]
+    pub trace_fit: Option<String>,
+    /// The trace's device column (ASU, disk): merge (every device's addresses
+    /// on the drive as they are, overlapping, as SSDsim does) or separate
+    /// (each device in a range of its own).
+    #[arg(long, default_value = "merge", value_name = "HOW")]
+    pub trace_devices: String,
+}
+
+impl TraceArgs {
+    /// The options, each checked and named in its error.
+    pub fn options(&self) -> Result<TraceOptions> {
+        let format = TraceFormat::parse(&self.trace_format).ok_or_else(|| {
+            anyhow!(
+                "--trace-format {}: expected one of {}",
+                self.trace_format,
+                TraceFormat::NAMES
+            )
+        })?;
+        let unit = TimeUnit::parse(&self.trace_unit).ok_or_else(|| {
+            anyhow!(
+                "--trace-unit {}: expected one of {}",
+                self.trace_unit,
+                TimeUnit::NAMES
+            )
+        })?;
+        let devices = Devices::parse(&self.trace_devices).ok_or_else(|| {
+            anyhow!(
+                "--trace-devices {}: expected one of {}",
+                self.trace_devices,
+                Devices::NAMES
+            )
+        })?;
+        let fit = match self.trace_fit.as_deref() {
+            None => Fit::Refuse,
+            Some("wrap") => Fit::Wrap,
+            Some("scale") => Fit::Scale,
+            Some(other) => {
+                return Err(anyhow!(
+                    "--trace-fit {other}: expected one of {}",
+                    Fit::NAMES
+                ))
+            }
+        };
+        Ok(TraceOptions {
+            format,
+            unit,
+            speed: self.trace_speed,
+            fit,
+            devices,
+        })
+    }
 }
 
 pub fn sim(args: SimArgs) -> Result<()> {

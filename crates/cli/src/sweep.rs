@@ -30,6 +30,12 @@ pub struct SweepArgs {
     /// Drive: a preset or a TOML file.
     #[arg(long, value_name = "PRESET|FILE")]
     pub device: Option<String>,
+    /// The drive's starting state: empty, fill[=PCT] (in order, default 100),
+    /// aged[=N] (full, then N capacities of random overwrites, default 2) or
+    /// steady (random overwrites until write amplification settles); overrides
+    /// the drive file's [precondition] and the scenario's.
+    #[arg(long, value_name = "STATE")]
+    pub precondition: Option<String>,
     /// Seed, or seeds (`1..5`, `1,4,5`): with several, every setting runs
     /// on each and meets the objective only if it does on all.
     #[arg(long, value_name = "SEED|A..B|A,B,..", default_value = "1")]
@@ -57,9 +63,10 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     specs.extend(args.scheds.iter().cloned());
     let slo = crate::slo(args.slo_ms)?;
     let seeds = sweep::parse_seeds(&args.seed).map_err(|e| anyhow!("--seed {e}"))?;
-    let device = crate::load_device(
+    let device = crate::load_starting_device(
         "--device",
         args.device.as_deref().unwrap_or("consumer-sata"),
+        args.precondition.as_deref(),
     )?;
     let sweep = Sweep {
         scenario: args.scenario.unwrap_or_else(|| "fill-while-serving".into()),
