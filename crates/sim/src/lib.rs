@@ -25,6 +25,8 @@
 mod job_file_tests;
 pub mod run;
 pub mod scenario;
+#[cfg(test)]
+mod start_state_tests;
 pub mod study;
 pub mod workload_file;
 
