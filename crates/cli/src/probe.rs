@@ -118,11 +118,8 @@ pub fn probe(args: ProbeArgs) -> Result<()> {
     let options = options(&args)?;
     let outcome = match (&args.emulate, &args.target) {
         (Some(drive), _) => {
-            let config = crate::load_starting_device(
-                "--emulate",
-                drive,
-                args.precondition.as_deref(),
-            )?;
+            let config =
+                crate::load_starting_device("--emulate", drive, args.precondition.as_deref())?;
             probe::probe_emulated(&options, config)
                 .map_err(|e| flag_error(e, &format!("--emulate {drive}"), &args))?
         }

@@ -7,10 +7,10 @@ use iosteer_sim::scenario::{scenario, PAPER_SPECS, SCENARIOS};
 use iosteer_sim::study::{
     gc_cases, gc_table, hints_table, run_cases, study, write_sweep_charts, Case, STUDIES,
 };
+use iosteer_sim::workload_file::{self, TraceOptions, WorkloadFileError};
 use iosteer_sim::{SimError, Simulation};
 use iosteer_workload::report::{table, SimReport, SimSummary};
 use iosteer_workload::round;
-use iosteer_sim::workload_file::{self, TraceOptions, WorkloadFileError};
 use iosteer_workload::trace::{Devices, Fit, TimeUnit, TraceError, TraceFormat};
 
 use crate::{interrupt, load_device, load_starting_device};

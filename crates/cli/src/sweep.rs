@@ -81,7 +81,11 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
         args.precondition.as_deref(),
     )?;
     let workload = workload(&args)?;
-    let file_option = if args.job.is_some() { "--job" } else { "--trace" };
+    let file_option = if args.job.is_some() {
+        "--job"
+    } else {
+        "--trace"
+    };
     let (phase, baseline) = phases(&args, &workload)?;
     let sweep = Sweep {
         workload,
@@ -94,7 +98,9 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
         slo,
         threads: args.threads,
     };
-    let sims = sweep.simulations().map_err(|e| flag_error(e, file_option))?;
+    let sims = sweep
+        .simulations()
+        .map_err(|e| flag_error(e, file_option))?;
     if !args.json {
         eprintln!(
             "iosteer: sweeping {} setting(s) of {} on {}, {} seed(s)...",

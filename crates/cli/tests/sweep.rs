@@ -185,7 +185,10 @@ fn sweep_workload(args: &[&str]) -> (serde_json::Value, String, bool) {
 fn a_job_file_sweeps_with_its_job_phases_as_measured_and_baseline() {
     let (r, stderr, ok) = sweep_workload(&[
         "--job",
-        concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/fill-while-serving.fio"),
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/fill-while-serving.fio"
+        ),
         "--vary",
         "netflix:write.limiter=bandwidth,write.current=10000..20000/10000",
         "--phase",
@@ -210,19 +213,36 @@ fn a_job_file_sweeps_with_its_job_phases_as_measured_and_baseline() {
     // A job file has no `fill` phase: both phases must be named.
     let (_, stderr, ok) = sweep_workload(&[
         "--job",
-        concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/fill-while-serving.fio"),
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/fill-while-serving.fio"
+        ),
         "--sched",
         "fifo",
     ]);
-    assert!(!ok && stderr.contains("--phase NAME and --baseline NAME"), "{stderr}");
+    assert!(
+        !ok && stderr.contains("--phase NAME and --baseline NAME"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn a_trace_sweeps_between_time_windows_and_bad_windows_are_refused() {
-    let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/financial1-excerpt.ascii");
+    let trace = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../traces/financial1-excerpt.ascii"
+    );
     let (r, stderr, ok) = sweep_workload(&[
-        "--trace", trace, "--baseline", "0s..60s", "--phase", "60s..200s", "--sched", "fifo",
-        "--objective", "p99<=2x",
+        "--trace",
+        trace,
+        "--baseline",
+        "0s..60s",
+        "--phase",
+        "60s..200s",
+        "--sched",
+        "fifo",
+        "--objective",
+        "p99<=2x",
     ]);
     assert!(ok, "{stderr}");
     assert_eq!(r["phase"], "60s..200s");
@@ -236,13 +256,30 @@ fn a_trace_sweeps_between_time_windows_and_bad_windows_are_refused() {
         ("60s-200s", "no phase"),
     ] {
         let (_, stderr, ok) = sweep_workload(&[
-            "--trace", trace, "--baseline", "0s..60s", "--phase", window, "--sched", "fifo",
+            "--trace",
+            trace,
+            "--baseline",
+            "0s..60s",
+            "--phase",
+            window,
+            "--sched",
+            "fifo",
         ]);
         assert!(!ok, "{window}");
         assert!(stderr.contains(says), "{window}: {stderr}");
     }
     let (_, stderr, ok) = sweep_workload(&[
-        "--trace", trace, "--baseline", "0s..x", "--phase", "trace", "--sched", "fifo",
+        "--trace",
+        trace,
+        "--baseline",
+        "0s..x",
+        "--phase",
+        "trace",
+        "--sched",
+        "fifo",
     ]);
-    assert!(!ok && stderr.contains("--baseline `0s..x`: expected a time window"), "{stderr}");
+    assert!(
+        !ok && stderr.contains("--baseline `0s..x`: expected a time window"),
+        "{stderr}"
+    );
 }

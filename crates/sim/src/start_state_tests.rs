@@ -49,7 +49,10 @@ fn a_filled_and_an_aged_drive_amplify_the_same_trace_differently() {
         fit: Fit::Wrap,
         devices: Devices::Merge,
     };
-    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/financial1-excerpt.ascii");
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../traces/financial1-excerpt.ascii"
+    );
     let mut sim = workload_file::trace_simulation(file, &options, drive(), 1).unwrap();
     let filled = run(&mut sim, "fill=100").device_stats.unwrap();
     let aged = run(&mut sim, "aged").device_stats.unwrap();
@@ -58,7 +61,12 @@ fn a_filled_and_an_aged_drive_amplify_the_same_trace_differently() {
     // Sequentially filled blocks are all valid, so the trace's overwrites
     // leave whole blocks to reclaim later; the aged drive's blocks are
     // fragmented, and cleaning them moves pages.
-    assert!(aged.waf > filled.waf + 0.1, "aged {} filled {}", aged.waf, filled.waf);
+    assert!(
+        aged.waf > filled.waf + 0.1,
+        "aged {} filled {}",
+        aged.waf,
+        filled.waf
+    );
 }
 
 #[test]
@@ -87,6 +95,11 @@ fn a_drive_file_chooses_its_start_in_a_precondition_table() {
         StartState::Fill { percent: 50.0 }
     );
     let bad = toml.replace("fill=50", "half");
-    let e = DeviceConfig::from_toml(&bad, "d.toml").unwrap_err().to_string();
-    assert!(e.contains("`half`: expected one of empty, fill[=PCT]"), "{e}");
+    let e = DeviceConfig::from_toml(&bad, "d.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("`half`: expected one of empty, fill[=PCT]"),
+        "{e}"
+    );
 }

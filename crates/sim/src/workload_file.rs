@@ -44,7 +44,11 @@ pub enum WorkloadFileError {
         "`{text}`: outside the run: its requests arrive from 0 to {last_s:.3} s and \
          the run ends at {end_s:.3} s; a window starts before the last arrival and ends by the run's end"
     )]
-    WindowOutside { text: String, last_s: f64, end_s: f64 },
+    WindowOutside {
+        text: String,
+        last_s: f64,
+        end_s: f64,
+    },
 }
 
 /// How to read a trace file.
@@ -101,7 +105,13 @@ pub fn trace_simulation(
         options.devices,
     )?;
     let page = u64::from(device.geometry.page_size);
-    let remapped = trace::fit(&mut records, device.logical_bytes(), page, options.fit, file)?;
+    let remapped = trace::fit(
+        &mut records,
+        device.logical_bytes(),
+        page,
+        options.fit,
+        file,
+    )?;
     let job = Job {
         name: file.to_string(),
         kind: JobKind::Trace(records),

@@ -168,11 +168,8 @@ impl SweepWorkload {
     fn simulation(&self, device: &DeviceConfig, seed: u64) -> Result<Simulation, SweepError> {
         let device = device.clone();
         Ok(match self {
-            SweepWorkload::Scenario(name) => {
-                scenario(name, device, seed).ok_or_else(|| SweepError::UnknownScenario {
-                    name: name.clone(),
-                })?
-            }
+            SweepWorkload::Scenario(name) => scenario(name, device, seed)
+                .ok_or_else(|| SweepError::UnknownScenario { name: name.clone() })?,
             SweepWorkload::JobFile(file) => workload_file::job_simulation(file, device, seed)?,
             SweepWorkload::Trace { file, options } => {
                 workload_file::trace_simulation(file, options, device, seed)?
@@ -197,7 +194,8 @@ impl SweepWorkload {
                 workload: self.kind(),
             });
         }
-        workload_file::add_time_window(sim, name).map_err(|source| SweepError::Window { role, source })
+        workload_file::add_time_window(sim, name)
+            .map_err(|source| SweepError::Window { role, source })
     }
 }
 

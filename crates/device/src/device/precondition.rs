@@ -165,7 +165,11 @@ impl fmt::Display for Aging {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.state)?;
         if let (Some(waf), Some(settled)) = (self.steady_waf, self.settled) {
-            let how = if settled { "settled" } else { "not settled, capped" };
+            let how = if settled {
+                "settled"
+            } else {
+                "not settled, capped"
+            };
             write!(
                 f,
                 " (write amplification {waf:.3} after {} capacity-writes, {how})",
@@ -182,8 +186,8 @@ impl Device {
     /// GC refill every die to the high watermark. Counters start afresh;
     /// wear is kept.
     pub fn precondition(&mut self, plan: Precondition) -> Result<Aging, FtlError> {
-        let filled =
-            (f64::from(self.ftl.logical_pages()) * plan.state.fill_fraction().clamp(0.0, 1.0)) as u64;
+        let filled = (f64::from(self.ftl.logical_pages())
+            * plan.state.fill_fraction().clamp(0.0, 1.0)) as u64;
         self.fill(filled)?;
         let mut rng = SmallRng::seed_from_u64(plan.seed);
         let aging = match plan.state {
@@ -234,7 +238,11 @@ impl Device {
     /// Random overwrites one capacity at a time until the write amplification
     /// of a capacity-write is within [`STEADY_TOLERANCE`] of the one before,
     /// or [`STEADY_MAX_CAPACITY_WRITES`] were written.
-    fn overwrite_until_steady(&mut self, filled: u64, rng: &mut SmallRng) -> Result<Aging, FtlError> {
+    fn overwrite_until_steady(
+        &mut self,
+        filled: u64,
+        rng: &mut SmallRng,
+    ) -> Result<Aging, FtlError> {
         let mut previous: Option<f64> = None;
         for round in 1..=STEADY_MAX_CAPACITY_WRITES {
             self.ftl.reset_counters();
@@ -299,7 +307,9 @@ mod tests {
             assert_eq!(parsed, state, "{text}");
             assert_eq!(parsed.to_string().parse::<StartState>().unwrap(), state);
         }
-        for bad in ["full", "fill=150", "fill=x", "aged=-1", "empty=3", "steady=2", ""] {
+        for bad in [
+            "full", "fill=150", "fill=x", "aged=-1", "empty=3", "steady=2", "",
+        ] {
             let e = bad.parse::<StartState>().unwrap_err();
             assert!(e.to_string().contains("fill[=PCT]"), "{e}");
             assert_eq!(e.value, bad);
