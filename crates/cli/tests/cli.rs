@@ -271,10 +271,7 @@ mod sim {
             "--json",
         ]))
         .unwrap();
-        assert_eq!(
-            report["runs"][0]["device_stats"]["precondition"],
-            "fill=100"
-        );
+        assert_eq!(report["runs"][0]["device"]["precondition"], "fill=100");
         let table = stdout_of(&["sim", "--trace", fin, "--precondition", "empty"]);
         assert!(table.contains("started empty, WAF 1.00"), "{table}");
         let err = stderr_of_failure(&["sim", "--trace", fin, "--precondition", "fill=200"]);
