@@ -16,6 +16,7 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, Result};
 use clap::{Parser, Subcommand};
+use iosteer_device::{PreconditionTable, StartState};
 use iosteer_sched::policy;
 use iosteer_study::bench::{self, BenchError};
 use iosteer_study::device::{self, DeviceError};
@@ -330,6 +331,27 @@ fn load_device(option: &str, spec: &str) -> Result<iosteer_device::DeviceConfig>
         DeviceError::Config(config) => anyhow!("{config}"),
         other => anyhow!("{option} {other}"),
     })
+}
+
+/// `--precondition STATE`, parsed.
+fn start_state(value: Option<&str>) -> Result<Option<StartState>> {
+    value
+        .map(|v| v.parse().map_err(|e| anyhow!("--precondition {e}")))
+        .transpose()
+}
+
+/// A drive (`option` names where it came from) starting in `--precondition`'s
+/// state when given: the option stands in for the drive file's table.
+fn load_starting_device(
+    option: &str,
+    spec: &str,
+    precondition: Option<&str>,
+) -> Result<iosteer_device::DeviceConfig> {
+    let mut config = load_device(option, spec)?;
+    if let Some(state) = start_state(precondition)? {
+        config.precondition = Some(PreconditionTable { state });
+    }
+    Ok(config)
 }
 
 /// The positive `--slo-ms`, as a duration.

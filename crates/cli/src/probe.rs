@@ -22,6 +22,12 @@ pub struct ProbeArgs {
     /// kept across the steps, as a real drive is.
     #[arg(long, value_name = "PRESET|FILE", conflicts_with_all = ["target", "size", "force"])]
     pub emulate: Option<String>,
+    /// The drive's starting state: empty, fill[=PCT] (in order, default 100),
+    /// aged[=N] (full, then N capacities of random overwrites, default 2) or
+    /// steady (random overwrites until write amplification settles); overrides
+    /// the drive file's [precondition] and the scenario's.
+    #[arg(long, value_name = "STATE", requires = "emulate")]
+    pub precondition: Option<String>,
     /// Create the target file, or grow it, to this size (fio syntax: 1g);
     /// what it adds is written through once before the probe.
     #[arg(long, value_name = "SIZE")]
@@ -112,7 +118,8 @@ pub fn probe(args: ProbeArgs) -> Result<()> {
     let options = options(&args)?;
     let outcome = match (&args.emulate, &args.target) {
         (Some(drive), _) => {
-            let config = crate::load_device("--emulate", drive)?;
+            let config =
+                crate::load_starting_device("--emulate", drive, args.precondition.as_deref())?;
             probe::probe_emulated(&options, config)
                 .map_err(|e| flag_error(e, &format!("--emulate {drive}"), &args))?
         }

@@ -33,6 +33,12 @@ pub struct RunArgs {
     /// drive TOML file, aged as `iosteer sim` ages it.
     #[arg(long, value_name = "PRESET|FILE", conflicts_with_all = ["target", "size", "force", "buffered", "verify", "iopoll"])]
     pub emulate: Option<String>,
+    /// The drive's starting state: empty, fill[=PCT] (in order, default 100),
+    /// aged[=N] (full, then N capacities of random overwrites, default 2) or
+    /// steady (random overwrites until write amplification settles); overrides
+    /// the drive file's [precondition] and the scenario's.
+    #[arg(long, value_name = "STATE", requires = "emulate")]
+    pub precondition: Option<String>,
     /// fio job file (the subset `iosteer sim --job` accepts).
     #[arg(long, value_name = "FILE", required_unless_present = "scenario")]
     pub job: Option<String>,
@@ -248,7 +254,8 @@ fn run_target(args: &RunArgs, setup: Setup, path: &Path) -> Result<()> {
 }
 
 fn run_emulated(args: &RunArgs, setup: Setup, drive_name: &str) -> Result<()> {
-    let config = crate::load_device("--emulate", drive_name)?;
+    let config =
+        crate::load_starting_device("--emulate", drive_name, args.precondition.as_deref())?;
     let sim = match &args.scenario {
         Some(name) => scenario(name, config, args.seed).ok_or_else(|| {
             let names: Vec<_> = SCENARIOS.iter().map(|(n, _)| *n).collect();
@@ -276,7 +283,10 @@ fn run_emulated(args: &RunArgs, setup: Setup, drive_name: &str) -> Result<()> {
     let plan = plan(args, setup, sim.jobs, Some(sim.phases));
     let mut measured = drive(plan, &mut emulated, &label, &description);
     let stats = emulated.device().stats();
-    measured.report.device_stats = Some(iosteer_sim::run::device_report(&stats));
+    measured.report.device_stats = Some(iosteer_sim::run::device_report(
+        &stats,
+        emulated.device().aging(),
+    ));
     write(args, measured)
 }
 

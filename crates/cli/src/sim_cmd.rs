@@ -7,13 +7,13 @@ use iosteer_sim::scenario::{scenario, PAPER_SPECS, SCENARIOS};
 use iosteer_sim::study::{
     gc_cases, gc_table, hints_table, run_cases, study, write_sweep_charts, Case, STUDIES,
 };
+use iosteer_sim::workload_file::{self, TraceOptions, WorkloadFileError};
 use iosteer_sim::{SimError, Simulation};
 use iosteer_workload::report::{table, SimReport, SimSummary};
 use iosteer_workload::round;
-use iosteer_workload::trace::{self, Devices, Event, Fit, TimeUnit, TraceError, TraceFormat};
-use iosteer_workload::workload::{Job, JobKind};
+use iosteer_workload::trace::{Devices, Event, Fit, TimeUnit, TraceError, TraceFormat};
 
-use crate::{interrupt, load_device};
+use crate::{interrupt, load_device, load_starting_device};
 
 /// What `iosteer sim` was asked to run.
 #[derive(Debug, clap::Args)]
@@ -29,29 +29,8 @@ pub struct SimArgs {
     /// Replay a trace file instead of a scenario.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<String>,
-    /// Trace format: ascii (five columns), spc, msr, blkparse (its text
-    /// output), blktrace (binary DEV.blktrace.N files; FILE may be the prefix
-    /// DEV) or ftrace (block tracepoints from trace_pipe).
-    #[arg(long, default_value = "ascii")]
-    pub trace_format: String,
-    /// The event of blkparse, blktrace and ftrace traces that is a request's
-    /// arrival: queue (Q, block_bio_queue) or issue (D, block_rq_issue).
-    #[arg(long, default_value = "queue", value_name = "EVENT")]
-    pub trace_event: String,
-    /// Time unit of ascii traces: ns, us, ms or s.
-    #[arg(long, default_value = "ns")]
-    pub trace_unit: String,
-    /// Replay speed (2 = twice as fast).
-    #[arg(long, default_value_t = 1.0)]
-    pub trace_speed: f64,
-    /// Remap trace addresses that do not fit the drive: wrap or scale.
-    #[arg(long, value_name = "HOW")]
-    pub trace_fit: Option<String>,
-    /// The trace's device column (ASU, disk): merge (every device's addresses
-    /// on the drive as they are, overlapping, as SSDsim does) or separate
-    /// (each device in a range of its own).
-    #[arg(long, default_value = "merge", value_name = "HOW")]
-    pub trace_devices: String,
+    #[command(flatten)]
+    pub trace_options: TraceArgs,
     /// Drive: a preset (consumer-sata, enterprise-nvme, diskSim-slc) or a TOML file.
     #[arg(long, value_name = "PRESET|FILE")]
     pub device: Option<String>,
@@ -59,6 +38,12 @@ pub struct SimArgs {
     /// [default for scenarios: the paper's three experiments]
     #[arg(long = "sched", value_name = "SPEC")]
     pub scheds: Vec<String>,
+    /// The drive's starting state: empty, fill[=PCT] (in order, default 100),
+    /// aged[=N] (full, then N capacities of random overwrites, default 2) or
+    /// steady (random overwrites until write amplification settles); overrides
+    /// the drive file's [precondition] and the scenario's.
+    #[arg(long, value_name = "STATE")]
+    pub precondition: Option<String>,
     /// Seed of every random choice (aging, arrivals, offsets): same seed, same report.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -123,8 +108,12 @@ fn study_plan(args: &SimArgs) -> Result<Option<Plan>> {
         .transpose()?;
     let mut cases = study(name, device, spec, args.seed).expect("a listed study");
     let slo = crate::slo(args.slo_ms)?;
+    let start = crate::start_state(args.precondition.as_deref())?;
     for case in &mut cases {
         case.sim.slo = slo;
+        if let Some(state) = start {
+            case.sim.set_start_state(state);
+        }
     }
     Ok(Some(Plan::Study(name.to_string(), cases)))
 }
@@ -133,9 +122,10 @@ fn build(args: &SimArgs) -> Result<Plan> {
     if let Some(plan) = study_plan(args)? {
         return Ok(plan);
     }
-    let device = load_device(
+    let device = load_starting_device(
         "--device",
         args.device.as_deref().unwrap_or("consumer-sata"),
+        args.precondition.as_deref(),
     )?;
     let sources = [
         args.scenario.is_some(),
@@ -175,11 +165,7 @@ fn job_simulation(
     file: &str,
     device: iosteer_device::DeviceConfig,
 ) -> Result<Simulation> {
-    let text = std::fs::read_to_string(file).map_err(|e| anyhow!("--job {file}: {e}"))?;
-    let parsed = iosteer_workload::fio::parse_file(&text, file, device.logical_bytes())?;
-    let mut sim = Simulation::of_job_file(device, parsed.jobs, args.seed, Nanos::from_secs(5));
-    sim.notes = parsed.notes;
-    Ok(sim)
+    workload_file::job_simulation(file, device, args.seed).map_err(|e| file_error(e, "--job"))
 }
 
 fn trace_simulation(
@@ -187,94 +173,106 @@ fn trace_simulation(
     file: &str,
     device: iosteer_device::DeviceConfig,
 ) -> Result<Simulation> {
-    let format = TraceFormat::parse(&args.trace_format).ok_or_else(|| {
-        anyhow!(
-            "--trace-format {}: expected one of {}",
-            args.trace_format,
-            TraceFormat::NAMES
-        )
-    })?;
-    let unit = TimeUnit::parse(&args.trace_unit).ok_or_else(|| {
-        anyhow!(
-            "--trace-unit {}: expected one of {}",
-            args.trace_unit,
-            TimeUnit::NAMES
-        )
-    })?;
-    let devices = Devices::parse(&args.trace_devices).ok_or_else(|| {
-        anyhow!(
-            "--trace-devices {}: expected one of {}",
-            args.trace_devices,
-            Devices::NAMES
-        )
-    })?;
-    if !(args.trace_speed.is_finite() && args.trace_speed > 0.0) {
-        return Err(anyhow!(
-            "--trace-speed {}: expected a positive number",
-            args.trace_speed
-        ));
-    }
-    let fit = match args.trace_fit.as_deref() {
-        None => Fit::Refuse,
-        Some("wrap") => Fit::Wrap,
-        Some("scale") => Fit::Scale,
-        Some(other) => {
-            return Err(anyhow!(
-                "--trace-fit {other}: expected one of {}",
-                Fit::NAMES
-            ))
+    let options = args.trace_options.options()?;
+    workload_file::trace_simulation(file, &options, device, args.seed)
+        .map_err(|e| file_error(e, "--trace"))
+}
+
+/// A job or trace file's error, naming the option that caused it (`option`
+/// gave the file).
+pub(crate) fn file_error(e: WorkloadFileError, option: &str) -> anyhow::Error {
+    match e {
+        WorkloadFileError::Read { file, source } => anyhow!("{option} {file}: {source}"),
+        WorkloadFileError::Speed { speed } => {
+            anyhow!("--trace-speed {speed}: expected a positive number")
         }
-    };
-    // Only ascii lacks a unit of its own; for the others it would be ignored.
-    if format != TraceFormat::Ascii && unit != TimeUnit::Ns {
-        return Err(anyhow!(
-            "--trace-unit {}: {format} traces give their own time unit; it applies to ascii only",
-            args.trace_unit
-        ));
-    }
-    let event = Event::parse(&args.trace_event).ok_or_else(|| {
-        anyhow!(
-            "--trace-event {}: expected one of {}",
-            args.trace_event,
-            Event::NAMES
-        )
-    })?;
-    let options = trace::Options {
-        unit,
-        speed: args.trace_speed,
-        devices,
-        event,
-    };
-    let trace = trace::read_path(file, format, &options).map_err(|e| anyhow!("--trace {e}"))?;
-    let mut records = trace.records;
-    let remapped = trace::fit_counted(
-        &mut records,
-        device.logical_bytes(),
-        u64::from(device.geometry.page_size),
-        fit,
-        file,
-    )
-    .map_err(|e| match e {
-        TraceError::TooLarge { .. } => anyhow!("{e} (--trace-fit wrap|scale)"),
+        e @ WorkloadFileError::UnitOfItsOwn { .. } => anyhow!("--trace-unit: {e}"),
+        WorkloadFileError::Trace(e @ TraceError::TooLarge { .. }) => {
+            anyhow!("{e} (--trace-fit wrap|scale)")
+        }
         other => other.into(),
-    })?;
-    let mut notes = Vec::new();
-    if let Some(remap) = remapped {
-        notes.push(format!(
-            "trace addresses remapped to fit the drive (--trace-fit {fit}): {remap}"
-        ));
     }
-    notes.extend(trace.notes);
-    let job = Job {
-        name: file.to_string(),
-        kind: JobKind::Trace(records),
-        start: Nanos::ZERO,
-        stop: None,
-        shape: Default::default(),
-    };
-    let mut sim = Simulation::of_jobs(device, vec![job], "trace", args.seed, Nanos::from_secs(60));
-    sim.notes = notes;
-    Ok(sim)
+}
+
+/// The trace options `iosteer sim` and `iosteer sweep` share.
+#[derive(Debug, clap::Args)]
+pub struct TraceArgs {
+    /// Trace format: ascii (five columns), spc, msr, blkparse (its text
+    /// output), blktrace (binary DEV.blktrace.N files; FILE may be the prefix
+    /// DEV) or ftrace (block tracepoints from trace_pipe).
+    #[arg(long, default_value = "ascii")]
+    pub trace_format: String,
+    /// The event of blkparse, blktrace and ftrace traces that is a request's
+    /// arrival: queue (Q, block_bio_queue) or issue (D, block_rq_issue).
+    #[arg(long, default_value = "queue", value_name = "EVENT")]
+    pub trace_event: String,
+    /// Time unit of ascii traces: ns, us, ms or s.
+    #[arg(long, default_value = "ns")]
+    pub trace_unit: String,
+    /// Replay speed (2 = twice as fast).
+    #[arg(long, default_value_t = 1.0)]
+    pub trace_speed: f64,
+    /// Remap trace addresses that do not fit the drive: wrap or scale.
+    #[arg(long, value_name = "HOW")]
+    pub trace_fit: Option<String>,
+    /// The trace's device column (ASU, disk): merge (every device's addresses
+    /// on the drive as they are, overlapping, as SSDsim does) or separate
+    /// (each device in a range of its own).
+    #[arg(long, default_value = "merge", value_name = "HOW")]
+    pub trace_devices: String,
+}
+
+impl TraceArgs {
+    /// The options, each checked and named in its error.
+    pub fn options(&self) -> Result<TraceOptions> {
+        let format = TraceFormat::parse(&self.trace_format).ok_or_else(|| {
+            anyhow!(
+                "--trace-format {}: expected one of {}",
+                self.trace_format,
+                TraceFormat::NAMES
+            )
+        })?;
+        let unit = TimeUnit::parse(&self.trace_unit).ok_or_else(|| {
+            anyhow!(
+                "--trace-unit {}: expected one of {}",
+                self.trace_unit,
+                TimeUnit::NAMES
+            )
+        })?;
+        let devices = Devices::parse(&self.trace_devices).ok_or_else(|| {
+            anyhow!(
+                "--trace-devices {}: expected one of {}",
+                self.trace_devices,
+                Devices::NAMES
+            )
+        })?;
+        let event = Event::parse(&self.trace_event).ok_or_else(|| {
+            anyhow!(
+                "--trace-event {}: expected one of {}",
+                self.trace_event,
+                Event::NAMES
+            )
+        })?;
+        let fit = match self.trace_fit.as_deref() {
+            None => Fit::Refuse,
+            Some("wrap") => Fit::Wrap,
+            Some("scale") => Fit::Scale,
+            Some(other) => {
+                return Err(anyhow!(
+                    "--trace-fit {other}: expected one of {}",
+                    Fit::NAMES
+                ))
+            }
+        };
+        Ok(TraceOptions {
+            format,
+            unit,
+            speed: self.trace_speed,
+            fit,
+            devices,
+            event,
+        })
+    }
 }
 
 pub fn sim(args: SimArgs) -> Result<()> {

@@ -5,12 +5,22 @@ use std::path::Path;
 
 use anyhow::{anyhow, Result};
 use iosteer_study::objective;
-use iosteer_study::sweep::{self, Sweep, SweepError};
+use iosteer_study::sweep::{self, PhaseRole, Sweep, SweepError, SweepWorkload};
 
 #[derive(Debug, clap::Args)]
 pub struct SweepArgs {
     /// Built-in scenario [default: fill-while-serving].
     pub scenario: Option<String>,
+    /// Sweep a fio job file instead of a scenario; its phases are named after
+    /// its jobs (see `iosteer sim --job FILE`): give --phase and --baseline.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["scenario", "trace"])]
+    pub job: Option<String>,
+    /// Sweep a trace replay instead of a scenario; --phase and --baseline are
+    /// `trace` or time windows such as 0s..60s.
+    #[arg(long, value_name = "FILE", conflicts_with = "scenario")]
+    pub trace: Option<String>,
+    #[command(flatten)]
+    pub trace_options: crate::sim_cmd::TraceArgs,
     /// A grid of settings, `name:key=a..b/step,key=x,y,z`; repeat to join grids.
     #[arg(long = "vary", value_name = "GRID")]
     pub vary: Vec<String>,
@@ -21,15 +31,23 @@ pub struct SweepArgs {
     /// `METRIC<=DURATION`; METRIC is mean, p50, p99, p99.9 or max.
     #[arg(long, default_value = "p99<=2x")]
     pub objective: String,
-    /// Phase whose figures are compared.
-    #[arg(long, default_value = "fill")]
-    pub phase: String,
-    /// Phase a relative objective is measured against.
-    #[arg(long, default_value = "before")]
-    pub baseline: String,
+    /// Phase whose figures are compared [default for scenarios: fill]; for
+    /// a trace, a time window START..END is one.
+    #[arg(long, value_name = "NAME|START..END")]
+    pub phase: Option<String>,
+    /// Phase a relative objective is measured against [default for
+    /// scenarios: before]; for a trace, a time window START..END is one.
+    #[arg(long, value_name = "NAME|START..END")]
+    pub baseline: Option<String>,
     /// Drive: a preset or a TOML file.
     #[arg(long, value_name = "PRESET|FILE")]
     pub device: Option<String>,
+    /// The drive's starting state: empty, fill[=PCT] (in order, default 100),
+    /// aged[=N] (full, then N capacities of random overwrites, default 2) or
+    /// steady (random overwrites until write amplification settles); overrides
+    /// the drive file's [precondition] and the scenario's.
+    #[arg(long, value_name = "STATE")]
+    pub precondition: Option<String>,
     /// Seed, or seeds (`1..5`, `1,4,5`): with several, every setting runs
     /// on each and meets the objective only if it does on all.
     #[arg(long, value_name = "SEED|A..B|A,B,..", default_value = "1")]
@@ -57,32 +75,42 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     specs.extend(args.scheds.iter().cloned());
     let slo = crate::slo(args.slo_ms)?;
     let seeds = sweep::parse_seeds(&args.seed).map_err(|e| anyhow!("--seed {e}"))?;
-    let device = crate::load_device(
+    let device = crate::load_starting_device(
         "--device",
         args.device.as_deref().unwrap_or("consumer-sata"),
+        args.precondition.as_deref(),
     )?;
+    let workload = workload(&args)?;
+    let file_option = if args.job.is_some() {
+        "--job"
+    } else {
+        "--trace"
+    };
+    let (phase, baseline) = phases(&args, &workload)?;
     let sweep = Sweep {
-        scenario: args.scenario.unwrap_or_else(|| "fill-while-serving".into()),
+        workload,
         device,
         specs,
         seeds,
         objective,
-        phase: args.phase,
-        baseline: args.baseline,
+        phase,
+        baseline,
         slo,
         threads: args.threads,
     };
-    let sims = sweep.simulations().map_err(flag_error)?;
+    let sims = sweep
+        .simulations()
+        .map_err(|e| flag_error(e, file_option))?;
     if !args.json {
         eprintln!(
             "iosteer: sweeping {} setting(s) of {} on {}, {} seed(s)...",
             sweep.specs.len(),
-            sweep.scenario,
+            sweep.workload.name(),
             sweep.device.name,
             sweep.seeds.len()
         );
     }
-    let report = sweep.run(&sims).map_err(flag_error)?;
+    let report = sweep.run(&sims).map_err(|e| flag_error(e, file_option))?;
     if args.chart != "-" {
         let path = Path::new(&args.chart);
         sweep::chart(path, &report).map_err(|e| anyhow!("--chart {}: {e}", path.display()))?;
@@ -98,13 +126,67 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     Ok(())
 }
 
+/// The scenario, job file or trace to sweep.
+fn workload(args: &SweepArgs) -> Result<SweepWorkload> {
+    Ok(match (&args.job, &args.trace) {
+        (Some(file), _) => SweepWorkload::JobFile(file.clone()),
+        (None, Some(file)) => SweepWorkload::Trace {
+            file: file.clone(),
+            options: args.trace_options.options()?,
+        },
+        (None, None) => SweepWorkload::Scenario(
+            args.scenario
+                .clone()
+                .unwrap_or_else(|| "fill-while-serving".into()),
+        ),
+    })
+}
+
+/// The measured and baseline phases: the scenarios' `fill` and `before`
+/// unless given; a job file or trace has no such phases, so they must be.
+fn phases(args: &SweepArgs, workload: &SweepWorkload) -> Result<(String, String)> {
+    if let SweepWorkload::Scenario(_) = workload {
+        return Ok((
+            args.phase.clone().unwrap_or_else(|| "fill".into()),
+            args.baseline.clone().unwrap_or_else(|| "before".into()),
+        ));
+    }
+    let how = match workload {
+        SweepWorkload::JobFile(_) => {
+            "job phases are named after the jobs running together, as `iosteer sim --job FILE` lists them"
+        }
+        _ => "a trace's phases are `trace` or time windows such as 0s..60s",
+    };
+    match (&args.phase, &args.baseline) {
+        (Some(phase), Some(baseline)) => Ok((phase.clone(), baseline.clone())),
+        _ => Err(anyhow!(
+            "sweeping {} needs --phase NAME and --baseline NAME: {how}",
+            workload.name()
+        )),
+    }
+}
+
 /// The sweep's errors, naming the options that caused them.
-fn flag_error(e: SweepError) -> anyhow::Error {
+/// `file_option` is the one that gave the job or trace file.
+fn flag_error(e: SweepError, file_option: &str) -> anyhow::Error {
     match e {
+        SweepError::WorkloadFile(e) => crate::sim_cmd::file_error(e, file_option),
+        SweepError::Window { role, source } => anyhow!("{} {source}", role_flag(role)),
+        SweepError::WindowNeedsTrace { role, window, .. } => anyhow!(
+            "{} {window}: time windows cut a trace (--trace FILE); a job file's or scenario's phases have names",
+            role_flag(role)
+        ),
         SweepError::NoSettings => {
             anyhow!("nothing to sweep: give --vary GRID (and/or --sched SPEC)")
         }
         SweepError::Threads(e) => anyhow!("--threads: {e}"),
         other => other.into(),
+    }
+}
+
+fn role_flag(role: PhaseRole) -> &'static str {
+    match role {
+        PhaseRole::Baseline => "--baseline",
+        PhaseRole::Measured => "--phase",
     }
 }

@@ -258,6 +258,31 @@ mod sim {
     }
 
     #[test]
+    fn precondition_sets_the_drive_start_and_the_report_and_table_say_it() {
+        let fin = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../traces/financial1-excerpt.ascii"
+        );
+        let report: serde_json::Value = serde_json::from_str(&stdout_of(&[
+            "sim",
+            "--trace",
+            fin,
+            "--precondition",
+            "fill=100",
+            "--json",
+        ]))
+        .unwrap();
+        assert_eq!(report["runs"][0]["device"]["precondition"], "fill=100");
+        let table = stdout_of(&["sim", "--trace", fin, "--precondition", "empty"]);
+        assert!(table.contains("started empty, WAF 1.00"), "{table}");
+        let err = stderr_of_failure(&["sim", "--trace", fin, "--precondition", "fill=200"]);
+        assert!(
+            err.contains("--precondition `fill=200`: expected one of empty, fill[=PCT]"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn traces_replay_every_request_or_say_what_drive_they_need() {
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/");
         let fin = format!("{root}financial1-excerpt.ascii");

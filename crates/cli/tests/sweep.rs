@@ -166,3 +166,120 @@ fn bad_seeds_are_refused_naming_the_option() {
         assert!(e.contains("--seed"), "{bad}: {e}");
     }
 }
+
+/// `iosteer sweep` with `args` (no scenario), its stdout, stderr and success.
+fn sweep_workload(args: &[&str]) -> (serde_json::Value, String, bool) {
+    let out = Command::cargo_bin("iosteer")
+        .unwrap()
+        .arg("sweep")
+        .args(args)
+        .args(["--chart", "-", "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let json = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    (json, stderr, out.status.success())
+}
+
+#[test]
+fn a_job_file_sweeps_with_its_job_phases_as_measured_and_baseline() {
+    let (r, stderr, ok) = sweep_workload(&[
+        "--job",
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/fill-while-serving.fio"
+        ),
+        "--vary",
+        "netflix:write.limiter=bandwidth,write.current=10000..20000/10000",
+        "--phase",
+        "readers+fill",
+        "--baseline",
+        "readers",
+        "--objective",
+        "p99<=2x",
+    ]);
+    assert!(ok, "{stderr}");
+    assert_eq!(r["phase"], "readers+fill");
+    let points = r["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    for (p, mbps) in points.iter().zip([10.0, 20.0]) {
+        let w = p["write_mbps"].as_f64().unwrap();
+        assert!((w - mbps).abs() < 1.0, "{w}");
+        // The bound is twice the readers-only phase's p99, judged.
+        let base = p["baseline_ms"].as_f64().unwrap();
+        assert!((p["bound_ms"].as_f64().unwrap() - 2.0 * base).abs() < 0.01);
+        assert!(p["meets"].is_boolean());
+    }
+    // A job file has no `fill` phase: both phases must be named.
+    let (_, stderr, ok) = sweep_workload(&[
+        "--job",
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/fill-while-serving.fio"
+        ),
+        "--sched",
+        "fifo",
+    ]);
+    assert!(
+        !ok && stderr.contains("--phase NAME and --baseline NAME"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_trace_sweeps_between_time_windows_and_bad_windows_are_refused() {
+    let trace = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../traces/financial1-excerpt.ascii"
+    );
+    let (r, stderr, ok) = sweep_workload(&[
+        "--trace",
+        trace,
+        "--baseline",
+        "0s..60s",
+        "--phase",
+        "60s..200s",
+        "--sched",
+        "fifo",
+        "--objective",
+        "p99<=2x",
+    ]);
+    assert!(ok, "{stderr}");
+    assert_eq!(r["phase"], "60s..200s");
+    let point = &r["points"][0];
+    assert!(point["baseline_ms"].as_f64().unwrap() > 0.0);
+    assert!(point["value_ms"].as_f64().unwrap() > 0.0);
+    for (window, says) in [
+        ("60s..30s", "ends before it starts"),
+        ("300s..400s", "outside the run"),
+        ("0s..1000s", "outside the run"),
+        ("60s-200s", "no phase"),
+    ] {
+        let (_, stderr, ok) = sweep_workload(&[
+            "--trace",
+            trace,
+            "--baseline",
+            "0s..60s",
+            "--phase",
+            window,
+            "--sched",
+            "fifo",
+        ]);
+        assert!(!ok, "{window}");
+        assert!(stderr.contains(says), "{window}: {stderr}");
+    }
+    let (_, stderr, ok) = sweep_workload(&[
+        "--trace",
+        trace,
+        "--baseline",
+        "0s..x",
+        "--phase",
+        "trace",
+        "--sched",
+        "fifo",
+    ]);
+    assert!(
+        !ok && stderr.contains("--baseline `0s..x`: expected a time window"),
+        "{stderr}"
+    );
+}

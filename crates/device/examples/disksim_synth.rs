@@ -13,7 +13,7 @@
 
 use std::collections::VecDeque;
 
-use iosteer_device::{Device, DeviceConfig, Finished, Precondition};
+use iosteer_device::{Device, DeviceConfig, Finished, Precondition, StartState};
 use iosteer_sched::{Command, Nanos, Op, Request};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -99,8 +99,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let config = DeviceConfig::from_toml(&std::fs::read_to_string(drive)?, drive)?;
     let mut device = Device::new(config)?;
     let full_in_order = Precondition {
-        fill: 1.0,
-        overwrite: 0.0,
+        state: StartState::Fill { percent: 100.0 },
         seed,
     };
     device.precondition(full_in_order)?;

@@ -68,8 +68,11 @@ pub mod ftl;
 pub mod import;
 pub mod waf;
 
-pub use config::{ConfigError, DeviceConfig, GcMode, VictimPolicy};
-pub use device::{Device, DeviceStats, Finished, GcModeBusy, Precondition, Refused, Wear};
+pub use config::{ConfigError, DeviceConfig, GcMode, PreconditionTable, VictimPolicy};
+pub use device::{
+    Aging, Device, DeviceStats, Finished, GcModeBusy, Precondition, Refused, StartState,
+    StartStateError, Wear,
+};
 pub use error::DeviceError;
 pub use ftl::{Ftl, FtlCounters, FtlError, GcWork};
 

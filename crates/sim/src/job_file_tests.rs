@@ -2,7 +2,7 @@
 //! them (examples/fio), fio's job end and rates, stonewall phases, block
 //! splits and distributions, accepted-and-ignored options, refusals.
 
-use iosteer_device::{DeviceConfig, Precondition};
+use iosteer_device::{DeviceConfig, Precondition, StartState};
 use iosteer_sched::{Nanos, Op};
 
 use crate::run::Simulation;
@@ -25,8 +25,7 @@ fn simulate(text: &str, file: &str, device: &str) -> RunReport {
     let parsed = parse_with_env(text, file, device.logical_bytes(), &env).unwrap();
     let mut sim = Simulation::of_job_file(device, parsed.jobs, 1, Nanos::from_secs(5));
     sim.precondition = Precondition {
-        fill: 0.0,
-        overwrite: 0.0,
+        state: StartState::Empty,
         seed: 1,
     };
     let aged = sim.aged_device().unwrap();

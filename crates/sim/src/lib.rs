@@ -14,6 +14,9 @@
 //! - [`study`]: several runs side by side that differ in drive or workload
 //!   (`pgc-workloads`: NPGC against PGC; `hints`: stream separation).
 //!
+//! - [`workload_file`]: the user's own workload, a fio job file or a trace
+//!   (with phases cut from it by time).
+//!
 //! The jobs it runs and the reports it writes are `iosteer-workload`'s,
 //! shared with the real engine: synthetic jobs, fio job files and traces in,
 //! per-phase reports, CSV series and SVG charts out.
@@ -22,6 +25,9 @@
 mod job_file_tests;
 pub mod run;
 pub mod scenario;
+#[cfg(test)]
+mod start_state_tests;
 pub mod study;
+pub mod workload_file;
 
 pub use run::{SimError, Simulation};

@@ -13,7 +13,9 @@
 
 use std::time::Instant;
 
-use iosteer_device::{Device, DeviceConfig, DeviceStats, Finished, Precondition};
+use iosteer_device::{
+    Aging, Device, DeviceConfig, DeviceStats, Finished, Precondition, PreconditionTable, StartState,
+};
 use iosteer_sched::{policy, Dispatch, Nanos, Op, Request, Scheduler};
 use thiserror::Error;
 
@@ -152,10 +154,29 @@ impl Simulation {
         Ok(())
     }
 
-    /// The aged drive every run starts from.
+    /// The state the drive starts in: the drive file's `[precondition]`
+    /// when it has one, else the workload's own (a scenario's aging).
+    pub fn start_state(&self) -> StartState {
+        self.device
+            .precondition
+            .map_or(self.precondition.state, |table| table.state)
+    }
+
+    /// Starts the drive in `state`, whatever the drive file or the workload
+    /// chose (`--precondition`). It is written into the drive's table, the
+    /// place a drive file says it, so that [`start_state`](Self::start_state)
+    /// is the one rule that decides.
+    pub fn set_start_state(&mut self, state: StartState) {
+        self.device.precondition = Some(PreconditionTable { state });
+    }
+
+    /// The preconditioned drive every run starts from.
     pub fn aged_device(&self) -> Result<Device, SimError> {
         let mut device = Device::new(self.device.clone())?;
-        device.precondition(self.precondition)?;
+        device.precondition(Precondition {
+            state: self.start_state(),
+            seed: self.precondition.seed,
+        })?;
         Ok(device)
     }
 
@@ -483,7 +504,7 @@ impl State {
             phases,
             verify: None,
             cpu: None,
-            device_stats: Some(device_report(&stats)),
+            device_stats: Some(device_report(&stats, self.device.aging())),
             unfinished: self.submitted - self.completed,
             requests: self.submitted,
             notes,
@@ -558,8 +579,10 @@ fn waf_between(start: (u64, u64), end: (u64, u64)) -> Option<f64> {
 }
 
 /// The report's summary of a drive's statistics.
-pub fn device_report(stats: &DeviceStats) -> DeviceReport {
+pub fn device_report(stats: &DeviceStats, aging: Option<Aging>) -> DeviceReport {
     DeviceReport {
+        precondition: aging.map(|a| a.to_string()),
+        precondition_waf: aging.and_then(|a| a.steady_waf).map(|w| round(w, 3)),
         waf: round(stats.write_amplification(), 3),
         gc_pages_moved: stats.ftl.gc_pages_moved,
         erases: stats.ftl.blocks_erased,
@@ -657,8 +680,7 @@ mod tests {
             },
         ];
         sim.precondition = Precondition {
-            fill: 0.0,
-            overwrite: 0.0,
+            state: StartState::Empty,
             seed: 1,
         };
         sim

@@ -22,7 +22,7 @@
 //! catches up later, so a throttling scheduler's queue stays short and write
 //! latency bounded, where the deaf fill keeps its 32 writes queued.
 
-use iosteer_device::{DeviceConfig, Precondition};
+use iosteer_device::{DeviceConfig, Precondition, StartState};
 use iosteer_sched::{LifetimeHint, Nanos};
 
 use crate::run::Simulation;
@@ -162,8 +162,9 @@ impl FillWhileServing {
         };
         Simulation {
             precondition: Precondition {
-                fill: 1.0,
-                overwrite: self.aging_overwrite,
+                state: StartState::Aged {
+                    overwrites: self.aging_overwrite,
+                },
                 seed,
             },
             jobs: vec![

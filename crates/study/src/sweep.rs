@@ -1,6 +1,12 @@
-//! Sweep: one scenario across a grid of scheduler settings, the
+//! Sweep: one workload across a grid of scheduler settings, the
 //! paper's weeks-long search for a static write limit (30 MB/s on 20
 //! machines) done in minutes.
+//!
+//! The workload ([`SweepWorkload`]) is a built-in scenario (phases `before`,
+//! `fill`, `after`), a fio job file (phases named after the jobs running
+//! together: `readers`, `readers+fill`, `readers.2`) or a trace (phase
+//! `trace`, and any time window `START..END` given as the measured or
+//! baseline phase, cut from the replay by completion time).
 //!
 //! Every grid point runs on its own copy of the same aged drive, in parallel
 //! over the machine's cores (rayon); results are collected in grid order, so
@@ -36,6 +42,7 @@ use std::path::Path;
 use iosteer_device::DeviceConfig;
 use iosteer_sched::{policy, Nanos};
 use iosteer_sim::scenario::{scenario, SCENARIOS};
+use iosteer_sim::workload_file::{self, TraceOptions, WorkloadFileError};
 use iosteer_sim::{SimError, Simulation};
 use iosteer_workload::chart::{
     best_ring, bound_line, frame, legend_upper_left, DrawResult, LogChart, BLUE, GREEN, RED,
@@ -88,12 +95,108 @@ pub enum SweepError {
     },
     #[error("unknown scenario `{name}`; scenarios: {}", scenario_names())]
     UnknownScenario { name: String },
-    #[error("the scenario has no phase `{name}`; phases: {phases}")]
+    #[error("the workload has no phase `{name}`; phases: {phases}")]
     NoPhase { name: String, phases: String },
+    /// The user's job or trace file does not build.
+    #[error(transparent)]
+    WorkloadFile(#[from] WorkloadFileError),
+    /// A baseline or measured phase written as a time window that is not one
+    /// (`role` says which of the two).
+    #[error("{role} {source}")]
+    Window {
+        role: PhaseRole,
+        source: WorkloadFileError,
+    },
+    #[error("{role} `{window}`: time windows cut a trace; a {workload} names its phases")]
+    WindowNeedsTrace {
+        role: PhaseRole,
+        window: String,
+        workload: &'static str,
+    },
     #[error("thread pool: {0}")]
     Threads(#[from] rayon::ThreadPoolBuildError),
     #[error(transparent)]
     Sim(#[from] SimError),
+}
+
+/// Which of a sweep's two phases an error is about.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PhaseRole {
+    Baseline,
+    Measured,
+}
+
+impl std::fmt::Display for PhaseRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PhaseRole::Baseline => "baseline phase",
+            PhaseRole::Measured => "measured phase",
+        })
+    }
+}
+
+/// What a sweep runs: a built-in scenario or the user's own workload.
+#[derive(Clone, Debug)]
+pub enum SweepWorkload {
+    /// A built-in scenario of `iosteer-sim`, by name.
+    Scenario(String),
+    /// A fio job file: its phases are named after its jobs
+    /// ([`iosteer_workload::job_phases`]).
+    JobFile(String),
+    /// A trace file: its phases are `trace` and time windows (`0s..60s`).
+    Trace { file: String, options: TraceOptions },
+}
+
+impl SweepWorkload {
+    /// How the report names it: the scenario's name or the file.
+    pub fn name(&self) -> &str {
+        match self {
+            SweepWorkload::Scenario(name) | SweepWorkload::JobFile(name) => name,
+            SweepWorkload::Trace { file, .. } => file,
+        }
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            SweepWorkload::Scenario(_) => "scenario",
+            SweepWorkload::JobFile(_) => "job file",
+            SweepWorkload::Trace { .. } => "trace",
+        }
+    }
+
+    /// Its simulation on `device` with `seed`.
+    fn simulation(&self, device: &DeviceConfig, seed: u64) -> Result<Simulation, SweepError> {
+        let device = device.clone();
+        Ok(match self {
+            SweepWorkload::Scenario(name) => scenario(name, device, seed)
+                .ok_or_else(|| SweepError::UnknownScenario { name: name.clone() })?,
+            SweepWorkload::JobFile(file) => workload_file::job_simulation(file, device, seed)?,
+            SweepWorkload::Trace { file, options } => {
+                workload_file::trace_simulation(file, options, device, seed)?
+            }
+        })
+    }
+
+    /// Adds the phase `name` to a trace's `sim` when it is a time window.
+    fn add_window(
+        &self,
+        sim: &mut Simulation,
+        name: &str,
+        role: PhaseRole,
+    ) -> Result<(), SweepError> {
+        if !workload_file::is_time_window(name) {
+            return Ok(());
+        }
+        if !matches!(self, SweepWorkload::Trace { .. }) {
+            return Err(SweepError::WindowNeedsTrace {
+                role,
+                window: name.to_string(),
+                workload: self.kind(),
+            });
+        }
+        workload_file::add_time_window(sim, name)
+            .map_err(|source| SweepError::Window { role, source })
+    }
 }
 
 fn scenario_names() -> String {
@@ -380,11 +483,10 @@ pub fn best(points: &[Point]) -> Option<usize> {
     best
 }
 
-/// A sweep to run: a scenario on a drive, the settings, the seeds and the
+/// A sweep to run: a workload on a drive, the settings, the seeds and the
 /// objective the points are judged by.
 pub struct Sweep {
-    /// A built-in scenario of `iosteer-sim`.
-    pub scenario: String,
+    pub workload: SweepWorkload,
     pub device: DeviceConfig,
     /// Scheduler specs, in the order they are reported.
     pub specs: Vec<String>,
@@ -422,11 +524,11 @@ impl Sweep {
         }
         let mut sims = Vec::new();
         for &seed in &self.seeds {
-            let mut sim = scenario(&self.scenario, self.device.clone(), seed).ok_or_else(|| {
-                SweepError::UnknownScenario {
-                    name: self.scenario.clone(),
-                }
-            })?;
+            let mut sim = self.workload.simulation(&self.device, seed)?;
+            self.workload
+                .add_window(&mut sim, &self.baseline, PhaseRole::Baseline)?;
+            self.workload
+                .add_window(&mut sim, &self.phase, PhaseRole::Measured)?;
             sim.slo = self.slo;
             sim.validate()?;
             sims.push(sim);
@@ -466,7 +568,7 @@ impl Sweep {
         let points = across_seeds(&per_seed);
         let best_index = best(&points);
         Ok(SweepReport {
-            scenario: self.scenario.clone(),
+            scenario: self.workload.name().to_string(),
             drive: self.device.name.clone(),
             seeds: self.seeds.clone(),
             objective: self.objective.to_string(),

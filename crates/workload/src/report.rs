@@ -224,6 +224,13 @@ pub struct DeviceReport {
     pub wear_erases_min: u32,
     pub wear_erases_mean: f64,
     pub wear_erases_max: u32,
+    /// The state the drive started in (`empty`, `fill=PCT`, `aged=N`,
+    /// `steady`, with what `steady` reached), when it was preconditioned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precondition: Option<String>,
+    /// `steady`: the write amplification preconditioning settled at.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precondition_waf: Option<f64>,
 }
 
 /// CPU time over a run's wall time: `cores` 1.0 is one core kept busy.
@@ -293,8 +300,14 @@ pub struct SimReport<'a> {
 pub fn table(run: &RunReport) -> String {
     let drive = match &run.device_stats {
         Some(d) => format!(
-            "drive {}, WAF {:.2}, GC moved {} pages, {} erases",
-            run.device, d.waf, d.gc_pages_moved, d.erases
+            "drive {}{}, WAF {:.2}, GC moved {} pages, {} erases",
+            run.device,
+            d.precondition
+                .as_ref()
+                .map_or(String::new(), |p| format!(" started {p}")),
+            d.waf,
+            d.gc_pages_moved,
+            d.erases
         ),
         None => format!("target {}", run.device),
     };

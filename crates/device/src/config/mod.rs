@@ -289,6 +289,18 @@ pub struct DeviceConfig {
     pub multi_plane: MultiPlane,
     #[serde(default)]
     pub cache: CacheConfig,
+    /// The state the drive starts in, when the file chooses one (a run's
+    /// `--precondition` overrides it; without either, the scenario's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precondition: Option<PreconditionTable>,
+}
+
+/// `[precondition]` in a drive file: `state = "fill=50"` (the forms of
+/// [`StartState`](crate::StartState)).
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PreconditionTable {
+    pub state: crate::StartState,
 }
 
 impl DeviceConfig {
@@ -577,6 +589,7 @@ pub fn consumer_sata() -> DeviceConfig {
         ftl: FtlConfig::page_mapped(&geometry),
         multi_plane: MultiPlane::off(),
         cache: CacheConfig::none(),
+        precondition: None,
     }
 }
 
@@ -630,6 +643,7 @@ pub fn enterprise_nvme() -> DeviceConfig {
         ftl: FtlConfig::page_mapped(&geometry),
         multi_plane: MultiPlane::off(),
         cache: CacheConfig::none(),
+        precondition: None,
     }
 }
 
@@ -683,6 +697,7 @@ pub fn disksim_slc() -> DeviceConfig {
         ftl: FtlConfig::page_mapped(&geometry),
         multi_plane: MultiPlane::off(),
         cache: CacheConfig::none(),
+        precondition: None,
     }
 }
 

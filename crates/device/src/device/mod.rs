@@ -69,7 +69,10 @@ use host::InFlight;
 
 pub use gc::GcModeBusy;
 pub use host::{Finished, Refused};
-pub use precondition::Precondition;
+pub use precondition::{
+    Aging, Precondition, StartState, StartStateError, AGED_OVERWRITES, START_STATE_FORMS,
+    STEADY_MAX_CAPACITY_WRITES, STEADY_TOLERANCE,
+};
 
 /// What the drive did, since it was built or last preconditioned.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -196,6 +199,8 @@ pub struct Device {
     exclusive_until: Option<Nanos>,
     /// When the drive last became idle (no command in it).
     idle_since: Nanos,
+    /// What preconditioning did (`None`: a fresh drive).
+    aging: Option<Aging>,
     /// Dies where idle GC found nothing to reclaim.
     gc_stuck: Vec<bool>,
     next_die: usize,
@@ -250,6 +255,7 @@ impl Device {
             gc_stuck: vec![false; dies],
             next_die: 0,
             stats: DeviceStats::fresh(dies),
+            aging: None,
             config,
         })
     }

@@ -128,11 +128,13 @@ pub fn emulated(
         }
     };
     let name = config.name.clone();
+    // The drive file's (or `--precondition`'s) start, else an aged drive.
+    let start_state = config.precondition.map(|table| table.state);
     let mut device = Device::new(config)?;
     eprintln!("iosteer: aging the emulated {name} drive...");
     let aging = Precondition {
+        state: start_state.unwrap_or_default(),
         seed: options.seed,
-        ..Precondition::default()
     };
     device.precondition(aging)?;
     let drive = Emulated::new(device);

@@ -1,0 +1,106 @@
+//! The drive's starting state end to end: what `--precondition` changes in
+//! a run's write amplification and what the report says.
+
+use iosteer_device::{DeviceConfig, StartState};
+use iosteer_sched::Nanos;
+use iosteer_workload::fio::parse;
+use iosteer_workload::report::RunReport;
+use iosteer_workload::trace::{Devices, Event, Fit, TimeUnit, TraceFormat};
+
+use crate::run::Simulation;
+use crate::workload_file::{self, TraceOptions};
+
+/// The default drive (its presets are small enough to precondition in
+/// a moment; a smaller one would not keep GC's share of blocks).
+fn drive() -> DeviceConfig {
+    DeviceConfig::preset("consumer-sata").unwrap()
+}
+
+fn run(sim: &mut Simulation, state: &str) -> RunReport {
+    sim.set_start_state(state.parse().unwrap());
+    let aged = sim.aged_device().unwrap();
+    let report = sim.run("fifo", &aged, &mut |_, _| true).unwrap();
+    assert!(!report.interrupted, "{:?}", report.notes);
+    report
+}
+
+#[test]
+fn an_empty_drive_writes_without_amplification_until_it_fills() {
+    let device = drive();
+    // Random 16 KiB writes of a quarter of the drive: far from filling it.
+    let size = device.logical_bytes() / 4 / (1 << 20);
+    let text = format!("[w]\nrw=randwrite\nbs=16k\nsize={size}m\niodepth=8\n");
+    let jobs = parse(&text, "w.fio", device.logical_bytes()).unwrap();
+    let mut sim = Simulation::of_job_file(device, jobs, 1, Nanos::from_secs(5));
+    let report = run(&mut sim, "empty");
+    let stats = report.device_stats.unwrap();
+    assert_eq!(stats.waf, 1.0);
+    assert_eq!(stats.gc_pages_moved, 0);
+    assert_eq!(stats.foreground_gc_blocks + stats.background_gc_blocks, 0);
+    assert_eq!(stats.precondition.as_deref(), Some("empty"));
+}
+
+#[test]
+fn a_filled_and_an_aged_drive_amplify_the_same_trace_differently() {
+    let options = TraceOptions {
+        format: TraceFormat::Ascii,
+        unit: TimeUnit::Ns,
+        speed: 1.0,
+        fit: Fit::Wrap,
+        devices: Devices::Merge,
+        event: Event::Queue,
+    };
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../traces/financial1-excerpt.ascii"
+    );
+    let mut sim = workload_file::trace_simulation(file, &options, drive(), 1).unwrap();
+    let filled = run(&mut sim, "fill=100").device_stats.unwrap();
+    let aged = run(&mut sim, "aged").device_stats.unwrap();
+    assert_eq!(filled.precondition.as_deref(), Some("fill=100"));
+    assert_eq!(aged.precondition.as_deref(), Some("aged=2"));
+    // Sequentially filled blocks are all valid, so the trace's overwrites
+    // leave whole blocks to reclaim later; the aged drive's blocks are
+    // fragmented, and cleaning them moves pages.
+    assert!(
+        aged.waf > filled.waf + 0.1,
+        "aged {} filled {}",
+        aged.waf,
+        filled.waf
+    );
+}
+
+#[test]
+fn the_option_wins_over_the_drive_file_which_wins_over_the_scenario() {
+    let mut device = drive();
+    let mut sim = crate::scenario::scenario("quick", device.clone(), 1).unwrap();
+    assert_eq!(sim.start_state(), StartState::default());
+    device.precondition = Some(iosteer_device::PreconditionTable {
+        state: StartState::Empty,
+    });
+    sim.device = device;
+    assert_eq!(sim.start_state(), StartState::Empty);
+    sim.set_start_state(StartState::Steady);
+    assert_eq!(sim.start_state(), StartState::Steady);
+    let aging = sim.aged_device().unwrap().aging().unwrap();
+    assert!(aging.steady_waf.unwrap() > 1.0);
+}
+
+#[test]
+fn a_drive_file_chooses_its_start_in_a_precondition_table() {
+    let mut toml = drive().to_toml();
+    toml += "\n[precondition]\nstate = \"fill=50\"\n";
+    let device = DeviceConfig::from_toml(&toml, "d.toml").unwrap();
+    assert_eq!(
+        device.precondition.unwrap().state,
+        StartState::Fill { percent: 50.0 }
+    );
+    let bad = toml.replace("fill=50", "half");
+    let e = DeviceConfig::from_toml(&bad, "d.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("`half`: expected one of empty, fill[=PCT]"),
+        "{e}"
+    );
+}

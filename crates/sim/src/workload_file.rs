@@ -1,0 +1,181 @@
+//! Simulations of the user's own workload: a fio job file or a trace file,
+//! on a drive. `iosteer sim` and `iosteer sweep` build theirs here, so a job
+//! or trace runs the same under both.
+//!
+//! A trace's phases can be cut from it by time: `0s..60s` is a phase of
+//! that name from 0 to 60 s of the replay ([`add_time_window`]).
+
+use iosteer_device::DeviceConfig;
+use iosteer_sched::units::parse_duration;
+use iosteer_sched::Nanos;
+use iosteer_workload::fio::{self, FioError};
+use iosteer_workload::report::Phase;
+use iosteer_workload::trace::{self, Devices, Event, Fit, TimeUnit, TraceError, TraceFormat};
+use iosteer_workload::workload::{Job, JobKind};
+use thiserror::Error;
+
+use crate::run::Simulation;
+
+/// How long after a job file's last job requests may still finish.
+pub const JOB_DRAIN: Nanos = Nanos::from_secs(5);
+/// How long after a trace's last request the others may still finish.
+pub const TRACE_DRAIN: Nanos = Nanos::from_secs(60);
+
+/// What is wrong with a job or trace file, or a time window of a trace.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum WorkloadFileError {
+    #[error("{file}: {source}")]
+    Read {
+        file: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Fio(#[from] FioError),
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    #[error("{speed}: expected a positive replay speed")]
+    Speed { speed: f64 },
+    /// Only ascii traces lack a time unit of their own.
+    #[error("{format} traces give their own time unit; a unit applies to ascii only")]
+    UnitOfItsOwn { format: TraceFormat },
+    #[error("`{text}`: expected a time window START..END, such as 0s..60s")]
+    WindowSyntax { text: String },
+    #[error("`{text}`: the window ends before it starts")]
+    WindowReversed { text: String },
+    #[error(
+        "`{text}`: outside the run: its requests arrive from 0 to {last_s:.3} s and \
+         the run ends at {end_s:.3} s; a window starts before the last arrival and ends by the run's end"
+    )]
+    WindowOutside {
+        text: String,
+        last_s: f64,
+        end_s: f64,
+    },
+}
+
+/// How to read a trace file.
+#[derive(Copy, Clone, Debug)]
+pub struct TraceOptions {
+    pub format: TraceFormat,
+    /// Time unit of ascii traces.
+    pub unit: TimeUnit,
+    /// Replay speed (2: twice as fast).
+    pub speed: f64,
+    pub fit: Fit,
+    pub devices: Devices,
+    /// The block-layer event that is a request's arrival (blkparse,
+    /// blktrace, ftrace).
+    pub event: Event,
+}
+
+fn read(file: &str) -> Result<String, WorkloadFileError> {
+    std::fs::read_to_string(file).map_err(|source| WorkloadFileError::Read {
+        file: file.to_string(),
+        source,
+    })
+}
+
+/// A fio job file's jobs on `device`, in phases that follow the jobs.
+pub fn job_simulation(
+    file: &str,
+    device: DeviceConfig,
+    seed: u64,
+) -> Result<Simulation, WorkloadFileError> {
+    let text = read(file)?;
+    let parsed = fio::parse_file(&text, file, device.logical_bytes())?;
+    let mut sim = Simulation::of_job_file(device, parsed.jobs, seed, JOB_DRAIN);
+    sim.notes = parsed.notes;
+    Ok(sim)
+}
+
+/// A trace file replayed on `device`, measured in one phase `trace`.
+pub fn trace_simulation(
+    file: &str,
+    options: &TraceOptions,
+    device: DeviceConfig,
+    seed: u64,
+) -> Result<Simulation, WorkloadFileError> {
+    if !(options.speed.is_finite() && options.speed > 0.0) {
+        return Err(WorkloadFileError::Speed {
+            speed: options.speed,
+        });
+    }
+    if options.format != TraceFormat::Ascii && options.unit != TimeUnit::Ns {
+        return Err(WorkloadFileError::UnitOfItsOwn {
+            format: options.format,
+        });
+    }
+    let read_options = trace::Options {
+        unit: options.unit,
+        speed: options.speed,
+        devices: options.devices,
+        event: options.event,
+    };
+    let trace = trace::read_path(file, options.format, &read_options)?;
+    let mut records = trace.records;
+    let page = u64::from(device.geometry.page_size);
+    let remapped = trace::fit_counted(
+        &mut records,
+        device.logical_bytes(),
+        page,
+        options.fit,
+        file,
+    )?;
+    let job = Job {
+        name: file.to_string(),
+        kind: JobKind::Trace(records),
+        start: Nanos::ZERO,
+        stop: None,
+        shape: Default::default(),
+    };
+    let mut sim = Simulation::of_jobs(device, vec![job], "trace", seed, TRACE_DRAIN);
+    if let Some(remap) = remapped {
+        sim.notes.push(format!(
+            "trace addresses remapped to fit the drive (--trace-fit {}): {remap}",
+            options.fit
+        ));
+    }
+    sim.notes.extend(trace.notes);
+    Ok(sim)
+}
+
+/// Whether `text` is written as a time window (`START..END`).
+pub fn is_time_window(text: &str) -> bool {
+    text.contains("..")
+}
+
+/// Adds the phase `text` (`START..END`, durations as fio writes them: `60s`,
+/// `1m`, `500ms`) to `sim`, unless it has it; it must start before it ends
+/// before the workload's last request, and end by the run's end (the last
+/// request plus the drain).
+pub fn add_time_window(sim: &mut Simulation, text: &str) -> Result<(), WorkloadFileError> {
+    if sim.phases.iter().any(|p| p.name == text) {
+        return Ok(());
+    }
+    let syntax = || WorkloadFileError::WindowSyntax {
+        text: text.to_string(),
+    };
+    let (start, end) = text.split_once("..").ok_or_else(syntax)?;
+    let at = |t: &str| parse_duration(t.trim(), Some(Nanos::from_secs(1))).map_err(|_| syntax());
+    let (start, end) = (at(start)?, at(end)?);
+    if end <= start {
+        return Err(WorkloadFileError::WindowReversed {
+            text: text.to_string(),
+        });
+    }
+    let last = sim.workload_end();
+    if start >= last || end > last + sim.drain {
+        return Err(WorkloadFileError::WindowOutside {
+            text: text.to_string(),
+            last_s: last.as_secs_f64(),
+            end_s: (last + sim.drain).as_secs_f64(),
+        });
+    }
+    sim.phases.push(Phase {
+        name: text.to_string(),
+        start,
+        end,
+    });
+    Ok(())
+}
