@@ -57,7 +57,7 @@
 //! `log_avg_msec`, `log_hist_msec`, `log_*`, `clat_percentiles`,
 //! `slat_percentiles`, `lat_percentiles`, `percentile_list`, `disable_lat`,
 //! `disable_clat`, `disable_slat`, `disable_bw`, `unified_rw_reporting`,
-//! `kb_base`, `unit_base`, `bwavgtime`, `iopsavgtime`, `gtod_reduce`,
+//! `unit_base`, `bwavgtime`, `iopsavgtime`, `gtod_reduce`,
 //! `gtod_cpu`, `clocksource`; `thread`, `cpus_allowed`,
 //! `cpus_allowed_policy`, `cpumask`, `numa_cpu_nodes`, `numa_mem_policy`,
 //! `nice`, `prio`, `prioclass`, `uid`, `gid`, `cgroup*`; `direct`,
@@ -83,6 +83,7 @@
 //! Jobs after a `stonewall` start when the earlier ones have ended; their
 //! `startdelay` and `runtime` count from then.
 
+use iosteer_sched::units::{self, KbBase};
 use iosteer_sched::{LifetimeHint, Nanos};
 use thiserror::Error;
 
@@ -605,6 +606,16 @@ impl Reader {
                     .ok_or_else(|| bad("none, short, medium, long or extreme"))?
             }
             "ioengine" => check_engine(value)?,
+            "kb_base" => {
+                // Sizes are read as fio reads them by default (kb_base=1024:
+                // 4k and 4KB are 4096 bytes, 4KiB is 4000); the other base
+                // would change every size read before it in the file.
+                if value != "1024" {
+                    return Err(format!(
+                        "kb_base={value}: only fio's default, kb_base=1024, is supported"
+                    ));
+                }
+            }
             "zonemode" => {
                 if value != "none" {
                     return Err(format!(
@@ -766,24 +777,10 @@ fn percent(value: &str) -> Option<u32> {
         .filter(|p| *p <= 100)
 }
 
-/// A size with fio's suffixes, powers of 1024.
+/// A size in fio's grammar ([`iosteer_sched::units::parse_size`] with fio's
+/// default `kb_base=1024`).
 pub fn size_value(value: &str) -> Option<u64> {
-    let v = value.trim().to_ascii_lowercase();
-    let digits = v
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(v.len());
-    let (number, suffix) = v.split_at(digits);
-    let n: f64 = number.parse().ok()?;
-    let scale: u64 = match suffix.trim_end_matches("ib").trim_end_matches('b') {
-        "" => 1,
-        "k" => 1 << 10,
-        "m" => 1 << 20,
-        "g" => 1 << 30,
-        "t" => 1 << 40,
-        _ => return None,
-    };
-    let bytes = n * scale as f64;
-    (bytes.is_finite() && bytes >= 0.0 && bytes < u64::MAX as f64).then_some(bytes.round() as u64)
+    units::parse_size(value, KbBase::Binary).ok().map(|b| b.0)
 }
 
 fn size_or_percent(value: &str, capacity: u64) -> Option<u64> {
@@ -798,217 +795,11 @@ fn size_or_percent(value: &str, capacity: u64) -> Option<u64> {
     }
 }
 
-/// A time; a bare number is in units of `default_ns`.
+/// A time in fio's grammar ([`iosteer_sched::units::parse_duration`]); a
+/// bare number is in units of `default_ns`.
 pub fn time_value(value: &str, default_ns: u64) -> Option<Nanos> {
-    let v = value.trim();
-    let digits = v
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(v.len());
-    let (number, suffix) = v.split_at(digits);
-    let n: f64 = number.parse().ok()?;
-    let scale = match suffix {
-        "" => default_ns as f64,
-        "ns" => 1.0,
-        "us" | "usec" => 1e3,
-        "ms" | "msec" => 1e6,
-        "s" | "sec" => 1e9,
-        "m" | "min" => 60e9,
-        "h" => 3600e9,
-        _ => return None,
-    };
-    let ns = n * scale;
-    (ns.is_finite() && ns >= 0.0 && ns < u64::MAX as f64).then_some(Nanos(ns.round() as u64))
+    units::parse_duration(value, Some(Nanos(default_ns))).ok()
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const GIB: u64 = 1 << 30;
-
-    #[test]
-    fn a_job_file_becomes_jobs_with_fio_meanings() {
-        let text = "\
-; the fill of the paper
-[global]
-ioengine=libaio
-direct=1
-size=10%
-
-[readers]
-rw=randread
-bs=128k
-rate=200m
-rate_process=poisson
-iodepth=64
-runtime=2m
-
-[fill]
-rw=write
-bsrange=64k-256k
-rate_iops=250
-startdelay=10s
-runtime=90
-write_hint=long
-numjobs=2
-";
-        let jobs = parse(text, "fill.fio", 100 * GIB).unwrap();
-        assert_eq!(jobs.len(), 3);
-        let JobKind::Synthetic(r) = &jobs[0].kind else {
-            panic!()
-        };
-        assert_eq!(
-            (r.read_percent, r.sequential, r.block_min),
-            (100, false, 128 << 10)
-        );
-        assert_eq!(r.arrival.bytes_per_s, Some(200.0 * (1 << 20) as f64));
-        assert!(r.arrival.poisson && r.arrival.iodepth == 64);
-        assert_eq!(r.size, 10 * GIB / 4096 * 4096);
-        assert_eq!(jobs[0].stop, Some(Nanos::from_secs(120)));
-        let JobKind::Synthetic(w) = &jobs[1].kind else {
-            panic!()
-        };
-        assert_eq!(
-            (w.read_percent, w.sequential, w.block_min, w.block_max),
-            (0, true, 64 << 10, 256 << 10)
-        );
-        assert_eq!(w.hint, LifetimeHint::Long);
-        assert_eq!(
-            (jobs[1].start, jobs[1].stop),
-            (Nanos::from_secs(10), Some(Nanos::from_secs(100)))
-        );
-        assert_eq!(
-            (jobs[1].name.as_str(), jobs[2].name.as_str()),
-            ("fill.0", "fill.1")
-        );
-    }
-
-    #[test]
-    fn mixes_and_untimed_jobs() {
-        let jobs = parse(
-            "[a]\nrw=randrw\nrwmixwrite=30\n[b]\nrw=read\nruntime=5s\n",
-            "m.fio",
-            GIB,
-        )
-        .unwrap();
-        let JobKind::Synthetic(a) = &jobs[0].kind else {
-            panic!()
-        };
-        assert_eq!(a.read_percent, 70);
-        // fio's end of a job: without time_based, once it has moved its
-        // size (the whole drive here), or at its runtime if that comes first.
-        assert_eq!(
-            (jobs[0].stop, jobs[0].shape.bytes_limit),
-            (None, Some(GIB)),
-            "an untimed job ends on its size"
-        );
-        assert_eq!(
-            (jobs[1].stop, jobs[1].shape.bytes_limit),
-            (Some(Nanos::from_secs(5)), Some(GIB))
-        );
-        let jobs = parse(
-            "[a]\nrw=randrw\ntime_based\n[b]\nrw=read\nruntime=5s\ntime_based=1\n",
-            "m.fio",
-            GIB,
-        )
-        .unwrap();
-        assert_eq!(
-            (jobs[0].stop, jobs[0].shape.bytes_limit),
-            (Some(Nanos::from_secs(5)), None),
-            "time_based jobs without runtime run as long as the timed ones"
-        );
-        assert_eq!(jobs[1].shape.bytes_limit, None);
-    }
-
-    #[test]
-    fn unsupported_options_and_bad_values_name_file_line_and_option() {
-        let err = parse("[a]\nrw=randread\nread_iolog=trace.log\n", "v.fio", GIB)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.starts_with("v.fio:3:")
-                && err.contains("`read_iolog`")
-                && err.contains("not supported"),
-            "{err}"
-        );
-        let err = parse("[a]\nrw=sideways\n", "v.fio", GIB)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.starts_with("v.fio:2:") && err.contains("randread"),
-            "{err}"
-        );
-        let err = parse("[a]\nbs=4q\n", "v.fio", GIB).unwrap_err().to_string();
-        assert!(err.contains("`bs=4q`"), "{err}");
-        let err = parse("rw=read\n", "v.fio", GIB).unwrap_err().to_string();
-        assert!(err.contains("before any [section]"), "{err}");
-        let err = parse("[global]\nbs=4k\n", "v.fio", GIB)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("no job section"), "{err}");
-        let err = parse("[a]\nsize=2g\n", "v.fio", GIB)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("must fit the drive"), "{err}");
-    }
-
-    #[test]
-    fn iosteer_backpressure_makes_a_job_listen() {
-        let jobs = parse(
-            "[global]\niosteer_backpressure=50ms\n[fill]\nrw=write\n[slow]\nrw=write\niosteer_backpressure=200\n[deaf]\nrw=write\niosteer_backpressure=0\n[r]\nrw=read\n",
-            "b.fio",
-            GIB,
-        )
-        .unwrap();
-        let bounds: Vec<Option<Nanos>> = jobs
-            .iter()
-            .map(|j| match &j.kind {
-                JobKind::Synthetic(s) => s.backpressure,
-                JobKind::Trace(_) => None,
-            })
-            .collect();
-        assert_eq!(
-            bounds,
-            [
-                Some(Nanos::from_millis(50)),
-                Some(Nanos::from_micros(200)),
-                Some(Nanos::ZERO),
-                Some(Nanos::from_millis(50)),
-            ]
-        );
-        let none = parse("[a]\nrw=write\n", "b.fio", GIB).unwrap();
-        let JobKind::Synthetic(a) = &none[0].kind else {
-            panic!()
-        };
-        assert_eq!(a.backpressure, None, "deaf unless asked");
-        let err = parse("[a]\niosteer_backpressure=soon\n", "b.fio", GIB)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.starts_with("b.fio:2:") && err.contains("microseconds unless suffixed"),
-            "{err}"
-        );
-        let err = parse("[a]\nbackpressure=50ms\n", "b.fio", GIB)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("not supported") && err.contains("iosteer_backpressure"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn suffixes_follow_fio() {
-        assert_eq!(size_value("4k"), Some(4096));
-        assert_eq!(size_value("1MiB"), Some(1 << 20));
-        assert_eq!(size_value("2g"), Some(2 << 30));
-        assert_eq!(size_value("x"), None);
-        assert_eq!(time_value("90", 1_000_000_000), Some(Nanos::from_secs(90)));
-        assert_eq!(
-            time_value("500ms", 1_000_000_000),
-            Some(Nanos::from_millis(500))
-        );
-        assert_eq!(time_value("2m", 1_000_000_000), Some(Nanos::from_secs(120)));
-        assert_eq!(time_value("100", 1_000), Some(Nanos::from_micros(100)));
-    }
-}
+mod tests;

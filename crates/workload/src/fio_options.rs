@@ -91,7 +91,6 @@ pub const IGNORED: &[&str] = &[
     "disable_slat",
     "disable_bw",
     "unified_rw_reporting",
-    "kb_base",
     "unit_base",
     "bwavgtime",
     "iopsavgtime",

@@ -1,0 +1,189 @@
+use super::*;
+
+const GIB: u64 = 1 << 30;
+
+#[test]
+fn a_job_file_becomes_jobs_with_fio_meanings() {
+    let text = "\
+; the fill of the paper
+[global]
+ioengine=libaio
+direct=1
+size=10%
+
+[readers]
+rw=randread
+bs=128k
+rate=200m
+rate_process=poisson
+iodepth=64
+runtime=2m
+
+[fill]
+rw=write
+bsrange=64k-256k
+rate_iops=250
+startdelay=10s
+runtime=90
+write_hint=long
+numjobs=2
+";
+    let jobs = parse(text, "fill.fio", 100 * GIB).unwrap();
+    assert_eq!(jobs.len(), 3);
+    let JobKind::Synthetic(r) = &jobs[0].kind else {
+        panic!()
+    };
+    assert_eq!(
+        (r.read_percent, r.sequential, r.block_min),
+        (100, false, 128 << 10)
+    );
+    assert_eq!(r.arrival.bytes_per_s, Some(200.0 * (1 << 20) as f64));
+    assert!(r.arrival.poisson && r.arrival.iodepth == 64);
+    assert_eq!(r.size, 10 * GIB / 4096 * 4096);
+    assert_eq!(jobs[0].stop, Some(Nanos::from_secs(120)));
+    let JobKind::Synthetic(w) = &jobs[1].kind else {
+        panic!()
+    };
+    assert_eq!(
+        (w.read_percent, w.sequential, w.block_min, w.block_max),
+        (0, true, 64 << 10, 256 << 10)
+    );
+    assert_eq!(w.hint, LifetimeHint::Long);
+    assert_eq!(
+        (jobs[1].start, jobs[1].stop),
+        (Nanos::from_secs(10), Some(Nanos::from_secs(100)))
+    );
+    assert_eq!(
+        (jobs[1].name.as_str(), jobs[2].name.as_str()),
+        ("fill.0", "fill.1")
+    );
+}
+
+#[test]
+fn mixes_and_untimed_jobs() {
+    let jobs = parse(
+        "[a]\nrw=randrw\nrwmixwrite=30\n[b]\nrw=read\nruntime=5s\n",
+        "m.fio",
+        GIB,
+    )
+    .unwrap();
+    let JobKind::Synthetic(a) = &jobs[0].kind else {
+        panic!()
+    };
+    assert_eq!(a.read_percent, 70);
+    // fio's end of a job: without time_based, once it has moved its
+    // size (the whole drive here), or at its runtime if that comes first.
+    assert_eq!(
+        (jobs[0].stop, jobs[0].shape.bytes_limit),
+        (None, Some(GIB)),
+        "an untimed job ends on its size"
+    );
+    assert_eq!(
+        (jobs[1].stop, jobs[1].shape.bytes_limit),
+        (Some(Nanos::from_secs(5)), Some(GIB))
+    );
+    let jobs = parse(
+        "[a]\nrw=randrw\ntime_based\n[b]\nrw=read\nruntime=5s\ntime_based=1\n",
+        "m.fio",
+        GIB,
+    )
+    .unwrap();
+    assert_eq!(
+        (jobs[0].stop, jobs[0].shape.bytes_limit),
+        (Some(Nanos::from_secs(5)), None),
+        "time_based jobs without runtime run as long as the timed ones"
+    );
+    assert_eq!(jobs[1].shape.bytes_limit, None);
+}
+
+#[test]
+fn unsupported_options_and_bad_values_name_file_line_and_option() {
+    let err = parse("[a]\nrw=randread\nread_iolog=trace.log\n", "v.fio", GIB)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("v.fio:3:")
+            && err.contains("`read_iolog`")
+            && err.contains("not supported"),
+        "{err}"
+    );
+    let err = parse("[a]\nrw=sideways\n", "v.fio", GIB)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("v.fio:2:") && err.contains("randread"),
+        "{err}"
+    );
+    let err = parse("[a]\nbs=4q\n", "v.fio", GIB).unwrap_err().to_string();
+    assert!(err.contains("`bs=4q`"), "{err}");
+    let err = parse("rw=read\n", "v.fio", GIB).unwrap_err().to_string();
+    assert!(err.contains("before any [section]"), "{err}");
+    let err = parse("[global]\nbs=4k\n", "v.fio", GIB)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no job section"), "{err}");
+    let err = parse("[a]\nsize=2g\n", "v.fio", GIB)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("must fit the drive"), "{err}");
+}
+
+#[test]
+fn iosteer_backpressure_makes_a_job_listen() {
+    let jobs = parse(
+        "[global]\niosteer_backpressure=50ms\n[fill]\nrw=write\n[slow]\nrw=write\niosteer_backpressure=200\n[deaf]\nrw=write\niosteer_backpressure=0\n[r]\nrw=read\n",
+        "b.fio",
+        GIB,
+    )
+    .unwrap();
+    let bounds: Vec<Option<Nanos>> = jobs
+        .iter()
+        .map(|j| match &j.kind {
+            JobKind::Synthetic(s) => s.backpressure,
+            JobKind::Trace(_) => None,
+        })
+        .collect();
+    assert_eq!(
+        bounds,
+        [
+            Some(Nanos::from_millis(50)),
+            Some(Nanos::from_micros(200)),
+            Some(Nanos::ZERO),
+            Some(Nanos::from_millis(50)),
+        ]
+    );
+    let none = parse("[a]\nrw=write\n", "b.fio", GIB).unwrap();
+    let JobKind::Synthetic(a) = &none[0].kind else {
+        panic!()
+    };
+    assert_eq!(a.backpressure, None, "deaf unless asked");
+    let err = parse("[a]\niosteer_backpressure=soon\n", "b.fio", GIB)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("b.fio:2:") && err.contains("microseconds unless suffixed"),
+        "{err}"
+    );
+    let err = parse("[a]\nbackpressure=50ms\n", "b.fio", GIB)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("not supported") && err.contains("iosteer_backpressure"),
+        "{err}"
+    );
+}
+
+#[test]
+fn suffixes_follow_fio() {
+    assert_eq!(size_value("4k"), Some(4096));
+    assert_eq!(size_value("1MiB"), Some(1 << 20));
+    assert_eq!(size_value("2g"), Some(2 << 30));
+    assert_eq!(size_value("x"), None);
+    assert_eq!(time_value("90", 1_000_000_000), Some(Nanos::from_secs(90)));
+    assert_eq!(
+        time_value("500ms", 1_000_000_000),
+        Some(Nanos::from_millis(500))
+    );
+    assert_eq!(time_value("2m", 1_000_000_000), Some(Nanos::from_secs(120)));
+    assert_eq!(time_value("100", 1_000), Some(Nanos::from_micros(100)));
+}

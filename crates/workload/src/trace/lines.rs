@@ -1,0 +1,440 @@
+//! Reading a trace line by line: the parser of one line's fields (with
+//! errors naming file, line and field), the sink that collects records and
+//! counts what was skipped or adjusted for the notes, and the column formats
+//! (ascii, spc, msr). The block-layer formats plug in through
+//! [`LineFormat`].
+
+use super::*;
+
+/// What a reader adjusted or skipped, counted for the trace's notes.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Tally {
+    /// Note text (after the count) to count.
+    pub(crate) counts: BTreeMap<&'static str, u64>,
+    /// Events other than the arrival event, by kind.
+    pub(crate) skipped: BTreeMap<String, u64>,
+}
+
+impl Tally {
+    pub(crate) fn add(&mut self, what: &'static str, n: u64) {
+        *self.counts.entry(what).or_default() += n;
+    }
+
+    pub(crate) fn skip(&mut self, kind: &str) {
+        match self.skipped.get_mut(kind) {
+            Some(n) => *n += 1,
+            None => {
+                self.skipped.insert(kind.to_string(), 1);
+            }
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.counts.is_empty() && self.skipped.is_empty()
+    }
+
+    pub(crate) fn notes(&self, event: Event) -> Vec<String> {
+        let mut notes: Vec<String> = self
+            .counts
+            .iter()
+            .map(|(what, n)| format!("{n} {what}"))
+            .collect();
+        if !self.skipped.is_empty() {
+            let total: u64 = self.skipped.values().sum();
+            let kinds: Vec<String> = self
+                .skipped
+                .iter()
+                .map(|(kind, n)| format!("{kind} {n}"))
+                .collect();
+            notes.push(format!(
+                "{total} events other than the {event} event skipped: {}",
+                kinds.join(", ")
+            ));
+        }
+        notes
+    }
+}
+
+/// Where readers put what they read.
+pub(crate) struct Sink {
+    pub(crate) raw: Vec<RawRecord>,
+    pub(crate) tally: Tally,
+    pub(crate) event: Event,
+    /// The file being read, its index, and its previous arrival.
+    pub(crate) file: String,
+    pub(crate) source: usize,
+    pub(crate) last: Option<u128>,
+}
+
+impl Sink {
+    pub(crate) fn new(event: Event) -> Sink {
+        Sink {
+            raw: Vec::new(),
+            tally: Tally::default(),
+            event,
+            file: String::new(),
+            source: 0,
+            last: None,
+        }
+    }
+
+    pub(crate) fn start(&mut self, file: &str, source: usize) {
+        self.file = file.to_string();
+        self.source = source;
+        self.last = None;
+    }
+
+    /// Keeps a request; a read, write or trim of no bytes is skipped (the
+    /// drive has nothing to do) and counted, as are arrivals earlier than
+    /// the one before them in the same file (they are sorted).
+    pub(crate) fn push(
+        &mut self,
+        at: u128,
+        op: Op,
+        device: DeviceKey,
+        span: (u64, u64),
+        place: Place,
+    ) -> Result<(), TraceError> {
+        let (offset, len) = span;
+        if len == 0 && op != Op::Flush {
+            self.tally
+                .add("requests of zero length skipped (a flush is kept)", 1);
+            return Ok(());
+        }
+        if op == Op::Flush {
+            self.tally
+                .add("flushes (the report counts them with the writes)", 1);
+        }
+        if self.raw.len() >= MAX_REQUESTS {
+            return Err(TraceError::TooMany {
+                file: self.file.clone(),
+                limit: MAX_REQUESTS,
+            });
+        }
+        if self.last.is_some_and(|last| at < last) {
+            self.tally.add(
+                "arrivals earlier than the one before them in their file (sorted by time)",
+                1,
+            );
+        }
+        self.last = Some(at);
+        self.raw.push(RawRecord {
+            at,
+            op,
+            device,
+            offset,
+            len,
+            place,
+            source: self.source,
+        });
+        Ok(())
+    }
+
+    pub(crate) fn produced(&self) -> bool {
+        !self.raw.is_empty() || !self.tally.is_empty()
+    }
+}
+
+/// One line of a text format.
+pub(crate) trait LineFormat {
+    /// Reads one non-blank, non-comment line: pushes its requests into
+    /// `sink` and counts there what it skips.
+    fn line(&mut self, p: &LineParser, text: &str, sink: &mut Sink) -> Result<(), TraceError>;
+}
+
+/// The line being read, for fields and errors.
+pub(crate) struct LineParser<'a> {
+    pub(crate) file: &'a str,
+    pub(crate) line: usize,
+    pub(crate) format: TraceFormat,
+    /// Whether a field-count error tries the other formats (not while
+    /// trying them).
+    pub(crate) hint: bool,
+}
+
+impl LineParser<'_> {
+    #[cfg(test)]
+    pub(crate) fn for_tests() -> LineParser<'static> {
+        LineParser {
+            file: "t",
+            line: 1,
+            format: TraceFormat::Blkparse,
+            hint: false,
+        }
+    }
+
+    /// A time in `unit_ns` nanoseconds per unit: exact for integers (MSR's
+    /// 100 ns ticks since 1601 overflow an f64's precision), else decimal.
+    pub(crate) fn time(&self, field: &str, value: &str, unit_ns: u64) -> Result<u128, TraceError> {
+        let value = value.trim();
+        if let Ok(n) = value.parse::<u64>() {
+            return Ok(u128::from(n) * u128::from(unit_ns));
+        }
+        let x: f64 = self.number(field, value, "a time")?;
+        if !(x.is_finite() && x >= 0.0) {
+            return Err(self.bad(field, value, "a time of zero or more"));
+        }
+        let ns = x * unit_ns as f64;
+        // Past u128 the conversion would saturate and distinct times become
+        // equal; far below that, the arrival limit applies after the shift.
+        if ns >= u128::MAX as f64 {
+            return Err(self.bad(field, value, "a time below 3.4e38 ns"));
+        }
+        Ok(ns.round() as u128)
+    }
+
+    /// Decimal seconds (`2477.517899`, `0.000000000`) in nanoseconds,
+    /// exactly: digits, a point, up to nine decimals.
+    pub(crate) fn seconds(&self, field: &str, value: &str) -> Result<u128, TraceError> {
+        let expected = "seconds as digits, a point and up to nine decimals";
+        let (whole, frac) = value.split_once('.').unwrap_or((value, ""));
+        let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+        if whole.is_empty() || !digits(whole) || !digits(frac) || frac.len() > 9 {
+            return Err(self.bad(field, value, expected));
+        }
+        let whole: u128 = whole
+            .parse()
+            .map_err(|_| self.bad(field, value, expected))?;
+        let frac_ns: u128 = format!("{frac:0<9}").parse().unwrap_or(0);
+        whole
+            .checked_mul(1_000_000_000)
+            .map(|ns| ns + frac_ns)
+            .ok_or_else(|| self.bad(field, value, expected))
+    }
+
+    pub(crate) fn number<T: std::str::FromStr>(
+        &self,
+        field: &str,
+        value: &str,
+        expected: &str,
+    ) -> Result<T, TraceError> {
+        value
+            .trim()
+            .parse()
+            .map_err(|_| self.bad(field, value, expected))
+    }
+
+    pub(crate) fn bad(&self, field: &str, value: &str, expected: &str) -> TraceError {
+        TraceError::Field {
+            file: self.file.to_string(),
+            line: self.line,
+            field: field.to_string(),
+            value: value.to_string(),
+            expected: expected.to_string(),
+        }
+    }
+
+    pub(crate) fn bad_line(&self, problem: &str) -> TraceError {
+        TraceError::Line {
+            file: self.file.to_string(),
+            line: self.line,
+            problem: problem.to_string(),
+            expected: format!("a line of {}: {}", self.format, self.format.layout()),
+        }
+    }
+
+    /// The line's fields, at least `at_least` of them; fields past
+    /// `at_most` are counted in `sink` as ignored.
+    pub(crate) fn fields<'t>(
+        &self,
+        text: &'t str,
+        sep: Option<char>,
+        range: (usize, usize),
+        sink: &mut Sink,
+    ) -> Result<Vec<&'t str>, TraceError> {
+        let fields: Vec<&str> = match sep {
+            Some(c) => text.split(c).collect(),
+            None => text.split_whitespace().collect(),
+        };
+        let (at_least, at_most) = range;
+        if fields.len() < at_least {
+            return Err(self.too_few(text, at_least, fields.len()));
+        }
+        if fields.len() > at_most {
+            sink.tally.add(
+                "lines with more fields than the format has (the extra fields ignored)",
+                1,
+            );
+        }
+        Ok(fields)
+    }
+
+    pub(crate) fn too_few(&self, text: &str, expected: usize, found: usize) -> TraceError {
+        TraceError::Fields {
+            file: self.file.to_string(),
+            line: self.line,
+            expected,
+            found,
+            format: self.format,
+            looks_like: if self.hint {
+                looks_like(text, self.format)
+            } else {
+                Vec::new()
+            },
+        }
+    }
+}
+
+/// The text formats other than `except` that read `text` as a request or a
+/// known event.
+pub(crate) fn looks_like(text: &str, except: TraceFormat) -> Vec<TraceFormat> {
+    TraceFormat::TEXT
+        .into_iter()
+        .filter(|&format| format != except)
+        .filter(|&format| {
+            let p = LineParser {
+                file: "",
+                line: 0,
+                format,
+                hint: false,
+            };
+            let mut sink = Sink::new(Event::Queue);
+            let mut reader = line_format(format, &Options::default());
+            reader.line(&p, text, &mut sink).is_ok() && sink.produced()
+        })
+        .collect()
+}
+
+/// The five-, comma- and MSR-column formats.
+pub(crate) struct Columns {
+    pub(crate) format: TraceFormat,
+    pub(crate) unit: TimeUnit,
+}
+
+impl LineFormat for Columns {
+    fn line(&mut self, p: &LineParser, text: &str, sink: &mut Sink) -> Result<(), TraceError> {
+        let (at, op, device, span) = match self.format {
+            TraceFormat::Spc => spc_line(p, text, sink)?,
+            TraceFormat::Msr => msr_line(p, text, sink)?,
+            _ => ascii_line(p, text, self.unit, sink)?,
+        };
+        sink.push(at, op, device, span, Place::Line(p.line))
+    }
+}
+
+pub(crate) type Columns4 = (u128, Op, DeviceKey, (u64, u64));
+
+pub(crate) fn ascii_line(
+    p: &LineParser,
+    text: &str,
+    unit: TimeUnit,
+    sink: &mut Sink,
+) -> Result<Columns4, TraceError> {
+    let f = p.fields(text, None, (5, 5), sink)?;
+    let time = p.time("1 (arrival time)", f[0], unit.nanos())?;
+    let lba: u64 = p.number("3 (lba)", f[2], "a sector number")?;
+    let sectors: u64 = p.number("4 (size)", f[3], "a sector count")?;
+    let op = match f[4] {
+        "1" => Op::Read,
+        "0" => Op::Write,
+        other => return Err(p.bad("5 (type)", other, "1 (read) or 0 (write)")),
+    };
+    let span = (lba.saturating_mul(512), sectors.saturating_mul(512));
+    Ok((time, op, DeviceKey::of(f[1]), span))
+}
+
+pub(crate) fn spc_line(
+    p: &LineParser,
+    text: &str,
+    sink: &mut Sink,
+) -> Result<Columns4, TraceError> {
+    let f = p.fields(text, Some(','), (5, 5), sink)?;
+    let lba: u64 = p.number("2 (LBA)", f[1], "a sector number")?;
+    let bytes: u64 = p.number("3 (size)", f[2], "a byte count")?;
+    let op = match f[3].trim() {
+        "r" | "R" => Op::Read,
+        "w" | "W" => Op::Write,
+        other => return Err(p.bad("4 (opcode)", other, "r or w")),
+    };
+    let at = p.time("5 (timestamp)", f[4], 1_000_000_000)?;
+    Ok((
+        at,
+        op,
+        DeviceKey::of(f[0]),
+        (lba.saturating_mul(512), bytes),
+    ))
+}
+
+pub(crate) fn msr_line(
+    p: &LineParser,
+    text: &str,
+    sink: &mut Sink,
+) -> Result<Columns4, TraceError> {
+    // The seventh field, the response time, is read by no one here.
+    let f = p.fields(text, Some(','), (6, 7), sink)?;
+    let at = p.time("1 (timestamp)", f[0], 100)?;
+    let op = match f[3].trim() {
+        "Read" | "read" => Op::Read,
+        "Write" | "write" => Op::Write,
+        other => return Err(p.bad("4 (type)", other, "Read or Write")),
+    };
+    let offset: u64 = p.number("5 (offset)", f[4], "a byte offset")?;
+    let bytes: u64 = p.number("6 (size)", f[5], "a byte count")?;
+    let device = DeviceKey::Name(format!("{}/{}", f[1].trim(), f[2].trim()));
+    Ok((at, op, device, (offset, bytes)))
+}
+
+pub(crate) fn line_format(format: TraceFormat, options: &Options) -> Box<dyn LineFormat> {
+    match format {
+        TraceFormat::Blkparse => Box::new(crate::blkparse::Blkparse::new(options.event)),
+        TraceFormat::Ftrace => Box::new(crate::ftrace::Ftrace::new(options.event)),
+        _ => Box::new(Columns {
+            format,
+            unit: options.unit,
+        }),
+    }
+}
+
+/// Reads `source` line by line, each at most [`MAX_LINE_BYTES`] long.
+pub(crate) fn read_lines(
+    mut source: impl BufRead,
+    file: &str,
+    format: TraceFormat,
+    options: &Options,
+    sink: &mut Sink,
+) -> Result<(), TraceError> {
+    let mut reader = line_format(format, options);
+    let mut buf = Vec::new();
+    for line in 1.. {
+        buf.clear();
+        let limit = MAX_LINE_BYTES as u64 + 1;
+        let n = source
+            .by_ref()
+            .take(limit)
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| io_error(file, &e))?;
+        if n == 0 {
+            break;
+        }
+        if buf.last() != Some(&b'\n') && n as u64 == limit {
+            return Err(TraceError::LineTooLong {
+                file: file.to_string(),
+                line,
+                limit: MAX_LINE_BYTES,
+            });
+        }
+        let text = std::str::from_utf8(&buf).map_err(|_| TraceError::NotText {
+            file: file.to_string(),
+            line,
+        })?;
+        let trimmed = text.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let p = LineParser {
+            file,
+            line,
+            format,
+            hint: true,
+        };
+        reader.line(&p, trimmed, sink)?;
+    }
+    Ok(())
+}
+
+pub(crate) fn io_error(file: &str, e: &std::io::Error) -> TraceError {
+    TraceError::Io {
+        file: file.to_string(),
+        message: e.to_string(),
+    }
+}

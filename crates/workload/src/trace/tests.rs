@@ -1,0 +1,363 @@
+use super::*;
+
+/// An ascii trace in nanoseconds, replayed at its own speed.
+fn ascii(text: &str, file: &str, devices: Devices) -> Result<Vec<TraceRecord>, TraceError> {
+    parse(text, file, TraceFormat::Ascii, TimeUnit::Ns, 1.0, devices).map(|t| t.records)
+}
+
+fn spc(text: &str, devices: Devices) -> Result<Vec<TraceRecord>, TraceError> {
+    parse(text, "f.spc", TraceFormat::Spc, TimeUnit::S, 1.0, devices).map(|t| t.records)
+}
+
+#[test]
+fn ascii_lines_become_requests_in_sectors() {
+    let text = "0 0 303567 7 0\n26214000 1 240840 6 1\n";
+    let r = ascii(text, "t.ascii", Devices::Merge).unwrap();
+    assert_eq!(
+        r[0],
+        TraceRecord {
+            at: Nanos(0),
+            op: Op::Write,
+            offset: 303567 * 512,
+            len: 7 * 512
+        }
+    );
+    assert_eq!((r[1].at, r[1].op), (Nanos(26_214_000), Op::Read));
+    let fast = parse(
+        text,
+        "t.ascii",
+        TraceFormat::Ascii,
+        TimeUnit::Ms,
+        2.0,
+        Devices::Merge,
+    )
+    .unwrap()
+    .records;
+    assert_eq!(fast[1].at, Nanos(13_107_000_000_000));
+}
+
+#[test]
+fn spc_and_msr_samples_parse() {
+    let text = "0,303567,3584,w,0.000000\n1,55590,3072,R,0.026214\n";
+    let r = spc(text, Devices::Merge).unwrap();
+    assert_eq!((r[0].op, r[0].len, r[1].op), (Op::Write, 3584, Op::Read));
+    assert_eq!(r[1].at, Nanos(26_214_000));
+    let msr = "128166372003061629,hm,0,Read,3325952,4096,1000\n128166372003071629,hm,0,Write,0,8192,500\n";
+    let r = parse(
+        msr,
+        "m.csv",
+        TraceFormat::Msr,
+        TimeUnit::Ns,
+        1.0,
+        Devices::Merge,
+    )
+    .unwrap()
+    .records;
+    assert_eq!(
+        (r[0].offset, r[1].at, r[1].op),
+        (3_325_952, Nanos(1_000_000), Op::Write)
+    );
+}
+
+#[test]
+fn separate_devices_get_ranges_of_their_own_in_device_order() {
+    // Devices in numeric order 0, 2, 10: device 0 ends at 1 MiB; device
+    // 2 starts there and ends 3 MiB and 4 KiB later, rounded up to 4 MiB;
+    // device 10 starts at 5 MiB.
+    let text = "0 10 0 8 0\n1 2 6144 8 0\n2 0 2040 8 1\n3 2 0 8 1\n";
+    let merged = ascii(text, "d.ascii", Devices::Merge).unwrap();
+    let offsets = |r: &[TraceRecord]| r.iter().map(|x| x.offset).collect::<Vec<_>>();
+    assert_eq!(offsets(&merged), [0, 6144 * 512, 2040 * 512, 0]);
+    let apart = ascii(text, "d.ascii", Devices::Separate).unwrap();
+    let mib = 1 << 20;
+    assert_eq!(
+        offsets(&apart),
+        [mib + 4 * mib, mib + 6144 * 512, 2040 * 512, mib]
+    );
+    let r = spc("1,0,4096,w,0.0\n0,0,4096,w,0.1\n", Devices::Separate).unwrap();
+    assert_eq!(offsets(&r), [mib, 0]);
+    assert_eq!(Devices::parse("separate"), Some(Devices::Separate));
+    assert_eq!(Devices::parse("apart"), None);
+}
+
+#[test]
+fn errors_name_the_file_line_and_field() {
+    let err = ascii("0 0 1 8 0\n5 0 x 8 1\n", "a.ascii", Devices::Merge).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "a.ascii:2: field 3 (lba) `x`: expected a sector number"
+    );
+    let err = ascii("0 0 1 8 2\n", "a.ascii", Devices::Merge).unwrap_err();
+    assert!(err.to_string().contains("1 (read) or 0 (write)"));
+    let err = ascii("0 0 1\n", "a.ascii", Devices::Merge).unwrap_err();
+    assert!(err
+        .to_string()
+        .contains("a.ascii:1: expected 5 fields, found 3"));
+    let err = ascii("# nothing\n", "e.ascii", Devices::Merge).unwrap_err();
+    assert!(err.to_string().contains("holds no request"));
+}
+
+#[test]
+fn a_trace_too_large_says_how_large_a_drive_it_needs_or_is_remapped() {
+    let mut r = ascii(
+        "0 0 2000000000 16 1\n1 0 10 16 0\n",
+        "big.ascii",
+        Devices::Merge,
+    )
+    .unwrap();
+    let err = fit(&mut r.clone(), 1 << 30, 4096, Fit::Refuse, "big.ascii")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("953.7 GiB") && err.contains("remap the addresses"),
+        "{err}"
+    );
+    for how in [Fit::Wrap, Fit::Scale] {
+        let mut moved = r.clone();
+        assert!(fit(&mut moved, 1 << 30, 4096, how, "big.ascii").unwrap());
+        assert!(moved
+            .iter()
+            .all(|x| x.offset + x.len <= 1 << 30 && x.offset % 512 == 0));
+    }
+    assert!(!fit(&mut r[1..], 1 << 30, 4096, Fit::Refuse, "x").unwrap());
+}
+
+const FINANCIAL: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../traces/financial1-excerpt.ascii"
+);
+
+fn options(unit: TimeUnit, speed: f64) -> Options {
+    Options {
+        unit,
+        speed,
+        ..Options::default()
+    }
+}
+
+#[test]
+fn arrivals_past_the_simulator_clock_are_errors_naming_file_line_and_limit() {
+    // Nanoseconds read as seconds: 260 s becomes 8,000 years. Line 110
+    // is the first request past 2^62 ns (4.6e9 s); the simulator used
+    // to replay the 742 requests before 2^64 ns and drop the rest.
+    let err = read_path(FINANCIAL, TraceFormat::Ascii, &options(TimeUnit::S, 1.0))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("financial1-excerpt.ascii:110: arrives 4.7317e9 s"),
+        "{err}"
+    );
+    assert!(err.contains("4.6117e9 s (2^62 ns)"), "{err}");
+    let slow = parse(
+        "0 0 1 8 0\n1000 0 1 8 0\n",
+        "s.ascii",
+        TraceFormat::Ascii,
+        TimeUnit::Ns,
+        1e-300,
+        Devices::Merge,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            slow,
+            TraceError::TooLate {
+                place: Place::Line(2),
+                ..
+            }
+        ),
+        "{slow}"
+    );
+    let far = ascii("0 0 1 8 0\n1e23 0 1 8 0\n", "f.ascii", Devices::Merge).unwrap_err();
+    assert!(
+        far.to_string()
+            .starts_with("f.ascii:2: arrives 1.0000e14 s"),
+        "{far}"
+    );
+    // Up to the limit, exact.
+    let edge = format!("0 0 1 8 0\n{} 0 1 8 0\n", MAX_ARRIVAL.0);
+    assert_eq!(
+        ascii(&edge, "e", Devices::Merge).unwrap()[1].at,
+        MAX_ARRIVAL
+    );
+}
+
+#[test]
+fn nan_infinite_and_negative_times_and_speeds_are_refused() {
+    for time in ["NaN", "inf", "-1", "-0.5", "1e400", "1e39"] {
+        let err = ascii(&format!("0 0 1 8 0\n{time} 0 1 8 0\n"), "t", Devices::Merge)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("t:2: field 1 (arrival time)"),
+            "{time}: {err}"
+        );
+    }
+    for speed in [f64::NAN, f64::INFINITY, -1.0, 0.0] {
+        let err = parse(
+            "0 0 1 8 0\n",
+            "t",
+            TraceFormat::Ascii,
+            TimeUnit::Ns,
+            speed,
+            Devices::Merge,
+        )
+        .unwrap_err();
+        assert!(matches!(err, TraceError::Speed { .. }), "{speed}: {err}");
+    }
+}
+
+#[test]
+fn extra_columns_zero_lengths_and_unsorted_arrivals_are_counted_in_notes() {
+    let text = "5 0 1 8 0 9 9\n3 0 1 0 1\n1 0 1 8 1\n2 0 1 8 0\n";
+    let t = parse(
+        text,
+        "n.ascii",
+        TraceFormat::Ascii,
+        TimeUnit::Ns,
+        1.0,
+        Devices::Merge,
+    )
+    .unwrap();
+    assert_eq!(
+        t.records.iter().map(|r| r.at.0).collect::<Vec<_>>(),
+        [0, 1, 4]
+    );
+    assert_eq!(
+        t.notes,
+        [
+            "1 arrivals earlier than the one before them in their file (sorted by time)",
+            "1 lines with more fields than the format has (the extra fields ignored)",
+            "1 requests of zero length skipped (a flush is kept)",
+        ]
+    );
+    let msr = "128166372003061629,hm,0,Read,0,4096,1000,extra\n";
+    let t = parse(
+        msr,
+        "m",
+        TraceFormat::Msr,
+        TimeUnit::Ns,
+        1.0,
+        Devices::Merge,
+    )
+    .unwrap();
+    assert_eq!(t.notes.len(), 1);
+    let clean = parse(
+        "0 0 1 8 0\n1 0 1 8 1\n",
+        "c",
+        TraceFormat::Ascii,
+        TimeUnit::Ns,
+        1.0,
+        Devices::Merge,
+    );
+    assert!(clean.unwrap().notes.is_empty());
+}
+
+#[test]
+fn wrapping_counts_the_requests_it_moves_and_cuts() {
+    let two_tib = 2u64 << 40;
+    let mut r = ascii(
+        &format!("0 0 0 {} 0\n1 0 8 8 1\n2 0 4194304 8 1\n", two_tib / 512),
+        "w.ascii",
+        Devices::Merge,
+    )
+    .unwrap();
+    let remap = fit_counted(&mut r, 1 << 30, 4096, Fit::Wrap, "w")
+        .unwrap()
+        .unwrap();
+    assert_eq!((remap.moved, remap.cut, remap.requests), (1, 1, 3));
+    assert_eq!(r[0].len, 1 << 30);
+    assert_eq!(
+        remap.to_string(),
+        "1 of 3 requests moved by wrap, 1 longer than the drive cut to its size"
+    );
+}
+
+#[test]
+fn a_line_of_another_format_names_the_format_expected_and_the_ones_it_looks_like() {
+    let text = std::fs::read_to_string(FINANCIAL).unwrap();
+    let err = parse(
+        &text,
+        "fin",
+        TraceFormat::Spc,
+        TimeUnit::Ns,
+        1.0,
+        Devices::Merge,
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        err,
+        "fin:1: expected 5 fields, found 1: a line of spc is `ASU,LBA,size,opcode,timestamp`; \
+         it looks like a line of ascii"
+    );
+    let blk = "  8,0    3        1     0.000000000   697  Q  WS 223490 + 8 [kjournald]\n";
+    let err = parse(
+        blk,
+        "b",
+        TraceFormat::Msr,
+        TimeUnit::Ns,
+        1.0,
+        Devices::Merge,
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .ends_with("it looks like a line of blkparse"),
+        "{err}"
+    );
+    let err = parse(
+        "a,b\n",
+        "x",
+        TraceFormat::Ascii,
+        TimeUnit::Ns,
+        1.0,
+        Devices::Merge,
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .ends_with("it fits none of the text formats (ascii, spc, msr, blkparse, ftrace)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn endless_or_binary_input_is_refused_after_a_bounded_read() {
+    let endless = BufReader::new(std::io::repeat(b'0'));
+    let err = read(endless, "zeros", TraceFormat::Ascii, &Options::default()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "zeros:1: longer than 65536 bytes: not a trace line (is it a text trace?)"
+    );
+    let nul = BufReader::new(std::io::repeat(0).take(1 << 30));
+    let err = read(nul, "nul", TraceFormat::Blkparse, &Options::default()).unwrap_err();
+    assert!(
+        matches!(err, TraceError::LineTooLong { line: 1, .. }),
+        "{err}"
+    );
+    let err = read(
+        &b"0 0 1 8 0\n\xff\xfe\n"[..],
+        "bin",
+        TraceFormat::Ascii,
+        &Options::default(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "bin:2: not UTF-8 text (a binary file read as a text format?)"
+    );
+    for format in [TraceFormat::Ascii, TraceFormat::Blktrace] {
+        let err = read_path("/dev/zero", format, &Options::default()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "/dev/zero: is a character device, not a trace file"
+        );
+    }
+    let err = read_path(
+        "/nonexistent.ascii",
+        TraceFormat::Ascii,
+        &Options::default(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().starts_with("/nonexistent.ascii: "), "{err}");
+}

@@ -1,0 +1,171 @@
+use super::*;
+
+fn synthetic(read_percent: u32, sequential: bool, iops: Option<f64>, iodepth: u32) -> Synthetic {
+    Synthetic {
+        read_percent,
+        trim: false,
+        sequential,
+        block_min: 4096,
+        block_max: 4096,
+        align: 4096,
+        offset: 1 << 20,
+        size: 1 << 20,
+        arrival: Arrival {
+            iops,
+            bytes_per_s: None,
+            poisson: false,
+            iodepth,
+            thinktime: Nanos::ZERO,
+        },
+        trim_ahead: None,
+        hint: LifetimeHint::None,
+        backpressure: None,
+    }
+}
+
+fn job(s: Synthetic) -> Job {
+    Job {
+        name: "j".into(),
+        kind: JobKind::Synthetic(s),
+        start: Nanos::ZERO,
+        stop: Some(Nanos::from_secs(1)),
+        shape: JobShape::default(),
+    }
+}
+
+#[test]
+fn a_rate_spaces_requests_evenly_and_stays_in_the_region() {
+    let mut g = Generator::new(job(synthetic(100, false, Some(1000.0), 64)), 0, 1);
+    let (mut id, mut out) = (0, Vec::new());
+    while let Some(at) = g.next_at() {
+        g.issue(at, &mut id, &mut out);
+        g.completed(at);
+    }
+    assert_eq!(out.len(), 1000);
+    assert_eq!(out[1].submitted - out[0].submitted, Nanos::from_millis(1));
+    assert!(out
+        .iter()
+        .all(|r| r.offset.0 >= 1 << 20 && r.end() <= 2 << 20 && r.op == Op::Read));
+}
+
+#[test]
+fn iodepth_holds_an_open_loop_job() {
+    let mut g = Generator::new(job(synthetic(0, true, Some(1000.0), 2)), 0, 1);
+    let (mut id, mut out) = (0, Vec::new());
+    for _ in 0..2 {
+        let at = g.next_at().unwrap();
+        g.issue(at, &mut id, &mut out);
+    }
+    assert_eq!(g.next_at(), None, "two outstanding");
+    g.completed(Nanos::from_millis(10));
+    assert_eq!(
+        g.next_at(),
+        Some(Nanos::from_millis(2)),
+        "resumes on its schedule"
+    );
+}
+
+#[test]
+fn a_held_open_loop_job_delays_its_arrivals_and_catches_up() {
+    let mut s = synthetic(0, true, Some(1000.0), 64);
+    s.backpressure = Some(Nanos::from_millis(1));
+    let mut g = Generator::new(job(s), 0, 1);
+    assert_eq!(g.backpressure(), Some(Nanos::from_millis(1)));
+    assert_eq!(g.next_classes(), Some((Op::Write, false)));
+    g.hold(Nanos::ZERO, Nanos::from_millis(10));
+    assert_eq!(g.next_at(), Some(Nanos::from_millis(10)), "asks again then");
+    let (mut id, mut out) = (0, Vec::new());
+    let now = Nanos::from_millis(10);
+    while g.next_at().is_some_and(|t| t <= now) {
+        g.issue(now, &mut id, &mut out);
+    }
+    assert_eq!(out.len(), 11, "arrivals 0..=10 ms, none skipped");
+    assert!(out.iter().all(|r| r.submitted == now));
+    assert_eq!(
+        out.iter().map(|r| r.offset.0).collect::<Vec<_>>(),
+        (0..11).map(|i| (1 << 20) + i * 4096).collect::<Vec<_>>(),
+        "the held request is the one issued first"
+    );
+    assert_eq!(
+        g.next_at(),
+        Some(Nanos::from_millis(11)),
+        "back on schedule"
+    );
+    assert_eq!(
+        (
+            g.listening.holds,
+            g.listening.delayed,
+            g.listening.delay_max
+        ),
+        (1, 10, Nanos::from_millis(10))
+    );
+    // Held until after it stops: the arrivals it owed are counted.
+    g.next_classes();
+    g.hold(now, Nanos::from_secs(2));
+    assert_eq!(g.next_at(), None);
+    assert_eq!(g.lag_at_stop(), Some(Nanos::from_millis(989)));
+}
+
+#[test]
+fn a_sequential_writer_trims_ahead_of_itself() {
+    let mut s = synthetic(0, true, Some(1000.0), 64);
+    s.block_min = 64 << 10;
+    s.block_max = 64 << 10;
+    s.trim_ahead = Some(256 << 10);
+    let mut g = Generator::new(job(s), 0, 1);
+    let (mut id, mut out) = (0, Vec::new());
+    for _ in 0..5 {
+        let at = g.next_at().unwrap();
+        g.issue(at, &mut id, &mut out);
+    }
+    let ops: Vec<Op> = out.iter().map(|r| r.op).collect();
+    assert_eq!(
+        ops,
+        [
+            Op::Trim,
+            Op::Write,
+            Op::Write,
+            Op::Write,
+            Op::Write,
+            Op::Trim,
+            Op::Write
+        ]
+    );
+    assert_eq!(out[5].offset.0, (1 << 20) + (256 << 10));
+}
+
+#[test]
+fn random_offsets_reach_every_block_of_the_region() {
+    let mut s = synthetic(100, false, Some(1000.0), 64);
+    s.size = 4 * 4096;
+    let mut g = Generator::new(job(s), 0, 3);
+    let (mut id, mut out) = (0, Vec::new());
+    while let Some(at) = g.next_at() {
+        g.issue(at, &mut id, &mut out);
+        g.completed(at);
+    }
+    let blocks: std::collections::BTreeSet<u64> = out
+        .iter()
+        .map(|r| (r.offset.0 - (1 << 20)) / 4096)
+        .collect();
+    assert_eq!(blocks.into_iter().collect::<Vec<_>>(), [0, 1, 2, 3]);
+}
+
+#[test]
+fn poisson_gaps_average_the_rate() {
+    let mut s = synthetic(100, false, Some(2000.0), 1_000_000);
+    s.arrival.poisson = true;
+    let mut g = Generator::new(
+        Job {
+            stop: Some(Nanos::from_secs(10)),
+            ..job(s)
+        },
+        0,
+        7,
+    );
+    let (mut id, mut out) = (0, Vec::new());
+    while let Some(at) = g.next_at() {
+        g.issue(at, &mut id, &mut out);
+    }
+    assert!((out.len() as f64 - 20_000.0).abs() < 600.0, "{}", out.len());
+}
