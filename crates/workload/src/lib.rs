@@ -28,6 +28,7 @@ pub mod distribution;
 pub mod fio;
 pub mod fio_options;
 pub mod fio_text;
+pub mod html;
 pub mod job_phases;
 pub mod job_shape;
 pub mod report;
