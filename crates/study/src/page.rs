@@ -120,3 +120,62 @@ pub fn probe_page(
     }
     Ok(page.finish())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(spec: &str, value_ms: f64, meets: bool) -> Point {
+        Point {
+            spec: spec.into(),
+            write_mbps: 17.23,
+            read_mbps: 200.0,
+            read_p99_ms: value_ms,
+            read_p999_ms: value_ms * 2.0,
+            read_slo_violations: 0,
+            write_p99_ms: 5.0,
+            write_max_ms: 9.0,
+            baseline_ms: Some(1.0),
+            value_ms,
+            bound_ms: 2.0,
+            meets,
+            meets_own: meets,
+            seeds: 1,
+            seeds_met: usize::from(meets),
+            write_min_mbps: 17.23,
+        }
+    }
+
+    #[test]
+    fn each_setting_is_judged_in_a_sentence() {
+        assert_eq!(
+            sweep_answer(&point("steer", 1.5, true), "p99<=2x"),
+            "steer met p99<=2x and wrote 17.2 MB/s"
+        );
+        assert_eq!(
+            sweep_answer(&point("fifo", 380.0, false), "p99<=2x"),
+            "fifo missed p99<=2x by 190x (380 ms against 2.0 ms) and wrote 17.2 MB/s"
+        );
+    }
+
+    #[test]
+    fn a_sweep_page_holds_its_chart_table_and_answers() {
+        let report = SweepReport {
+            scenario: "quick".into(),
+            drive: "consumer-sata".into(),
+            seeds: vec![1],
+            objective: "p99<=2x".into(),
+            phase: "fill".into(),
+            points: vec![point("steer", 1.5, true), point("<fifo>", 380.0, false)],
+            per_seed: None,
+            best: Some("steer".into()),
+            best_index: Some(0),
+            wall_s: 1.0,
+        };
+        let page = sweep_page(&Context::default(), &report).unwrap();
+        assert_eq!(page.matches("<svg").count(), 1);
+        assert!(page.contains("<li>&lt;fifo&gt; missed p99&lt;=2x by 190x"));
+        assert!(page.contains("best setting meeting the objective: steer"));
+        assert!(!page.contains("http://") && !page.contains("<script"));
+    }
+}
