@@ -20,6 +20,7 @@ use iosteer_device::{PreconditionTable, StartState};
 use iosteer_sched::policy;
 use iosteer_study::bench::{self, BenchError};
 use iosteer_study::device::{self, DeviceError};
+use iosteer_workload::html;
 
 /// Flash-aware I/O scheduling: scheduler policies, judged on a simulated SSD.
 #[derive(Debug, Parser)]
@@ -364,12 +365,13 @@ fn slo(slo_ms: f64) -> Result<iosteer_sched::Nanos> {
     Ok(iosteer_sched::Nanos((slo_ms * 1e6) as u64))
 }
 
-/// Writes `json` as report.json into `dir` with the runs' series and
-/// charts, and says so.
+/// Writes `json` as report.json into `dir` with the runs' series, charts
+/// and report.html (which `context` heads), and says so.
 fn write_run_outputs(
     dir: &str,
     runs: &[iosteer_workload::RunReport],
     json: &str,
+    context: &html::Context,
 ) -> Result<Vec<std::path::PathBuf>> {
     let dir = std::path::Path::new(dir);
     let mut written =
@@ -377,7 +379,32 @@ fn write_run_outputs(
     let path = dir.join("report.json");
     std::fs::write(&path, json).map_err(|e| anyhow!("--out {}: {e}", path.display()))?;
     written.push(path);
+    let page = html::run::run_page(context, runs).map_err(|e| anyhow!("--out {e}"))?;
+    written.push(html::write(dir, &page).map_err(|e| anyhow!("--out {e}"))?);
     Ok(written)
+}
+
+/// This process's arguments, the binary named without its directory: the
+/// report says what to type, not where this build lived.
+fn command_line() -> Vec<String> {
+    let mut argv: Vec<String> = std::env::args().collect();
+    if let Some(name) = argv
+        .first()
+        .and_then(|a| std::path::Path::new(a).file_name())
+    {
+        argv[0] = name.to_string_lossy().into_owned();
+    }
+    argv
+}
+
+/// The head of a report.html: this command, what it ran and on which drive.
+fn page_context(workload: String, drive: Option<&iosteer_device::DeviceConfig>) -> html::Context {
+    html::Context {
+        command: command_line(),
+        workload,
+        drive_config: drive.map(|d| d.to_toml()),
+        warnings: Vec::new(),
+    }
 }
 
 /// The line that ends every `--out`.

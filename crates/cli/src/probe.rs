@@ -138,7 +138,18 @@ pub fn probe(args: ProbeArgs) -> Result<()> {
         (None, None) => return Err(anyhow!("give --target PATH or --emulate PRESET")),
     };
     if let Some(dir) = &args.out {
-        let written = probe::write_out(Path::new(dir), &outcome, &options.metric)
+        let drive = args
+            .emulate
+            .as_deref()
+            .map(|d| crate::load_device("--emulate", d))
+            .transpose()?;
+        let mut context = crate::page_context(String::new(), drive.as_ref());
+        if let Some(e) = &outcome.error {
+            context
+                .warnings
+                .push(format!("the probe ended with an error: {e}"));
+        }
+        let written = probe::write_out(Path::new(dir), &outcome, &options.metric, &context)
             .map_err(|e| anyhow!("--out {e}"))?;
         crate::say_written(written.len(), dir);
     }

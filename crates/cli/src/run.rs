@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Result};
+use iosteer_device::DeviceConfig;
 use iosteer_engine::drive::{
     self, drive, largest_io, open_engine, phases_of, run_length, writes, Measured, Plan, DRAIN,
 };
@@ -17,6 +18,7 @@ use iosteer_sched::{policy, Nanos, Scheduler};
 use iosteer_sim::scenario::{scenario, SCENARIOS};
 use iosteer_sim::Simulation;
 use iosteer_workload::fio::{size_value, time_value};
+use iosteer_workload::html;
 use iosteer_workload::report::{table, Phase, SimReport, SimSummary, VerifyReport};
 use iosteer_workload::workload::Job;
 use iosteer_workload::{round, RunReport};
@@ -244,7 +246,7 @@ fn run_target(args: &RunArgs, setup: Setup, path: &Path) -> Result<()> {
             mismatches: v.mismatches,
         });
     }
-    write(args, measured)?;
+    write(args, measured, None)?;
     if mismatches > 0 {
         return Err(anyhow!(
             "verify: {mismatches} blocks did not read back as written"
@@ -287,7 +289,7 @@ fn run_emulated(args: &RunArgs, setup: Setup, drive_name: &str) -> Result<()> {
         &stats,
         emulated.device().aging(),
     ));
-    write(args, measured)
+    write(args, measured, Some(&sim.device))
 }
 
 /// `iosteer run`'s plan; phases from the jobs unless given.
@@ -309,16 +311,38 @@ fn plan(args: &RunArgs, setup: Setup, jobs: Vec<Job>, phases: Option<Vec<Phase>>
 
 /// Writes the reports (even after an error: what was measured stands),
 /// then returns the run's error, if any.
-fn write(args: &RunArgs, measured: Measured) -> Result<()> {
+/// `drive` is the emulated drive's configuration.
+fn write(args: &RunArgs, measured: Measured, drive: Option<&DeviceConfig>) -> Result<()> {
     let runs = [measured.report];
-    write_reports(args, &runs, measured.requests, measured.wall)?;
+    let mut context = crate::page_context(workload_name(args), drive);
+    if let Some(e) = &measured.error {
+        context
+            .warnings
+            .push(format!("the run ended with an error: {e}"));
+    }
+    write_reports(args, &runs, measured.requests, measured.wall, &context)?;
     match measured.error {
         Some(e) => Err(e.into()),
         None => Ok(()),
     }
 }
 
-fn write_reports(args: &RunArgs, runs: &[RunReport], requests: u64, wall: f64) -> Result<()> {
+/// What the run served, for the report's question.
+fn workload_name(args: &RunArgs) -> String {
+    match (&args.scenario, &args.job) {
+        (Some(name), _) => format!("scenario {name}"),
+        (_, Some(file)) => format!("job file {file}"),
+        _ => String::new(),
+    }
+}
+
+fn write_reports(
+    args: &RunArgs,
+    runs: &[RunReport],
+    requests: u64,
+    wall: f64,
+    context: &html::Context,
+) -> Result<()> {
     let report = SimReport {
         sim: SimSummary {
             requests,
@@ -329,7 +353,7 @@ fn write_reports(args: &RunArgs, runs: &[RunReport], requests: u64, wall: f64) -
     };
     let json = serde_json::to_string_pretty(&report)?;
     if let Some(dir) = &args.out {
-        let written = crate::write_run_outputs(dir, runs, &json)?;
+        let written = crate::write_run_outputs(dir, runs, &json, context)?;
         crate::say_written(written.len(), dir);
     }
     if args.json {

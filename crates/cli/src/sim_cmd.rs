@@ -275,6 +275,27 @@ impl TraceArgs {
     }
 }
 
+/// What the runs served, for the report's question.
+fn workload_name(args: &SimArgs, plan: &Plan) -> String {
+    match (plan, &args.job, &args.trace) {
+        (Plan::Study(name, _), _, _) => format!("study {name}"),
+        (_, Some(file), _) => format!("job file {file}"),
+        (_, _, Some(file)) => format!("trace {file}"),
+        _ => format!(
+            "scenario {}",
+            args.scenario.as_deref().unwrap_or("fill-while-serving")
+        ),
+    }
+}
+
+/// The drive every run of `plan` shares (a study's cases may differ).
+fn plan_drive(plan: &Plan) -> Option<&iosteer_device::DeviceConfig> {
+    match plan {
+        Plan::Runs(sim, _) => Some(&sim.device),
+        Plan::Study(..) => None,
+    }
+}
+
 pub fn sim(args: SimArgs) -> Result<()> {
     let plan = build(&args)?;
     let specs = plan.labels();
@@ -334,7 +355,8 @@ pub fn sim(args: SimArgs) -> Result<()> {
     };
     let json = serde_json::to_string_pretty(&report)?;
     if let Some(dir) = &args.out {
-        let mut written = crate::write_run_outputs(dir, &runs, &json)?;
+        let context = crate::page_context(workload_name(&args, &plan), plan_drive(&plan));
+        let mut written = crate::write_run_outputs(dir, &runs, &json, &context)?;
         if matches!(&plan, Plan::Study(name, _) if name == "pgc-sweep") {
             let dir = std::path::Path::new(dir);
             written.extend(write_sweep_charts(dir, &runs).map_err(|e| anyhow!("--out {e}"))?);

@@ -4,8 +4,9 @@
 use std::path::Path;
 
 use anyhow::{anyhow, Result};
-use iosteer_study::objective;
 use iosteer_study::sweep::{self, PhaseRole, Sweep, SweepError, SweepWorkload};
+use iosteer_study::{objective, page};
+use iosteer_workload::html;
 
 #[derive(Debug, clap::Args)]
 pub struct SweepArgs {
@@ -64,6 +65,9 @@ pub struct SweepArgs {
     /// Print JSON on stdout instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Write sweep.json and report.html (chart and table) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<String>,
 }
 
 pub fn sweep(args: SweepArgs) -> Result<()> {
@@ -117,6 +121,11 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
         if !args.json {
             eprintln!("iosteer: wrote {}", path.display());
         }
+    }
+    if let Some(dir) = &args.out {
+        let context = crate::page_context(workload_words(&sweep.workload), Some(&sweep.device));
+        write_out(Path::new(dir), &report, &context)?;
+        crate::say_written(2, dir);
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -188,5 +197,25 @@ fn role_flag(role: PhaseRole) -> &'static str {
     match role {
         PhaseRole::Baseline => "--baseline",
         PhaseRole::Measured => "--phase",
+    }
+}
+
+/// sweep.json and report.html in `dir`.
+fn write_out(dir: &Path, report: &sweep::SweepReport, context: &html::Context) -> Result<()> {
+    let fail = |path: &Path, e: &dyn std::fmt::Display| anyhow!("--out {}: {e}", path.display());
+    std::fs::create_dir_all(dir).map_err(|e| fail(dir, &e))?;
+    let json = dir.join("sweep.json");
+    std::fs::write(&json, serde_json::to_string_pretty(report)?).map_err(|e| fail(&json, &e))?;
+    let page = page::sweep_page(context, report).map_err(|e| anyhow!("--out {e}"))?;
+    html::write(dir, &page).map_err(|e| anyhow!("--out {e}"))?;
+    Ok(())
+}
+
+/// What the report's question names as the workload.
+fn workload_words(workload: &SweepWorkload) -> String {
+    match workload {
+        SweepWorkload::Scenario(name) => format!("scenario {name}"),
+        SweepWorkload::JobFile(file) => format!("job file {file}"),
+        SweepWorkload::Trace { file, .. } => format!("trace {file}"),
     }
 }

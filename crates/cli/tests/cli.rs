@@ -211,6 +211,13 @@ mod sim {
         );
         let overlay = std::fs::read_to_string(out.join("overlay-read-p99.svg")).unwrap();
         assert!(overlay.starts_with("<svg") && overlay.contains("35 ms"));
+        let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+        assert_eq!(
+            page.matches("<svg").count(),
+            5 + 3 * 3,
+            "charts of report.html"
+        );
+        assert!(page.contains("<li>fifo: fill read p99 "), "the summary");
         let saved: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap())
                 .unwrap();

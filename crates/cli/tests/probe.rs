@@ -65,6 +65,11 @@ fn a_probe_steps_the_write_rate_up_and_marks_the_best_rate_meeting_the_objective
         "{table}"
     );
 
+    let page = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(
+        page.contains("kept read p99 at") && page.contains("<svg"),
+        "report.html"
+    );
     let text = std::fs::read_to_string(out_dir.join("probe.json")).unwrap();
     let report: Value = serde_json::from_str(&text).unwrap();
     let baseline = &report["baseline"];

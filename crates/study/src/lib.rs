@@ -10,12 +10,14 @@
 //! - [`probe`]: the write limit of a real target or an emulated drive,
 //!   found by stepping the write rate up while reads are served, over any
 //!   [`Backend`](iosteer_engine::runner::Backend).
-//! - [`objective`]: the read-latency objective both judge by (`p99<=2x`).
+//! - [`objective`]: the read-latency objective both judge by (`p99<=2x`);
+//!   [`page`]: the report.html of a sweep or a probe.
 //! - [`bench`]: what a policy costs per request; [`device`]: the drive model
 //!   on its own (loading a drive, the write-amplification check, its speed).
 
 pub mod bench;
 pub mod device;
 pub mod objective;
+pub mod page;
 pub mod probe;
 pub mod sweep;

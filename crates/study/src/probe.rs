@@ -99,7 +99,7 @@ mod tests;
 
 pub use continuous::Continuous;
 use report::notes;
-pub use report::{chart, csv, table, write_out, ProbeReport, Step};
+pub use report::{chart, csv, draw_chart, table, write_out, ProbeReport, Step, CHART_SIZE};
 use targets::default_reads;
 pub use targets::{emulated, real};
 

@@ -45,7 +45,8 @@ use iosteer_sim::scenario::{scenario, SCENARIOS};
 use iosteer_sim::workload_file::{self, TraceOptions, WorkloadFileError};
 use iosteer_sim::{SimError, Simulation};
 use iosteer_workload::chart::{
-    best_ring, bound_line, frame, legend_upper_left, DrawResult, LogChart, BLUE, GREEN, RED,
+    best_ring, bound_line, frame, legend_upper_left, svg_file, Canvas, DrawResult, LogChart, BLUE,
+    GREEN, RED,
 };
 use iosteer_workload::report::{round, PhaseReport, RunReport};
 use plotters::prelude::*;
@@ -686,9 +687,16 @@ fn draw_seed_spread(
     Ok(())
 }
 
+/// The size of the trade-off chart.
+pub const CHART_SIZE: (u32, u32) = (900, 720);
+
+/// The trade-off chart as an SVG file.
 pub fn chart(path: &Path, report: &SweepReport) -> DrawResult {
-    let root = SVGBackend::new(path, (900, 720)).into_drawing_area();
-    root.fill(&WHITE)?;
+    svg_file(path, CHART_SIZE, |root| draw_chart(root, report))
+}
+
+/// The trade-off chart, drawn on `root` (a file or a page's inline SVG).
+pub fn draw_chart(root: &Canvas, report: &SweepReport) -> DrawResult {
     let (top, bottom) = root.split_vertically(440);
     let points = &report.points;
     let every_run = || report.per_seed.iter().flatten().flatten().chain(points);
@@ -735,7 +743,6 @@ pub fn chart(path: &Path, report: &SweepReport) -> DrawResult {
             },
         )
     }))?;
-    root.present()?;
     Ok(())
 }
 

@@ -8,14 +8,15 @@
 
 use std::path::{Path, PathBuf};
 
-use plotters::coord::CoordTranslate;
+use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 use thiserror::Error;
 
 use crate::report::RunReport;
 use crate::series::{csv, Second};
 
-const SIZE: (u32, u32) = (900, 420);
+/// The size of every per-second chart.
+pub const SIZE: (u32, u32) = (900, 420);
 const NORMAL_MS: f64 = 5.0;
 const SLO_MS: f64 = 35.0;
 /// The one palette of every chart: red, blue, green, orange, purple, brown
@@ -62,6 +63,37 @@ fn write_failed(path: &Path, source: std::io::Error) -> OutputError {
 
 /// What drawing a chart returns; plotters' errors are boxed.
 pub type DrawResult = Result<(), Box<dyn std::error::Error>>;
+
+/// The area a chart draws on, white, whether it goes to a file or a string.
+pub type Canvas<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+/// Draws a chart of `size` into the SVG file at `path`.
+pub fn svg_file(
+    path: &Path,
+    size: (u32, u32),
+    draw: impl FnOnce(&Canvas) -> DrawResult,
+) -> DrawResult {
+    let root = SVGBackend::new(path, size).into_drawing_area();
+    root.fill(&WHITE)?;
+    draw(&root)?;
+    root.present()?;
+    Ok(())
+}
+
+/// Draws a chart of `size` into a string of SVG, to inline in a page.
+pub fn svg_string(
+    size: (u32, u32),
+    draw: impl FnOnce(&Canvas) -> DrawResult,
+) -> Result<String, Box<dyn std::error::Error>> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        root.fill(&WHITE)?;
+        draw(&root)?;
+        root.present()?;
+    }
+    Ok(svg)
+}
 
 /// A chart with a logarithmic latency axis over a linear one.
 pub type LogChart<'a> = ChartContext<
@@ -152,16 +184,17 @@ pub fn write_outputs(dir: &Path, runs: &[RunReport]) -> Result<Vec<PathBuf>, Out
         std::fs::write(&csv_path, csv(&run.series)).map_err(|e| write_failed(&csv_path, e))?;
         written.push(csv_path);
         let latency = dir.join(format!("{stem}-latency.svg"));
-        latency_chart(&latency, &run.scheduler, &run.series)
+        svg_file(&latency, SIZE, |root| latency_chart(root, run))
             .map_err(|e| draw_failed(&latency, e))?;
         written.push(latency);
         let throughput = dir.join(format!("{stem}-throughput.svg"));
-        throughput_chart(&throughput, &run.scheduler, &run.series)
+        svg_file(&throughput, SIZE, |root| throughput_chart(root, run))
             .map_err(|e| draw_failed(&throughput, e))?;
         written.push(throughput);
     }
     let overlay = dir.join("overlay-read-p99.svg");
-    overlay_chart(&overlay, runs).map_err(|e| draw_failed(&overlay, e))?;
+    svg_file(&overlay, SIZE, |root| overlay_chart(root, runs))
+        .map_err(|e| draw_failed(&overlay, e))?;
     written.push(overlay);
     Ok(written)
 }
@@ -180,12 +213,11 @@ fn seconds(series: &[&[Second]]) -> f64 {
 }
 
 /// Read latency (mean, p99, max per second) of one run.
-fn latency_chart(path: &Path, label: &str, series: &[Second]) -> DrawResult {
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
-    root.fill(&WHITE)?;
+pub fn latency_chart(root: &Canvas, run: &RunReport) -> DrawResult {
+    let (label, series) = (&run.scheduler, &run.series);
     let (lo, hi) = latency_range(&[series]);
     let end = seconds(&[series]);
-    let mut chart = frame(&root, &format!("read latency per second: {label}"))
+    let mut chart = frame(root, &format!("read latency per second: {label}"))
         .build_cartesian_2d(0f64..end, (lo..hi).log_scale())?;
     chart
         .configure_mesh()
@@ -216,7 +248,6 @@ fn latency_chart(path: &Path, label: &str, series: &[Second]) -> DrawResult {
         .background_style(WHITE)
         .border_style(BLACK)
         .draw()?;
-    root.present()?;
     Ok(())
 }
 
@@ -249,16 +280,15 @@ fn guide_lines<DB: DrawingBackend>(
 }
 
 /// Read and write MB/s per second of one run.
-fn throughput_chart(path: &Path, label: &str, series: &[Second]) -> DrawResult {
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
-    root.fill(&WHITE)?;
+pub fn throughput_chart(root: &Canvas, run: &RunReport) -> DrawResult {
+    let (label, series) = (&run.scheduler, &run.series);
     let end = seconds(&[series]);
     let top = series
         .iter()
         .map(|s| s.classes[0].mbps.max(s.classes[1].mbps))
         .fold(1.0, f64::max)
         * 1.15;
-    let mut chart = frame(&root, &format!("throughput per second: {label}"))
+    let mut chart = frame(root, &format!("throughput per second: {label}"))
         .build_cartesian_2d(0f64..end, 0f64..top)?;
     chart
         .configure_mesh()
@@ -281,18 +311,15 @@ fn throughput_chart(path: &Path, label: &str, series: &[Second]) -> DrawResult {
         .background_style(WHITE)
         .border_style(BLACK)
         .draw()?;
-    root.present()?;
     Ok(())
 }
 
 /// Read p99 per second of every run, one line each.
-fn overlay_chart(path: &Path, runs: &[RunReport]) -> DrawResult {
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
-    root.fill(&WHITE)?;
+pub fn overlay_chart(root: &Canvas, runs: &[RunReport]) -> DrawResult {
     let all: Vec<&[Second]> = runs.iter().map(|r| r.series.as_slice()).collect();
     let (lo, hi) = latency_range(&all);
     let end = seconds(&all);
-    let mut chart = frame(&root, "read p99 latency per second, by scheduler")
+    let mut chart = frame(root, "read p99 latency per second, by scheduler")
         .build_cartesian_2d(0f64..end, (lo..hi).log_scale())?;
     chart
         .configure_mesh()
@@ -315,7 +342,89 @@ fn overlay_chart(path: &Path, runs: &[RunReport]) -> DrawResult {
             });
     }
     legend_upper_left(&mut chart)?;
-    root.present()?;
+    Ok(())
+}
+
+/// A per-second quantity of a run, as one line of a chart.
+pub type Pick = fn(&Second) -> f64;
+
+/// One linear quantity per second of every run, one line each: throughput
+/// and the drive's state compared across schedulers.
+pub fn overlay_linear_chart(
+    root: &Canvas,
+    title: &str,
+    y_desc: &str,
+    runs: &[RunReport],
+    pick: Pick,
+) -> DrawResult {
+    let all: Vec<&[Second]> = runs.iter().map(|r| r.series.as_slice()).collect();
+    let lines: Vec<(String, &[Second])> = runs
+        .iter()
+        .map(|r| (r.scheduler.clone(), r.series.as_slice()))
+        .collect();
+    linear_panel(root, title, y_desc, seconds(&all), &lines, pick, 2)
+}
+
+/// The simulated drive's state per second of one run: free blocks above, GC
+/// pages moved below (two scales, so two panels).
+pub fn drive_state_chart(root: &Canvas, run: &RunReport) -> DrawResult {
+    let (upper, lower) = root.split_vertically(SIZE.1 / 2);
+    let end = seconds(&[&run.series]);
+    let line = [(run.scheduler.clone(), run.series.as_slice())];
+    let title = format!("drive state per second: {}", run.scheduler);
+    linear_panel(
+        &upper,
+        &title,
+        "free blocks",
+        end,
+        &line,
+        |s| s.free_blocks as f64,
+        1,
+    )?;
+    linear_panel(
+        &lower,
+        "",
+        "GC pages moved",
+        end,
+        &line,
+        |s| s.gc_pages_moved as f64,
+        1,
+    )
+}
+
+/// Lines of `pick` over time on a linear axis from zero, in palette order.
+fn linear_panel(
+    root: &Canvas,
+    title: &str,
+    y_desc: &str,
+    end: f64,
+    lines: &[(String, &[Second])],
+    pick: Pick,
+    width: u32,
+) -> DrawResult {
+    let top = lines
+        .iter()
+        .flat_map(|(_, s)| s.iter().map(pick))
+        .fold(1.0, f64::max)
+        * 1.15;
+    let mut chart = frame(root, title).build_cartesian_2d(0f64..end, 0f64..top)?;
+    chart
+        .configure_mesh()
+        .x_desc("time (s)")
+        .y_desc(y_desc)
+        .draw()?;
+    for (i, (name, series)) in lines.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let style = color.stroke_width(width);
+        chart
+            .draw_series(LineSeries::new(
+                series.iter().map(|s| (s.second as f64, pick(s))),
+                style,
+            ))?
+            .label(name.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+    }
+    legend_upper_left(&mut chart)?;
     Ok(())
 }
 

@@ -4,9 +4,10 @@
 use std::path::{Path, PathBuf};
 
 use iosteer_workload::chart::{
-    best_ring, bound_line, draw_failed, frame, legend_upper_left, write_outputs, DrawResult,
-    OutputError, BLUE, RED,
+    best_ring, bound_line, draw_failed, frame, legend_upper_left, svg_file, write_outputs, Canvas,
+    DrawResult, OutputError, BLUE, RED,
 };
+use iosteer_workload::html::{self, Context};
 use plotters::prelude::*;
 use serde::Serialize;
 
@@ -217,9 +218,14 @@ pub fn csv(report: &ProbeReport) -> String {
     out
 }
 
-/// probe.csv, probe.svg, probe.json and each run's one-second series in
-/// `dir`; returns the files written.
-pub fn write_out(dir: &Path, outcome: &Outcome, metric: &str) -> Result<Vec<PathBuf>, OutputError> {
+/// probe.csv, probe.svg, probe.json, report.html (headed by `context`) and
+/// each run's one-second series in `dir`; returns the files written.
+pub fn write_out(
+    dir: &Path,
+    outcome: &Outcome,
+    metric: &str,
+    context: &Context,
+) -> Result<Vec<PathBuf>, OutputError> {
     let mut written = write_outputs(dir, &outcome.runs)?;
     let write = |path: PathBuf, text: String| {
         std::fs::write(&path, text).map_err(|source| OutputError::Write {
@@ -234,6 +240,9 @@ pub fn write_out(dir: &Path, outcome: &Outcome, metric: &str) -> Result<Vec<Path
     let path = dir.join("probe.svg");
     chart(&path, &outcome.report, metric).map_err(|e| draw_failed(&path, e))?;
     written.push(path);
+    let page = crate::page::probe_page(context, &outcome.report, metric)
+        .map_err(|e| draw_failed(&dir.join(html::FILE_NAME), e))?;
+    written.push(html::write(dir, &page)?);
     Ok(written)
 }
 
@@ -241,8 +250,14 @@ pub fn write_out(dir: &Path, outcome: &Outcome, metric: &str) -> Result<Vec<Path
 /// labelled with the rate asked), with the bound dashed and the best ringed.
 /// Text is SVG `<text>`, so no font is needed to draw it.
 pub fn chart(path: &Path, report: &ProbeReport, metric: &str) -> DrawResult {
-    let root = SVGBackend::new(path, (900, 480)).into_drawing_area();
-    root.fill(&WHITE)?;
+    svg_file(path, CHART_SIZE, |root| draw_chart(root, report, metric))
+}
+
+/// The size of the step curve.
+pub const CHART_SIZE: (u32, u32) = (900, 480);
+
+/// The step curve, drawn on `root` (a file or a page's inline SVG).
+pub fn draw_chart(root: &Canvas, report: &ProbeReport, metric: &str) -> DrawResult {
     let steps: Vec<&Step> = std::iter::once(&report.baseline)
         .chain(&report.steps)
         .collect();
@@ -256,7 +271,7 @@ pub fn chart(path: &Path, report: &ProbeReport, metric: &str) -> DrawResult {
         "probe of {}: write MB/s against read {metric}",
         report.target
     );
-    let mut c = frame(&root, &caption).build_cartesian_2d(0f64..x_max, (lo..hi).log_scale())?;
+    let mut c = frame(root, &caption).build_cartesian_2d(0f64..x_max, (lo..hi).log_scale())?;
     c.configure_mesh()
         .x_desc("write MB/s written in the measured part of each step")
         .y_desc(format!("read {metric} (ms)"))
@@ -287,7 +302,5 @@ pub fn chart(path: &Path, report: &ProbeReport, metric: &str) -> DrawResult {
         let label = format!("best: {:.1} MB/s asked", s.asked_mbps().unwrap_or(0.0));
         best_ring(&mut c, at, label)?;
     }
-    legend_upper_left(&mut c)?;
-    root.present()?;
-    Ok(())
+    legend_upper_left(&mut c)
 }
