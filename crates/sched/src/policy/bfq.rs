@@ -140,8 +140,6 @@ const SEEKY_COUNT: u32 = 19;
 const MAX_SERVICE_FROM_WR: u64 = 120_000;
 /// Virtual time is kept in sectors / weight, in 1/65536ths.
 const WFQ_SHIFT: u32 = 16;
-const LOAD_TICKS_PER_SECOND: u32 = 200;
-
 pub const INFO: PolicyInfo = PolicyInfo {
     name: "bfq",
     summary: "Linux BFQ: per-tenant weighted queues with sector budgets (B-WF2Q+), budget \
@@ -294,7 +292,7 @@ impl Bfq {
             barrier: Barrier::default(),
             trims: TrimQueue::new(config.trim_max_ranges, 0),
             stats: Stats::new(config.stats_window, config.bad_latency),
-            ticker: Ticker::per_second(LOAD_TICKS_PER_SECOND),
+            ticker: Ticker::per_second(super::common::LOAD_TICKS_PER_SECOND),
             config,
         }
     }

@@ -75,9 +75,20 @@ pub(crate) struct Base {
     pub(crate) ticker: Ticker,
 }
 
+/// Ticks per second, only to sample the load average (every policy samples
+/// it alike, so their load figures compare).
+pub(crate) const LOAD_TICKS_PER_SECOND: u32 = 200;
+
 impl Base {
-    /// Statistics from `common`, the load sampled `ticks_per_second`.
-    pub(crate) fn new(common: &CommonConfig, ticks_per_second: u32) -> Base {
+    /// Statistics from `common`, the load sampled [`LOAD_TICKS_PER_SECOND`].
+    pub(crate) fn new(common: &CommonConfig) -> Base {
+        Base::ticking(common, LOAD_TICKS_PER_SECOND)
+    }
+
+    /// Statistics from `common`, the load sampled `ticks_per_second` (a
+    /// policy whose own timer runs at that rate: netflix's and steer's
+    /// `quanta`).
+    pub(crate) fn ticking(common: &CommonConfig, ticks_per_second: u32) -> Base {
         Base {
             stats: common.stats(),
             ticker: Ticker::per_second(ticks_per_second),

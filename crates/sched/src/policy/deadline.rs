@@ -65,9 +65,6 @@ use crate::request::{Command, Op, Request};
 use crate::scheduler::ClassPressure;
 use crate::units::{Bytes, Nanos};
 
-/// Ticks per second, only to sample the load average.
-const LOAD_TICKS_PER_SECOND: u32 = 200;
-
 pub const TUNABLES: &[Tunable] = &[
     Tunable {
         key: "read_expire",
@@ -255,7 +252,7 @@ impl Deadline {
             batching: 0,
             starved: 0,
             arrivals: 0,
-            base: Base::new(&config.common, LOAD_TICKS_PER_SECOND),
+            base: Base::new(&config.common),
             config,
         }
     }

@@ -27,9 +27,6 @@ use crate::scheduler::ClassPressure;
 use crate::trim::TrimQueue;
 use crate::units::{Bytes, Nanos};
 
-/// Ticks per second, only to sample the load average (as Netflix's default).
-const LOAD_TICKS_PER_SECOND: u32 = 200;
-
 pub const TUNABLES: &[Tunable] = &[
     Tunable {
         help: "most trims coalesced into one command (ada: 8 DSM blocks of 64 ranges)",
@@ -78,7 +75,7 @@ impl Fifo {
         Fifo {
             queue: VecDeque::new(),
             trims: TrimQueue::new(config.common.trim_max_ranges, 0),
-            base: Base::new(&config.common, LOAD_TICKS_PER_SECOND),
+            base: Base::new(&config.common),
         }
     }
 }

@@ -106,9 +106,6 @@ const VRATE_ADJ_PCT: [u64; 53] = [
     0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
     2, 2, 2, 2, 4, 4, 4, 4, 4, 4, 4, 4, 8, 8, 8, 8, 8, 8, 8, 8, 16,
 ];
-/// Ticks per second, only to sample the load average.
-const LOAD_TICKS_PER_SECOND: u32 = 200;
-
 pub const TUNABLES: &[Tunable] = &[
     Tunable {
         key: "rbps",
@@ -415,7 +412,7 @@ impl Iocost {
             held_reads: Vec::new(),
             barrier: Barrier::default(),
             issue: IssueQueue::new(config.common.trim_max_ranges),
-            base: Base::new(&config.common, LOAD_TICKS_PER_SECOND),
+            base: Base::new(&config.common),
             config,
         }
     }

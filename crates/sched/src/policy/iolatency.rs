@@ -103,9 +103,6 @@ const TIMERS_PER_SECOND: u32 = 1;
 const FORGET_SCALE_GROUP: Nanos = Nanos::from_secs(5);
 /// The longest one delay holds a group (upstream's longest task sleep).
 const MAX_DELAY: Nanos = Nanos::from_millis(250);
-/// Ticks per second, only to sample the load average.
-const LOAD_TICKS_PER_SECOND: u32 = 200;
-
 pub const TUNABLES: &[Tunable] = &[
     Tunable {
         key: "target",
@@ -391,7 +388,7 @@ impl Iolatency {
             issue: IssueQueue::new(config.trim_max_ranges),
             timer: Ticker::per_second(TIMERS_PER_SECOND),
             stats: Stats::new(config.stats_window, config.bad_latency),
-            ticker: Ticker::per_second(LOAD_TICKS_PER_SECOND),
+            ticker: Ticker::per_second(super::common::LOAD_TICKS_PER_SECOND),
             config,
         }
     }

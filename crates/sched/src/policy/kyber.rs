@@ -121,9 +121,6 @@ const PERCENTILE_SAMPLES: u32 = 500;
 const PERCENTILE_TIMEOUT: Nanos = Nanos::from_secs(1);
 /// The timer fires this long after a completion (if not armed sooner).
 const TIMER_DELAY: Nanos = Nanos::from_millis(100);
-/// Ticks per second, only to sample the load average.
-const LOAD_TICKS_PER_SECOND: u32 = 200;
-
 pub const TUNABLES: &[Tunable] = &[
     Tunable {
         key: "read_lat_nsec",
@@ -303,7 +300,7 @@ impl Kyber {
             domain_p99: [None; 3],
             timer: None,
             arrivals: Arrivals::default(),
-            base: Base::new(&config.common, LOAD_TICKS_PER_SECOND),
+            base: Base::new(&config.common),
             config,
         }
     }

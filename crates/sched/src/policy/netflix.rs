@@ -486,7 +486,7 @@ impl Netflix {
             order: WriteOrder::default(),
             limiters,
             bias_left: config.read_bias,
-            base: Base::new(&config.common, config.quanta),
+            base: Base::ticking(&config.common, config.quanta),
             next_steer: config.control.steer_interval,
             reads_at_last_steer: 0,
             config,

@@ -70,9 +70,6 @@ const TRIM_CHARGE: u64 = 512;
 /// The pending timer is never armed further than this many slices away.
 const MAX_WAIT_SLICES: u64 = 8;
 const SECOND: u128 = 1_000_000_000;
-/// Ticks per second, only to sample the load average.
-const LOAD_TICKS_PER_SECOND: u32 = 200;
-
 pub const TUNABLES: &[Tunable] = &[
     Tunable {
         key: "rbps",
@@ -363,7 +360,7 @@ impl Throttle {
             held_reads: Vec::new(),
             barrier: Barrier::default(),
             issue: IssueQueue::new(config.common.trim_max_ranges),
-            base: Base::new(&config.common, LOAD_TICKS_PER_SECOND),
+            base: Base::new(&config.common),
             config,
         }
     }

@@ -91,9 +91,6 @@ const UNKNOWN_BUMP: u32 = 5;
 /// A read issued or completed this recently makes writes use the background
 /// limit.
 const CLOSE_IO: Nanos = Nanos::from_millis(100);
-/// Ticks per second, only to sample the load average.
-const LOAD_TICKS_PER_SECOND: u32 = 200;
-
 pub const TUNABLES: &[Tunable] = &[
     Tunable {
         key: "wbt_lat_usec",
@@ -299,7 +296,7 @@ impl Wbt {
             sync_issue: None,
             last_read_issue: Nanos::ZERO,
             last_read_completion: Nanos::ZERO,
-            base: Base::new(&config.common, LOAD_TICKS_PER_SECOND),
+            base: Base::new(&config.common),
             config,
         };
         wbt.update_limits();

@@ -482,7 +482,7 @@ impl Steer {
             first_write: None,
             read_seen: false,
             last_write_activity: None,
-            base: Base::new(&config.common, config.quanta),
+            base: Base::ticking(&config.common, config.quanta),
             config,
         }
     }
