@@ -310,6 +310,64 @@ fn load_device(option: &str, spec: &str) -> Result<iosteer_device::DeviceConfig>
     })
 }
 
+/// Checks, before any work, that `--out DIR` (named by `option`) can take
+/// files: it is created if missing, and must be a writable directory. A
+/// typo then fails at once instead of after a long run.
+fn check_out_dir(option: &str, dir: &str) -> Result<()> {
+    let path = std::path::Path::new(dir);
+    if path.exists() && !path.is_dir() {
+        return Err(anyhow!(
+            "{option} {dir}: not a directory; give a directory to write into (it is created if missing)"
+        ));
+    }
+    std::fs::create_dir_all(path).map_err(|e| {
+        anyhow!("{option} {dir}: cannot create the directory ({e}); give a writable directory")
+    })?;
+    check_writable(option, dir, path)
+}
+
+/// Checks, before any work, that the file `file` (named by `option`) can
+/// be written: its directory exists and is writable, and it is not a
+/// directory itself.
+fn check_out_file(option: &str, file: &str) -> Result<()> {
+    let path = std::path::Path::new(file);
+    if path.is_dir() {
+        return Err(anyhow!("{option} {file}: a directory; give a file name"));
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(anyhow!(
+            "{option} {file}: the directory {} does not exist; give a file in an existing directory",
+            parent.display()
+        ));
+    }
+    check_writable(option, file, parent)
+}
+
+/// Creates and removes a scratch file in `dir`.
+fn check_writable(option: &str, given: &str, dir: &std::path::Path) -> Result<()> {
+    let probe = dir.join(format!(".iosteer-write-check-{}", std::process::id()));
+    std::fs::File::create(&probe).map_err(|e| {
+        anyhow!(
+            "{option} {given}: cannot write in {} ({e}); give a writable location",
+            dir.display()
+        )
+    })?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+/// A `--seed`: clap's own message for `-1` ("invalid digit") does not say
+/// what is accepted.
+fn seed_value(text: &str) -> std::result::Result<u64, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| format!("expected a whole number from 0 to {}", u64::MAX))
+}
+
 /// The positive `--slo-ms`, as a duration.
 fn slo(slo_ms: f64) -> Result<iosteer_sched::Nanos> {
     if !(slo_ms.is_finite() && slo_ms > 0.0) {

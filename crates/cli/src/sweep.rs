@@ -32,13 +32,19 @@ pub struct SweepArgs {
     pub device: Option<String>,
     /// Seed, or seeds (`1..5`, `1,4,5`): with several, every setting runs
     /// on each and meets the objective only if it does on all.
-    #[arg(long, value_name = "SEED|A..B|A,B,..", default_value = "1")]
+    #[arg(
+        long,
+        value_name = "SEED|A..B|A,B,..",
+        default_value = "1",
+        allow_negative_numbers = true
+    )]
     pub seed: String,
     /// Reads slower than this count as SLO violations.
-    #[arg(long, default_value_t = 35.0)]
+    #[arg(long, default_value_t = 35.0, allow_negative_numbers = true)]
     pub slo_ms: f64,
-    /// Worker threads [default: one per core]; the output does not depend on it.
-    #[arg(long)]
+    /// Worker threads, 1 to 256 [default: one per core]; the output does
+    /// not depend on it.
+    #[arg(long, allow_negative_numbers = true)]
     pub threads: Option<usize>,
     /// SVG chart of write throughput against read latency ("-" for none).
     #[arg(long, value_name = "FILE", default_value = "sweep.svg")]
@@ -49,6 +55,9 @@ pub struct SweepArgs {
 }
 
 pub fn sweep(args: SweepArgs) -> Result<()> {
+    if args.chart != "-" {
+        crate::check_out_file("--chart", &args.chart)?;
+    }
     let objective = objective::parse(&args.objective).map_err(|e| anyhow!("--objective {e}"))?;
     let mut specs = Vec::new();
     for grid in &args.vary {
@@ -72,6 +81,8 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
         slo,
         threads: args.threads,
     };
+    let scheds = args.scheds;
+    let flag_error = |e| flag_error(e, &scheds);
     let sims = sweep.simulations().map_err(flag_error)?;
     if !args.json {
         eprintln!(
@@ -99,12 +110,15 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
 }
 
 /// The sweep's errors, naming the options that caused them.
-fn flag_error(e: SweepError) -> anyhow::Error {
+fn flag_error(e: SweepError, scheds: &[String]) -> anyhow::Error {
     match e {
+        SweepError::Scheduler { ref spec, .. } if scheds.contains(spec) => anyhow!("--sched {e}"),
+        SweepError::Scheduler { .. } => anyhow!("--vary {e}"),
         SweepError::NoSettings => {
             anyhow!("nothing to sweep: give --vary GRID (and/or --sched SPEC)")
         }
         SweepError::Threads(e) => anyhow!("--threads: {e}"),
+        SweepError::BadThreads { .. } => anyhow!("--threads {e}"),
         other => other.into(),
     }
 }

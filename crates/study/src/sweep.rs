@@ -80,7 +80,7 @@ pub enum SweepError {
     ZeroStep { key: String, value: String },
     #[error("{text}: the range is reversed ({end} is below {start}); give A..B with A <= B, such as 1..5")]
     ReversedSeeds { text: String, start: u64, end: u64 },
-    #[error("{threads} threads: expected 1 to {}", MAX_THREADS)]
+    #[error("{threads}: expected 1 to {} threads", MAX_THREADS)]
     BadThreads { threads: usize },
     #[error("`{key}={value}`: more than {} values", MAX_POINTS)]
     TooManyValues { key: String, value: String },
