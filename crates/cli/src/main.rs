@@ -305,7 +305,11 @@ fn print_bench_table(results: &[bench::BenchResult]) {
 /// name came from (`--device`, `--emulate`).
 fn load_device(option: &str, spec: &str) -> Result<iosteer_device::DeviceConfig> {
     device::load_device(spec).map_err(|e| match e {
-        DeviceError::Config(config) => anyhow!("{config}"),
+        // A TOML error names its file already; a field out of range does not.
+        DeviceError::Config(config @ iosteer_device::ConfigError::Toml { .. }) => {
+            anyhow!("{config}")
+        }
+        DeviceError::Config(config) => anyhow!("{option} {spec}: {config}"),
         other => anyhow!("{option} {other}"),
     })
 }

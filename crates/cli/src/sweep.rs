@@ -44,7 +44,7 @@ pub struct SweepArgs {
     pub slo_ms: f64,
     /// Worker threads, 1 to 256 [default: one per core]; the output does
     /// not depend on it.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, value_parser = threads_value)]
     pub threads: Option<usize>,
     /// SVG chart of write throughput against read latency ("-" for none).
     #[arg(long, value_name = "FILE", default_value = "sweep.svg")]
@@ -107,6 +107,16 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
         print!("{}", sweep::table(&report));
     }
     Ok(())
+}
+
+/// A `--threads` count; the range is the sweep's to check.
+fn threads_value(text: &str) -> std::result::Result<usize, String> {
+    text.trim().parse().map_err(|_| {
+        format!(
+            "expected a whole number of threads from 1 to {}",
+            sweep::MAX_THREADS
+        )
+    })
 }
 
 /// The sweep's errors, naming the options that caused them.
