@@ -73,14 +73,14 @@ enum DeviceCommand {
         #[arg(long, default_value = "fifo")]
         victim: String,
         /// Physical pages that take part in cleaning over logical pages (> 1).
-        #[arg(long, default_value_t = 1.28)]
+        #[arg(long, default_value_t = 1.28, allow_negative_numbers = true)]
         alpha: f64,
         /// Blocks of the single-die drive.
-        #[arg(long, default_value_t = 4096)]
+        #[arg(long, default_value_t = 4096, allow_negative_numbers = true)]
         blocks: u32,
-        #[arg(long, default_value_t = 64)]
+        #[arg(long, default_value_t = 64, allow_negative_numbers = true)]
         pages_per_block: u32,
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = seed_value)]
         seed: u64,
         /// Print JSON: {"victim", "alpha", "waf", "analytic", ...}.
         #[arg(long)]
@@ -249,6 +249,9 @@ fn run_device(command: DeviceCommand) -> Result<()> {
                     DeviceError::TooSmall { .. } => anyhow!(
                         "--blocks {blocks} --pages-per-block {pages_per_block}: need at least 16 blocks of 2 pages"
                     ),
+                    DeviceError::Experiment { message, .. } if message.starts_with("`geometry") => {
+                        anyhow!("--blocks {blocks} --pages-per-block {pages_per_block}: {message}")
+                    }
                     DeviceError::Experiment { message, .. } => anyhow!("--alpha {alpha}: {message}"),
                     other => other.into(),
                 })?;

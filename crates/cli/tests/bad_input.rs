@@ -276,6 +276,8 @@ const DEVICE: &[Case] = &[
     bad(&["device", "waf", "--victim", "bogus"], &[], &["--victim bogus", "greedy"]),
     bad(&["device", "waf", "--blocks", "1"], &[], &["--blocks 1", "at least 16 blocks"]),
     bad(&["device", "waf", "--alpha", "0.5"], &[], &["--alpha 0.5"]),
+    bad(&["device", "waf", "--blocks", "4000000000"], &[], &["--blocks 4000000000", "blocks per die"]),
+    bad(&["device", "waf", "--blocks", "-1"], &[], &["--blocks", "-1"]),
     bad(&["bench", "sched", "--policy", "bogus", "--requests", "10"], &[], &["--policy bogus", "known schedulers"]),
     bad(&["bench", "sched", "--repeat", "0"], &[], &["--repeat", "1..=1000"]),
 ];
