@@ -84,12 +84,12 @@ enum DeviceCommand {
         #[arg(long, default_value = "fifo")]
         victim: String,
         /// Physical pages that take part in cleaning over logical pages (> 1).
-        #[arg(long, default_value_t = 1.28)]
+        #[arg(long, default_value_t = 1.28, allow_negative_numbers = true)]
         alpha: f64,
         /// Blocks of the single-die drive.
-        #[arg(long, default_value_t = 4096)]
+        #[arg(long, default_value_t = 4096, allow_negative_numbers = true)]
         blocks: u32,
-        #[arg(long, default_value_t = 64)]
+        #[arg(long, default_value_t = 64, allow_negative_numbers = true)]
         pages_per_block: u32,
         /// Bytes per page.
         #[arg(long, default_value_t = 4096)]
@@ -98,7 +98,7 @@ enum DeviceCommand {
         /// amplification is then NAND bytes over host bytes.
         #[arg(long, default_value_t = 4096)]
         mapping_unit: u32,
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = seed_value)]
         seed: u64,
         /// Print JSON: {"victim", "alpha", "waf", "analytic", ...}.
         #[arg(long)]
@@ -273,6 +273,9 @@ fn run_device(command: DeviceCommand) -> Result<()> {
                     DeviceError::TooSmall { .. } => anyhow!(
                         "--blocks {blocks} --pages-per-block {pages_per_block}: need at least 16 blocks of 2 pages"
                     ),
+                    DeviceError::Experiment { message, .. } if message.starts_with("`geometry") => {
+                        anyhow!("--blocks {blocks} --pages-per-block {pages_per_block}: {message}")
+                    }
                     DeviceError::Experiment { message, .. } => anyhow!("--alpha {alpha}: {message}"),
                     other => other.into(),
                 })?;
@@ -329,7 +332,11 @@ fn print_bench_table(results: &[bench::BenchResult]) {
 /// name came from (`--device`, `--emulate`).
 fn load_device(option: &str, spec: &str) -> Result<iosteer_device::DeviceConfig> {
     device::load_device(spec).map_err(|e| match e {
-        DeviceError::Config(config) => anyhow!("{config}"),
+        // A TOML error names its file already; a field out of range does not.
+        DeviceError::Config(config @ iosteer_device::ConfigError::Toml { .. }) => {
+            anyhow!("{config}")
+        }
+        DeviceError::Config(config) => anyhow!("{option} {spec}: {config}"),
         other => anyhow!("{option} {other}"),
     })
 }
@@ -353,6 +360,64 @@ fn load_starting_device(
         config.precondition = Some(PreconditionTable { state });
     }
     Ok(config)
+}
+
+/// Checks, before any work, that `--out DIR` (named by `option`) can take
+/// files: it is created if missing, and must be a writable directory. A
+/// typo then fails at once instead of after a long run.
+fn check_out_dir(option: &str, dir: &str) -> Result<()> {
+    let path = std::path::Path::new(dir);
+    if path.exists() && !path.is_dir() {
+        return Err(anyhow!(
+            "{option} {dir}: not a directory; give a directory to write into (it is created if missing)"
+        ));
+    }
+    std::fs::create_dir_all(path).map_err(|e| {
+        anyhow!("{option} {dir}: cannot create the directory ({e}); give a writable directory")
+    })?;
+    check_writable(option, dir, path)
+}
+
+/// Checks, before any work, that the file `file` (named by `option`) can
+/// be written: its directory exists and is writable, and it is not a
+/// directory itself.
+fn check_out_file(option: &str, file: &str) -> Result<()> {
+    let path = std::path::Path::new(file);
+    if path.is_dir() {
+        return Err(anyhow!("{option} {file}: a directory; give a file name"));
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(anyhow!(
+            "{option} {file}: the directory {} does not exist; give a file in an existing directory",
+            parent.display()
+        ));
+    }
+    check_writable(option, file, parent)
+}
+
+/// Creates and removes a scratch file in `dir`.
+fn check_writable(option: &str, given: &str, dir: &std::path::Path) -> Result<()> {
+    let probe = dir.join(format!(".iosteer-write-check-{}", std::process::id()));
+    std::fs::File::create(&probe).map_err(|e| {
+        anyhow!(
+            "{option} {given}: cannot write in {} ({e}); give a writable location",
+            dir.display()
+        )
+    })?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+/// A `--seed`: clap's own message for `-1` ("invalid digit") does not say
+/// what is accepted.
+fn seed_value(text: &str) -> std::result::Result<u64, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| format!("expected a whole number from 0 to {}", u64::MAX))
 }
 
 /// The positive `--slo-ms`, as a duration.

@@ -82,10 +82,10 @@ pub struct ProbeArgs {
     #[arg(long, default_value = "p99<=2x")]
     pub objective: String,
     /// Seed of the reads' random choices and the emulated drive's aging.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::seed_value)]
     pub seed: u64,
     /// Reads slower than this count as SLO violations.
-    #[arg(long, default_value_t = 35.0)]
+    #[arg(long, default_value_t = 35.0, allow_negative_numbers = true)]
     pub slo_ms: f64,
     /// Print the JSON report on stdout instead of the table.
     #[arg(long)]
@@ -115,6 +115,9 @@ impl From<Throttle> for StudyThrottle {
 }
 
 pub fn probe(args: ProbeArgs) -> Result<()> {
+    if let Some(dir) = &args.out {
+        crate::check_out_dir("--out", dir)?;
+    }
     let options = options(&args)?;
     let outcome = match (&args.emulate, &args.target) {
         (Some(drive), _) => {

@@ -11,9 +11,10 @@ use iosteer_engine::drive::{
 };
 use iosteer_engine::emulate::Emulated;
 use iosteer_engine::engine::Reap;
+use iosteer_engine::engine::{ConfigError as EngineConfigError, EngineError};
 use iosteer_engine::metrics::MetricsServer;
 use iosteer_engine::runner::Backend;
-use iosteer_engine::{EngineConfig, OpenOptionsSpec, Target};
+use iosteer_engine::{EngineConfig, OpenOptionsSpec, Target, TargetError};
 use iosteer_sched::{policy, Nanos, Scheduler};
 use iosteer_sim::scenario::{scenario, SCENARIOS};
 use iosteer_sim::Simulation;
@@ -66,8 +67,8 @@ pub struct RunArgs {
     /// Allow writing to a block device (its data is destroyed).
     #[arg(long)]
     pub force: bool,
-    /// Commands in the target at once.
-    #[arg(long, default_value_t = 32)]
+    /// Commands in the target at once (1 to 4096).
+    #[arg(long, default_value_t = 32, allow_negative_numbers = true)]
     pub queue_depth: u32,
     /// Use the page cache (no O_DIRECT).
     #[arg(long)]
@@ -85,10 +86,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub iopoll: bool,
     /// Seed of the jobs' random choices.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::seed_value)]
     pub seed: u64,
     /// Reads slower than this count as SLO violations.
-    #[arg(long, default_value_t = 35.0)]
+    #[arg(long, default_value_t = 35.0, allow_negative_numbers = true)]
     pub slo_ms: f64,
     /// Print the JSON report (the simulator's schema) on stdout.
     #[arg(long)]
@@ -114,6 +115,20 @@ struct Setup {
 }
 
 fn setup(args: &RunArgs) -> Result<Setup> {
+    if let Some(dir) = &args.out {
+        crate::check_out_dir("--out", dir)?;
+    }
+    // The engine's own check, with the smallest request, before anything
+    // else: a depth it refuses fails at once, naming the flag.
+    let probe_config = EngineConfig {
+        queue_depth: args.queue_depth,
+        max_io_bytes: 4096,
+        verify: false,
+        reap: Reap::from_name(&args.reap).expect("clap checked the name"),
+        iopoll: false,
+        keep_read_data: false,
+    };
+    probe_config.validate().map_err(engine_config_error)?;
     let sched = policy::build(&args.sched).map_err(|e| anyhow!("--sched {}: {e}", args.sched))?;
     let size = args
         .size
@@ -207,11 +222,11 @@ fn run_target(args: &RunArgs, setup: Setup, path: &Path) -> Result<()> {
         force: args.force,
         direct: !args.buffered,
     };
-    let target = Target::open(path, &spec)?;
+    let target = Target::open(path, &spec).map_err(target_error)?;
     // Again against the target's real size, for sizes given as percentages.
     let jobs = parse_jobs(&setup, target.size)?;
     let needed = jobs.iter().map(Job::end_offset).max().unwrap_or(0);
-    target.check_fits(needed)?;
+    target.check_fits(needed).map_err(target_error)?;
     if args.iopoll && jobs.iter().any(drive::trims) {
         return Err(anyhow!(
             "--iopoll: an IOPOLL ring takes only reads and writes, and the job file trims"
@@ -225,7 +240,11 @@ fn run_target(args: &RunArgs, setup: Setup, path: &Path) -> Result<()> {
         iopoll: args.iopoll,
         keep_read_data: false,
     };
-    let (mut engine, label, mut description) = open_engine(target, &config)?;
+    let (mut engine, label, mut description) =
+        open_engine(target, &config).map_err(|e| match e {
+            EngineError::Config(e) => engine_config_error(e),
+            other => other.into(),
+        })?;
     description += &format!(", reaping by {}", args.reap);
     if engine.iopoll() {
         description += " with IOPOLL";
@@ -290,6 +309,31 @@ fn run_emulated(args: &RunArgs, setup: Setup, drive_name: &str) -> Result<()> {
         emulated.device().aging(),
     ));
     write(args, measured, Some(&sim.device))
+}
+
+/// The engine's configuration errors, naming the flags that set it.
+fn engine_config_error(e: EngineConfigError) -> anyhow::Error {
+    match e {
+        EngineConfigError::QueueDepth { .. } => anyhow!("--queue-depth: {e}"),
+        EngineConfigError::BuffersTooLarge { .. } => {
+            anyhow!("--queue-depth and the job file's largest block size (bs): {e}")
+        }
+        other => other.into(),
+    }
+}
+
+/// The target's errors, with the flag that gets past each.
+fn target_error(e: TargetError) -> anyhow::Error {
+    match e {
+        TargetError::BlockDeviceNeedsForce { .. } => {
+            anyhow!("--target {e}: pass --force to write to it")
+        }
+        TargetError::TooSmall { .. } => {
+            anyhow!("--target {e}: give --size to create or grow a file")
+        }
+        TargetError::DirectIoUnsupported { .. } => anyhow!("--target {e} (pass --buffered)"),
+        other => anyhow!("--target {other}"),
+    }
 }
 
 /// `iosteer run`'s plan; phases from the jobs unless given.

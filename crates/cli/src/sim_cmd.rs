@@ -45,10 +45,10 @@ pub struct SimArgs {
     #[arg(long, value_name = "STATE")]
     pub precondition: Option<String>,
     /// Seed of every random choice (aging, arrivals, offsets): same seed, same report.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::seed_value)]
     pub seed: u64,
     /// Reads slower than this count as SLO violations.
-    #[arg(long, default_value_t = 35.0)]
+    #[arg(long, default_value_t = 35.0, allow_negative_numbers = true)]
     pub slo_ms: f64,
     /// Run each scheduler twice, with non-preemptive and semi-preemptive GC
     /// (runs labelled SPEC/npgc and SPEC/pgc), and compare them.
@@ -210,7 +210,7 @@ pub struct TraceArgs {
     #[arg(long, default_value = "ns")]
     pub trace_unit: String,
     /// Replay speed (2 = twice as fast).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub trace_speed: f64,
     /// Remap trace addresses that do not fit the drive: wrap or scale.
     #[arg(long, value_name = "HOW")]
@@ -297,6 +297,9 @@ fn plan_drive(plan: &Plan) -> Option<&iosteer_device::DeviceConfig> {
 }
 
 pub fn sim(args: SimArgs) -> Result<()> {
+    if let Some(dir) = &args.out {
+        crate::check_out_dir("--out", dir)?;
+    }
     let plan = build(&args)?;
     let specs = plan.labels();
     if !args.json {

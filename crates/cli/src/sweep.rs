@@ -51,13 +51,19 @@ pub struct SweepArgs {
     pub precondition: Option<String>,
     /// Seed, or seeds (`1..5`, `1,4,5`): with several, every setting runs
     /// on each and meets the objective only if it does on all.
-    #[arg(long, value_name = "SEED|A..B|A,B,..", default_value = "1")]
+    #[arg(
+        long,
+        value_name = "SEED|A..B|A,B,..",
+        default_value = "1",
+        allow_negative_numbers = true
+    )]
     pub seed: String,
     /// Reads slower than this count as SLO violations.
-    #[arg(long, default_value_t = 35.0)]
+    #[arg(long, default_value_t = 35.0, allow_negative_numbers = true)]
     pub slo_ms: f64,
-    /// Worker threads [default: one per core]; the output does not depend on it.
-    #[arg(long)]
+    /// Worker threads, 1 to 256 [default: one per core]; the output does
+    /// not depend on it.
+    #[arg(long, allow_negative_numbers = true, value_parser = threads_value)]
     pub threads: Option<usize>,
     /// SVG chart of write throughput against read latency ("-" for none).
     #[arg(long, value_name = "FILE", default_value = "sweep.svg")]
@@ -71,6 +77,12 @@ pub struct SweepArgs {
 }
 
 pub fn sweep(args: SweepArgs) -> Result<()> {
+    if args.chart != "-" {
+        crate::check_out_file("--chart", &args.chart)?;
+    }
+    if let Some(dir) = &args.out {
+        crate::check_out_dir("--out", dir)?;
+    }
     let objective = objective::parse(&args.objective).map_err(|e| anyhow!("--objective {e}"))?;
     let mut specs = Vec::new();
     for grid in &args.vary {
@@ -102,9 +114,9 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
         slo,
         threads: args.threads,
     };
-    let sims = sweep
-        .simulations()
-        .map_err(|e| flag_error(e, file_option))?;
+    let scheds = args.scheds;
+    let flag_error = |e| flag_error(e, file_option, &scheds);
+    let sims = sweep.simulations().map_err(flag_error)?;
     if !args.json {
         eprintln!(
             "iosteer: sweeping {} setting(s) of {} on {}, {} seed(s)...",
@@ -114,7 +126,7 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
             sweep.seeds.len()
         );
     }
-    let report = sweep.run(&sims).map_err(|e| flag_error(e, file_option))?;
+    let report = sweep.run(&sims).map_err(flag_error)?;
     if args.chart != "-" {
         let path = Path::new(&args.chart);
         sweep::chart(path, &report).map_err(|e| anyhow!("--chart {}: {e}", path.display()))?;
@@ -133,6 +145,16 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
         print!("{}", sweep::table(&report));
     }
     Ok(())
+}
+
+/// A `--threads` count; the range is the sweep's to check.
+fn threads_value(text: &str) -> std::result::Result<usize, String> {
+    text.trim().parse().map_err(|_| {
+        format!(
+            "expected a whole number of threads from 1 to {}",
+            sweep::MAX_THREADS
+        )
+    })
 }
 
 /// The scenario, job file or trace to sweep.
@@ -176,9 +198,12 @@ fn phases(args: &SweepArgs, workload: &SweepWorkload) -> Result<(String, String)
 }
 
 /// The sweep's errors, naming the options that caused them.
-/// `file_option` is the one that gave the job or trace file.
-fn flag_error(e: SweepError, file_option: &str) -> anyhow::Error {
+/// `file_option` is the one that gave the job or trace file; `scheds` are
+/// the specs given with --sched (the others came from --vary).
+fn flag_error(e: SweepError, file_option: &str, scheds: &[String]) -> anyhow::Error {
     match e {
+        SweepError::Scheduler { ref spec, .. } if scheds.contains(spec) => anyhow!("--sched {e}"),
+        SweepError::Scheduler { .. } => anyhow!("--vary {e}"),
         SweepError::WorkloadFile(e) => crate::sim_cmd::file_error(e, file_option),
         SweepError::Window { role, source } => anyhow!("{} {source}", role_flag(role)),
         SweepError::WindowNeedsTrace { role, window, .. } => anyhow!(
@@ -189,6 +214,7 @@ fn flag_error(e: SweepError, file_option: &str) -> anyhow::Error {
             anyhow!("nothing to sweep: give --vary GRID (and/or --sched SPEC)")
         }
         SweepError::Threads(e) => anyhow!("--threads: {e}"),
+        SweepError::BadThreads { .. } => anyhow!("--threads {e}"),
         other => other.into(),
     }
 }

@@ -39,6 +39,14 @@ pub enum ConfigError {
     },
     #[error("`{item}` is not a `key=value` setting")]
     Syntax { item: String },
+    /// A key given twice in one spec (`read_bias=1,read_bias=100`): which
+    /// one was meant is a guess, so neither is taken.
+    #[error("`{key}` is given twice (`{first}` and `{second}`); give each key once")]
+    DuplicateKey {
+        key: String,
+        first: String,
+        second: String,
+    },
     #[error("{0}")]
     Conflict(String),
     #[error("TOML: {0}")]
@@ -66,11 +74,21 @@ pub fn apply_pairs<C: Configurable + ?Sized>(
     config: &mut C,
     pairs: &str,
 ) -> Result<(), ConfigError> {
+    let mut seen: Vec<(&str, &str)> = Vec::new();
     for item in pairs.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let (key, value) = item.split_once('=').ok_or_else(|| ConfigError::Syntax {
             item: item.to_string(),
         })?;
-        config.set(key.trim(), value.trim())?;
+        let key = key.trim();
+        if let Some((_, first)) = seen.iter().find(|(k, _)| *k == key) {
+            return Err(ConfigError::DuplicateKey {
+                key: key.to_string(),
+                first: (*first).to_string(),
+                second: item.to_string(),
+            });
+        }
+        seen.push((key, item));
+        config.set(key, value.trim())?;
     }
     config.validate()
 }
@@ -284,6 +302,19 @@ mod tests {
         assert!(err.contains("key=value"), "{err}");
         let err = apply_toml(&mut toy, "depth = ").unwrap_err().to_string();
         assert!(err.starts_with("TOML"), "{err}");
+    }
+
+    #[test]
+    fn duplicated_key_is_refused_naming_it() {
+        let mut toy = Toy::default();
+        let err = apply_pairs(&mut toy, "depth=1, depth=4")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`depth`") && err.contains("twice") && err.contains("depth=4"),
+            "{err}"
+        );
+        assert!(apply_pairs(&mut toy, "depth=1,hold=1ms").is_ok());
     }
 
     #[test]

@@ -21,6 +21,14 @@ pub enum DeviceError {
         file: std::path::PathBuf,
         source: std::io::Error,
     },
+    /// A name that is neither a preset nor a regular file (a directory,
+    /// a device node): a drive is a preset or a TOML file.
+    #[error("{}: {kind}; expected a drive TOML file or a preset: {presets}", file.display())]
+    NotAFile {
+        file: std::path::PathBuf,
+        kind: &'static str,
+        presets: String,
+    },
     /// An unknown preset name (the error lists the presets).
     #[error("{name}: {source}")]
     Preset {
@@ -48,6 +56,21 @@ fn victim_names() -> String {
 
 /// Loads a drive from a preset name or a TOML file.
 pub fn load_device(spec: &str) -> Result<DeviceConfig, DeviceError> {
+    let path = std::path::Path::new(spec);
+    let preset = iosteer_device::config::preset_names().contains(&spec);
+    if let (false, Ok(meta)) = (preset, std::fs::metadata(path)) {
+        if !meta.is_file() {
+            return Err(DeviceError::NotAFile {
+                file: path.into(),
+                kind: if meta.is_dir() {
+                    "a directory"
+                } else {
+                    "not a regular file"
+                },
+                presets: iosteer_device::config::preset_names().join(", "),
+            });
+        }
+    }
     if spec.ends_with(".toml") || std::path::Path::new(spec).is_file() {
         let text = std::fs::read_to_string(spec).map_err(|source| DeviceError::Read {
             file: spec.into(),
@@ -213,6 +236,21 @@ pub fn bench_device(config: DeviceConfig, requests: u64) -> Result<DeviceBench, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_directory_or_device_node_is_not_a_drive_file() {
+        let dir = std::env::temp_dir();
+        let e = load_device(dir.to_str().unwrap()).unwrap_err().to_string();
+        assert!(
+            e.contains("a directory") && e.contains("consumer-sata"),
+            "{e}"
+        );
+        let e = load_device("/dev/null").unwrap_err().to_string();
+        assert!(
+            e.contains("not a regular file") && e.contains("consumer-sata"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn a_small_waf_run_reports_measured_and_analytic() {

@@ -61,6 +61,10 @@ pub const MAX_POINTS: usize = 10_000;
 /// Most seeds one sweep may run each point on.
 pub const MAX_SEEDS: usize = 100;
 
+/// Most worker threads a sweep starts: more only adds stacks and
+/// contention on a machine that has far fewer cores.
+pub const MAX_THREADS: usize = 256;
+
 /// What is wrong with a sweep: its grid, its seeds or its runs.
 #[derive(Debug, Error)]
 #[non_exhaustive]
@@ -73,6 +77,19 @@ pub enum SweepError {
         "`{key}={value}`: a range is start..end/step with integers, such as 10000..80000/10000"
     )]
     BadRange { key: String, value: String },
+    #[error("`{key}={value}`: the range is reversed ({end} is below {start}); a range is start..end/step with start <= end, such as 10000..80000/10000")]
+    ReversedRange {
+        key: String,
+        value: String,
+        start: u64,
+        end: u64,
+    },
+    #[error("`{key}={value}`: the step is zero; a range is start..end/step with a step of 1 or more, such as 10000..80000/10000")]
+    ZeroStep { key: String, value: String },
+    #[error("{text}: the range is reversed ({end} is below {start}); give A..B with A <= B, such as 1..5")]
+    ReversedSeeds { text: String, start: u64, end: u64 },
+    #[error("{threads}: expected 1 to {} threads", MAX_THREADS)]
+    BadThreads { threads: usize },
     #[error("`{key}={value}`: more than {} values", MAX_POINTS)]
     TooManyValues { key: String, value: String },
     #[error("{grid}: more than {} points", MAX_POINTS)]
@@ -218,8 +235,19 @@ fn expand_value(key: &str, value: &str) -> Result<Vec<String>, SweepError> {
     let start: u64 = range.trim().parse().map_err(|_| bad())?;
     let end: u64 = end.trim().parse().map_err(|_| bad())?;
     let step: u64 = step.trim().parse().map_err(|_| bad())?;
-    if step == 0 || end < start {
-        return Err(bad());
+    if end < start {
+        return Err(SweepError::ReversedRange {
+            key: key.to_string(),
+            value: value.to_string(),
+            start,
+            end,
+        });
+    }
+    if step == 0 {
+        return Err(SweepError::ZeroStep {
+            key: key.to_string(),
+            value: value.to_string(),
+        });
     }
     let count = (end - start) / step + 1;
     if count as usize > MAX_POINTS {
@@ -412,7 +440,11 @@ pub fn parse_seeds(text: &str) -> Result<Vec<u64>, SweepError> {
         let a: u64 = a.trim().parse().map_err(|_| bad())?;
         let b: u64 = b.trim().parse().map_err(|_| bad())?;
         if b < a {
-            return Err(bad());
+            return Err(SweepError::ReversedSeeds {
+                text: text.into(),
+                start: a,
+                end: b,
+            });
         }
         (a..=b.min(a.saturating_add(MAX_SEEDS as u64))).collect()
     } else {
@@ -510,6 +542,11 @@ impl Sweep {
         if points == 0 {
             return Err(SweepError::NoSettings);
         }
+        if let Some(threads) = self.threads {
+            if threads == 0 || threads > MAX_THREADS {
+                return Err(SweepError::BadThreads { threads });
+            }
+        }
         if points > MAX_POINTS {
             return Err(SweepError::TooManyPoints { points });
         }
@@ -542,7 +579,11 @@ impl Sweep {
     pub fn run(&self, sims: &[Simulation]) -> Result<SweepReport, SweepError> {
         let started = std::time::Instant::now();
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(self.threads.unwrap_or(0))
+            // No more threads than runs: the rest would only idle.
+            .num_threads(
+                self.threads
+                    .map_or(0, |t| t.min((self.specs.len() * sims.len()).max(1))),
+            )
             .build()?;
         let specs = &self.specs;
         let runs: Vec<RunReport> = pool.install(|| -> Result<_, SimError> {

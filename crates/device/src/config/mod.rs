@@ -16,6 +16,30 @@ pub use features::{
     CacheConfig, CachePolicy, FtlConfig, MultiPlane, WritePlacement, MAX_UNITS_PER_PAGE,
     SECTOR_BYTES,
 };
+/// Most physical pages a drive may have: the model keeps two 4-byte maps
+/// (logical to physical, physical to logical), about 8 bytes a page, so
+/// 2^28 pages take 2 GiB of memory (4 TiB of NAND in 16 KiB pages).
+pub const MAX_PHYSICAL_PAGES: u64 = 1 << 28;
+/// Most erase blocks a drive may have: the model keeps about 48 bytes a
+/// block (its state and free lists), so 2^22 blocks take about 200 MiB.
+pub const MAX_BLOCKS: u64 = 1 << 22;
+/// Most pages per block (each die keeps a bucket per valid-page count).
+pub const MAX_PAGES_PER_BLOCK: u32 = 1 << 16;
+/// Page sizes accepted, in bytes (multiples of 512).
+pub const PAGE_SIZES: std::ops::RangeInclusive<u32> = 512..=(1 << 20);
+/// Longest any one operation's time may be (a NAND read, program, erase,
+/// the command overhead, a FLUSH, a GC suspension, each TRIM cost term):
+/// 10 s, far above any real drive, and short enough that a run finishes.
+pub const MAX_OPERATION_US: f64 = 10_000_000.0;
+/// Longest a TRIM of the whole drive in one range may take: 10 minutes.
+pub const MAX_WHOLE_TRIM_US: f64 = 600_000_000.0;
+/// Largest TRIM size exponent (1 is linear in the bytes trimmed).
+pub const MAX_TRIM_EXPONENT: f64 = 2.0;
+/// Link and channel rates accepted, in MB/s: a 1 MiB page moves in about
+/// a second at the slowest.
+pub const RATES_MB_PER_S: std::ops::RangeInclusive<f64> = 1.0..=1_000_000.0;
+/// Longest idle time before background GC: an hour.
+pub const MAX_BACKGROUND_IDLE_MS: f64 = 3_600_000.0;
 
 /// A configuration that cannot describe a drive.
 #[derive(Debug, Error, Clone, PartialEq)]
@@ -391,6 +415,46 @@ impl DeviceConfig {
                 "more than 2^24 blocks per die (planes_per_die x blocks_per_plane)",
             );
         }
+        if g.pages_per_block > MAX_PAGES_PER_BLOCK {
+            return invalid(
+                "geometry.pages_per_block",
+                g.pages_per_block,
+                &format!("must be from 1 to {MAX_PAGES_PER_BLOCK}"),
+            );
+        }
+        if !PAGE_SIZES.contains(&g.page_size) || g.page_size % 512 != 0 {
+            return invalid(
+                "geometry.page_size",
+                g.page_size,
+                &format!(
+                    "must be a multiple of 512 bytes from {} to {}",
+                    PAGE_SIZES.start(),
+                    PAGE_SIZES.end()
+                ),
+            );
+        }
+        let blocks = dies * blocks_per_die;
+        if blocks > MAX_BLOCKS {
+            return invalid(
+                "geometry",
+                blocks,
+                &format!(
+                    "more than {MAX_BLOCKS} blocks (2^22, about 200 MiB of model state); \
+                     use fewer channels, dies, planes or blocks_per_plane"
+                ),
+            );
+        }
+        let pages = blocks * u64::from(g.pages_per_block);
+        if pages > MAX_PHYSICAL_PAGES {
+            return invalid(
+                "geometry",
+                pages,
+                &format!(
+                    "more than {MAX_PHYSICAL_PAGES} pages (2^28; the model keeps 8 bytes a page, \
+                     so that is 2 GiB of memory); use larger pages or fewer blocks"
+                ),
+            );
+        }
         self.ftl.validate(g)?;
         self.multi_plane.validate(g)?;
         let units =
@@ -407,8 +471,16 @@ impl DeviceConfig {
             ("timing.host_link_mb_per_s", t.host_link_mb_per_s),
         ];
         for (field, value) in positive_rates {
-            if !(value.is_finite() && value > 0.0) {
-                return invalid(field, value, "must be a positive number");
+            if !RATES_MB_PER_S.contains(&value) {
+                return invalid(
+                    field,
+                    value,
+                    &format!(
+                        "must be a number of MB/s from {} to {}",
+                        RATES_MB_PER_S.start(),
+                        RATES_MB_PER_S.end()
+                    ),
+                );
             }
         }
         let durations = [
@@ -416,18 +488,40 @@ impl DeviceConfig {
             ("timing.page_program_us", t.page_program_us),
             ("timing.block_erase_us", t.block_erase_us),
             ("timing.command_overhead_us", t.command_overhead_us),
-            ("gc.background_idle_ms", self.gc.background_idle_ms),
             ("gc.suspend_us", self.gc.suspend_us),
             ("trim_cost.fixed_us", self.trim_cost.fixed_us),
             ("trim_cost.per_range_us", self.trim_cost.per_range_us),
             ("trim_cost.per_mib_us", self.trim_cost.per_mib_us),
-            ("trim_cost.size_exponent", self.trim_cost.size_exponent),
             ("flush_us", self.flush_us),
         ];
         for (field, value) in durations {
-            if !(value.is_finite() && value >= 0.0) {
-                return invalid(field, value, "must be a number of zero or more");
+            if !(value.is_finite() && (0.0..=MAX_OPERATION_US).contains(&value)) {
+                return invalid(
+                    field,
+                    value,
+                    &format!(
+                        "must be a number of microseconds from 0 to {MAX_OPERATION_US} (10 s)"
+                    ),
+                );
             }
+        }
+        let idle = self.gc.background_idle_ms;
+        if !(idle.is_finite() && (0.0..=MAX_BACKGROUND_IDLE_MS).contains(&idle)) {
+            return invalid(
+                "gc.background_idle_ms",
+                idle,
+                &format!(
+                    "must be a number of milliseconds from 0 to {MAX_BACKGROUND_IDLE_MS} (an hour)"
+                ),
+            );
+        }
+        let exponent = self.trim_cost.size_exponent;
+        if !(exponent.is_finite() && (0.0..=MAX_TRIM_EXPONENT).contains(&exponent)) {
+            return invalid(
+                "trim_cost.size_exponent",
+                exponent,
+                &format!("must be a number from 0 to {MAX_TRIM_EXPONENT} (1 is linear)"),
+            );
         }
         let gc = &self.gc;
         if gc.low_watermark < 2 {
@@ -469,6 +563,17 @@ impl DeviceConfig {
                 reason: format!(
                     "must be below 1 and above the share of blocks GC keeps free or open ({reserved:.4}), \
                      or the drive cannot hold its own logical capacity"
+                ),
+            });
+        }
+        let whole = self.trim_cost.micros(1, self.logical_bytes());
+        if !(whole.is_finite() && whole <= MAX_WHOLE_TRIM_US) {
+            return Err(ConfigError::Invalid {
+                field: "trim_cost",
+                value: format!("{:.0} s for the whole drive", whole / 1e6),
+                reason: format!(
+                    "a TRIM of the whole drive may take at most {} s; lower per_mib_us or size_exponent",
+                    MAX_WHOLE_TRIM_US / 1e6
                 ),
             });
         }
@@ -713,6 +818,53 @@ mod tests {
             let again = DeviceConfig::from_toml(&config.to_toml(), "x.toml").unwrap();
             assert_eq!(config, again, "{name}");
         }
+    }
+
+    #[test]
+    fn geometry_and_costs_are_bounded_naming_the_field_and_range() {
+        let check = |edit: fn(&mut DeviceConfig), field: &str, range: &str| {
+            let mut c = consumer_sata();
+            edit(&mut c);
+            let e = c.validate().unwrap_err().to_string();
+            assert!(e.contains(field) && e.contains(range), "{field}: {e}");
+        };
+        // 15 GB of maps: 2^31 pages.
+        check(
+            |c| c.geometry.blocks_per_plane = 1 << 20,
+            "geometry",
+            "2^22",
+        );
+        check(
+            |c| {
+                c.geometry.blocks_per_plane = 1 << 17;
+                c.geometry.pages_per_block = 1 << 14;
+            },
+            "geometry",
+            "2^28",
+        );
+        check(|c| c.geometry.page_size = 100, "page_size", "512");
+        check(
+            |c| c.trim_cost.size_exponent = 1e308,
+            "size_exponent",
+            "from 0 to 2",
+        );
+        check(
+            |c| c.trim_cost.per_mib_us = 9e6,
+            "trim_cost",
+            "at most 600 s",
+        );
+        check(|c| c.timing.block_erase_us = 1e12, "block_erase_us", "10 s");
+        check(|c| c.flush_us = f64::NAN, "flush_us", "from 0 to");
+        check(
+            |c| c.timing.host_link_mb_per_s = 1e-9,
+            "host_link_mb_per_s",
+            "from 1 to",
+        );
+        check(
+            |c| c.gc.background_idle_ms = 1e300,
+            "background_idle_ms",
+            "an hour",
+        );
     }
 
     #[test]

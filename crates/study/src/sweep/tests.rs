@@ -24,6 +24,23 @@ fn ranges_and_lists_expand_first_key_slowest() {
     assert!(expand_grid("netflix:a=1..5/0").is_err());
 }
 
+#[test]
+fn reversed_and_zero_step_ranges_say_so() {
+    let e = expand_grid("netflix:write.current=20000..10000/1000")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("write.current") && e.contains("reversed"), "{e}");
+    let e = expand_grid("netflix:write.current=10000..20000/0")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("write.current") && e.contains("step is zero"),
+        "{e}"
+    );
+    let e = parse_seeds("5..1").unwrap_err().to_string();
+    assert!(e.contains("5..1") && e.contains("reversed"), "{e}");
+}
+
 fn p(spec: &str, write: f64, value: f64, meets: bool) -> Point {
     Point {
         spec: spec.into(),
@@ -58,6 +75,7 @@ fn seeds_parse_as_one_a_range_or_a_list_and_bad_ones_are_refused() {
                 SweepError::BadSeeds { .. }
                     | SweepError::TooManySeeds { .. }
                     | SweepError::RepeatedSeed { .. }
+                    | SweepError::ReversedSeeds { .. }
             ),
             "{bad}: {e}"
         );
