@@ -67,27 +67,69 @@ pub const EXTREMES: &[&str] = &[
 pub enum Mutation {
     /// Pieces are lines, or comma-separated items (`by_item`) for one-line
     /// grammars such as scheduler specs.
-    DeletePiece { by_item: bool, at: usize },
-    DuplicatePiece { by_item: bool, at: usize },
-    SwapPieces { by_item: bool, a: usize, b: usize },
+    DeletePiece {
+        by_item: bool,
+        at: usize,
+    },
+    DuplicatePiece {
+        by_item: bool,
+        at: usize,
+    },
+    SwapPieces {
+        by_item: bool,
+        a: usize,
+        b: usize,
+    },
     /// A line of another seed, so options meet sections they never share.
-    SpliceLine { from_seed: usize, from_line: usize, at: usize },
+    SpliceLine {
+        from_seed: usize,
+        from_line: usize,
+        at: usize,
+    },
     /// A token is a run of letters, digits and `._+-%$`: a number, a key,
     /// a size with its suffix.
-    ReplaceToken { at: usize, extreme: usize },
-    DeleteToken { at: usize },
+    ReplaceToken {
+        at: usize,
+        extreme: usize,
+    },
+    DeleteToken {
+        at: usize,
+    },
     /// Everything after the first `=` (or `:` if none) on a line.
-    ReplaceValue { line: usize, extreme: usize },
-    InsertExtreme { at: usize, extreme: usize },
-    FlipByte { at: usize, mask: u8 },
-    InsertBytes { at: usize, bytes: Vec<u8> },
+    ReplaceValue {
+        line: usize,
+        extreme: usize,
+    },
+    InsertExtreme {
+        at: usize,
+        extreme: usize,
+    },
+    FlipByte {
+        at: usize,
+        mask: u8,
+    },
+    InsertBytes {
+        at: usize,
+        bytes: Vec<u8>,
+    },
     /// A fixed-width integer over the bytes at `at`, for binary records
     /// (blktrace) whose fields are not text.
-    OverwriteInteger { at: usize, value: u64, width: u8, big_endian: bool },
-    Truncate { at: usize },
+    OverwriteInteger {
+        at: usize,
+        value: u64,
+        width: u8,
+        big_endian: bool,
+    },
+    Truncate {
+        at: usize,
+    },
     /// Repeats a chunk, growing the input toward the limits of line and
     /// record counts without making it heavy.
-    RepeatChunk { at: usize, len: usize, times: usize },
+    RepeatChunk {
+        at: usize,
+        len: usize,
+        times: usize,
+    },
 }
 
 /// One fuzz input, before it is turned into bytes by [`Input::bytes`].
@@ -344,7 +386,12 @@ pub fn apply(data: &mut Vec<u8>, m: &Mutation, seeds: &[Vec<u8>]) {
             let end = (start + len).min(data.len());
             let chunk = data[start..end].to_vec();
             let times = times.min(REPEAT_LIMIT / chunk.len().max(1));
-            let repeated: Vec<u8> = chunk.iter().copied().cycle().take(chunk.len() * times).collect();
+            let repeated: Vec<u8> = chunk
+                .iter()
+                .copied()
+                .cycle()
+                .take(chunk.len() * times)
+                .collect();
             data.splice(end..end, repeated);
         }
     }
@@ -363,33 +410,78 @@ mod tests {
     #[test]
     fn line_edits_keep_the_other_lines() {
         let text = "a=1\nb=2\nc=3";
-        assert_eq!(applied(text, Mutation::DeletePiece { by_item: false, at: 1 }), "a=1\nc=3");
         assert_eq!(
-            applied(text, Mutation::SwapPieces { by_item: false, a: 2, b: 0 }),
+            applied(
+                text,
+                Mutation::DeletePiece {
+                    by_item: false,
+                    at: 1
+                }
+            ),
+            "a=1\nc=3"
+        );
+        assert_eq!(
+            applied(
+                text,
+                Mutation::SwapPieces {
+                    by_item: false,
+                    a: 2,
+                    b: 0
+                }
+            ),
             "c=3\nb=2\na=1"
         );
         assert_eq!(
-            applied(text, Mutation::DuplicatePiece { by_item: false, at: 0 }),
+            applied(
+                text,
+                Mutation::DuplicatePiece {
+                    by_item: false,
+                    at: 0
+                }
+            ),
             "a=1\na=1\nb=2\nc=3"
         );
         assert_eq!(
-            applied(text, Mutation::SpliceLine { from_seed: 0, from_line: 1, at: 1 }),
+            applied(
+                text,
+                Mutation::SpliceLine {
+                    from_seed: 0,
+                    from_line: 1,
+                    at: 1
+                }
+            ),
             "a=1\ny=2\nb=2\nc=3"
         );
     }
 
     #[test]
     fn values_and_tokens_take_extremes() {
-        assert_eq!(applied("bs=4k", Mutation::ReplaceValue { line: 0, extreme: 1 }), "bs=-1");
         assert_eq!(
-            applied("fifo:depth=4,x=2", Mutation::ReplaceToken { at: 3, extreme: 6 }),
+            applied(
+                "bs=4k",
+                Mutation::ReplaceValue {
+                    line: 0,
+                    extreme: 1
+                }
+            ),
+            "bs=-1"
+        );
+        assert_eq!(
+            applied(
+                "fifo:depth=4,x=2",
+                Mutation::ReplaceToken { at: 3, extreme: 6 }
+            ),
             "fifo:depth=4,NaN=2"
         );
     }
 
     #[test]
     fn repeated_chunks_stay_bounded() {
-        let m = Mutation::RepeatChunk { at: 0, len: 1, times: usize::MAX };
+        let m = Mutation::RepeatChunk {
+            at: 0,
+            len: 1,
+            times: usize::MAX,
+        };
         assert!(applied("ab", m).len() <= REPEAT_LIMIT + 2);
     }
 }

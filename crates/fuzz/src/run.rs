@@ -89,10 +89,7 @@ fn install_panic_hook() {
             if !fuzzing {
                 return default(info);
             }
-            let message = format!(
-                "{info}\n{}",
-                std::backtrace::Backtrace::force_capture()
-            );
+            let message = format!("{info}\n{}", std::backtrace::Backtrace::force_capture());
             CAUGHT.with(|c| *c.borrow_mut() = Some(Some(message)));
         }));
     });
@@ -173,11 +170,20 @@ pub fn fuzz(target: &str, seeds: &[Vec<u8>], call: impl Fn(&[u8]) -> Outcome) ->
     let mut key = [0u8; 32];
     key[..8].copy_from_slice(&rng_seed().to_le_bytes());
     key[8..8 + target.len().min(24)].copy_from_slice(&target.as_bytes()[..target.len().min(24)]);
-    let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &key));
+    let mut runner =
+        TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &key));
     let watchdog = Watchdog::start(target, (timeout * 10).max(Duration::from_secs(30)));
     let totals = RefCell::new(Totals::default());
     let started = Instant::now();
     let strategy = input(seeds.len());
+    // The seeds as they are first: a target whose seeds are refused would
+    // spend its mutations on what its parser throws away at the first line.
+    let seeds_accepted = seeds
+        .iter()
+        .filter(|seed| {
+            panic::catch_unwind(AssertUnwindSafe(|| call(seed))).ok() == Some(Outcome::Accepted)
+        })
+        .count();
     let result = runner.run(&strategy, |generated| {
         let bytes = generated.bytes(seeds);
         watchdog.enter(&bytes);
@@ -214,7 +220,7 @@ pub fn fuzz(target: &str, seeds: &[Vec<u8>], call: impl Fn(&[u8]) -> Outcome) ->
     result.expect("the fuzz property never fails: failures are counted");
     let t = totals.into_inner();
     println!(
-        "fuzz target {target}: cases {} (accepted {}, refused {}), panics {}, hangs {} (timeout {} ms), violations {}, {:.1} s",
+        "fuzz target {target}: cases {} (accepted {}, refused {}), panics {}, hangs {} (timeout {} ms), violations {}, {:.1} s; seeds accepted {}/{}",
         t.cases,
         t.accepted,
         t.refused,
@@ -222,7 +228,9 @@ pub fn fuzz(target: &str, seeds: &[Vec<u8>], call: impl Fn(&[u8]) -> Outcome) ->
         t.hangs,
         timeout.as_millis(),
         t.violations,
-        started.elapsed().as_secs_f64()
+        started.elapsed().as_secs_f64(),
+        seeds_accepted,
+        seeds.len()
     );
     if t.panics + t.hangs + t.violations > 0 {
         panic!(

@@ -40,7 +40,10 @@ fn check(text: &str, capacity: u64) -> Outcome {
     };
     for job in &file.jobs {
         if let JobKind::Synthetic(s) = &job.kind {
-            let fits = s.offset.checked_add(s.size).is_some_and(|end| end <= capacity);
+            let fits = s
+                .offset
+                .checked_add(s.size)
+                .is_some_and(|end| end <= capacity);
             if s.size == 0 || s.block_min == 0 || s.block_min > s.block_max || !fits {
                 return Outcome::Violation(format!(
                     "job {}: offset {} size {} blocks {}..={} on a drive of {capacity}",

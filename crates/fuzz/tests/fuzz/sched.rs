@@ -39,7 +39,10 @@ fn scheduler_toml() {
         .map(|policy| {
             let mut text = format!("{}\n", policy.name);
             for t in policy.tunables {
-                let value = if t.default.parse::<f64>().is_ok() || t.default == "true" || t.default == "false" {
+                let value = if t.default.parse::<f64>().is_ok()
+                    || t.default == "true"
+                    || t.default == "false"
+                {
                     t.default.to_string()
                 } else {
                     format!("{:?}", t.default)
@@ -62,7 +65,13 @@ fn scheduler_toml() {
 #[test]
 fn objectives() {
     let seeds: Vec<Vec<u8>> = [
-        "p99<=2x", "p99<=5ms", "mean<=1.5x", "p50<=100us", "p99.9<=3x", "max<=1s", "p90<=250000ns",
+        "p99<=2x",
+        "p99<=5ms",
+        "mean<=1.5x",
+        "p50<=100us",
+        "p99.9<=3x",
+        "max<=1s",
+        "p90<=250000ns",
     ]
     .iter()
     .map(|s| s.as_bytes().to_vec())
