@@ -109,16 +109,19 @@ pub fn show(bytes: &[u8]) -> String {
     }
 }
 
+/// The call under way: when it started, and its input.
+type Running = Arc<Mutex<Option<(Instant, Vec<u8>)>>>;
+
 /// Aborts the process when one call has run far past the timeout: a true
 /// infinite loop would otherwise hold the test forever and report nothing.
 struct Watchdog {
-    current: Arc<Mutex<Option<(Instant, Vec<u8>)>>>,
+    current: Running,
     done: Arc<AtomicBool>,
 }
 
 impl Watchdog {
     fn start(target: &str, limit: Duration) -> Watchdog {
-        let current: Arc<Mutex<Option<(Instant, Vec<u8>)>>> = Arc::default();
+        let current: Running = Arc::default();
         let done = Arc::new(AtomicBool::new(false));
         let (watched, finished, target) = (current.clone(), done.clone(), target.to_string());
         std::thread::spawn(move || {
