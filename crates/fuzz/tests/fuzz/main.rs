@@ -3,6 +3,7 @@
 
 mod device;
 mod fio;
+mod regressions;
 mod sched;
 mod sweep;
 mod trace;
