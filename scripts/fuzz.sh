@@ -33,8 +33,8 @@ wall=$(($(date +%s) - start))
 
 echo
 echo "fuzz totals (generator seed $seed):"
-grep '^fuzz target ' "$log" | sed 's/^fuzz target /  /' || true
-grep '^fuzz target ' "$log" | awk -v wall="$wall" -v timeout="$timeout_ms" '
+grep -E '^fuzz target [^ ]+: cases ' "$log" | sed 's/^fuzz target /  /' || true
+grep -E '^fuzz target [^ ]+: cases ' "$log" | awk -v wall="$wall" -v timeout="$timeout_ms" '
     {
         for (i = 1; i <= NF; i++) {
             if ($i == "cases") cases += $(i + 1)
