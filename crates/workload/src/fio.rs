@@ -310,8 +310,14 @@ impl JobSpec {
         file: &str,
     ) -> Result<Job, FioError> {
         let mut synthetic = self.synthetic.clone();
-        synthetic.offset += u64::from(copy) * self.offset_increment;
-        if synthetic.offset.saturating_add(synthetic.size) > capacity {
+        // Checked rather than saturating: on a drive of u64::MAX bytes a
+        // saturated end would pass as fitting.
+        let shifted = u64::from(copy)
+            .checked_mul(self.offset_increment)
+            .and_then(|shift| synthetic.offset.checked_add(shift));
+        let end = shifted.and_then(|offset| offset.checked_add(synthetic.size));
+        synthetic.offset = shifted.unwrap_or(u64::MAX);
+        if end.is_none_or(|end| end > capacity) {
             return Err(FioError {
                 file: file.to_string(),
                 line: self.last_line,
@@ -707,7 +713,7 @@ impl Reader {
             (true, _) | (false, None) => capacity.saturating_sub(offset),
             (false, Some(size)) => size,
         };
-        if offset.saturating_add(size) > capacity || size < bs_max {
+        if offset.checked_add(size).is_none_or(|end| end > capacity) || size < bs_max {
             return Err(err(format!(
                 "offset {offset} + size {size} must fit the drive ({capacity} bytes) and hold a block of {bs_max}"
             )));

@@ -268,7 +268,9 @@ fn device_bases(raw: &[RawRecord]) -> BTreeMap<DeviceKey, u64> {
     ends.into_iter()
         .map(|(key, end)| {
             let base = next;
-            next = next.saturating_add(end.div_ceil(DEVICE_ALIGN) * DEVICE_ALIGN);
+            // Saturating: an address near the top of u64 would wrap the next base to a
+            // low one, laying two devices over each other.
+            next = next.saturating_add(end.div_ceil(DEVICE_ALIGN).saturating_mul(DEVICE_ALIGN));
             (key, base)
         })
         .collect()

@@ -1,0 +1,44 @@
+//! Inputs the fuzz targets found, minimized, each with the behavior the fix
+//! gave it.
+
+use iosteer_workload::fio;
+use iosteer_workload::trace::{self, Devices, Options, TimeUnit, TraceFormat};
+
+/// Devices laid side by side: an address at the top of `u64` overflowed the
+/// alignment of the next device's base (`attempt to multiply with overflow`
+/// in `device_bases`; a wrapped, overlapping base in release).
+#[test]
+fn a_device_ending_at_the_top_of_the_address_space_saturates_the_next_base() {
+    let text = "0,18446744073709551615,8192,W,0.5\n1,8,4096,R,0.6\n";
+    let options = Options {
+        unit: TimeUnit::S,
+        devices: Devices::Separate,
+        ..Options::default()
+    };
+    let read = trace::read(text.as_bytes(), "t.spc", TraceFormat::Spc, &options).unwrap();
+    let second = read
+        .records
+        .iter()
+        .find(|r| r.op != read.records[0].op)
+        .unwrap();
+    assert!(
+        second.offset >= 1 << 60,
+        "device 1 placed at {}",
+        second.offset
+    );
+}
+
+/// On a drive of `u64::MAX` bytes, a job's end past the top of `u64`
+/// saturated to the capacity and passed as fitting (the fio target: a copy
+/// shifted by `offset_increment`, and `offset=100%` with a size).
+#[test]
+fn a_job_past_the_top_of_the_address_space_is_refused() {
+    let shifted_copy = "[increments]\nrw=write\nbs=64k\nnumjobs=2\noffset_increment=4m\n";
+    let sized_at_the_end = "[fill]\nrw=write\nbs=128k\noffset=100%\nsize=10%\n";
+    let huge_increment =
+        "[a]\nrw=write\nbs=4k\nsize=1m\nnumjobs=3\noffset_increment=9223372036854775808\n";
+    for text in [shifted_copy, sized_at_the_end, huge_increment] {
+        assert!(fio::parse(text, "t.fio", u64::MAX).is_err(), "{text}");
+    }
+    assert!(fio::parse(shifted_copy, "t.fio", 1 << 30).is_err());
+}

@@ -1,0 +1,117 @@
+use iosteer_fuzz::{fuzz, head, repo_file, Outcome};
+use iosteer_workload::trace::{self, Devices, Event, Options, TimeUnit, TraceFormat};
+
+/// Lines kept of a sample trace for a seed.
+const SEED_LINES: usize = 40;
+
+fn text_seed(path: &str) -> Vec<u8> {
+    head(&repo_file(path), SEED_LINES)
+}
+
+/// The samples of `format`, then one of them with a line of every other
+/// format's sample spliced in: a reader that meets another format's lines
+/// must refuse them or skip them, not fall over.
+fn seeds(format: TraceFormat) -> Vec<Vec<u8>> {
+    let samples: Vec<(TraceFormat, Vec<u8>)> =
+        vec![
+        (TraceFormat::Ascii, text_seed("traces/financial1-excerpt.ascii")),
+        (TraceFormat::Ascii, text_seed("traces/tpcc-small.trace")),
+        (TraceFormat::Blkparse, text_seed("traces/blkparse-sample.txt")),
+        (TraceFormat::Ftrace, text_seed("traces/vda-ftrace-sample.txt")),
+        (TraceFormat::Blktrace, repo_file("traces/synthetic.blktrace.0")),
+        (TraceFormat::Blktrace, repo_file("traces/synthetic.blktrace.1")),
+        // spc and msr have no sample in the repository: their documented layouts.
+        (
+            TraceFormat::Spc,
+            b"0,20941264,8192,W,0.551706\n0,20939840,8192,W,0.554041\n1,3436288,4096,R,0.556231\n"
+                .to_vec(),
+        ),
+        (
+            TraceFormat::Msr,
+            b"128166372003061629,hm,1,Read,3154152448,4096,41286\n\
+              128166372016382155,hm,1,Write,3154152448,4096,1963\n\
+              128166372026382245,prxy,0,Read,1024,512,100\n"
+                .to_vec(),
+        ),
+    ];
+    let mut seeds: Vec<Vec<u8>> = samples
+        .iter()
+        .filter(|(f, _)| *f == format)
+        .map(|(_, s)| s.clone())
+        .collect();
+    let mut mixed = seeds[0].clone();
+    for (_, other) in samples.iter().filter(|(f, _)| *f != format) {
+        mixed.extend_from_slice(&head(other, 1));
+    }
+    seeds.push(mixed);
+    seeds
+}
+
+/// Options drawn from the input's length, so each case also varies them.
+fn options(bytes: &[u8]) -> Options {
+    let n = bytes.len();
+    let units = [TimeUnit::Ns, TimeUnit::Us, TimeUnit::Ms, TimeUnit::S];
+    // Mostly real speeds; the extremes push arrivals past the clock's range.
+    let speeds = [1.0, 1.0, 1.0, 2.0, 0.5, 1e-300, 1e300];
+    Options {
+        unit: units[n % units.len()],
+        speed: speeds[n / 4 % speeds.len()],
+        devices: if n / 20 % 2 == 0 {
+            Devices::Merge
+        } else {
+            Devices::Separate
+        },
+        event: [Event::Queue, Event::Issue][n / 40 % 2],
+    }
+}
+
+fn check(bytes: &[u8], format: TraceFormat) -> Outcome {
+    let options = options(bytes);
+    let Ok(read) = trace::read(bytes, "fuzz.trace", format, &options) else {
+        return Outcome::Refused;
+    };
+    if read.records.is_empty() {
+        return Outcome::Violation("an accepted trace has no records".into());
+    }
+    if read.records.windows(2).any(|w| w[0].at > w[1].at) {
+        return Outcome::Violation("records out of arrival order".into());
+    }
+    Outcome::Accepted
+}
+
+fn target(format: TraceFormat) {
+    let seeds = seeds(format);
+    fuzz(&format!("trace-{format}"), &seeds, |bytes| {
+        check(bytes, format)
+    });
+}
+
+#[test]
+fn ascii_traces() {
+    target(TraceFormat::Ascii);
+}
+
+#[test]
+fn spc_traces() {
+    target(TraceFormat::Spc);
+}
+
+#[test]
+fn msr_traces() {
+    target(TraceFormat::Msr);
+}
+
+#[test]
+fn blkparse_traces() {
+    target(TraceFormat::Blkparse);
+}
+
+#[test]
+fn ftrace_traces() {
+    target(TraceFormat::Ftrace);
+}
+
+#[test]
+fn blktrace_traces() {
+    target(TraceFormat::Blktrace);
+}
