@@ -1,0 +1,64 @@
+//! Values as fio writes them: booleans, sizes (fio's grammar, the one of
+//! [`iosteer_sched::units`]), sizes that may be negative or a percentage of
+//! the drive, percentages and times.
+
+use super::*;
+
+/// A flag as fio writes it: alone, or `=1`/`=0` (and words).
+pub(super) fn boolean(value: &str) -> Option<bool> {
+    match value {
+        "" | "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+/// A size that may be negative (`-8k`).
+pub(super) fn signed_size(value: &str) -> Option<i64> {
+    let (negative, digits) = match value.trim().strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, value.trim()),
+    };
+    let magnitude = i64::try_from(size_value(digits)?).ok()?;
+    Some(if negative { -magnitude } else { magnitude })
+}
+
+pub(super) fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+pub(super) fn percent(value: &str) -> Option<u32> {
+    value
+        .trim_end_matches('%')
+        .parse()
+        .ok()
+        .filter(|p| *p <= 100)
+}
+
+/// A size in fio's grammar ([`iosteer_sched::units::parse_size`] with fio's
+/// default `kb_base=1024`).
+pub fn size_value(value: &str) -> Option<u64> {
+    units::parse_size(value, KbBase::Binary).ok().map(|b| b.0)
+}
+
+pub(super) fn size_or_percent(value: &str, capacity: u64) -> Option<u64> {
+    match value.strip_suffix('%') {
+        Some(p) => {
+            let p: f64 = p.parse().ok()?;
+            (0.0..=100.0)
+                .contains(&p)
+                .then(|| (capacity as f64 * p / 100.0) as u64 / 4096 * 4096)
+        }
+        None => size_value(value),
+    }
+}
+
+/// A time in fio's grammar ([`iosteer_sched::units::parse_duration`]); a
+/// bare number is in units of `default_ns`.
+pub fn time_value(value: &str, default_ns: u64) -> Option<Nanos> {
+    units::parse_duration(value, Some(Nanos(default_ns))).ok()
+}
