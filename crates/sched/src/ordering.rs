@@ -494,4 +494,30 @@ mod tests {
         let elsewhere = req(4, Op::Read, 1 << 30, 4096);
         assert_eq!(b.read_tag(&elsewhere), 0);
     }
+
+    #[test]
+    fn a_held_read_is_retagged_to_the_last_write_still_in_its_way() {
+        let mut b = Barrier::default();
+        let near = b.admit(req(1, Op::Write, 0, 4096)).unwrap();
+        // A backlog elsewhere, and one write wider than the index.
+        let backlog: Vec<Queued> = (0..1000)
+            .map(|i| b.admit(req(10 + i, Op::Write, (1 << 30) + (i << 20), 4096)))
+            .map(Option::unwrap)
+            .collect();
+        let wide = b.admit(req(2, Op::Write, 0, 1 << 30)).unwrap();
+        let mut read = Queued {
+            request: req(3, Op::Read, 0, 4096),
+            tag: 0,
+        };
+        read.tag = b.read_tag(&read.request);
+        assert_eq!(read.tag, wide.tag);
+        b.sent_write(&wide);
+        assert!(!b.read_ready(&mut read));
+        assert_eq!(read.tag, near.tag, "waits on the write still overlapping");
+        b.sent_write(&backlog[0]);
+        assert!(!b.read_ready(&mut read));
+        b.sent_write(&near);
+        assert!(b.read_ready(&mut read));
+        assert_eq!(read.tag, 0);
+    }
 }
