@@ -246,6 +246,13 @@ impl TraceArgs {
                 Devices::NAMES
             )
         })?;
+        // Only ascii lacks a unit of its own; for the others it would be ignored.
+        if format != TraceFormat::Ascii && unit != TimeUnit::Ns {
+            return Err(anyhow!(
+                "--trace-unit {}: {format} traces give their own time unit; it applies to ascii only",
+                self.trace_unit
+            ));
+        }
         let event = Event::parse(&self.trace_event).ok_or_else(|| {
             anyhow!(
                 "--trace-event {}: expected one of {}",

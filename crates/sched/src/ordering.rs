@@ -15,7 +15,7 @@
 //! last write it overlaps, and remember that write's sequence number. Writes
 //! leave in order, so the read may go once the write sequence has passed it.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use crate::request::{Op, Request};
 
@@ -24,6 +24,9 @@ const GRANULE_SHIFT: u32 = 20;
 /// Filter slots; granules alias modulo this (4 GiB apart), which costs only a
 /// needless scan.
 const FILTER_SLOTS: usize = 4096;
+/// Granules a write or read may span and still be looked up granule by
+/// granule in [`Barrier`]'s index; wider ones are few and scanned.
+const INDEXED_GRANULES: u64 = 64;
 
 /// A queued request and its ordering tag: for writes and flushes their
 /// sequence number, for reads the sequence number of the last queued write they
@@ -66,6 +69,14 @@ fn granules(request: &Request) -> Option<(u64, u64)> {
     let first = request.offset.0 >> GRANULE_SHIFT;
     let last = (request.end() - 1) >> GRANULE_SHIFT;
     (last - first < FILTER_SLOTS as u64).then_some((first, last))
+}
+
+/// Granules `[first, last]` of a non-empty request narrow enough for the
+/// barrier's index.
+fn indexed_granules(request: &Request) -> Option<(u64, u64)> {
+    let first = request.offset.0 >> GRANULE_SHIFT;
+    let last = (request.end() - 1) >> GRANULE_SHIFT;
+    (last - first < INDEXED_GRANULES).then_some((first, last))
 }
 
 fn slot(granule: u64) -> usize {
@@ -156,6 +167,11 @@ pub struct Barrier {
     next_seq: u64,
     /// Writes admitted or held and not yet sent: sequence number to byte range.
     unsent: BTreeMap<u64, (u64, u64)>,
+    /// The same writes by the granules they touch, so that a read looks only
+    /// at the writes near it, not at a whole throttled backlog...
+    by_granule: HashMap<u64, BTreeMap<u64, (u64, u64)>>,
+    /// ...but those wider than `INDEXED_GRANULES`, kept apart.
+    wide: BTreeMap<u64, (u64, u64)>,
     /// A waiting flush at the head, and everything write-side queued after it.
     held: VecDeque<Queued>,
     /// Writes of the epoch after the last flush handed over, not released yet.
@@ -169,6 +185,8 @@ impl Default for Barrier {
             wide_writes: 0,
             next_seq: 1,
             unsent: BTreeMap::new(),
+            by_granule: HashMap::new(),
+            wide: BTreeMap::new(),
             held: VecDeque::new(),
             releasing: false,
         }
@@ -183,6 +201,7 @@ impl Barrier {
         self.next_seq += 1;
         if request.op == Op::Write && request.len.0 > 0 {
             self.unsent.insert(tag, (request.offset.0, request.end()));
+            self.index(tag, &request, true);
             self.adjust(&request, true);
         }
         let entry = Queued { request, tag };
@@ -216,35 +235,66 @@ impl Barrier {
         if self.unsent.is_empty() || read.len.0 == 0 || !self.may_overlap(read) {
             return 0;
         }
-        let (start, end) = (read.offset.0, read.end());
-        self.unsent
-            .iter()
-            .rev()
-            .find(|(_, (s, e))| *s < end && start < *e)
-            .map_or(0, |(seq, _)| *seq)
+        self.last_overlap(read, u64::MAX).unwrap_or(0)
     }
 
-    /// Whether a queued read may be sent now; once it may, its tag is cleared
-    /// so the answer is cheap from then on.
+    /// Whether a queued read may be sent now. Its tag becomes the last unsent
+    /// write up to it that it overlaps (the same writes block it), so it need
+    /// only be asked again once that write is sent; 0 once it may go, so the
+    /// answer is cheap from then on.
     pub fn read_ready(&self, read: &mut Queued) -> bool {
         if read.tag == 0 {
             return true;
         }
-        let (start, end) = (read.request.offset.0, read.request.end());
-        let blocked = self
-            .unsent
-            .range(..=read.tag)
-            .any(|(_, (s, e))| *s < end && start < *e);
-        if !blocked {
-            read.tag = 0;
-        }
-        !blocked
+        read.tag = self.last_overlap(&read.request, read.tag).unwrap_or(0);
+        read.tag == 0
     }
 
     /// A write (or flush) left the policy's queues for the device.
     pub fn sent_write(&mut self, write: &Queued) {
         if self.unsent.remove(&write.tag).is_some() {
+            self.index(write.tag, &write.request, false);
             self.adjust(&write.request, false);
+        }
+    }
+
+    /// The last unsent write up to `upto` that overlaps `read`.
+    fn last_overlap(&self, read: &Request, upto: u64) -> Option<u64> {
+        let (start, end) = (read.offset.0, read.end());
+        let last = |writes: &BTreeMap<u64, (u64, u64)>| {
+            writes
+                .range(..=upto)
+                .rev()
+                .find(|(_, (s, e))| *s < end && start < *e)
+                .map(|(seq, _)| *seq)
+        };
+        let Some((first, last_granule)) = indexed_granules(read) else {
+            return last(&self.unsent);
+        };
+        let near = (first..=last_granule).filter_map(|g| self.by_granule.get(&g).and_then(last));
+        near.chain(last(&self.wide)).max()
+    }
+
+    /// Adds an unsent write to the index by granule, or takes it out.
+    fn index(&mut self, seq: u64, write: &Request, add: bool) {
+        let range = (write.offset.0, write.end());
+        let Some((first, last)) = indexed_granules(write) else {
+            if add {
+                self.wide.insert(seq, range);
+            } else {
+                self.wide.remove(&seq);
+            }
+            return;
+        };
+        for g in first..=last {
+            if add {
+                self.by_granule.entry(g).or_default().insert(seq, range);
+            } else if let Some(writes) = self.by_granule.get_mut(&g) {
+                writes.remove(&seq);
+                if writes.is_empty() {
+                    self.by_granule.remove(&g);
+                }
+            }
         }
     }
 
@@ -443,5 +493,31 @@ mod tests {
         assert_eq!(read.tag, 0);
         let elsewhere = req(4, Op::Read, 1 << 30, 4096);
         assert_eq!(b.read_tag(&elsewhere), 0);
+    }
+
+    #[test]
+    fn a_held_read_is_retagged_to_the_last_write_still_in_its_way() {
+        let mut b = Barrier::default();
+        let near = b.admit(req(1, Op::Write, 0, 4096)).unwrap();
+        // A backlog elsewhere, and one write wider than the index.
+        let backlog: Vec<Queued> = (0..1000)
+            .map(|i| b.admit(req(10 + i, Op::Write, (1 << 30) + (i << 20), 4096)))
+            .map(Option::unwrap)
+            .collect();
+        let wide = b.admit(req(2, Op::Write, 0, 1 << 30)).unwrap();
+        let mut read = Queued {
+            request: req(3, Op::Read, 0, 4096),
+            tag: 0,
+        };
+        read.tag = b.read_tag(&read.request);
+        assert_eq!(read.tag, wide.tag);
+        b.sent_write(&wide);
+        assert!(!b.read_ready(&mut read));
+        assert_eq!(read.tag, near.tag, "waits on the write still overlapping");
+        b.sent_write(&backlog[0]);
+        assert!(!b.read_ready(&mut read));
+        b.sent_write(&near);
+        assert!(b.read_ready(&mut read));
+        assert_eq!(read.tag, 0);
     }
 }

@@ -265,10 +265,16 @@ pub struct Bfq {
     last_position: u64,
     hw_tag: bool,
     next_seq: u64,
-    held_reads: Vec<Queued>,
-    /// A write was sent since the held reads were last looked at: only
-    /// then may one of them have become ready.
-    write_sent: bool,
+    /// Reads over an unsent write, by the write they wait for (the last
+    /// they overlap, [`Barrier::read_ready`]), each with its place in arrival
+    /// order: a write sent frees only its own reads, not a scan of all.
+    held_reads: BTreeMap<u64, Vec<(u64, Queued)>>,
+    next_held: u64,
+    /// Held reads looked at again after a write was sent.
+    rechecked: u64,
+    /// The write sent since the held reads were last looked at: only the
+    /// reads waiting for it may have become ready.
+    write_sent: Option<u64>,
     barrier: Barrier,
     trims: TrimQueue,
     stats: Stats,
@@ -287,8 +293,10 @@ impl Bfq {
             last_position: 0,
             hw_tag: true,
             next_seq: 0,
-            held_reads: Vec::new(),
-            write_sent: false,
+            held_reads: BTreeMap::new(),
+            next_held: 0,
+            rechecked: 0,
+            write_sent: None,
             barrier: Barrier::default(),
             trims: TrimQueue::new(config.trim_max_ranges, 0),
             stats: Stats::new(config.stats_window, config.bad_latency),
@@ -600,6 +608,11 @@ impl Bfq {
         q.finish = q.start + delta(q.budget, q.effective_weight());
     }
 
+    /// Held reads looked at again after a write was sent, so far.
+    pub fn reads_rechecked(&self) -> u64 {
+        self.rechecked
+    }
+
     fn oldest(&self, op: Op) -> Option<Nanos> {
         let queued = self
             .queues
@@ -607,8 +620,9 @@ impl Bfq {
             .filter_map(|q| q.fifo.values().next().map(|(t, _)| *t));
         let waiting = self
             .held_reads
-            .iter()
-            .map(|q| &q.request)
+            .values()
+            .flatten()
+            .map(|(_, q)| &q.request)
             .chain(self.barrier.held())
             .filter(|r| r.op == op)
             .map(|r| r.submitted);
@@ -618,16 +632,34 @@ impl Bfq {
         }
     }
 
+    /// Holds a read behind the write its tag names.
+    fn hold(&mut self, order: u64, read: Queued) {
+        self.held_reads
+            .entry(read.tag)
+            .or_default()
+            .push((order, read));
+    }
+
+    /// Queues the reads the last write sent freed, in arrival order.
     fn release_ready_reads(&mut self, now: Nanos) {
-        if self.held_reads.is_empty() || !std::mem::take(&mut self.write_sent) {
+        let Some(tag) = self.write_sent.take() else {
             return;
-        }
-        for mut read in std::mem::take(&mut self.held_reads) {
+        };
+        let Some(waiting) = self.held_reads.remove(&tag) else {
+            return;
+        };
+        self.rechecked += waiting.len() as u64;
+        let mut ready = Vec::new();
+        for (order, mut read) in waiting {
             if self.barrier.read_ready(&mut read) {
-                self.add_request(read, now);
+                ready.push((order, read));
             } else {
-                self.held_reads.push(read);
+                self.hold(order, read);
             }
+        }
+        ready.sort_by_key(|(order, _)| *order);
+        for (_, read) in ready {
+            self.add_request(read, now);
         }
     }
 
@@ -644,7 +676,9 @@ impl Bfq {
             return self.trims.take_command(now);
         }
         let entry = self.select_request(now)?;
-        self.write_sent |= entry.request.op == Op::Write;
+        if entry.request.op == Op::Write {
+            self.write_sent = Some(entry.tag);
+        }
         self.barrier.sent_write(&entry);
         Some(Command::single(entry.request, now))
     }
@@ -664,7 +698,8 @@ impl Scheduler for Bfq {
                 if self.barrier.read_ready(&mut read) {
                     self.add_request(read, now);
                 } else {
-                    self.held_reads.push(read);
+                    self.next_held += 1;
+                    self.hold(self.next_held, read);
                 }
             }
             Op::Write | Op::Flush => {

@@ -237,3 +237,33 @@ fn settings_use_upstream_names_and_units() {
     assert!(apply_pairs(&mut config, "weight.1=0").is_err());
     assert!(apply_pairs(&mut config, "quantum=4").is_err());
 }
+
+#[test]
+fn a_write_sent_rechecks_only_the_reads_waiting_for_it() {
+    let mut s = bfq("");
+    let mut bench = Bench::new(1, |_| Nanos::from_micros(10));
+    let n = 2_000u64;
+    // Writes 1 MiB apart, each with a read over it: n held reads.
+    let writes = (0..n)
+        .map(|i| Request::new(i, Op::Write, i << 20, 4096, Nanos::ZERO).with_tenant(TenantId(1)));
+    let reads = (0..n).map(|i| read(n + i, 1, i << 20, 4096, Nanos::ZERO));
+    bench.submit_together(&mut s, writes.chain(reads).collect());
+    bench.advance(&mut s, Nanos::from_secs(100));
+    let sent = &bench.sent;
+    assert_eq!(
+        sent.iter().map(|c| c.requests.len() as u64).sum::<u64>(),
+        2 * n
+    );
+    // Each read is looked at once, when its write goes (a scan of every
+    // held read per write sent would be n^2 / 2).
+    assert!(s.reads_rechecked() <= n, "{}", s.reads_rechecked());
+    // And no read went before the write it overlaps.
+    let position = |id: u64| {
+        sent.iter()
+            .position(|c| c.requests.iter().any(|r| r.id.0 == id))
+            .unwrap()
+    };
+    for i in 0..n {
+        assert!(position(i) < position(n + i), "read {}", n + i);
+    }
+}

@@ -13,7 +13,7 @@ use super::{
 };
 
 /// Hits and misses of one control window.
-#[derive(Copy, Clone, Debug, Default)]
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
 pub(super) struct Window {
     pub(super) reads: u64,
     pub(super) misses: u64,

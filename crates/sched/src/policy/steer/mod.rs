@@ -211,7 +211,7 @@ mod queues;
 mod tests;
 
 use baseline::QuietStretches;
-use control::Window;
+use control::{windows, Window};
 use queues::{HeldReads, ReadsSent, Unsent, WriteQueue};
 
 /// Control window: counts of hits and misses per window.
@@ -436,6 +436,8 @@ pub struct Steer {
     read_seen: bool,
     /// Last time a write or trim was queued, sent or completed.
     last_write_activity: Option<Nanos>,
+    /// Control windows ended one by one (an idle gap skipped counts none).
+    windows_computed: u64,
     base: Base,
 }
 
@@ -482,6 +484,7 @@ impl Steer {
             first_write: None,
             read_seen: false,
             last_write_activity: None,
+            windows_computed: 0,
             base: Base::ticking(&config.common, config.quanta),
             config,
         }
@@ -497,6 +500,39 @@ impl Steer {
         self.limiter
             .get(LimiterKind::QueueDepth)
             .map_or(0, |l| l.limit().current)
+    }
+
+    /// Control windows ended one by one so far.
+    pub fn windows_computed(&self) -> u64 {
+        self.windows_computed
+    }
+
+    /// What one window's end reads and writes, but the history.
+    fn window_state(&self) -> WindowState {
+        WindowState {
+            fresh: self.current == Window::default(),
+            trim_owed: self.trim_owed.to_bits(),
+            budget: self.budget.to_bits(),
+            rate: self.rate.to_bits(),
+            depth: self.write_depth(),
+            lowest_median: self.lowest_median,
+        }
+    }
+
+    /// Whether the window just ended left everything as it found it, its
+    /// window started empty and the history holds only windows like it: in
+    /// a catch-up (`now` and the statistics fixed) each further window is
+    /// then the same function of the same state, a fixed point.
+    fn settled(&self, before: WindowState) -> bool {
+        let keep = windows(MAX_HORIZON);
+        before.fresh
+            && before == self.window_state()
+            && self.history.len() == keep
+            && self
+                .history
+                .iter()
+                .rev()
+                .all(|w| Some(w) == self.history.back())
     }
 
     /// Reads queued, held or in the device.
@@ -528,6 +564,17 @@ impl Steer {
             Op::Trim => None,
         }
     }
+}
+
+/// [`Steer::window_state`]; floats by their bits, so equal means unchanged.
+#[derive(Copy, Clone, Debug, PartialEq)]
+struct WindowState {
+    fresh: bool,
+    trim_owed: u64,
+    budget: u64,
+    rate: u64,
+    depth: u64,
+    lowest_median: Option<Nanos>,
 }
 
 impl Policy for Steer {
@@ -635,8 +682,16 @@ impl Policy for Steer {
         }
         self.limiter.refill(ticks);
         while now >= self.next_window {
+            let before = self.window_state();
             self.end_window(now);
+            self.windows_computed += 1;
             self.next_window += WINDOW;
+            if self.settled(before) && now >= self.next_window {
+                // Every window left would compute this same state again:
+                // an idle gap passes in one step, not one per window.
+                let left = (now.0 - self.next_window.0) / WINDOW.0 + 1;
+                self.next_window = Nanos(self.next_window.0 + left * WINDOW.0);
+            }
         }
     }
 

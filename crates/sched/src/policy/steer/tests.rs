@@ -467,3 +467,56 @@ proptest::proptest! {
         }
     }
 }
+
+/// Steer after a loaded stretch, drained: nothing queued or in flight.
+fn loaded_then_drained() -> (Steer, Bench) {
+    let (mut bench, _) = bench_with_read_time(200);
+    let mut s = steer("objective=p99<=1ms");
+    let mut id = 0;
+    load(&mut s, &mut bench, 2000, &mut id);
+    let until = bench.now + Nanos::from_secs(20);
+    bench.advance(&mut s, until);
+    assert_eq!(s.stats().queued(), 0);
+    assert!(Op::ALL.iter().all(|&op| s.stats().class(op).in_flight == 0));
+    (s, bench)
+}
+
+#[test]
+fn an_idle_gap_costs_a_bounded_number_of_windows() {
+    let (mut s, bench) = loaded_then_drained();
+    let before = s.windows_computed();
+    let _ = s.tick(bench.now + Nanos::from_secs(1_000_000));
+    // 10^7 windows passed; once the history is all idle windows the rest
+    // are skipped (at most one history's worth are computed).
+    let computed = s.windows_computed() - before;
+    assert!(computed <= 101, "{computed} windows computed");
+    assert!(s.next_window > bench.now + Nanos::from_secs(1_000_000));
+}
+
+#[test]
+fn skipping_an_idle_gap_gives_the_state_stepping_through_it_gives() {
+    let (mut stepped, bench) = loaded_then_drained();
+    let (mut jumped, _) = loaded_then_drained();
+    let end = bench.now + Nanos::from_secs(100);
+    let mut t = bench.now;
+    while t < end {
+        t += WINDOW;
+        let _ = stepped.tick(t);
+    }
+    let _ = jumped.tick(end);
+    assert!(jumped.windows_computed() < stepped.windows_computed());
+    let state = |s: &Steer| {
+        format!(
+            "{:?} {} {} {} {:?} {:?} {} {}",
+            s.history,
+            s.budget,
+            s.trim_owed,
+            s.rate,
+            s.next_window,
+            s.lowest_median,
+            s.rate(),
+            s.write_depth()
+        )
+    };
+    assert_eq!(state(&stepped), state(&jumped));
+}
