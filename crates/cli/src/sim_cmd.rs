@@ -190,6 +190,7 @@ pub(crate) fn file_error(e: WorkloadFileError, option: &str) -> anyhow::Error {
         WorkloadFileError::Trace(e @ TraceError::TooLarge { .. }) => {
             anyhow!("{e} (--trace-fit wrap|scale)")
         }
+        WorkloadFileError::Trace(e) => anyhow!("{option} {e}"),
         other => other.into(),
     }
 }
