@@ -279,7 +279,13 @@ fn cleaning(p: &mut Params, c: &mut DeviceConfig, notes: &mut Notes) -> Result<(
     }
     if let Some(background) = p.flag("Cleaning in background")? {
         c.gc.mode = GcMode::Blocking;
-        c.gc.background_idle_ms = if background { 0.0 } else { 1e9 };
+        // No background cleaning: the longest idle time a drive file takes
+        // (an hour), far beyond any gap between DiskSim's arrivals.
+        c.gc.background_idle_ms = if background {
+            0.0
+        } else {
+            crate::config::MAX_BACKGROUND_IDLE_MS
+        };
         notes.mapped(
             format!("Cleaning in background = {}", u8::from(background)),
             format!(
