@@ -20,17 +20,28 @@ struct Case {
     ok: bool,
 }
 
+impl Case {
+    const fn new(
+        args: &'static [&'static str],
+        files: &'static [(&'static str, &'static str)],
+        expect: &'static [&'static str],
+        ok: bool,
+    ) -> Case {
+        Case {
+            args,
+            files,
+            expect,
+            ok,
+        }
+    }
+}
+
 const fn bad(
     args: &'static [&'static str],
     files: &'static [(&'static str, &'static str)],
     expect: &'static [&'static str],
 ) -> Case {
-    Case {
-        args,
-        files,
-        expect,
-        ok: false,
-    }
+    Case::new(args, files, expect, false)
 }
 
 const fn noted(
@@ -38,12 +49,7 @@ const fn noted(
     files: &'static [(&'static str, &'static str)],
     expect: &'static [&'static str],
 ) -> Case {
-    Case {
-        args,
-        files,
-        expect,
-        ok: true,
-    }
+    Case::new(args, files, expect, true)
 }
 
 /// A drive small enough to age in milliseconds (diskSim-slc, 16 blocks a plane).
