@@ -201,84 +201,46 @@ pub struct TraceArgs {
     /// Trace format: ascii (five columns), spc, msr, blkparse (its text
     /// output), blktrace (binary DEV.blktrace.N files; FILE may be the prefix
     /// DEV) or ftrace (block tracepoints from trace_pipe).
-    #[arg(long, default_value = "ascii")]
-    pub trace_format: String,
+    #[arg(long, default_value = "ascii", value_parser = crate::one_of(TraceFormat::parse, TraceFormat::NAMES))]
+    pub trace_format: TraceFormat,
     /// The event of blkparse, blktrace and ftrace traces that is a request's
     /// arrival: queue (Q, block_bio_queue) or issue (D, block_rq_issue).
-    #[arg(long, default_value = "queue", value_name = "EVENT")]
-    pub trace_event: String,
+    #[arg(long, default_value = "queue", value_name = "EVENT", value_parser = crate::one_of(Event::parse, Event::NAMES))]
+    pub trace_event: Event,
     /// Time unit of ascii traces: ns, us, ms or s.
-    #[arg(long, default_value = "ns")]
-    pub trace_unit: String,
+    #[arg(long, default_value = "ns", value_parser = crate::one_of(TimeUnit::parse, TimeUnit::NAMES))]
+    pub trace_unit: TimeUnit,
     /// Replay speed (2 = twice as fast).
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub trace_speed: f64,
     /// Remap trace addresses that do not fit the drive: wrap or scale.
-    #[arg(long, value_name = "HOW")]
-    pub trace_fit: Option<String>,
+    #[arg(long, value_name = "HOW", value_parser = crate::one_of(Fit::parse, Fit::NAMES))]
+    pub trace_fit: Option<Fit>,
     /// The trace's device column (ASU, disk): merge (every device's addresses
     /// on the drive as they are, overlapping, as SSDsim does) or separate
     /// (each device in a range of its own).
-    #[arg(long, default_value = "merge", value_name = "HOW")]
-    pub trace_devices: String,
+    #[arg(long, default_value = "merge", value_name = "HOW", value_parser = crate::one_of(Devices::parse, Devices::NAMES))]
+    pub trace_devices: Devices,
 }
 
 impl TraceArgs {
-    /// The options, each checked and named in its error.
+    /// The options, checked together.
     pub fn options(&self) -> Result<TraceOptions> {
-        let format = TraceFormat::parse(&self.trace_format).ok_or_else(|| {
-            anyhow!(
-                "--trace-format {}: expected one of {}",
-                self.trace_format,
-                TraceFormat::NAMES
-            )
-        })?;
-        let unit = TimeUnit::parse(&self.trace_unit).ok_or_else(|| {
-            anyhow!(
-                "--trace-unit {}: expected one of {}",
-                self.trace_unit,
-                TimeUnit::NAMES
-            )
-        })?;
-        let devices = Devices::parse(&self.trace_devices).ok_or_else(|| {
-            anyhow!(
-                "--trace-devices {}: expected one of {}",
-                self.trace_devices,
-                Devices::NAMES
-            )
-        })?;
         // Only ascii lacks a unit of its own; for the others it would be ignored.
-        if format != TraceFormat::Ascii && unit != TimeUnit::Ns {
+        if self.trace_format != TraceFormat::Ascii && self.trace_unit != TimeUnit::Ns {
             return Err(anyhow!(
-                "--trace-unit {}: {format} traces give their own time unit; it applies to ascii only",
-                self.trace_unit
+                "--trace-unit {}: {} traces give their own time unit; it applies to ascii only",
+                self.trace_unit,
+                self.trace_format
             ));
         }
-        let event = Event::parse(&self.trace_event).ok_or_else(|| {
-            anyhow!(
-                "--trace-event {}: expected one of {}",
-                self.trace_event,
-                Event::NAMES
-            )
-        })?;
-        let fit = match self.trace_fit.as_deref() {
-            None => Fit::Refuse,
-            Some("wrap") => Fit::Wrap,
-            Some("scale") => Fit::Scale,
-            Some(other) => {
-                return Err(anyhow!(
-                    "--trace-fit {other}: expected one of {}",
-                    Fit::NAMES
-                ))
-            }
-        };
         Ok(TraceOptions {
-            format,
-            unit,
+            format: self.trace_format,
+            unit: self.trace_unit,
             speed: self.trace_speed,
-            fit,
-            devices,
-            event,
+            fit: self.trace_fit.unwrap_or(Fit::Refuse),
+            devices: self.trace_devices,
+            event: self.trace_event,
         })
     }
 }

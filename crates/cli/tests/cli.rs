@@ -304,7 +304,7 @@ mod sim {
         assert_eq!(ops, 10_000, "separate devices replay every request too");
         let err = stderr_of_failure(&["sim", "--trace", &fin, "--trace-devices", "apart"]);
         assert!(
-            err.contains("--trace-devices apart: expected one of merge"),
+            err.contains("'apart' for '--trace-devices <HOW>': expected one of merge"),
             "{err}"
         );
     }
@@ -472,7 +472,7 @@ mod block_traces {
             ),
             (
                 vec!["--trace-event", "complete"],
-                "--trace-event complete: expected one of queue, issue",
+                "'complete' for '--trace-event <EVENT>': expected one of queue, issue",
             ),
         ] {
             let mut all = vec!["sim", "--trace", &fin];
