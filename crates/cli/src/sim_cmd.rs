@@ -3,15 +3,15 @@
 use anyhow::{anyhow, Result};
 use iosteer_sched::Nanos;
 use iosteer_sim::run::run_all;
-use iosteer_sim::scenario::{scenario, PAPER_SPECS, SCENARIOS};
+use iosteer_sim::scenario::{scenario, DEFAULT_SPECS, SCENARIOS};
 use iosteer_sim::study::{
     gc_cases, gc_table, hints_table, run_cases, study, write_sweep_charts, Case, STUDIES,
 };
 use iosteer_sim::workload_file::{self, TraceOptions, WorkloadFileError};
 use iosteer_sim::{SimError, Simulation};
 use iosteer_workload::report::{table, SimReport, SimSummary};
-use iosteer_workload::round;
 use iosteer_workload::trace::{Devices, Event, Fit, TimeUnit, TraceError, TraceFormat};
+use iosteer_workload::{round, summary};
 
 use crate::{interrupt, load_device, load_starting_device};
 
@@ -35,7 +35,7 @@ pub struct SimArgs {
     #[arg(long, value_name = "PRESET|FILE")]
     pub device: Option<String>,
     /// Scheduler spec `name[:key=value,...]`; repeat to compare
-    /// [default for scenarios: the paper's three experiments]
+    /// [default for scenarios: fifo, the paper's two fixes, steer]
     #[arg(long = "sched", value_name = "SPEC")]
     pub scheds: Vec<String>,
     /// The drive's starting state: empty, fill[=PCT] (in order, default 100),
@@ -139,14 +139,17 @@ fn build(args: &SimArgs) -> Result<Plan> {
     }
     let fifo_only = || vec!["fifo".to_string()];
     let (mut sim, default_specs) = if let Some(file) = &args.job {
-        (job_simulation(args, file, device)?, fifo_only())
+        let sim = workload_file::job_simulation(file, device, args.seed);
+        (sim.map_err(|e| file_error(e, "--job"))?, fifo_only())
     } else if let Some(file) = &args.trace {
-        (trace_simulation(args, file, device)?, fifo_only())
+        let options = args.trace_options.options()?;
+        let sim = workload_file::trace_simulation(file, &options, device, args.seed);
+        (sim.map_err(|e| file_error(e, "--trace"))?, fifo_only())
     } else {
         let name = args.scenario.as_deref().unwrap_or("fill-while-serving");
         let sim = scenario(name, device, args.seed)
             .ok_or_else(|| anyhow!("unknown scenario `{name}`; scenarios: {}", scenario_names()))?;
-        (sim, PAPER_SPECS.iter().map(|s| s.to_string()).collect())
+        (sim, DEFAULT_SPECS.iter().map(|s| s.to_string()).collect())
     };
     sim.slo = crate::slo(args.slo_ms)?;
     let specs = if args.scheds.is_empty() {
@@ -158,24 +161,6 @@ fn build(args: &SimArgs) -> Result<Plan> {
         return Ok(Plan::Study("compare-gc".into(), gc_cases(&sim, &specs)));
     }
     Ok(Plan::Runs(Box::new(sim), specs))
-}
-
-fn job_simulation(
-    args: &SimArgs,
-    file: &str,
-    device: iosteer_device::DeviceConfig,
-) -> Result<Simulation> {
-    workload_file::job_simulation(file, device, args.seed).map_err(|e| file_error(e, "--job"))
-}
-
-fn trace_simulation(
-    args: &SimArgs,
-    file: &str,
-    device: iosteer_device::DeviceConfig,
-) -> Result<Simulation> {
-    let options = args.trace_options.options()?;
-    workload_file::trace_simulation(file, &options, device, args.seed)
-        .map_err(|e| file_error(e, "--trace"))
 }
 
 /// A job or trace file's error, naming the option that caused it (`option`
@@ -356,5 +341,10 @@ pub fn sim(args: SimArgs) -> Result<()> {
         wall,
         requests as f64 / wall.max(1e-9)
     );
+    let judged = summary::judged_by(&runs).map_or(String::new(), |j| format!(", judged by {j}"));
+    println!("\nAnswers{judged}:");
+    for answer in summary::answers(&runs) {
+        println!("  {answer}");
+    }
     Ok(())
 }

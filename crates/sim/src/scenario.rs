@@ -263,9 +263,14 @@ pub fn long_fill(device: DeviceConfig, seed: u64) -> Simulation {
     sim
 }
 
-/// The paper's three experiments, as scheduler specs.
-pub const PAPER_SPECS: &[&str] = &[
+/// What `iosteer sim` runs on a scenario when no `--sched` is given, so the
+/// first run tells the whole story: stock FreeBSD (`fifo`), the paper's two
+/// fixes as it tested them (seed 003, section VII: a 100:1 read bias, which
+/// left the outliers; then the write queue limited to one command, which
+/// removed them), and `steer` at its defaults.
+pub const DEFAULT_SPECS: &[&str] = &[
     "fifo",
     "netflix:read_bias=100",
     "netflix:write.limiter=queue_depth,write.current=1",
+    "steer",
 ];

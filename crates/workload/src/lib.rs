@@ -20,6 +20,8 @@
 //! - [`report`]: phases, the [`Recorder`](report::Recorder) of every
 //!   completed request, the per-phase [`RunReport`] with its JSON schema, and
 //!   the terminal table.
+//! - [`summary`]: a run's answer in one sentence per scheduler, for the
+//!   terminal and report.html; [`html`]: the report page.
 //! - [`series`] and [`chart`]: one-second CSV series and SVG charts; `chart`
 //!   also holds the palette and frame every chart of the toolkit uses;
 //!   [`html`]: the one-page report; [`output`]: output paths checked before
@@ -40,6 +42,7 @@ pub mod job_shape;
 pub mod output;
 pub mod report;
 pub mod series;
+pub mod summary;
 pub mod trace;
 pub mod workload;
 
