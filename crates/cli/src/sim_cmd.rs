@@ -2,13 +2,11 @@
 
 use anyhow::{anyhow, Result};
 use iosteer_sched::Nanos;
-use iosteer_sim::run::run_all;
+use iosteer_sim::plan::Plan;
 use iosteer_sim::scenario::{scenario, DEFAULT_SPECS, SCENARIOS};
-use iosteer_sim::study::{
-    gc_cases, gc_table, hints_table, run_cases, study, write_sweep_charts, Case, STUDIES,
-};
+use iosteer_sim::study::STUDIES;
 use iosteer_sim::workload_file::{self, TraceOptions, WorkloadFileError};
-use iosteer_sim::{SimError, Simulation};
+use iosteer_sim::SimError;
 use iosteer_workload::report::{table, SimReport, SimSummary};
 use iosteer_workload::trace::{Devices, Event, Fit, TimeUnit, TraceError, TraceFormat};
 use iosteer_workload::{round, summary};
@@ -71,29 +69,11 @@ fn scenario_names() -> String {
         .join(", ")
 }
 
-/// What to run: one simulation under several schedulers, or a study's cases.
-enum Plan {
-    Runs(Box<Simulation>, Vec<String>),
-    Study(String, Vec<Case>),
-}
-
-impl Plan {
-    fn labels(&self) -> Vec<String> {
-        match self {
-            Plan::Runs(_, specs) => specs.clone(),
-            Plan::Study(_, cases) => cases.iter().map(|c| c.label.clone()).collect(),
-        }
-    }
-}
-
 /// A study, when `args` names one; `--sched` gives its host policy (one).
 fn study_plan(args: &SimArgs) -> Result<Option<Plan>> {
-    let Some(name) = args.scenario.as_deref() else {
+    let Some(name) = args.scenario.as_deref().filter(|n| Plan::is_study(n)) else {
         return Ok(None);
     };
-    if !STUDIES.iter().any(|(n, _)| *n == name) {
-        return Ok(None);
-    }
     if args.scheds.len() > 1 {
         return Err(anyhow!(
             "study {name} runs one host policy; give at most one --sched"
@@ -106,16 +86,9 @@ fn study_plan(args: &SimArgs) -> Result<Option<Plan>> {
         .as_deref()
         .map(|d| load_device("--device", d))
         .transpose()?;
-    let mut cases = study(name, device, spec, args.seed).expect("a listed study");
     let slo = crate::slo(args.slo_ms)?;
     let start = crate::start_state(args.precondition.as_deref())?;
-    for case in &mut cases {
-        case.sim.slo = slo;
-        if let Some(state) = start {
-            case.sim.set_start_state(state);
-        }
-    }
-    Ok(Some(Plan::Study(name.to_string(), cases)))
+    Ok(Plan::study(name, device, spec, args.seed, slo, start))
 }
 
 fn build(args: &SimArgs) -> Result<Plan> {
@@ -157,10 +130,7 @@ fn build(args: &SimArgs) -> Result<Plan> {
     } else {
         args.scheds.clone()
     };
-    if args.compare_gc {
-        return Ok(Plan::Study("compare-gc".into(), gc_cases(&sim, &specs)));
-    }
-    Ok(Plan::Runs(Box::new(sim), specs))
+    Ok(Plan::runs(sim, specs, args.compare_gc))
 }
 
 /// A job or trace file's error, naming the option that caused it (`option`
@@ -243,14 +213,6 @@ fn workload_name(args: &SimArgs, plan: &Plan) -> String {
     }
 }
 
-/// The drive every run of `plan` shares (a study's cases may differ).
-fn plan_drive(plan: &Plan) -> Option<&iosteer_device::DeviceConfig> {
-    match plan {
-        Plan::Runs(sim, _) => Some(&sim.device),
-        Plan::Study(..) => None,
-    }
-}
-
 pub fn sim(args: SimArgs) -> Result<()> {
     if let Some(dir) = &args.out {
         crate::check_out_dir("--out", dir)?;
@@ -291,10 +253,7 @@ pub fn sim(args: SimArgs) -> Result<()> {
         }
         !interrupt::requested()
     };
-    let result = match &plan {
-        Plan::Runs(sim, specs) => run_all(sim, specs, &mut progress),
-        Plan::Study(_, cases) => run_cases(cases, &mut progress),
-    };
+    let result = plan.run(&mut progress);
     if shown {
         eprintln!();
     }
@@ -313,12 +272,10 @@ pub fn sim(args: SimArgs) -> Result<()> {
     };
     let json = serde_json::to_string_pretty(&report)?;
     if let Some(dir) = &args.out {
-        let context = crate::page_context(workload_name(&args, &plan), plan_drive(&plan));
+        let context = crate::page_context(workload_name(&args, &plan), plan.drive());
         let mut written = crate::write_run_outputs(dir, &runs, &json, &context)?;
-        if matches!(&plan, Plan::Study(name, _) if name == "pgc-sweep") {
-            let dir = std::path::Path::new(dir);
-            written.extend(write_sweep_charts(dir, &runs).map_err(|e| anyhow!("--out {e}"))?);
-        }
+        let charts = plan.write_charts(std::path::Path::new(dir), &runs);
+        written.extend(charts.map_err(|e| anyhow!("--out {e}"))?);
         crate::say_written(written.len(), dir);
     }
     if args.json {
@@ -328,12 +285,8 @@ pub fn sim(args: SimArgs) -> Result<()> {
     for run in &runs {
         println!("{}", table(run));
     }
-    match &plan {
-        Plan::Study(name, _) if name.starts_with("pgc-") || name == "compare-gc" => {
-            println!("{}", gc_table(&runs))
-        }
-        Plan::Study(name, _) if name == "hints" => println!("{}", hints_table(&runs)),
-        _ => {}
+    if let Some(table) = plan.table(&runs) {
+        println!("{table}");
     }
     println!(
         "{} requests simulated in {:.2} s of wall time ({:.0} requests/s)",
