@@ -47,6 +47,7 @@
 //! | `zonemode` | `none`; `zbd` is refused (zoned drives are not modelled) |
 //! | `exitall` | accepted with a note: the other jobs run to their own end here |
 //! | `name`, `description` | labels |
+//! | `iosteer_trim_ahead` | not fio's: a size; a sequential writer trims each segment of that size just before it writes over it, content replaced by new content ([`Synthetic::trim_ahead`](crate::workload::Synthetic::trim_ahead); the built-in scenarios' fill does) |
 //! | `iosteer_backpressure` | not fio's: a time, microseconds unless suffixed (as fio's `latency_target`); the job listens to the scheduler's back-pressure and holds a write or trim while it would wait longer than this ([`Synthetic::backpressure`](crate::workload::Synthetic::backpressure)) |
 //!
 //! Accepted and ignored, because they change how fio reports, logs, places
@@ -385,6 +386,7 @@ struct Reader {
     numjobs: u32,
     hint: LifetimeHint,
     backpressure: Option<Nanos>,
+    trim_ahead: Option<u64>,
     shape: JobShape,
     stonewall: bool,
     wait_for: Vec<(String, usize)>,
@@ -418,6 +420,7 @@ impl Reader {
             numjobs: 1,
             hint: LifetimeHint::None,
             backpressure: None,
+            trim_ahead: None,
             shape: JobShape::default(),
             stonewall: false,
             wait_for: Vec::new(),
@@ -632,6 +635,9 @@ impl Reader {
             "exitall" => notes.push(format!(
                 "job {job}: `{given}` is accepted, but the other jobs run to their own end here"
             )),
+            "iosteer_trim_ahead" => {
+                self.trim_ahead = Some(size_value(value).filter(|s| *s > 0).ok_or_else(|| bad("a size, such as 64m"))?)
+            }
             "iosteer_backpressure" => {
                 self.backpressure = Some(
                     time_value(value, 1_000).ok_or_else(|| bad("a time, microseconds unless suffixed, such as 50ms"))?,
@@ -672,6 +678,12 @@ impl Reader {
             "write" | "randwrite" | "trim" | "randtrim" => 0,
             _ => self.mix_read.unwrap_or(50),
         };
+        if self.trim_ahead.is_some() && self.rw != "write" {
+            return Err(err(format!(
+                "iosteer_trim_ahead: trims ahead of sequential writes, and rw={} is not rw=write",
+                self.rw
+            )));
+        }
         if let Some(modifier) = &self.rw_modifier {
             if sequential {
                 self.shape.offset_add = signed_size(modifier)
@@ -729,7 +741,7 @@ impl Reader {
                 offset,
                 size,
                 arrival: self.arrival,
-                trim_ahead: None,
+                trim_ahead: self.trim_ahead,
                 hint: self.hint,
                 backpressure: self.backpressure,
             },

@@ -55,6 +55,7 @@ pub const SUPPORTED: &[&str] = &[
     "exitall",
     "name",
     "iosteer_backpressure",
+    "iosteer_trim_ahead",
 ];
 
 /// Accepted and ignored: they do not change which I/O is issued or when.
