@@ -2,19 +2,20 @@
 //! emulated drive), through a scheduler policy, driven by
 //! [`iosteer_engine::drive`] and reported like a simulation.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{anyhow, Result};
 use iosteer_device::DeviceConfig;
 use iosteer_engine::drive::{
-    self, drive, largest_io, open_engine, phases_of, run_length, writes, Measured, Plan, DRAIN,
+    self, drive, largest_io, open_engine, phases_of, run_length, Measured, Plan, DRAIN,
 };
 use iosteer_engine::emulate::Emulated;
 use iosteer_engine::engine::Reap;
 use iosteer_engine::engine::{ConfigError as EngineConfigError, EngineError};
 use iosteer_engine::metrics::MetricsServer;
 use iosteer_engine::runner::Backend;
-use iosteer_engine::{EngineConfig, OpenOptionsSpec, Target, TargetError};
+use iosteer_engine::files::{self, FileOptions, FilesError};
+use iosteer_engine::{EngineConfig, TargetError};
 use iosteer_sched::{policy, Nanos, Scheduler};
 use iosteer_sim::scenario::{scenario, SCENARIOS};
 use iosteer_sim::Simulation;
@@ -28,8 +29,10 @@ use crate::interrupt;
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// File or block device to run against.
-    #[arg(long, value_name = "PATH", required_unless_present = "emulate")]
+    /// File or block device for the jobs that name no file (fio's
+    /// --filename), or a directory for the jobs' file names (fio's
+    /// --directory) [default: the jobs' files in the current directory].
+    #[arg(long, value_name = "PATH")]
     pub target: Option<PathBuf>,
     /// Run against the simulator's drive model in real time instead of a
     /// target: a preset (consumer-sata, enterprise-nvme, diskSim-slc) or a
@@ -61,7 +64,8 @@ pub struct RunArgs {
     /// runtime, or 10 s].
     #[arg(long, value_name = "TIME")]
     pub duration: Option<String>,
-    /// Create the target file, or grow it, to this size (fio syntax: 1g).
+    /// Create the target file, or grow it, to this size (fio syntax: 1g);
+    /// also the size of jobs that give none.
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
     /// Allow writing to a block device (its data is destroyed).
@@ -204,29 +208,29 @@ fn parse_jobs(setup: &Setup, size: u64) -> Result<Vec<Job>> {
 pub fn run(args: RunArgs) -> Result<()> {
     let setup = setup(&args)?;
     interrupt::requested();
-    match (&args.emulate, &args.target) {
-        (Some(drive), _) => run_emulated(&args, setup, drive),
-        (None, Some(path)) => run_target(&args, setup, path),
-        (None, None) => Err(anyhow!("give --target PATH or --emulate PRESET")),
+    match &args.emulate {
+        Some(drive) => run_emulated(&args, setup, drive),
+        None => run_target(&args, setup),
     }
 }
 
-fn run_target(args: &RunArgs, setup: Setup, path: &Path) -> Result<()> {
-    // Parse once against the largest size the target may have, then check
-    // the jobs fit the target as opened.
-    let provisional = setup.size.unwrap_or(u64::MAX / 4);
-    let jobs = parse_jobs(&setup, provisional)?;
-    let spec = OpenOptionsSpec {
+fn run_target(args: &RunArgs, setup: Setup) -> Result<()> {
+    let options = FileOptions {
+        target: args.target.clone(),
         size: setup.size,
-        writes: writes(&jobs),
         force: args.force,
         direct: !args.buffered,
     };
-    let target = Target::open(path, &spec).map_err(target_error)?;
-    // Again against the target's real size, for sizes given as percentages.
-    let jobs = parse_jobs(&setup, target.size)?;
-    let needed = jobs.iter().map(Job::end_offset).max().unwrap_or(0);
-    target.check_fits(needed).map_err(target_error)?;
+    // Parse once to learn the files, then against the size the jobs'
+    // sizes and percentages are of: --size, else the target's or files'.
+    let provisional = setup.size.unwrap_or(u64::MAX / 4);
+    let jobs = parse_jobs(&setup, provisional)?;
+    let capacity = setup
+        .size
+        .or_else(|| files::capacity(&jobs, &options))
+        .unwrap_or(provisional);
+    let mut jobs = parse_jobs(&setup, capacity)?;
+    let placement = files::place(&mut jobs, &options).map_err(|e| files_error(e, args))?;
     if args.iopoll && jobs.iter().any(drive::trims) {
         return Err(anyhow!(
             "--iopoll: an IOPOLL ring takes only reads and writes, and the job file trims"
@@ -241,7 +245,7 @@ fn run_target(args: &RunArgs, setup: Setup, path: &Path) -> Result<()> {
         keep_read_data: false,
     };
     let (mut engine, label, mut description) =
-        open_engine(target, &config).map_err(|e| match e {
+        open_engine(placement.targets, &config).map_err(|e| match e {
             EngineError::Config(e) => engine_config_error(e),
             other => other.into(),
         })?;
@@ -254,6 +258,7 @@ fn run_target(args: &RunArgs, setup: Setup, path: &Path) -> Result<()> {
     }
     let plan = plan(args, setup, jobs, None);
     let mut measured = drive(plan, &mut engine, &label, &description);
+    measured.report.notes.extend(placement.notes);
     let mut mismatches = 0;
     if let Some(v) = engine.verifier() {
         for (offset, problem) in &v.first {
@@ -333,6 +338,23 @@ fn target_error(e: TargetError) -> anyhow::Error {
         }
         TargetError::DirectIoUnsupported { .. } => anyhow!("--target {e} (pass --buffered)"),
         other => anyhow!("--target {other}"),
+    }
+}
+
+/// The files' errors; the target's name the flags that get past them.
+fn files_error(e: FilesError, args: &RunArgs) -> anyhow::Error {
+    let on_target = |t: &TargetError| {
+        args.target
+            .as_ref()
+            .is_some_and(|p| t.to_string().starts_with(&p.display().to_string()))
+    };
+    match e {
+        FilesError::Target(t) if on_target(&t) => target_error(t),
+        FilesError::Target(t @ TargetError::BlockDeviceNeedsForce { .. }) => {
+            anyhow!("{t}: pass --force to write to it")
+        }
+        FilesError::TargetUnused { .. } => anyhow!("--target {e}"),
+        other => other.into(),
     }
 }
 

@@ -364,10 +364,18 @@ mod job_files {
 
     #[test]
     fn a_fio_job_file_runs_and_its_errors_name_the_line() {
-        let example = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../examples/fill-while-serving.fio"
-        );
+        // examples/fill-while-serving.fio, shorter and on a smaller region
+        // (the example is sized for consumer-sata).
+        let dir = std::env::temp_dir().join("iosteer-cli-test");
+        std::fs::create_dir_all(&dir).unwrap();
+        let example = dir.join("serve-fill.fio");
+        std::fs::write(
+            &example,
+            "[global]\ntime_based\n[readers]\nrw=randread\nbs=128k\nrate=200m\nrate_process=poisson\niodepth=1024\nruntime=40s\n\
+             [fill]\nrw=write\nbs=128k\noffset=25%\nsize=10%\nrate=30m\niodepth=32\nstartdelay=10s\nruntime=20s\n",
+        )
+        .unwrap();
+        let example = example.to_str().unwrap();
         let text = stdout_of(&["sim", "--job", example, "--device", "diskSim-slc", "--json"]);
         let report: serde_json::Value = serde_json::from_str(&text).unwrap();
         let run = &report["runs"][0];
@@ -379,8 +387,6 @@ mod job_files {
                 && job["write"]["ops"].as_u64().unwrap() > 100
         );
 
-        let dir = std::env::temp_dir().join("iosteer-cli-test");
-        std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("iolog.fio");
         std::fs::write(&file, "[check]\nrw=randread\nread_iolog=trace.log\n").unwrap();
         let err = stderr_of_failure(&["sim", "--job", file.to_str().unwrap()]);

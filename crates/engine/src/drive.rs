@@ -156,14 +156,19 @@ pub fn largest_io(jobs: &[Job]) -> u64 {
         .unwrap_or(0)
 }
 
-/// Starts the engine on an opened target; also returns the target's label
-/// and a description for the start-of-run line.
+/// Starts the engine on opened targets at their base addresses
+/// ([`crate::files::place`]); also returns their label and a description
+/// for the start-of-run line.
 pub fn open_engine(
-    target: Target,
+    targets: Vec<(Target, u64)>,
     config: &EngineConfig,
 ) -> Result<(Engine, String, String), EngineError> {
-    let label = target.path.display().to_string();
-    let engine = Engine::new(target, config)?;
+    let label = targets
+        .iter()
+        .map(|(t, _)| t.path.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let engine = Engine::of_targets(targets, config)?;
     let how = if engine.target().direct {
         "O_DIRECT"
     } else {

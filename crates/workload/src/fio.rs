@@ -38,7 +38,8 @@
 //! | `percentage_random` | percent of a random job's requests at random offsets (the others follow on) |
 //! | `norandommap` | accepted: random offsets here are always drawn as fio draws them with it, with replacement (fio's default random map visits each block once per pass; over many passes the two agree) |
 //! | `randrepeat`, `randseed` | accepted with a note: `--seed` seeds every job, so a run always repeats itself for a given seed |
-//! | `nrfiles`, `filename` | files (or a `:` list of names): the region is cut into that many equal, contiguous ranges, used round robin (`file_service_type=roundrobin`, the default) |
+//! | `nrfiles`, `filename` | files (or a `:` list of names): the region is cut into that many equal, contiguous ranges, used round robin (`file_service_type=roundrobin`, the default); `iosteer run` opens the named files, each holding `size / files` bytes from `offset` |
+//! | `directory` | where `iosteer run` finds relative file names (one directory) |
 //! | `fsync`, `fdatasync` | a flush after every N writes |
 //! | `end_fsync`, `fsync_on_close` | a flush when the job stops issuing |
 //! | `verify` | a method (`md5`, `crc32c`, ...), kept on the job for `iosteer run`; the simulator does not verify |
@@ -67,7 +68,7 @@
 //! `hipri`, `nonvectored`, `uncached`, `force_async`, `iomem`,
 //! `iomem_align`, `hugepage-size`, `lockmem`, `invalidate`, `create_*`,
 //! `allow_file_create`, `allow_mounted_write`, `unlink*`, `fallocate`,
-//! `fadvise_hint`, `overwrite`, `directory`, `filename_format`, `lockfile`,
+//! `fadvise_hint`, `overwrite`, `filename_format`, `lockfile`,
 //! `random_generator`, `allrandrepeat`, `softrandommap`,
 //! `continue_on_error`, `ignore_error`, `error_dump`; `buffer_pattern`,
 //! `buffer_compress_*`, `refill_buffers`, `scramble_buffers`,
@@ -496,13 +497,17 @@ impl Reader {
                 self.bsrange = None;
             }
             "size" | "filesize" => {
+                self.shape.sized = true;
                 self.size = Some(size_or_percent(value, capacity).ok_or_else(|| bad("a size or a percentage"))?)
             }
             "io_size" => self.io_size = Some(size_value(value).filter(|s| *s > 0).ok_or_else(|| bad("a size"))?),
             "number_ios" => {
                 self.shape.ios_limit = Some(value.parse().ok().filter(|n| *n > 0).ok_or_else(|| bad("a count"))?)
             }
-            "fill_device" => self.fill_device = boolean(value).ok_or_else(|| bad("0 or 1"))?,
+            "fill_device" => {
+                self.fill_device = boolean(value).ok_or_else(|| bad("0 or 1"))?;
+                self.shape.sized |= self.fill_device;
+            }
             "loops" => self.loops = value.parse().ok().filter(|n| *n > 0).ok_or_else(|| bad("a count of 1 or more"))?,
             "offset" => {
                 self.offset = size_or_percent(value, capacity).ok_or_else(|| bad("a size or a percentage"))?
@@ -586,8 +591,14 @@ impl Reader {
                 self.shape.files = value.parse().ok().filter(|n| (1..=4096).contains(n)).ok_or_else(|| bad("a count from 1 to 4096"))?
             }
             "filename" => {
-                let names = value.split(':').filter(|n| !n.is_empty()).count() as u32;
-                self.shape.files = self.shape.files.max(names);
+                self.shape.file_names = value.split(':').filter(|n| !n.is_empty()).map(str::to_string).collect();
+                self.shape.files = self.shape.files.max(self.shape.file_names.len() as u32);
+            }
+            "directory" => {
+                if value.is_empty() || value.contains(':') {
+                    return Err(bad("one directory (a `:` list of several is not supported)"));
+                }
+                self.shape.directory = Some(value.to_string());
             }
             "file_service_type" => {
                 if value != "roundrobin" {
