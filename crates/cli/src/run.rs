@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{anyhow, Result};
 use iosteer_device::DeviceConfig;
 use iosteer_engine::drive::{
-    self, drive, largest_io, open_engine, phases_of, run_length, Measured, Plan, DRAIN,
+    self, drive, largest_io, open_engine, run_length, Measured, Plan, DRAIN,
 };
 use iosteer_engine::emulate::Emulated;
 use iosteer_engine::engine::Reap;
@@ -21,7 +21,8 @@ use iosteer_sim::scenario::{scenario, SCENARIOS};
 use iosteer_sim::Simulation;
 use iosteer_workload::fio::{size_value, time_value};
 use iosteer_workload::html;
-use iosteer_workload::report::{table, Phase, SimReport, SimSummary, VerifyReport};
+use iosteer_workload::job_phases;
+use iosteer_workload::report::{table, SimReport, SimSummary, VerifyReport};
 use iosteer_workload::workload::Job;
 use iosteer_workload::{round, RunReport};
 
@@ -191,14 +192,6 @@ fn parse_jobs(setup: &Setup, size: u64) -> Result<Vec<Job>> {
     if jobs.is_empty() {
         return Err(anyhow!("--job {file}: the job file has no job"));
     }
-    // The real-time runner starts every job at its startdelay; jobs that
-    // wait for others are the simulator's for now.
-    if let Some(job) = jobs.iter().find(|j| !j.shape.after.is_empty()) {
-        return Err(anyhow!(
-            "--job {file}: job {} waits for earlier jobs (stonewall or wait_for), which `iosteer run` does not do yet; `iosteer sim --job` does",
-            job.name
-        ));
-    }
     for note in &parsed.notes {
         eprintln!("iosteer: {file}: {note}");
     }
@@ -256,7 +249,7 @@ fn run_target(args: &RunArgs, setup: Setup) -> Result<()> {
     if let Some(why) = engine.iopoll_refused() {
         eprintln!("iosteer: --iopoll: {why}; using an ordinary ring");
     }
-    let plan = plan(args, setup, jobs, None);
+    let plan = plan(args, setup, jobs);
     let mut measured = drive(plan, &mut engine, &label, &description);
     measured.report.notes.extend(placement.notes);
     let mut mismatches = 0;
@@ -292,9 +285,7 @@ fn run_emulated(args: &RunArgs, setup: Setup, drive_name: &str) -> Result<()> {
         })?,
         None => {
             let jobs = parse_jobs(&setup, config.logical_bytes())?;
-            let mut sim = Simulation::of_jobs(config, jobs, "run", args.seed, DRAIN);
-            sim.phases = phases_of(&sim.jobs, run_length(setup.duration, &sim.jobs), DRAIN);
-            sim
+            Simulation::of_job_file(config, jobs, args.seed, DRAIN)
         }
     };
     sim.validate()?;
@@ -306,7 +297,11 @@ fn run_emulated(args: &RunArgs, setup: Setup, drive_name: &str) -> Result<()> {
         sim.device.name,
         emulated.view().slots
     );
-    let plan = plan(args, setup, sim.jobs, Some(sim.phases));
+    let job_phases = sim.job_phases;
+    let mut plan = plan(args, setup, sim.jobs);
+    if !job_phases {
+        plan.phases = sim.phases;
+    }
     let mut measured = drive(plan, &mut emulated, &label, &description);
     let stats = emulated.device().stats();
     measured.report.device_stats = Some(iosteer_sim::run::device_report(
@@ -358,13 +353,15 @@ fn files_error(e: FilesError, args: &RunArgs) -> anyhow::Error {
     }
 }
 
-/// `iosteer run`'s plan; phases from the jobs unless given.
-fn plan(args: &RunArgs, setup: Setup, jobs: Vec<Job>, phases: Option<Vec<Phase>>) -> Plan {
+/// `iosteer run`'s plan, in phases that follow the jobs (as a job file's
+/// in `iosteer sim`).
+fn plan(args: &RunArgs, setup: Setup, jobs: Vec<Job>) -> Plan {
     let run_for = run_length(setup.duration, &jobs);
     Plan {
         sched: setup.sched,
         spec: args.sched.clone(),
-        phases: phases.unwrap_or_else(|| phases_of(&jobs, run_for, DRAIN)),
+        phases: vec![job_phases::whole_workload()],
+        job_phases: true,
         jobs,
         run_for,
         seed: args.seed,
