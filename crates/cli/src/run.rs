@@ -12,9 +12,9 @@ use iosteer_engine::drive::{
 use iosteer_engine::emulate::Emulated;
 use iosteer_engine::engine::Reap;
 use iosteer_engine::engine::{ConfigError as EngineConfigError, EngineError};
+use iosteer_engine::files::{self, FileOptions, FilesError};
 use iosteer_engine::metrics::MetricsServer;
 use iosteer_engine::runner::Backend;
-use iosteer_engine::files::{self, FileOptions, FilesError};
 use iosteer_engine::{EngineConfig, TargetError};
 use iosteer_sched::{policy, Nanos, Scheduler};
 use iosteer_sim::scenario::{scenario, SCENARIOS};
@@ -22,7 +22,7 @@ use iosteer_sim::Simulation;
 use iosteer_workload::fio::{size_value, time_value};
 use iosteer_workload::html;
 use iosteer_workload::job_phases;
-use iosteer_workload::report::{table, SimReport, SimSummary, VerifyReport};
+use iosteer_workload::report::{table, Phase, SimReport, SimSummary, VerifyReport};
 use iosteer_workload::workload::Job;
 use iosteer_workload::{round, RunReport};
 
@@ -30,9 +30,8 @@ use crate::interrupt;
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// File or block device for the jobs that name no file (fio's
-    /// --filename), or a directory for the jobs' file names (fio's
-    /// --directory) [default: the jobs' files in the current directory].
+    /// File or device for jobs naming no file, or the directory of their
+    /// files (fio's --filename, --directory) [default: the current one].
     #[arg(long, value_name = "PATH")]
     pub target: Option<PathBuf>,
     /// Run against the simulator's drive model in real time instead of a
@@ -214,14 +213,9 @@ fn run_target(args: &RunArgs, setup: Setup) -> Result<()> {
         force: args.force,
         direct: !args.buffered,
     };
-    // Parse once to learn the files, then against the size the jobs'
-    // sizes and percentages are of: --size, else the target's or files'.
-    let provisional = setup.size.unwrap_or(u64::MAX / 4);
-    let jobs = parse_jobs(&setup, provisional)?;
-    let capacity = setup
-        .size
-        .or_else(|| files::capacity(&jobs, &options))
-        .unwrap_or(provisional);
+    // Parse once to learn the files, then against what sizes are of.
+    let provisional = parse_jobs(&setup, u64::MAX / 4)?;
+    let capacity = files::capacity(&provisional, &options).unwrap_or(u64::MAX / 4);
     let mut jobs = parse_jobs(&setup, capacity)?;
     let placement = files::place(&mut jobs, &options).map_err(|e| files_error(e, args))?;
     if args.iopoll && jobs.iter().any(drive::trims) {
@@ -249,15 +243,14 @@ fn run_target(args: &RunArgs, setup: Setup) -> Result<()> {
     if let Some(why) = engine.iopoll_refused() {
         eprintln!("iosteer: --iopoll: {why}; using an ordinary ring");
     }
-    let plan = plan(args, setup, jobs);
+    let plan = plan(args, setup, jobs, None);
     let mut measured = drive(plan, &mut engine, &label, &description);
     measured.report.notes.extend(placement.notes);
-    let mut mismatches = 0;
+    let mismatches = engine.verifier().map_or(0, |v| v.mismatches);
     if let Some(v) = engine.verifier() {
         for (offset, problem) in &v.first {
             eprintln!("iosteer: verify: block at offset {offset}: {problem}");
         }
-        mismatches = v.mismatches;
         measured.report.verify = Some(VerifyReport {
             blocks: v.checked,
             mismatches: v.mismatches,
@@ -297,11 +290,8 @@ fn run_emulated(args: &RunArgs, setup: Setup, drive_name: &str) -> Result<()> {
         sim.device.name,
         emulated.view().slots
     );
-    let job_phases = sim.job_phases;
-    let mut plan = plan(args, setup, sim.jobs);
-    if !job_phases {
-        plan.phases = sim.phases;
-    }
+    let phases = (!sim.job_phases).then_some(sim.phases);
+    let plan = plan(args, setup, sim.jobs, phases);
     let mut measured = drive(plan, &mut emulated, &label, &description);
     let stats = emulated.device().stats();
     measured.report.device_stats = Some(iosteer_sim::run::device_report(
@@ -322,46 +312,30 @@ fn engine_config_error(e: EngineConfigError) -> anyhow::Error {
     }
 }
 
-/// The target's errors, with the flag that gets past each.
-fn target_error(e: TargetError) -> anyhow::Error {
-    match e {
-        TargetError::BlockDeviceNeedsForce { .. } => {
-            anyhow!("--target {e}: pass --force to write to it")
-        }
-        TargetError::TooSmall { .. } => {
-            anyhow!("--target {e}: give --size to create or grow a file")
-        }
-        TargetError::DirectIoUnsupported { .. } => anyhow!("--target {e} (pass --buffered)"),
-        other => anyhow!("--target {other}"),
-    }
-}
-
-/// The files' errors; the target's name the flags that get past them.
+/// The files' errors, naming --target when it is the file, with the flag
+/// that gets past each.
 fn files_error(e: FilesError, args: &RunArgs) -> anyhow::Error {
-    let on_target = |t: &TargetError| {
-        args.target
-            .as_ref()
-            .is_some_and(|p| t.to_string().starts_with(&p.display().to_string()))
+    use TargetError::*;
+    let hint = match &e {
+        FilesError::Target(BlockDeviceNeedsForce { .. }) => ": pass --force to write to it",
+        FilesError::Target(TooSmall { .. }) => ": give --size to create or grow a file",
+        FilesError::Target(DirectIoUnsupported { .. }) => " (pass --buffered)",
+        _ => "",
     };
-    match e {
-        FilesError::Target(t) if on_target(&t) => target_error(t),
-        FilesError::Target(t @ TargetError::BlockDeviceNeedsForce { .. }) => {
-            anyhow!("{t}: pass --force to write to it")
-        }
-        FilesError::TargetUnused { .. } => anyhow!("--target {e}"),
-        other => other.into(),
-    }
+    let text = e.to_string();
+    let on_target = (args.target.as_ref()).is_some_and(|p| text.starts_with(&*p.to_string_lossy()));
+    anyhow!("{}{text}{hint}", if on_target { "--target " } else { "" })
 }
 
-/// `iosteer run`'s plan, in phases that follow the jobs (as a job file's
-/// in `iosteer sim`).
-fn plan(args: &RunArgs, setup: Setup, jobs: Vec<Job>) -> Plan {
+/// `iosteer run`'s plan; without `phases`, phases follow the jobs (as a
+/// job file's in `iosteer sim`).
+fn plan(args: &RunArgs, setup: Setup, jobs: Vec<Job>, phases: Option<Vec<Phase>>) -> Plan {
     let run_for = run_length(setup.duration, &jobs);
     Plan {
         sched: setup.sched,
         spec: args.sched.clone(),
-        phases: vec![job_phases::whole_workload()],
-        job_phases: true,
+        job_phases: phases.is_none(),
+        phases: phases.unwrap_or_else(|| vec![job_phases::whole_workload()]),
         jobs,
         run_for,
         seed: args.seed,

@@ -150,7 +150,11 @@ fn an_emulated_drive_runs_in_real_time_with_the_simulators_phases_and_drive_repo
     // Phases named after the jobs running together, as `sim --job` names
     // them (`readers.2` follows when the writer's last write completes
     // before the readers stop, which the emulated drive's GC may not let it).
-    assert_eq!(names[..3], ["job", "readers", "readers+writer"], "{names:?}");
+    assert_eq!(
+        names[..3],
+        ["job", "readers", "readers+writer"],
+        "{names:?}"
+    );
     assert_eq!(names.last(), Some(&"all"));
     let phase = |i: usize| &run["phases"][i];
     // Open-loop reads keep their rate in real time (within 10%: Poisson
@@ -224,7 +228,10 @@ fn a_job_naming_files_writes_each_of_them_and_only_them() {
         let blank = bytes.chunks(4096).filter(|b| b.iter().all(|x| *x == 0));
         assert_eq!(blank.count(), 0, "{name}: every block written");
     }
-    let laid_out: Vec<&str> = stderr.lines().filter(|l| l.contains("laying out")).collect();
+    let laid_out: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("laying out"))
+        .collect();
     assert!(
         laid_out.len() == 2 && laid_out[0].contains("c.img") && laid_out[1].contains("d.img"),
         "the reader's files are laid out, the writer's are not: {stderr}"
@@ -272,7 +279,11 @@ fn stonewall_groups_run_one_after_the_other_as_phases() {
     assert_eq!(names, ["job", "write", "read", "all"]);
     assert_eq!(phases[1]["write"]["ops"], 4, "{}", phases[1]);
     assert_eq!(phases[1]["read"]["ops"], 0, "{}", phases[1]);
-    assert_eq!(phases[2]["read"]["ops"], 256, "1 MiB of 4 KiB reads: {}", phases[2]);
+    assert_eq!(
+        phases[2]["read"]["ops"], 256,
+        "1 MiB of 4 KiB reads: {}",
+        phases[2]
+    );
     assert_eq!(phases[2]["write"]["ops"], 0, "{}", phases[2]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -296,7 +307,10 @@ fn prefill_writes_the_target_once_in_run() {
         return;
     }
     assert!(out.status.success(), "{stderr}");
-    assert!(!stderr.contains("laying out"), "a write-only job's file is not laid out: {stderr}");
+    assert!(
+        !stderr.contains("laying out"),
+        "a write-only job's file is not laid out: {stderr}"
+    );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let phases = report["runs"][0]["phases"].as_array().unwrap();
     let all = phases.last().unwrap();

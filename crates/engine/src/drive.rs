@@ -10,8 +10,8 @@
 //! wrong (failed requests, a loop that woke late).
 
 use iosteer_sched::{Nanos, Op, Outcome, Request, Scheduler};
-use iosteer_workload::report::{round, CpuReport, Phase, Recorder, RunReport};
 use iosteer_workload::job_phases::{self, PhaseTracker};
+use iosteer_workload::report::{round, CpuReport, Phase, Recorder, RunReport};
 use iosteer_workload::workload::{Generator, Job, JobKind};
 
 use crate::engine::EngineError;

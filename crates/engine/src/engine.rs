@@ -345,7 +345,10 @@ impl Engine {
     /// The target holding `[offset, offset + len)`: its index and the
     /// offset in it.
     fn locate(&self, offset: u64, len: u64) -> Option<(usize, u64)> {
-        let i = self.bases.partition_point(|b| *b <= offset).checked_sub(1)?;
+        let i = self
+            .bases
+            .partition_point(|b| *b <= offset)
+            .checked_sub(1)?;
         let inner = offset - self.bases[i];
         (inner.checked_add(len)? <= self.targets[i].size).then_some((i, inner))
     }

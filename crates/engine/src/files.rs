@@ -51,7 +51,9 @@ pub enum FilesError {
     },
     #[error("{path}: every job names its own files (filename=), so the target is not used; leave it out, or give a directory for the jobs' relative names")]
     TargetUnused { path: PathBuf },
-    #[error("job {job}: iosteer_trim_ahead trims ahead in one region, and the job has {files} files")]
+    #[error(
+        "job {job}: iosteer_trim_ahead trims ahead in one region, and the job has {files} files"
+    )]
     TrimAheadFiles { job: String, files: usize },
     #[error("laying out {path}: {source}")]
     Layout { path: PathBuf, source: io::Error },
@@ -157,10 +159,13 @@ fn roots(options: &FileOptions) -> (PathBuf, Option<&Path>) {
     }
 }
 
-/// The size the jobs' sizes and percentages are read against when `--size`
-/// is not given: the largest of the target and the jobs' files that exist
-/// (fio reads a job's size against its file's).
+/// The size the jobs' sizes and percentages are read against: `--size`,
+/// else the largest of the target and the jobs' files that exist (fio
+/// reads a job's size against its file's).
 pub fn capacity(jobs: &[Job], options: &FileOptions) -> Option<u64> {
+    if options.size.is_some() {
+        return options.size;
+    }
     let (base_dir, default_file) = roots(options);
     let named = jobs
         .iter()
@@ -313,7 +318,11 @@ fn open_one(
     let old = existing.unwrap_or(0);
     if target.size > old {
         let mib = (target.size - old) as f64 / (1 << 20) as f64;
-        let what = if existing.is_some() { "grew" } else { "created" };
+        let what = if existing.is_some() {
+            "grew"
+        } else {
+            "created"
+        };
         eprintln!(
             "iosteer: laying out {}: writing {mib:.1} MiB before the jobs read it",
             path.display()

@@ -47,9 +47,17 @@ fn named_files_are_created_at_their_share_and_placed_apart() {
     let JobKind::Synthetic(r) = &jobs[1].kind else {
         panic!()
     };
-    assert_eq!(r.offset, bases[1] + (64 << 10), "one file: the offset moves");
+    assert_eq!(
+        r.offset,
+        bases[1] + (64 << 10),
+        "one file: the offset moves"
+    );
     // b is read and was created: laid out, with no hole left.
-    assert!(placed.notes.iter().any(|n| n.contains("laid out")), "{:?}", placed.notes);
+    assert!(
+        placed.notes.iter().any(|n| n.contains("laid out")),
+        "{:?}",
+        placed.notes
+    );
     let b = File::open(dir.join("b")).unwrap();
     assert_eq!(hole_bytes(&b, &[(0, sizes[1])]), 0);
     std::fs::remove_dir_all(&dir).unwrap();
@@ -58,7 +66,10 @@ fn named_files_are_created_at_their_share_and_placed_apart() {
 #[test]
 fn jobs_without_names_get_fios_default_names_in_the_directory() {
     let dir = temp_dir("default");
-    let mut jobs = jobs("[job]\nrw=write\nbs=4k\nnrfiles=2\nsize=64k\nnumjobs=2\n", 1 << 40);
+    let mut jobs = jobs(
+        "[job]\nrw=write\nbs=4k\nnrfiles=2\nsize=64k\nnumjobs=2\n",
+        1 << 40,
+    );
     place(&mut jobs, &in_dir(&dir)).unwrap();
     assert_eq!(names(&dir), ["job.0.0", "job.0.1", "job.1.0", "job.1.1"]);
     std::fs::remove_dir_all(&dir).unwrap();
