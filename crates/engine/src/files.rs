@@ -193,14 +193,22 @@ pub fn place(jobs: &mut [Job], options: &FileOptions) -> Result<Placement, Files
     let mut paths: Vec<PathBuf> = Vec::new();
     let mut uses: Vec<Use> = Vec::new();
     let index_of = |path: &Path, paths: &mut Vec<PathBuf>, uses: &mut Vec<Use>| {
-        paths.iter().position(|p| p == path).unwrap_or_else(|| {
-            paths.push(path.to_path_buf());
-            uses.push(Use::default());
-            paths.len() - 1
-        })
+        paths
+            .iter()
+            .position(|p| same_file(p, path))
+            .unwrap_or_else(|| {
+                paths.push(path.to_path_buf());
+                uses.push(Use::default());
+                paths.len() - 1
+            })
     };
     if let Some(file) = default_file {
-        if per_job.iter().all(Option::is_some) {
+        let named_by_a_job = per_job
+            .iter()
+            .flatten()
+            .flatten()
+            .any(|p| same_file(p, file));
+        if per_job.iter().all(Option::is_some) && !named_by_a_job {
             return Err(FilesError::TargetUnused {
                 path: file.to_path_buf(),
             });
@@ -249,11 +257,22 @@ pub fn place(jobs: &mut [Job], options: &FileOptions) -> Result<Placement, Files
         let Some(files) = files else { continue };
         let starts: Vec<u64> = files
             .iter()
-            .map(|f| bases[paths.iter().position(|p| p == f).expect("placed")])
+            .map(|f| bases[paths.iter().position(|p| same_file(p, f)).expect("placed")])
             .collect();
         move_to_files(job, &starts)?;
     }
     Ok(Placement { targets, notes })
+}
+
+/// The same file by name, or by device and inode when both exist
+/// (`./a` and `a`, a link).
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a == b
+        || matches!(
+            (std::fs::metadata(a), std::fs::metadata(b)),
+            (Ok(x), Ok(y)) if (x.dev(), x.ino()) == (y.dev(), y.ino())
+        )
 }
 
 /// Moves a job's offsets into its files' ranges (`starts`: each file's base).
@@ -288,7 +307,10 @@ fn open_one(
         .ok()
         .filter(|m| m.is_file())
         .map(|m| m.len());
-    let is_default = options.target.as_deref() == Some(path);
+    let is_default = options
+        .target
+        .as_deref()
+        .is_some_and(|t| same_file(t, path));
     let size = match (is_default, u.sized) {
         (true, _) => options.size,
         (false, true) => Some(u.needed),

@@ -107,3 +107,20 @@ fn a_target_file_no_job_uses_is_refused() {
     assert!(matches!(err, FilesError::TargetUnused { .. }), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_job_naming_the_target_itself_runs_on_it() {
+    let dir = temp_dir("itself");
+    let target = dir.join("t.img");
+    let text = format!("[r]\nrw=randread\nbs=4k\nfilename={}\n", target.display());
+    let mut named = jobs(&text, 1 << 20);
+    let options = FileOptions {
+        target: Some(target.clone()),
+        size: Some(1 << 20),
+        ..FileOptions::default()
+    };
+    let placed = place(&mut named, &options).unwrap();
+    assert_eq!(placed.targets.len(), 1);
+    assert_eq!(placed.targets[0].0.size, 1 << 20);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
