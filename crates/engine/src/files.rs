@@ -43,10 +43,13 @@ use crate::target::{OpenOptionsSpec, Target, TargetError, TargetKind};
 pub enum FilesError {
     #[error(transparent)]
     Target(#[from] TargetError),
-    #[error("job {job}: {path} does not exist (or is shorter than the {needed} bytes the job reaches) and the job gives no size= to create it with")]
-    NoSize {
+    #[error("job {job}: {path} does not exist, and neither the job's size= nor --size gives it a size to be created with")]
+    Missing { job: String, path: PathBuf },
+    #[error("job {job}: {path} is {size} bytes and the job reaches {needed}; a size= in the job (or --size) grows it")]
+    Short {
         job: String,
         path: PathBuf,
+        size: u64,
         needed: u64,
     },
     #[error("{path}: every job names its own files (filename=), so the target is not used; leave it out, or give a directory for the jobs' relative names")]
@@ -324,14 +327,22 @@ fn open_one(
     };
     let target = match Target::open(path, &spec) {
         Err(TargetError::Io { source, .. })
-            if !u.sized && source.kind() == io::ErrorKind::NotFound =>
+            if !u.sized && !is_default && source.kind() == io::ErrorKind::NotFound =>
         {
-            return Err(no_size(path, u));
+            return Err(FilesError::Missing {
+                job: u.unsized_job.clone().unwrap_or_default(),
+                path: path.to_path_buf(),
+            });
         }
         other => other?,
     };
     if target.size < u.needed && !u.sized && !is_default {
-        return Err(no_size(path, u));
+        return Err(FilesError::Short {
+            job: u.unsized_job.clone().unwrap_or_default(),
+            path: path.to_path_buf(),
+            size: target.size,
+            needed: u.needed,
+        });
     }
     target.check_fits(u.needed)?;
     if target.kind != TargetKind::File || u.reads.is_empty() {
@@ -376,14 +387,6 @@ fn open_one(
         notes.push(note);
     }
     Ok(target)
-}
-
-fn no_size(path: &Path, u: &Use) -> FilesError {
-    FilesError::NoSize {
-        job: u.unsized_job.clone().unwrap_or_default(),
-        path: path.to_path_buf(),
-        needed: u.needed,
-    }
 }
 
 /// Writes `[from, to)` of the file at `path` with a pattern (not zeros,

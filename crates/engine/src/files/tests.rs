@@ -89,7 +89,10 @@ fn a_sparse_file_read_in_place_is_named_and_an_unsized_missing_file_refused() {
     );
     let mut missing = jobs("[r]\nrw=read\nbs=4k\nfilename=none\n", 1 << 20);
     let err = place(&mut missing, &in_dir(&dir)).unwrap_err().to_string();
-    assert!(err.contains("job r") && err.contains("size="), "{err}");
+    assert!(
+        err.contains("job r") && err.contains("does not exist") && err.contains("size="),
+        "{err}"
+    );
     assert!(!dir.join("none").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
