@@ -54,6 +54,10 @@ impl Source for JobSource {
         self.0.release(now)
     }
 
+    fn stop_at(&self) -> Option<Nanos> {
+        self.0.job().stop.filter(|_| self.0.waits_for().is_empty())
+    }
+
     fn generator(&self) -> Option<&Generator> {
         Some(&self.0)
     }

@@ -81,6 +81,11 @@ pub trait Source {
     }
     /// What it waited for has ended: it starts, counting from `now`.
     fn release(&mut self, _now: Nanos) {}
+    /// When it stops by time, if it has started: it may end then, and the
+    /// sources waiting for it start, so the loop wakes.
+    fn stop_at(&self) -> Option<Nanos> {
+        None
+    }
     /// The job behind it, when it is one (for phases that follow jobs).
     fn generator(&self) -> Option<&Generator> {
         None
@@ -253,6 +258,11 @@ pub fn run_on_clock<B: Backend>(
         }
         let wake = [
             sources.iter().filter_map(|s| s.next_at()).min(),
+            sources
+                .iter()
+                .filter_map(|s| s.stop_at())
+                .filter(|t| *t > now)
+                .min(),
             sched.next_timer(),
             Some(next_second),
             Some(limits.duration),
