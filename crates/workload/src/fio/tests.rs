@@ -190,3 +190,24 @@ fn suffixes_follow_fio() {
     assert_eq!(time_value("2m", 1_000_000_000), Some(Nanos::from_secs(120)));
     assert_eq!(time_value("100", 1_000), Some(Nanos::from_micros(100)));
 }
+
+#[test]
+fn iosteer_trim_ahead_trims_before_a_sequential_writer() {
+    let jobs = parse(
+        "[fill]\nrw=write\nbs=128k\niosteer_trim_ahead=64m\n",
+        "t.fio",
+        GIB,
+    )
+    .unwrap();
+    let JobKind::Synthetic(s) = &jobs[0].kind else {
+        panic!()
+    };
+    assert_eq!(s.trim_ahead, Some(64 << 20));
+    let err = parse("[r]\nrw=randwrite\niosteer_trim_ahead=64m\n", "t.fio", GIB)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("t.fio:3:") && err.contains("is not rw=write"),
+        "{err}"
+    );
+}
