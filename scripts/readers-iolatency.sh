@@ -19,8 +19,11 @@ case "$scenario" in
   long-fill) readers="0 1" ;; # readers.1, readers.2 (then fill.1, fill.2)
   *) echo "readers-iolatency.sh: unknown scenario '$scenario'" >&2; exit 2 ;;
 esac
-bound_us=$("$bin" sweep "$scenario" --device "$device" --objective 'p99<=2x' \
-  --sched fifo --json "$@" 2>/dev/null | python3 -c '
+err=$(mktemp)
+trap 'rm -f "$err"' EXIT
+json=$("$bin" sweep "$scenario" --device "$device" --objective 'p99<=2x' \
+  --sched fifo --json "$@" 2>"$err") || { cat "$err" >&2; exit 1; }
+bound_us=$(echo "$json" | python3 -c '
 import json, sys
 report = json.load(sys.stdin)
 points = [p for seed in report.get("per_seed") or [report["points"]] for p in seed]
