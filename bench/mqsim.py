@@ -4,8 +4,10 @@
   mqsim.py plan WORKLOAD.xml TREE OUTDIR   one MQSim workload file and one
       iosteer argument file per scenario, for every scenario of WORKLOAD.xml
       and every TREE/traces/*.trace no scenario replays; prints the names
-  mqsim.py mqsim REPORT.xml                requests, reads, writes, mean us
+  mqsim.py mqsim REPORT.xml                requests, mean read, write, all us
+  mqsim.py mqsim-notes REPORT.xml          MQSim's map-cache misses, GC runs, flash waits
   mqsim.py iosteer REPORT.json             requests, mean read, write, all us
+  mqsim.py iosteer-notes REPORT.json       our start state, GC moves, reads' waits
   mqsim.py time TIME.log                   wall s, CPU s, peak KB (/usr/bin/time -v)
 
 Standard library only. A flow setting the translation cannot carry over is
@@ -157,14 +159,36 @@ def mqsim_result(report):
 def iosteer_result(report):
     run = __import__("json").load(open(report))["runs"][0]
 
+    # The phase named "all" covers the run; without one, the phases do.
+    whole = [p for p in run["phases"] if p["name"] == "all"] or run["phases"]
+
     def mean(kind):
-        phases = [p[kind] for p in run["phases"] if p[kind]["ops"]]
+        phases = [p[kind] for p in whole if p[kind]["ops"]]
         ops = sum(p["ops"] for p in phases)
         total = sum(p["ops"] * p["lat_us"]["mean"] for p in phases)
         return ops, (f"{total / ops:.1f}" if ops else "-")
 
     n, overall = mean("all")
     print(n, mean("read")[1], mean("write")[1], overall)
+
+
+def mqsim_notes(report):
+    """What MQSim's drive did that ours does not model, from its report."""
+    root = ET.parse(report).getroot()
+    ftl = next(root.iter("SSDDevice.FTL")).attrib
+    streams = list(root.iter("SSDDevice.IO_Stream"))
+    turnaround = lambda tag: max((int(s.find(tag).text) for s in streams), default=0)
+    print(f"mapping-table cache misses {int(ftl['CMT_Misses_For_Read']) + int(ftl['CMT_Misses_For_Write'])}"
+          f" of {ftl['Total_CMT_Queries']} lookups ({ftl['Issued_Flash_Read_CMD_For_Mapping']} flash reads"
+          f" for the map), GC runs {ftl['Total_GC_Executions']}, flash transaction turnaround:"
+          f" read {turnaround('Average_Read_Transaction_Turnaround_Time')} us,"
+          f" write {turnaround('Average_Write_Transaction_Turnaround_Time')} us")
+
+
+def iosteer_notes(report):
+    d = __import__("json").load(open(report))["runs"][0]["device"]
+    print(f"start {d['precondition']}, GC page moves {d['gc_pages_moved']}, reads waited"
+          f" {d['read_wait_behind_program_s']} s behind programs, {d['read_wait_behind_gc_s']} s behind GC")
 
 
 def time_of(log):
@@ -177,7 +201,8 @@ def time_of(log):
 
 
 if __name__ == "__main__":
-    commands = {"plan": plan, "mqsim": mqsim_result, "iosteer": iosteer_result, "time": time_of}
+    commands = {"plan": plan, "mqsim": mqsim_result, "mqsim-notes": mqsim_notes,
+                "iosteer": iosteer_result, "iosteer-notes": iosteer_notes, "time": time_of}
     if len(sys.argv) < 3 or sys.argv[1] not in commands:
         fail(__doc__)
     commands[sys.argv[1]](*sys.argv[2:])

@@ -24,7 +24,9 @@
 # flow, so a direction only when its flows are of that direction alone),
 # requests per second of wall time and of CPU time, peak memory
 # (/usr/bin/time -v, whole process, preconditioning included on both sides),
-# and the totals over the default workload's scenarios with the speed ratio.
+# the totals over the default workload's scenarios with the speed ratio, and
+# per run what MQSim's drive did that ours does not model (mapping-table
+# cache misses and the flash reads they cost) and its flash queues' waits.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tree=${1:?usage: bench/vs-mqsim.sh MQSIM_TREE [--traces-only]}
@@ -61,6 +63,7 @@ iosteer="$target/release/iosteer"
 mkdir "$work/plan"
 mapfile -t runs < <($py plan "$work/mqsim/workload.xml" "$work/mqsim" "$work/plan")
 
+notes=()
 totals=() # per simulator: requests wall cpu peak-KB over the default scenarios
 add_total() { # add_total INDEX REQUESTS WALL CPU KB
     local old=${totals[$1]:-0 0 0 0}
@@ -83,12 +86,14 @@ for name in "${runs[@]}"; do
         { tail -5 "$work/$name.mqsim.out" "$work/$name.mqsim.time" >&2; exit 1; }
     read -r m_n m_read m_write m_mean < <($py mqsim "$work/plan/${name}_scenario_1.xml")
     read -r m_wall m_cpu m_kb < <($py time "$work/$name.mqsim.time")
+    notes+=("$name, MQSim: $($py mqsim-notes "$work/plan/${name}_scenario_1.xml")")
     mapfile -t args <"$work/plan/$name.args"
     /usr/bin/time -v "$iosteer" sim "${args[@]}" --device "$work/drive.toml" --sched fifo --json \
         >"$work/$name.iosteer.json" 2>"$work/$name.iosteer.time" ||
         { tail -5 "$work/$name.iosteer.time" >&2; exit 1; }
     read -r i_n i_read i_write i_mean < <($py iosteer "$work/$name.iosteer.json")
     read -r i_wall i_cpu i_kb < <($py time "$work/$name.iosteer.time")
+    notes+=("$name, iosteer: $($py iosteer-notes "$work/$name.iosteer.json")")
     row "$name" MQSim "$m_n" "$m_read" "$m_write" "$m_mean" "$m_wall" "$m_cpu" "$m_kb"
     row "$name" iosteer "$i_n" "$i_read" "$i_write" "$i_mean" "$i_wall" "$i_cpu" "$i_kb"
     if $default; then
@@ -96,6 +101,8 @@ for name in "${runs[@]}"; do
         add_total 1 "$i_n" "$i_wall" "$i_cpu" "$i_kb"
     fi
 done
+echo
+printf -- '- %s\n' "${notes[@]}"
 if [[ -n ${totals[0]:-} ]]; then
     read -r m_n m_wall m_cpu m_kb <<<"${totals[0]}"
     read -r i_n i_wall i_cpu i_kb <<<"${totals[1]}"
