@@ -97,6 +97,7 @@ impl Device {
                 if device.sector_mapped() {
                     device.buffer_unit(lpn as u32, DESTAGE_SLOT, write.stream, at);
                 } else {
+                    device.in_dram.hold(lpn as u32);
                     let d = device.write_die(lpn as u32, at);
                     let page = Some((lpn as u32, write.stream));
                     device.enqueue_page(d, DESTAGE_SLOT, page, 0, at);

@@ -13,6 +13,7 @@ use std::collections::VecDeque;
 use iosteer_sched::Nanos;
 
 use super::buffer::NO_GROUP;
+use super::cache::DESTAGE_SLOT;
 use super::Device;
 use crate::config::WritePlacement;
 use crate::ftl::GcWork;
@@ -336,13 +337,23 @@ impl Device {
         }
     }
 
+    /// A host page operation ended at `at`: its units are programmed (or
+    /// read).
+    pub(super) fn task_done(&mut self, task: &PageTask, at: Nanos) {
+        if task.group != NO_GROUP {
+            return self.group_done(task.group, at);
+        }
+        if task.write && task.slot == DESTAGE_SLOT {
+            self.in_dram.release(task.lpn);
+        }
+        self.page_done(task.slot, at);
+    }
+
     /// Die `d`'s operation ended at `at`.
     pub(super) fn finish_operation(&mut self, d: usize, at: Nanos) {
         self.finish_batch(d, at);
-        match self.dies[d].running.take() {
-            Some(Running::Host(task)) if task.group != NO_GROUP => self.group_done(task.group, at),
-            Some(Running::Host(task)) => self.page_done(task.slot, at),
-            _ => {}
+        if let Some(Running::Host(task)) = self.dies[d].running.take() {
+            self.task_done(&task, at);
         }
         // A destaged page may have let the cache take a write whose pages
         // already started this die.

@@ -179,6 +179,10 @@ impl Device {
             let mut pages = 0;
             let mut last_page = None;
             for lpn in first..=last {
+                // A unit not yet programmed is read from DRAM.
+                if device.in_dram.holds(lpn as u32) {
+                    continue;
+                }
                 let Some(ppn) = device.ftl.lookup(lpn as u32) else {
                     continue;
                 };

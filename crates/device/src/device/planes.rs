@@ -16,7 +16,6 @@
 
 use iosteer_sched::Nanos;
 
-use super::buffer::NO_GROUP;
 use super::dies::{PageTask, ELSEWHERE};
 use super::Device;
 
@@ -161,11 +160,7 @@ impl Device {
         }
         let mut batch = std::mem::take(&mut self.dies[d].batch);
         for task in batch.drain(..) {
-            if task.group == NO_GROUP {
-                self.page_done(task.slot, at);
-            } else {
-                self.group_done(task.group, at);
-            }
+            self.task_done(&task, at);
         }
         // Keep the allocation for the next batch.
         self.dies[d].batch = batch;
