@@ -101,9 +101,8 @@ for name in "${runs[@]}"; do
         add_total 1 "$i_n" "$i_wall" "$i_cpu" "$i_kb"
     fi
 done
-echo
-printf -- '- %s\n' "${notes[@]}"
-if [[ -n ${totals[0]:-} ]]; then
+# The totals need every scenario of the default workload.
+if ! $traces_only && [[ -n ${totals[0]:-} ]]; then
     read -r m_n m_wall m_cpu m_kb <<<"${totals[0]}"
     read -r i_n i_wall i_cpu i_kb <<<"${totals[1]}"
     row "workload.xml, all scenarios" MQSim "$m_n" - - - "$m_wall" "$m_cpu" "$m_kb"
@@ -111,3 +110,5 @@ if [[ -n ${totals[0]:-} ]]; then
     awk -v mn="$m_n" -v mw="$m_wall" -v mc="$m_cpu" -v mk="$m_kb" -v in_="$i_n" -v iw="$i_wall" -v ic="$i_cpu" -v ik="$i_kb" \
         'BEGIN { printf "\nspeed, iosteer / MQSim (requests per second, default workload): %.1fx of wall time, %.1fx of CPU time; peak memory %.3fx\n", (in_ / iw) / (mn / mw), (in_ / ic) / (mn / mc), ik / mk }'
 fi
+echo
+printf -- '- %s\n' "${notes[@]}"
