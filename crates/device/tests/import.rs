@@ -43,7 +43,9 @@ fn mqsim_ssdconfig_imports_with_its_parameters() {
         (VictimPolicy::Greedy, GcMode::Blocking)
     );
     assert!(!c.gc.pipeline, "no copy-back");
-    assert_eq!(c.cache.size_mib, 256);
+    // MQSim's cache for data it has not seen in the last second: a destage
+    // buffer of one 8 KiB page for each of the 128 planes, not 256 MiB.
+    assert_eq!(c.cache.size_mib, 1);
     assert_eq!(c.cache.policy, CachePolicy::WriteBack);
     assert!(c.multi_plane.enabled);
     let text = imported.to_toml();

@@ -112,8 +112,7 @@ fn plane_extra_us_default() -> f64 {
 }
 
 /// `[multi_plane]`: whether a die serves up to `planes_per_die` pages of
-/// different planes in one read or GC page move (host programs stay one page
-/// per operation).
+/// different planes in one read, host program or GC page move.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MultiPlane {
@@ -169,7 +168,7 @@ pub const SECTION_DOCS: &[(&str, &str)] = &[
     ),
     (
         "[multi_plane]",
-        "# [multi_plane] enabled: a die reads (and GC moves) up to planes_per_die pages of\n\
+        "# [multi_plane] enabled: a die reads, programs (and GC moves) up to planes_per_die pages of\n\
          #   different planes in one operation; same_page_offset: only pages at one offset;\n\
          # extra_us_per_plane: die time each plane beyond the first adds.\n",
     ),

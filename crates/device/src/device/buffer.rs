@@ -55,6 +55,7 @@ impl Device {
     /// Adds logical unit `lpn` of the write in `slot` to `stream`'s buffer at
     /// `at`; queues the group at a die when its page is full.
     pub(super) fn buffer_unit(&mut self, lpn: u32, slot: u32, stream: u8, at: Nanos) {
+        self.in_dram.hold(lpn);
         let open = match self.open_groups[usize::from(stream)] {
             Some(open) => open,
             None => {
@@ -129,6 +130,7 @@ impl Device {
         let len = self.groups[group as usize].len as usize;
         for i in 0..len {
             let slot = self.groups[group as usize].slots[i];
+            self.in_dram.release(self.groups[group as usize].lpns[i]);
             self.page_done(slot, at);
         }
         self.free_groups.push(group);

@@ -92,15 +92,18 @@ impl Device {
     /// Puts a write's units in the cache at `at` and starts destaging them.
     fn admit(&mut self, write: Throttled, at: Nanos) {
         self.cache.dirty += write.units * self.unit_size;
-        for lpn in write.first..write.first + write.units {
-            if self.sector_mapped() {
-                self.buffer_unit(lpn as u32, DESTAGE_SLOT, write.stream, at);
-            } else {
-                let d = self.write_die(lpn as u32, at);
-                let page = Some((lpn as u32, write.stream));
-                self.enqueue_page(d, DESTAGE_SLOT, page, 0, at);
+        self.queue_together(at, |device| {
+            for lpn in write.first..write.first + write.units {
+                if device.sector_mapped() {
+                    device.buffer_unit(lpn as u32, DESTAGE_SLOT, write.stream, at);
+                } else {
+                    device.in_dram.hold(lpn as u32);
+                    let d = device.write_die(lpn as u32, at);
+                    let page = Some((lpn as u32, write.stream));
+                    device.enqueue_page(d, DESTAGE_SLOT, page, 0, at);
+                }
             }
-        }
+        });
     }
 
     /// A destaged unit (a page, when page-mapped) was programmed at `at`:

@@ -13,9 +13,14 @@ use std::collections::VecDeque;
 use iosteer_sched::Nanos;
 
 use super::buffer::NO_GROUP;
+use super::cache::DESTAGE_SLOT;
 use super::Device;
 use crate::config::WritePlacement;
 use crate::ftl::GcWork;
+
+/// A placed write's page when it is not on the die that runs it (that die
+/// was full): it joins no multi-plane program.
+pub(super) const ELSEWHERE: u32 = u32::MAX;
 
 /// What a die spends its time on; a read that waits is charged to these.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -38,7 +43,8 @@ pub(super) struct PageTask {
     /// A sector-mapped write's group of units (see `buffer`), or
     /// [`NO_GROUP`] for a page of its own.
     pub(super) group: u32,
-    /// A read's physical page (its plane decides multi-plane partners).
+    /// A read's physical page, or a placed write's ([`ELSEWHERE`] when it
+    /// went to another die): its plane decides multi-plane partners.
     pub(super) page: u32,
     /// The FTL stream a write goes to (by its lifetime hint).
     pub(super) stream: u8,
@@ -184,8 +190,9 @@ impl Device {
 
     /// Maps a write's page on die `d`, or on the next dies if `d` is full of
     /// valid data (the time stays on `d`), and owes the GC that made room.
-    fn place(&mut self, d: usize, task: &mut PageTask, at: Nanos) {
+    pub(super) fn place(&mut self, d: usize, task: &mut PageTask, at: Nanos) {
         task.placed = true;
+        task.page = ELSEWHERE;
         if task.group != NO_GROUP {
             return self.place_group(d, task, at);
         }
@@ -201,6 +208,9 @@ impl Device {
             self.fail_command(task.slot);
             return;
         };
+        if die == d {
+            task.page = self.ftl.page_of(placed.ppn);
+        }
         self.owe_gc(die, placed.gc, false);
         // GC owed on another die (this one is full) starts there now.
         if die != d && self.dies[die].running.is_none() {
@@ -212,11 +222,12 @@ impl Device {
     /// Maps the units of a sector-mapped write's group on die `d` (or the
     /// next dies, as [`Device::place`] does), padding a partly filled page,
     /// and owes the GC that made room.
-    fn place_group(&mut self, d: usize, task: &PageTask, at: Nanos) {
+    fn place_group(&mut self, d: usize, task: &mut PageTask, at: Nanos) {
         let n = self.dies.len();
         let stream = usize::from(task.stream);
         let len = self.groups[task.group as usize].len as usize;
         let mut last_die = d;
+        let mut all_here = true;
         for i in 0..len {
             let lpn = u64::from(self.groups[task.group as usize].lpns[i]);
             let placed = (0..n).map(|k| (d + k) % n).find_map(|die| {
@@ -231,6 +242,12 @@ impl Device {
                 continue;
             };
             last_die = die;
+            all_here &= die == d;
+            task.page = if all_here {
+                self.ftl.page_of(placed.ppn)
+            } else {
+                ELSEWHERE
+            };
             self.owe_gc(die, placed.gc, false);
             if die != d && self.dies[die].running.is_none() {
                 let from = at.max(self.dies[die].busy_until);
@@ -276,7 +293,7 @@ impl Device {
         );
         let at = at.max(task.arrived);
         let pages = if task.write {
-            1
+            self.gather_program_partners(d, &task, at)
         } else {
             self.count_read_wait(d, &task);
             self.gather_read_partners(d, &task)
@@ -290,14 +307,13 @@ impl Device {
         die.queued_time = die.queued_time - cost;
         die.running = Some(Running::Host(task));
         let c = self.channel_of(d);
+        let transfer = Nanos(self.t_page_transfer.0 * u64::from(pages));
         let end = if task.write {
-            let transfer = self.channels[c].max(at);
-            let loaded = transfer + self.t_page_transfer;
+            let loaded = self.channels[c].max(at) + transfer;
             self.channels[c] = loaded;
-            loaded + self.t_program
+            loaded + self.t_program + self.extra_plane_time(pages)
         } else {
             let read_done = at + self.t_read + self.extra_plane_time(pages);
-            let transfer = Nanos(self.t_page_transfer.0 * u64::from(pages));
             let out = self.channels[c].max(read_done) + transfer;
             self.channels[c] = out;
             out
@@ -321,13 +337,23 @@ impl Device {
         }
     }
 
+    /// A host page operation ended at `at`: its units are programmed (or
+    /// read).
+    pub(super) fn task_done(&mut self, task: &PageTask, at: Nanos) {
+        if task.group != NO_GROUP {
+            return self.group_done(task.group, at);
+        }
+        if task.write && task.slot == DESTAGE_SLOT {
+            self.in_dram.release(task.lpn);
+        }
+        self.page_done(task.slot, at);
+    }
+
     /// Die `d`'s operation ended at `at`.
     pub(super) fn finish_operation(&mut self, d: usize, at: Nanos) {
         self.finish_batch(d, at);
-        match self.dies[d].running.take() {
-            Some(Running::Host(task)) if task.group != NO_GROUP => self.group_done(task.group, at),
-            Some(Running::Host(task)) => self.page_done(task.slot, at),
-            _ => {}
+        if let Some(Running::Host(task)) = self.dies[d].running.take() {
+            self.task_done(&task, at);
         }
         // A destaged page may have let the cache take a write whose pages
         // already started this die.

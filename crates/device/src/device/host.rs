@@ -175,26 +175,29 @@ impl Device {
         };
         // Multi-plane: the dies start once every page is queued, so a read's
         // pages can pair up.
-        self.holding_dies = self.config.multi_plane.enabled;
-        let mut pages = 0;
-        let mut last_page = None;
-        for lpn in first..=last {
-            let Some(ppn) = self.ftl.lookup(lpn as u32) else {
-                continue;
-            };
-            // Units of one page that follow each other cost one page read.
-            let page = self.ftl.page_of(ppn);
-            if last_page.replace(page) == Some(page) {
-                continue;
+        let pages = self.queue_together(start, |device| {
+            let mut pages = 0;
+            let mut last_page = None;
+            for lpn in first..=last {
+                // A unit not yet programmed is read from DRAM.
+                if device.in_dram.holds(lpn as u32) {
+                    continue;
+                }
+                let Some(ppn) = device.ftl.lookup(lpn as u32) else {
+                    continue;
+                };
+                // Units of one page that follow each other cost one page read.
+                let page = device.ftl.page_of(ppn);
+                if last_page.replace(page) == Some(page) {
+                    continue;
+                }
+                let d = device.ftl.die_of(ppn) as usize;
+                device.lend_read_to_owed_move(lpn as u32, d);
+                device.enqueue_page(d, slot, None, page, start);
+                pages += 1;
             }
-            let d = self.ftl.die_of(ppn) as usize;
-            self.lend_read_to_owed_move(lpn as u32, d);
-            self.enqueue_page(d, slot, None, page, start);
-            pages += 1;
-        }
-        if std::mem::take(&mut self.holding_dies) {
-            self.start_held_dies(start);
-        }
+            pages
+        });
         self.in_flight_mut(slot).pages_left = pages;
         if pages == 0 {
             return (Outcome::Ok, Some(self.send_over_link(start, len)));
@@ -217,21 +220,26 @@ impl Device {
             let done = self.cache_write(slot, (first, units), stream, data_in);
             return (Outcome::Ok, done);
         }
+        // Multi-plane: a write's pages queued together can be programmed
+        // together.
         if self.sector_mapped() {
             let units = (first..=last).count() as u32;
             self.in_flight_mut(slot).pages_left = units;
-            for lpn in first..=last {
-                self.buffer_unit(lpn as u32, slot, stream, data_in);
-            }
+            self.queue_together(data_in, |device| {
+                for lpn in first..=last {
+                    device.buffer_unit(lpn as u32, slot, stream, data_in);
+                }
+            });
             return (Outcome::Ok, (units == 0).then_some(data_in));
         }
-        let mut pages = 0;
-        for lpn in first..=last {
-            let d = self.write_die(lpn as u32, data_in);
-            self.enqueue_page(d, slot, Some((lpn as u32, stream)), 0, data_in);
-            pages += 1;
-        }
+        let pages = (first..=last).count() as u32;
         self.in_flight_mut(slot).pages_left = pages;
+        self.queue_together(data_in, |device| {
+            for lpn in first..=last {
+                let d = device.write_die(lpn as u32, data_in);
+                device.enqueue_page(d, slot, Some((lpn as u32, stream)), 0, data_in);
+            }
+        });
         if pages == 0 {
             return (Outcome::Ok, Some(data_in));
         }

@@ -44,6 +44,7 @@
 mod buffer;
 mod cache;
 mod dies;
+mod dram;
 mod gc;
 mod host;
 mod planes;
@@ -170,9 +171,11 @@ pub struct Device {
     t_buffer_flush: Nanos,
     /// Die time each plane beyond the first adds to a multi-plane operation.
     t_plane_extra: Nanos,
-    /// While a read's pages are queued, dies do not start (multi-plane).
+    /// While a command's pages are queued, dies do not start (multi-plane).
     holding_dies: bool,
     cache: cache::Cache,
+    /// Units written and not yet programmed, which reads find in DRAM.
+    in_dram: dram::InDram,
     t_read: Nanos,
     t_program: Nanos,
     t_erase: Nanos,
@@ -234,6 +237,7 @@ impl Device {
             t_plane_extra: micros(config.multi_plane.extra_us_per_plane),
             holding_dies: false,
             cache: cache::Cache::new(config.cache.bytes()),
+            in_dram: dram::InDram::default(),
             t_read: micros(t.page_read_us),
             t_program: micros(t.page_program_us),
             t_erase: micros(t.block_erase_us),

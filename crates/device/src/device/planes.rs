@@ -1,5 +1,5 @@
-//! Multi-plane operations: a die reads (or GC moves) up to `planes_per_die`
-//! pages of different planes in one operation, each plane beyond the first
+//! Multi-plane operations: a die reads, programs (or GC moves) up to
+//! `planes_per_die` pages of different planes in one operation, each plane beyond the first
 //! adding `multi_plane.extra_us_per_plane`; with `same_page_offset` the
 //! pages must also sit at one page offset in their blocks (ONFI's rule on
 //! many parts).
@@ -9,12 +9,14 @@
 //! multi-plane programs lay data out), so its consecutive pages lie in the
 //! planes in turn: plane = page in block mod planes, offset = page in block
 //! div planes. A sequential extent written on one die then reads back two
-//! (or more) pages per operation. Host programs stay one page per operation
-//! here; GC's page moves go `planes_per_die` at a time.
+//! (or more) pages per operation. A host program takes as partners the writes
+//! queued behind it that are placed next on the same die (the frontier's
+//! next pages lie in the next planes); GC's page moves go `planes_per_die`
+//! at a time.
 
 use iosteer_sched::Nanos;
 
-use super::dies::PageTask;
+use super::dies::{PageTask, ELSEWHERE};
 use super::Device;
 
 /// How far into a die's queue a read looks for partners: a bound on the
@@ -73,13 +75,75 @@ impl Device {
         1 + self.dies[d].batch.len() as u32
     }
 
+    /// Takes from die `d`'s queue the writes that can join the placed write
+    /// `first` in one multi-plane program starting at `at`: writes already
+    /// there, placed on this die in another plane (and at one offset if
+    /// required), placed here as they are taken. Stops at the first write
+    /// that lands elsewhere or makes the die owe GC (which must then go
+    /// first); returns how many pages the operation programs.
+    pub(super) fn gather_program_partners(&mut self, d: usize, first: &PageTask, at: Nanos) -> u32 {
+        let planes = self.planes_per_operation();
+        if planes == 1 || first.page == ELSEWHERE || self.dies[d].owes_gc() {
+            return 1;
+        }
+        let same_offset = self.config.multi_plane.same_page_offset;
+        let (plane, offset) = self.plane_and_offset(first.page);
+        let mut used = 1u64 << plane;
+        let mut index = 0;
+        let mut scanned = 0;
+        while index < self.dies[d].host.len() && scanned < PARTNER_SCAN {
+            scanned += 1;
+            let mut task = self.dies[d].host[index];
+            if !task.write || task.arrived > at {
+                index += 1;
+                continue;
+            }
+            if !task.placed {
+                self.place(d, &mut task, at);
+                self.dies[d].host[index] = task;
+            }
+            if task.page == ELSEWHERE || self.dies[d].owes_gc() {
+                break;
+            }
+            let (p, o) = self.plane_and_offset(task.page);
+            if used & (1 << p) != 0 || (same_offset && o != offset) {
+                break;
+            }
+            used |= 1 << p;
+            let task = self.dies[d].host.remove(index).expect("index is in range");
+            self.dies[d].queued_time = self.dies[d].queued_time - self.t_program;
+            self.dies[d].batch.push(task);
+            if self.dies[d].batch.len() + 1 == planes as usize {
+                break;
+            }
+        }
+        1 + self.dies[d].batch.len() as u32
+    }
+
     /// Die time the extra planes of an operation of `pages` pages add.
     pub(super) fn extra_plane_time(&self, pages: u32) -> Nanos {
         Nanos(u64::from(pages.saturating_sub(1)) * self.t_plane_extra.0)
     }
 
+    /// Runs `queue` with the dies held (with multi-plane on), so the pages it
+    /// queues together can pair up, then starts the idle dies given work at
+    /// `at`. Nested calls start them once, at the outermost.
+    pub(super) fn queue_together<T>(
+        &mut self,
+        at: Nanos,
+        queue: impl FnOnce(&mut Device) -> T,
+    ) -> T {
+        let outer = self.holding_dies;
+        self.holding_dies = outer || self.config.multi_plane.enabled;
+        let result = queue(self);
+        if !outer && std::mem::take(&mut self.holding_dies) {
+            self.start_held_dies(at);
+        }
+        result
+    }
+
     /// Starts the idle dies that were given pages while held.
-    pub(super) fn start_held_dies(&mut self, at: Nanos) {
+    fn start_held_dies(&mut self, at: Nanos) {
         for d in 0..self.dies.len() {
             let die = &self.dies[d];
             if die.running.is_none() && !die.host.is_empty() {
@@ -89,14 +153,14 @@ impl Device {
         }
     }
 
-    /// Completes the reads that ran with die `d`'s operation ending at `at`.
+    /// Completes the pages that ran with die `d`'s operation ending at `at`.
     pub(super) fn finish_batch(&mut self, d: usize, at: Nanos) {
         if self.dies[d].batch.is_empty() {
             return;
         }
         let mut batch = std::mem::take(&mut self.dies[d].batch);
         for task in batch.drain(..) {
-            self.page_done(task.slot, at);
+            self.task_done(&task, at);
         }
         // Keep the allocation for the next batch.
         self.dies[d].batch = batch;

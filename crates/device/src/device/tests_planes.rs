@@ -1,6 +1,6 @@
 //! Tests of where and how dies work: multi-plane operations (a sequential
-//! extent on a 2-plane die reads in half the array operations, and GC's moves
-//! pair up the same way) and striped write placement.
+//! extent on a 2-plane die reads and programs in half the array operations,
+//! and GC's moves pair up the same way) and striped write placement.
 
 use iosteer_sched::{Command, Nanos, Op, Request};
 
@@ -47,6 +47,60 @@ fn a_128k_read_on_two_planes_takes_about_half_the_die_time() {
         (0.45..0.6).contains(&ratio),
         "{multi:?} / {single:?} = {ratio}"
     );
+}
+
+/// Die time, and completion, of writing `len` bytes at offset 0.
+fn write_on_one_die(mut d: Device, len: u64) -> (Nanos, Nanos) {
+    let write = Command::single(Request::new(1, Op::Write, 0, len, Nanos::ZERO), Nanos::ZERO);
+    d.submit(write, Nanos::ZERO).unwrap();
+    let done = run_until_idle(&mut d);
+    assert_eq!(done.len(), 1);
+    (d.stats().die_busy[0], done[0].at)
+}
+
+#[test]
+fn a_two_page_write_on_two_planes_takes_one_program_and_the_plane_overhead() {
+    let page = 16 << 10;
+    let (single, _) = write_on_one_die(one_die(false), 2 * page);
+    let (multi, _) = write_on_one_die(one_die(true), 2 * page);
+    let d = one_die(true);
+    // consumer-sata: 650 us programs, 2 us per extra plane; the channel is
+    // near-instant here.
+    let program = d.t_program.0 as f64;
+    let plane = d.t_plane_extra.0 as f64;
+    eprintln!("2-page write, die time: {single:?} single-plane, {multi:?} two-plane");
+    assert!(
+        (single.0 as f64 - 2.0 * program).abs() < 0.01 * program,
+        "{single:?}"
+    );
+    let expected = program + plane;
+    assert!(
+        (multi.0 as f64 - expected).abs() < 0.01 * program,
+        "{multi:?}, expected about {expected} ns"
+    );
+}
+
+#[test]
+fn a_128k_write_on_two_planes_programs_pairs_at_one_offset() {
+    let mut c = one_die(true).config.clone();
+    c.multi_plane.same_page_offset = true;
+    let (single, _) = write_on_one_die(one_die(false), 128 << 10);
+    let (multi, _) = write_on_one_die(Device::new(c).unwrap(), 128 << 10);
+    let ratio = multi.0 as f64 / single.0 as f64;
+    // 8 programs against 4 of two pages (the frontier starts at plane 0).
+    assert!((0.49..0.52).contains(&ratio), "{multi:?} / {single:?}");
+}
+
+#[test]
+fn a_sector_mapped_write_programs_its_pages_two_planes_at_a_time() {
+    let mut c = one_die(true).config.clone();
+    c.ftl.mapping_unit = 4096;
+    let mut off = c.clone();
+    off.multi_plane.enabled = false;
+    let (single, _) = write_on_one_die(Device::new(off).unwrap(), 128 << 10);
+    let (multi, _) = write_on_one_die(Device::new(c).unwrap(), 128 << 10);
+    let ratio = multi.0 as f64 / single.0 as f64;
+    assert!((0.49..0.52).contains(&ratio), "{multi:?} / {single:?}");
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! into page programs, waits out its flush timeout or a FLUSH for a partly
 //! filled page, and a read of units in one page costs one page read.
 
-use iosteer_sched::{Nanos, Op};
+use iosteer_sched::{Nanos, Op, RequestId};
 
 use super::tests::{cmd, run_until_idle};
 use super::Device;
@@ -76,4 +76,73 @@ fn units_of_one_page_read_as_one_page() {
     d.submit(cmd(2, Op::Read, 4096, 8192, t), t).unwrap();
     run_until_idle(&mut d);
     assert_eq!(d.stats().host_pages_read, 1);
+}
+
+/// Submits a 4 KiB read of offset 0 at `at`, runs the drive until it is
+/// idle, and returns the read's completion and the NAND page reads it cost.
+fn read_first_unit(d: &mut Device, at: Nanos) -> (Nanos, u64) {
+    d.advance(at, &mut Vec::new());
+    let before = d.stats().host_pages_read;
+    d.submit(cmd(99, Op::Read, 0, 4096, at), at).unwrap();
+    let done = run_until_idle(d);
+    let read = done
+        .iter()
+        .find(|f| f.command.requests[0].id == RequestId(99))
+        .unwrap();
+    (read.at, d.stats().host_pages_read - before)
+}
+
+#[test]
+fn a_read_of_a_unit_still_in_the_write_buffer_costs_no_nand_read() {
+    let mut d = sector_sata();
+    // The unit is on NAND, then written again: the new copy waits in the
+    // buffer for its page to fill (or time out), and the map still points
+    // at the old one.
+    d.submit(cmd(1, Op::Write, 0, 4096, Nanos::ZERO), Nanos::ZERO)
+        .unwrap();
+    let t = run_until_idle(&mut d)[0].at;
+    d.submit(cmd(2, Op::Write, 0, 4096, t), t).unwrap();
+    let at = t + Nanos::from_micros(100);
+    let (done, nand_reads) = read_first_unit(&mut d, at);
+    assert_eq!(nand_reads, 0);
+    // The link only: 4 KiB at 550 MB/s, plus the command overhead.
+    assert!(done < at + Nanos::from_micros(60), "{done:?}");
+    // Once programmed, the unit is read from NAND again.
+    let later = at + Nanos::from_millis(20);
+    let (_, nand_reads) = read_first_unit(&mut d, later);
+    assert_eq!(nand_reads, 1);
+}
+
+#[test]
+fn a_read_of_a_page_waiting_in_the_write_cache_costs_no_nand_read() {
+    let mut c = DeviceConfig::preset("consumer-sata").unwrap();
+    c.geometry.blocks_per_plane = 64;
+    c.gc.high_watermark = 8;
+    c.over_provisioning = 0.2;
+    c.cache.size_mib = 64;
+    c.cache.policy = crate::config::CachePolicy::WriteBack;
+    let mut d = Device::new(c).unwrap();
+    // 2 MiB written, then written again at once (in by 4 ms over the link):
+    // 128 page programs of 650 us queue on the 8 dies, so the last pages
+    // wait in the cache until about 10 ms while the map points at their
+    // old copies.
+    d.submit(cmd(1, Op::Write, 0, 2 << 20, Nanos::ZERO), Nanos::ZERO)
+        .unwrap();
+    // The write completes once cached; its pages are destaged by 30 ms.
+    let t = Nanos::from_millis(30);
+    d.advance(t, &mut Vec::new());
+    assert!(d.ftl().lookup(127).is_some(), "destaged");
+    d.submit(cmd(2, Op::Write, 0, 2 << 20, t), t).unwrap();
+    let at = t + Nanos::from_millis(5);
+    d.advance(at, &mut Vec::new());
+    let before = d.stats().host_pages_read;
+    d.submit(cmd(99, Op::Read, (2 << 20) - 16384, 16384, at), at)
+        .unwrap();
+    let done = run_until_idle(&mut d);
+    let read = done
+        .iter()
+        .find(|f| f.command.requests[0].id == RequestId(99))
+        .unwrap();
+    assert_eq!(d.stats().host_pages_read - before, 0);
+    assert!(read.at < at + Nanos::from_micros(100), "{:?}", read.at);
 }

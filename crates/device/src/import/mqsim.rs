@@ -481,12 +481,26 @@ fn cache_and_mapping(
         .text("Caching_Mechanism")
         .unwrap_or_else(|| "ADVANCED".to_string());
     let capacity = p.number("Data_Cache_Capacity")?.unwrap_or(0.0);
-    c.cache.size_mib = (capacity / f64::from(1u32 << 20)).round() as u64;
+    c.cache.size_mib = destage_buffer_mib(&c.geometry);
     c.cache.policy = CachePolicy::WriteBack;
     c.cache.power_protected = false;
     notes.mapped(
         format!("Caching_Mechanism = {mechanism}, Data_Cache_Capacity = {capacity} B"),
-        format!("cache.size_mib = {}, policy = write_back", c.cache.size_mib),
+        format!(
+            "cache.size_mib = {}, policy = write_back (MQSim writes data not written in the last \
+             second to flash at once and holds writes while one page per plane is in flight: \
+             its cache is, for such data, a destage buffer of that size; rewrites it keeps are not modelled)",
+            c.cache.size_mib
+        ),
     );
     Ok(())
+}
+
+/// MQSim's back-pressure limit on data being written to flash from its
+/// cache (Data_Cache_Manager_Flash_Advanced, built in SSD_Device.cpp): one
+/// page per plane of the drive, in MiB rounded up.
+fn destage_buffer_mib(g: &crate::config::Geometry) -> u64 {
+    let planes =
+        u64::from(g.channels) * u64::from(g.dies_per_channel) * u64::from(g.planes_per_die);
+    (planes * u64::from(g.page_size)).div_ceil(1 << 20)
 }
