@@ -317,3 +317,43 @@ fn prefill_writes_the_target_once_in_run() {
     assert_eq!(all["write"]["ops"], 256, "{all}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Every job file of examples/fio (one per family of fio options) runs
+/// through `iosteer run` on files in a temporary directory, as it runs
+/// through `iosteer sim` (crates/sim's job file tests) and through fio
+/// itself (scripts/fio-check.sh).
+#[test]
+fn every_example_job_file_runs_on_real_files() {
+    let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/fio");
+    let mut files: Vec<_> = std::fs::read_dir(examples)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "fio"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "{files:?}");
+    for job in files {
+        let dir = temp_dir(job.file_stem().unwrap().to_str().unwrap());
+        let out = Command::cargo_bin("iosteer")
+            .unwrap()
+            .env("FIO_SIZE", "32m")
+            .args(["run", "--target"])
+            .arg(&dir)
+            .arg("--job")
+            .arg(&job)
+            .args(["--duration", "2s", "--json"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if stderr.contains("io_uring is not available") {
+            eprintln!("SKIPPED (counted): {stderr}");
+            return;
+        }
+        assert!(out.status.success(), "{}: {stderr}", job.display());
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let all = report["runs"][0]["phases"].as_array().unwrap().last().unwrap();
+        let ops = |class: &str| all[class]["ops"].as_u64().unwrap_or(0);
+        assert!(ops("read") + ops("write") > 0, "{}: {all}", job.display());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
