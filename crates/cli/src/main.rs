@@ -69,6 +69,11 @@ enum DeviceCommand {
         /// Preset name or TOML file.
         device: String,
     },
+    /// Print the family's drive of seed N as TOML (`family:N` names it).
+    Random {
+        #[arg(long)]
+        seed: u64,
+    },
     /// Print another simulator's drive as TOML: `disksim FILE.parv` (the
     /// SSD block of DiskSim 4.0 + SSD extension) or `mqsim FILE.xml`
     /// (ssdconfig.xml); unmodelled parameters are listed as comments.
@@ -255,6 +260,10 @@ fn run_device(command: DeviceCommand) -> Result<()> {
         }
         DeviceCommand::Show { device } => {
             print!("{}", load_device("--device", &device)?.to_toml());
+            Ok(())
+        }
+        DeviceCommand::Random { seed } => {
+            print!("{}", iosteer_device::family::random_drive(seed).to_toml());
             Ok(())
         }
         DeviceCommand::Waf {

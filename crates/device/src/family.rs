@@ -172,7 +172,10 @@ fn page_and_read(rng: &mut SmallRng, cell: &Cell, link: f64) -> (u32, f64) {
     for &page in &PAGE_SIZES[drawn..] {
         let slowest_fitting = f64::from(MAX_DIES) * f64::from(page) / link;
         if slowest_fitting >= low || page == PAGE_SIZES[PAGE_SIZES.len() - 1] {
-            return (page, log_uniform(rng, (low, high.min(slowest_fitting).max(low))));
+            return (
+                page,
+                log_uniform(rng, (low, high.min(slowest_fitting).max(low))),
+            );
         }
     }
     unreachable!("the loop returns at the last page size")
@@ -313,11 +316,18 @@ mod tests {
             d.validate().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
             let g = &d.geometry;
             let t = &d.timing;
-            assert!((2..=64).contains(&g.dies()), "seed {seed}: {} dies", g.dies());
+            assert!(
+                (2..=64).contains(&g.dies()),
+                "seed {seed}: {} dies",
+                g.dies()
+            );
             assert!((1..=16).contains(&g.channels), "seed {seed}");
             assert!((4096..=16384).contains(&g.page_size), "seed {seed}");
             assert!((0.07..=0.28).contains(&d.over_provisioning), "seed {seed}");
-            assert!((300.0..=7000.0).contains(&t.host_link_mb_per_s), "seed {seed}");
+            assert!(
+                (300.0..=7000.0).contains(&t.host_link_mb_per_s),
+                "seed {seed}"
+            );
             let gib = g.physical_bytes() as f64 / f64::from(1 << 30);
             assert!((4.0..=48.0).contains(&gib), "seed {seed}: {gib} GiB");
             let reads = f64::from(g.dies()) * f64::from(g.page_size) / t.page_read_us;
@@ -345,8 +355,12 @@ mod tests {
         for cell in CELLS.iter().map(|c| c.name) {
             assert!(drives.iter().any(|d| d.name.contains(cell)), "{cell}");
         }
-        assert!(drives.iter().any(|d| d.interface.kind == InterfaceKind::Sata));
-        assert!(drives.iter().any(|d| d.interface.kind == InterfaceKind::Nvme));
+        assert!(drives
+            .iter()
+            .any(|d| d.interface.kind == InterfaceKind::Sata));
+        assert!(drives
+            .iter()
+            .any(|d| d.interface.kind == InterfaceKind::Nvme));
         assert!(drives.iter().any(|d| d.gc.mode == GcMode::Blocking));
         assert!(drives.iter().any(|d| d.gc.suspend));
         assert!(drives
