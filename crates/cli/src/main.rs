@@ -170,37 +170,21 @@ fn run(cli: Cli) -> Result<()> {
             requests,
             json,
         }) => {
-            let devices = if devices.is_empty() {
-                iosteer_device::config::preset_names()
+            let devices = match devices.is_empty() {
+                true => iosteer_device::config::preset_names()
                     .iter()
                     .map(|s| s.to_string())
-                    .collect()
-            } else {
-                devices
+                    .collect(),
+                false => devices,
             };
             let mut results = Vec::new();
             for spec in &devices {
                 let config = load_device("--device", spec)?;
                 results.push(device::bench_device(config, requests)?);
             }
-            if json {
-                println!("{}", serde_json::to_string_pretty(&results)?);
-            } else {
-                println!(
-                    "{:<16} {:>8} {:>14} {:>16} {:>14} {:>6}",
-                    "device", "GiB", "aging s", "host req/s", "NAND ops/s", "WAF"
-                );
-                for r in &results {
-                    println!(
-                        "{:<16} {:>8.1} {:>14.2} {:>16.0} {:>14.0} {:>6.2}",
-                        r.device,
-                        r.logical_gib,
-                        r.precondition_s,
-                        r.host_requests_per_s,
-                        r.nand_ops_per_s,
-                        r.write_amplification
-                    );
-                }
+            match json {
+                true => println!("{}", serde_json::to_string_pretty(&results)?),
+                false => print!("{}", device::bench_table(&results)),
             }
             Ok(())
         }
@@ -225,7 +209,7 @@ fn run(cli: Cli) -> Result<()> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&results)?);
             } else {
-                print_bench_table(&results);
+                print!("{}", bench::table(&results));
             }
             Ok(())
         }
@@ -235,23 +219,7 @@ fn run(cli: Cli) -> Result<()> {
 fn run_device(command: DeviceCommand) -> Result<()> {
     match command {
         DeviceCommand::List => {
-            for name in iosteer_device::config::preset_names() {
-                let c = iosteer_device::DeviceConfig::preset(name)?;
-                println!(
-                    "{:<16} {:>5.1} GiB logical, {} dies, {:?} queue depth {}, GC {} ({})",
-                    name,
-                    c.logical_bytes() as f64 / (1u64 << 30) as f64,
-                    c.geometry.dies(),
-                    c.interface.kind,
-                    c.interface.queue_depth,
-                    c.gc.victim,
-                    if c.interface.queued_trim {
-                        "queued TRIM"
-                    } else {
-                        "non-queued TRIM"
-                    },
-                );
-            }
+            print!("{}", device::preset_list()?);
             Ok(())
         }
         DeviceCommand::Import { format, file } => {
@@ -321,20 +289,6 @@ fn print_schedulers() {
         }
         println!();
     }
-}
-
-fn print_bench_table(results: &[bench::BenchResult]) {
-    println!("{:>14}  {:>10}  policy", "ns/request", "requests");
-    for r in results {
-        println!(
-            "{:>14.1}  {:>10}  {}",
-            r.ns_per_request, r.requests, r.policy
-        );
-    }
-    println!(
-        "(median of {} runs each; enqueue + dispatch + complete on one core)",
-        results.first().map_or(0, |r| r.runs.len())
-    );
 }
 
 /// A drive from a preset name or a TOML file; `option` names where the

@@ -141,17 +141,8 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
             ));
         }
         let state = crate::start_state(args.precondition.as_deref())?;
-        let mut drives = family::parse_drives(drives).map_err(|e| anyhow!("--device {e}"))?;
-        for d in drives.iter_mut().filter(|_| state.is_some()) {
-            d.precondition = state.map(|state| iosteer_device::PreconditionTable { state });
-        }
-        let family = family::FamilySweep {
-            sweep,
-            drives,
-            objectives,
-            static_points: args.static_points,
-        };
-        family.check().map_err(|e| anyhow!("--device {e}"))?;
+        let family = family::FamilySweep::new(sweep, drives, objectives, args.static_points, state)
+            .map_err(|e| anyhow!("--device {e}"))?;
         let report = family.run(&mut |r| eprintln!("iosteer: {}", family::drive_line(r)))?;
         if args.chart != "-" {
             family::chart(Path::new(&args.chart), &report)?;

@@ -201,6 +201,21 @@ pub fn bench(
     Ok(results)
 }
 
+/// The table of `iosteer bench sched`.
+pub fn table(results: &[BenchResult]) -> String {
+    let mut out = format!("{:>14}  {:>10}  policy\n", "ns/request", "requests");
+    for r in results {
+        out += &format!(
+            "{:>14.1}  {:>10}  {}\n",
+            r.ns_per_request, r.requests, r.policy
+        );
+    }
+    out + &format!(
+        "(median of {} runs each; enqueue + dispatch + complete on one core)\n",
+        results.first().map_or(0, |r| r.runs.len())
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

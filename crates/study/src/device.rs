@@ -93,6 +93,49 @@ pub fn load_device(spec: &str) -> Result<DeviceConfig, DeviceError> {
     })
 }
 
+/// `iosteer device list`: a line per preset with its size and interface.
+pub fn preset_list() -> Result<String, iosteer_device::ConfigError> {
+    let mut out = String::new();
+    for name in iosteer_device::config::preset_names() {
+        let c = DeviceConfig::preset(name)?;
+        out += &format!(
+            "{:<16} {:>5.1} GiB logical, {} dies, {:?} queue depth {}, GC {} ({})\n",
+            name,
+            c.logical_bytes() as f64 / (1u64 << 30) as f64,
+            c.geometry.dies(),
+            c.interface.kind,
+            c.interface.queue_depth,
+            c.gc.victim,
+            if c.interface.queued_trim {
+                "queued TRIM"
+            } else {
+                "non-queued TRIM"
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// The table of `iosteer bench device`.
+pub fn bench_table(results: &[DeviceBench]) -> String {
+    let mut out = format!(
+        "{:<16} {:>8} {:>14} {:>16} {:>14} {:>6}\n",
+        "device", "GiB", "aging s", "host req/s", "NAND ops/s", "WAF"
+    );
+    for r in results {
+        out += &format!(
+            "{:<16} {:>8.1} {:>14.2} {:>16.0} {:>14.0} {:>6.2}\n",
+            r.device,
+            r.logical_gib,
+            r.precondition_s,
+            r.host_requests_per_s,
+            r.nand_ops_per_s,
+            r.write_amplification
+        );
+    }
+    out
+}
+
 /// The victim policy named `name`.
 pub fn parse_victim(name: &str) -> Result<VictimPolicy, DeviceError> {
     VictimPolicy::ALL

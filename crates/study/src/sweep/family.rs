@@ -222,6 +222,32 @@ pub struct FamilySweep {
 }
 
 impl FamilySweep {
+    /// The sweep of `sweep`'s settings over the drives of the list `drives`
+    /// (see [`parse_drives`]), each starting in `state` when given, checked
+    /// before anything runs.
+    pub fn new(
+        sweep: Sweep,
+        drives: &str,
+        objectives: Vec<Objective>,
+        static_points: usize,
+        state: Option<iosteer_device::StartState>,
+    ) -> Result<FamilySweep, FamilyError> {
+        let mut drives = parse_drives(drives)?;
+        if let Some(state) = state {
+            for drive in &mut drives {
+                drive.precondition = Some(iosteer_device::PreconditionTable { state });
+            }
+        }
+        let family = FamilySweep {
+            sweep,
+            drives,
+            objectives,
+            static_points,
+        };
+        family.check()?;
+        Ok(family)
+    }
+
     /// Checks what can be checked before anything runs: the grid size, the
     /// specs, every drive's simulation.
     pub fn check(&self) -> Result<(), FamilyError> {
