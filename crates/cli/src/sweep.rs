@@ -105,9 +105,7 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     let drives = args.device.as_deref().unwrap_or("consumer-sata");
     let list = family::is_drive_list(drives);
     if objectives.len() > 1 && !list {
-        return Err(anyhow!(
-            "--objective: several need a drive list (--device family:1..50)"
-        ));
+        return Err(anyhow!("--objective: several need a drive list"));
     }
     let device = crate::load_starting_device(
         "--device",
@@ -136,13 +134,14 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     let flag_error = |e| flag_error(e, file_option, &scheds);
     if list {
         if args.out.is_some() {
-            return Err(anyhow!(
-                "--out: a drive list writes its table, --json and --chart only"
-            ));
+            return Err(anyhow!("--out: a drive list writes a table or --json"));
         }
         let state = crate::start_state(args.precondition.as_deref())?;
         let family = family::FamilySweep::new(sweep, drives, objectives, args.static_points, state)
-            .map_err(|e| anyhow!("--device {e}"))?;
+            .map_err(|e| match e {
+                family::FamilyError::StaticPoints { .. } => anyhow!("--static-points {e}"),
+                e => anyhow!("--device {e}"),
+            })?;
         let report = family.run(&mut |r| eprintln!("iosteer: {}", family::drive_line(r)))?;
         if args.chart != "-" {
             family::chart(Path::new(&args.chart), &report)?;

@@ -57,7 +57,10 @@ pub enum FamilyError {
         message: String,
     },
     #[error("{drive}: {source}")]
-    Sweep { drive: String, source: SweepError },
+    Sweep {
+        drive: String,
+        source: Box<SweepError>,
+    },
 }
 
 /// Whether a `--device` text names several drives (a list or a range).
@@ -264,7 +267,7 @@ impl FamilySweep {
                 .simulations()
                 .map_err(|source| FamilyError::Sweep {
                     drive: drive.name.clone(),
-                    source,
+                    source: Box::new(source),
                 })?;
         }
         Ok(())
@@ -295,7 +298,7 @@ impl FamilySweep {
         for drive in &self.drives {
             let results = self.run_drive(drive).map_err(|source| FamilyError::Sweep {
                 drive: drive.name.clone(),
-                source,
+                source: Box::new(source),
             })?;
             progress(&results);
             for (list, result) in per_objective.iter_mut().zip(results) {
