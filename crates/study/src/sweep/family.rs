@@ -401,7 +401,10 @@ fn drive_result(
     objective: &Objective,
 ) -> DriveResult {
     let first = report.points.len() - limits.len();
-    let best_point = best(&report.points[first..]).map(|i| &report.points[first + i]);
+    let best_index = best(&report.points[first..]);
+    let best_point = best_index.map(|i| &report.points[first + i]);
+    // The refined limits follow the grid's, so the top is the largest.
+    let top = limits.iter().copied().max().unwrap_or(0);
     let best_mbps = best_point.map(|p| p.write_mbps);
     let per_seed = report
         .per_seed
@@ -435,8 +438,7 @@ fn drive_result(
         link_mb_per_s: drive.timing.host_link_mb_per_s,
         best_static: best_point.map(|p| p.spec.clone()),
         best_static_mbps: best_mbps,
-        best_static_at_top: best_point
-            .is_some_and(|p| p.spec == report.points.last().expect("points").spec),
+        best_static_at_top: best_index.is_some_and(|i| limits[i] == top),
         settings,
     }
 }
@@ -590,18 +592,26 @@ pub fn table(report: &FamilyReport) -> String {
     out
 }
 
-/// A chart of each setting's ratio to the best static limit, per drive
-/// (drives without a best static limit sit at the bottom).
+/// A chart of each setting's ratio to the best static limit, per drive.
+/// Drives on which no static limit of the grid meets some objective have
+/// no ratio there and are left out (the table lists them).
 pub fn chart(path: &Path, report: &FamilyReport) -> Result<(), OutputError> {
     let Some(first) = report.objectives.first() else {
         return Ok(());
     };
-    let categories: Vec<String> = first
-        .drives
+    let charted: Vec<usize> = (0..first.drives.len())
+        .filter(|&d| {
+            report
+                .objectives
+                .iter()
+                .all(|o| o.drives[d].settings.iter().all(|s| s.ratio.is_some()))
+        })
+        .collect();
+    let categories: Vec<String> = charted
         .iter()
-        .map(|d| {
-            d.drive
-                .split(' ')
+        .map(|&d| {
+            let name = &first.drives[d].drive;
+            name.split(' ')
                 .next()
                 .unwrap_or_default()
                 .replace("family:", "")
@@ -611,11 +621,11 @@ pub fn chart(path: &Path, report: &FamilyReport) -> Result<(), OutputError> {
         .objectives
         .iter()
         .flat_map(|o| {
+            let charted = &charted;
             o.settings.iter().enumerate().map(move |(i, a)| {
-                let ratios = o
-                    .drives
+                let ratios = charted
                     .iter()
-                    .map(|d| d.settings[i].ratio.unwrap_or(f64::MIN_POSITIVE))
+                    .filter_map(|&d| o.drives[d].settings[i].ratio)
                     .collect();
                 (format!("{} ({})", a.spec, o.objective), ratios)
             })
