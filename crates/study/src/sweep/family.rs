@@ -690,6 +690,43 @@ mod tests {
         assert!(stated_objective("steer:objective=p42<=2x").is_err());
     }
 
+    fn on_drive(drive: &str, ratio: Option<f64>, over_bound: &[f64]) -> DriveResult {
+        DriveResult {
+            drive: drive.into(),
+            link_mb_per_s: 550.0,
+            best_static: None,
+            best_static_mbps: None,
+            best_static_at_top: false,
+            settings: vec![SettingOnDrive {
+                spec: "steer".into(),
+                write_mbps: 1.0,
+                write_min_mbps: 1.0,
+                ratio,
+                seeds: over_bound.len(),
+                seeds_met: over_bound.iter().filter(|o| **o <= 1.0).count(),
+                worst_over_bound: over_bound.iter().copied().fold(0.0, f64::max),
+                over_bound: over_bound.to_vec(),
+            }],
+        }
+    }
+
+    #[test]
+    fn the_aggregate_counts_pairs_and_takes_the_median_of_drives_with_a_ratio() {
+        let drives = [
+            on_drive("a", Some(1.5), &[0.9, 1.2]),
+            on_drive("b", None, &[0.5, 0.6]),
+            on_drive("c", Some(0.8), &[3.0, 0.9]),
+            on_drive("d", Some(1.1), &[1.0, 0.99]),
+        ];
+        let a = &aggregate(&drives, &[1, 2])[0];
+        assert_eq!((a.pairs, a.pairs_met), (8, 6));
+        assert_eq!(a.median_ratio, Some(1.1));
+        assert_eq!(a.drives_with_ratio, 3);
+        assert_eq!(a.worst_pairs[0], ("c".to_string(), 1, 3.0));
+        assert_eq!(a.worst_pairs[1], ("a".to_string(), 2, 1.2));
+        assert_eq!(a.lowest_ratios[0], ("c".to_string(), 0.8));
+    }
+
     #[test]
     fn medians_of_odd_and_even_counts() {
         assert_eq!(median(&[]), None);
