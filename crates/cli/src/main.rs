@@ -69,6 +69,11 @@ enum DeviceCommand {
         /// Preset name or TOML file.
         device: String,
     },
+    /// Print the family's drive of seed N as TOML (`family:N` names it).
+    Random {
+        #[arg(long)]
+        seed: u64,
+    },
     /// Print another simulator's drive as TOML: `disksim FILE.parv` (the
     /// SSD block of DiskSim 4.0 + SSD extension) or `mqsim FILE.xml`
     /// (ssdconfig.xml); unmodelled parameters are listed as comments.
@@ -165,13 +170,12 @@ fn run(cli: Cli) -> Result<()> {
             requests,
             json,
         }) => {
-            let devices = if devices.is_empty() {
-                iosteer_device::config::preset_names()
+            let devices = match devices.is_empty() {
+                true => iosteer_device::config::preset_names()
                     .iter()
                     .map(|s| s.to_string())
-                    .collect()
-            } else {
-                devices
+                    .collect(),
+                false => devices,
             };
             let mut results = Vec::new();
             for spec in &devices {
@@ -215,6 +219,10 @@ fn run_device(command: DeviceCommand) -> Result<()> {
         }
         DeviceCommand::Show { device } => {
             print!("{}", load_device("--device", &device)?.to_toml());
+            Ok(())
+        }
+        DeviceCommand::Random { seed } => {
+            print!("{}", iosteer_device::family::random_drive(seed).to_toml());
             Ok(())
         }
         DeviceCommand::Waf {

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use anyhow::{anyhow, Result};
-use iosteer_study::sweep::{self, PhaseRole, Sweep, SweepError, SweepWorkload};
+use iosteer_study::sweep::{self, family, PhaseRole, Sweep, SweepError, SweepWorkload};
 use iosteer_study::{objective, page};
 use iosteer_workload::html;
 
@@ -30,8 +30,13 @@ pub struct SweepArgs {
     pub scheds: Vec<String>,
     /// Read objective: `METRIC<=Nx` (times the baseline phase's) or
     /// `METRIC<=DURATION`; METRIC is mean, p50, p99, p99.9 or max.
+    /// Repeat with a drive list to judge by several.
     #[arg(long, default_value = "p99<=2x")]
-    pub objective: String,
+    pub objective: Vec<String>,
+    /// With a drive list: static write limits per drive, halvings down from
+    /// the scenario's fill rate (refined around the best).
+    #[arg(long, default_value_t = 7)]
+    pub static_points: usize,
     /// Phase whose figures are compared [default for scenarios: fill]; for
     /// a trace, a time window START..END is one.
     #[arg(long, value_name = "NAME|START..END")]
@@ -40,8 +45,9 @@ pub struct SweepArgs {
     /// scenarios: before]; for a trace, a time window START..END is one.
     #[arg(long, value_name = "NAME|START..END")]
     pub baseline: Option<String>,
-    /// Drive: a preset or a TOML file.
-    #[arg(long, value_name = "PRESET|FILE")]
+    /// Drive: a preset, family:N or a TOML file; or a comma list of them
+    /// and family:A..B ranges, each setting judged on every drive.
+    #[arg(long, value_name = "PRESET|FILE|LIST")]
     pub device: Option<String>,
     /// The drive's starting state: empty, fill[=PCT] (in order, default 100),
     /// aged[=N] (full, then N capacities of random overwrites, default 2) or
@@ -83,7 +89,12 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     if let Some(dir) = &args.out {
         crate::check_out_dir("--out", dir)?;
     }
-    let objective = objective::parse(&args.objective).map_err(|e| anyhow!("--objective {e}"))?;
+    let objectives = args
+        .objective
+        .iter()
+        .map(|o| objective::parse(o).map_err(|e| anyhow!("--objective {e}")));
+    let objectives: Vec<_> = objectives.collect::<Result<_>>()?;
+    let objective = objectives[0];
     let mut specs = Vec::new();
     for grid in &args.vary {
         specs.extend(sweep::expand_grid(grid).map_err(|e| anyhow!("--vary {e}"))?);
@@ -91,9 +102,14 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     specs.extend(args.scheds.iter().cloned());
     let slo = crate::slo(args.slo_ms)?;
     let seeds = sweep::parse_seeds(&args.seed).map_err(|e| anyhow!("--seed {e}"))?;
+    let drives = args.device.as_deref().unwrap_or("consumer-sata");
+    let list = family::is_drive_list(drives);
+    if objectives.len() > 1 && !list {
+        return Err(anyhow!("--objective: several need a drive list"));
+    }
     let device = crate::load_starting_device(
         "--device",
-        args.device.as_deref().unwrap_or("consumer-sata"),
+        if list { "consumer-sata" } else { drives },
         args.precondition.as_deref(),
     )?;
     let workload = workload(&args)?;
@@ -116,6 +132,26 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     };
     let scheds = args.scheds;
     let flag_error = |e| flag_error(e, file_option, &scheds);
+    if list {
+        if args.out.is_some() {
+            return Err(anyhow!("--out: a drive list writes a table or --json"));
+        }
+        let state = crate::start_state(args.precondition.as_deref())?;
+        let family = family::FamilySweep::new(sweep, drives, objectives, args.static_points, state)
+            .map_err(|e| match e {
+                family::FamilyError::StaticPoints { .. } => anyhow!("--static-points {e}"),
+                e => anyhow!("--device {e}"),
+            })?;
+        let report = family.run(&mut |r| eprintln!("iosteer: {}", family::drive_line(r)))?;
+        if args.chart != "-" {
+            family::chart(Path::new(&args.chart), &report)?;
+        }
+        match args.json {
+            true => println!("{}", serde_json::to_string_pretty(&report)?),
+            false => print!("{}", family::table(&report)),
+        }
+        return Ok(());
+    }
     let sims = sweep.simulations().map_err(flag_error)?;
     if !args.json {
         eprintln!(

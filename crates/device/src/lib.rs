@@ -31,6 +31,8 @@
 //! - [`Ftl`] ([`ftl`]): mapping, block pool, victims, GC; untimed.
 //! - [`waf`]: the analytical write-amplification check.
 //! - [`import`]: drives from DiskSim `.parv` and MQSim `ssdconfig.xml` files.
+//! - [`family`]: a plausible drive per seed (`family:N`), for judging policies
+//!   on drives they were not developed on.
 //! - [`burst`]: write-burst rates (the write cache's table).
 //! - [`DeviceError`] ([`error`]): every error of the crate in one type, for
 //!   callers that wrap the device's errors in their own.
@@ -64,6 +66,7 @@ pub mod burst;
 pub mod config;
 pub mod device;
 pub mod error;
+pub mod family;
 pub mod ftl;
 pub mod import;
 pub mod waf;

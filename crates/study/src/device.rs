@@ -37,6 +37,9 @@ pub enum DeviceError {
     },
     #[error(transparent)]
     Config(#[from] iosteer_device::ConfigError),
+    /// A `family:` name without a seed.
+    #[error("{message}")]
+    Family { message: String },
     #[error("{name}: expected one of {}", victim_names())]
     UnknownVictim { name: String },
     #[error("{blocks} blocks of {pages_per_block} pages: need at least 16 blocks of 2 pages")]
@@ -54,8 +57,14 @@ fn victim_names() -> String {
     names.join(", ")
 }
 
-/// Loads a drive from a preset name or a TOML file.
+/// Loads a drive from a preset name, a family drive (`family:N`) or a
+/// TOML file.
 pub fn load_device(spec: &str) -> Result<DeviceConfig, DeviceError> {
+    if let Some(seed) = iosteer_device::family::family_seed(spec) {
+        return seed
+            .map(iosteer_device::family::random_drive)
+            .map_err(|message| DeviceError::Family { message });
+    }
     let path = std::path::Path::new(spec);
     let preset = iosteer_device::config::preset_names().contains(&spec);
     if let (false, Ok(meta)) = (preset, std::fs::metadata(path)) {

@@ -578,6 +578,15 @@ impl Sweep {
     /// in parallel, and judges the points.
     pub fn run(&self, sims: &[Simulation]) -> Result<SweepReport, SweepError> {
         let started = std::time::Instant::now();
+        let runs = self.run_reports(sims)?;
+        let mut report = self.judge(&runs, &self.objective)?;
+        report.wall_s = round(started.elapsed().as_secs_f64(), 3);
+        Ok(report)
+    }
+
+    /// Every spec's run on every seed's simulation, seed by seed, each
+    /// seed's runs in spec order.
+    pub fn run_reports(&self, sims: &[Simulation]) -> Result<Vec<RunReport>, SweepError> {
         let pool = rayon::ThreadPoolBuilder::new()
             // No more threads than runs: the rest would only idle.
             .num_threads(
@@ -598,13 +607,23 @@ impl Sweep {
                 .map(|&(i, spec)| sims[i].run(spec, &aged[i], &mut |_, _| true))
                 .collect()
         })?;
+        Ok(runs)
+    }
+
+    /// The report of `runs` (from [`Sweep::run_reports`]) judged by
+    /// `objective`; `wall_s` is left at zero.
+    pub fn judge(
+        &self,
+        runs: &[RunReport],
+        objective: &Objective,
+    ) -> Result<SweepReport, SweepError> {
         let mut per_seed = Vec::new();
-        for seed_runs in runs.chunks(specs.len()) {
+        for seed_runs in runs.chunks(self.specs.len()) {
             let mut points = Vec::new();
             for run in seed_runs {
-                points.push(point(run, &self.objective, &self.phase, &self.baseline)?);
+                points.push(point(run, objective, &self.phase, &self.baseline)?);
             }
-            share_baseline(&mut points, &self.objective);
+            share_baseline(&mut points, objective);
             per_seed.push(points);
         }
         let points = across_seeds(&per_seed);
@@ -613,13 +632,13 @@ impl Sweep {
             scenario: self.workload.name().to_string(),
             drive: self.device.name.clone(),
             seeds: self.seeds.clone(),
-            objective: self.objective.to_string(),
+            objective: objective.to_string(),
             phase: self.phase.clone(),
             best: best_index.map(|i| points[i].spec.clone()),
             best_index,
             points,
             per_seed: (self.seeds.len() > 1).then_some(per_seed),
-            wall_s: round(started.elapsed().as_secs_f64(), 3),
+            wall_s: 0.0,
         })
     }
 }
@@ -693,6 +712,7 @@ pub fn table(report: &SweepReport) -> String {
 
 mod chart;
 pub use chart::{chart, draw_chart, CHART_SIZE};
+pub mod family;
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,736 @@
+//! A sweep over many drives: `iosteer sweep --device family:1..50` (or a
+//! comma list of presets, family drives and files). Every setting runs on
+//! every drive and seed, beside a grid of static write limits chosen per
+//! drive, and is judged by each objective:
+//!
+//! - the share of (drive, seed) pairs on which it meets the objective;
+//! - its write rate (mean over the seeds) as a ratio to the best static
+//!   limit meeting the objective on that drive (on every seed, as a
+//!   one-drive sweep judges: one number an operator could have set);
+//! - the worst cases: the pairs furthest over the bound, the drives with
+//!   the lowest ratio.
+//!
+//! The static grid is the sweep's own, per drive, in two stages: limits
+//! `STATIC_TOP` of the host link and halvings below it (`static_points` in
+//! all), then, for each objective, `REFINE` limits between the best one
+//! meeting it and the next above (a quarter-doubling apart, 2^(1/4) = 1.19):
+//! the best static limit is known within 19% without running a fine grid
+//! over a range as wide as the family's. A drive on which no limit of the
+//! grid meets the objective has no ratio (the report says so).
+//!
+//! A setting that states its own objective (`steer:objective=p99<=1.5x`) is
+//! judged only by that objective: judged by another it answers a question
+//! nobody asked.
+
+use iosteer_device::{family, DeviceConfig};
+use iosteer_workload::chart::{category_chart, OutputError};
+
+use super::*;
+use crate::device::{load_device, DeviceError};
+
+/// Most drives one family sweep may run.
+pub const MAX_DRIVES: usize = 1000;
+/// The highest static limit, as a share of the host link: the fill of the
+/// built-in scenarios offers 6% of the link (reads at 40%, writes at 15% of
+/// them), so the top of the grid does not hold the fill back at all.
+pub const STATIC_TOP: f64 = 0.06;
+/// Limits added between the best static limit and the next above it, per
+/// objective: three quarter-doublings.
+pub const REFINE: u32 = 3;
+
+/// What is wrong with a family sweep's drives.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum FamilyError {
+    #[error("{text}: {message}")]
+    Drives { text: String, message: String },
+    #[error("{item}: {source}")]
+    Drive { item: String, source: DeviceError },
+    #[error("{text}: more than {} drives", MAX_DRIVES)]
+    TooManyDrives { text: String },
+    #[error("{points}: expected 1 to 20 static limits per drive")]
+    StaticPoints { points: usize },
+    #[error("`{spec}` states the objective `{text}`, which does not parse: {message}")]
+    SpecObjective {
+        spec: String,
+        text: String,
+        message: String,
+    },
+    #[error("{drive}: {source}")]
+    Sweep {
+        drive: String,
+        source: Box<SweepError>,
+    },
+}
+
+/// Whether a `--device` text names several drives (a list or a range).
+pub fn is_drive_list(text: &str) -> bool {
+    text.contains(',') || (text.starts_with(family::FAMILY_PREFIX) && text.contains(".."))
+}
+
+/// The drives of a list: items separated by commas, each a preset, a TOML
+/// file, `family:N` or a range of family drives `family:A..B` (inclusive).
+pub fn parse_drives(text: &str) -> Result<Vec<DeviceConfig>, FamilyError> {
+    let mut drives = Vec::new();
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let range = item
+            .strip_prefix(family::FAMILY_PREFIX)
+            .and_then(|r| r.split_once(".."));
+        match range {
+            Some((a, b)) => {
+                let bad = |message: String| FamilyError::Drives {
+                    text: item.to_string(),
+                    message,
+                };
+                let parse = |s: &str| {
+                    s.trim().parse::<u64>().map_err(|_| {
+                        bad("expected family:A..B with whole numbers, such as family:1..50".into())
+                    })
+                };
+                let (a, b) = (parse(a)?, parse(b)?);
+                if b < a {
+                    return Err(bad(format!("the range is reversed ({b} is below {a})")));
+                }
+                if b - a >= MAX_DRIVES as u64 {
+                    return Err(FamilyError::TooManyDrives { text: text.into() });
+                }
+                drives.extend((a..=b).map(family::random_drive));
+            }
+            None => drives.push(load_device(item).map_err(|source| FamilyError::Drive {
+                item: item.to_string(),
+                source,
+            })?),
+        }
+        if drives.len() > MAX_DRIVES {
+            return Err(FamilyError::TooManyDrives { text: text.into() });
+        }
+    }
+    if drives.is_empty() {
+        return Err(FamilyError::Drives {
+            text: text.into(),
+            message: "no drive; give presets, files or family:A..B separated by commas".into(),
+        });
+    }
+    Ok(drives)
+}
+
+/// The static limit of `kb_per_s` (1 kB = 1000 bytes), as a spec.
+fn static_spec(kb_per_s: u64) -> String {
+    format!("netflix:write.limiter=bandwidth,write.current={kb_per_s}")
+}
+
+/// The coarse static grid of a drive: `points` limits from `STATIC_TOP`
+/// of its link down by halvings, in kB/s, lowest first.
+pub fn static_grid(drive: &DeviceConfig, points: usize) -> Vec<u64> {
+    let top = drive.timing.host_link_mb_per_s * 1e3 * STATIC_TOP;
+    (0..points)
+        .rev()
+        .map(|i| (top / f64::from(1u32 << i.min(30))).round().max(1.0) as u64)
+        .collect()
+}
+
+/// The limits between `best` and twice it, a quarter-doubling apart.
+fn refinement(best: u64) -> impl Iterator<Item = u64> {
+    (1..=REFINE).map(move |i| (best as f64 * 2f64.powf(f64::from(i) / 4.0)).round() as u64)
+}
+
+/// The objective a spec states (`objective=...`), if any.
+fn stated_objective(spec: &str) -> Result<Option<Objective>, FamilyError> {
+    let Some((_, rest)) = spec.split_once("objective=") else {
+        return Ok(None);
+    };
+    let text = rest.split(',').next().unwrap_or_default();
+    crate::objective::parse(text)
+        .map(Some)
+        .map_err(|e| FamilyError::SpecObjective {
+            spec: spec.into(),
+            text: text.into(),
+            message: e.to_string(),
+        })
+}
+
+/// One setting on one drive, under one objective.
+#[derive(Clone, Debug, Serialize)]
+pub struct SettingOnDrive {
+    pub spec: String,
+    /// Mean over the seeds, and the lowest seed's.
+    pub write_mbps: f64,
+    pub write_min_mbps: f64,
+    /// `write_mbps` over the best static limit's (none: no static limit of
+    /// the grid meets the objective on this drive).
+    pub ratio: Option<f64>,
+    pub seeds: usize,
+    pub seeds_met: usize,
+    /// The worst seed's value over its bound (above 1: missed).
+    pub worst_over_bound: f64,
+    /// Each seed's value over its bound, in seed order.
+    pub over_bound: Vec<f64>,
+}
+
+/// One drive under one objective.
+#[derive(Clone, Debug, Serialize)]
+pub struct DriveResult {
+    pub drive: String,
+    pub link_mb_per_s: f64,
+    /// The best static limit meeting the objective on every seed, and its
+    /// mean write rate; none when no limit of the grid does.
+    pub best_static: Option<String>,
+    pub best_static_mbps: Option<f64>,
+    /// The best static limit is the grid's highest: the fill was never held
+    /// back, and a ratio is against the whole offered rate.
+    pub best_static_at_top: bool,
+    pub settings: Vec<SettingOnDrive>,
+}
+
+/// One setting over every drive, under one objective.
+#[derive(Clone, Debug, Serialize)]
+pub struct Aggregate {
+    pub spec: String,
+    pub pairs: usize,
+    pub pairs_met: usize,
+    pub share_met: f64,
+    /// The median of the per-drive ratios (drives with a best static limit).
+    pub median_ratio: Option<f64>,
+    pub drives_with_ratio: usize,
+    /// (drive, seed, value over bound), the five furthest over the bound.
+    pub worst_pairs: Vec<(String, u64, f64)>,
+    /// (drive, ratio), the five lowest ratios.
+    pub lowest_ratios: Vec<(String, f64)>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ObjectiveResult {
+    pub objective: String,
+    pub drives: Vec<DriveResult>,
+    pub settings: Vec<Aggregate>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FamilyReport {
+    pub scenario: String,
+    pub seeds: Vec<u64>,
+    pub phase: String,
+    pub static_points: usize,
+    pub objectives: Vec<ObjectiveResult>,
+    pub wall_s: f64,
+}
+
+/// A sweep of `sweep`'s settings over `drives` (the sweep's own drive and
+/// objective are replaced by each of `drives` and `objectives`).
+pub struct FamilySweep {
+    pub sweep: Sweep,
+    pub drives: Vec<DeviceConfig>,
+    pub objectives: Vec<Objective>,
+    pub static_points: usize,
+}
+
+impl FamilySweep {
+    /// The sweep of `sweep`'s settings over the drives of the list `drives`
+    /// (see [`parse_drives`]), each starting in `state` when given, checked
+    /// before anything runs.
+    pub fn new(
+        sweep: Sweep,
+        drives: &str,
+        objectives: Vec<Objective>,
+        static_points: usize,
+        state: Option<iosteer_device::StartState>,
+    ) -> Result<FamilySweep, FamilyError> {
+        let mut drives = parse_drives(drives)?;
+        if let Some(state) = state {
+            for drive in &mut drives {
+                drive.precondition = Some(iosteer_device::PreconditionTable { state });
+            }
+        }
+        let family = FamilySweep {
+            sweep,
+            drives,
+            objectives,
+            static_points,
+        };
+        family.check()?;
+        Ok(family)
+    }
+
+    /// Checks what can be checked before anything runs: the grid size, the
+    /// specs, every drive's simulation.
+    pub fn check(&self) -> Result<(), FamilyError> {
+        if !(1..=20).contains(&self.static_points) {
+            return Err(FamilyError::StaticPoints {
+                points: self.static_points,
+            });
+        }
+        for spec in &self.sweep.specs {
+            stated_objective(spec)?;
+        }
+        for drive in &self.drives {
+            self.on(drive, self.sweep.specs.clone())
+                .simulations()
+                .map_err(|source| FamilyError::Sweep {
+                    drive: drive.name.clone(),
+                    source: Box::new(source),
+                })?;
+        }
+        Ok(())
+    }
+
+    fn on(&self, drive: &DeviceConfig, specs: Vec<String>) -> Sweep {
+        Sweep {
+            workload: self.sweep.workload.clone(),
+            device: drive.clone(),
+            specs,
+            seeds: self.sweep.seeds.clone(),
+            objective: self.sweep.objective,
+            phase: self.sweep.phase.clone(),
+            baseline: self.sweep.baseline.clone(),
+            slo: self.sweep.slo,
+            threads: self.sweep.threads,
+        }
+    }
+
+    /// Runs every drive in turn (each drive's runs in parallel); `progress`
+    /// hears each drive's results (one per objective) as it finishes.
+    pub fn run(
+        &self,
+        progress: &mut dyn FnMut(&[DriveResult]),
+    ) -> Result<FamilyReport, FamilyError> {
+        let started = std::time::Instant::now();
+        let mut per_objective: Vec<Vec<DriveResult>> = vec![Vec::new(); self.objectives.len()];
+        for drive in &self.drives {
+            let results = self.run_drive(drive).map_err(|source| FamilyError::Sweep {
+                drive: drive.name.clone(),
+                source: Box::new(source),
+            })?;
+            progress(&results);
+            for (list, result) in per_objective.iter_mut().zip(results) {
+                list.push(result);
+            }
+        }
+        let objectives = self
+            .objectives
+            .iter()
+            .zip(per_objective)
+            .map(|(objective, drives)| ObjectiveResult {
+                objective: objective.to_string(),
+                settings: aggregate(&drives, &self.sweep.seeds),
+                drives,
+            })
+            .collect();
+        Ok(FamilyReport {
+            scenario: self.sweep.workload.name().to_string(),
+            seeds: self.sweep.seeds.clone(),
+            phase: self.sweep.phase.clone(),
+            static_points: self.static_points,
+            objectives,
+            wall_s: round(started.elapsed().as_secs_f64(), 1),
+        })
+    }
+
+    /// One drive: the settings and the coarse grid, then the refinement
+    /// around each objective's best (only the new limits run), judged by
+    /// every objective.
+    fn run_drive(&self, drive: &DeviceConfig) -> Result<Vec<DriveResult>, SweepError> {
+        let mut limits = static_grid(drive, self.static_points);
+        limits.dedup();
+        let top = *limits.last().expect("one limit at least");
+        let coarse = self.with_limits(drive, &limits);
+        let mut runs = coarse.run_reports(&coarse.simulations()?)?;
+        let mut extra: Vec<u64> = Vec::new();
+        for objective in &self.objectives {
+            let report = coarse.judge(&runs, objective)?;
+            if let Some(best) = best_static(&report, &limits).filter(|b| *b < top) {
+                let new: Vec<u64> = refinement(best)
+                    .filter(|l| !limits.contains(l) && !extra.contains(l))
+                    .collect();
+                extra.extend(new);
+            }
+        }
+        if !extra.is_empty() {
+            let finer = self.on(drive, extra.iter().map(|&l| static_spec(l)).collect());
+            let more = finer.run_reports(&finer.simulations()?)?;
+            runs = merge_seeds(runs, coarse.specs.len(), more, extra.len());
+            limits.extend(extra);
+        }
+        let whole = self.with_limits(drive, &limits);
+        self.objectives
+            .iter()
+            .map(|o| Ok(drive_result(drive, &whole.judge(&runs, o)?, &limits, o)))
+            .collect()
+    }
+
+    /// The sweep of the settings and the static `limits` on `drive`.
+    fn with_limits(&self, drive: &DeviceConfig, limits: &[u64]) -> Sweep {
+        let specs = self.sweep.specs.iter().cloned();
+        self.on(
+            drive,
+            specs
+                .chain(limits.iter().map(|&l| static_spec(l)))
+                .collect(),
+        )
+    }
+}
+
+/// Two sweeps' runs (each seed by seed, `a` and `b` specs a seed) as one,
+/// each seed's runs of the first then of the second.
+fn merge_seeds(
+    first: Vec<RunReport>,
+    a: usize,
+    second: Vec<RunReport>,
+    b: usize,
+) -> Vec<RunReport> {
+    let mut first = first.into_iter();
+    let mut second = second.into_iter();
+    let mut merged = Vec::new();
+    while first.len() > 0 {
+        merged.extend(first.by_ref().take(a));
+        merged.extend(second.by_ref().take(b));
+    }
+    merged
+}
+
+/// The best static limit of `report` (its points after the settings are
+/// the limits, in order) meeting the objective.
+fn best_static(report: &SweepReport, limits: &[u64]) -> Option<u64> {
+    let first = report.points.len() - limits.len();
+    best(&report.points[first..]).map(|i| limits[i])
+}
+
+fn drive_result(
+    drive: &DeviceConfig,
+    report: &SweepReport,
+    limits: &[u64],
+    objective: &Objective,
+) -> DriveResult {
+    let first = report.points.len() - limits.len();
+    let best_index = best(&report.points[first..]);
+    let best_point = best_index.map(|i| &report.points[first + i]);
+    // The refined limits follow the grid's, so the top is the largest.
+    let top = limits.iter().copied().max().unwrap_or(0);
+    let best_mbps = best_point.map(|p| p.write_mbps);
+    let per_seed = report
+        .per_seed
+        .clone()
+        .unwrap_or_else(|| vec![report.points.clone()]);
+    let settings = report.points[..first]
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| {
+            stated_objective(&p.spec)
+                .ok()
+                .flatten()
+                .is_none_or(|stated| stated == *objective)
+        })
+        .map(|(i, p)| SettingOnDrive {
+            spec: p.spec.clone(),
+            write_mbps: p.write_mbps,
+            write_min_mbps: p.write_min_mbps,
+            ratio: best_mbps.filter(|b| *b > 0.0).map(|b| p.write_mbps / b),
+            seeds: p.seeds,
+            seeds_met: p.seeds_met,
+            worst_over_bound: p.value_ms / p.bound_ms,
+            over_bound: per_seed
+                .iter()
+                .map(|s| s[i].value_ms / s[i].bound_ms)
+                .collect(),
+        })
+        .collect();
+    DriveResult {
+        drive: drive.name.clone(),
+        link_mb_per_s: drive.timing.host_link_mb_per_s,
+        best_static: best_point.map(|p| p.spec.clone()),
+        best_static_mbps: best_mbps,
+        best_static_at_top: best_index.is_some_and(|i| limits[i] == top),
+        settings,
+    }
+}
+
+/// Each setting's figures over every drive.
+fn aggregate(drives: &[DriveResult], seeds: &[u64]) -> Vec<Aggregate> {
+    let Some(first) = drives.first() else {
+        return Vec::new();
+    };
+    first
+        .settings
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let on_drives: Vec<(&str, &SettingOnDrive)> = drives
+                .iter()
+                .map(|d| (d.drive.as_str(), &d.settings[i]))
+                .collect();
+            let pairs = on_drives.iter().map(|(_, s)| s.seeds).sum();
+            let pairs_met = on_drives.iter().map(|(_, s)| s.seeds_met).sum();
+            let mut worst_pairs: Vec<(String, u64, f64)> = on_drives
+                .iter()
+                .flat_map(|(d, s)| {
+                    s.over_bound
+                        .iter()
+                        .zip(seeds)
+                        .map(move |(o, seed)| (d.to_string(), *seed, *o))
+                })
+                .collect();
+            worst_pairs.sort_by(|a, b| b.2.total_cmp(&a.2));
+            worst_pairs.truncate(5);
+            let mut ratios: Vec<(String, f64)> = on_drives
+                .iter()
+                .filter_map(|(d, s)| s.ratio.map(|r| (d.to_string(), r)))
+                .collect();
+            ratios.sort_by(|a, b| a.1.total_cmp(&b.1));
+            let median_ratio = median(&ratios.iter().map(|r| r.1).collect::<Vec<_>>());
+            let drives_with_ratio = ratios.len();
+            ratios.truncate(5);
+            Aggregate {
+                spec: s.spec.clone(),
+                pairs,
+                pairs_met,
+                share_met: pairs_met as f64 / pairs.max(1) as f64,
+                median_ratio,
+                drives_with_ratio,
+                worst_pairs,
+                lowest_ratios: ratios,
+            }
+        })
+        .collect()
+}
+
+/// The median of sorted `values` (the mean of the middle two when even).
+fn median(values: &[f64]) -> Option<f64> {
+    let n = values.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(values[n / 2]),
+        _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
+    }
+}
+
+/// One line of a drive's results (as [`FamilySweep::run`] reports them):
+/// per objective, the best static rate and each setting's rate, ratio and
+/// seeds met.
+pub fn drive_line(results: &[DriveResult]) -> String {
+    let Some(first) = results.first() else {
+        return String::new();
+    };
+    let parts: Vec<String> = results
+        .iter()
+        .flat_map(|d| {
+            let best = d
+                .best_static_mbps
+                .map_or("none".into(), |b| format!("{b:.1}"));
+            d.settings.iter().map(move |s| {
+                let ratio = s.ratio.map_or("-".into(), |r| format!("{r:.2}x"));
+                format!(
+                    "{} {:.1} MB/s (static {best}) {ratio} met {}/{} worst {:.2}",
+                    s.spec, s.write_mbps, s.seeds_met, s.seeds, s.worst_over_bound
+                )
+            })
+        })
+        .collect();
+    format!("{}: {}", first.drive, parts.join(" | "))
+}
+
+/// The terminal table: per objective, a row per drive, then the aggregate.
+pub fn table(report: &FamilyReport) -> String {
+    let seeds: Vec<String> = report.seeds.iter().map(u64::to_string).collect();
+    let mut out = format!(
+        "family sweep of {} on {} drive(s), seeds {}, phase {}; static grid: {} limits per drive \
+         (halvings from {:.0}% of the link), refined by {} quarter-doublings above the best\n",
+        report.scenario,
+        report.objectives.first().map_or(0, |o| o.drives.len()),
+        seeds.join(","),
+        report.phase,
+        report.static_points,
+        STATIC_TOP * 100.0,
+        REFINE,
+    );
+    for o in &report.objectives {
+        out += &format!("\nobjective: {}\n", o.objective);
+        out += &format!(
+            "  {:<18} {:>6} {:>11}  {:<34} {:>10} {:>6} {:>5}  {}\n",
+            "drive", "link", "static MB/s", "setting", "write MB/s", "ratio", "met", "worst/bound"
+        );
+        for d in &o.drives {
+            let best = d.best_static_mbps.map_or("none".to_string(), |b| {
+                format!("{b:.1}{}", if d.best_static_at_top { "^" } else { "" })
+            });
+            for s in &d.settings {
+                let ratio = s.ratio.map_or("-".to_string(), |r| format!("{r:.2}"));
+                out += &format!(
+                    "  {:<18} {:>6.0} {:>11}  {:<34} {:>10.1} {:>6} {:>2}/{:<2}  {:.2}\n",
+                    d.drive,
+                    d.link_mb_per_s,
+                    best,
+                    s.spec,
+                    s.write_mbps,
+                    ratio,
+                    s.seeds_met,
+                    s.seeds,
+                    s.worst_over_bound
+                );
+            }
+        }
+        for a in &o.settings {
+            let median = a.median_ratio.map_or("-".into(), |m| format!("{m:.2}"));
+            out += &format!(
+                "  {}: met on {}/{} (drive, seed) pairs ({:.1}%); median write ratio to the best static limit {} over {} drive(s)\n",
+                a.spec, a.pairs_met, a.pairs, a.share_met * 100.0, median, a.drives_with_ratio
+            );
+            let worst: Vec<String> = a
+                .worst_pairs
+                .iter()
+                .map(|(d, s, o)| format!("{d} seed {s} {o:.2}"))
+                .collect();
+            out += &format!("    furthest over the bound: {}\n", worst.join("; "));
+            let lowest: Vec<String> = a
+                .lowest_ratios
+                .iter()
+                .map(|(d, r)| format!("{d} {r:.2}"))
+                .collect();
+            out += &format!("    lowest ratios: {}\n", lowest.join("; "));
+        }
+    }
+    out += "  (static MB/s: the best static limit meeting the objective on every seed, mean over \
+            the seeds; ^: the grid's top, the fill never held back)\n";
+    out
+}
+
+/// A chart of each setting's ratio to the best static limit, per drive.
+/// Drives on which no static limit of the grid meets some objective have
+/// no ratio there and are left out (the table lists them).
+pub fn chart(path: &Path, report: &FamilyReport) -> Result<(), OutputError> {
+    let Some(first) = report.objectives.first() else {
+        return Ok(());
+    };
+    let charted: Vec<usize> = (0..first.drives.len())
+        .filter(|&d| {
+            report
+                .objectives
+                .iter()
+                .all(|o| o.drives[d].settings.iter().all(|s| s.ratio.is_some()))
+        })
+        .collect();
+    let categories: Vec<String> = charted
+        .iter()
+        .map(|&d| {
+            let name = &first.drives[d].drive;
+            name.split(' ')
+                .next()
+                .unwrap_or_default()
+                .replace("family:", "")
+        })
+        .collect();
+    let lines: Vec<(String, Vec<f64>)> = report
+        .objectives
+        .iter()
+        .flat_map(|o| {
+            let charted = &charted;
+            o.settings.iter().enumerate().map(move |(i, a)| {
+                let ratios = charted
+                    .iter()
+                    .filter_map(|&d| o.drives[d].settings[i].ratio)
+                    .collect();
+                (format!("{} ({})", a.spec, o.objective), ratios)
+            })
+        })
+        .collect();
+    category_chart(
+        path,
+        &format!(
+            "{}: write rate over the best static limit meeting the objective, per drive",
+            report.scenario
+        ),
+        &categories,
+        "write ratio to the best static limit",
+        &lines,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drive_lists_expand_ranges_presets_and_single_family_drives() {
+        let drives = parse_drives("family:1..3, consumer-sata,family:9").unwrap();
+        let names: Vec<_> = drives.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names.len(), 5);
+        assert!(names[0].starts_with("family:1 ") && names[2].starts_with("family:3 "));
+        assert_eq!(names[3], "consumer-sata");
+        assert!(names[4].starts_with("family:9 "));
+        assert!(is_drive_list("family:1..50") && is_drive_list("a,b"));
+        assert!(!is_drive_list("family:4") && !is_drive_list("consumer-sata"));
+    }
+
+    #[test]
+    fn bad_drive_lists_name_the_item_and_what_is_accepted() {
+        let err = |t: &str| parse_drives(t).unwrap_err().to_string();
+        assert!(err("family:5..2").contains("reversed"));
+        assert!(err("family:a..2").contains("family:1..50"));
+        assert!(err("family:1..5000").contains("more than 1000"));
+        assert!(err("consumer-sata,nosuch").starts_with("nosuch"));
+        assert!(err(" , ").contains("no drive"));
+    }
+
+    #[test]
+    fn the_static_grid_halves_down_from_the_fill_rate_and_refines_by_quarters() {
+        let drive = DeviceConfig::preset("consumer-sata").unwrap();
+        assert_eq!(static_grid(&drive, 4), vec![4125, 8250, 16500, 33000]);
+        assert_eq!(
+            refinement(8000).collect::<Vec<_>>(),
+            vec![9514, 11314, 13454]
+        );
+    }
+
+    #[test]
+    fn a_setting_stating_its_own_objective_is_judged_by_it_only() {
+        let two = crate::objective::parse("p99<=2x").unwrap();
+        assert_eq!(
+            stated_objective("steer:objective=p99<=2x").unwrap(),
+            Some(two)
+        );
+        assert_eq!(stated_objective("steer").unwrap(), None);
+        assert!(stated_objective("steer:objective=p42<=2x").is_err());
+    }
+
+    fn on_drive(drive: &str, ratio: Option<f64>, over_bound: &[f64]) -> DriveResult {
+        DriveResult {
+            drive: drive.into(),
+            link_mb_per_s: 550.0,
+            best_static: None,
+            best_static_mbps: None,
+            best_static_at_top: false,
+            settings: vec![SettingOnDrive {
+                spec: "steer".into(),
+                write_mbps: 1.0,
+                write_min_mbps: 1.0,
+                ratio,
+                seeds: over_bound.len(),
+                seeds_met: over_bound.iter().filter(|o| **o <= 1.0).count(),
+                worst_over_bound: over_bound.iter().copied().fold(0.0, f64::max),
+                over_bound: over_bound.to_vec(),
+            }],
+        }
+    }
+
+    #[test]
+    fn the_aggregate_counts_pairs_and_takes_the_median_of_drives_with_a_ratio() {
+        let drives = [
+            on_drive("a", Some(1.5), &[0.9, 1.2]),
+            on_drive("b", None, &[0.5, 0.6]),
+            on_drive("c", Some(0.8), &[3.0, 0.9]),
+            on_drive("d", Some(1.1), &[1.0, 0.99]),
+        ];
+        let a = &aggregate(&drives, &[1, 2])[0];
+        assert_eq!((a.pairs, a.pairs_met), (8, 6));
+        assert_eq!(a.median_ratio, Some(1.1));
+        assert_eq!(a.drives_with_ratio, 3);
+        assert_eq!(a.worst_pairs[0], ("c".to_string(), 1, 3.0));
+        assert_eq!(a.worst_pairs[1], ("a".to_string(), 2, 1.2));
+        assert_eq!(a.lowest_ratios[0], ("c".to_string(), 0.8));
+    }
+
+    #[test]
+    fn medians_of_odd_and_even_counts() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[1.0, 2.0, 9.0]), Some(2.0));
+        assert_eq!(median(&[1.0, 2.0, 4.0, 9.0]), Some(3.0));
+    }
+}

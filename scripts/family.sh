@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Issue 25's measurement: does `steer` keep its promise on drives it was not
+# developed on? Every drive of the family (`iosteer device random --seed N`)
+# runs the default scenario on every seed with `steer` stating p99<=2x and
+# p99<=1.5x, beside a static write-limit grid chosen per drive (halvings
+# down from the fill's offered rate, refined by quarter-doublings above the
+# best), and each is judged by its objective: the share of (drive, seed)
+# pairs meeting it, and the write rate over the best static limit meeting it
+# on that drive. Writes the table, the per-drive progress and the chart of
+# the ratio per drive into OUT.
+#
+#   [DRIVES=family:1..50] [SEEDS=1..3] [STATIC_POINTS=7] [OUT=target/family] \
+#     scripts/family.sh [extra iosteer sweep flags...]
+#
+# One run of the default scenario takes 2 to 25 s of one core (the host
+# link sets the read rate, so the request count: 0.2 M requests on a
+# 300 MB/s SATA drive, 1.5 M at 4 GB/s), and each (drive, seed) pair costs
+# 2 steer runs, STATIC_POINTS static ones and up to 6 refinements: the
+# default 50 x 3 is about 2,000 runs, hours on 2 cores; DRIVES and SEEDS
+# size it to the time at hand.
+#
+# CASES=1 runs instead the family drives where steer failed (issue 25; the
+# reasons are in docs/RESULTS.md), each with the objective it missed, steer
+# and the static limit that met it: a fixed steer meets it on each.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release -q -p iosteer
+bin=target/release/iosteer
+if [ -n "${CARGO_TARGET_DIR:-}" ]; then bin="$CARGO_TARGET_DIR/release/iosteer"; fi
+if [ -n "${CASES:-}" ]; then
+  # drive, objective missed, a static limit (kB/s) that met it or "-" (none
+  # down to 6%/128 of the link did), why
+  while read -r drive objective limit why; do
+    echo "== $drive $objective: $why"
+    statics=()
+    if [ "$limit" != - ]; then
+      statics=(--sched "netflix:write.limiter=bandwidth,write.current=$limit")
+    fi
+    "$bin" sweep fill-while-serving --device "$drive" --seed 1 --objective "$objective" \
+      --chart - --sched "steer:objective=$objective" "${statics[@]}"
+  done <<'LIST'
+family:1 p99<=2x 7584 write cliff onto blocking GC
+family:7 p99<=2x 1125 write cliff onto blocking GC
+family:6 p99<=2x 10227 ramps into GC bursts after quiet spells
+family:5 p99<=1.5x 516 below the write deadline's floor (0.84 MB/s)
+family:2 p99<=1.5x - below the write deadline's floor
+family:11 p99<=2x - below the write deadline's floor
+LIST
+  exit 0
+fi
+out=${OUT:-target/family}
+mkdir -p "$out"
+touch "$out/family.txt" "$out/progress.log"
+echo "iosteer sweep over ${DRIVES:-family:1..50}, seeds ${SEEDS:-1..3}; $(date -u +%FT%TZ)" >&2
+"$bin" sweep fill-while-serving --device "${DRIVES:-family:1..50}" --seed "${SEEDS:-1..3}" \
+  --objective 'p99<=2x' --objective 'p99<=1.5x' \
+  --sched 'steer:objective=p99<=2x' --sched 'steer:objective=p99<=1.5x' \
+  --static-points "${STATIC_POINTS:-7}" --chart "$out/family.svg" "$@" \
+  > "$out/family.txt" 2> >(tee "$out/progress.log" >&2)
+cat "$out/family.txt"
+echo "wrote $out/family.txt, $out/progress.log, $out/family.svg" >&2
