@@ -29,8 +29,11 @@ use std::collections::HashMap;
 use std::io;
 use std::os::unix::fs::FileExt;
 
+use std::fmt;
+use std::path::Path;
+
 use crate::buffers::Buffers;
-use crate::target::Target;
+use crate::target::{OpenOptionsSpec, Target, TargetError};
 
 pub const BLOCK: usize = 4096;
 const MAGIC: u64 = 0x696f_7374_6565_7231; // "iosteer1"
@@ -339,6 +342,43 @@ pub fn read_back(target: &Target) -> io::Result<ReadBack> {
         offset += len as u64;
     }
     Ok(found)
+}
+
+/// Opens `path` for reading only (direct I/O where its file system takes
+/// it, else through the page cache) and [`read_back`]s it.
+pub fn read_back_path(path: &Path) -> Result<ReadBack, TargetError> {
+    let direct = OpenOptionsSpec {
+        direct: true,
+        ..OpenOptionsSpec::default()
+    };
+    let target = match Target::open(path, &direct) {
+        Err(TargetError::DirectIoUnsupported { .. }) => {
+            Target::open(path, &OpenOptionsSpec::default())?
+        }
+        opened => opened?,
+    };
+    read_back(&target).map_err(|source| TargetError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+impl fmt::Display for ReadBack {
+    /// A line of counts, then a line per bad block found first.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "read-back: {} blocks of {BLOCK} bytes: {} good, {} bad, {} never written",
+            self.good + self.bad + self.never_written,
+            self.good,
+            self.bad,
+            self.never_written
+        )?;
+        for (offset, problem) in &self.first {
+            write!(f, "\nbad block at offset {offset}: {problem}")?;
+        }
+        Ok(())
+    }
 }
 
 impl ReadBack {
