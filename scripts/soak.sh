@@ -45,7 +45,9 @@ if [ "$free_bytes" -lt $((size_bytes + (1 << 30))) ]; then
 fi
 
 cargo build --release -q -p iosteer
-bin="$target_dir/release/iosteer"
+# A copy: a rebuild during the soak does not change what the second phase runs.
+bin="$dir/iosteer"
+cp "$target_dir/release/iosteer" "$bin"
 file="$dir/soak.img"
 csv="$dir/series.csv"
 rm -f "$file"
@@ -145,5 +147,5 @@ verify_status=0
 "$bin" verify --target "$file" | tee "$dir/verify.out" || verify_status=$?
 
 echo "soak: run exit $run_status, flat check exit $flat_status, kill exit $kill_status, read-back exit $verify_status"
-rm -f "$file"
+rm -f "$file" "$bin"
 [ "$run_status" -eq 0 ] && [ "$flat_status" -eq 0 ] && [ "$kill_status" -eq 0 ] && [ "$verify_status" -eq 0 ]
