@@ -19,7 +19,8 @@
 #       (default: 600, $CARGO_TARGET_DIR/soak or target/soak, 2g)
 #
 # DIR must be on a file system that takes O_DIRECT (not tmpfs). Uses the
-# release binary, built first. Exits non-zero if any check fails.
+# release binary, built first (or IOSTEER_BIN). Exits non-zero if any check
+# fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-600}
@@ -44,21 +45,32 @@ if [ "$free_bytes" -lt $((size_bytes + (1 << 30))) ]; then
     exit 2
 fi
 
-cargo build --release -q -p iosteer
+if [ -z "${IOSTEER_BIN:-}" ]; then
+    cargo build --release -q -p iosteer
+    IOSTEER_BIN="$target_dir/release/iosteer"
+fi
 # A copy: a rebuild during the soak does not change what the second phase runs.
 bin="$dir/iosteer"
-cp "$target_dir/release/iosteer" "$bin"
+cp "$IOSTEER_BIN" "$bin"
 file="$dir/soak.img"
 csv="$dir/series.csv"
 rm -f "$file"
 
 sample() { # sample PID T: one CSV line, or nothing once the process is gone
     local rss fds comms threads workers
-    rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null) || return 0
-    fds=$(ls "/proc/$1/fd" 2>/dev/null | wc -l)
-    comms=$(cat /proc/"$1"/task/*/comm 2>/dev/null) || return 0
-    workers=$(grep -c '^iou-' <<<"$comms" || true)
-    threads=$(($(wc -l <<<"$comms") - workers))
+    local line comm fd
+    rss=""
+    while read -r line; do
+        [[ $line == VmRSS:* ]] && { read -r _ rss _ <<<"$line"; break; }
+    done <"/proc/$1/status" 2>/dev/null || return 0
+    fds=0
+    for fd in /proc/"$1"/fd/*; do [ -e "$fd" ] || [ -L "$fd" ] && fds=$((fds + 1)); done
+    threads=0
+    workers=0
+    for comm in /proc/"$1"/task/*/comm; do
+        read -r line <"$comm" 2>/dev/null || continue
+        if [[ $line == iou-* ]]; then workers=$((workers + 1)); else threads=$((threads + 1)); fi
+    done
     [ -n "$rss" ] && echo "$2,$rss,$fds,$threads,$workers"
 }
 
@@ -68,13 +80,16 @@ echo "t_s,rss_kb,fds,threads,io_workers" >"$csv"
 "$bin" run --verify --job "$job" --target "$file" --size "$size" --duration "${seconds}s" \
     >"$dir/run.out" 2>"$dir/run.err" &
 pid=$!
-start=$(date +%s.%N)
-t=0
+# t_s is seconds since the start, from the clock: on a busy machine a
+# sample can come late, and then the next one follows at once.
+start_us=${EPOCHREALTIME/./}
+next=1
 while kill -0 "$pid" 2>/dev/null; do
-    sample "$pid" "$t" >>"$csv"
-    t=$((t + 1))
-    # Sleep to the next whole second since the start, not a second after the sample.
-    sleep "$(python3 -c "import time; print(max(0.0, $start + $t - time.time()))")"
+    now_us=${EPOCHREALTIME/./}
+    sample "$pid" $(((now_us - start_us) / 1000000)) >>"$csv"
+    wait_us=$((start_us + next * 1000000 - ${EPOCHREALTIME/./}))
+    next=$((next + 1))
+    [ "$wait_us" -gt 0 ] && sleep "$((wait_us / 1000000)).$(printf '%06d' $((wait_us % 1000000)))"
 done
 run_status=0
 wait "$pid" || run_status=$?

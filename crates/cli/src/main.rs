@@ -197,21 +197,7 @@ fn run(cli: Cli) -> Result<()> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&results)?);
             } else {
-                println!(
-                    "{:<16} {:>8} {:>14} {:>16} {:>14} {:>6}",
-                    "device", "GiB", "aging s", "host req/s", "NAND ops/s", "WAF"
-                );
-                for r in &results {
-                    println!(
-                        "{:<16} {:>8.1} {:>14.2} {:>16.0} {:>14.0} {:>6.2}",
-                        r.device,
-                        r.logical_gib,
-                        r.precondition_s,
-                        r.host_requests_per_s,
-                        r.nand_ops_per_s,
-                        r.write_amplification
-                    );
-                }
+                print!("{}", device::bench_table(&results));
             }
             Ok(())
         }
@@ -236,7 +222,7 @@ fn run(cli: Cli) -> Result<()> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&results)?);
             } else {
-                print_bench_table(&results);
+                print!("{}", bench::table(&results));
             }
             Ok(())
         }
@@ -328,20 +314,6 @@ fn print_schedulers() {
         }
         println!();
     }
-}
-
-fn print_bench_table(results: &[bench::BenchResult]) {
-    println!("{:>14}  {:>10}  policy", "ns/request", "requests");
-    for r in results {
-        println!(
-            "{:>14.1}  {:>10}  {}",
-            r.ns_per_request, r.requests, r.policy
-        );
-    }
-    println!(
-        "(median of {} runs each; enqueue + dispatch + complete on one core)",
-        results.first().map_or(0, |r| r.runs.len())
-    );
 }
 
 /// A drive from a preset name or a TOML file; `option` names where the

@@ -167,6 +167,26 @@ pub struct DeviceBench {
     pub write_amplification: f64,
 }
 
+/// `iosteer bench device`'s table: a row per drive.
+pub fn bench_table(results: &[DeviceBench]) -> String {
+    let mut out = format!(
+        "{:<16} {:>8} {:>14} {:>16} {:>14} {:>6}\n",
+        "device", "GiB", "aging s", "host req/s", "NAND ops/s", "WAF"
+    );
+    for r in results {
+        out += &format!(
+            "{:<16} {:>8.1} {:>14.2} {:>16.0} {:>14.0} {:>6.2}\n",
+            r.device,
+            r.logical_gib,
+            r.precondition_s,
+            r.host_requests_per_s,
+            r.nand_ops_per_s,
+            r.write_amplification
+        );
+    }
+    out
+}
+
 /// Ages `config` and drives `requests` random 4 KiB requests through it.
 pub fn bench_device(config: DeviceConfig, requests: u64) -> Result<DeviceBench, DeviceError> {
     let name = config.name.clone();
