@@ -5,7 +5,10 @@
 # grows all run) for 1, 2, 4 and 8 simulated seconds on each drive, REPEAT
 # times each, and prints per run length the median of the simulator's own
 # wall time (aging excluded) and of the process's user CPU time, with the
-# ratio to the run half as long: about 2 is linear, about 4 quadratic.
+# ratio to the run half as long (about 2 is linear, about 4 quadratic: the
+# requests double with the run) and the user time per request. The drive
+# starts empty (--precondition empty) so that no aging hides in the CPU
+# time; on this shared machine the CPU time is the steadier figure.
 #
 #   scripts/throttle-growth.sh [SECONDS...]     (default: 1 2 4 8)
 #   env: DEVICES (default "consumer-sata enterprise-nvme"), REPEAT (3),
@@ -38,7 +41,7 @@ measure() { # measure DEVICE SECONDS: "requests sim_wall_s user_s"
 for device in $devices; do
     echo
     echo "drive $device"
-    printf '%10s %10s %12s %8s %10s %8s\n' "simulated" "requests" "sim wall s" "ratio" "user s" "ratio"
+    printf '%10s %10s %12s %8s %10s %8s %10s\n' "simulated" "requests" "sim wall s" "ratio" "user s" "ratio" "us/request"
     prev_wall=""
     prev_user=""
     for seconds in "${lengths[@]}"; do
@@ -52,8 +55,9 @@ rows = [l.split() for l in sys.stdin if l.strip()]
 print(rows[0][0], statistics.median(float(r[1]) for r in rows), statistics.median(float(r[2]) for r in rows))
 ")
         ratio() { [ -n "$2" ] && python3 -c "print(f'{$1 / max($2, 1e-9):.2f}')" || echo "-"; }
-        printf '%9ss %10s %12.2f %8s %10.2f %8s\n' "$seconds" "$requests" "$wall" \
-            "$(ratio "$wall" "$prev_wall")" "$user" "$(ratio "$user" "$prev_user")"
+        printf '%9ss %10s %12.2f %8s %10.2f %8s %10.2f\n' "$seconds" "$requests" "$wall" \
+            "$(ratio "$wall" "$prev_wall")" "$user" "$(ratio "$user" "$prev_user")" \
+            "$(python3 -c "print($user * 1e6 / $requests)")"
         prev_wall=$wall
         prev_user=$user
     done
