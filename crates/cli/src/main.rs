@@ -173,7 +173,9 @@ fn run(cli: Cli) -> Result<()> {
             println!("{found}");
             match found.bad {
                 0 => Ok(()),
-                bad => Err(anyhow!("verify: {bad} stamped blocks disagree with their offset or checksum")),
+                bad => Err(anyhow!(
+                    "verify: {bad} stamped blocks disagree with their offset or checksum"
+                )),
             }
         }
         Command::Bench(BenchCommand::Device {

@@ -222,7 +222,10 @@ fn verify_reads_back_a_verified_file_and_names_a_corrupted_block_by_offset() {
     let stdout = String::from_utf8_lossy(&corrupted.stdout);
     let stderr = String::from_utf8_lossy(&corrupted.stderr);
     assert!(!corrupted.status.success(), "{stdout}");
-    assert!(stdout.contains("255 good, 1 bad, 256 never written"), "{stdout}");
+    assert!(
+        stdout.contains("255 good, 1 bad, 256 never written"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("bad block at offset 12288: checksum mismatch"),
         "{stdout}"

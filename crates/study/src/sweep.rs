@@ -288,7 +288,9 @@ pub fn expand_grid(grid: &str) -> Result<Vec<String>, SweepError> {
                 .filter(|&p| p <= MAX_POINTS)
         })
         .ok_or_else(|| SweepError::GridTooLarge { grid: grid.into() })?;
-    Ok((0..points).map(|index| spec_at(name, &keys, index)).collect())
+    Ok((0..points)
+        .map(|index| spec_at(name, &keys, index))
+        .collect())
 }
 
 /// A grid's keys in order, each with its values expanded; a key given
