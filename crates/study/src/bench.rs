@@ -68,21 +68,6 @@ pub struct BenchResult {
     pub runs: Vec<f64>,
 }
 
-/// `iosteer bench sched`'s table: a row per policy, then how it was measured.
-pub fn table(results: &[BenchResult]) -> String {
-    let mut out = format!("{:>14}  {:>10}  policy\n", "ns/request", "requests");
-    for r in results {
-        out += &format!(
-            "{:>14.1}  {:>10}  {}\n",
-            r.ns_per_request, r.requests, r.policy
-        );
-    }
-    out + &format!(
-        "(median of {} runs each; enqueue + dispatch + complete on one core)\n",
-        results.first().map_or(0, |r| r.runs.len())
-    )
-}
-
 /// A deterministic stream: 70% 4 KiB random reads, 25% 128 KiB sequential
 /// writes, 4% 1 MiB trims, 1% flushes.
 pub fn workload(requests: u64) -> Vec<Request> {
@@ -214,6 +199,21 @@ pub fn bench(
         });
     }
     Ok(results)
+}
+
+/// The terminal table of [`bench`] results: cost per request, one line a policy.
+pub fn table(results: &[BenchResult]) -> String {
+    let mut out = format!("{:>14}  {:>10}  policy\n", "ns/request", "requests");
+    for r in results {
+        out += &format!(
+            "{:>14.1}  {:>10}  {}\n",
+            r.ns_per_request, r.requests, r.policy
+        );
+    }
+    out + &format!(
+        "(median of {} runs each; enqueue + dispatch + complete on one core)\n",
+        results.first().map_or(0, |r| r.runs.len())
+    )
 }
 
 #[cfg(test)]
