@@ -173,9 +173,7 @@ fn run(cli: Cli) -> Result<()> {
             println!("{found}");
             match found.bad {
                 0 => Ok(()),
-                bad => Err(anyhow!(
-                    "verify: {bad} stamped blocks disagree with their offset or checksum"
-                )),
+                bad => Err(anyhow!("verify: {bad} blocks disagree with their stamps")),
             }
         }
         Command::Bench(BenchCommand::Device {

@@ -230,6 +230,9 @@ fn verify_reads_back_a_verified_file_and_names_a_corrupted_block_by_offset() {
         stdout.contains("bad block at offset 12288: checksum mismatch"),
         "{stdout}"
     );
-    assert!(stderr.contains("1 stamped blocks disagree"), "{stderr}");
+    assert!(
+        stderr.contains("verify: 1 blocks disagree with their stamps"),
+        "{stderr}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

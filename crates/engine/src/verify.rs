@@ -127,6 +127,21 @@ impl Verifier {
         self.in_flight.len()
     }
 
+    /// The report's `--verify` figures, and a note naming each of the
+    /// first mismatches by offset.
+    pub fn report(&self) -> (iosteer_workload::report::VerifyReport, Vec<String>) {
+        let figures = iosteer_workload::report::VerifyReport {
+            blocks: self.checked,
+            mismatches: self.mismatches,
+        };
+        let notes = self
+            .first
+            .iter()
+            .map(|(offset, problem)| format!("verify: block at offset {offset}: {problem}"))
+            .collect();
+        (figures, notes)
+    }
+
     fn done_tag(&self, block: u64) -> u8 {
         self.done
             .get(&(block / CHUNK_BLOCKS))
