@@ -57,7 +57,7 @@ csv="$dir/series.csv"
 rm -f "$file"
 
 sample() { # sample PID T: one CSV line, or nothing once the process is gone
-    local rss fds comms threads workers
+    local rss fds threads workers
     local line comm fd
     rss=""
     while read -r line; do
