@@ -59,7 +59,9 @@ def iosteer_rows(path):
     with open(path) as f:
         report = json.load(f)
     run = report["runs"][0]
-    phase = next(p for p in run["phases"] if p["name"] == "run")
+    # `job`: the whole workload, from the first job's start to the last one's
+    # end (as fio divides by a job's runtime).
+    phase = next(p for p in run["phases"] if p["name"] == "job")
     rows = []
     for cls in ("read", "write"):
         c = phase[cls]

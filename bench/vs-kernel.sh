@@ -21,9 +21,12 @@
 #     /sys/block/DISK/queue/scheduler (switched only where writable; the one
 #     found is restored on exit, whatever happens);
 #   iosteer, reads alone, then beside the writer under `steer`,
-#     `netflix:write.limiter=bandwidth,write.current=N` and `fifo`, with the
-#     kernel's scheduler set to none (or left as found where that is not
-#     permitted; the table says which).
+#     `netflix:write.limiter=bandwidth,write.current=N`, `fifo`, and `bfq`
+#     at its defaults (beside the kernel's own BFQ above) both as it
+#     stands (writes async, as buffered writeback) and with
+#     `sync_writes=1` (what the kernel's BFQ makes of this O_DIRECT writer:
+#     a sync queue), with the kernel's scheduler set to none (or left as
+#     found where that is not permitted; the table says which).
 # The target is one 3 GiB file, written in full first: the reader works in
 # its first GiB, the writer wraps within the other two.
 set -euo pipefail
@@ -156,7 +159,7 @@ for ((run = 1; run <= runs; run++)); do
     fi
     say "  iosteer fifo, reads alone (kernel $kernel)"
     run_iosteer "iosteer:reads-alone,fifo(kernel:$kernel)" "$run" "$alone" fifo
-    for spec in steer "$netflix" fifo; do
+    for spec in steer "$netflix" fifo bfq bfq:sync_writes=1; do
         say "  iosteer $spec, reads beside the writer (kernel $kernel)"
         run_iosteer "iosteer:$spec(kernel:$kernel)" "$run" "$both" "$spec"
     done

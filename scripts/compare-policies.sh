@@ -8,6 +8,8 @@
 # "netflix best static bandwidth" is found by the same sweep: the bandwidth
 # grid below is part of each table, and the sweep marks the best setting that
 # meets the objective (none may). Deterministic: same seed, same table.
+# `iolatency` protects the readers with the objective's bound as their
+# io.latency target (scripts/readers-iolatency.sh; one more fifo run each).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scenario="${1:-fill-while-serving}"
@@ -16,11 +18,12 @@ cargo build --release -q -p iosteer
 bin=target/release/iosteer
 if [ -n "${CARGO_TARGET_DIR:-}" ]; then bin="$CARGO_TARGET_DIR/release/iosteer"; fi
 for device in consumer-sata enterprise-nvme; do
+  iolatency=$(scripts/readers-iolatency.sh "$bin" "$scenario" "$device" "$@")
   "$bin" sweep "$scenario" --device "$device" --objective 'p99<=2x' --chart - \
     --sched fifo \
     --sched 'netflix:write.limiter=queue_depth,write.current=1' \
     --vary 'netflix:write.limiter=bandwidth,write.current=5000,10000,20000,40000,80000,160000' \
     --sched deadline --sched kyber --sched wbt --sched iocost --sched throttle \
-    --sched steer "$@"
+    --sched bfq --sched "$iolatency" --sched steer "$@"
   echo
 done

@@ -3,13 +3,15 @@
 # of `iosteer sim` (stock FIFO, the paper's two fixes, steer), on the consumer-sata drive as shipped (semi-preemptive GC,
 # non-queued TRIM) and on three variants: non-preemptive GC, queued TRIM, and
 # both. Prints each run's before-fill and during-fill read rows and the fill's
-# write row.
+# write row. `bfq` at its defaults and `iolatency` protecting the readers at
+# the objective's bound (scripts/readers-iolatency.sh) run beside them.
 #
 #   scripts/headline-matrix.sh [extra iosteer sim options]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q -p iosteer
 bin=target/release/iosteer
+if [ -n "${CARGO_TARGET_DIR:-}" ]; then bin="$CARGO_TARGET_DIR/release/iosteer"; fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 "$bin" device show consumer-sata > "$dir/shipped.toml"
@@ -18,6 +20,9 @@ sed 's/^queued_trim = false/queued_trim = true/' "$dir/shipped.toml" > "$dir/que
 sed 's/^queued_trim = false/queued_trim = true/' "$dir/npgc.toml" > "$dir/npgc-queued-trim.toml"
 for drive in shipped npgc queued-trim npgc-queued-trim; do
     echo "== drive: consumer-sata, $drive"
-    "$bin" sim --device "$dir/$drive.toml" "$@" 2>/dev/null \
+    iolatency=$(scripts/readers-iolatency.sh "$bin" fill-while-serving "$dir/$drive.toml")
+    "$bin" sim --device "$dir/$drive.toml" --sched fifo --sched netflix:read_bias=100 \
+        --sched netflix:write.limiter=queue_depth,write.current=1 \
+        --sched bfq --sched "$iolatency" "$@" 2>/dev/null \
         | grep -E '^scheduler|^  (before  read|fill    read|fill    write)'
 done

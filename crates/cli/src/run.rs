@@ -2,24 +2,26 @@
 //! emulated drive), through a scheduler policy, driven by
 //! [`iosteer_engine::drive`] and reported like a simulation.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{anyhow, Result};
 use iosteer_device::DeviceConfig;
 use iosteer_engine::drive::{
-    self, drive, largest_io, open_engine, phases_of, run_length, writes, Measured, Plan, DRAIN,
+    self, drive, largest_io, open_engine, run_length, Measured, Plan, DRAIN,
 };
 use iosteer_engine::emulate::Emulated;
 use iosteer_engine::engine::Reap;
 use iosteer_engine::engine::{ConfigError as EngineConfigError, EngineError};
+use iosteer_engine::files::{self, FileOptions, FilesError};
 use iosteer_engine::metrics::MetricsServer;
 use iosteer_engine::runner::Backend;
-use iosteer_engine::{EngineConfig, OpenOptionsSpec, Target, TargetError};
+use iosteer_engine::{EngineConfig, TargetError};
 use iosteer_sched::{policy, Nanos, Scheduler};
 use iosteer_sim::scenario::{scenario, SCENARIOS};
 use iosteer_sim::Simulation;
 use iosteer_workload::fio::{size_value, time_value};
 use iosteer_workload::html;
+use iosteer_workload::job_phases;
 use iosteer_workload::report::{table, Phase, SimReport, SimSummary};
 use iosteer_workload::workload::Job;
 use iosteer_workload::{round, RunReport};
@@ -28,8 +30,9 @@ use crate::interrupt;
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// File or block device to run against.
-    #[arg(long, value_name = "PATH", required_unless_present = "emulate")]
+    /// File or device for jobs naming no file, or the directory of their
+    /// files (fio's --filename, --directory) [default: the current one].
+    #[arg(long, value_name = "PATH")]
     pub target: Option<PathBuf>,
     /// Run against the simulator's drive model in real time instead of a
     /// target: a preset (consumer-sata, enterprise-nvme, diskSim-slc) or a
@@ -61,7 +64,8 @@ pub struct RunArgs {
     /// runtime, or 10 s].
     #[arg(long, value_name = "TIME")]
     pub duration: Option<String>,
-    /// Create the target file, or grow it, to this size (fio syntax: 1g).
+    /// Create the target file, or grow it, to this size (fio syntax: 1g);
+    /// also the size of jobs that give none.
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
     /// Allow writing to a block device (its data is destroyed).
@@ -187,14 +191,6 @@ fn parse_jobs(setup: &Setup, size: u64) -> Result<Vec<Job>> {
     if jobs.is_empty() {
         return Err(anyhow!("--job {file}: the job file has no job"));
     }
-    // The real-time runner starts every job at its startdelay; jobs that
-    // wait for others are the simulator's for now.
-    if let Some(job) = jobs.iter().find(|j| !j.shape.after.is_empty()) {
-        return Err(anyhow!(
-            "--job {file}: job {} waits for earlier jobs (stonewall or wait_for), which `iosteer run` does not do yet; `iosteer sim --job` does",
-            job.name
-        ));
-    }
     for note in &parsed.notes {
         eprintln!("iosteer: {file}: {note}");
     }
@@ -204,29 +200,24 @@ fn parse_jobs(setup: &Setup, size: u64) -> Result<Vec<Job>> {
 pub fn run(args: RunArgs) -> Result<()> {
     let setup = setup(&args)?;
     interrupt::requested();
-    match (&args.emulate, &args.target) {
-        (Some(drive), _) => run_emulated(&args, setup, drive),
-        (None, Some(path)) => run_target(&args, setup, path),
-        (None, None) => Err(anyhow!("give --target PATH or --emulate PRESET")),
+    match &args.emulate {
+        Some(drive) => run_emulated(&args, setup, drive),
+        None => run_target(&args, setup),
     }
 }
 
-fn run_target(args: &RunArgs, setup: Setup, path: &Path) -> Result<()> {
-    // Parse once against the largest size the target may have, then check
-    // the jobs fit the target as opened.
-    let provisional = setup.size.unwrap_or(u64::MAX / 4);
-    let jobs = parse_jobs(&setup, provisional)?;
-    let spec = OpenOptionsSpec {
+fn run_target(args: &RunArgs, setup: Setup) -> Result<()> {
+    let options = FileOptions {
+        target: args.target.clone(),
         size: setup.size,
-        writes: writes(&jobs),
         force: args.force,
         direct: !args.buffered,
     };
-    let target = Target::open(path, &spec).map_err(target_error)?;
-    // Again against the target's real size, for sizes given as percentages.
-    let jobs = parse_jobs(&setup, target.size)?;
-    let needed = jobs.iter().map(Job::end_offset).max().unwrap_or(0);
-    target.check_fits(needed).map_err(target_error)?;
+    // Parse once to learn the files, then against what sizes are of.
+    let provisional = parse_jobs(&setup, u64::MAX / 4)?;
+    let capacity = files::capacity(&provisional, &options).unwrap_or(u64::MAX / 4);
+    let mut jobs = parse_jobs(&setup, capacity)?;
+    let placement = files::place(&mut jobs, &options).map_err(|e| files_error(e, args))?;
     if args.iopoll && jobs.iter().any(drive::trims) {
         return Err(anyhow!(
             "--iopoll: an IOPOLL ring takes only reads and writes, and the job file trims"
@@ -241,7 +232,7 @@ fn run_target(args: &RunArgs, setup: Setup, path: &Path) -> Result<()> {
         keep_read_data: false,
     };
     let (mut engine, label, mut description) =
-        open_engine(target, &config).map_err(|e| match e {
+        open_engine(placement.targets, &config).map_err(|e| match e {
             EngineError::Config(e) => engine_config_error(e),
             other => other.into(),
         })?;
@@ -254,6 +245,7 @@ fn run_target(args: &RunArgs, setup: Setup, path: &Path) -> Result<()> {
     }
     let plan = plan(args, setup, jobs, None);
     let mut measured = drive(plan, &mut engine, &label, &description);
+    measured.report.notes.extend(placement.notes);
     let mut mismatches = 0;
     if let Some((figures, notes)) = engine.verifier().map(|v| v.report()) {
         mismatches = figures.mismatches;
@@ -280,9 +272,7 @@ fn run_emulated(args: &RunArgs, setup: Setup, drive_name: &str) -> Result<()> {
         })?,
         None => {
             let jobs = parse_jobs(&setup, config.logical_bytes())?;
-            let mut sim = Simulation::of_jobs(config, jobs, "run", args.seed, DRAIN);
-            sim.phases = phases_of(&sim.jobs, run_length(setup.duration, &sim.jobs), DRAIN);
-            sim
+            Simulation::of_job_file(config, jobs, args.seed, DRAIN)
         }
     };
     sim.validate()?;
@@ -294,7 +284,8 @@ fn run_emulated(args: &RunArgs, setup: Setup, drive_name: &str) -> Result<()> {
         sim.device.name,
         emulated.view().slots
     );
-    let plan = plan(args, setup, sim.jobs, Some(sim.phases));
+    let phases = (!sim.job_phases).then_some(sim.phases);
+    let plan = plan(args, setup, sim.jobs, phases);
     let mut measured = drive(plan, &mut emulated, &label, &description);
     let stats = emulated.device().stats();
     measured.report.device_stats = Some(iosteer_sim::run::device_report(
@@ -315,27 +306,30 @@ fn engine_config_error(e: EngineConfigError) -> anyhow::Error {
     }
 }
 
-/// The target's errors, with the flag that gets past each.
-fn target_error(e: TargetError) -> anyhow::Error {
-    match e {
-        TargetError::BlockDeviceNeedsForce { .. } => {
-            anyhow!("--target {e}: pass --force to write to it")
-        }
-        TargetError::TooSmall { .. } => {
-            anyhow!("--target {e}: give --size to create or grow a file")
-        }
-        TargetError::DirectIoUnsupported { .. } => anyhow!("--target {e} (pass --buffered)"),
-        other => anyhow!("--target {other}"),
-    }
+/// The files' errors, naming --target when it is the file, with the flag
+/// that gets past each.
+fn files_error(e: FilesError, args: &RunArgs) -> anyhow::Error {
+    use TargetError::*;
+    let hint = match &e {
+        FilesError::Target(BlockDeviceNeedsForce { .. }) => ": pass --force to write to it",
+        FilesError::Target(TooSmall { .. }) => ": give --size to create or grow a file",
+        FilesError::Target(DirectIoUnsupported { .. }) => " (pass --buffered)",
+        _ => "",
+    };
+    let text = e.to_string();
+    let on_target = (args.target.as_ref()).is_some_and(|p| text.starts_with(&*p.to_string_lossy()));
+    anyhow!("{}{text}{hint}", if on_target { "--target " } else { "" })
 }
 
-/// `iosteer run`'s plan; phases from the jobs unless given.
+/// `iosteer run`'s plan; without `phases`, phases follow the jobs (as a
+/// job file's in `iosteer sim`).
 fn plan(args: &RunArgs, setup: Setup, jobs: Vec<Job>, phases: Option<Vec<Phase>>) -> Plan {
     let run_for = run_length(setup.duration, &jobs);
     Plan {
         sched: setup.sched,
         spec: args.sched.clone(),
-        phases: phases.unwrap_or_else(|| phases_of(&jobs, run_for, DRAIN)),
+        job_phases: phases.is_none(),
+        phases: phases.unwrap_or_else(|| vec![job_phases::whole_workload()]),
         jobs,
         run_for,
         seed: args.seed,

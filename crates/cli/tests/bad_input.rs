@@ -253,7 +253,7 @@ const RUN: &[Case] = &[
     bad(&["run", "--target", "f.img", "--job", "j.fio", "--duration", "forever"], &[JOB], &["--duration forever", "10s"]),
     bad(&["run", "--target", "f.img", "--job", "missing.fio"], &[], &["--job missing.fio"]),
     bad(&["run", "--target", "f.img", "--job", "j.fio", "--sched", "bogus"], &[JOB], &["--sched bogus", "known schedulers"]),
-    bad(&["run", "--target", "{d}", "--job", "j.fio"], &[JOB], &["--target", "is a directory", "regular file or a block device"]),
+    bad(&["run", "--target", "/dev/null", "--job", "j.fio"], &[JOB], &["--target", "is a character device", "regular file or a block device"]),
     bad(&["run", "--target", "f.img", "--job", "j.fio", "--reap", "sometimes"], &[JOB], &["--reap", "interrupt"]),
 ];
 

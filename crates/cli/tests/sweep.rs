@@ -256,3 +256,42 @@ fn a_trace_sweeps_between_time_windows_and_bad_windows_are_refused() {
         "{stderr}"
     );
 }
+
+/// The ftrace sample recorded on this machine's disk (traces/) swept
+/// between two time windows of its 2 s: a best setting is found, and it is
+/// one that meets the objective.
+#[test]
+fn the_recorded_sample_sweeps_between_windows_to_a_best_setting() {
+    let trace = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../traces/vda-ftrace-sample.txt"
+    );
+    let (r, stderr, ok) = sweep_workload(&[
+        "--trace",
+        trace,
+        "--trace-format",
+        "ftrace",
+        "--trace-fit",
+        "wrap",
+        "--baseline",
+        "0s..1s",
+        "--phase",
+        "1s..2s",
+        "--sched",
+        "fifo",
+        "--vary",
+        "netflix:write.limiter=bandwidth,write.current=1000,20000",
+        "--objective",
+        "p99<=50ms",
+    ]);
+    assert!(ok, "{stderr}");
+    assert_eq!(r["phase"], "1s..2s");
+    let points = r["points"].as_array().unwrap();
+    assert_eq!(points.len(), 3);
+    for p in points {
+        assert!(p["value_ms"].as_f64().unwrap() > 0.0, "{p}");
+    }
+    let best = r["best"].as_str().expect("a best setting");
+    let best_point = points.iter().find(|p| p["spec"] == best).unwrap();
+    assert_eq!(best_point["meets"], true, "{best_point}");
+}

@@ -10,6 +10,7 @@
 //! wrong (failed requests, a loop that woke late).
 
 use iosteer_sched::{Nanos, Op, Outcome, Request, Scheduler};
+use iosteer_workload::job_phases::{self, PhaseTracker};
 use iosteer_workload::report::{round, CpuReport, Phase, Recorder, RunReport};
 use iosteer_workload::workload::{Generator, Job, JobKind};
 
@@ -35,9 +36,30 @@ impl Source for JobSource {
         self.0.completed(at);
     }
 
-    /// Moved its size (or `number_ios`): fio's end of an untimed job.
+    /// Will issue nothing more: moved its size (fio's end of an untimed
+    /// job), or past its stop.
     fn done(&self) -> bool {
-        self.0.done_issuing() && self.0.limit_reached()
+        self.0.done_issuing()
+    }
+
+    fn waits_for(&self) -> &[usize] {
+        self.0.waits_for()
+    }
+
+    fn ended(&self, now: Nanos) -> bool {
+        self.0.ended(now)
+    }
+
+    fn release(&mut self, now: Nanos) {
+        self.0.release(now)
+    }
+
+    fn stop_at(&self) -> Option<Nanos> {
+        self.0.job().stop.filter(|_| self.0.waits_for().is_empty())
+    }
+
+    fn generator(&self) -> Option<&Generator> {
+        Some(&self.0)
     }
 }
 
@@ -51,6 +73,8 @@ struct Watch {
     print: bool,
     /// Where to publish the metrics each second, and the spec they name.
     metrics: Option<(MetricsServer, String)>,
+    /// Phases that follow the jobs ([`Plan::job_phases`]).
+    tracker: Option<PhaseTracker>,
 }
 
 fn percentile(sorted: &[u64], p: f64) -> f64 {
@@ -62,6 +86,13 @@ fn percentile(sorted: &[u64], p: f64) -> f64 {
 }
 
 impl Observer for Watch {
+    fn turn(&mut self, now: Nanos, sources: &[Box<dyn Source>]) {
+        if let Some(tracker) = &mut self.tracker {
+            let jobs: Vec<&Generator> = sources.iter().filter_map(|s| s.generator()).collect();
+            tracker.update(now, &jobs, &mut self.recorder);
+        }
+    }
+
     fn request_done(&mut self, request: &Request, outcome: Outcome, at: Nanos) {
         let latency = at - request.submitted;
         self.recorder
@@ -119,7 +150,14 @@ impl Observer for Watch {
 }
 
 /// When the last job stops by itself (its `stop`, or a trace's last record).
+/// Jobs that wait for others (stonewall groups) stop at most every stop in
+/// turn after each other; without a stop each, it is not known.
 fn job_end(jobs: &[Job]) -> Option<Nanos> {
+    if jobs.iter().any(|j| !j.shape.after.is_empty()) {
+        return jobs
+            .iter()
+            .try_fold(Nanos::ZERO, |sum, j| Some(sum + j.stop?));
+    }
     jobs.iter()
         .filter_map(|j| match (&j.kind, j.stop) {
             (_, Some(stop)) => Some(stop),
@@ -156,14 +194,19 @@ pub fn largest_io(jobs: &[Job]) -> u64 {
         .unwrap_or(0)
 }
 
-/// Starts the engine on an opened target; also returns the target's label
-/// and a description for the start-of-run line.
+/// Starts the engine on opened targets at their base addresses
+/// ([`crate::files::place`]); also returns their label and a description
+/// for the start-of-run line.
 pub fn open_engine(
-    target: Target,
+    targets: Vec<(Target, u64)>,
     config: &EngineConfig,
 ) -> Result<(Engine, String, String), EngineError> {
-    let label = target.path.display().to_string();
-    let engine = Engine::new(target, config)?;
+    let label = targets
+        .iter()
+        .map(|(t, _)| t.path.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let engine = Engine::of_targets(targets, config)?;
     let how = if engine.target().direct {
         "O_DIRECT"
     } else {
@@ -190,6 +233,10 @@ pub struct Plan {
     pub metrics: Option<MetricsServer>,
     /// Asked now and then; `true` ends the run (the caller's Ctrl-C).
     pub stop: fn() -> bool,
+    /// Phases follow the jobs, named after them, as a job file's in the
+    /// simulator ([`iosteer_workload::job_phases`]); `phases` then holds
+    /// the whole-workload phase only.
+    pub job_phases: bool,
 }
 
 /// What a run measured, and how it ended.
@@ -225,6 +272,7 @@ pub fn drive<B: Backend>(
         errors: 0,
         print: plan.per_second,
         metrics: plan.metrics.map(|server| (server, plan.spec.clone())),
+        tracker: plan.job_phases.then(PhaseTracker::default),
     };
     eprintln!(
         "iosteer: running {} on {description} for {:.1} s...",
@@ -280,6 +328,22 @@ pub fn drive<B: Backend>(
             ));
         }
     }
+    let unfinished_jobs: Vec<&str> = sources
+        .iter()
+        .filter_map(|s| s.generator())
+        .filter(|g| !g.ended(end))
+        .map(Generator::name)
+        .collect();
+    if plan.job_phases && !interrupted && !unfinished_jobs.is_empty() {
+        notes.push(format!(
+            "the run's {:.1} s ended before these jobs did: {} (give --duration for longer)",
+            run_for.as_secs_f64(),
+            unfinished_jobs.join(", ")
+        ));
+    }
+    if watch.tracker.is_some() {
+        job_phases::settle(end, &mut watch.recorder);
+    }
     let mut report = watch
         .recorder
         .finish(&plan.spec, label, end, requests, unfinished, notes);
@@ -302,36 +366,4 @@ pub fn run_length(duration: Option<Nanos>, jobs: &[Job]) -> Nanos {
     duration
         .or_else(|| job_end(jobs))
         .unwrap_or(Nanos::from_secs(10))
-}
-
-/// Phases by the writers' window, as the simulator's scenarios name them:
-/// `before` / `fill` / `after` when the writing jobs start late or stop
-/// early, so a serve-then-fill job file reads like `iosteer sim`'s default
-/// scenario; one `run` phase otherwise.
-pub fn phases_of(jobs: &[Job], run_for: Nanos, drain: Nanos) -> Vec<Phase> {
-    let end = run_for + drain;
-    let writers = jobs.iter().filter(|j| writes(std::slice::from_ref(j)));
-    let first = writers.clone().map(|j| j.start).min();
-    let last = writers
-        .map(|j| j.stop.unwrap_or(run_for).min(run_for))
-        .max();
-    let phase = |name: &str, start: Nanos, end: Nanos| Phase {
-        name: name.into(),
-        start,
-        end,
-    };
-    match (first, last) {
-        (Some(start), Some(stop)) if start < stop && (start > Nanos::ZERO || stop < run_for) => {
-            let mut phases = vec![phase("before", Nanos::ZERO, start)];
-            if stop < run_for {
-                phases.push(phase("fill", start, stop));
-                phases.push(phase("after", stop, end));
-            } else {
-                phases.push(phase("fill", start, end));
-            }
-            phases.retain(|p| p.start < p.end);
-            phases
-        }
-        _ => vec![phase("run", Nanos::ZERO, end)],
-    }
 }

@@ -69,6 +69,9 @@ pub enum ConfigError {
     QueueDepth { depth: u32 },
     #[error("the largest request is 0 bytes: each slot's buffer needs at least one byte")]
     NoRequestSize,
+    /// [`Engine::of_targets`] needs targets in increasing, separate ranges.
+    #[error("the engine needs at least one target, at base addresses in increasing order whose ranges do not overlap")]
+    Targets,
     #[error("I/O buffers of {total} bytes ({depth} slots of {slot_bytes} bytes) exceed the engine's limit of {MAX_BUFFER_BYTES} bytes: a smaller queue depth or largest request fits")]
     BuffersTooLarge {
         depth: u32,
@@ -233,7 +236,10 @@ pub struct Engine {
     // the ring closes before the buffers it references are freed.
     ring: IoUring,
     buffers: Buffers,
-    target: Target,
+    /// The files or devices, each at its own place in the commands' byte
+    /// addresses: `targets[i]` holds `[bases[i], bases[i] + size)`.
+    targets: Vec<Target>,
+    bases: Vec<u64>,
     slots: Vec<Option<Slot>>,
     free: Vec<u32>,
     /// Commands taken and not yet handed back by `reap`.
@@ -257,13 +263,34 @@ impl Engine {
     /// Builds the ring and the buffers for `target`; a configuration past
     /// the engine's limits is refused before anything is allocated.
     pub fn new(target: Target, config: &EngineConfig) -> Result<Engine, EngineError> {
+        Engine::of_targets(vec![(target, 0)], config)
+    }
+
+    /// [`Engine::new`] on several targets, each at a base address: a
+    /// command's offset picks the target whose `[base, base + size)` holds
+    /// it, and is moved by the base. The ranges must not overlap (a command
+    /// outside every one fails with EINVAL); one scheduler then orders the
+    /// I/O of every file, as one block layer queue does for a device.
+    pub fn of_targets(
+        targets: Vec<(Target, u64)>,
+        config: &EngineConfig,
+    ) -> Result<Engine, EngineError> {
         config.validate()?;
+        let (targets, bases): (Vec<Target>, Vec<u64>) = targets.into_iter().unzip();
+        let overlapping = targets
+            .iter()
+            .zip(&bases)
+            .zip(bases.iter().skip(1))
+            .any(|((t, base), next)| base.saturating_add(t.size) > *next);
+        let Some(target) = targets.first().filter(|_| !overlapping) else {
+            return Err(ConfigError::Targets.into());
+        };
         let depth = config.queue_depth;
         let entries = (2 * depth + 8).next_power_of_two();
         let mut buffers = Buffers::new(depth as usize, config.max_io_bytes)?;
         fill_with_pattern(&mut buffers);
         let (ring, iopoll_refused) = if config.iopoll {
-            match ring::iopoll_ring(entries, &target) {
+            match ring::iopoll_ring(entries, target) {
                 Ok(ring) => (ring, None),
                 Err(why) => (ring::ring(entries, config.reap)?, Some(why)),
             }
@@ -284,7 +311,8 @@ impl Engine {
             iopoll: config.iopoll && iopoll_refused.is_none(),
             ring,
             buffers,
-            target,
+            targets,
+            bases,
             slots: (0..depth).map(|_| None).collect(),
             free: (0..depth).rev().collect(),
             in_flight: 0,
@@ -309,8 +337,20 @@ impl Engine {
         self.iopoll
     }
 
+    /// The first target (the only one but for [`Engine::of_targets`]).
     pub fn target(&self) -> &Target {
-        &self.target
+        &self.targets[0]
+    }
+
+    /// The target holding `[offset, offset + len)`: its index and the
+    /// offset in it.
+    fn locate(&self, offset: u64, len: u64) -> Option<(usize, u64)> {
+        let i = self
+            .bases
+            .partition_point(|b| *b <= offset)
+            .checked_sub(1)?;
+        let inner = offset - self.bases[i];
+        (inner.checked_add(len)? <= self.targets[i].size).then_some((i, inner))
     }
 
     pub fn verifier(&self) -> Option<&Verifier> {
@@ -435,25 +475,25 @@ impl Engine {
     /// The ring entries for a command; none when it is done already (an
     /// error, or a block-device discard done synchronously).
     fn entries(&mut self, slot: u32, state: &mut Slot) -> Vec<io_uring::squeue::Entry> {
-        let fd = types::Fd(self.target.fd());
         let op = state.command.op;
         match op {
             Op::Read | Op::Write => {
                 let request = &state.command.requests[0];
                 let (offset, len) = (request.offset.0, request.len.0);
-                if len as usize > self.buffers.size()
-                    || offset.saturating_add(len) > self.target.size
-                {
+                let located = self.locate(offset, len);
+                let Some((target, inner)) = located.filter(|_| len as usize <= self.buffers.size())
+                else {
                     state.errno = Some(libc::EINVAL);
                     return Vec::new();
-                }
+                };
+                let fd = types::Fd(self.targets[target].fd());
                 let ptr = self.buffers.ptr(slot as usize);
                 if op == Op::Read {
                     if let Some(v) = &self.verifier {
                         state.expected = v.expect(offset, len);
                     }
                     vec![opcode::ReadFixed::new(fd, ptr, len as u32, slot as u16)
-                        .offset(offset)
+                        .offset(inner)
                         .build()]
                 } else {
                     if let Some(v) = &mut self.verifier {
@@ -462,34 +502,43 @@ impl Engine {
                         state.generation = v.stamp(offset, buf);
                     }
                     vec![opcode::WriteFixed::new(fd, ptr, len as u32, slot as u16)
-                        .offset(offset)
+                        .offset(inner)
                         .build()]
                 }
             }
-            Op::Trim => self.trim_entries(fd, state),
-            Op::Flush => vec![opcode::Fsync::new(fd)
-                .flags(types::FsyncFlags::DATASYNC)
-                .build()],
+            Op::Trim => self.trim_entries(state),
+            // A flush reaches every file (the job's own is not known).
+            Op::Flush => self
+                .targets
+                .iter()
+                .map(|t| {
+                    opcode::Fsync::new(types::Fd(t.fd()))
+                        .flags(types::FsyncFlags::DATASYNC)
+                        .build()
+                })
+                .collect(),
         }
     }
 
-    fn trim_entries(&mut self, fd: types::Fd, state: &mut Slot) -> Vec<io_uring::squeue::Entry> {
+    fn trim_entries(&mut self, state: &mut Slot) -> Vec<io_uring::squeue::Entry> {
         let mut entries = Vec::new();
         for request in &state.command.requests {
             let (offset, len) = (request.offset.0, request.len.0);
-            if offset.saturating_add(len) > self.target.size {
+            let Some((target, inner)) = self.locate(offset, len) else {
                 state.errno = Some(libc::EINVAL);
                 continue;
-            }
-            match self.target.kind {
+            };
+            let target = &self.targets[target];
+            let fd = types::Fd(target.fd());
+            match target.kind {
                 TargetKind::File => entries.push(
                     opcode::Fallocate::new(fd, len)
-                        .offset(offset)
+                        .offset(inner)
                         .mode(libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE)
                         .build(),
                 ),
                 TargetKind::BlockDevice => {
-                    if let Err(e) = discard(self.target.fd(), offset, len) {
+                    if let Err(e) = discard(target.fd(), inner, len) {
                         state.errno = e.raw_os_error().or(Some(libc::EIO));
                     }
                 }

@@ -9,6 +9,9 @@
 //!
 //! - [`Target`] ([`target`]): open a file (created and sized when asked) or a
 //!   block device (only with `force` when the job writes).
+//! - [`files`]: the files a run's jobs name (fio's `filename`, `nrfiles`,
+//!   `directory`), created, laid out before they are read, and placed each
+//!   at its own address range of one engine.
 //! - [`Engine`] ([`engine`]): `view`, `submit`, `wait`, `reap`, the same
 //!   shape as the simulated drive, so a server can embed it and drive any
 //!   scheduler by hand.
@@ -57,6 +60,7 @@ pub mod drive;
 pub mod emulate;
 pub mod engine;
 pub mod fault;
+pub mod files;
 pub mod metrics;
 pub mod runner;
 pub mod session;

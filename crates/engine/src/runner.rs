@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 
 use iosteer_sched::{Command, DeviceView, Dispatch, Nanos, Outcome, Request, Scheduler};
 
+use iosteer_workload::workload::Generator;
+
 use crate::engine::{Engine, EngineError, Finished};
 
 /// Where dispatched commands go: the io_uring [`Engine`] on a real target,
@@ -68,6 +70,26 @@ pub trait Source {
     fn done(&self) -> bool {
         false
     }
+    /// The sources (indices) that must have ended before this one starts
+    /// (fio's `stonewall`, `wait_for`); empty once it has started.
+    fn waits_for(&self) -> &[usize] {
+        &[]
+    }
+    /// Has ended at `now`: issued all it will and every request finished.
+    fn ended(&self, _now: Nanos) -> bool {
+        false
+    }
+    /// What it waited for has ended: it starts, counting from `now`.
+    fn release(&mut self, _now: Nanos) {}
+    /// When it stops by time, if it has started: it may end then, and the
+    /// sources waiting for it start, so the loop wakes.
+    fn stop_at(&self) -> Option<Nanos> {
+        None
+    }
+    /// The job behind it, when it is one (for phases that follow jobs).
+    fn generator(&self) -> Option<&Generator> {
+        None
+    }
 }
 
 /// Hears what the run does.
@@ -77,6 +99,8 @@ pub trait Observer {
     fn request_done(&mut self, request: &Request, outcome: Outcome, at: Nanos);
     /// Called about every second of the run.
     fn second(&mut self, now: Nanos, sched: &dyn Scheduler, backend: &dyn Backend);
+    /// Called after each turn of the loop, with the sources as they are.
+    fn turn(&mut self, _now: Nanos, _sources: &[Box<dyn Source>]) {}
 }
 
 /// How long to run.
@@ -193,6 +217,7 @@ pub fn run_on_clock<B: Backend>(
             summary.completed += f.command.requests.len() as u64;
             complete(sched, sources, observer, &f);
         }
+        release_waiting(sources, now);
         if sched.next_timer().is_some_and(|t| t <= now) {
             let _ = sched.tick(now);
         }
@@ -216,6 +241,7 @@ pub fn run_on_clock<B: Backend>(
                 }
             }
         }
+        observer.turn(now, sources);
         if now >= next_second {
             observer.second(now, sched, &*engine);
             next_second += Nanos::from_secs(1);
@@ -232,6 +258,11 @@ pub fn run_on_clock<B: Backend>(
         }
         let wake = [
             sources.iter().filter_map(|s| s.next_at()).min(),
+            sources
+                .iter()
+                .filter_map(|s| s.stop_at())
+                .filter(|t| *t > now)
+                .min(),
             sched.next_timer(),
             Some(next_second),
             Some(limits.duration),
@@ -254,6 +285,23 @@ pub fn run_on_clock<B: Backend>(
         .zip(cpu_at_start)
         .map(|((user, system), (user0, system0))| (user - user0, system - system0));
     Ok(summary)
+}
+
+/// Starts the sources whose stonewall has fallen: every source they wait
+/// for has ended.
+fn release_waiting(sources: &mut [Box<dyn Source>], now: Nanos) {
+    for i in 0..sources.len() {
+        let ready = {
+            let waits = sources[i].waits_for();
+            !waits.is_empty()
+                && waits
+                    .iter()
+                    .all(|&j| sources.get(j).is_none_or(|s| s.ended(now)))
+        };
+        if ready {
+            sources[i].release(now);
+        }
+    }
 }
 
 fn complete(

@@ -16,6 +16,13 @@
 //!
 //! Phases: `before`, `fill`, `after` (by completion time), and `all`.
 //!
+//! Tenants: every job is its own tenant, numbered in job order, so the
+//! readers are tenant 0 and the fill tenant 1, the separation the
+//! per-tenant policies act on (`bfq`'s queues, `iolatency`'s and `iocost`'s
+//! groups); policies that ignore tenants see the same requests either way.
+//! In `long-fill` the jobs are `readers.1`, `readers.2`, `fill.1`, `fill.2`
+//! (tenants 0 to 3).
+//!
 //! `fill-listening` is the same with a fill that listens to the scheduler's
 //! back-pressure ([`Synthetic::backpressure`], bound [`LISTENING_BOUND`]): it
 //! holds a write while one queued now would wait longer than the bound, and

@@ -474,6 +474,7 @@ impl<B: Backend> Probe<B> {
             per_second: false,
             metrics: None,
             stop: options.stop,
+            job_phases: false,
         };
         self.backend.begin_step();
         let measured = drive(plan, &mut self.backend, &self.label, &self.description);

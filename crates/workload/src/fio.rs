@@ -38,7 +38,8 @@
 //! | `percentage_random` | percent of a random job's requests at random offsets (the others follow on) |
 //! | `norandommap` | accepted: random offsets here are always drawn as fio draws them with it, with replacement (fio's default random map visits each block once per pass; over many passes the two agree) |
 //! | `randrepeat`, `randseed` | accepted with a note: `--seed` seeds every job, so a run always repeats itself for a given seed |
-//! | `nrfiles`, `filename` | files (or a `:` list of names): the region is cut into that many equal, contiguous ranges, used round robin (`file_service_type=roundrobin`, the default) |
+//! | `nrfiles`, `filename` | files (or a `:` list of names): the region is cut into that many equal, contiguous ranges, used round robin (`file_service_type=roundrobin`, the default); `iosteer run` opens the named files, each holding `size / files` bytes from `offset` |
+//! | `directory` | where `iosteer run` finds relative file names (one directory) |
 //! | `fsync`, `fdatasync` | a flush after every N writes |
 //! | `end_fsync`, `fsync_on_close` | a flush when the job stops issuing |
 //! | `verify` | a method (`md5`, `crc32c`, ...), kept on the job for `iosteer run`; the simulator does not verify |
@@ -47,6 +48,7 @@
 //! | `zonemode` | `none`; `zbd` is refused (zoned drives are not modelled) |
 //! | `exitall` | accepted with a note: the other jobs run to their own end here |
 //! | `name`, `description` | labels |
+//! | `iosteer_trim_ahead` | not fio's: a size; a sequential writer trims each segment of that size just before it writes over it, content replaced by new content ([`Synthetic::trim_ahead`](crate::workload::Synthetic::trim_ahead); the built-in scenarios' fill does) |
 //! | `iosteer_backpressure` | not fio's: a time, microseconds unless suffixed (as fio's `latency_target`); the job listens to the scheduler's back-pressure and holds a write or trim while it would wait longer than this ([`Synthetic::backpressure`](crate::workload::Synthetic::backpressure)) |
 //!
 //! Accepted and ignored, because they change how fio reports, logs, places
@@ -66,7 +68,7 @@
 //! `hipri`, `nonvectored`, `uncached`, `force_async`, `iomem`,
 //! `iomem_align`, `hugepage-size`, `lockmem`, `invalidate`, `create_*`,
 //! `allow_file_create`, `allow_mounted_write`, `unlink*`, `fallocate`,
-//! `fadvise_hint`, `overwrite`, `directory`, `filename_format`, `lockfile`,
+//! `fadvise_hint`, `overwrite`, `filename_format`, `lockfile`,
 //! `random_generator`, `allrandrepeat`, `softrandommap`,
 //! `continue_on_error`, `ignore_error`, `error_dump`; `buffer_pattern`,
 //! `buffer_compress_*`, `refill_buffers`, `scramble_buffers`,
@@ -418,6 +420,7 @@ struct Reader {
     numjobs: u32,
     hint: LifetimeHint,
     backpressure: Option<Nanos>,
+    trim_ahead: Option<u64>,
     shape: JobShape,
     stonewall: bool,
     wait_for: Vec<(String, usize)>,
@@ -451,6 +454,7 @@ impl Reader {
             numjobs: 1,
             hint: LifetimeHint::None,
             backpressure: None,
+            trim_ahead: None,
             shape: JobShape::default(),
             stonewall: false,
             wait_for: Vec::new(),
@@ -526,13 +530,17 @@ impl Reader {
                 self.bsrange = None;
             }
             "size" | "filesize" => {
+                self.shape.sized = true;
                 self.size = Some(size_or_percent(value, capacity).ok_or_else(|| bad("a size or a percentage"))?)
             }
             "io_size" => self.io_size = Some(size_value(value).filter(|s| *s > 0).ok_or_else(|| bad("a size"))?),
             "number_ios" => {
                 self.shape.ios_limit = Some(value.parse().ok().filter(|n| *n > 0).ok_or_else(|| bad("a count"))?)
             }
-            "fill_device" => self.fill_device = boolean(value).ok_or_else(|| bad("0 or 1"))?,
+            "fill_device" => {
+                self.fill_device = boolean(value).ok_or_else(|| bad("0 or 1"))?;
+                self.shape.sized |= self.fill_device;
+            }
             "loops" => self.loops = value.parse().ok().filter(|n| *n > 0).ok_or_else(|| bad("a count of 1 or more"))?,
             "offset" => {
                 self.offset = size_or_percent(value, capacity).ok_or_else(|| bad("a size or a percentage"))?
@@ -616,8 +624,14 @@ impl Reader {
                 self.shape.files = value.parse().ok().filter(|n| (1..=4096).contains(n)).ok_or_else(|| bad("a count from 1 to 4096"))?
             }
             "filename" => {
-                let names = value.split(':').filter(|n| !n.is_empty()).count() as u32;
-                self.shape.files = self.shape.files.max(names);
+                self.shape.file_names = value.split(':').filter(|n| !n.is_empty()).map(str::to_string).collect();
+                self.shape.files = self.shape.files.max(self.shape.file_names.len() as u32);
+            }
+            "directory" => {
+                if value.is_empty() || value.contains(':') {
+                    return Err(bad("one directory (a `:` list of several is not supported)"));
+                }
+                self.shape.directory = Some(value.to_string());
             }
             "file_service_type" => {
                 if value != "roundrobin" {
@@ -665,6 +679,9 @@ impl Reader {
             "exitall" => notes.push(format!(
                 "job {job}: `{given}` is accepted, but the other jobs run to their own end here"
             )),
+            "iosteer_trim_ahead" => {
+                self.trim_ahead = Some(size_value(value).filter(|s| *s > 0).ok_or_else(|| bad("a size, such as 64m"))?)
+            }
             "iosteer_backpressure" => {
                 self.backpressure = Some(
                     time_value(value, 1_000).ok_or_else(|| bad("a time, microseconds unless suffixed, such as 50ms"))?,
@@ -705,6 +722,12 @@ impl Reader {
             "write" | "randwrite" | "trim" | "randtrim" => 0,
             _ => self.mix_read.unwrap_or(50),
         };
+        if self.trim_ahead.is_some() && self.rw != "write" {
+            return Err(err(format!(
+                "iosteer_trim_ahead: trims ahead of sequential writes, and rw={} is not rw=write",
+                self.rw
+            )));
+        }
         if let Some(modifier) = &self.rw_modifier {
             if sequential {
                 self.shape.offset_add = signed_size(modifier)
@@ -762,7 +785,7 @@ impl Reader {
                 offset,
                 size,
                 arrival: self.arrival,
-                trim_ahead: None,
+                trim_ahead: self.trim_ahead,
                 hint: self.hint,
                 backpressure: self.backpressure,
             },

@@ -43,6 +43,7 @@ pub const SUPPORTED: &[&str] = &[
     "randseed",
     "nrfiles",
     "filename",
+    "directory",
     "file_service_type",
     "fsync",
     "fdatasync",
@@ -55,6 +56,7 @@ pub const SUPPORTED: &[&str] = &[
     "exitall",
     "name",
     "iosteer_backpressure",
+    "iosteer_trim_ahead",
 ];
 
 /// Accepted and ignored: they do not change which I/O is issued or when.
@@ -146,7 +148,6 @@ pub const IGNORED: &[&str] = &[
     "fallocate",
     "fadvise_hint",
     "overwrite",
-    "directory",
     "filename_format",
     "lockfile",
     "random_generator",

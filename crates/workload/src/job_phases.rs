@@ -8,6 +8,7 @@
 //! `job`, spans the whole workload, from the first job's start to the last
 //! one's end.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
 
 use iosteer_sched::Nanos;
@@ -42,14 +43,19 @@ pub fn whole_workload() -> Phase {
 
 impl PhaseTracker {
     /// Looks at the jobs at `now` (after a step) and moves the phases.
-    pub fn update(&mut self, now: Nanos, jobs: &[Generator], recorder: &mut Recorder) {
+    pub fn update<G: Borrow<Generator>>(
+        &mut self,
+        now: Nanos,
+        jobs: &[G],
+        recorder: &mut Recorder,
+    ) {
         let running = measured(now, jobs);
         if !self.opened && !running.is_empty() {
             self.opened = true;
             recorder.overlaps(0);
             recorder.set_phase_edges(0, now, UNKNOWN);
         }
-        if self.opened && !self.closed && jobs.iter().all(|j| j.ended(now)) {
+        if self.opened && !self.closed && jobs.iter().all(|j| j.borrow().ended(now)) {
             self.closed = true;
             let start = recorder.phases()[0].start;
             recorder.set_phase_edges(0, start, now);
@@ -85,9 +91,10 @@ impl PhaseTracker {
 
 /// Sections of the jobs that have started, are past their ramp and have not
 /// ended, in job order, each once.
-fn measured(now: Nanos, jobs: &[Generator]) -> Vec<String> {
+fn measured<G: Borrow<Generator>>(now: Nanos, jobs: &[G]) -> Vec<String> {
     let mut sections: Vec<String> = Vec::new();
     for generator in jobs {
+        let generator = generator.borrow();
         let job = generator.job();
         let started = generator.waits_for().is_empty() && now >= job.start + job.shape.ramp;
         if !started || generator.ended(now) {

@@ -46,6 +46,17 @@ pub struct JobShape {
     /// Files the region is cut into, equal and contiguous (fio's `nrfiles`
     /// or a `filename` list); requests go to them round robin.
     pub files: u32,
+    /// fio's `filename` list, as written (`iosteer run` opens them; the
+    /// simulator places the files as ranges of the drive).
+    pub file_names: Vec<String>,
+    /// fio's `directory`: where relative file names are (`iosteer run`).
+    pub directory: Option<String>,
+    /// Where each file starts, bytes, when not the contiguous cut of the
+    /// region (`iosteer run` places each real file at its own address).
+    pub file_starts: Vec<u64>,
+    /// The job gave its size (`size`, `filesize`, `fill_device`): without
+    /// one, a file `iosteer run` would create has no size.
+    pub sized: bool,
     /// Closed loop: think after this many requests (fio's `thinktime_blocks`).
     pub thinktime_blocks: u32,
     /// A flush after every this many writes (fio's `fsync=N`, `fdatasync=N`).
@@ -70,5 +81,6 @@ impl JobShape {
             && self.offset_add == 0
             && self.ios_per_offset <= 1
             && self.files <= 1
+            && self.file_starts.is_empty()
     }
 }

@@ -519,7 +519,11 @@ impl Generator {
         }
         let file = state.next_file;
         state.next_file = (file + 1) % files as usize;
-        let file_start = s.offset + file as u64 * file_size;
+        let file_start = shape
+            .file_starts
+            .get(file)
+            .copied()
+            .unwrap_or(s.offset + file as u64 * file_size);
         let blocks_in_file = (file_size - len) / s.align + 1;
         let offset = if s.sequential {
             let cursor = &mut state.file_cursors[file];

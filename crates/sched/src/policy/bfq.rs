@@ -18,6 +18,16 @@
 //!   F = S + service / weight; if still busy it starts again at S = F. A queue
 //!   becoming busy starts at S = max(V, F): one that left early keeps its
 //!   place, none can bank time.
+//! - **Time charge** (`bfq_bfqq_charge_time`). Budgets count sectors, but a
+//!   queue that holds the device long for few sectors pays for the time: on
+//!   expiry, a queue not raised that was *slow* (a sync queue that served
+//!   under `max_budget` / 2 in a slot over 20 ms, or a seeky one in a slot
+//!   under 1 ms) or that timed out with a third of its budget left is
+//!   charged `max_budget` x slot / `timeout_sync` (slot at most
+//!   `timeout_sync`; under 1 ms, 2 ms) if that is more than it used. The
+//!   slot runs from its start to the expiry, or to the start of the idling
+//!   that ended it. Async queues are never slow, and a timed-out one is
+//!   charged only what it used (upstream measures no slot for them).
 //! - **Budget feedback** (sync queues, not weight-raised), on expiry:
 //!   ran empty and nothing to wait for: next budget = what it used (at least
 //!   min_budget = max_budget / 32); idled in vain: budget - 4 x min_budget
@@ -33,8 +43,9 @@
 //!     (device slots <= 3, upstream's `hw_tag` off), for a queue that is not
 //!     seeky, and while no queue is weight-raised; or
 //!   - idling is needed for service guarantees: the scenario is asymmetric
-//!     (busy queues with different weights, weight raising included; or,
-//!     with `groups=1`, more than one tenant with requests), or the queue is
+//!     for the queue (queues not raised with requests queued or in flight
+//!     differ in weight and its own is not the smallest; or, with
+//!     `groups=1`, more than one tenant has requests), or the queue is
 //!     weight-raised and others are not (or the device holds 4 more than
 //!     its own requests).
 //!
@@ -82,8 +93,15 @@
 //!   upstream then tunes it to the peak rate x `timeout_sync`); no peak-rate
 //!   estimate, so the interactive raising lasts a fixed 3 s (upstream's
 //!   lower bound, where fast devices land); no burst detection, queue
-//!   merging, I/O injection during idling, or charging of time for slow
-//!   queues; `hw_tag` from the device's slots rather than observed depth.
+//!   merging, or I/O injection during idling; `hw_tag` from the device's
+//!   slots rather than observed depth. Upstream also idles for a queue
+//!   that is the only busy one (`tot_busy_queues == 1`), which only pays
+//!   with injection (other queues' I/O sent while it idles); without
+//!   injection we do not idle there. With two busy queues, as in the fill
+//!   scenarios, neither applies.
+//! - Slow is judged against the fixed `max_budget` / 2 per slot, as
+//!   upstream does against its tuned `bfq_max_budget`; the time charge uses
+//!   nanoseconds where upstream truncates to milliseconds.
 //! - Time since a queue was last busy stands for upstream's
 //!   budget_timeout-based "idle for long".
 
@@ -138,6 +156,10 @@ const SEEKY_COUNT: u32 = 19;
 /// start-up reads less (upstream measured up to about 110K); more is a
 /// long-running job mistaken for one.
 const MAX_SERVICE_FROM_WR: u64 = 120_000;
+/// A slot shorter than this is too short to measure a rate
+/// (`bfq_bfqq_is_slow`); one longer than this is long enough.
+const SLOW_MIN_SLOT: Nanos = Nanos::from_millis(1);
+const SLOW_RATE_SLOT: Nanos = Nanos::from_millis(20);
 /// Virtual time is kept in sectors / weight, in 1/65536ths.
 const WFQ_SHIFT: u32 = 16;
 pub const INFO: PolicyInfo = PolicyInfo {
@@ -259,6 +281,10 @@ pub struct Bfq {
     vtime: u64,
     in_service: Option<QueueKey>,
     budget_timeout: Nanos,
+    /// When the in-service queue's slot began, and when it last began to
+    /// idle (upstream's `last_budget_start`, `last_idling_start`).
+    budget_start: Nanos,
+    idling_start: Nanos,
     fifo_checked: bool,
     /// The idle timer of the in-service queue, when armed.
     idle_until: Option<Nanos>,
@@ -288,6 +314,8 @@ impl Bfq {
             vtime: 0,
             in_service: None,
             budget_timeout: Nanos::ZERO,
+            budget_start: Nanos::ZERO,
+            idling_start: Nanos::ZERO,
             fifo_checked: false,
             idle_until: None,
             last_position: 0,
@@ -313,22 +341,31 @@ impl Bfq {
         self.queues.values().filter(|q| q.busy)
     }
 
-    /// Upstream's `bfq_asymmetric_scenario`: queues with requests queued or
-    /// in flight differ in weight, or (as cgroups) several tenants have some.
-    fn asymmetric(&self) -> bool {
-        let active = || self.queues.values().filter(|q| q.busy || q.dispatched > 0);
-        let mut weights = active().map(BfqQueue::effective_weight);
-        let varied = weights
-            .next()
-            .is_some_and(|first| weights.any(|w| w != first));
+    /// Upstream's `bfq_asymmetric_scenario` for queue `key`: the queues with
+    /// requests queued or in flight that are not raised (upstream's weights
+    /// tree) differ in weight and `key`'s is not the smallest, or (as
+    /// cgroups) several tenants have some.
+    fn asymmetric(&self, key: QueueKey) -> bool {
+        let active = || {
+            self.queues
+                .iter()
+                .filter(|(_, q)| q.busy || q.dispatched > 0)
+        };
+        let mut weights = active()
+            .map(|(_, q)| q)
+            .filter(|q| q.wr_coeff == 1)
+            .map(|q| q.weight);
+        let varied = weights.next().is_some_and(|first| {
+            let (smallest, varied) = weights.fold((first, false), |(min, varied), w| {
+                (min.min(w), varied || w != first)
+            });
+            let q = &self.queues[&key];
+            varied && !(q.wr_coeff == 1 && q.weight == smallest)
+        });
         if varied || !self.config.groups {
             return varied;
         }
-        let mut tenants = self
-            .queues
-            .iter()
-            .filter(|(_, q)| q.busy || q.dispatched > 0)
-            .map(|((tenant, _), _)| *tenant);
+        let mut tenants = active().map(|((tenant, _), _)| *tenant);
         tenants
             .next()
             .is_some_and(|first| tenants.any(|t| t != first))
@@ -348,7 +385,7 @@ impl Bfq {
         let boosts_throughput = !self.hw_tag && !q.is_seeky() && raised_busy == 0;
         let raised_among_others = q.wr_coeff > 1
             && (raised_busy < busy || self.stats.in_flight() >= q.dispatched + WR_INFLIGHT_SLACK);
-        boosts_throughput || raised_among_others || self.asymmetric()
+        boosts_throughput || raised_among_others || self.asymmetric(key)
     }
 
     // ---- timer path ----
@@ -357,12 +394,64 @@ impl Bfq {
     fn arm_idle_timer(&mut self, key: QueueKey, now: Nanos) {
         let q = &self.queues[&key];
         let mut idle = self.config.slice_idle;
-        if q.is_seeky() && q.wr_coeff == 1 && !self.asymmetric() {
+        if q.is_seeky() && q.wr_coeff == 1 && !self.asymmetric(key) {
             idle = idle.min(MIN_TT);
         } else if q.wr_coeff > 1 {
             idle = idle.max(WR_MIN_IDLE);
         }
         self.idle_until = Some(now + idle);
+        self.idling_start = now;
+    }
+
+    /// Upstream's `bfq_bfqq_is_slow`: whether the in-service sync queue
+    /// was slow in the slot that ends (served less than half of
+    /// `max_budget` in a slot over 20 ms; for slots under 1 ms, whether it
+    /// is seeky), and the slot's length, without the idling that ended it
+    /// (`compensate`). Async queues are never slow and charge no time.
+    fn slow_slot(&self, key: QueueKey, compensate: bool, now: Nanos) -> (bool, Nanos) {
+        let q = &self.queues[&key];
+        if !q.sync {
+            return (false, Nanos::ZERO);
+        }
+        let end = if compensate { self.idling_start } else { now };
+        let slot = end.since(self.budget_start);
+        if slot < SLOW_MIN_SLOT {
+            // Flash: the worst case idling would give a seeky queue.
+            return (q.is_seeky(), MIN_TT);
+        }
+        let slow = if slot > SLOW_RATE_SLOT {
+            q.service < self.config.max_budget() / 2
+        } else {
+            q.is_seeky()
+        };
+        (slow, slot)
+    }
+
+    /// Upstream's time charge on expiry (`bfq_bfqq_expire` with
+    /// `bfq_bfqq_charge_time`): a queue not raised that was slow, or that
+    /// timed out with a third of its budget left, is charged for the time
+    /// it held the device, `max_budget` x slot / `timeout_sync` (the slot
+    /// at most `timeout_sync`), when that is more than it used: a slow
+    /// queue pays for the device time it took, not for its sectors.
+    fn charge_time_if_slow(&mut self, key: QueueKey, reason: Expiry, now: Nanos) {
+        let (slow, slot) = self.slow_slot(key, reason == Expiry::TooIdle, now);
+        let q = &self.queues[&key];
+        let timed_out =
+            reason == Expiry::BudgetTimeout && q.budget.saturating_sub(q.service) >= q.budget / 3;
+        if q.wr_coeff != 1 || !(slow || timed_out) {
+            return;
+        }
+        let timeout = self.config.timeout_sync;
+        let slot = slot.min(timeout);
+        let for_time = (u128::from(self.config.max_budget()) * u128::from(slot.0)
+            / u128::from(timeout.0)) as u64;
+        let wsum: u64 = self.busy_queues().map(BfqQueue::effective_weight).sum();
+        let q = self.queues.get_mut(&key).expect("queue exists");
+        let extra = for_time.saturating_sub(q.service);
+        q.service += extra;
+        q.budget = q.budget.max(q.service);
+        q.service_from_backlogged += extra;
+        self.vtime += delta(extra, wsum);
     }
 
     /// Upstream's `__bfq_bfqq_recalc_budget`: the next budget from how the
@@ -392,8 +481,9 @@ impl Bfq {
     fn expire(&mut self, reason: Expiry, now: Nanos) {
         let key = self.in_service.take().expect("a queue is in service");
         self.idle_until = None;
+        self.charge_time_if_slow(key, reason, now);
         self.recalc_budget(key, reason);
-        let symmetric = !self.asymmetric();
+        let symmetric = !self.asymmetric(key);
         let q = self.queues.get_mut(&key).expect("queue exists");
         q.finish = q.start + delta(q.service, q.effective_weight());
         q.service = 0;
@@ -437,6 +527,7 @@ impl Bfq {
             1
         };
         self.budget_timeout = now + Nanos(self.config.timeout_sync.0.saturating_mul(coeff));
+        self.budget_start = now;
         self.in_service = Some(key);
         self.fifo_checked = false;
     }
@@ -520,7 +611,7 @@ impl Bfq {
                 continue;
             }
             let sorted_key = self.next_request(key, now).expect("queue has requests");
-            let symmetric = !self.asymmetric();
+            let symmetric = !self.asymmetric(key);
             let q = self.queues.get_mut(&key).expect("queue exists");
             let charge = Self::charge(q, &q.sorted[&sorted_key].request, symmetric);
             if charge > q.budget.saturating_sub(q.service) {

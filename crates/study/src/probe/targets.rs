@@ -169,7 +169,7 @@ pub fn real(
         max_io_bytes: read_size.max(options.write_bs) as usize,
         ..EngineConfig::default()
     };
-    let (engine, label, description) = open_engine(target, &config)?;
+    let (engine, label, description) = open_engine(vec![(target, 0)], &config)?;
     let mut probe = Probe::new(engine, label, description, capacity);
     let (readers, reads) = match (&options.reads, file_jobs) {
         (ReadLoad::File { name, .. }, Some(jobs)) => (jobs, format!("reads of {name}")),

@@ -222,3 +222,24 @@ fn more_options_in_force_than_the_limit_are_refused_naming_the_line() {
     let within = format!("[global]\n{}[j]\nrw=read\n", "bs=4k\n".repeat(255));
     assert_eq!(parse(&within, "t.fio", GIB).unwrap().len(), 1);
 }
+
+#[test]
+fn iosteer_trim_ahead_trims_before_a_sequential_writer() {
+    let jobs = parse(
+        "[fill]\nrw=write\nbs=128k\niosteer_trim_ahead=64m\n",
+        "t.fio",
+        GIB,
+    )
+    .unwrap();
+    let JobKind::Synthetic(s) = &jobs[0].kind else {
+        panic!()
+    };
+    assert_eq!(s.trim_ahead, Some(64 << 20));
+    let err = parse("[r]\nrw=randwrite\niosteer_trim_ahead=64m\n", "t.fio", GIB)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("t.fio:3:") && err.contains("is not rw=write"),
+        "{err}"
+    );
+}

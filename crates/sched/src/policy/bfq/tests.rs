@@ -267,3 +267,91 @@ fn a_write_sent_rechecks_only_the_reads_waiting_for_it() {
         assert!(position(i) < position(n + i), "read {}", n + i);
     }
 }
+
+/// Sectors sent per tenant from `from` on, with tenants 1 and 2 kept
+/// backlogged with 4 KiB reads for 3 s; tenant 1's reads take 10 ms in
+/// the device, tenant 2's 100 us.
+fn slow_and_fast_tenants(settings: &str) -> (u64, u64) {
+    let mut s = bfq(settings);
+    let slow = |c: &Command| {
+        if c.requests[0].tenant == TenantId(1) {
+            Nanos::from_millis(10)
+        } else {
+            Nanos::from_micros(100)
+        }
+    };
+    let mut bench = Bench::new(4, slow);
+    let mut id = 0;
+    for ms in 0..3_000 {
+        bench.advance(&mut s, Nanos::from_millis(ms));
+        for tenant in [1, 2] {
+            let queued = s.queues.get(&(TenantId(tenant), true));
+            for _ in queued.map_or(0, |q| q.sorted.len())..64 {
+                id += 1;
+                let r = read(id, tenant, (id % 4096) << 20, 4096, bench.now);
+                bench.submit(&mut s, r);
+            }
+        }
+    }
+    let sectors_of = |tenant| -> u64 {
+        let sent = bench.sent.iter().flat_map(|c| c.requests.iter());
+        sent.filter(|r| r.tenant == TenantId(tenant))
+            .map(sectors)
+            .sum()
+    };
+    (sectors_of(1), sectors_of(2))
+}
+
+#[test]
+fn a_slow_queue_is_charged_for_the_device_time_it_holds() {
+    // Equal weights, no raising. Tenant 1 times out every slot with most
+    // of its budget left, and is charged max_budget for the 125 ms it
+    // held the device; tenant 2 uses its budget in ~35 ms. By sectors
+    // alone they would get the same sectors (tenant 1 ~99% of the time).
+    let (slow, fast) = slow_and_fast_tenants("low_latency=0");
+    assert!(
+        fast > 5 * slow,
+        "fast tenant {fast} sectors, slow tenant {slow}"
+    );
+}
+
+#[test]
+fn a_timed_out_async_queue_is_charged_only_what_it_used() {
+    let mut s = bfq("low_latency=0");
+    let key = (TenantId(1), false);
+    let mut w = Request::new(0, Op::Write, 0, 4096, Nanos::ZERO);
+    w.tenant = TenantId(1);
+    s.enqueue(w, Nanos::ZERO);
+    s.enqueue(read(1, 2, 1 << 30, 4096, Nanos::ZERO), Nanos::ZERO);
+    assert_eq!(tenants(&drain(&mut s, Nanos::ZERO, 32, 0)), [1, 2]);
+    // Put the async queue back in service and let its slot time out.
+    s.in_service = Some(key);
+    s.budget_start = Nanos::ZERO;
+    s.queues.get_mut(&key).unwrap().service = 24;
+    let vtime = s.vtime;
+    s.charge_time_if_slow(key, Expiry::BudgetTimeout, Nanos::from_millis(200));
+    assert_eq!((s.queues[&key].service, s.vtime), (24, vtime));
+    // The same slot of a sync queue is charged max_budget.
+    let key = (TenantId(2), true);
+    s.charge_time_if_slow(key, Expiry::BudgetTimeout, Nanos::from_millis(200));
+    assert_eq!(s.queues[&key].service, 16384);
+}
+
+#[test]
+fn a_raised_queue_makes_no_asymmetry_for_the_others() {
+    // Upstream's weights tree leaves raised queues out, and the queue of
+    // the smallest weight needs no idling to keep its share.
+    let mut s = bfq("weight.2=200");
+    s.enqueue(read(0, 1, 0, 4096, Nanos::ZERO), Nanos::ZERO);
+    s.enqueue(read(1, 2, 1 << 30, 4096, Nanos::ZERO), Nanos::ZERO);
+    let (one, two) = ((TenantId(1), true), (TenantId(2), true));
+    s.queues.get_mut(&one).unwrap().wr_coeff = 30;
+    s.queues.get_mut(&two).unwrap().wr_coeff = 1;
+    assert!(!s.asymmetric(two), "only tenant 2 is in the tree");
+    s.queues.get_mut(&one).unwrap().wr_coeff = 1;
+    assert!(
+        s.asymmetric(two),
+        "100 and 200: tenant 2 is not the lightest"
+    );
+    assert!(!s.asymmetric(one), "tenant 1 is the lightest");
+}

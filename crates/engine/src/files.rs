@@ -1,0 +1,460 @@
+//! The files a run's jobs do their I/O on, found, opened and laid out as
+//! fio does it.
+//!
+//! Where a job's I/O goes (fio's rules, with `--target` as fio's command
+//! line `--filename` or `--directory`):
+//! - a job's own `filename` list: each name relative to the job's
+//!   `directory`, else to the target directory, else to the current
+//!   directory (absolute names stand);
+//! - a job naming no file: the target, when it is a file or a block device
+//!   (its `nrfiles` are then ranges of it, as in the simulator); otherwise
+//!   fio's default names, `JOB.N.F` (section, copy, file number), in the job's
+//!   directory, the target directory or the current directory.
+//!
+//! A named file holds `size / nrfiles` bytes from `offset`, as fio's does;
+//! one that is missing or too short is created or grown to that when the
+//! job gives its size (or `--size` does), and refused otherwise. What is
+//! created or grown is laid out (written) before the run when a job reads
+//! the file, as fio lays out a file before reading it, so reads reach the
+//! disk rather than holes; write-only files are only sized, as fio sizes
+//! them. A read region that already holes (a sparse file) is named in the
+//! notes, since reads there never reach the disk.
+//!
+//! Every file gets its own range of the commands' byte addresses (the
+//! engine's [`Engine::of_targets`](crate::Engine::of_targets)), with a gap
+//! between files so no scheduler merges requests across two of them; the
+//! jobs' offsets are moved to those ranges. One scheduler so orders the I/O
+//! of every file, as the block layer's one queue per device does.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use iosteer_sched::Op;
+use iosteer_workload::workload::{Job, JobKind};
+use thiserror::Error;
+
+use crate::target::{OpenOptionsSpec, Target, TargetError, TargetKind};
+
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum FilesError {
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    #[error("job {job}: {path} does not exist, and neither the job's size= nor --size gives it a size to be created with")]
+    Missing { job: String, path: PathBuf },
+    #[error("job {job}: {path} is {size} bytes and the job reaches {needed}; a size= in the job (or --size) grows it")]
+    Short {
+        job: String,
+        path: PathBuf,
+        size: u64,
+        needed: u64,
+    },
+    #[error("{path}: every job names its own files (filename=), so the target is not used; leave it out, or give a directory for the jobs' relative names")]
+    TargetUnused { path: PathBuf },
+    #[error(
+        "job {job}: iosteer_trim_ahead trims ahead in one region, and the job has {files} files"
+    )]
+    TrimAheadFiles { job: String, files: usize },
+    #[error("laying out {path}: {source}")]
+    Layout { path: PathBuf, source: io::Error },
+}
+
+/// How to find and open the jobs' files.
+#[derive(Clone, Debug, Default)]
+pub struct FileOptions {
+    /// `--target`: a file or block device (the file of jobs naming none), or
+    /// a directory (where relative names are).
+    pub target: Option<PathBuf>,
+    /// `--size`: the target file's size, and the size of files created for
+    /// jobs that give none.
+    pub size: Option<u64>,
+    pub force: bool,
+    pub direct: bool,
+}
+
+/// The opened files at their base addresses, and what the report should
+/// say about them (laid out, holes).
+#[derive(Debug)]
+pub struct Placement {
+    pub targets: Vec<(Target, u64)>,
+    pub notes: Vec<String>,
+}
+
+/// Room left between two files' address ranges, and their alignment.
+const GAP: u64 = 1 << 20;
+
+/// What the jobs do with one file.
+#[derive(Debug, Default)]
+struct Use {
+    /// Bytes the jobs reach (offset + region).
+    needed: u64,
+    writes: bool,
+    /// Byte ranges the jobs read.
+    reads: Vec<(u64, u64)>,
+    /// Created or grown to `needed` when short.
+    sized: bool,
+    /// A job that needs it and gives no size, for the error.
+    unsized_job: Option<String>,
+}
+
+/// Where each job's I/O goes: its files, or `None` for the target's ranges.
+fn job_paths(job: &Job, base_dir: &Path, default_file: Option<&Path>) -> Option<Vec<PathBuf>> {
+    let shape = &job.shape;
+    if shape.file_names.is_empty() && default_file.is_some() {
+        return None;
+    }
+    let dir = match &shape.directory {
+        Some(d) => base_dir.join(d),
+        None => base_dir.to_path_buf(),
+    };
+    if !shape.file_names.is_empty() {
+        return Some(shape.file_names.iter().map(|n| dir.join(n)).collect());
+    }
+    let section = if shape.section.is_empty() {
+        &job.name
+    } else {
+        &shape.section
+    };
+    let copy = job
+        .name
+        .strip_prefix(section.as_str())
+        .and_then(|rest| rest.strip_prefix('.'))
+        .unwrap_or("0");
+    Some(
+        (0..shape.files.max(1))
+            .map(|f| dir.join(format!("{section}.{copy}.{f}")))
+            .collect(),
+    )
+}
+
+/// The bytes each of a job's files holds, as the generator cuts them.
+fn file_region(job: &Job, files: u64) -> (u64, u64) {
+    match &job.kind {
+        JobKind::Synthetic(s) => {
+            let size = (s.size / files / s.align * s.align).max(s.block_max);
+            (s.offset, s.offset.saturating_add(size))
+        }
+        JobKind::Trace(_) => (job.start_offset(), job.end_offset()),
+    }
+}
+
+fn reads(job: &Job) -> bool {
+    match &job.kind {
+        JobKind::Synthetic(s) => !s.trim && s.read_percent > 0,
+        JobKind::Trace(records) => records.iter().any(|r| r.op == Op::Read),
+    }
+}
+
+fn writes(job: &Job) -> bool {
+    crate::drive::writes(std::slice::from_ref(job))
+}
+
+/// Where relative names are, and the file of jobs that name none: a
+/// directory target is the first, a file or device target the second.
+fn roots(options: &FileOptions) -> (PathBuf, Option<&Path>) {
+    match &options.target {
+        Some(t) if t.is_dir() => (t.clone(), None),
+        Some(t) => (PathBuf::new(), Some(t.as_path())),
+        None => (PathBuf::new(), None),
+    }
+}
+
+/// The size the jobs' sizes and percentages are read against: `--size`,
+/// else the largest of the target and the jobs' files that exist (fio
+/// reads a job's size against its file's).
+pub fn capacity(jobs: &[Job], options: &FileOptions) -> Option<u64> {
+    if options.size.is_some() {
+        return options.size;
+    }
+    let (base_dir, default_file) = roots(options);
+    let named = jobs
+        .iter()
+        .filter_map(|j| job_paths(j, &base_dir, default_file))
+        .flatten();
+    default_file
+        .map(Path::to_path_buf)
+        .into_iter()
+        .chain(named)
+        .filter(|p| p.exists())
+        .filter_map(|p| Target::open(&p, &OpenOptionsSpec::default()).ok())
+        .map(|t| t.size)
+        .max()
+}
+
+/// Finds, opens (creating, growing and laying out as needed) the jobs'
+/// files, and moves the jobs' offsets to each file's range.
+pub fn place(jobs: &mut [Job], options: &FileOptions) -> Result<Placement, FilesError> {
+    let (base_dir, default_file) = roots(options);
+    let per_job: Vec<Option<Vec<PathBuf>>> = jobs
+        .iter()
+        .map(|j| job_paths(j, &base_dir, default_file))
+        .collect();
+    // The default file first, at base 0, so its jobs keep their offsets.
+    let mut paths: Vec<PathBuf> = Vec::new();
+    let mut uses: Vec<Use> = Vec::new();
+    let index_of = |path: &Path, paths: &mut Vec<PathBuf>, uses: &mut Vec<Use>| {
+        paths
+            .iter()
+            .position(|p| same_file(p, path))
+            .unwrap_or_else(|| {
+                paths.push(path.to_path_buf());
+                uses.push(Use::default());
+                paths.len() - 1
+            })
+    };
+    if let Some(file) = default_file {
+        let named_by_a_job = per_job
+            .iter()
+            .flatten()
+            .flatten()
+            .any(|p| same_file(p, file));
+        if per_job.iter().all(Option::is_some) && !named_by_a_job {
+            return Err(FilesError::TargetUnused {
+                path: file.to_path_buf(),
+            });
+        }
+        index_of(file, &mut paths, &mut uses);
+        uses[0].sized = options.size.is_some();
+    }
+    for (job, files) in jobs.iter().zip(&per_job) {
+        let targets: Vec<(usize, (u64, u64))> = match files {
+            None => vec![(0, (job.start_offset(), job.end_offset()))],
+            Some(files) => {
+                let region = file_region(job, files.len() as u64);
+                files
+                    .iter()
+                    .map(|f| (index_of(f, &mut paths, &mut uses), region))
+                    .collect()
+            }
+        };
+        for (i, (start, end)) in targets {
+            let u = &mut uses[i];
+            u.needed = u.needed.max(end);
+            u.writes |= writes(job);
+            if reads(job) {
+                u.reads.push((start, end));
+            }
+            if files.is_some() {
+                if job.shape.sized || options.size.is_some() {
+                    u.sized = true;
+                } else {
+                    u.unsized_job.get_or_insert_with(|| job.name.clone());
+                }
+            }
+        }
+    }
+    let mut notes = Vec::new();
+    let mut targets = Vec::new();
+    let mut base = 0;
+    let mut bases = Vec::new();
+    for (path, u) in paths.iter().zip(&uses) {
+        let target = open_one(path, u, options, &mut notes)?;
+        bases.push(base);
+        base = (base + target.size + 1).div_ceil(GAP) * GAP;
+        targets.push((target, bases[bases.len() - 1]));
+    }
+    for (job, files) in jobs.iter_mut().zip(&per_job) {
+        let Some(files) = files else { continue };
+        let starts: Vec<u64> = files
+            .iter()
+            .map(|f| bases[paths.iter().position(|p| same_file(p, f)).expect("placed")])
+            .collect();
+        move_to_files(job, &starts)?;
+    }
+    Ok(Placement { targets, notes })
+}
+
+/// The same file by name, or by device and inode when both exist
+/// (`./a` and `a`, a link).
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a == b
+        || matches!(
+            (std::fs::metadata(a), std::fs::metadata(b)),
+            (Ok(x), Ok(y)) if (x.dev(), x.ino()) == (y.dev(), y.ino())
+        )
+}
+
+/// Moves a job's offsets into its files' ranges (`starts`: each file's base).
+fn move_to_files(job: &mut Job, starts: &[u64]) -> Result<(), FilesError> {
+    let JobKind::Synthetic(s) = &mut job.kind else {
+        return Ok(());
+    };
+    job.shape.files = starts.len() as u32;
+    if let [only] = starts {
+        s.offset += only;
+        return Ok(());
+    }
+    if s.trim_ahead.is_some() {
+        return Err(FilesError::TrimAheadFiles {
+            job: job.name.clone(),
+            files: starts.len(),
+        });
+    }
+    job.shape.file_starts = starts.iter().map(|b| b + s.offset).collect();
+    Ok(())
+}
+
+/// Opens one file: created or grown when the jobs size it, laid out where
+/// it grew and is read, its holes in read regions noted.
+fn open_one(
+    path: &Path,
+    u: &Use,
+    options: &FileOptions,
+    notes: &mut Vec<String>,
+) -> Result<Target, FilesError> {
+    let existing = std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len());
+    let is_default = options
+        .target
+        .as_deref()
+        .is_some_and(|t| same_file(t, path));
+    let size = match (is_default, u.sized) {
+        (true, _) => options.size,
+        (false, true) => Some(u.needed),
+        (false, false) => None,
+    };
+    let spec = OpenOptionsSpec {
+        size,
+        writes: u.writes,
+        force: options.force,
+        direct: options.direct,
+    };
+    let target = match Target::open(path, &spec) {
+        Err(TargetError::Io { source, .. })
+            if !u.sized && !is_default && source.kind() == io::ErrorKind::NotFound =>
+        {
+            return Err(FilesError::Missing {
+                job: u.unsized_job.clone().unwrap_or_default(),
+                path: path.to_path_buf(),
+            });
+        }
+        other => other?,
+    };
+    if target.size < u.needed && !u.sized && !is_default {
+        return Err(FilesError::Short {
+            job: u.unsized_job.clone().unwrap_or_default(),
+            path: path.to_path_buf(),
+            size: target.size,
+            needed: u.needed,
+        });
+    }
+    target.check_fits(u.needed)?;
+    if target.kind != TargetKind::File || u.reads.is_empty() {
+        return Ok(target);
+    }
+    let old = existing.unwrap_or(0);
+    if target.size > old {
+        let mib = (target.size - old) as f64 / (1 << 20) as f64;
+        let what = if existing.is_some() {
+            "grew"
+        } else {
+            "created"
+        };
+        eprintln!(
+            "iosteer: laying out {}: writing {mib:.1} MiB before the jobs read it",
+            path.display()
+        );
+        lay_out(path, old, target.size).map_err(|source| FilesError::Layout {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        notes.push(format!(
+            "{}: {what} and laid out (bytes {old} to {} written) before the run, so reads reach the disk",
+            path.display(),
+            target.size
+        ));
+    }
+    let read_before: Vec<(u64, u64)> = u
+        .reads
+        .iter()
+        .map(|&(start, end)| (start, end.min(old)))
+        .filter(|(start, end)| start < end)
+        .collect();
+    let holes = hole_bytes(&target.file, &read_before);
+    if holes > 0 {
+        let note = format!(
+            "{}: {:.1} MiB of what the jobs read are holes (never written): those reads do not reach the disk, and the read figures include them; write the file first (fio would not lay out an existing file either)",
+            path.display(),
+            holes as f64 / (1 << 20) as f64
+        );
+        eprintln!("iosteer: {note}");
+        notes.push(note);
+    }
+    Ok(target)
+}
+
+/// Writes `[from, to)` of the file at `path` with a pattern (not zeros,
+/// which some drives and file systems store as nothing), synced and
+/// dropped from the page cache so the run's reads go to the disk.
+pub fn lay_out(path: &Path, from: u64, to: u64) -> io::Result<()> {
+    let file = OpenOptions::new().write(true).open(path)?;
+    let mut chunk = vec![0u8; 1 << 20];
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for word in chunk.chunks_exact_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        word.copy_from_slice(&x.to_le_bytes());
+    }
+    let mut at = from;
+    while at < to {
+        let len = (to - at).min(chunk.len() as u64) as usize;
+        file.write_all_at(&chunk[..len], at)?;
+        at += len as u64;
+    }
+    file.sync_data()?;
+    drop_cache(&file);
+    Ok(())
+}
+
+/// Asks the kernel to drop the file's cached pages (best effort).
+fn drop_cache(file: &File) {
+    // SAFETY: posix_fadvise takes a descriptor and integers, no memory.
+    unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+}
+
+/// Bytes of holes (SEEK_HOLE up to SEEK_DATA) in the ranges, counted once
+/// each; 0 where the file system cannot tell.
+fn hole_bytes(file: &File, ranges: &[(u64, u64)]) -> u64 {
+    let mut ranges = ranges.to_vec();
+    ranges.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::new();
+    for (start, end) in ranges {
+        match merged.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
+    let fd = file.as_raw_fd();
+    let seek = |at: u64, whence: i32| -> Option<u64> {
+        // SAFETY: lseek takes a descriptor and integers, no memory.
+        let r = unsafe { libc::lseek(fd, at as libc::off_t, whence) };
+        (r >= 0).then_some(r as u64)
+    };
+    let mut holes = 0;
+    for (start, end) in merged {
+        let mut at = start;
+        while at < end {
+            let Some(hole) = seek(at, libc::SEEK_HOLE) else {
+                break;
+            };
+            if hole >= end {
+                break;
+            }
+            // No data after the hole: the rest of the range is hole.
+            let data = seek(hole, libc::SEEK_DATA).unwrap_or(end).min(end);
+            holes += data - hole;
+            at = data;
+        }
+    }
+    holes
+}
+
+#[cfg(test)]
+mod tests;

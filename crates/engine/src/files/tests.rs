@@ -1,0 +1,129 @@
+use super::*;
+use iosteer_workload::fio;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("iosteer-files-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn jobs(text: &str, capacity: u64) -> Vec<Job> {
+    fio::parse(text, "t.fio", capacity).unwrap()
+}
+
+fn in_dir(dir: &Path) -> FileOptions {
+    FileOptions {
+        target: Some(dir.to_path_buf()),
+        ..FileOptions::default()
+    }
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn named_files_are_created_at_their_share_and_placed_apart() {
+    let dir = temp_dir("named");
+    let mut jobs = jobs(
+        "[w]\nrw=randwrite\nbs=4k\nfilename=a:b\nsize=2m\n[r]\nrw=randread\nbs=4k\nfilename=b\nsize=1m\noffset=64k\n",
+        1 << 40,
+    );
+    let placed = place(&mut jobs, &in_dir(&dir)).unwrap();
+    assert_eq!(names(&dir), ["a", "b"]);
+    let sizes: Vec<u64> = placed.targets.iter().map(|(t, _)| t.size).collect();
+    // b: the writer's 1 MiB share, and the reader's 64 KiB + 1 MiB.
+    assert_eq!(sizes, [1 << 20, (1 << 20) + (64 << 10)]);
+    let bases: Vec<u64> = placed.targets.iter().map(|(_, b)| *b).collect();
+    assert_eq!(bases[0], 0);
+    assert!(bases[1] > sizes[0], "a gap between files: {bases:?}");
+    assert_eq!(jobs[0].shape.file_starts, [0, bases[1]]);
+    let JobKind::Synthetic(r) = &jobs[1].kind else {
+        panic!()
+    };
+    assert_eq!(
+        r.offset,
+        bases[1] + (64 << 10),
+        "one file: the offset moves"
+    );
+    // b is read and was created: laid out, with no hole left.
+    assert!(
+        placed.notes.iter().any(|n| n.contains("laid out")),
+        "{:?}",
+        placed.notes
+    );
+    let b = File::open(dir.join("b")).unwrap();
+    assert_eq!(hole_bytes(&b, &[(0, sizes[1])]), 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn jobs_without_names_get_fios_default_names_in_the_directory() {
+    let dir = temp_dir("default");
+    let mut jobs = jobs(
+        "[job]\nrw=write\nbs=4k\nnrfiles=2\nsize=64k\nnumjobs=2\n",
+        1 << 40,
+    );
+    place(&mut jobs, &in_dir(&dir)).unwrap();
+    assert_eq!(names(&dir), ["job.0.0", "job.0.1", "job.1.0", "job.1.1"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_sparse_file_read_in_place_is_named_and_an_unsized_missing_file_refused() {
+    let dir = temp_dir("sparse");
+    let sparse = dir.join("s");
+    File::create(&sparse).unwrap().set_len(1 << 20).unwrap();
+    let mut read = jobs("[r]\nrw=read\nbs=4k\nfilename=s\n", 1 << 20);
+    let placed = place(&mut read, &in_dir(&dir)).unwrap();
+    assert!(
+        placed.notes.iter().any(|n| n.contains("holes")),
+        "{:?}",
+        placed.notes
+    );
+    let mut missing = jobs("[r]\nrw=read\nbs=4k\nfilename=none\n", 1 << 20);
+    let err = place(&mut missing, &in_dir(&dir)).unwrap_err().to_string();
+    assert!(
+        err.contains("job r") && err.contains("does not exist") && err.contains("size="),
+        "{err}"
+    );
+    assert!(!dir.join("none").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_target_file_no_job_uses_is_refused() {
+    let dir = temp_dir("unused");
+    let mut named = jobs("[w]\nrw=write\nbs=4k\nfilename=x\nsize=64k\n", 1 << 40);
+    let options = FileOptions {
+        target: Some(dir.join("t.img")),
+        size: Some(1 << 20),
+        ..FileOptions::default()
+    };
+    let err = place(&mut named, &options).unwrap_err();
+    assert!(matches!(err, FilesError::TargetUnused { .. }), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_job_naming_the_target_itself_runs_on_it() {
+    let dir = temp_dir("itself");
+    let target = dir.join("t.img");
+    let text = format!("[r]\nrw=randread\nbs=4k\nfilename={}\n", target.display());
+    let mut named = jobs(&text, 1 << 20);
+    let options = FileOptions {
+        target: Some(target.clone()),
+        size: Some(1 << 20),
+        ..FileOptions::default()
+    };
+    let placed = place(&mut named, &options).unwrap();
+    assert_eq!(placed.targets.len(), 1);
+    assert_eq!(placed.targets[0].0.size, 1 << 20);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
