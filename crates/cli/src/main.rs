@@ -50,6 +50,13 @@ enum Command {
     /// target or an emulated drive, and report the highest rate that keeps a
     /// read-latency objective.
     Probe(probe::ProbeArgs),
+    /// Read back a target `iosteer run --verify` wrote, even one killed
+    /// mid-run: every stamped block must hold its own offset and checksum.
+    Verify {
+        /// File or block device to read (never written to).
+        #[arg(long, value_name = "PATH")]
+        target: std::path::PathBuf,
+    },
     /// List the scheduling policies with their tunables and defaults.
     Schedulers,
     /// The SSD model on its own: presets, configuration, the write-amplification check.
@@ -165,6 +172,15 @@ fn run(cli: Cli) -> Result<()> {
         Command::Sweep(args) => sweep::sweep(args),
         Command::Run(args) => run::run(args),
         Command::Probe(args) => probe::probe(args),
+        Command::Verify { target } => {
+            let found = iosteer_engine::verify::read_back_path(&target)
+                .map_err(|e| anyhow!("--target {e}"))?;
+            println!("{found}");
+            match found.bad {
+                0 => Ok(()),
+                bad => Err(anyhow!("verify: {bad} blocks disagree with their stamps")),
+            }
+        }
         Command::Bench(BenchCommand::Device {
             devices,
             requests,

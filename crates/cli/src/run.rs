@@ -22,7 +22,7 @@ use iosteer_sim::Simulation;
 use iosteer_workload::fio::{size_value, time_value};
 use iosteer_workload::html;
 use iosteer_workload::job_phases;
-use iosteer_workload::report::{table, Phase, SimReport, SimSummary, VerifyReport};
+use iosteer_workload::report::{table, Phase, SimReport, SimSummary};
 use iosteer_workload::workload::Job;
 use iosteer_workload::{round, RunReport};
 
@@ -246,23 +246,17 @@ fn run_target(args: &RunArgs, setup: Setup) -> Result<()> {
     let plan = plan(args, setup, jobs, None);
     let mut measured = drive(plan, &mut engine, &label, &description);
     measured.report.notes.extend(placement.notes);
-    let mismatches = engine.verifier().map_or(0, |v| v.mismatches);
-    if let Some(v) = engine.verifier() {
-        for (offset, problem) in &v.first {
-            eprintln!("iosteer: verify: block at offset {offset}: {problem}");
-        }
-        measured.report.verify = Some(VerifyReport {
-            blocks: v.checked,
-            mismatches: v.mismatches,
-        });
+    let mut mismatches = 0;
+    if let Some((figures, notes)) = engine.verifier().map(|v| v.report()) {
+        mismatches = figures.mismatches;
+        measured.report.verify = Some(figures);
+        measured.report.notes.extend(notes);
     }
     write(args, measured, None)?;
-    if mismatches > 0 {
-        return Err(anyhow!(
-            "verify: {mismatches} blocks did not read back as written"
-        ));
+    match mismatches {
+        0 => Ok(()),
+        n => Err(anyhow!("verify: {n} blocks did not read back as written")),
     }
-    Ok(())
 }
 
 fn run_emulated(args: &RunArgs, setup: Setup, drive_name: &str) -> Result<()> {
@@ -399,18 +393,6 @@ fn write_reports(
     }
     for run in runs {
         println!("{}", table(run));
-        if let Some(c) = &run.cpu {
-            println!(
-                "cpu: {:.2} s user, {:.2} s system ({:.2} cores)",
-                c.user_s, c.system_s, c.cores
-            );
-        }
-        if let Some(v) = &run.verify {
-            println!(
-                "verify: {} blocks checked, {} mismatches",
-                v.blocks, v.mismatches
-            );
-        }
     }
     Ok(())
 }

@@ -220,6 +220,7 @@ const SWEEP: &[Case] = &[
     bad(&["sweep", "--vary", "netflix:write.current=10000..20000/0", "--chart", "-"], &[], &["--vary", "write.current", "step is zero", "1 or more"]),
     bad(&["sweep", "--vary", "netflix:a=1..5", "--chart", "-"], &[], &["--vary", "start..end/step"]),
     bad(&["sweep", "--vary", "netflix:1,2", "--chart", "-"], &[], &["--vary netflix:1,2", "before any key=value"]),
+    bad(&["sweep", "--vary", "netflix:read_bias=1,read_bias=2", "--chart", "-"], &[], &["--vary", "`read_bias` is given twice", "read_bias=1,2,3"]),
     bad(&["sweep", "--vary", ":a=1", "--chart", "-"], &[], &["--vary :a=1", "no policy name"]),
     bad(&["sweep", "--vary", "netflix:write.current=1..100000/1", "--chart", "-"], &[], &["--vary", "more than 10000 values"]),
     bad(&["sweep", "--vary", "nosuch:a=1", "--chart", "-"], &[], &["--vary nosuch:a=1", "known schedulers"]),

@@ -352,7 +352,14 @@ mod job_files {
             "[global]\ntime_based\n[readers]\nrw=randread\nbs=128k\nrate=200m\nrate_process=poisson\niodepth=1024\nruntime=40s\n\
              [fill]\nrw=write\nbs=128k\noffset=25%\nsize=10%\nrate=30m\niodepth=32\nstartdelay=10s\nruntime=20s\n",
         );
-        let report = json_of(&["sim", "--job", &example, "--device", "diskSim-slc", "--json"]);
+        let report = json_of(&[
+            "sim",
+            "--job",
+            &example,
+            "--device",
+            "diskSim-slc",
+            "--json",
+        ]);
         let run = &report["runs"][0];
         assert_eq!(run["scheduler"], "fifo");
         let job = &run["phases"][0];

@@ -58,6 +58,10 @@ use crate::objective::{read_value, Bound, Objective};
 
 /// Most grid points one sweep may run.
 pub const MAX_POINTS: usize = 10_000;
+/// Longest grid text accepted: a grid is typed by hand, and every point's
+/// spec repeats its keys, so the specs of a grid are at most
+/// [`MAX_POINTS`] times this long.
+pub const MAX_GRID_BYTES: usize = 4096;
 /// Most seeds one sweep may run each point on.
 pub const MAX_SEEDS: usize = 100;
 
@@ -94,6 +98,10 @@ pub enum SweepError {
     TooManyValues { key: String, value: String },
     #[error("{grid}: more than {} points", MAX_POINTS)]
     GridTooLarge { grid: String },
+    #[error("the grid is {bytes} bytes long; at most {} bytes", MAX_GRID_BYTES)]
+    GridTooLong { bytes: usize },
+    #[error("{grid}: the key `{key}` is given twice; list its values after one `{key}=`, such as {key}=1,2,3")]
+    RepeatedKey { grid: String, key: String },
     #[error("{text}: expected a seed (4), a range (1..5) or a list (1,4,5)")]
     BadSeeds { text: String },
     #[error("{text}: at most {} seeds", MAX_SEEDS)]
@@ -259,18 +267,47 @@ fn expand_value(key: &str, value: &str) -> Result<Vec<String>, SweepError> {
     Ok((0..count).map(|i| (start + i * step).to_string()).collect())
 }
 
-/// Expands one grid into scheduler specs, first key slowest.
+/// Expands one grid into scheduler specs, first key slowest. Time and
+/// memory are linear in the specs returned: each is built once from its
+/// index, never by copying the specs of the keys before it.
 pub fn expand_grid(grid: &str) -> Result<Vec<String>, SweepError> {
+    if grid.len() > MAX_GRID_BYTES {
+        return Err(SweepError::GridTooLong { bytes: grid.len() });
+    }
     let (name, settings) = grid.split_once(':').unwrap_or((grid, ""));
     let name = name.trim();
     if name.is_empty() {
         return Err(SweepError::NoPolicy { grid: grid.into() });
     }
+    let keys = grid_keys(grid, settings)?;
+    let points = keys
+        .iter()
+        .try_fold(1usize, |points, (_, values)| {
+            points
+                .checked_mul(values.len())
+                .filter(|&p| p <= MAX_POINTS)
+        })
+        .ok_or_else(|| SweepError::GridTooLarge { grid: grid.into() })?;
+    Ok((0..points)
+        .map(|index| spec_at(name, &keys, index))
+        .collect())
+}
+
+/// A grid's keys in order, each with its values expanded; a key given
+/// twice is refused (the spec would carry it twice).
+fn grid_keys(grid: &str, settings: &str) -> Result<Vec<(String, Vec<String>)>, SweepError> {
     let mut keys: Vec<(String, Vec<String>)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for item in settings.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         match item.split_once('=') {
             Some((key, value)) => {
                 let key = key.trim().to_string();
+                if !seen.insert(key.clone()) {
+                    return Err(SweepError::RepeatedKey {
+                        grid: grid.into(),
+                        key,
+                    });
+                }
                 let values = expand_value(&key, value.trim())?;
                 keys.push((key, values));
             }
@@ -279,39 +316,37 @@ pub fn expand_grid(grid: &str) -> Result<Vec<String>, SweepError> {
                     grid: grid.into(),
                     item: item.into(),
                 })?;
-                let more = expand_value(key, item)?;
-                values.extend(more);
+                values.extend(expand_value(key, item)?);
+                if values.len() > MAX_POINTS {
+                    return Err(SweepError::TooManyValues {
+                        key: key.clone(),
+                        value: item.into(),
+                    });
+                }
             }
         }
     }
-    let mut specs = vec![String::new()];
-    for (key, values) in &keys {
-        if specs.len().saturating_mul(values.len()) > MAX_POINTS {
-            return Err(SweepError::GridTooLarge { grid: grid.into() });
-        }
-        specs = specs
-            .iter()
-            .flat_map(|prefix| {
-                values.iter().map(move |v| {
-                    if prefix.is_empty() {
-                        format!("{key}={v}")
-                    } else {
-                        format!("{prefix},{key}={v}")
-                    }
-                })
-            })
-            .collect();
+    Ok(keys)
+}
+
+/// The spec of grid point `index`: its value of each key, the last key
+/// varying fastest.
+fn spec_at(name: &str, keys: &[(String, Vec<String>)], mut index: usize) -> String {
+    let mut chosen = vec![""; keys.len()];
+    for (slot, (_, values)) in chosen.iter_mut().zip(keys).rev() {
+        *slot = &values[index % values.len()];
+        index /= values.len();
     }
-    Ok(specs
-        .into_iter()
-        .map(|s| {
-            if s.is_empty() {
-                name.to_string()
-            } else {
-                format!("{name}:{s}")
-            }
-        })
-        .collect())
+    let settings: Vec<String> = keys
+        .iter()
+        .zip(chosen)
+        .map(|((key, _), value)| format!("{key}={value}"))
+        .collect();
+    if settings.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name}:{}", settings.join(","))
+    }
 }
 
 /// One grid point's figures.

@@ -115,6 +115,14 @@ pub struct JobFile {
 /// Most requests a job may keep outstanding.
 const MAX_IODEPTH: u32 = 65_536;
 
+/// Most jobs a file may make, `numjobs` copies counted (fio's own limit):
+/// jobs of a later stonewall group each list every earlier one.
+pub const MAX_JOBS: usize = 4096;
+
+/// Most options in force in one section, `[global]`'s included (fio has
+/// about 300 options in all): each section reads every one of them.
+pub const MAX_SECTION_OPTIONS: usize = 256;
+
 /// Default length of `time_based` jobs without `runtime` when no job is timed.
 const UNTIMED_RUNTIME: Nanos = Nanos::from_secs(60);
 
@@ -199,6 +207,16 @@ pub fn parse_with_env(
         }
         after.sort_unstable();
         after.dedup();
+        if jobs.len() + spec.numjobs as usize > MAX_JOBS {
+            return Err(FioError {
+                file: file.to_string(),
+                line: section.line,
+                message: format!(
+                    "job [{}]: more than {MAX_JOBS} jobs in the file (numjobs copies counted); at most {MAX_JOBS}",
+                    section.name
+                ),
+            });
+        }
         for copy in 0..spec.numjobs {
             let name = if spec.numjobs > 1 {
                 format!("{}.{copy}", section.name)
@@ -265,9 +283,15 @@ fn sections(lines: &[Line], file: &str) -> Result<Vec<Section>, FioError> {
             value.trim().to_string(),
             line.number,
         );
-        match sections.last_mut() {
-            _ if in_global => global.push(option),
-            Some(section) => section.options.push(option),
+        let in_force = match sections.last_mut() {
+            _ if in_global => {
+                global.push(option);
+                global.len()
+            }
+            Some(section) => {
+                section.options.push(option);
+                section.options.len()
+            }
             None => {
                 return Err(FioError {
                     file: file.to_string(),
@@ -275,6 +299,15 @@ fn sections(lines: &[Line], file: &str) -> Result<Vec<Section>, FioError> {
                     message: format!("`{text}` comes before any [section]"),
                 })
             }
+        };
+        if in_force > MAX_SECTION_OPTIONS {
+            return Err(FioError {
+                file: file.to_string(),
+                line: line.number,
+                message: format!(
+                    "more than {MAX_SECTION_OPTIONS} options in force in one section ([global]'s included); at most {MAX_SECTION_OPTIONS}"
+                ),
+            });
         }
     }
     Ok(sections)

@@ -327,7 +327,8 @@ pub struct SimReport<'a> {
     pub runs: &'a [RunReport],
 }
 
-/// The terminal table of one run.
+/// The terminal table of one run, with its notes and, for a real run, its
+/// CPU time and `--verify` counts.
 pub fn table(run: &RunReport) -> String {
     let drive = match &run.device_stats {
         Some(d) => format!(
@@ -388,6 +389,18 @@ pub fn table(run: &RunReport) -> String {
     }
     for note in &run.notes {
         out += &format!("  note: {note}\n");
+    }
+    if let Some(c) = &run.cpu {
+        out += &format!(
+            "cpu: {:.2} s user, {:.2} s system ({:.2} cores)\n",
+            c.user_s, c.system_s, c.cores
+        );
+    }
+    if let Some(v) = &run.verify {
+        out += &format!(
+            "verify: {} blocks checked, {} mismatches\n",
+            v.blocks, v.mismatches
+        );
     }
     out
 }

@@ -41,6 +41,67 @@ fn reversed_and_zero_step_ranges_say_so() {
     assert!(e.contains("5..1") && e.contains("reversed"), "{e}");
 }
 
+#[test]
+fn a_grid_longer_than_the_limit_is_refused_naming_the_limit() {
+    let keys: Vec<String> = (0..10_000).map(|i| format!("k{i}=1")).collect();
+    let grid = format!("fifo:{}", keys.join(","));
+    assert!(grid.len() > 60_000);
+    let e = expand_grid(&grid).unwrap_err();
+    assert!(matches!(e, SweepError::GridTooLong { .. }), "{e}");
+    let message = e.to_string();
+    assert!(
+        message.contains(&grid.len().to_string()) && message.contains("at most 4096 bytes"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_repeated_key_is_refused_naming_it() {
+    let e = expand_grid("netflix:read_bias=1,write.current=5,read_bias=2")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("`read_bias` is given twice") && e.contains("read_bias=1,2,3"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_longest_grid_expands_to_every_point_with_every_key_once() {
+    // 13 keys of two values (8,192 points), then single-valued keys up to
+    // the length limit: each spec carries every key once, in grid order.
+    let mut items: Vec<String> = (0..13).map(|i| format!("two{i}=0,1")).collect();
+    let mut single = 0;
+    while format!("fifo:{},one{single}=7", items.join(",")).len() <= MAX_GRID_BYTES {
+        items.push(format!("one{single}=7"));
+        single += 1;
+    }
+    let grid = format!("fifo:{}", items.join(","));
+    let specs = expand_grid(&grid).unwrap();
+    assert_eq!(specs.len(), 1 << 13);
+    let keys = 13 + single;
+    assert!(keys > 300, "{keys} keys");
+    for (index, spec) in specs.iter().enumerate() {
+        let settings: Vec<&str> = spec.strip_prefix("fifo:").unwrap().split(',').collect();
+        assert_eq!(settings.len(), keys);
+        // Point `index` in binary, the first key the highest bit.
+        for (bit, setting) in settings[..13].iter().enumerate() {
+            let value = (index >> (12 - bit)) & 1;
+            assert_eq!(*setting, format!("two{bit}={value}"));
+        }
+        assert_eq!(settings[13], "one0=7");
+    }
+    // One more two-valued key: 16,384 points, over the limit.
+    let e = expand_grid(&format!("fifo:{},two13=0,1", items[..13].join(","))).unwrap_err();
+    assert!(matches!(e, SweepError::GridTooLarge { .. }), "{e}");
+}
+
+#[test]
+fn a_list_of_ranges_past_the_point_limit_is_refused() {
+    let e = expand_grid("fifo:a=1..9000/1,1..9000/1").unwrap_err();
+    assert!(matches!(e, SweepError::TooManyValues { .. }), "{e}");
+}
+
 fn p(spec: &str, write: f64, value: f64, meets: bool) -> Point {
     Point {
         spec: spec.into(),

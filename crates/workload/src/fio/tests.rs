@@ -192,6 +192,38 @@ fn suffixes_follow_fio() {
 }
 
 #[test]
+fn a_file_of_more_jobs_than_fio_allows_is_refused_at_the_section_past_the_limit() {
+    // Four sections of 1,024 copies make 4,096 jobs, every one after the
+    // earlier groups; a fifth section is one job too many.
+    let section = "[j]\nrw=randread\nnumjobs=1024\nstonewall\n";
+    let four = section.repeat(4);
+    assert_eq!(parse(&four, "t.fio", GIB).unwrap().len(), MAX_JOBS);
+    let e = parse(&format!("{four}[last]\nrw=read\n"), "t.fio", GIB).unwrap_err();
+    assert_eq!(e.line, 17, "{e}");
+    assert!(
+        e.message.contains("job [last]") && e.message.contains("at most 4096"),
+        "{e}"
+    );
+    // Many small sections: refused at section 4,097, not read to the end.
+    let e = parse(&"[j]\n".repeat(20_000), "t.fio", GIB).unwrap_err();
+    assert_eq!(e.line, MAX_JOBS + 1, "{e}");
+}
+
+#[test]
+fn more_options_in_force_than_the_limit_are_refused_naming_the_line() {
+    let global = format!("[global]\n{}", "bs=4k\n".repeat(MAX_SECTION_OPTIONS));
+    let ok = format!("{global}[j]\nrw=read\n");
+    let e = parse(&ok, "t.fio", GIB).unwrap_err();
+    // [global]'s 256 options are in force in [j]: its own is the 257th.
+    assert_eq!(e.line, MAX_SECTION_OPTIONS + 3, "{e}");
+    assert!(e.message.contains("at most 256"), "{e}");
+    let e = parse(&format!("{global}bs=8k\n[j]\n"), "t.fio", GIB).unwrap_err();
+    assert_eq!(e.line, MAX_SECTION_OPTIONS + 2, "{e}");
+    let within = format!("[global]\n{}[j]\nrw=read\n", "bs=4k\n".repeat(255));
+    assert_eq!(parse(&within, "t.fio", GIB).unwrap().len(), 1);
+}
+
+#[test]
 fn iosteer_trim_ahead_trims_before_a_sequential_writer() {
     let jobs = parse(
         "[fill]\nrw=write\nbs=128k\niosteer_trim_ahead=64m\n",
