@@ -341,6 +341,17 @@ fn one_of<T: Clone + Send + Sync + 'static>(
     move |text| parse(text).ok_or_else(|| format!("expected one of {names}"))
 }
 
+/// A size in fio's syntax (`1g`, `512m`), for clap.
+fn size(text: &str) -> std::result::Result<u64, String> {
+    iosteer_workload::fio::size_value(text).ok_or_else(|| "expected a size like 1g or 512m".into())
+}
+
+/// A duration in fio's syntax (`10s`, `2m`), for clap.
+fn duration(text: &str) -> std::result::Result<iosteer_sched::Nanos, String> {
+    iosteer_workload::fio::time_value(text, 1_000_000_000)
+        .ok_or_else(|| "expected a time like 10s or 2m".into())
+}
+
 /// A `--seed`: clap's own message for `-1` ("invalid digit") does not say
 /// what is accepted.
 fn seed_value(text: &str) -> std::result::Result<u64, String> {

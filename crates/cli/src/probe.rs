@@ -30,8 +30,8 @@ pub struct ProbeArgs {
     pub precondition: Option<String>,
     /// Create the target file, or grow it, to this size (fio syntax: 1g);
     /// what it adds is written through once before the probe.
-    #[arg(long, value_name = "SIZE")]
-    pub size: Option<String>,
+    #[arg(long, value_name = "SIZE", value_parser = crate::size)]
+    pub size: Option<u64>,
     /// Allow writing to a block device (its data is destroyed).
     #[arg(long)]
     pub force: bool,
@@ -108,18 +108,8 @@ pub fn probe(args: ProbeArgs) -> Result<()> {
             probe::probe_emulated(&options, config)
                 .map_err(|e| flag_error(e, &format!("--emulate {drive}"), &args))?
         }
-        (None, Some(path)) => {
-            let size = args
-                .size
-                .as_deref()
-                .map(|s| {
-                    size_value(s)
-                        .ok_or_else(|| anyhow!("--size {s}: expected a size like 1g or 512m"))
-                })
-                .transpose()?;
-            probe::probe_real(&options, path, size, args.force)
-                .map_err(|e| flag_error(e, &path.display().to_string(), &args))?
-        }
+        (None, Some(path)) => probe::probe_real(&options, path, args.size, args.force)
+            .map_err(|e| flag_error(e, &path.display().to_string(), &args))?,
         (None, None) => return Err(anyhow!("give --target PATH or --emulate PRESET")),
     };
     if let Some(dir) = &args.out {

@@ -19,12 +19,11 @@ use iosteer_engine::{EngineConfig, TargetError};
 use iosteer_sched::{policy, Nanos, Scheduler};
 use iosteer_sim::scenario::{scenario, SCENARIOS};
 use iosteer_sim::Simulation;
-use iosteer_workload::fio::{size_value, time_value};
 use iosteer_workload::html;
 use iosteer_workload::job_phases;
-use iosteer_workload::report::{table, Phase, SimReport, SimSummary};
+use iosteer_workload::report::{table, Phase, SimReport};
 use iosteer_workload::workload::Job;
-use iosteer_workload::{round, RunReport};
+use iosteer_workload::RunReport;
 
 use crate::interrupt;
 
@@ -62,12 +61,12 @@ pub struct RunArgs {
     pub sched: String,
     /// How long jobs issue (fio time syntax: 10s, 2m) [default: the jobs'
     /// runtime, or 10 s].
-    #[arg(long, value_name = "TIME")]
-    pub duration: Option<String>,
+    #[arg(long, value_name = "TIME", value_parser = crate::duration)]
+    pub duration: Option<Nanos>,
     /// Create the target file, or grow it, to this size (fio syntax: 1g);
     /// also the size of jobs that give none.
-    #[arg(long, value_name = "SIZE")]
-    pub size: Option<String>,
+    #[arg(long, value_name = "SIZE", value_parser = crate::size)]
+    pub size: Option<u64>,
     /// Allow writing to a block device (its data is destroyed).
     #[arg(long)]
     pub force: bool,
@@ -134,21 +133,6 @@ fn setup(args: &RunArgs) -> Result<Setup> {
     };
     probe_config.validate().map_err(engine_config_error)?;
     let sched = policy::build(&args.sched).map_err(|e| anyhow!("--sched {}: {e}", args.sched))?;
-    let size = args
-        .size
-        .as_deref()
-        .map(|s| {
-            size_value(s).ok_or_else(|| anyhow!("--size {s}: expected a size like 1g or 512m"))
-        })
-        .transpose()?;
-    let duration = args
-        .duration
-        .as_deref()
-        .map(|d| {
-            time_value(d, 1_000_000_000)
-                .ok_or_else(|| anyhow!("--duration {d}: expected a time like 10s or 2m"))
-        })
-        .transpose()?;
     let slo = crate::slo(args.slo_ms)?;
     let job = match &args.job {
         Some(file) => {
@@ -173,8 +157,8 @@ fn setup(args: &RunArgs) -> Result<Setup> {
         sched,
         job,
         metrics,
-        size,
-        duration,
+        size: args.size,
+        duration: args.duration,
         slo,
     })
 }
@@ -374,14 +358,7 @@ fn write_reports(
     wall: f64,
     context: &html::Context,
 ) -> Result<()> {
-    let report = SimReport {
-        sim: SimSummary {
-            requests,
-            wall_s: round(wall, 3),
-            requests_per_s: (requests as f64 / wall.max(1e-9)).round(),
-        },
-        runs,
-    };
+    let report = SimReport::new(runs, requests, wall);
     let json = serde_json::to_string_pretty(&report)?;
     if let Some(dir) = &args.out {
         let written = crate::write_run_outputs(dir, runs, &json, context)?;

@@ -7,9 +7,9 @@ use iosteer_sim::scenario::{scenario, DEFAULT_SPECS, SCENARIOS};
 use iosteer_sim::study::STUDIES;
 use iosteer_sim::workload_file::{self, TraceOptions, WorkloadFileError};
 use iosteer_sim::SimError;
-use iosteer_workload::report::{table, SimReport, SimSummary};
+use iosteer_workload::report::{table, SimReport};
+use iosteer_workload::summary;
 use iosteer_workload::trace::{Devices, Event, Fit, TimeUnit, TraceError, TraceFormat};
-use iosteer_workload::{round, summary};
 
 use crate::{interrupt, load_device, load_starting_device};
 
@@ -262,14 +262,7 @@ pub fn sim(args: SimArgs) -> Result<()> {
         other => other.into(),
     })?;
     let requests: u64 = runs.iter().map(|r| r.requests).sum();
-    let report = SimReport {
-        sim: SimSummary {
-            requests,
-            wall_s: round(wall, 3),
-            requests_per_s: (requests as f64 / wall.max(1e-9)).round(),
-        },
-        runs: &runs,
-    };
+    let report = SimReport::new(&runs, requests, wall);
     let json = serde_json::to_string_pretty(&report)?;
     if let Some(dir) = &args.out {
         let context = crate::page_context(workload_name(&args, &plan), plan.drive());

@@ -327,6 +327,20 @@ pub struct SimReport<'a> {
     pub runs: &'a [RunReport],
 }
 
+impl<'a> SimReport<'a> {
+    /// The document of `runs`, which served `requests` in `wall` seconds.
+    pub fn new(runs: &'a [RunReport], requests: u64, wall: f64) -> SimReport<'a> {
+        SimReport {
+            sim: SimSummary {
+                requests,
+                wall_s: round(wall, 3),
+                requests_per_s: (requests as f64 / wall.max(1e-9)).round(),
+            },
+            runs,
+        }
+    }
+}
+
 /// The terminal table of one run, with its notes and, for a real run, its
 /// CPU time and `--verify` counts.
 pub fn table(run: &RunReport) -> String {
