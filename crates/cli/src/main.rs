@@ -136,6 +136,18 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Simulator speed end to end (scheduler, drive, recorder): requests and
+    /// NAND page operations per second of wall and CPU time, peak memory.
+    Sim {
+        /// Case to run: 4k-mix, fill-128k or large-trace; repeat for several [default: all].
+        #[arg(long = "case", value_name = "NAME")]
+        cases: Vec<String>,
+        /// Runs per case; the median is reported.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=1000))]
+        repeat: u64,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -178,26 +190,7 @@ fn run(cli: Cli) -> Result<()> {
                 let config = load_device("--device", spec)?;
                 results.push(device::bench_device(config, requests)?);
             }
-            if json {
-                println!("{}", serde_json::to_string_pretty(&results)?);
-            } else {
-                println!(
-                    "{:<16} {:>8} {:>14} {:>16} {:>14} {:>6}",
-                    "device", "GiB", "aging s", "host req/s", "NAND ops/s", "WAF"
-                );
-                for r in &results {
-                    println!(
-                        "{:<16} {:>8.1} {:>14.2} {:>16.0} {:>14.0} {:>6.2}",
-                        r.device,
-                        r.logical_gib,
-                        r.precondition_s,
-                        r.host_requests_per_s,
-                        r.nand_ops_per_s,
-                        r.write_amplification
-                    );
-                }
-            }
-            Ok(())
+            print_json_or(json, &results, || device::bench_table(&results))
         }
         Command::Bench(BenchCommand::Sched {
             policies,
@@ -217,14 +210,32 @@ fn run(cli: Cli) -> Result<()> {
                 BenchError::Scheduler { spec, source } => anyhow!("--policy {spec}: {source}"),
                 other => other.into(),
             })?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&results)?);
-            } else {
-                print_bench_table(&results);
-            }
-            Ok(())
+            print_json_or(json, &results, || bench::table(&results))
+        }
+        Command::Bench(BenchCommand::Sim {
+            cases,
+            repeat,
+            json,
+        }) => {
+            let bench = bench::sim::bench_sim(&cases, repeat as usize)
+                .map_err(|e| anyhow!("--case: {e}"))?;
+            print_json_or(json, &bench, || bench::sim::table(&bench))
         }
     }
+}
+
+/// Prints `value` as JSON, or the text `table` makes.
+fn print_json_or<T: serde::Serialize>(
+    json: bool,
+    value: &T,
+    table: impl FnOnce() -> String,
+) -> Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(value)?);
+    } else {
+        print!("{}", table());
+    }
+    Ok(())
 }
 
 fn run_device(command: DeviceCommand) -> Result<()> {
@@ -312,20 +323,6 @@ fn print_schedulers() {
         }
         println!();
     }
-}
-
-fn print_bench_table(results: &[bench::BenchResult]) {
-    println!("{:>14}  {:>10}  policy", "ns/request", "requests");
-    for r in results {
-        println!(
-            "{:>14.1}  {:>10}  {}",
-            r.ns_per_request, r.requests, r.policy
-        );
-    }
-    println!(
-        "(median of {} runs each; enqueue + dispatch + complete on one core)",
-        results.first().map_or(0, |r| r.runs.len())
-    );
 }
 
 /// A drive from a preset name or a TOML file; `option` names where the

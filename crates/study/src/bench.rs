@@ -21,6 +21,8 @@ use iosteer_workload::round;
 use serde::Serialize;
 use thiserror::Error;
 
+pub mod sim;
+
 /// A spec to measure that does not build.
 #[derive(Debug, Error)]
 #[non_exhaustive]
@@ -30,6 +32,10 @@ pub enum BenchError {
         spec: String,
         source: iosteer_sched::ConfigError,
     },
+    #[error("unknown case `{name}`; the cases: {cases}")]
+    UnknownCase { name: String, cases: String },
+    #[error("{0}")]
+    Simulation(String),
 }
 
 /// Device slots of the fake device: SATA NCQ depth.
@@ -168,6 +174,13 @@ impl FakeDevice {
     }
 }
 
+/// The median of `values` (the upper one of an even count; 0 when empty).
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.get(sorted.len() / 2).copied().unwrap_or(0.0)
+}
+
 /// Measures each spec `repeat` times over `requests` requests.
 pub fn bench(
     specs: &[String],
@@ -187,9 +200,7 @@ pub fn bench(
                 run_once(sched.as_mut(), stream.clone())
             })
             .collect();
-        let mut sorted = runs.clone();
-        sorted.sort_by(f64::total_cmp);
-        let median = sorted[sorted.len() / 2];
+        let median = median(&runs);
         runs.iter_mut().for_each(|r| *r = round(*r, 1));
         results.push(BenchResult {
             policy: spec.clone(),
@@ -199,6 +210,22 @@ pub fn bench(
         });
     }
     Ok(results)
+}
+
+/// The results as a table.
+pub fn table(results: &[BenchResult]) -> String {
+    let mut out = format!("{:>14}  {:>10}  policy\n", "ns/request", "requests");
+    for r in results {
+        out.push_str(&format!(
+            "{:>14.1}  {:>10}  {}\n",
+            r.ns_per_request, r.requests, r.policy
+        ));
+    }
+    out.push_str(&format!(
+        "(median of {} runs each; enqueue + dispatch + complete on one core)\n",
+        results.first().map_or(0, |r| r.runs.len())
+    ));
+    out
 }
 
 #[cfg(test)]

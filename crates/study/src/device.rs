@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use iosteer_device::waf::{WafExperiment, RESERVE_BLOCKS};
-use iosteer_device::{Device, DeviceConfig, Finished, Precondition, VictimPolicy};
+use iosteer_device::{Device, DeviceConfig, DeviceStats, Finished, Precondition, VictimPolicy};
 use iosteer_sched::{Command, Nanos, Op, Request};
 use iosteer_workload::round;
 use serde::Serialize;
@@ -167,6 +167,15 @@ pub struct DeviceBench {
     pub write_amplification: f64,
 }
 
+/// NAND page operations the drive simulated: host page reads and writes,
+/// GC page moves (a read and a program each) and block erases.
+pub fn nand_page_ops(stats: &DeviceStats) -> u64 {
+    stats.host_pages_read
+        + stats.ftl.host_pages_written
+        + 2 * stats.ftl.gc_pages_moved
+        + stats.ftl.blocks_erased
+}
+
 /// Ages `config` and drives `requests` random 4 KiB requests through it.
 pub fn bench_device(config: DeviceConfig, requests: u64) -> Result<DeviceBench, DeviceError> {
     let name = config.name.clone();
@@ -217,10 +226,7 @@ pub fn bench_device(config: DeviceConfig, requests: u64) -> Result<DeviceBench, 
     }
     let wall = started.elapsed().as_secs_f64();
     let stats = device.stats();
-    let nand_ops = stats.host_pages_read
-        + stats.ftl.host_pages_written
-        + 2 * stats.ftl.gc_pages_moved
-        + stats.ftl.blocks_erased;
+    let nand_ops = nand_page_ops(&stats);
     Ok(DeviceBench {
         device: name,
         logical_gib: round(logical_gib, 1),
@@ -231,6 +237,26 @@ pub fn bench_device(config: DeviceConfig, requests: u64) -> Result<DeviceBench, 
         requests,
         write_amplification: round(stats.write_amplification(), 3),
     })
+}
+
+/// Device benchmarks as a table.
+pub fn bench_table(results: &[DeviceBench]) -> String {
+    let mut out = format!(
+        "{:<16} {:>8} {:>14} {:>16} {:>14} {:>6}\n",
+        "device", "GiB", "aging s", "host req/s", "NAND ops/s", "WAF"
+    );
+    for r in results {
+        out.push_str(&format!(
+            "{:<16} {:>8.1} {:>14.2} {:>16.0} {:>14.0} {:>6.2}\n",
+            r.device,
+            r.logical_gib,
+            r.precondition_s,
+            r.host_requests_per_s,
+            r.nand_ops_per_s,
+            r.write_amplification
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
