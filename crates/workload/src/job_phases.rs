@@ -29,6 +29,9 @@ pub struct PhaseTracker {
     /// The `job` phase (index 0) has opened / closed.
     opened: bool,
     closed: bool,
+    /// The jobs measured at the last look, one per section (reused, so a
+    /// step that changes nothing allocates nothing).
+    running: Vec<usize>,
 }
 
 /// The `job` phase, whose edges the tracker sets.
@@ -43,7 +46,8 @@ pub fn whole_workload() -> Phase {
 impl PhaseTracker {
     /// Looks at the jobs at `now` (after a step) and moves the phases.
     pub fn update(&mut self, now: Nanos, jobs: &[Generator], recorder: &mut Recorder) {
-        let running = measured(now, jobs);
+        measured(now, jobs, &mut self.running);
+        let running = &self.running;
         if !self.opened && !running.is_empty() {
             self.opened = true;
             recorder.overlaps(0);
@@ -54,7 +58,14 @@ impl PhaseTracker {
             let start = recorder.phases()[0].start;
             recorder.set_phase_edges(0, start, now);
         }
-        if self.current.as_ref().map(|c| &c.0) == Some(&running) {
+        let unchanged = self.current.as_ref().is_some_and(|(sections, _)| {
+            sections.len() == running.len()
+                && running
+                    .iter()
+                    .zip(sections)
+                    .all(|(&job, section)| section_of(&jobs[job]) == section)
+        });
+        if unchanged || (self.current.is_none() && running.is_empty()) {
             return;
         }
         if let Some((_, index)) = self.current.take() {
@@ -62,6 +73,10 @@ impl PhaseTracker {
             recorder.set_phase_edges(index, start, now);
         }
         if !running.is_empty() {
+            let running: Vec<String> = running
+                .iter()
+                .map(|&job| section_of(&jobs[job]).to_string())
+                .collect();
             let name = self.unique(running.join("+"));
             let index = recorder.add_phase(Phase {
                 name,
@@ -83,26 +98,31 @@ impl PhaseTracker {
     }
 }
 
-/// Sections of the jobs that have started, are past their ramp and have not
-/// ended, in job order, each once.
-fn measured(now: Nanos, jobs: &[Generator]) -> Vec<String> {
-    let mut sections: Vec<String> = Vec::new();
-    for generator in jobs {
+/// The section a job's figures go to: its own name unless it shares one.
+fn section_of(generator: &Generator) -> &str {
+    let job = generator.job();
+    if job.shape.section.is_empty() {
+        &job.name
+    } else {
+        &job.shape.section
+    }
+}
+
+/// Into `running`: the jobs that have started, are past their ramp and have
+/// not ended, in job order, the first of each section only.
+fn measured(now: Nanos, jobs: &[Generator], running: &mut Vec<usize>) {
+    running.clear();
+    for (index, generator) in jobs.iter().enumerate() {
         let job = generator.job();
         let started = generator.waits_for().is_empty() && now >= job.start + job.shape.ramp;
         if !started || generator.ended(now) {
             continue;
         }
-        let section = if job.shape.section.is_empty() {
-            &job.name
-        } else {
-            &job.shape.section
-        };
-        if !sections.contains(section) {
-            sections.push(section.clone());
+        let section = section_of(generator);
+        if !running.iter().any(|&j| section_of(&jobs[j]) == section) {
+            running.push(index);
         }
     }
-    sections
 }
 
 /// Closes what is still open at `now` (a run cut short): a phase never
