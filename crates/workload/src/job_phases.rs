@@ -29,8 +29,10 @@ pub struct PhaseTracker {
     /// The `job` phase (index 0) has opened / closed.
     opened: bool,
     closed: bool,
-    /// The jobs measured at the last look, one per section (reused, so a
-    /// step that changes nothing allocates nothing).
+    /// Whether each job was measured at the last look: while none changes,
+    /// the phases do not either.
+    measuring: Vec<bool>,
+    /// The jobs measured, one per section (reused: no allocation per step).
     running: Vec<usize>,
 }
 
@@ -46,17 +48,21 @@ pub fn whole_workload() -> Phase {
 impl PhaseTracker {
     /// Looks at the jobs at `now` (after a step) and moves the phases.
     pub fn update(&mut self, now: Nanos, jobs: &[Generator], recorder: &mut Recorder) {
-        measured(now, jobs, &mut self.running);
+        let changed = self.look(now, jobs);
+        if self.opened && !self.closed && jobs.iter().all(|j| j.ended(now)) {
+            self.closed = true;
+            let start = recorder.phases()[0].start;
+            recorder.set_phase_edges(0, start, now);
+        }
+        if !changed {
+            return;
+        }
+        measured(jobs, &self.measuring, &mut self.running);
         let running = &self.running;
         if !self.opened && !running.is_empty() {
             self.opened = true;
             recorder.overlaps(0);
             recorder.set_phase_edges(0, now, UNKNOWN);
-        }
-        if self.opened && !self.closed && jobs.iter().all(|j| j.ended(now)) {
-            self.closed = true;
-            let start = recorder.phases()[0].start;
-            recorder.set_phase_edges(0, start, now);
         }
         let unchanged = self.current.as_ref().is_some_and(|(sections, _)| {
             sections.len() == running.len()
@@ -108,14 +114,29 @@ fn section_of(generator: &Generator) -> &str {
     }
 }
 
-/// Into `running`: the jobs that have started, are past their ramp and have
-/// not ended, in job order, the first of each section only.
-fn measured(now: Nanos, jobs: &[Generator], running: &mut Vec<usize>) {
+impl PhaseTracker {
+    /// Notes which jobs are measured at `now`: started, past their ramp and
+    /// not ended. Returns whether that changed since the last look.
+    fn look(&mut self, now: Nanos, jobs: &[Generator]) -> bool {
+        let mut changed = self.measuring.len() != jobs.len();
+        self.measuring.resize(jobs.len(), false);
+        for (generator, measuring) in jobs.iter().zip(&mut self.measuring) {
+            let job = generator.job();
+            let started = generator.waits_for().is_empty() && now >= job.start + job.shape.ramp;
+            let now_measured = started && !generator.ended(now);
+            changed |= *measuring != now_measured;
+            *measuring = now_measured;
+        }
+        changed
+    }
+}
+
+/// Into `running`: the jobs `measuring` marks, in job order, the first of
+/// each section only.
+fn measured(jobs: &[Generator], measuring: &[bool], running: &mut Vec<usize>) {
     running.clear();
     for (index, generator) in jobs.iter().enumerate() {
-        let job = generator.job();
-        let started = generator.waits_for().is_empty() && now >= job.start + job.shape.ramp;
-        if !started || generator.ended(now) {
+        if !measuring[index] {
             continue;
         }
         let section = section_of(generator);
