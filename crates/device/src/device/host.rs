@@ -227,6 +227,8 @@ impl Device {
         }
         let mut pages = 0;
         for lpn in first..=last {
+            // Placed when its die picks it: ask the cache for its map entry now.
+            self.ftl.prefetch_entry(lpn as u32);
             let d = self.write_die(lpn as u32, data_in);
             self.enqueue_page(d, slot, Some((lpn as u32, stream)), 0, data_in);
             pages += 1;
