@@ -150,3 +150,14 @@ describe_machine() {
     cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
     say "machine: $(nproc) CPUs ($cpu), kernel $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 }
+
+# Removes the work directory DIR, or with BENCH_KEEP=1 only its target image
+# (the reports stay for a look).
+drop_work() {
+    if [[ "${BENCH_KEEP:-0}" == 1 ]]; then
+        rm -f "$1/target.img"
+        say "reports kept in $1"
+    else
+        rm -rf "$1"
+    fi
+}

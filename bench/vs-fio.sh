@@ -38,12 +38,7 @@ need_space "$parent" $((size + (256 << 20)))
 
 work=$(mktemp -d "$parent/iosteer-vs-fio.XXXXXX")
 cleanup() {
-    if [[ "${BENCH_KEEP:-0}" == 1 ]]; then
-        rm -f "$work/target.img"
-        say "reports kept in $work"
-    else
-        rm -rf "$work"
-    fi
+    drop_work "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

@@ -74,12 +74,7 @@ cleanup() {
             say "    echo $original > /sys/block/$disk/queue/scheduler"
         fi
     fi
-    if [[ "${BENCH_KEEP:-0}" == 1 ]]; then
-        rm -f "$work/target.img"
-        say "reports kept in $work"
-    else
-        rm -rf "$work"
-    fi
+    drop_work "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The headline scenario (fill-while-serving) under the paper's three host
-# schedulers, on the consumer-sata drive as shipped (semi-preemptive GC,
+# The headline scenario (fill-while-serving) under the default schedulers
+# of `iosteer sim` (stock FIFO, the paper's two fixes, steer), on the consumer-sata drive as shipped (semi-preemptive GC,
 # non-queued TRIM) and on three variants: non-preemptive GC, queued TRIM, and
 # both. Prints each run's before-fill and during-fill read rows and the fill's
 # write row.

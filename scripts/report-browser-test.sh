@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
-# Does report.html load in a real browser? Renders the report of
-# `iosteer sim quick --out DIR` in headless Chromium (network cut off), and
-# checks that the page logs no console message, that every chart is in the
-# DOM the browser built, and that the page names nothing to fetch; saves a
-# screenshot.
+# Does report.html load in a real browser, small and fast? Renders the
+# report of `iosteer sim quick --out DIR` in headless Chromium (network cut
+# off), and checks that the page logs no console message, that every chart
+# is in the DOM the browser built, that the page names nothing to fetch, that
+# it is under 2 MB and that it opens in under a second (the median of LOADS
+# loads, each timed by the browser's navigation timing from the start of
+# navigation to the load event, on a copy of the page with a timing script
+# added: the page itself has none); saves a screenshot.
 #
 #   scripts/report-browser-test.sh
+#   REPORT_ARGS=sim EXPECTED_SVGS=17 SCREENSHOT=docs/report.png scripts/report-browser-test.sh
+#                   (the default scenario's report, as in README.md)
 #
 # Environment:
 #   IOSTEER         the binary [default: built with cargo, release]
 #   REPORT_ARGS     what to run [default: "sim quick"]
-#   EXPECTED_SVGS   charts the page must hold [default: 14: five compared
+#   EXPECTED_SVGS   charts the page must hold [default: 17: five compared
 #                   charts (read p99, read and write MB/s, free blocks, GC
-#                   pages moved) and three per scheduler for the three
+#                   pages moved) and three per scheduler for the four
 #                   default schedulers]
 #   SCREENSHOT      where the screenshot goes [default: docs/report-quick.png]
+#   LOADS           timed loads [default: 5]
+#   LOAD_BUDGET_MS  the most the median load may take [default: 1000]
 #
 # Chromium missing: installed with apt-get when root, otherwise the test
 # prints SKIPPED and exits 0.
@@ -22,7 +29,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 args=${REPORT_ARGS:-sim quick}
-expected=${EXPECTED_SVGS:-14}
+expected=${EXPECTED_SVGS:-17}
+loads=${LOADS:-5}
+budget_ms=${LOAD_BUDGET_MS:-1000}
+max_bytes=$((2 * 1000 * 1000))
 screenshot=${SCREENSHOT:-docs/report-quick.png}
 
 browser=$(command -v chromium || command -v chromium-browser || true)
@@ -53,7 +63,9 @@ fail() {
     exit 1
 }
 [[ -s $page ]] || fail "no report.html in $work/out"
-echo "report-browser-test: $args: report.html is $(wc -c <"$page") bytes"
+bytes=$(wc -c <"$page")
+echo "report-browser-test: $args: report.html is $bytes bytes"
+((bytes < max_bytes)) || fail "report.html is $bytes bytes, over $max_bytes"
 
 # Nothing to fetch: the page must stand alone.
 if grep -Eq 'https?://|<script|<link|<img|@import|url\(' "$page"; then
@@ -76,6 +88,22 @@ svgs=$(grep -o '<svg' "$work/dom.html" | wc -l)
 [[ $svgs == "$expected" ]] || fail "$svgs charts in the DOM, expected $expected"
 grep -q 'class="answers"' "$work/dom.html" || fail "no summary in the DOM"
 echo "report-browser-test: no console messages, $svgs of $expected charts in the DOM"
+
+# How long the page takes to open: the load event's start, from the start
+# of navigation, as the browser's own navigation timing has it. A copy with
+# one script that writes it into the DOM, which --dump-dom then shows.
+timing='<script>addEventListener("load",function(){var n=performance.getEntriesByType("navigation")[0];document.documentElement.setAttribute("data-load-ms",(n.loadEventStart-n.startTime).toFixed(1))})</script>'
+sed "s|</body>|$timing</body>|" "$page" >"$work/timed.html"
+times=()
+for _ in $(seq "$loads"); do
+    ms=$(chrome --dump-dom "file://$work/timed.html" 2>/dev/null | grep -o 'data-load-ms="[0-9.]*"' | grep -o '[0-9.]*' || true)
+    [[ -n $ms ]] || fail "no load timing from the browser"
+    times+=("$ms")
+done
+median=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}')
+echo "report-browser-test: opens in $median ms (median of $loads loads: ${times[*]} ms)"
+awk -v m="$median" -v b="$budget_ms" 'BEGIN {exit !(m < b)}' ||
+    fail "the median load took $median ms, over $budget_ms ms"
 
 case $screenshot in
 /*) ;;

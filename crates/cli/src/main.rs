@@ -20,7 +20,7 @@ use iosteer_device::{PreconditionTable, StartState};
 use iosteer_sched::policy;
 use iosteer_study::bench::{self, BenchError};
 use iosteer_study::device::{self, DeviceError};
-use iosteer_workload::html;
+use iosteer_workload::{html, output};
 
 /// Flash-aware I/O scheduling: scheduler policies, judged on a simulated SSD.
 #[derive(Debug, Parser)]
@@ -136,8 +136,7 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Simulator speed end to end (scheduler, drive, recorder): requests and
-    /// NAND page operations per second of wall and CPU time, peak memory.
+    /// Simulator speed end to end: requests and NAND page ops per wall and CPU second, peak memory.
     Sim {
         /// Case to run: 4k-mix, fill-128k or large-trace; repeat for several [default: all].
         #[arg(long = "case", value_name = "NAME")]
@@ -163,10 +162,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Schedulers => {
-            print_schedulers();
-            Ok(())
-        }
+        Command::Schedulers => print_text(policy::describe_catalog()),
         Command::Device(command) => run_device(command),
         Command::Sim(args) => sim_cmd::sim(args),
         Command::Sweep(args) => sweep::sweep(args),
@@ -177,20 +173,12 @@ fn run(cli: Cli) -> Result<()> {
             requests,
             json,
         }) => {
-            let devices = if devices.is_empty() {
-                iosteer_device::config::preset_names()
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect()
-            } else {
-                devices
-            };
             let mut results = Vec::new();
-            for spec in &devices {
+            for spec in &device::or_every_preset(devices) {
                 let config = load_device("--device", spec)?;
                 results.push(device::bench_device(config, requests)?);
             }
-            print_json_or(json, &results, || device::bench_table(&results))
+            print_json_or(json, &results[..], device::bench_table)
         }
         Command::Bench(BenchCommand::Sched {
             policies,
@@ -198,19 +186,12 @@ fn run(cli: Cli) -> Result<()> {
             repeat,
             json,
         }) => {
-            let specs = if policies.is_empty() {
-                bench::DEFAULT_POLICIES
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect()
-            } else {
-                policies
-            };
-            let results = bench::bench(&specs, requests, repeat as usize).map_err(|e| match e {
-                BenchError::Scheduler { spec, source } => anyhow!("--policy {spec}: {source}"),
-                other => other.into(),
-            })?;
-            print_json_or(json, &results, || bench::table(&results))
+            let results =
+                bench::bench(&policies, requests, repeat as usize).map_err(|e| match e {
+                    BenchError::Scheduler { spec, source } => anyhow!("--policy {spec}: {source}"),
+                    other => other.into(),
+                })?;
+            print_json_or(json, &results[..], bench::table)
         }
         Command::Bench(BenchCommand::Sim {
             cases,
@@ -219,55 +200,16 @@ fn run(cli: Cli) -> Result<()> {
         }) => {
             let bench = bench::sim::bench_sim(&cases, repeat as usize)
                 .map_err(|e| anyhow!("--case: {e}"))?;
-            print_json_or(json, &bench, || bench::sim::table(&bench))
+            print_json_or(json, &bench, bench::sim::table)
         }
     }
-}
-
-/// Prints `value` as JSON, or the text `table` makes.
-fn print_json_or<T: serde::Serialize>(
-    json: bool,
-    value: &T,
-    table: impl FnOnce() -> String,
-) -> Result<()> {
-    if json {
-        println!("{}", serde_json::to_string_pretty(value)?);
-    } else {
-        print!("{}", table());
-    }
-    Ok(())
 }
 
 fn run_device(command: DeviceCommand) -> Result<()> {
     match command {
-        DeviceCommand::List => {
-            for name in iosteer_device::config::preset_names() {
-                let c = iosteer_device::DeviceConfig::preset(name)?;
-                println!(
-                    "{:<16} {:>5.1} GiB logical, {} dies, {:?} queue depth {}, GC {} ({})",
-                    name,
-                    c.logical_bytes() as f64 / (1u64 << 30) as f64,
-                    c.geometry.dies(),
-                    c.interface.kind,
-                    c.interface.queue_depth,
-                    c.gc.victim,
-                    if c.interface.queued_trim {
-                        "queued TRIM"
-                    } else {
-                        "non-queued TRIM"
-                    },
-                );
-            }
-            Ok(())
-        }
-        DeviceCommand::Import { format, file } => {
-            print!("{}", import_cmd::import(&format, &file)?);
-            Ok(())
-        }
-        DeviceCommand::Show { device } => {
-            print!("{}", load_device("--device", &device)?.to_toml());
-            Ok(())
-        }
+        DeviceCommand::List => print_text(device::preset_list()?),
+        DeviceCommand::Import { format, file } => print_text(import_cmd::import(&format, &file)?),
+        DeviceCommand::Show { device } => print_text(load_device("--device", &device)?.to_toml()),
         DeviceCommand::Waf {
             victim,
             alpha,
@@ -293,36 +235,31 @@ fn run_device(command: DeviceCommand) -> Result<()> {
             if json {
                 println!("{}", serde_json::to_string(&report)?);
             } else {
-                let analytic = report
-                    .analytic
-                    .map_or("none".to_string(), |a| format!("{a:.3}"));
-                println!(
-                    "victim {} alpha {}: write amplification {:.3} measured, {} analytic \
-                     ({} blocks x {} pages, {} reserve blocks, {:.1} s)",
-                    report.victim,
-                    report.alpha,
-                    report.waf,
-                    analytic,
-                    report.blocks,
-                    report.pages_per_block,
-                    report.reserve_blocks,
-                    report.seconds
-                );
+                println!("{}", report.summary());
             }
             Ok(())
         }
     }
 }
 
-fn print_schedulers() {
-    for info in policy::catalog() {
-        println!("{:<10} {}", info.name, info.summary);
-        for t in info.tunables {
-            println!("    {:<62} default {}", t.key, t.default);
-            println!("    {:<62} {}", "", t.help);
-        }
-        println!();
+/// Prints a library's text as it is.
+fn print_text(text: String) -> Result<()> {
+    print!("{text}");
+    Ok(())
+}
+
+/// `value` as pretty JSON, or as the table `table` makes of it.
+fn print_json_or<T: serde::Serialize + ?Sized>(
+    json: bool,
+    value: &T,
+    table: impl Fn(&T) -> String,
+) -> Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(value)?);
+    } else {
+        print!("{}", table(value));
     }
+    Ok(())
 }
 
 /// A drive from a preset name or a TOML file; `option` names where the
@@ -359,54 +296,24 @@ fn load_starting_device(
     Ok(config)
 }
 
-/// Checks, before any work, that `--out DIR` (named by `option`) can take
-/// files: it is created if missing, and must be a writable directory. A
-/// typo then fails at once instead of after a long run.
+/// Checks, before any work, that the directory `dir` (named by `option`)
+/// can take files: a typo then fails at once instead of after a long run.
 fn check_out_dir(option: &str, dir: &str) -> Result<()> {
-    let path = std::path::Path::new(dir);
-    if path.exists() && !path.is_dir() {
-        return Err(anyhow!(
-            "{option} {dir}: not a directory; give a directory to write into (it is created if missing)"
-        ));
-    }
-    std::fs::create_dir_all(path).map_err(|e| {
-        anyhow!("{option} {dir}: cannot create the directory ({e}); give a writable directory")
-    })?;
-    check_writable(option, dir, path)
+    output::check_dir(dir).map_err(|e| anyhow!("{option} {e}"))
 }
 
-/// Checks, before any work, that the file `file` (named by `option`) can
-/// be written: its directory exists and is writable, and it is not a
-/// directory itself.
+/// Checks, before any work, that the file `file` (named by `option`) can be written.
 fn check_out_file(option: &str, file: &str) -> Result<()> {
-    let path = std::path::Path::new(file);
-    if path.is_dir() {
-        return Err(anyhow!("{option} {file}: a directory; give a file name"));
-    }
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => std::path::Path::new("."),
-    };
-    if !parent.is_dir() {
-        return Err(anyhow!(
-            "{option} {file}: the directory {} does not exist; give a file in an existing directory",
-            parent.display()
-        ));
-    }
-    check_writable(option, file, parent)
+    output::check_file(file).map_err(|e| anyhow!("{option} {e}"))
 }
 
-/// Creates and removes a scratch file in `dir`.
-fn check_writable(option: &str, given: &str, dir: &std::path::Path) -> Result<()> {
-    let probe = dir.join(format!(".iosteer-write-check-{}", std::process::id()));
-    std::fs::File::create(&probe).map_err(|e| {
-        anyhow!(
-            "{option} {given}: cannot write in {} ({e}); give a writable location",
-            dir.display()
-        )
-    })?;
-    let _ = std::fs::remove_file(&probe);
-    Ok(())
+/// A value parser for one of the names `parse` accepts: clap's error then
+/// names the option, the value and every accepted name.
+fn one_of<T: Clone + Send + Sync + 'static>(
+    parse: fn(&str) -> Option<T>,
+    names: &'static str,
+) -> impl Fn(&str) -> std::result::Result<T, String> + Clone + Send + Sync + 'static {
+    move |text| parse(text).ok_or_else(|| format!("expected one of {names}"))
 }
 
 /// A `--seed`: clap's own message for `-1` ("invalid digit") does not say
@@ -427,23 +334,15 @@ fn slo(slo_ms: f64) -> Result<iosteer_sched::Nanos> {
     Ok(iosteer_sched::Nanos((slo_ms * 1e6) as u64))
 }
 
-/// Writes `json` as report.json into `dir` with the runs' series, charts
-/// and report.html (which `context` heads), and says so.
+/// Writes the runs' files into `--out DIR`; the paths written.
 fn write_run_outputs(
     dir: &str,
     runs: &[iosteer_workload::RunReport],
     json: &str,
     context: &html::Context,
 ) -> Result<Vec<std::path::PathBuf>> {
-    let dir = std::path::Path::new(dir);
-    let mut written =
-        iosteer_workload::chart::write_outputs(dir, runs).map_err(|e| anyhow!("--out {e}"))?;
-    let path = dir.join("report.json");
-    std::fs::write(&path, json).map_err(|e| anyhow!("--out {}: {e}", path.display()))?;
-    written.push(path);
-    let page = html::run::run_page(context, runs).map_err(|e| anyhow!("--out {e}"))?;
-    written.push(html::write(dir, &page).map_err(|e| anyhow!("--out {e}"))?);
-    Ok(written)
+    output::write_run_outputs(std::path::Path::new(dir), runs, json, context)
+        .map_err(|e| anyhow!("--out {e}"))
 }
 
 /// This process's arguments, the binary named without its directory: the

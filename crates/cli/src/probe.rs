@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, Result};
 use iosteer_sched::Nanos;
 use iosteer_study::objective;
-use iosteer_study::probe::{self, ProbeError, ProbeOptions, ReadLoad, Throttle as StudyThrottle};
+use iosteer_study::probe::{self, ProbeError, ProbeOptions, ReadLoad, Throttle};
 use iosteer_workload::fio::{size_value, time_value};
 
 use crate::interrupt;
@@ -51,7 +51,7 @@ pub struct ProbeArgs {
     /// bandwidth limiter, the writer keeps 32 writes queued: the limit to
     /// configure) or the writer (it issues at the rate, fio's rate=: the
     /// load the drive tolerates).
-    #[arg(long, value_enum, default_value_t = Throttle::Scheduler)]
+    #[arg(long, default_value = "scheduler", value_parser = crate::one_of(Throttle::parse, Throttle::NAMES))]
     pub throttle: Throttle,
     /// Scheduler spec. With --throttle scheduler, netflix settings the
     /// limiter is added to [default: netflix]; with --throttle writer, the
@@ -94,24 +94,6 @@ pub struct ProbeArgs {
     /// series (CSV and SVG) into DIR.
     #[arg(long, value_name = "DIR")]
     pub out: Option<String>,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Throttle {
-    /// netflix's bandwidth limiter holds the writes to the rate: the limit
-    /// to configure.
-    Scheduler,
-    /// the writer issues at the rate: the load the drive tolerates.
-    Writer,
-}
-
-impl From<Throttle> for StudyThrottle {
-    fn from(throttle: Throttle) -> StudyThrottle {
-        match throttle {
-            Throttle::Scheduler => StudyThrottle::Scheduler,
-            Throttle::Writer => StudyThrottle::Writer,
-        }
-    }
 }
 
 pub fn probe(args: ProbeArgs) -> Result<()> {
@@ -244,7 +226,7 @@ fn options(args: &ProbeArgs) -> Result<ProbeOptions> {
         (None, Some(rate)) => ReadLoad::Rate(rate_value("--read-rate", rate)? as f64),
         (None, None) => ReadLoad::Default,
     };
-    let throttle = StudyThrottle::from(args.throttle);
+    let throttle = args.throttle;
     let options = ProbeOptions {
         objective,
         metric: metric.trim().to_string(),

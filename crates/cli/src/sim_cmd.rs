@@ -2,16 +2,14 @@
 
 use anyhow::{anyhow, Result};
 use iosteer_sched::Nanos;
-use iosteer_sim::run::run_all;
-use iosteer_sim::scenario::{scenario, PAPER_SPECS, SCENARIOS};
-use iosteer_sim::study::{
-    gc_cases, gc_table, hints_table, run_cases, study, write_sweep_charts, Case, STUDIES,
-};
+use iosteer_sim::plan::Plan;
+use iosteer_sim::scenario::{scenario, DEFAULT_SPECS, SCENARIOS};
+use iosteer_sim::study::STUDIES;
 use iosteer_sim::workload_file::{self, TraceOptions, WorkloadFileError};
-use iosteer_sim::{SimError, Simulation};
+use iosteer_sim::SimError;
 use iosteer_workload::report::{table, SimReport, SimSummary};
-use iosteer_workload::round;
 use iosteer_workload::trace::{Devices, Event, Fit, TimeUnit, TraceError, TraceFormat};
+use iosteer_workload::{round, summary};
 
 use crate::{interrupt, load_device, load_starting_device};
 
@@ -35,7 +33,7 @@ pub struct SimArgs {
     #[arg(long, value_name = "PRESET|FILE")]
     pub device: Option<String>,
     /// Scheduler spec `name[:key=value,...]`; repeat to compare
-    /// [default for scenarios: the paper's three experiments]
+    /// [default for scenarios: fifo, the paper's two fixes, steer]
     #[arg(long = "sched", value_name = "SPEC")]
     pub scheds: Vec<String>,
     /// The drive's starting state: empty, fill[=PCT] (in order, default 100),
@@ -71,29 +69,11 @@ fn scenario_names() -> String {
         .join(", ")
 }
 
-/// What to run: one simulation under several schedulers, or a study's cases.
-enum Plan {
-    Runs(Box<Simulation>, Vec<String>),
-    Study(String, Vec<Case>),
-}
-
-impl Plan {
-    fn labels(&self) -> Vec<String> {
-        match self {
-            Plan::Runs(_, specs) => specs.clone(),
-            Plan::Study(_, cases) => cases.iter().map(|c| c.label.clone()).collect(),
-        }
-    }
-}
-
 /// A study, when `args` names one; `--sched` gives its host policy (one).
 fn study_plan(args: &SimArgs) -> Result<Option<Plan>> {
-    let Some(name) = args.scenario.as_deref() else {
+    let Some(name) = args.scenario.as_deref().filter(|n| Plan::is_study(n)) else {
         return Ok(None);
     };
-    if !STUDIES.iter().any(|(n, _)| *n == name) {
-        return Ok(None);
-    }
     if args.scheds.len() > 1 {
         return Err(anyhow!(
             "study {name} runs one host policy; give at most one --sched"
@@ -106,16 +86,9 @@ fn study_plan(args: &SimArgs) -> Result<Option<Plan>> {
         .as_deref()
         .map(|d| load_device("--device", d))
         .transpose()?;
-    let mut cases = study(name, device, spec, args.seed).expect("a listed study");
     let slo = crate::slo(args.slo_ms)?;
     let start = crate::start_state(args.precondition.as_deref())?;
-    for case in &mut cases {
-        case.sim.slo = slo;
-        if let Some(state) = start {
-            case.sim.set_start_state(state);
-        }
-    }
-    Ok(Some(Plan::Study(name.to_string(), cases)))
+    Ok(Plan::study(name, device, spec, args.seed, slo, start))
 }
 
 fn build(args: &SimArgs) -> Result<Plan> {
@@ -139,14 +112,17 @@ fn build(args: &SimArgs) -> Result<Plan> {
     }
     let fifo_only = || vec!["fifo".to_string()];
     let (mut sim, default_specs) = if let Some(file) = &args.job {
-        (job_simulation(args, file, device)?, fifo_only())
+        let sim = workload_file::job_simulation(file, device, args.seed);
+        (sim.map_err(|e| file_error(e, "--job"))?, fifo_only())
     } else if let Some(file) = &args.trace {
-        (trace_simulation(args, file, device)?, fifo_only())
+        let options = args.trace_options.options()?;
+        let sim = workload_file::trace_simulation(file, &options, device, args.seed);
+        (sim.map_err(|e| file_error(e, "--trace"))?, fifo_only())
     } else {
         let name = args.scenario.as_deref().unwrap_or("fill-while-serving");
         let sim = scenario(name, device, args.seed)
             .ok_or_else(|| anyhow!("unknown scenario `{name}`; scenarios: {}", scenario_names()))?;
-        (sim, PAPER_SPECS.iter().map(|s| s.to_string()).collect())
+        (sim, DEFAULT_SPECS.iter().map(|s| s.to_string()).collect())
     };
     sim.slo = crate::slo(args.slo_ms)?;
     let specs = if args.scheds.is_empty() {
@@ -154,28 +130,7 @@ fn build(args: &SimArgs) -> Result<Plan> {
     } else {
         args.scheds.clone()
     };
-    if args.compare_gc {
-        return Ok(Plan::Study("compare-gc".into(), gc_cases(&sim, &specs)));
-    }
-    Ok(Plan::Runs(Box::new(sim), specs))
-}
-
-fn job_simulation(
-    args: &SimArgs,
-    file: &str,
-    device: iosteer_device::DeviceConfig,
-) -> Result<Simulation> {
-    workload_file::job_simulation(file, device, args.seed).map_err(|e| file_error(e, "--job"))
-}
-
-fn trace_simulation(
-    args: &SimArgs,
-    file: &str,
-    device: iosteer_device::DeviceConfig,
-) -> Result<Simulation> {
-    let options = args.trace_options.options()?;
-    workload_file::trace_simulation(file, &options, device, args.seed)
-        .map_err(|e| file_error(e, "--trace"))
+    Ok(Plan::runs(sim, specs, args.compare_gc))
 }
 
 /// A job or trace file's error, naming the option that caused it (`option`
@@ -201,84 +156,46 @@ pub struct TraceArgs {
     /// Trace format: ascii (five columns), spc, msr, blkparse (its text
     /// output), blktrace (binary DEV.blktrace.N files; FILE may be the prefix
     /// DEV) or ftrace (block tracepoints from trace_pipe).
-    #[arg(long, default_value = "ascii")]
-    pub trace_format: String,
+    #[arg(long, default_value = "ascii", value_parser = crate::one_of(TraceFormat::parse, TraceFormat::NAMES))]
+    pub trace_format: TraceFormat,
     /// The event of blkparse, blktrace and ftrace traces that is a request's
     /// arrival: queue (Q, block_bio_queue) or issue (D, block_rq_issue).
-    #[arg(long, default_value = "queue", value_name = "EVENT")]
-    pub trace_event: String,
+    #[arg(long, default_value = "queue", value_name = "EVENT", value_parser = crate::one_of(Event::parse, Event::NAMES))]
+    pub trace_event: Event,
     /// Time unit of ascii traces: ns, us, ms or s.
-    #[arg(long, default_value = "ns")]
-    pub trace_unit: String,
+    #[arg(long, default_value = "ns", value_parser = crate::one_of(TimeUnit::parse, TimeUnit::NAMES))]
+    pub trace_unit: TimeUnit,
     /// Replay speed (2 = twice as fast).
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub trace_speed: f64,
     /// Remap trace addresses that do not fit the drive: wrap or scale.
-    #[arg(long, value_name = "HOW")]
-    pub trace_fit: Option<String>,
+    #[arg(long, value_name = "HOW", value_parser = crate::one_of(Fit::parse, Fit::NAMES))]
+    pub trace_fit: Option<Fit>,
     /// The trace's device column (ASU, disk): merge (every device's addresses
     /// on the drive as they are, overlapping, as SSDsim does) or separate
     /// (each device in a range of its own).
-    #[arg(long, default_value = "merge", value_name = "HOW")]
-    pub trace_devices: String,
+    #[arg(long, default_value = "merge", value_name = "HOW", value_parser = crate::one_of(Devices::parse, Devices::NAMES))]
+    pub trace_devices: Devices,
 }
 
 impl TraceArgs {
-    /// The options, each checked and named in its error.
+    /// The options, checked together.
     pub fn options(&self) -> Result<TraceOptions> {
-        let format = TraceFormat::parse(&self.trace_format).ok_or_else(|| {
-            anyhow!(
-                "--trace-format {}: expected one of {}",
-                self.trace_format,
-                TraceFormat::NAMES
-            )
-        })?;
-        let unit = TimeUnit::parse(&self.trace_unit).ok_or_else(|| {
-            anyhow!(
-                "--trace-unit {}: expected one of {}",
-                self.trace_unit,
-                TimeUnit::NAMES
-            )
-        })?;
-        let devices = Devices::parse(&self.trace_devices).ok_or_else(|| {
-            anyhow!(
-                "--trace-devices {}: expected one of {}",
-                self.trace_devices,
-                Devices::NAMES
-            )
-        })?;
         // Only ascii lacks a unit of its own; for the others it would be ignored.
-        if format != TraceFormat::Ascii && unit != TimeUnit::Ns {
+        if self.trace_format != TraceFormat::Ascii && self.trace_unit != TimeUnit::Ns {
             return Err(anyhow!(
-                "--trace-unit {}: {format} traces give their own time unit; it applies to ascii only",
-                self.trace_unit
+                "--trace-unit {}: {} traces give their own time unit; it applies to ascii only",
+                self.trace_unit,
+                self.trace_format
             ));
         }
-        let event = Event::parse(&self.trace_event).ok_or_else(|| {
-            anyhow!(
-                "--trace-event {}: expected one of {}",
-                self.trace_event,
-                Event::NAMES
-            )
-        })?;
-        let fit = match self.trace_fit.as_deref() {
-            None => Fit::Refuse,
-            Some("wrap") => Fit::Wrap,
-            Some("scale") => Fit::Scale,
-            Some(other) => {
-                return Err(anyhow!(
-                    "--trace-fit {other}: expected one of {}",
-                    Fit::NAMES
-                ))
-            }
-        };
         Ok(TraceOptions {
-            format,
-            unit,
+            format: self.trace_format,
+            unit: self.trace_unit,
             speed: self.trace_speed,
-            fit,
-            devices,
-            event,
+            fit: self.trace_fit.unwrap_or(Fit::Refuse),
+            devices: self.trace_devices,
+            event: self.trace_event,
         })
     }
 }
@@ -293,14 +210,6 @@ fn workload_name(args: &SimArgs, plan: &Plan) -> String {
             "scenario {}",
             args.scenario.as_deref().unwrap_or("fill-while-serving")
         ),
-    }
-}
-
-/// The drive every run of `plan` shares (a study's cases may differ).
-fn plan_drive(plan: &Plan) -> Option<&iosteer_device::DeviceConfig> {
-    match plan {
-        Plan::Runs(sim, _) => Some(&sim.device),
-        Plan::Study(..) => None,
     }
 }
 
@@ -344,10 +253,7 @@ pub fn sim(args: SimArgs) -> Result<()> {
         }
         !interrupt::requested()
     };
-    let result = match &plan {
-        Plan::Runs(sim, specs) => run_all(sim, specs, &mut progress),
-        Plan::Study(_, cases) => run_cases(cases, &mut progress),
-    };
+    let result = plan.run(&mut progress);
     if shown {
         eprintln!();
     }
@@ -366,12 +272,10 @@ pub fn sim(args: SimArgs) -> Result<()> {
     };
     let json = serde_json::to_string_pretty(&report)?;
     if let Some(dir) = &args.out {
-        let context = crate::page_context(workload_name(&args, &plan), plan_drive(&plan));
+        let context = crate::page_context(workload_name(&args, &plan), plan.drive());
         let mut written = crate::write_run_outputs(dir, &runs, &json, &context)?;
-        if matches!(&plan, Plan::Study(name, _) if name == "pgc-sweep") {
-            let dir = std::path::Path::new(dir);
-            written.extend(write_sweep_charts(dir, &runs).map_err(|e| anyhow!("--out {e}"))?);
-        }
+        let charts = plan.write_charts(std::path::Path::new(dir), &runs);
+        written.extend(charts.map_err(|e| anyhow!("--out {e}"))?);
         crate::say_written(written.len(), dir);
     }
     if args.json {
@@ -381,12 +285,8 @@ pub fn sim(args: SimArgs) -> Result<()> {
     for run in &runs {
         println!("{}", table(run));
     }
-    match &plan {
-        Plan::Study(name, _) if name.starts_with("pgc-") || name == "compare-gc" => {
-            println!("{}", gc_table(&runs))
-        }
-        Plan::Study(name, _) if name == "hints" => println!("{}", hints_table(&runs)),
-        _ => {}
+    if let Some(table) = plan.table(&runs) {
+        println!("{table}");
     }
     println!(
         "{} requests simulated in {:.2} s of wall time ({:.0} requests/s)",
@@ -394,5 +294,10 @@ pub fn sim(args: SimArgs) -> Result<()> {
         wall,
         requests as f64 / wall.max(1e-9)
     );
+    let judged = summary::judged_by(&runs).map_or(String::new(), |j| format!(", judged by {j}"));
+    println!("\nAnswers{judged}:");
+    for answer in summary::answers(&runs) {
+        println!("  {answer}");
+    }
     Ok(())
 }

@@ -20,17 +20,28 @@ struct Case {
     ok: bool,
 }
 
+impl Case {
+    const fn new(
+        args: &'static [&'static str],
+        files: &'static [(&'static str, &'static str)],
+        expect: &'static [&'static str],
+        ok: bool,
+    ) -> Case {
+        Case {
+            args,
+            files,
+            expect,
+            ok,
+        }
+    }
+}
+
 const fn bad(
     args: &'static [&'static str],
     files: &'static [(&'static str, &'static str)],
     expect: &'static [&'static str],
 ) -> Case {
-    Case {
-        args,
-        files,
-        expect,
-        ok: false,
-    }
+    Case::new(args, files, expect, false)
 }
 
 const fn noted(
@@ -38,12 +49,7 @@ const fn noted(
     files: &'static [(&'static str, &'static str)],
     expect: &'static [&'static str],
 ) -> Case {
-    Case {
-        args,
-        files,
-        expect,
-        ok: true,
-    }
+    Case::new(args, files, expect, true)
 }
 
 /// A drive small enough to age in milliseconds (diskSim-slc, 16 blocks a plane).
@@ -166,11 +172,11 @@ const SIM: &[Case] = &[
     bad(&["sim", "--slo-ms", "nan", "--job", "j.fio"], &[JOB], &["--slo-ms NaN", "positive"]),
     bad(&["sim", "--trace", "t.txt", "--trace-speed", "-1"], &[TRACE], &["--trace-speed -1", "positive"]),
     bad(&["sim", "--trace", "t.txt", "--trace-speed", "0"], &[TRACE], &["--trace-speed 0", "positive"]),
-    bad(&["sim", "--trace", "t.txt", "--trace-format", "nope"], &[TRACE], &["--trace-format nope", "ascii"]),
-    bad(&["sim", "--trace", "t.txt", "--trace-unit", "parsec"], &[TRACE], &["--trace-unit parsec", "ns"]),
-    bad(&["sim", "--trace", "t.txt", "--trace-fit", "squash"], &[TRACE], &["--trace-fit squash", "wrap"]),
-    bad(&["sim", "--trace", "t.txt", "--trace-devices", "both"], &[TRACE], &["--trace-devices both", "merge"]),
-    bad(&["sim", "--trace", "t.txt", "--trace-event", "x"], &[TRACE], &["--trace-event x", "queue"]),
+    bad(&["sim", "--trace", "t.txt", "--trace-format", "nope"], &[TRACE], &["'nope' for '--trace-format", "ascii"]),
+    bad(&["sim", "--trace", "t.txt", "--trace-unit", "parsec"], &[TRACE], &["'parsec' for '--trace-unit", "ns"]),
+    bad(&["sim", "--trace", "t.txt", "--trace-fit", "squash"], &[TRACE], &["'squash' for '--trace-fit", "wrap"]),
+    bad(&["sim", "--trace", "t.txt", "--trace-devices", "both"], &[TRACE], &["'both' for '--trace-devices", "merge"]),
+    bad(&["sim", "--trace", "t.txt", "--trace-event", "x"], &[TRACE], &["'x' for '--trace-event", "queue"]),
     bad(&["sim", "--trace", "t.txt", "--trace-format", "spc", "--trace-unit", "ms"], &[TRACE], &["--trace-unit ms", "ascii only"]),
     bad(&["sim", "nosuch"], &[], &["unknown scenario `nosuch`", "fill-while-serving"]),
     bad(&["sim", "quick", "--job", "j.fio"], &[JOB], &["give one workload"]),
@@ -280,6 +286,7 @@ const DEVICE: &[Case] = &[
     bad(&["device", "waf", "--blocks", "-1"], &[], &["--blocks", "-1"]),
     bad(&["bench", "sched", "--policy", "bogus", "--requests", "10"], &[], &["--policy bogus", "known schedulers"]),
     bad(&["bench", "sched", "--repeat", "0"], &[], &["--repeat", "1..=1000"]),
+    bad(&["bench", "sim", "--case", "4k"], &[], &["--case", "unknown case `4k`", "4k-mix, fill-128k, large-trace"]),
 ];
 
 /// Drive files out of range: (what to replace in the tiny drive, by what,

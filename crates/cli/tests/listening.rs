@@ -1,39 +1,26 @@
 //! End to end: a fio job with `iosteer_backpressure` listens to the
 //! scheduler's back-pressure; the same job without it fills the queue.
 
-use assert_cmd::Command;
+mod common;
 
 /// Writes `fill` (a fio job body) under readers into a job file and runs it
 /// with a 2 MB/s write limit; returns the `job` phase and the run's notes.
 fn run(name: &str, extra: &str) -> (serde_json::Value, Vec<String>) {
-    let dir = std::env::temp_dir().join("iosteer-cli-listening");
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join(format!("{name}.fio"));
     let text = format!(
         "[readers]\nrw=randread\nbs=128k\nrate=20m\nrate_process=poisson\niodepth=256\nruntime=8s\n\
          [fill]\nrw=write\nbs=128k\noffset=25%\nsize=10%\nrate=8m\niodepth=32\nstartdelay=1s\nruntime=6s\n{extra}"
     );
-    std::fs::write(&file, text).unwrap();
-    let out = Command::cargo_bin("iosteer")
-        .unwrap()
-        .args([
-            "sim",
-            "--job",
-            file.to_str().unwrap(),
-            "--device",
-            "diskSim-slc",
-            "--sched",
-            "netflix:write.limiter=bandwidth,write.current=2000",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let file = common::scratch_file(&format!("{name}.fio"), &text);
+    let report = common::json_of(&[
+        "sim",
+        "--job",
+        &file,
+        "--device",
+        "diskSim-slc",
+        "--sched",
+        "netflix:write.limiter=bandwidth,write.current=2000",
+        "--json",
+    ]);
     let run = &report["runs"][0];
     let notes = run["notes"]
         .as_array()

@@ -2,21 +2,16 @@
 //! SATA preset cut to a quarter of its blocks (aging the full preset takes
 //! 8 s in the test profile, this one 2 s), with 2 s steps.
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("iosteer-probe-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+mod common;
+use common::{iosteer, temp_dir};
 
 /// consumer-sata with 128 blocks per plane instead of 544; the probe keeps
 /// 4 blocks per die above the low watermark anyway, and a smaller drive
 /// needs the lower high watermark to hold its logical capacity.
 fn small_sata(dir: &std::path::Path) -> std::path::PathBuf {
-    let out = Command::cargo_bin("iosteer")
-        .unwrap()
+    let out = iosteer()
         .args(["device", "show", "consumer-sata"])
         .output()
         .unwrap();
@@ -35,8 +30,7 @@ fn a_probe_steps_the_write_rate_up_and_marks_the_best_rate_meeting_the_objective
     let dir = temp_dir("ramp");
     let drive = small_sata(&dir);
     let out_dir = dir.join("out");
-    let out = Command::cargo_bin("iosteer")
-        .unwrap()
+    let out = iosteer()
         .args(["probe", "--emulate"])
         .arg(&drive)
         .args([
@@ -138,8 +132,7 @@ fn bad_probe_options_are_clear_errors() {
         (&["--throttle", "bogus"], "scheduler"),
     ];
     for (args, expected) in cases {
-        let out = Command::cargo_bin("iosteer")
-            .unwrap()
+        let out = iosteer()
             .args(["probe", "--emulate", "diskSim-slc"])
             .args(args)
             .output()

@@ -1,27 +1,17 @@
 //! End-to-end tests of `iosteer sweep` on the `quick` scenario.
 
-use assert_cmd::Command;
+mod common;
+use common::{outcome, stderr_of_failure};
 
 fn sweep(args: &[&str]) -> serde_json::Value {
-    let out = Command::cargo_bin("iosteer")
-        .unwrap()
-        .arg("sweep")
-        .arg("quick")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let mut all = vec!["sweep", "quick"];
+    all.extend(args);
+    common::json_of(&all)
 }
 
 #[test]
 fn a_grid_runs_every_point_in_order_whatever_the_threads_and_marks_the_best() {
-    let dir = std::env::temp_dir().join(format!("iosteer-sweep-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::temp_dir("sweep");
     let chart = dir.join("sweep.svg");
     let args = [
         "--vary",
@@ -95,21 +85,15 @@ fn an_impossible_objective_has_no_best_and_bad_grids_are_refused() {
         ["--vary", "netflix:write.current=5..1/1"],
         ["--objective", "p99<=fast"],
     ] {
-        let out = Command::cargo_bin("iosteer")
-            .unwrap()
-            .args(["sweep", "quick", "--sched", "fifo", "--chart", "-"])
-            .args(bad)
-            .output()
-            .unwrap();
-        assert!(!out.status.success(), "{bad:?}");
-        assert!(String::from_utf8_lossy(&out.stderr).contains("error"));
+        let mut args = vec!["sweep", "quick", "--sched", "fifo", "--chart", "-"];
+        args.extend(bad);
+        assert!(stderr_of_failure(&args).contains("error"));
     }
 }
 
 #[test]
 fn several_seeds_run_every_point_on_each_and_it_meets_only_on_all() {
-    let dir = std::env::temp_dir().join(format!("iosteer-sweep-seeds-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::temp_dir("sweep-seeds");
     let chart = dir.join("sweep.svg");
     let r = sweep(&[
         "--seed",
@@ -154,31 +138,20 @@ fn several_seeds_run_every_point_on_each_and_it_meets_only_on_all() {
 #[test]
 fn bad_seeds_are_refused_naming_the_option() {
     for bad in ["", "x", "3..1", "1..", "1,1", "0..1000", "1;2"] {
-        let out = Command::cargo_bin("iosteer")
-            .unwrap()
-            .args([
-                "sweep", "quick", "--sched", "fifo", "--chart", "-", "--seed", bad,
-            ])
-            .output()
-            .unwrap();
-        assert!(!out.status.success(), "{bad}");
-        let e = String::from_utf8_lossy(&out.stderr);
+        let e = stderr_of_failure(&[
+            "sweep", "quick", "--sched", "fifo", "--chart", "-", "--seed", bad,
+        ]);
         assert!(e.contains("--seed"), "{bad}: {e}");
     }
 }
 
 /// `iosteer sweep` with `args` (no scenario), its stdout, stderr and success.
 fn sweep_workload(args: &[&str]) -> (serde_json::Value, String, bool) {
-    let out = Command::cargo_bin("iosteer")
-        .unwrap()
-        .arg("sweep")
-        .args(args)
-        .args(["--chart", "-", "--json"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    let json = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
-    (json, stderr, out.status.success())
+    let mut all = vec!["sweep"];
+    all.extend(args);
+    all.extend(["--chart", "-", "--json"]);
+    let out = outcome(&all);
+    (out.json(), out.stderr, out.ok)
 }
 
 #[test]

@@ -27,17 +27,21 @@ fn mqsim_ssdconfig_imports_with_its_parameters() {
     assert_eq!((g.channels, g.dies_per_channel), (8, 4 * 2));
     assert_eq!((g.planes_per_die, g.blocks_per_plane), (2, 2048));
     assert_eq!((g.pages_per_block, g.page_size), (256, 8192));
-    assert_eq!(c.timing.page_read_us, 75.0);
-    assert_eq!(c.timing.page_program_us, 750.0);
-    assert_eq!(c.timing.block_erase_us, 3800.0);
+    let t = &c.timing;
+    assert_eq!(
+        (t.page_read_us, t.page_program_us, t.block_erase_us),
+        (75.0, 750.0, 3800.0)
+    );
     assert_eq!(c.timing.channel_mb_per_s, 333.0);
     assert_eq!(c.timing.host_link_mb_per_s, 4000.0);
     assert_eq!(c.over_provisioning, 0.07);
     assert_eq!(c.interface.queue_depth, 65535);
     // GC below 5% of each plane's blocks: 205 of a die's 4096.
     assert_eq!(c.gc.low_watermark, 205);
-    assert_eq!(c.gc.victim, VictimPolicy::Greedy);
-    assert_eq!(c.gc.mode, GcMode::Blocking);
+    assert_eq!(
+        (c.gc.victim, c.gc.mode),
+        (VictimPolicy::Greedy, GcMode::Blocking)
+    );
     assert!(!c.gc.pipeline, "no copy-back");
     assert_eq!(c.cache.size_mib, 256);
     assert_eq!(c.cache.policy, CachePolicy::WriteBack);
@@ -101,17 +105,21 @@ fn the_disksim_validation_ssd_imports_with_its_parameters() {
         (g.blocks_per_plane, g.pages_per_block, g.page_size),
         (2048, 64, 4096)
     );
-    assert_eq!(c.timing.page_read_us, 25.0);
-    assert_eq!(c.timing.page_program_us, 200.0);
-    assert_eq!(c.timing.block_erase_us, 1500.0);
+    let t = &c.timing;
+    assert_eq!(
+        (t.page_read_us, t.page_program_us, t.block_erase_us),
+        (25.0, 200.0, 1500.0)
+    );
     assert!((c.timing.channel_mb_per_s - 40.0).abs() < 1e-9);
     assert_eq!(c.timing.command_overhead_us, 0.0);
     assert_eq!(c.over_provisioning, 0.15);
     assert_eq!(c.interface.queue_depth, 20);
     // Cleaning under 5% of a package's 16,384 blocks.
     assert_eq!(c.gc.low_watermark, 820);
-    assert_eq!(c.gc.victim, VictimPolicy::Greedy);
-    assert_eq!(c.gc.mode, GcMode::Blocking);
+    assert_eq!(
+        (c.gc.victim, c.gc.mode),
+        (VictimPolicy::Greedy, GcMode::Blocking)
+    );
     assert!(c.gc.pipeline, "copy-back");
     assert_eq!(
         c.ftl.write_placement,

@@ -133,16 +133,24 @@ pub struct QueueDepthLimiter {
     limit: Limit,
 }
 
+/// `limit` and `limit_mut` of a limiter that keeps its [`Limit`] in a
+/// field named `limit`.
+macro_rules! limit_in_field {
+    () => {
+        fn limit(&self) -> &Limit {
+            &self.limit
+        }
+        fn limit_mut(&mut self) -> &mut Limit {
+            &mut self.limit
+        }
+    };
+}
+
 impl Limiter for QueueDepthLimiter {
     fn kind(&self) -> LimiterKind {
         LimiterKind::QueueDepth
     }
-    fn limit(&self) -> &Limit {
-        &self.limit
-    }
-    fn limit_mut(&mut self) -> &mut Limit {
-        &mut self.limit
-    }
+    limit_in_field!();
     fn refill(&mut self, _ticks: u64) {}
     fn admits(&self, in_flight: u32) -> bool {
         u64::from(in_flight) < self.limit.current
@@ -200,12 +208,7 @@ impl Limiter for IopsLimiter {
     fn kind(&self) -> LimiterKind {
         LimiterKind::Iops
     }
-    fn limit(&self) -> &Limit {
-        &self.limit
-    }
-    fn limit_mut(&mut self) -> &mut Limit {
-        &mut self.limit
-    }
+    limit_in_field!();
     fn refill(&mut self, ticks: u64) {
         let cost = self.cost();
         self.credit.refill(ticks, self.limit.current as i64, cost);
@@ -238,12 +241,7 @@ impl Limiter for BandwidthLimiter {
     fn kind(&self) -> LimiterKind {
         LimiterKind::Bandwidth
     }
-    fn limit(&self) -> &Limit {
-        &self.limit
-    }
-    fn limit_mut(&mut self) -> &mut Limit {
-        &mut self.limit
-    }
+    limit_in_field!();
     fn refill(&mut self, ticks: u64) {
         let per_tick = self.per_tick();
         self.credit.refill(ticks, per_tick, 0);

@@ -162,6 +162,16 @@ impl Objective {
     }
 }
 
+impl Objective {
+    /// The objective as the grammar writes it: `p99<=2x`, `p99.9<=5ms`.
+    pub fn text(&self) -> String {
+        match self.bound {
+            Bound::Relative(x) => format!("{}<={x}x", self.metric),
+            Bound::Absolute(t) => format!("{}<={t}", self.metric),
+        }
+    }
+}
+
 impl FromStr for Objective {
     type Err = ObjectiveError;
 
@@ -195,8 +205,11 @@ mod tests {
             }
         );
         assert_eq!(o.to_string(), "read p99 <= 2x baseline");
+        assert_eq!(o.text(), "p99<=2x");
+        assert_eq!(Objective::parse(&o.text()), Ok(o));
         let o = Objective::parse("p99.9 <= 5ms").unwrap();
         assert_eq!(o.bound, Bound::Absolute(Nanos::from_millis(5)));
+        assert_eq!(o.text(), "p99.9<=5ms");
         assert_eq!(o.to_string(), "read p99.9 <= 5ms");
         for (text, metric) in [
             ("mean<=800us", Metric::Mean),

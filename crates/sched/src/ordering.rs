@@ -42,12 +42,58 @@ pub fn flush_may_go(writes_in_flight: u32) -> bool {
     writes_in_flight == 0
 }
 
+/// Queued writes counted per filter slot: a read whose granules all count
+/// zero overlaps none of them, without a scan.
+#[derive(Debug)]
+struct OverlapFilter {
+    slots: Box<[u32]>,
+    /// Queued writes too wide for the filter (they match every read).
+    wide_writes: u32,
+}
+
+impl Default for OverlapFilter {
+    fn default() -> Self {
+        OverlapFilter {
+            slots: vec![0; FILTER_SLOTS].into_boxed_slice(),
+            wide_writes: 0,
+        }
+    }
+}
+
+impl OverlapFilter {
+    fn may_overlap(&self, read: &Request) -> bool {
+        if self.wide_writes > 0 {
+            return true;
+        }
+        match granules(read) {
+            Some((first, last)) => (first..=last).any(|g| self.slots[slot(g)] > 0),
+            None => true,
+        }
+    }
+
+    /// Counts a write in (`add`) or out; flushes and empty writes are not counted.
+    fn adjust(&mut self, write: &Request, add: bool) {
+        if write.op != Op::Write || write.len.0 == 0 {
+            return;
+        }
+        let bump = |count: &mut u32| {
+            if add {
+                *count += 1
+            } else {
+                *count -= 1
+            }
+        };
+        match granules(write) {
+            Some((first, last)) => (first..=last).for_each(|g| bump(&mut self.slots[slot(g)])),
+            None => bump(&mut self.wide_writes),
+        }
+    }
+}
+
 /// Tracks queued writes so that overlapping reads wait for them.
 #[derive(Debug)]
 pub struct WriteOrder {
-    filter: Box<[u32]>,
-    /// Queued writes too wide for the filter (they match every read).
-    wide_writes: u32,
+    filter: OverlapFilter,
     next_seq: u64,
     sent_seq: u64,
 }
@@ -55,8 +101,7 @@ pub struct WriteOrder {
 impl Default for WriteOrder {
     fn default() -> Self {
         WriteOrder {
-            filter: vec![0; FILTER_SLOTS].into_boxed_slice(),
-            wide_writes: 0,
+            filter: OverlapFilter::default(),
             next_seq: 1,
             sent_seq: 0,
         }
@@ -88,19 +133,19 @@ impl WriteOrder {
     pub fn enqueue_write(&mut self, write: &Request) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.adjust(write, true);
+        self.filter.adjust(write, true);
         seq
     }
 
     /// A write or flush left the queue (writes leave in sequence order).
     pub fn sent_write(&mut self, write: &Queued) {
         self.sent_seq = write.tag;
-        self.adjust(&write.request, false);
+        self.filter.adjust(&write.request, false);
     }
 
     /// The tag for a read entering the read queue.
     pub fn read_tag(&self, read: &Request, writes: &VecDeque<Queued>) -> u64 {
-        if writes.is_empty() || read.len.0 == 0 || !self.may_overlap(read) {
+        if writes.is_empty() || read.len.0 == 0 || !self.filter.may_overlap(read) {
             return 0;
         }
         writes
@@ -113,33 +158,6 @@ impl WriteOrder {
     /// Whether a read with this tag may be sent now.
     pub fn read_may_go(&self, tag: u64) -> bool {
         tag <= self.sent_seq
-    }
-
-    fn may_overlap(&self, read: &Request) -> bool {
-        if self.wide_writes > 0 {
-            return true;
-        }
-        match granules(read) {
-            Some((first, last)) => (first..=last).any(|g| self.filter[slot(g)] > 0),
-            None => true,
-        }
-    }
-
-    fn adjust(&mut self, write: &Request, add: bool) {
-        if write.op != Op::Write || write.len.0 == 0 {
-            return;
-        }
-        let bump = |count: &mut u32| {
-            if add {
-                *count += 1
-            } else {
-                *count -= 1
-            }
-        };
-        match granules(write) {
-            Some((first, last)) => (first..=last).for_each(|g| bump(&mut self.filter[slot(g)])),
-            None => bump(&mut self.wide_writes),
-        }
     }
 }
 
@@ -162,8 +180,7 @@ impl WriteOrder {
 /// hand-off to the device, or to a strict FIFO in front of it.
 #[derive(Debug)]
 pub struct Barrier {
-    filter: Box<[u32]>,
-    wide_writes: u32,
+    filter: OverlapFilter,
     next_seq: u64,
     /// Writes admitted or held and not yet sent: sequence number to byte range.
     unsent: BTreeMap<u64, (u64, u64)>,
@@ -181,8 +198,7 @@ pub struct Barrier {
 impl Default for Barrier {
     fn default() -> Self {
         Barrier {
-            filter: vec![0; FILTER_SLOTS].into_boxed_slice(),
-            wide_writes: 0,
+            filter: OverlapFilter::default(),
             next_seq: 1,
             unsent: BTreeMap::new(),
             by_granule: HashMap::new(),
@@ -202,7 +218,7 @@ impl Barrier {
         if request.op == Op::Write && request.len.0 > 0 {
             self.unsent.insert(tag, (request.offset.0, request.end()));
             self.index(tag, &request, true);
-            self.adjust(&request, true);
+            self.filter.adjust(&request, true);
         }
         let entry = Queued { request, tag };
         if entry.request.op == Op::Flush || !self.held.is_empty() {
@@ -232,7 +248,7 @@ impl Barrier {
     /// The tag for a read entering a read queue: the last unsent write it
     /// overlaps, or 0.
     pub fn read_tag(&self, read: &Request) -> u64 {
-        if self.unsent.is_empty() || read.len.0 == 0 || !self.may_overlap(read) {
+        if self.unsent.is_empty() || read.len.0 == 0 || !self.filter.may_overlap(read) {
             return 0;
         }
         self.last_overlap(read, u64::MAX).unwrap_or(0)
@@ -254,7 +270,7 @@ impl Barrier {
     pub fn sent_write(&mut self, write: &Queued) {
         if self.unsent.remove(&write.tag).is_some() {
             self.index(write.tag, &write.request, false);
-            self.adjust(&write.request, false);
+            self.filter.adjust(&write.request, false);
         }
     }
 
@@ -368,30 +384,6 @@ impl Barrier {
     pub fn has_held(&self) -> bool {
         !self.held.is_empty()
     }
-
-    fn may_overlap(&self, read: &Request) -> bool {
-        if self.wide_writes > 0 {
-            return true;
-        }
-        match granules(read) {
-            Some((first, last)) => (first..=last).any(|g| self.filter[slot(g)] > 0),
-            None => true,
-        }
-    }
-
-    fn adjust(&mut self, write: &Request, add: bool) {
-        let bump = |count: &mut u32| {
-            if add {
-                *count += 1
-            } else {
-                *count -= 1
-            }
-        };
-        match granules(write) {
-            Some((first, last)) => (first..=last).for_each(|g| bump(&mut self.filter[slot(g)])),
-            None => bump(&mut self.wide_writes),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -434,7 +426,7 @@ mod tests {
         // Same filter slot 4 GiB away: the filter sends it to the scan, which
         // finds no overlap.
         let aliased = req(3, Op::Read, 4 << 30, 4096);
-        assert!(order.may_overlap(&aliased));
+        assert!(order.filter.may_overlap(&aliased));
         assert_eq!(order.read_tag(&aliased, &writes), 0);
     }
 
@@ -452,7 +444,7 @@ mod tests {
             tag
         );
         order.sent_write(&Queued { request: w, tag });
-        assert_eq!(order.wide_writes, 0);
+        assert_eq!(order.filter.wide_writes, 0);
     }
 
     #[test]

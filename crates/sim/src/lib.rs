@@ -14,6 +14,8 @@
 //! - [`study`]: several runs side by side that differ in drive or workload
 //!   (`pgc-workloads`: NPGC against PGC; `hints`: stream separation).
 //!
+//! - [`plan`]: what one `iosteer sim` runs, a simulation under several
+//!   schedulers or a study's cases.
 //! - [`workload_file`]: the user's own workload, a fio job file or a trace
 //!   (with phases cut from it by time).
 //!
@@ -23,6 +25,7 @@
 
 #[cfg(test)]
 mod job_file_tests;
+pub mod plan;
 pub mod run;
 pub mod scenario;
 #[cfg(test)]

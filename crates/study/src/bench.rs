@@ -181,12 +181,14 @@ fn median(values: &[f64]) -> f64 {
     sorted.get(sorted.len() / 2).copied().unwrap_or(0.0)
 }
 
-/// Measures each spec `repeat` times over `requests` requests.
+/// Measures each spec (every one of [`DEFAULT_POLICIES`] when none) `repeat` times over `requests` requests.
 pub fn bench(
     specs: &[String],
     requests: u64,
     repeat: usize,
 ) -> Result<Vec<BenchResult>, BenchError> {
+    let defaults: Vec<String> = DEFAULT_POLICIES.iter().map(|s| s.to_string()).collect();
+    let specs = if specs.is_empty() { &defaults } else { specs };
     let stream = workload(requests);
     let mut results = Vec::new();
     for spec in specs {
@@ -212,20 +214,19 @@ pub fn bench(
     Ok(results)
 }
 
-/// The results as a table.
+/// The terminal table of [`bench`] results: cost per request, one line a policy.
 pub fn table(results: &[BenchResult]) -> String {
     let mut out = format!("{:>14}  {:>10}  policy\n", "ns/request", "requests");
     for r in results {
-        out.push_str(&format!(
+        out += &format!(
             "{:>14.1}  {:>10}  {}\n",
             r.ns_per_request, r.requests, r.policy
-        ));
+        );
     }
-    out.push_str(&format!(
+    out + &format!(
         "(median of {} runs each; enqueue + dispatch + complete on one core)\n",
         results.first().map_or(0, |r| r.runs.len())
-    ));
-    out
+    )
 }
 
 #[cfg(test)]

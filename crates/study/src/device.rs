@@ -167,6 +167,15 @@ pub struct DeviceBench {
     pub write_amplification: f64,
 }
 
+/// `names`, or every preset when there is none.
+pub fn or_every_preset(names: Vec<String>) -> Vec<String> {
+    if !names.is_empty() {
+        return names;
+    }
+    let presets = iosteer_device::config::preset_names();
+    presets.iter().map(|s| s.to_string()).collect()
+}
+
 /// NAND page operations the drive simulated: host page reads and writes,
 /// GC page moves (a read and a program each) and block erases.
 pub fn nand_page_ops(stats: &DeviceStats) -> u64 {
@@ -239,14 +248,14 @@ pub fn bench_device(config: DeviceConfig, requests: u64) -> Result<DeviceBench, 
     })
 }
 
-/// Device benchmarks as a table.
+/// The terminal table of [`bench_device`] results: one line a drive.
 pub fn bench_table(results: &[DeviceBench]) -> String {
     let mut out = format!(
         "{:<16} {:>8} {:>14} {:>16} {:>14} {:>6}\n",
         "device", "GiB", "aging s", "host req/s", "NAND ops/s", "WAF"
     );
     for r in results {
-        out.push_str(&format!(
+        out += &format!(
             "{:<16} {:>8.1} {:>14.2} {:>16.0} {:>14.0} {:>6.2}\n",
             r.device,
             r.logical_gib,
@@ -254,9 +263,53 @@ pub fn bench_table(results: &[DeviceBench]) -> String {
             r.host_requests_per_s,
             r.nand_ops_per_s,
             r.write_amplification
-        ));
+        );
     }
     out
+}
+
+impl WafReport {
+    /// One line: measured against the closed form, and the drive it ran on.
+    pub fn summary(&self) -> String {
+        let analytic = self
+            .analytic
+            .map_or("none".to_string(), |a| format!("{a:.3}"));
+        format!(
+            "victim {} alpha {}: write amplification {:.3} measured, {} analytic \
+             ({} blocks x {} pages, {} reserve blocks, {:.1} s)",
+            self.victim,
+            self.alpha,
+            self.waf,
+            analytic,
+            self.blocks,
+            self.pages_per_block,
+            self.reserve_blocks,
+            self.seconds
+        )
+    }
+}
+
+/// The presets, one line each: size, dies, interface, GC and TRIM.
+pub fn preset_list() -> Result<String, iosteer_device::ConfigError> {
+    let mut out = String::new();
+    for name in iosteer_device::config::preset_names() {
+        let c = DeviceConfig::preset(name)?;
+        out += &format!(
+            "{:<16} {:>5.1} GiB logical, {} dies, {:?} queue depth {}, GC {} ({})\n",
+            name,
+            c.logical_bytes() as f64 / (1u64 << 30) as f64,
+            c.geometry.dies(),
+            c.interface.kind,
+            c.interface.queue_depth,
+            c.gc.victim,
+            if c.interface.queued_trim {
+                "queued TRIM"
+            } else {
+                "non-queued TRIM"
+            },
+        );
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! The read-latency objective `iosteer sweep` and `iosteer probe` judge runs
 //! by. The grammar and the type are the scheduler library's
 //! ([`iosteer_sched::objective`]: `steer` takes the same text); this module
-//! adds what a study needs on top: which metrics a report keeps, and a
-//! metric's value in a phase of a report.
+//! adds what a study needs on top: an objective whose metric the report
+//! keeps ([`LatencyReport::KEPT`]), and its value in a phase of a report.
 
 use iosteer_sched::objective::ObjectiveError as GrammarError;
 pub use iosteer_sched::objective::{Bound, Metric, Objective, GRAMMAR};
@@ -27,7 +27,7 @@ pub fn parse(text: &str) -> Result<Objective, ObjectiveError> {
         text: text.to_string(),
         source,
     })?;
-    if !KEPT.contains(&objective.metric) {
+    if !LatencyReport::KEPT.contains(&objective.metric) {
         return Err(ObjectiveError::NotReported {
             text: text.to_string(),
             metric: objective.metric,
@@ -36,30 +36,10 @@ pub fn parse(text: &str) -> Result<Objective, ObjectiveError> {
     Ok(objective)
 }
 
-/// The read metrics a phase report keeps.
-const KEPT: [Metric; 5] = [
-    Metric::Mean,
-    Metric::P50,
-    Metric::P99,
-    Metric::P999,
-    Metric::Max,
-];
-
 /// The read value of `metric` in `phase`, microseconds. A metric [`parse`]
 /// refuses has no value: NaN, which meets no bound.
 pub fn read_value(metric: Metric, phase: &PhaseReport) -> f64 {
-    reported(metric, &phase.read.lat_us).unwrap_or(f64::NAN)
-}
-
-fn reported(metric: Metric, lat: &LatencyReport) -> Option<f64> {
-    match metric {
-        Metric::Mean => Some(lat.mean),
-        Metric::P50 => Some(lat.p50),
-        Metric::P99 => Some(lat.p99),
-        Metric::P999 => Some(lat.p999),
-        Metric::Max => Some(lat.max),
-        _ => None,
-    }
+    phase.read.lat_us.metric(metric).unwrap_or(f64::NAN)
 }
 
 #[cfg(test)]

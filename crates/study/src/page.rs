@@ -2,8 +2,8 @@
 //! pages are [`iosteer_workload::html`]'s; this fills it with a study's
 //! question, answer, chart and table.
 
-use iosteer_workload::html::run::{format_ms, format_ratio};
 use iosteer_workload::html::{chart, Context, HtmlError, Page};
+use iosteer_workload::summary::{format_ms, verdict};
 
 use crate::probe::{self, ProbeReport};
 use crate::sweep::{self, Point, SweepReport};
@@ -47,21 +47,15 @@ pub fn sweep_page(context: &Context, report: &SweepReport) -> Result<String, Htm
     Ok(page.finish())
 }
 
-/// "steer met p99<=2x and wrote 17.2 MB/s; fifo missed it by 190x".
+/// "steer met p99<=2x (1.50 ms against 2.00 ms) and wrote 17.2 MB/s".
 fn sweep_answer(point: &Point, objective: &str) -> String {
-    if point.meets {
-        format!(
-            "{} met {objective} and wrote {:.1} MB/s",
-            point.spec, point.write_mbps
-        )
-    } else if point.bound_ms > 0.0 && point.value_ms > point.bound_ms {
-        format!(
-            "{} missed {objective} by {} ({} against {}) and wrote {:.1} MB/s",
-            point.spec,
-            format_ratio(point.value_ms / point.bound_ms),
-            format_ms(point.value_ms),
-            format_ms(point.bound_ms),
-            point.write_mbps
+    if point.meets || (point.bound_ms > 0.0 && point.value_ms > point.bound_ms) {
+        verdict(
+            &point.spec,
+            objective,
+            point.value_ms,
+            point.bound_ms,
+            point.write_mbps,
         )
     } else {
         format!(
@@ -150,11 +144,11 @@ mod tests {
     fn each_setting_is_judged_in_a_sentence() {
         assert_eq!(
             sweep_answer(&point("steer", 1.5, true), "p99<=2x"),
-            "steer met p99<=2x and wrote 17.2 MB/s"
+            "steer met p99<=2x (1.50 ms against 2.00 ms) and wrote 17.2 MB/s"
         );
         assert_eq!(
             sweep_answer(&point("fifo", 380.0, false), "p99<=2x"),
-            "fifo missed p99<=2x by 190x (380 ms against 2.0 ms) and wrote 17.2 MB/s"
+            "fifo missed p99<=2x by 190x (380 ms against 2.00 ms) and wrote 17.2 MB/s"
         );
     }
 

@@ -82,7 +82,7 @@ use iosteer_device::DeviceConfig;
 use iosteer_engine::drive::{drive, Plan, DRAIN};
 use iosteer_engine::runner::Backend;
 use iosteer_engine::EngineError;
-use iosteer_sched::{policy, LifetimeHint, Nanos};
+use iosteer_sched::{policy, Nanos};
 use iosteer_workload::fio;
 use iosteer_workload::report::{round, Phase, PhaseReport, RunReport};
 use iosteer_workload::workload::{Arrival, Job, JobKind, Synthetic};
@@ -190,6 +190,16 @@ pub enum Throttle {
 }
 
 impl Throttle {
+    pub const NAMES: &'static str = "scheduler, writer";
+
+    pub fn parse(name: &str) -> Option<Throttle> {
+        match name {
+            "scheduler" => Some(Throttle::Scheduler),
+            "writer" => Some(Throttle::Writer),
+            _ => None,
+        }
+    }
+
     /// The scheduler spec when none is given: netflix, whose limiter the
     /// scheduler throttle sets; fifo, no help from the scheduler, for the
     /// writer throttle.
@@ -520,23 +530,13 @@ impl<B: Backend> Probe<B> {
         let open_loop = options.throttle == Throttle::Writer;
         let writer = Synthetic {
             read_percent: 0,
-            trim: false,
             sequential: true,
-            block_min: bs,
-            block_max: bs,
-            align: bs,
-            offset: self.cursor,
-            size: end - self.cursor,
-            arrival: Arrival {
-                iops: None,
-                bytes_per_s: open_loop.then_some(rate as f64),
-                poisson: false,
-                iodepth: WRITE_IODEPTH,
-                thinktime: Nanos::ZERO,
-            },
-            trim_ahead: None,
-            hint: LifetimeHint::None,
-            backpressure: None,
+            ..Synthetic::reads(
+                bs,
+                self.cursor,
+                end - self.cursor,
+                Arrival::open(None, open_loop.then_some(rate as f64), false, WRITE_IODEPTH),
+            )
         };
         Job {
             name: "writer".into(),

@@ -210,12 +210,22 @@ pub(crate) mod tests {
         "/../../traces/blkparse-sample.txt"
     );
 
-    fn blkparse(text: &str, event: Event) -> Result<Trace, TraceError> {
+    /// `text` read as a trace of `format` with `event` as the arrival.
+    pub(crate) fn read_event(
+        text: &str,
+        file: &str,
+        format: TraceFormat,
+        event: Event,
+    ) -> Result<Trace, TraceError> {
         let options = Options {
             event,
             ..Options::default()
         };
-        read(text.as_bytes(), "b.txt", TraceFormat::Blkparse, &options)
+        read(text.as_bytes(), file, format, &options)
+    }
+
+    fn blkparse(text: &str, event: Event) -> Result<Trace, TraceError> {
+        read_event(text, "b.txt", TraceFormat::Blkparse, event)
     }
 
     /// Requests by op: read, write, trim, flush.

@@ -135,6 +135,18 @@ pub fn legend_upper_left<'a, CT: CoordTranslate>(
     Ok(())
 }
 
+/// The series labels where plotters puts them by default, on white.
+fn legend_right<'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+) -> DrawResult {
+    chart
+        .configure_series_labels()
+        .background_style(WHITE)
+        .border_style(BLACK)
+        .draw()?;
+    Ok(())
+}
+
 /// An objective's bound, dashed across the chart up to `x_max`.
 pub fn bound_line(chart: &mut LogChart, x_max: f64, bound: f64, objective: &str) -> DrawResult {
     let style = ShapeStyle::from(&BLACK.mix(0.6)).stroke_width(1);
@@ -243,12 +255,7 @@ pub fn latency_chart(root: &Canvas, run: &RunReport) -> DrawResult {
             .label(name)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE)
-        .border_style(BLACK)
-        .draw()?;
-    Ok(())
+    legend_right(&mut chart)
 }
 
 fn guide_lines<DB: DrawingBackend>(
@@ -306,12 +313,7 @@ pub fn throughput_chart(root: &Canvas, run: &RunReport) -> DrawResult {
             .label(name)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE)
-        .border_style(BLACK)
-        .draw()?;
-    Ok(())
+    legend_right(&mut chart)
 }
 
 /// Read p99 per second of every run, one line each.

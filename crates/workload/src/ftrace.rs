@@ -97,8 +97,8 @@ fn request(p: &LineParser, at: u128, fields: &[&str], sink: &mut Sink) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::blkparse::tests::by_op;
-    use crate::trace::{fit_counted, read, read_path, Fit, Options, Trace, TraceFormat};
+    use crate::blkparse::tests::{by_op, read_event};
+    use crate::trace::{fit_counted, read_path, Fit, Options, Trace, TraceFormat};
     use iosteer_sched::Op;
 
     const SAMPLE: &str = concat!(
@@ -107,11 +107,7 @@ mod tests {
     );
 
     fn ftrace(text: &str, event: Event) -> Result<Trace, TraceError> {
-        let options = Options {
-            event,
-            ..Options::default()
-        };
-        read(text.as_bytes(), "f.txt", TraceFormat::Ftrace, &options)
+        read_event(text, "f.txt", TraceFormat::Ftrace, event)
     }
 
     #[test]

@@ -20,8 +20,12 @@
 //! - [`report`]: phases, the [`Recorder`](report::Recorder) of every
 //!   completed request, the per-phase [`RunReport`] with its JSON schema, and
 //!   the terminal table.
+//! - [`summary`]: a run's answer in one sentence per scheduler, for the
+//!   terminal and report.html; [`html`]: the report page.
 //! - [`series`] and [`chart`]: one-second CSV series and SVG charts; `chart`
-//!   also holds the palette and frame every chart of the toolkit uses.
+//!   also holds the palette and frame every chart of the toolkit uses;
+//!   [`html`]: the one-page report; [`output`]: output paths checked before
+//!   a run and the files a run leaves.
 
 pub mod blkparse;
 pub mod blktrace;
@@ -35,8 +39,10 @@ pub mod ftrace;
 pub mod html;
 pub mod job_phases;
 pub mod job_shape;
+pub mod output;
 pub mod report;
 pub mod series;
+pub mod summary;
 pub mod trace;
 pub mod workload;
 

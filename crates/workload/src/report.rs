@@ -27,6 +27,7 @@
 //! `slo_violations` counts requests slower than the SLO (35 ms by default).
 
 use hdrhistogram::Histogram;
+use iosteer_sched::objective::Metric;
 use iosteer_sched::{Nanos, Op};
 use serde::Serialize;
 
@@ -183,6 +184,30 @@ pub struct LatencyReport {
     pub max: f64,
 }
 
+impl LatencyReport {
+    /// The metrics a report keeps: every one but p90.
+    pub const KEPT: [Metric; 5] = [
+        Metric::Mean,
+        Metric::P50,
+        Metric::P99,
+        Metric::P999,
+        Metric::Max,
+    ];
+
+    /// The value of `metric`, microseconds; `None` for a metric the report
+    /// does not keep (p90).
+    pub fn metric(&self, metric: Metric) -> Option<f64> {
+        match metric {
+            Metric::Mean => Some(self.mean),
+            Metric::P50 => Some(self.p50),
+            Metric::P99 => Some(self.p99),
+            Metric::P999 => Some(self.p999),
+            Metric::Max => Some(self.max),
+            Metric::P90 => None,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ClassReport {
     pub ops: u64,
@@ -279,6 +304,12 @@ pub struct RunReport {
 impl RunReport {
     pub fn phase(&self, name: &str) -> Option<&PhaseReport> {
         self.phases.iter().find(|p| p.name == name)
+    }
+
+    /// When the last phase ended, seconds (where a run that stopped early
+    /// stopped).
+    pub fn end_s(&self) -> f64 {
+        self.phases.iter().map(|p| p.end_s).fold(0.0, f64::max)
     }
 }
 

@@ -163,6 +163,17 @@ impl Event {
     }
 }
 
+impl fmt::Display for TimeUnit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TimeUnit::Ns => "ns",
+            TimeUnit::Us => "us",
+            TimeUnit::Ms => "ms",
+            TimeUnit::S => "s",
+        })
+    }
+}
+
 impl fmt::Display for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
@@ -317,6 +328,15 @@ pub enum Fit {
 
 impl Fit {
     pub const NAMES: &'static str = "wrap, scale";
+
+    /// A remapping by name (`Refuse` is the absence of one).
+    pub fn parse(name: &str) -> Option<Fit> {
+        match name {
+            "wrap" => Some(Fit::Wrap),
+            "scale" => Some(Fit::Scale),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for Fit {

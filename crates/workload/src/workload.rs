@@ -72,6 +72,58 @@ pub struct Synthetic {
     pub backpressure: Option<Nanos>,
 }
 
+impl Synthetic {
+    /// Random reads of `block` bytes over `[offset, offset + size)`, arriving
+    /// as `arrival` says: no trims, no lifetime hint, deaf to back-pressure.
+    /// Other jobs change fields by struct update.
+    pub fn reads(block: u64, offset: u64, size: u64, arrival: Arrival) -> Synthetic {
+        Synthetic {
+            read_percent: 100,
+            trim: false,
+            sequential: false,
+            block_min: block,
+            block_max: block,
+            align: block,
+            offset,
+            size,
+            arrival,
+            trim_ahead: None,
+            hint: LifetimeHint::None,
+            backpressure: None,
+        }
+    }
+}
+
+impl Arrival {
+    /// Open loop at `iops` or `bytes_per_s` with exponential gaps (or fixed
+    /// ones unless `poisson`), at most `iodepth` outstanding, no think time.
+    pub fn open(
+        iops: Option<f64>,
+        bytes_per_s: Option<f64>,
+        poisson: bool,
+        iodepth: u32,
+    ) -> Arrival {
+        Arrival {
+            iops,
+            bytes_per_s,
+            poisson,
+            iodepth,
+            thinktime: Nanos::ZERO,
+        }
+    }
+}
+
+/// A synthetic job's next class: trim, or read with its read percentage.
+fn draw_op(rng: &mut SmallRng, s: &Synthetic) -> Op {
+    if s.trim {
+        Op::Trim
+    } else if rng.random_range(0..100) < s.read_percent {
+        Op::Read
+    } else {
+        Op::Write
+    }
+}
+
 /// One recorded request of a trace.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct TraceRecord {
@@ -433,13 +485,7 @@ impl Generator {
         } else {
             s.offset + self.rng.random_range(0..=span / s.align) * s.align
         };
-        let op = if s.trim {
-            Op::Trim
-        } else if self.rng.random_range(0..100) < s.read_percent {
-            Op::Read
-        } else {
-            Op::Write
-        };
+        let op = draw_op(&mut self.rng, s);
         Planned { op, offset, len }
     }
 
@@ -451,13 +497,7 @@ impl Generator {
             unreachable!()
         };
         let shape = &self.job.shape;
-        let op = if s.trim {
-            Op::Trim
-        } else if self.rng.random_range(0..100) < s.read_percent {
-            Op::Read
-        } else {
-            Op::Write
-        };
+        let op = draw_op(&mut self.rng, s);
         let direction = match op {
             Op::Read => 0,
             Op::Write | Op::Flush => 1,

@@ -250,7 +250,8 @@ impl Device {
             if i + AHEAD < count {
                 draw(i + AHEAD, &self.ftl, &mut ring);
             }
-            self.ftl.write(u64::from(lpn), (i % dies) as u32, HOST_STREAM)?;
+            self.ftl
+                .write(u64::from(lpn), (i % dies) as u32, HOST_STREAM)?;
         }
         Ok(())
     }

@@ -32,7 +32,7 @@ fn run_first(d: &mut Device, op: Op) -> Vec<Finished> {
     run_until_idle(d)
 }
 
-fn cmd(id: u64, op: Op, offset: u64, len: u64, now: Nanos) -> Command {
+pub(super) fn cmd(id: u64, op: Op, offset: u64, len: u64, now: Nanos) -> Command {
     Command::single(Request::new(id, op, offset, len, now), now)
 }
 
@@ -46,7 +46,8 @@ fn wait_for_a_slot(d: &mut Device, mut now: Nanos, done: &mut Vec<Finished>) -> 
     now
 }
 
-fn run_until_idle(device: &mut Device) -> Vec<Finished> {
+/// Runs every event until the drive is idle; what finished.
+pub(super) fn run_until_idle(device: &mut Device) -> Vec<Finished> {
     let mut done = Vec::new();
     while let Some(t) = device.next_event() {
         if device.idle() {

@@ -4,7 +4,8 @@
 
 use iosteer_sched::{Command, Nanos, Op, Request};
 
-use super::{Device, Finished};
+use super::tests::run_until_idle;
+use super::Device;
 use crate::config::{DeviceConfig, GcMode};
 use crate::ftl::GcWork;
 
@@ -19,17 +20,6 @@ fn one_die(multi_plane: bool) -> Device {
     c.over_provisioning = 0.2;
     c.multi_plane.enabled = multi_plane;
     Device::new(c).unwrap()
-}
-
-fn run_until_idle(device: &mut Device) -> Vec<Finished> {
-    let mut done = Vec::new();
-    while let Some(t) = device.next_event() {
-        if device.idle() {
-            break;
-        }
-        device.advance(t, &mut done);
-    }
-    done
 }
 
 /// Die time of reading back a 128 KiB extent just written.

@@ -2,9 +2,10 @@
 //! into page programs, waits out its flush timeout or a FLUSH for a partly
 //! filled page, and a read of units in one page costs one page read.
 
-use iosteer_sched::{Command, Nanos, Op, Request};
+use iosteer_sched::{Nanos, Op};
 
-use super::{Device, Finished};
+use super::tests::{cmd, run_until_idle};
+use super::Device;
 use crate::config::DeviceConfig;
 
 /// consumer-sata scaled down, mapped in 4 KiB units (4 per 16 KiB page).
@@ -15,21 +16,6 @@ fn sector_sata() -> Device {
     c.over_provisioning = 0.2;
     c.ftl.mapping_unit = 4096;
     Device::new(c).unwrap()
-}
-
-fn cmd(id: u64, op: Op, offset: u64, len: u64, now: Nanos) -> Command {
-    Command::single(Request::new(id, op, offset, len, now), now)
-}
-
-fn run_until_idle(device: &mut Device) -> Vec<Finished> {
-    let mut done = Vec::new();
-    while let Some(t) = device.next_event() {
-        if device.idle() {
-            break;
-        }
-        device.advance(t, &mut done);
-    }
-    done
 }
 
 #[test]

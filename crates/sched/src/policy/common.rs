@@ -151,8 +151,10 @@ pub(crate) trait Policy: Send {
         None
     }
 
-    /// Requests wait that a dispatch may send.
-    fn has_work(&self) -> bool;
+    /// Requests wait that a dispatch may send (by default: any is queued).
+    fn has_work(&self) -> bool {
+        self.base().stats.queued() > 0
+    }
 
     /// Back-pressure of one class.
     fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure;

@@ -405,10 +405,6 @@ impl Policy for Deadline {
         Some(self.take_command(dir, key, now))
     }
 
-    fn has_work(&self) -> bool {
-        self.base.stats.queued() > 0
-    }
-
     fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
         class_pressure(&self.base.stats, op, None, self.oldest(op), now)
     }

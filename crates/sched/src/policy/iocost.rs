@@ -743,10 +743,6 @@ impl Policy for Iocost {
         }
     }
 
-    fn has_work(&self) -> bool {
-        self.base.stats.queued() > 0
-    }
-
     fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
         class_pressure(&self.base.stats, op, None, self.oldest(op), now)
             .held_for(self.budget_wait(op, now))

@@ -497,10 +497,6 @@ impl Policy for Kyber {
         }
     }
 
-    fn has_work(&self) -> bool {
-        self.base.stats.queued() > 0
-    }
-
     fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
         class_pressure(&self.base.stats, op, None, self.oldest(op), now)
     }
@@ -522,7 +518,7 @@ impl Policy for Kyber {
 mod tests {
     use super::*;
     use crate::config::apply_pairs;
-    use crate::policy::testkit::configured;
+    use crate::policy::testkit::{configured, ms, us};
     use crate::request::{Dispatch, Outcome};
     use crate::scheduler::{DeviceView, Scheduler};
 
@@ -561,19 +557,19 @@ mod tests {
     #[test]
     fn buckets_are_quarters_of_the_target_and_percentiles_need_500_samples() {
         let mut h = Histogram::default();
-        let target = Nanos::from_millis(2);
+        let target = ms(2);
         for _ in 0..499 {
-            h.record(Nanos::from_micros(400), target);
+            h.record(us(400), target);
         }
         assert_eq!(
             h.percentile(99, Nanos::ZERO),
             None,
             "499 samples, no timeout"
         );
-        h.record(Nanos::from_millis(9), target);
+        h.record(ms(9), target);
         assert_eq!(h.percentile(90, Nanos::ZERO), Some(0));
         assert_eq!(h.buckets, [0; 8], "a percentile empties the histogram");
-        h.record(Nanos::from_micros(2001), target);
+        h.record(us(2001), target);
         assert_eq!(h.percentile(99, Nanos::ZERO), None);
         assert_eq!(
             h.percentile(99, Nanos::from_secs(1)),
@@ -587,15 +583,8 @@ mod tests {
         let mut s = kyber("");
         // Reads take 5 ms in the device (target 2 ms): congestion. Writes are
         // quick (under 2.5 ms against 10 ms): their depth shrinks to a quarter.
-        let t = run(
-            &mut s,
-            Op::Read,
-            600,
-            Nanos::ZERO,
-            Nanos::ZERO,
-            Nanos::from_millis(5),
-        );
-        run(&mut s, Op::Write, 600, t, t, Nanos::from_micros(400));
+        let t = run(&mut s, Op::Read, 600, Nanos::ZERO, Nanos::ZERO, ms(5));
+        run(&mut s, Op::Write, 600, t, t, us(400));
         let t = fire_timer(&mut s);
         assert_eq!(s.depth(Domain::Write), 32);
         assert_eq!(
@@ -610,25 +599,11 @@ mod tests {
         );
         // Now reads are fast; writes are held back by their 32 tokens and
         // wait 30 ms in the scheduler: their total p99 is bad, the depth grows.
-        let t = run(&mut s, Op::Read, 600, t, t, Nanos::from_micros(100));
-        run(
-            &mut s,
-            Op::Write,
-            600,
-            t,
-            t + Nanos::from_millis(30),
-            Nanos::from_millis(1),
-        );
+        let t = run(&mut s, Op::Read, 600, t, t, us(100));
+        run(&mut s, Op::Write, 600, t, t + ms(30), ms(1));
         let t = fire_timer(&mut s);
         assert_eq!(s.depth(Domain::Write), 64);
-        run(
-            &mut s,
-            Op::Write,
-            600,
-            t,
-            t + Nanos::from_millis(30),
-            Nanos::from_millis(1),
-        );
+        run(&mut s, Op::Write, 600, t, t + ms(30), ms(1));
         fire_timer(&mut s);
         assert_eq!(s.depth(Domain::Write), 128, "back at the max");
     }
@@ -636,15 +611,8 @@ mod tests {
     #[test]
     fn slow_writes_shrink_the_read_depth_when_read_latency_is_good() {
         let mut s = kyber("");
-        let t = run(
-            &mut s,
-            Op::Write,
-            600,
-            Nanos::ZERO,
-            Nanos::ZERO,
-            Nanos::from_millis(40),
-        );
-        run(&mut s, Op::Read, 600, t, t, Nanos::from_micros(150));
+        let t = run(&mut s, Op::Write, 600, Nanos::ZERO, Nanos::ZERO, ms(40));
+        run(&mut s, Op::Read, 600, t, t, us(150));
         let t = fire_timer(&mut s);
         assert_eq!(s.depth(Domain::Read), 64);
         // The depth now limits reads: 64 at a time.
@@ -712,10 +680,7 @@ mod tests {
     fn targets_are_upstream_nanoseconds() {
         let mut config = KyberConfig::default();
         apply_pairs(&mut config, "read_lat_nsec=1000000,write_lat_nsec=5ms").unwrap();
-        assert_eq!(
-            (config.read_lat, config.write_lat),
-            (Nanos::from_millis(1), Nanos::from_millis(5))
-        );
+        assert_eq!((config.read_lat, config.write_lat), (ms(1), ms(5)));
         assert!(apply_pairs(&mut config, "read_lat_nsec=0").is_err());
         assert!(apply_pairs(&mut config, "depth=4").is_err());
     }

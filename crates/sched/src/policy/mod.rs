@@ -56,6 +56,21 @@ where
     Ok(Box::new(new(config)))
 }
 
+/// The catalogue as `iosteer schedulers` prints it: each policy's summary
+/// and its tunables with their defaults and help.
+pub fn describe_catalog() -> String {
+    let mut out = String::new();
+    for info in catalog() {
+        out += &format!("{:<10} {}\n", info.name, info.summary);
+        for t in info.tunables {
+            out += &format!("    {:<62} default {}\n", t.key, t.default);
+            out += &format!("    {:<62} {}\n", "", t.help);
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// Every policy, in the order they are listed: one line each.
 pub fn catalog() -> &'static [PolicyInfo] {
     &[

@@ -94,3 +94,13 @@ pub(crate) fn configured<C: Default + Configurable>(settings: &str) -> C {
     apply_pairs(&mut config, settings).unwrap();
     config
 }
+
+/// Milliseconds, short enough to keep a test's calls on one line.
+pub(crate) fn ms(v: u64) -> Nanos {
+    Nanos::from_millis(v)
+}
+
+/// Microseconds, as [`ms`].
+pub(crate) fn us(v: u64) -> Nanos {
+    Nanos::from_micros(v)
+}

@@ -515,10 +515,6 @@ impl Policy for Throttle {
         self.groups.values().filter_map(|g| g.disptime).min()
     }
 
-    fn has_work(&self) -> bool {
-        self.base.stats.queued() > 0
-    }
-
     fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
         class_pressure(&self.base.stats, op, None, self.oldest(op), now)
             .held_for(self.throttle_wait(op, now))

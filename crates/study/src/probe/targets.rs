@@ -10,7 +10,7 @@ use iosteer_engine::drive::{largest_io, open_engine, writes};
 use iosteer_engine::emulate::Emulated;
 use iosteer_engine::runner::Backend;
 use iosteer_engine::{Engine, EngineConfig, OpenOptionsSpec, Target, TargetKind};
-use iosteer_sched::{LifetimeHint, Nanos};
+use iosteer_sched::Nanos;
 use iosteer_sim::scenario::FillWhileServing;
 use iosteer_workload::fio;
 use iosteer_workload::workload::{Arrival, Job, JobKind, Synthetic};
@@ -26,26 +26,12 @@ const OPEN_LOOP: u32 = 100_000;
 /// bytes per second, or closed loop with `iodepth` outstanding when `None`.
 pub(super) fn default_reads(capacity: u64, rate: Option<f64>, iodepth: u32) -> Job {
     let size = FillWhileServing::standard().read_size;
-    let readers = Synthetic {
-        read_percent: 100,
-        trim: false,
-        sequential: false,
-        block_min: size,
-        block_max: size,
-        align: size,
-        offset: 0,
-        size: capacity / size * size,
-        arrival: Arrival {
-            iops: None,
-            bytes_per_s: rate,
-            poisson: true,
-            iodepth,
-            thinktime: Nanos::ZERO,
-        },
-        trim_ahead: None,
-        hint: LifetimeHint::None,
-        backpressure: None,
-    };
+    let readers = Synthetic::reads(
+        size,
+        0,
+        capacity / size * size,
+        Arrival::open(None, rate, true, iodepth),
+    );
     Job {
         name: "reads".into(),
         kind: JobKind::Synthetic(readers),

@@ -8,6 +8,7 @@ use crate::chart::{
 };
 use crate::report::{ClassReport, DeviceReport, PhaseReport, RunReport};
 use crate::series::Second;
+use crate::summary::{answers, judged_by};
 
 /// More seconds than this are thinned to keep the page small: a day-long
 /// trace would otherwise draw tens of megabytes of points.
@@ -26,8 +27,7 @@ pub fn run_page(context: &Context, runs: &[RunReport]) -> Result<String, HtmlErr
              its figures cover only what was measured until then",
         );
     }
-    let answers: Vec<String> = runs.iter().map(answer).collect();
-    page.summary(&question(context, &runs), &answers, &context.command);
+    page.summary(&question(context, &runs), &answers(&runs), &context.command);
     if runs.len() > 1 {
         compared(&mut page, &runs)?;
     }
@@ -49,76 +49,11 @@ fn question(context: &Context, runs: &[RunReport]) -> String {
     } else {
         format!(" under {}", context.workload)
     };
+    let judged = judged_by(runs).map_or(String::new(), |j| format!(" Judged by {j}."));
     format!(
-        "how fast are reads served, and how much is written, with {} on {drive}{workload}?",
+        "how fast are reads served, and how much is written, with {} on {drive}{workload}?{judged}",
         schedulers.join(", ")
     )
-}
-
-/// A latency in the unit that reads best.
-pub fn format_ms(ms: f64) -> String {
-    if ms >= 10_000.0 {
-        format!("{:.1} s", ms / 1e3)
-    } else if ms >= 10.0 {
-        format!("{ms:.0} ms")
-    } else if ms >= 1.0 {
-        format!("{ms:.1} ms")
-    } else {
-        format!("{ms:.2} ms")
-    }
-}
-
-/// A ratio of latencies, as many digits as it deserves.
-pub fn format_ratio(ratio: f64) -> String {
-    if ratio >= 10.0 {
-        format!("{ratio:.0}x")
-    } else {
-        format!("{ratio:.1}x")
-    }
-}
-
-/// One sentence of what a run answered: read p99 of the measured phase
-/// (`fill`) against the phase before it, and what was written meanwhile.
-fn answer(run: &RunReport) -> String {
-    let measured = run.phase("fill").or_else(|| run.phase("all"));
-    let Some(measured) = measured else {
-        return format!("{}: nothing was measured", run.scheduler);
-    };
-    let p99 = measured.read.lat_us.p99 / 1e3;
-    let mut sentence = if measured.read.ops == 0 {
-        format!("{}: no reads completed in {}", run.scheduler, measured.name)
-    } else if measured.name == "all" {
-        format!(
-            "{}: read p99 {} over the run",
-            run.scheduler,
-            format_ms(p99)
-        )
-    } else {
-        format!(
-            "{}: {} read p99 {}",
-            run.scheduler,
-            measured.name,
-            format_ms(p99)
-        )
-    };
-    if let Some(before) = run
-        .phase("before")
-        .filter(|b| b.read.ops > 0 && measured.read.ops > 0)
-    {
-        if measured.name != "all" && before.read.lat_us.p99 > 0.0 {
-            let ratio = measured.read.lat_us.p99 / before.read.lat_us.p99;
-            sentence += &format!(", {} before the {}", format_ratio(ratio), measured.name);
-        }
-    }
-    sentence += &format!("; wrote {:.1} MB/s", measured.write.mbps);
-    if run.interrupted {
-        sentence += &format!(" (stopped early, at {:.1} s)", end_s(run));
-    }
-    sentence
-}
-
-fn end_s(run: &RunReport) -> f64 {
-    run.phases.iter().map(|p| p.end_s).fold(0.0, f64::max)
 }
 
 const READ_MBPS: Pick = |s| s.classes[0].mbps;
@@ -162,7 +97,7 @@ fn one_run(page: &mut Page, run: &RunReport) -> Result<(), HtmlError> {
     if run.interrupted {
         page.warning(&format!(
             "this run stopped early, at {:.1} s; the figures cover what was measured",
-            end_s(run)
+            run.end_s()
         ));
     }
     let name = |what: &str| format!("{what} of {}", run.scheduler);

@@ -5,6 +5,11 @@ fn ascii(text: &str, file: &str, devices: Devices) -> Result<Vec<TraceRecord>, T
     parse(text, file, TraceFormat::Ascii, TimeUnit::Ns, 1.0, devices).map(|t| t.records)
 }
 
+/// A trace of `format` in nanoseconds at its own speed, devices merged.
+fn parse_as(text: &str, file: &str, format: TraceFormat) -> Result<Trace, TraceError> {
+    parse(text, file, format, TimeUnit::Ns, 1.0, Devices::Merge)
+}
+
 fn spc(text: &str, devices: Devices) -> Result<Vec<TraceRecord>, TraceError> {
     parse(text, "f.spc", TraceFormat::Spc, TimeUnit::S, 1.0, devices).map(|t| t.records)
 }
@@ -43,16 +48,7 @@ fn spc_and_msr_samples_parse() {
     assert_eq!((r[0].op, r[0].len, r[1].op), (Op::Write, 3584, Op::Read));
     assert_eq!(r[1].at, Nanos(26_214_000));
     let msr = "128166372003061629,hm,0,Read,3325952,4096,1000\n128166372003071629,hm,0,Write,0,8192,500\n";
-    let r = parse(
-        msr,
-        "m.csv",
-        TraceFormat::Msr,
-        TimeUnit::Ns,
-        1.0,
-        Devices::Merge,
-    )
-    .unwrap()
-    .records;
+    let r = parse_as(msr, "m.csv", TraceFormat::Msr).unwrap().records;
     assert_eq!(
         (r[0].offset, r[1].at, r[1].op),
         (3_325_952, Nanos(1_000_000), Op::Write)
@@ -209,15 +205,7 @@ fn nan_infinite_and_negative_times_and_speeds_are_refused() {
 #[test]
 fn extra_columns_zero_lengths_and_unsorted_arrivals_are_counted_in_notes() {
     let text = "5 0 1 8 0 9 9\n3 0 1 0 1\n1 0 1 8 1\n2 0 1 8 0\n";
-    let t = parse(
-        text,
-        "n.ascii",
-        TraceFormat::Ascii,
-        TimeUnit::Ns,
-        1.0,
-        Devices::Merge,
-    )
-    .unwrap();
+    let t = parse_as(text, "n.ascii", TraceFormat::Ascii).unwrap();
     assert_eq!(
         t.records.iter().map(|r| r.at.0).collect::<Vec<_>>(),
         [0, 1, 4]
@@ -231,24 +219,9 @@ fn extra_columns_zero_lengths_and_unsorted_arrivals_are_counted_in_notes() {
         ]
     );
     let msr = "128166372003061629,hm,0,Read,0,4096,1000,extra\n";
-    let t = parse(
-        msr,
-        "m",
-        TraceFormat::Msr,
-        TimeUnit::Ns,
-        1.0,
-        Devices::Merge,
-    )
-    .unwrap();
+    let t = parse_as(msr, "m", TraceFormat::Msr).unwrap();
     assert_eq!(t.notes.len(), 1);
-    let clean = parse(
-        "0 0 1 8 0\n1 0 1 8 1\n",
-        "c",
-        TraceFormat::Ascii,
-        TimeUnit::Ns,
-        1.0,
-        Devices::Merge,
-    );
+    let clean = parse_as("0 0 1 8 0\n1 0 1 8 1\n", "c", TraceFormat::Ascii);
     assert!(clean.unwrap().notes.is_empty());
 }
 
@@ -275,31 +248,16 @@ fn wrapping_counts_the_requests_it_moves_and_cuts() {
 #[test]
 fn a_line_of_another_format_names_the_format_expected_and_the_ones_it_looks_like() {
     let text = std::fs::read_to_string(FINANCIAL).unwrap();
-    let err = parse(
-        &text,
-        "fin",
-        TraceFormat::Spc,
-        TimeUnit::Ns,
-        1.0,
-        Devices::Merge,
-    )
-    .unwrap_err()
-    .to_string();
+    let err = parse_as(&text, "fin", TraceFormat::Spc)
+        .unwrap_err()
+        .to_string();
     assert_eq!(
         err,
         "fin:1: expected 5 fields, found 1: a line of spc is `ASU,LBA,size,opcode,timestamp`; \
          it looks like a line of ascii"
     );
     let blk = "  8,0    3        1     0.000000000   697  Q  WS 223490 + 8 [kjournald]\n";
-    let err = parse(
-        blk,
-        "b",
-        TraceFormat::Msr,
-        TimeUnit::Ns,
-        1.0,
-        Devices::Merge,
-    )
-    .unwrap_err();
+    let err = parse_as(blk, "b", TraceFormat::Msr).unwrap_err();
     assert!(
         err.to_string()
             .ends_with("it looks like a line of blkparse"),

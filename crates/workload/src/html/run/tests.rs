@@ -121,8 +121,12 @@ fn a_page_stands_alone_and_answers_its_question() {
     ] {
         assert!(!page.contains(outside), "the page names {outside}");
     }
-    assert!(page.contains("fifo: fill read p99 436 ms, 436x before the fill; wrote 27.0 MB/s"));
-    assert!(page.contains("netflix:read_bias=100: fill read p99 3.0 ms, 3.0x before the fill"));
+    assert!(page
+        .contains("fifo missed p99&lt;=2x by 218x (436 ms against 2.00 ms) and wrote 27.0 MB/s"));
+    assert!(page.contains("netflix:read_bias=100 missed p99&lt;=2x by 1.5x"));
+    assert!(page.contains(
+        "Judged by p99&lt;=2x (read p99 in the fill at most 2x the lowest before it: 2.00 ms)"
+    ));
     assert!(page.contains("iosteer sim quick --out &#39;my dir&#39;"));
     assert!(page.contains("with fifo, netflix:read_bias=100 on consumer-sata under scenario quick"));
     // Compared: read p99, read MB/s, write MB/s, free blocks, GC pages;
@@ -165,9 +169,7 @@ fn a_stopped_run_renders_what_it_measured_with_a_note() {
     assert!(page.contains("class=\"warn\"><b>Note:</b> --job x.fio: the drive went away"));
     assert!(page.contains("a run stopped before its end"));
     assert!(page.contains("this run stopped early, at 4.5 s"));
-    assert!(page.contains(
-        "fifo: fill read p99 50 ms, 50x before the fill; wrote 27.0 MB/s (stopped early, at 4.5 s)"
-    ));
+    assert!(page.contains("fifo: fill read p99 50 ms; wrote 27.0 MB/s (stopped early, at 4.5 s)"));
     assert!(page.contains("interrupted at 4.5 s"));
     assert_eq!(
         svg_count(&page),

@@ -1,0 +1,84 @@
+//! What the end-to-end tests share: running the binary and reading what it
+//! printed. Each test file uses a part of it.
+#![allow(dead_code)]
+
+use std::ffi::OsStr;
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+
+pub fn iosteer() -> Command {
+    Command::cargo_bin("iosteer").expect("the binary is built")
+}
+
+/// What one run of the binary printed, and whether it succeeded.
+pub struct Outcome {
+    pub ok: bool,
+    pub stdout: Vec<u8>,
+    pub stderr: String,
+}
+
+impl Outcome {
+    /// Stdout as the JSON report (Null when it is not JSON).
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.stdout).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// Panics with stderr unless the run succeeded.
+    pub fn succeeded(self) -> Self {
+        assert!(self.ok, "{}", self.stderr);
+        self
+    }
+}
+
+/// Runs `iosteer ARGS`.
+pub fn outcome<I, S>(args: I) -> Outcome
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let out = iosteer().args(args).output().unwrap();
+    Outcome {
+        ok: out.status.success(),
+        stdout: out.stdout,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Stdout of `iosteer ARGS`, which must succeed.
+pub fn stdout_of(args: &[&str]) -> String {
+    String::from_utf8(outcome(args).succeeded().stdout).unwrap()
+}
+
+/// The JSON report of `iosteer ARGS`, which must succeed.
+pub fn json_of(args: &[&str]) -> serde_json::Value {
+    outcome(args).succeeded().json()
+}
+
+/// Stderr of `iosteer ARGS`, which must fail without a panic.
+pub fn stderr_of_failure(args: &[&str]) -> String {
+    let out = outcome(args);
+    assert!(!out.ok, "{args:?} succeeded: {}", out.stderr);
+    assert!(!out.stderr.contains("panicked"), "{args:?}: {}", out.stderr);
+    out.stderr
+}
+
+/// A fresh directory of this test process's own under the temp directory.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("iosteer-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A file of the repository, by its path from the root.
+pub fn repo_file(path: &str) -> String {
+    format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Writes `text` to a file named `name` in this process's scratch
+/// directory; its path.
+pub fn scratch_file(name: &str, text: &str) -> String {
+    let path = temp_dir("scratch").join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}

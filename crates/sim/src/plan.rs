@@ -1,0 +1,109 @@
+//! What one `iosteer sim` runs: one simulation under several scheduler
+//! specs, or a study's cases; how it runs them, and the study's own table.
+
+use std::path::{Path, PathBuf};
+
+use iosteer_device::{DeviceConfig, StartState};
+use iosteer_sched::Nanos;
+use iosteer_workload::chart::OutputError;
+use iosteer_workload::RunReport;
+
+use crate::run::run_all;
+use crate::study::{
+    gc_cases, gc_table, hints_table, run_cases, study, write_sweep_charts, Case, STUDIES,
+};
+use crate::{SimError, Simulation};
+
+/// One simulation under several schedulers, or a study's cases.
+pub enum Plan {
+    Runs(Box<Simulation>, Vec<String>),
+    Study(String, Vec<Case>),
+}
+
+impl Plan {
+    /// The study `name` with `spec` as its host policy, each case reading
+    /// slower than `slo` as a violation and starting in `start` when given;
+    /// `None` when no study has that name.
+    pub fn study(
+        name: &str,
+        device: Option<DeviceConfig>,
+        spec: &str,
+        seed: u64,
+        slo: Nanos,
+        start: Option<StartState>,
+    ) -> Option<Plan> {
+        let mut cases = study(name, device, spec, seed)?;
+        for case in &mut cases {
+            case.sim.slo = slo;
+            if let Some(state) = start {
+                case.sim.set_start_state(state);
+            }
+        }
+        Some(Plan::Study(name.to_string(), cases))
+    }
+
+    /// Every spec of `sim`, each run with non-preemptive and semi-preemptive
+    /// GC (labelled `SPEC/npgc` and `SPEC/pgc`) when `compare_gc`.
+    pub fn runs(sim: Simulation, specs: Vec<String>, compare_gc: bool) -> Plan {
+        if compare_gc {
+            Plan::Study("compare-gc".into(), gc_cases(&sim, &specs))
+        } else {
+            Plan::Runs(Box::new(sim), specs)
+        }
+    }
+
+    /// Whether `name` is a study rather than a scenario.
+    pub fn is_study(name: &str) -> bool {
+        STUDIES.iter().any(|(n, _)| *n == name)
+    }
+
+    /// The runs' labels, in the order they run.
+    pub fn labels(&self) -> Vec<String> {
+        match self {
+            Plan::Runs(_, specs) => specs.clone(),
+            Plan::Study(_, cases) => cases.iter().map(|c| c.label.clone()).collect(),
+        }
+    }
+
+    /// The drive every run shares (a study's cases may differ).
+    pub fn drive(&self) -> Option<&DeviceConfig> {
+        match self {
+            Plan::Runs(sim, _) => Some(&sim.device),
+            Plan::Study(..) => None,
+        }
+    }
+
+    /// Runs everything; `progress(run, now, end)` returns false to stop.
+    pub fn run(
+        &self,
+        progress: &mut dyn FnMut(usize, Nanos, Nanos) -> bool,
+    ) -> Result<(Vec<RunReport>, f64), SimError> {
+        match self {
+            Plan::Runs(sim, specs) => run_all(sim, specs, progress),
+            Plan::Study(_, cases) => run_cases(cases, progress),
+        }
+    }
+
+    /// The study's comparison table, for the studies that have one.
+    pub fn table(&self, runs: &[RunReport]) -> Option<String> {
+        match self {
+            Plan::Study(name, _) if name.starts_with("pgc-") || name == "compare-gc" => {
+                Some(gc_table(runs))
+            }
+            Plan::Study(name, _) if name == "hints" => Some(hints_table(runs)),
+            _ => None,
+        }
+    }
+
+    /// The study's own charts into `dir` (pgc-sweep's curves); the files written.
+    pub fn write_charts(
+        &self,
+        dir: &Path,
+        runs: &[RunReport],
+    ) -> Result<Vec<PathBuf>, OutputError> {
+        match self {
+            Plan::Study(name, _) if name == "pgc-sweep" => write_sweep_charts(dir, runs),
+            _ => Ok(Vec::new()),
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! Where a run's files go: output paths checked before any work starts (a
+//! typo then fails at once, not after an hour's run), and the files a run
+//! leaves in `--out`: series, charts, report.json and report.html.
+
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+use crate::chart::{write_outputs, OutputError};
+use crate::html::{self, Context, HtmlError};
+use crate::RunReport;
+
+/// An output path that cannot take what a run will write; each names the
+/// path as given and what to give instead.
+#[derive(Debug, Error)]
+pub enum PathError {
+    #[error("{path}: not a directory; give a directory to write into (it is created if missing)")]
+    NotADirectory { path: String },
+    #[error("{path}: cannot create the directory ({source}); give a writable directory")]
+    CannotCreate {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: a directory; give a file name")]
+    IsADirectory { path: String },
+    #[error("{path}: the directory {} does not exist; give a file in an existing directory", dir.display())]
+    NoDirectory { path: String, dir: PathBuf },
+    #[error("{path}: cannot write in {} ({source}); give a writable location", dir.display())]
+    NotWritable {
+        path: String,
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Checks that `dir` can take files: it is created if missing, and must be
+/// a writable directory.
+pub fn check_dir(dir: &str) -> Result<(), PathError> {
+    let path = Path::new(dir);
+    if path.exists() && !path.is_dir() {
+        return Err(PathError::NotADirectory { path: dir.into() });
+    }
+    std::fs::create_dir_all(path).map_err(|source| PathError::CannotCreate {
+        path: dir.into(),
+        source,
+    })?;
+    check_writable(dir, path)
+}
+
+/// Checks that the file `file` can be written: its directory exists and is
+/// writable, and it is not a directory itself.
+pub fn check_file(file: &str) -> Result<(), PathError> {
+    let path = Path::new(file);
+    if path.is_dir() {
+        return Err(PathError::IsADirectory { path: file.into() });
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(PathError::NoDirectory {
+            path: file.into(),
+            dir: parent.to_path_buf(),
+        });
+    }
+    check_writable(file, parent)
+}
+
+/// Creates and removes a scratch file in `dir`.
+fn check_writable(given: &str, dir: &Path) -> Result<(), PathError> {
+    let probe = dir.join(format!(".iosteer-write-check-{}", std::process::id()));
+    std::fs::File::create(&probe).map_err(|source| PathError::NotWritable {
+        path: given.into(),
+        dir: dir.to_path_buf(),
+        source,
+    })?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+/// A run's files that could not be written or drawn.
+#[derive(Debug, Error)]
+pub enum RunOutputError {
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    #[error(transparent)]
+    Html(#[from] HtmlError),
+}
+
+/// Writes into `dir` the runs' series and charts, `json` as report.json and
+/// report.html (which `context` heads); the files written.
+pub fn write_run_outputs(
+    dir: &Path,
+    runs: &[RunReport],
+    json: &str,
+    context: &Context,
+) -> Result<Vec<PathBuf>, RunOutputError> {
+    let mut written = write_outputs(dir, runs)?;
+    let path = dir.join("report.json");
+    std::fs::write(&path, json).map_err(|source| OutputError::Write {
+        path: path.clone(),
+        source,
+    })?;
+    written.push(path);
+    let page = html::run::run_page(context, runs)?;
+    written.push(html::write(dir, &page)?);
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_where_a_directory_is_wanted_and_the_reverse_are_refused() {
+        let dir = std::env::temp_dir().join(format!("iosteer-output-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("f");
+        std::fs::write(&file, "").unwrap();
+        let (dir_s, file_s) = (dir.to_str().unwrap(), file.to_str().unwrap());
+        assert!(matches!(
+            check_dir(file_s),
+            Err(PathError::NotADirectory { .. })
+        ));
+        assert!(matches!(
+            check_file(dir_s),
+            Err(PathError::IsADirectory { .. })
+        ));
+        let missing = dir.join("no/such/f");
+        assert!(matches!(
+            check_file(missing.to_str().unwrap()),
+            Err(PathError::NoDirectory { .. })
+        ));
+        assert!(check_dir(dir.join("new").to_str().unwrap()).is_ok());
+        assert!(check_file(file_s).is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
