@@ -148,6 +148,17 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Simulator speed end to end: requests and NAND page ops per wall and CPU second, peak memory.
+    Sim {
+        /// Case to run: 4k-mix, fill-128k or large-trace; repeat for several [default: all].
+        #[arg(long = "case", value_name = "NAME")]
+        cases: Vec<String>,
+        /// Runs per case; the median is reported.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=1000))]
+        repeat: u64,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -163,10 +174,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Schedulers => {
-            print!("{}", policy::describe_catalog());
-            Ok(())
-        }
+        Command::Schedulers => print_text(policy::describe_catalog()),
         Command::Device(command) => run_device(command),
         Command::Sim(args) => sim_cmd::sim(args),
         Command::Sweep(args) => sweep::sweep(args),
@@ -186,15 +194,8 @@ fn run(cli: Cli) -> Result<()> {
             requests,
             json,
         }) => {
-            let devices = match devices.is_empty() {
-                true => iosteer_device::config::preset_names()
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect(),
-                false => devices,
-            };
             let mut results = Vec::new();
-            for spec in &devices {
+            for spec in &device::or_every_preset(devices) {
                 let config = load_device("--device", spec)?;
                 results.push(device::bench_device(config, requests)?);
             }
@@ -206,40 +207,32 @@ fn run(cli: Cli) -> Result<()> {
             repeat,
             json,
         }) => {
-            let specs = if policies.is_empty() {
-                bench::DEFAULT_POLICIES
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect()
-            } else {
-                policies
-            };
-            let results = bench::bench(&specs, requests, repeat as usize).map_err(|e| match e {
-                BenchError::Scheduler { spec, source } => anyhow!("--policy {spec}: {source}"),
-                other => other.into(),
-            })?;
+            let results =
+                bench::bench(&policies, requests, repeat as usize).map_err(|e| match e {
+                    BenchError::Scheduler { spec, source } => anyhow!("--policy {spec}: {source}"),
+                    other => other.into(),
+                })?;
             print_json_or(json, &results[..], bench::table)
+        }
+        Command::Bench(BenchCommand::Sim {
+            cases,
+            repeat,
+            json,
+        }) => {
+            let bench = bench::sim::bench_sim(&cases, repeat as usize)
+                .map_err(|e| anyhow!("--case: {e}"))?;
+            print_json_or(json, &bench, bench::sim::table)
         }
     }
 }
 
 fn run_device(command: DeviceCommand) -> Result<()> {
     match command {
-        DeviceCommand::List => {
-            print!("{}", device::preset_list()?);
-            Ok(())
-        }
-        DeviceCommand::Import { format, file } => {
-            print!("{}", import_cmd::import(&format, &file)?);
-            Ok(())
-        }
-        DeviceCommand::Show { device } => {
-            print!("{}", load_device("--device", &device)?.to_toml());
-            Ok(())
-        }
+        DeviceCommand::List => print_text(device::preset_list()?),
+        DeviceCommand::Import { format, file } => print_text(import_cmd::import(&format, &file)?),
+        DeviceCommand::Show { device } => print_text(load_device("--device", &device)?.to_toml()),
         DeviceCommand::Random { seed } => {
-            print!("{}", iosteer_device::family::random_drive(seed).to_toml());
-            Ok(())
+            print_text(iosteer_device::family::random_drive(seed).to_toml())
         }
         DeviceCommand::Waf {
             victim,
@@ -271,6 +264,12 @@ fn run_device(command: DeviceCommand) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// Prints a library's text as it is.
+fn print_text(text: String) -> Result<()> {
+    print!("{text}");
+    Ok(())
 }
 
 /// `value` as pretty JSON, or as the table `table` makes of it.

@@ -293,6 +293,7 @@ const DEVICE: &[Case] = &[
     bad(&["device", "waf", "--blocks", "-1"], &[], &["--blocks", "-1"]),
     bad(&["bench", "sched", "--policy", "bogus", "--requests", "10"], &[], &["--policy bogus", "known schedulers"]),
     bad(&["bench", "sched", "--repeat", "0"], &[], &["--repeat", "1..=1000"]),
+    bad(&["bench", "sim", "--case", "4k"], &[], &["--case", "unknown case `4k`", "4k-mix, fill-128k, large-trace"]),
 ];
 
 /// Drive files out of range: (what to replace in the tiny drive, by what,

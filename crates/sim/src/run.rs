@@ -188,6 +188,18 @@ impl Simulation {
         aged: &Device,
         progress: &mut dyn FnMut(Nanos, Nanos) -> bool,
     ) -> Result<RunReport, SimError> {
+        self.run_with_stats(spec, aged, progress)
+            .map(|(report, _)| report)
+    }
+
+    /// [`run`](Self::run), also handing back the drive's statistics at the
+    /// end (the NAND operations a benchmark counts).
+    pub fn run_with_stats(
+        &self,
+        spec: &str,
+        aged: &Device,
+        progress: &mut dyn FnMut(Nanos, Nanos) -> bool,
+    ) -> Result<(RunReport, DeviceStats), SimError> {
         let sched = policy::build(spec).map_err(|source| SimError::Scheduler {
             spec: spec.to_string(),
             source: Box::new(source),
@@ -206,7 +218,7 @@ impl Simulation {
                 "stopped at {at:.1} s of simulated time by an error: {e}"
             )),
         }
-        Ok(report)
+        Ok((report, state.device.stats()))
     }
 }
 

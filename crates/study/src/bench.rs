@@ -21,6 +21,8 @@ use iosteer_workload::round;
 use serde::Serialize;
 use thiserror::Error;
 
+pub mod sim;
+
 /// A spec to measure that does not build.
 #[derive(Debug, Error)]
 #[non_exhaustive]
@@ -30,6 +32,10 @@ pub enum BenchError {
         spec: String,
         source: iosteer_sched::ConfigError,
     },
+    #[error("unknown case `{name}`; the cases: {cases}")]
+    UnknownCase { name: String, cases: String },
+    #[error("{0}")]
+    Simulation(String),
 }
 
 /// Device slots of the fake device: SATA NCQ depth.
@@ -168,12 +174,21 @@ impl FakeDevice {
     }
 }
 
-/// Measures each spec `repeat` times over `requests` requests.
+/// The median of `values` (the upper one of an even count; 0 when empty).
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.get(sorted.len() / 2).copied().unwrap_or(0.0)
+}
+
+/// Measures each spec (every one of [`DEFAULT_POLICIES`] when none) `repeat` times over `requests` requests.
 pub fn bench(
     specs: &[String],
     requests: u64,
     repeat: usize,
 ) -> Result<Vec<BenchResult>, BenchError> {
+    let defaults: Vec<String> = DEFAULT_POLICIES.iter().map(|s| s.to_string()).collect();
+    let specs = if specs.is_empty() { &defaults } else { specs };
     let stream = workload(requests);
     let mut results = Vec::new();
     for spec in specs {
@@ -187,9 +202,7 @@ pub fn bench(
                 run_once(sched.as_mut(), stream.clone())
             })
             .collect();
-        let mut sorted = runs.clone();
-        sorted.sort_by(f64::total_cmp);
-        let median = sorted[sorted.len() / 2];
+        let median = median(&runs);
         runs.iter_mut().for_each(|r| *r = round(*r, 1));
         results.push(BenchResult {
             policy: spec.clone(),

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use iosteer_device::waf::{WafExperiment, RESERVE_BLOCKS};
-use iosteer_device::{Device, DeviceConfig, Finished, Precondition, VictimPolicy};
+use iosteer_device::{Device, DeviceConfig, DeviceStats, Finished, Precondition, VictimPolicy};
 use iosteer_sched::{Command, Nanos, Op, Request};
 use iosteer_workload::round;
 use serde::Serialize;
@@ -176,6 +176,24 @@ pub struct DeviceBench {
     pub write_amplification: f64,
 }
 
+/// `names`, or every preset when there is none.
+pub fn or_every_preset(names: Vec<String>) -> Vec<String> {
+    if !names.is_empty() {
+        return names;
+    }
+    let presets = iosteer_device::config::preset_names();
+    presets.iter().map(|s| s.to_string()).collect()
+}
+
+/// NAND page operations the drive simulated: host page reads and writes,
+/// GC page moves (a read and a program each) and block erases.
+pub fn nand_page_ops(stats: &DeviceStats) -> u64 {
+    stats.host_pages_read
+        + stats.ftl.host_pages_written
+        + 2 * stats.ftl.gc_pages_moved
+        + stats.ftl.blocks_erased
+}
+
 /// Ages `config` and drives `requests` random 4 KiB requests through it.
 pub fn bench_device(config: DeviceConfig, requests: u64) -> Result<DeviceBench, DeviceError> {
     let name = config.name.clone();
@@ -226,10 +244,7 @@ pub fn bench_device(config: DeviceConfig, requests: u64) -> Result<DeviceBench, 
     }
     let wall = started.elapsed().as_secs_f64();
     let stats = device.stats();
-    let nand_ops = stats.host_pages_read
-        + stats.ftl.host_pages_written
-        + 2 * stats.ftl.gc_pages_moved
-        + stats.ftl.blocks_erased;
+    let nand_ops = nand_page_ops(&stats);
     Ok(DeviceBench {
         device: name,
         logical_gib: round(logical_gib, 1),

@@ -30,6 +30,11 @@ pub struct PhaseTracker {
     /// The `job` phase (index 0) has opened / closed.
     opened: bool,
     closed: bool,
+    /// Whether each job was measured at the last look: while none changes,
+    /// the phases do not either.
+    measuring: Vec<bool>,
+    /// The jobs measured, one per section (reused: no allocation per step).
+    running: Vec<usize>,
 }
 
 /// The `job` phase, whose edges the tracker sets.
@@ -49,18 +54,30 @@ impl PhaseTracker {
         jobs: &[G],
         recorder: &mut Recorder,
     ) {
-        let running = measured(now, jobs);
-        if !self.opened && !running.is_empty() {
-            self.opened = true;
-            recorder.overlaps(0);
-            recorder.set_phase_edges(0, now, UNKNOWN);
-        }
+        let changed = self.look(now, jobs);
         if self.opened && !self.closed && jobs.iter().all(|j| j.borrow().ended(now)) {
             self.closed = true;
             let start = recorder.phases()[0].start;
             recorder.set_phase_edges(0, start, now);
         }
-        if self.current.as_ref().map(|c| &c.0) == Some(&running) {
+        if !changed {
+            return;
+        }
+        measured(jobs, &self.measuring, &mut self.running);
+        let running = &self.running;
+        if !self.opened && !running.is_empty() {
+            self.opened = true;
+            recorder.overlaps(0);
+            recorder.set_phase_edges(0, now, UNKNOWN);
+        }
+        let unchanged = self.current.as_ref().is_some_and(|(sections, _)| {
+            sections.len() == running.len()
+                && running
+                    .iter()
+                    .zip(sections)
+                    .all(|(&job, section)| section_of(jobs[job].borrow()) == section)
+        });
+        if unchanged || (self.current.is_none() && running.is_empty()) {
             return;
         }
         if let Some((_, index)) = self.current.take() {
@@ -68,6 +85,10 @@ impl PhaseTracker {
             recorder.set_phase_edges(index, start, now);
         }
         if !running.is_empty() {
+            let running: Vec<String> = running
+                .iter()
+                .map(|&job| section_of(jobs[job].borrow()).to_string())
+                .collect();
             let name = self.unique(running.join("+"));
             let index = recorder.add_phase(Phase {
                 name,
@@ -89,27 +110,50 @@ impl PhaseTracker {
     }
 }
 
-/// Sections of the jobs that have started, are past their ramp and have not
-/// ended, in job order, each once.
-fn measured<G: Borrow<Generator>>(now: Nanos, jobs: &[G]) -> Vec<String> {
-    let mut sections: Vec<String> = Vec::new();
-    for generator in jobs {
-        let generator = generator.borrow();
-        let job = generator.job();
-        let started = generator.waits_for().is_empty() && now >= job.start + job.shape.ramp;
-        if !started || generator.ended(now) {
+/// The section a job's figures go to: its own name unless it shares one.
+fn section_of(generator: &Generator) -> &str {
+    let job = generator.job();
+    if job.shape.section.is_empty() {
+        &job.name
+    } else {
+        &job.shape.section
+    }
+}
+
+impl PhaseTracker {
+    /// Notes which jobs are measured at `now`: started, past their ramp and
+    /// not ended. Returns whether that changed since the last look.
+    fn look<G: Borrow<Generator>>(&mut self, now: Nanos, jobs: &[G]) -> bool {
+        let mut changed = self.measuring.len() != jobs.len();
+        self.measuring.resize(jobs.len(), false);
+        for (generator, measuring) in jobs.iter().zip(&mut self.measuring) {
+            let generator = generator.borrow();
+            let job = generator.job();
+            let started = generator.waits_for().is_empty() && now >= job.start + job.shape.ramp;
+            let now_measured = started && !generator.ended(now);
+            changed |= *measuring != now_measured;
+            *measuring = now_measured;
+        }
+        changed
+    }
+}
+
+/// Into `running`: the jobs `measuring` marks, in job order, the first of
+/// each section only.
+fn measured<G: Borrow<Generator>>(jobs: &[G], measuring: &[bool], running: &mut Vec<usize>) {
+    running.clear();
+    for (index, generator) in jobs.iter().enumerate() {
+        if !measuring[index] {
             continue;
         }
-        let section = if job.shape.section.is_empty() {
-            &job.name
-        } else {
-            &job.shape.section
-        };
-        if !sections.contains(section) {
-            sections.push(section.clone());
+        let section = section_of(generator.borrow());
+        if !running
+            .iter()
+            .any(|&j| section_of(jobs[j].borrow()) == section)
+        {
+            running.push(index);
         }
     }
-    sections
 }
 
 /// Closes what is still open at `now` (a run cut short): a phase never

@@ -131,8 +131,9 @@ impl Device {
         let n = self.dies.len();
         let start = self.next_die;
         self.next_die = (start + 1) % n;
-        (0..n)
-            .map(|i| (start + i) % n)
+        // From `start` round to `start - 1`, in two runs (no division per die).
+        (start..n)
+            .chain(0..start)
             .min_by_key(|d| {
                 let die = &self.dies[*d];
                 die.busy_until.max(now) + die.queued_time + die.owed_time

@@ -13,6 +13,7 @@
 //!   read may cut a GC operation short.
 
 use std::cmp::Reverse;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use iosteer_sched::Nanos;
 use thiserror::Error;
@@ -33,6 +34,33 @@ use crate::ftl::GcWork;
 )]
 pub struct GcModeBusy {
     pub requested: GcMode,
+}
+
+/// The hasher of the map of owed moves by logical page: one multiply, not
+/// SipHash (page numbers are not chosen by an adversary, and the map is
+/// touched for every page a merging drive writes or reads).
+pub(super) type PageHash = BuildHasherDefault<PageHasher>;
+
+#[derive(Default)]
+pub(super) struct PageHasher(u64);
+
+impl Hasher for PageHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u32(u32::from(b));
+        }
+    }
+
+    /// Fibonacci hashing; the high half folded onto the low one, which picks
+    /// the bucket.
+    fn write_u32(&mut self, page: u32) {
+        let h = (self.0 ^ u64::from(page)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 32);
+    }
 }
 
 /// Whether the drive merges host requests with owed GC moves.

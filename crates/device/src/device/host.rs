@@ -236,6 +236,8 @@ impl Device {
         self.in_flight_mut(slot).pages_left = pages;
         self.queue_together(data_in, |device| {
             for lpn in first..=last {
+                // Placed when its die picks it: ask the cache for its map entry now.
+                device.ftl.prefetch_entry(lpn as u32);
                 let d = device.write_die(lpn as u32, data_in);
                 device.enqueue_page(d, slot, Some((lpn as u32, stream)), 0, data_in);
             }

@@ -195,7 +195,7 @@ pub struct Device {
     in_flight: u32,
     /// Merge: the die each logical page with an owed move is on, and
     /// whether a host read lent that move its array read.
-    pending_moves: HashMap<u32, (u32, bool)>,
+    pending_moves: HashMap<u32, (u32, bool), gc::PageHash>,
     /// A non-queued command waiting for the queue to drain.
     waiting: Option<Command>,
     /// A non-queued command is running until this time.
@@ -252,7 +252,7 @@ impl Device {
             slots: Vec::new(),
             free_slots: Vec::new(),
             in_flight: 0,
-            pending_moves: HashMap::new(),
+            pending_moves: HashMap::default(),
             waiting: None,
             exclusive_until: None,
             idle_since: Nanos::ZERO,

@@ -228,9 +228,30 @@ impl Device {
             return Ok(());
         }
         let dies = u64::from(self.ftl.dies());
+        // The pages are drawn `AHEAD` writes early (the same draws in the
+        // same order, never past `count`), so the cache can be asked for
+        // their map entries early and then for their old copies.
+        const AHEAD: u64 = 16;
+        let mut ring = [0u32; AHEAD as usize];
+        let slot = |i: u64| (i % AHEAD) as usize;
+        let mut draw = |i: u64, ftl: &crate::ftl::Ftl, ring: &mut [u32]| {
+            let lpn = rng.random_range(0..filled) as u32;
+            ftl.prefetch_entry(lpn);
+            ring[slot(i)] = lpn;
+        };
+        for i in 0..AHEAD.min(count) {
+            draw(i, &self.ftl, &mut ring);
+        }
         for i in 0..count {
-            let lpn = rng.random_range(0..filled);
-            self.ftl.write(lpn, (i % dies) as u32, HOST_STREAM)?;
+            if i + AHEAD / 2 < count {
+                self.ftl.prefetch_old_copy(ring[slot(i + AHEAD / 2)]);
+            }
+            let lpn = ring[slot(i)];
+            if i + AHEAD < count {
+                draw(i + AHEAD, &self.ftl, &mut ring);
+            }
+            self.ftl
+                .write(u64::from(lpn), (i % dies) as u32, HOST_STREAM)?;
         }
         Ok(())
     }

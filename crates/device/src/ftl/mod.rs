@@ -303,6 +303,23 @@ impl Ftl {
             .filter(|p| *p != UNMAPPED)
     }
 
+    /// Asks the cache for what writing `lpn` soon will touch first: its map
+    /// entry. Random writes (aging) miss the cache on every page; asking a
+    /// few pages ahead lets those misses overlap.
+    pub fn prefetch_entry(&self, lpn: u32) {
+        prefetch(&self.l2p, lpn as usize);
+    }
+
+    /// Asks the cache for what writing `lpn` soon will touch next, once its
+    /// map entry is in: the old copy's reverse entry and its block.
+    pub fn prefetch_old_copy(&self, lpn: u32) {
+        let old = self.l2p.get(lpn as usize).copied().unwrap_or(UNMAPPED);
+        if old != UNMAPPED {
+            prefetch(&self.p2l, old as usize);
+            prefetch(&self.blocks, (old / self.units_per_block) as usize);
+        }
+    }
+
     /// The die of physical unit `ppn`.
     pub fn die_of(&self, ppn: u32) -> u32 {
         ppn / self.units_per_block / self.blocks_per_die
@@ -422,7 +439,14 @@ impl Ftl {
         let programmed_before = self.counters.pages_programmed;
         let (mut moved, mut pages_read, mut last_page) = (0u32, 0u32, UNMAPPED);
         let first = victim * self.units_per_block;
-        for old in first..first + self.units_per_block {
+        let end = first + self.units_per_block;
+        for old in first..end {
+            // The map entries of the units a few ahead (each a cache miss).
+            if let Some(&ahead) = self.p2l[..end as usize].get(old as usize + MOVE_AHEAD) {
+                if ahead != UNMAPPED {
+                    self.prefetch_entry(ahead);
+                }
+            }
             let lpn = self.p2l[old as usize];
             if lpn == UNMAPPED {
                 continue;
@@ -745,6 +769,26 @@ impl Ftl {
         }
         Ok(())
     }
+}
+
+/// How many units ahead GC asks for the map entries of the units it moves.
+const MOVE_AHEAD: usize = 8;
+
+/// A hint that `slice[index]` is read soon; nothing if out of range or on
+/// other targets than x86-64.
+fn prefetch<T>(slice: &[T], index: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(item) = slice.get(index) {
+        // SAFETY: a prefetch reads nothing the program sees and cannot
+        // fault; the address is of a live element besides.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                (item as *const T).cast(),
+            );
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (slice, index);
 }
 
 #[cfg(test)]
