@@ -220,20 +220,7 @@ pub fn sim(args: SimArgs) -> Result<()> {
     let plan = build(&args)?;
     let specs = plan.labels();
     if !args.json {
-        match &plan {
-            Plan::Runs(sim, _) => eprintln!(
-                "iosteer: simulating {} run(s) on {} ({} jobs)...",
-                specs.len(),
-                sim.device.name,
-                sim.jobs.len()
-            ),
-            Plan::Study(name, _) => {
-                eprintln!(
-                    "iosteer: simulating study {name}, {} run(s)...",
-                    specs.len()
-                )
-            }
-        }
+        eprintln!("iosteer: {}...", plan.describe());
     }
     let started = std::time::Instant::now();
     let show = std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -287,10 +274,6 @@ pub fn sim(args: SimArgs) -> Result<()> {
         wall,
         requests as f64 / wall.max(1e-9)
     );
-    let judged = summary::judged_by(&runs).map_or(String::new(), |j| format!(", judged by {j}"));
-    println!("\nAnswers{judged}:");
-    for answer in summary::answers(&runs) {
-        println!("  {answer}");
-    }
+    print!("\n{}", summary::answers_text(&runs));
     Ok(())
 }

@@ -118,7 +118,9 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     } else {
         "--trace"
     };
-    let (phase, baseline) = phases(&args, &workload)?;
+    let (phase, baseline) = workload
+        .phases(args.phase.as_deref(), args.baseline.as_deref())
+        .map_err(|e| anyhow!("--phase NAME and --baseline NAME: {e}"))?;
     let sweep = Sweep {
         workload,
         device,
@@ -146,11 +148,7 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
         if args.chart != "-" {
             family::chart(Path::new(&args.chart), &report)?;
         }
-        match args.json {
-            true => println!("{}", serde_json::to_string_pretty(&report)?),
-            false => print!("{}", family::table(&report)),
-        }
-        return Ok(());
+        return crate::print_json_or(args.json, &report, family::table);
     }
     let sims = sweep.simulations().map_err(flag_error)?;
     if !args.json {
@@ -171,16 +169,11 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
         }
     }
     if let Some(dir) = &args.out {
-        let context = crate::page_context(workload_words(&sweep.workload), Some(&sweep.device));
+        let context = crate::page_context(sweep.workload.describe(), Some(&sweep.device));
         write_out(Path::new(dir), &report, &context)?;
         crate::say_written(2, dir);
     }
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", sweep::table(&report));
-    }
-    Ok(())
+    crate::print_json_or(args.json, &report, sweep::table)
 }
 
 /// A `--threads` count; the range is the sweep's to check.
@@ -207,30 +200,6 @@ fn workload(args: &SweepArgs) -> Result<SweepWorkload> {
                 .unwrap_or_else(|| "fill-while-serving".into()),
         ),
     })
-}
-
-/// The measured and baseline phases: the scenarios' `fill` and `before`
-/// unless given; a job file or trace has no such phases, so they must be.
-fn phases(args: &SweepArgs, workload: &SweepWorkload) -> Result<(String, String)> {
-    if let SweepWorkload::Scenario(_) = workload {
-        return Ok((
-            args.phase.clone().unwrap_or_else(|| "fill".into()),
-            args.baseline.clone().unwrap_or_else(|| "before".into()),
-        ));
-    }
-    let how = match workload {
-        SweepWorkload::JobFile(_) => {
-            "job phases are named after the jobs running together, as `iosteer sim --job FILE` lists them"
-        }
-        _ => "a trace's phases are `trace` or time windows such as 0s..60s",
-    };
-    match (&args.phase, &args.baseline) {
-        (Some(phase), Some(baseline)) => Ok((phase.clone(), baseline.clone())),
-        _ => Err(anyhow!(
-            "sweeping {} needs --phase NAME and --baseline NAME: {how}",
-            workload.name()
-        )),
-    }
 }
 
 /// The sweep's errors, naming the options that caused them.
@@ -271,13 +240,4 @@ fn write_out(dir: &Path, report: &sweep::SweepReport, context: &html::Context) -
     let page = page::sweep_page(context, report).map_err(|e| anyhow!("--out {e}"))?;
     html::write(dir, &page).map_err(|e| anyhow!("--out {e}"))?;
     Ok(())
-}
-
-/// What the report's question names as the workload.
-fn workload_words(workload: &SweepWorkload) -> String {
-    match workload {
-        SweepWorkload::Scenario(name) => format!("scenario {name}"),
-        SweepWorkload::JobFile(file) => format!("job file {file}"),
-        SweepWorkload::Trace { file, .. } => format!("trace {file}"),
-    }
 }

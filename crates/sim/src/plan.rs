@@ -65,6 +65,19 @@ impl Plan {
         }
     }
 
+    /// What is about to run, in a few words.
+    pub fn describe(&self) -> String {
+        let runs = self.labels().len();
+        match self {
+            Plan::Runs(sim, _) => format!(
+                "simulating {runs} run(s) on {} ({} jobs)",
+                sim.device.name,
+                sim.jobs.len()
+            ),
+            Plan::Study(name, _) => format!("simulating study {name}, {runs} run(s)"),
+        }
+    }
+
     /// The drive every run shares (a study's cases may differ).
     pub fn drive(&self) -> Option<&DeviceConfig> {
         match self {

@@ -139,6 +139,8 @@ pub enum SweepError {
         window: String,
         workload: &'static str,
     },
+    #[error("sweeping {workload} needs the measured and the baseline phase named: {how}")]
+    PhasesNeeded { workload: String, how: &'static str },
     #[error("thread pool: {0}")]
     Threads(#[from] rayon::ThreadPoolBuildError),
     #[error(transparent)]
@@ -179,6 +181,40 @@ impl SweepWorkload {
         match self {
             SweepWorkload::Scenario(name) | SweepWorkload::JobFile(name) => name,
             SweepWorkload::Trace { file, .. } => file,
+        }
+    }
+
+    /// How the report's question names it: its kind and its name.
+    pub fn describe(&self) -> String {
+        format!("{} {}", self.kind(), self.name())
+    }
+
+    /// The measured and baseline phases: a scenario's `fill` and `before`
+    /// unless given; a job file or a trace has no such phases, so both must
+    /// be given.
+    pub fn phases(
+        &self,
+        phase: Option<&str>,
+        baseline: Option<&str>,
+    ) -> Result<(String, String), SweepError> {
+        let how = match self {
+            SweepWorkload::Scenario(_) => {
+                let phase = phase.unwrap_or("fill");
+                return Ok((phase.into(), baseline.unwrap_or("before").into()));
+            }
+            SweepWorkload::JobFile(_) => {
+                "job phases are named after the jobs running together, as `iosteer sim --job FILE` lists them"
+            }
+            SweepWorkload::Trace { .. } => {
+                "a trace's phases are `trace` or time windows such as 0s..60s"
+            }
+        };
+        match (phase, baseline) {
+            (Some(phase), Some(baseline)) => Ok((phase.into(), baseline.into())),
+            _ => Err(SweepError::PhasesNeeded {
+                workload: self.name().into(),
+                how,
+            }),
         }
     }
 

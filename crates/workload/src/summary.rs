@@ -89,6 +89,17 @@ pub fn answers(runs: &[RunReport]) -> Vec<String> {
         .collect()
 }
 
+/// The answers as the terminal ends with them: a heading saying what
+/// judged them, then one indented sentence per run.
+pub fn answers_text(runs: &[RunReport]) -> String {
+    let judged = judged_by(runs).map_or(String::new(), |j| format!(", judged by {j}"));
+    let mut out = format!("Answers{judged}:\n");
+    for answer in answers(runs) {
+        out += &format!("  {answer}\n");
+    }
+    out
+}
+
 /// The bound of `objective` over `runs`, milliseconds: `None` when a
 /// relative objective has no baseline (no run has a `before` with reads).
 fn bound_ms(runs: &[RunReport], objective: &Objective) -> Option<f64> {

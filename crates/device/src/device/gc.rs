@@ -167,10 +167,14 @@ impl Device {
             self.stats.foreground_victims += victims;
         }
         if merges(&self.config) {
-            let die = &mut self.dies[d];
             for lpn in self.ftl.take_moved() {
-                die.pending.push_back(lpn);
-                self.pending_moves.insert(lpn, (d as u32, false));
+                self.dies[d].pending.push_back(lpn);
+                // A page moved again before its last move was paid: the new
+                // move is the one a read or write may merge with now, and a
+                // read lent to the old one no longer counts.
+                if let Some((old, true)) = self.pending_moves.insert(lpn, (d as u32, false)) {
+                    self.dies[old as usize].lent_reads -= 1;
+                }
             }
         }
         let mut cost = Nanos::ZERO;
@@ -195,12 +199,13 @@ impl Device {
         self.dies[d].owed_time += cost;
     }
 
-    /// Merge: a host read of logical page `lpn` on die `d` lends an owed move
-    /// of that page its array read, if one is owed and not lent yet.
-    pub(super) fn lend_read_to_owed_move(&mut self, lpn: u32, d: usize) {
-        if let Some((_, lent @ false)) = self.pending_moves.get_mut(&lpn) {
+    /// Merge: a host read of logical page `lpn` lends an owed move of that
+    /// page its array read, if one is owed and not lent yet; the die that
+    /// owes the move counts it.
+    pub(super) fn lend_read_to_owed_move(&mut self, lpn: u32) {
+        if let Some((owing, lent @ false)) = self.pending_moves.get_mut(&lpn) {
             *lent = true;
-            self.dies[d].lent_reads += 1;
+            self.dies[*owing as usize].lent_reads += 1;
             self.stats.merged_reads += 1;
         }
     }
@@ -303,11 +308,19 @@ impl Device {
     fn next_move_was_lent_a_read(&mut self, d: usize) -> bool {
         let die = &mut self.dies[d];
         while let Some(lpn) = die.pending.pop_front() {
-            if let Some((_, lent)) = self.pending_moves.remove(&lpn) {
-                if lent {
-                    die.lent_reads -= 1;
+            match self.pending_moves.get(&lpn) {
+                Some(&(owing, lent)) if owing as usize == d => {
+                    self.pending_moves.remove(&lpn);
+                    if lent {
+                        die.lent_reads -= 1;
+                    }
+                    return lent;
                 }
-                return lent;
+                // A later move of the page (on this die or another) is the
+                // one on record: this older move was lent nothing.
+                Some(_) => return false,
+                // A write merged with it: its time was dropped then.
+                None => {}
             }
         }
         false

@@ -192,7 +192,7 @@ impl Device {
                     continue;
                 }
                 let d = device.ftl.die_of(ppn) as usize;
-                device.lend_read_to_owed_move(lpn as u32, d);
+                device.lend_read_to_owed_move(lpn as u32);
                 device.enqueue_page(d, slot, None, page, start);
                 pages += 1;
             }
