@@ -110,9 +110,9 @@ use std::collections::BTreeMap;
 use crate::config::{ConfigError, Configurable, Tunable};
 use crate::ordering::{flush_may_go, Barrier, Queued};
 use crate::policy::common::{base_in_field, Base, CommonConfig, Policy};
-use crate::policy::{class_pressure, PolicyInfo};
+use crate::policy::PolicyInfo;
 use crate::request::{Command, Completion, Op, Request, TenantId};
-use crate::scheduler::{ClassPressure, DeviceView};
+use crate::scheduler::DeviceView;
 use crate::trim::TrimQueue;
 use crate::units::{Bytes, Nanos};
 
@@ -703,25 +703,6 @@ impl Bfq {
         self.rechecked
     }
 
-    fn oldest(&self, op: Op) -> Option<Nanos> {
-        let queued = self
-            .queues
-            .values()
-            .filter_map(|q| q.fifo.values().next().map(|(t, _)| *t));
-        let waiting = self
-            .held_reads
-            .values()
-            .flatten()
-            .map(|(_, q)| &q.request)
-            .chain(self.barrier.held())
-            .filter(|r| r.op == op)
-            .map(|r| r.submitted);
-        match op {
-            Op::Read | Op::Write => queued.chain(waiting).min(),
-            _ => waiting.min(),
-        }
-    }
-
     /// Holds a read behind the write its tag names.
     fn hold(&mut self, order: u64, read: Queued) {
         self.held_reads
@@ -849,8 +830,23 @@ impl Policy for Bfq {
         }
     }
 
-    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
-        class_pressure(&self.base.stats, op, None, self.oldest(op), now)
+    fn oldest(&self, op: Op) -> Option<Nanos> {
+        let queued = self
+            .queues
+            .values()
+            .filter_map(|q| q.fifo.values().next().map(|(t, _)| *t));
+        let waiting = self
+            .held_reads
+            .values()
+            .flatten()
+            .map(|(_, q)| &q.request)
+            .chain(self.barrier.held())
+            .filter(|r| r.op == op)
+            .map(|r| r.submitted);
+        match op {
+            Op::Read | Op::Write => queued.chain(waiting).min(),
+            _ => waiting.min(),
+        }
     }
 
     fn hurry_trims(&mut self, bytes: Bytes) {

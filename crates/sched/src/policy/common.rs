@@ -5,7 +5,7 @@
 //! once: the order of the calls, what the statistics see, when to retry.
 
 use crate::config::{parse_duration, parse_int, ConfigError, Tunable};
-use crate::policy::{PolicyInfo, Ticker};
+use crate::policy::{class_pressure, PolicyInfo, Ticker};
 use crate::request::{Command, Completion, Dispatch, Op, Request};
 use crate::scheduler::{ClassPressure, DeviceView, Pressure, Retry, Scheduler, WriteLimit};
 use crate::stats::Stats;
@@ -156,8 +156,15 @@ pub(crate) trait Policy: Send {
         self.base().stats.queued() > 0
     }
 
-    /// Back-pressure of one class.
-    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure;
+    /// When the oldest request of `op` still waiting for the device was
+    /// submitted.
+    fn oldest(&self, op: Op) -> Option<Nanos>;
+
+    /// Back-pressure of one class (by default: its statistics and its
+    /// oldest waiting request, no rate limiter).
+    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
+        class_pressure(&self.base().stats, op, None, self.oldest(op), now)
+    }
 
     /// [`Scheduler::speed_up_trims`].
     fn hurry_trims(&mut self, bytes: Bytes);

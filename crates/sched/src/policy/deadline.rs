@@ -60,9 +60,8 @@ use crate::ordering::{flush_may_go, Barrier, Queued};
 use crate::policy::common::{
     base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
 };
-use crate::policy::{class_pressure, construct, PolicyInfo};
+use crate::policy::{construct, PolicyInfo};
 use crate::request::{Command, Op, Request};
-use crate::scheduler::ClassPressure;
 use crate::units::{Bytes, Nanos};
 
 pub const TUNABLES: &[Tunable] = &[
@@ -366,17 +365,6 @@ impl Deadline {
         }
         Some(Command::single(flush.request, now))
     }
-
-    fn oldest(&self, op: Op) -> Option<Nanos> {
-        let dir = &self.dirs[if op == Op::Read { 0 } else { 1 }];
-        let queued = dir
-            .fifo
-            .values()
-            .map(|k| &dir.sorted[k].queued.request)
-            .chain(self.barrier.held())
-            .chain(self.blocked_reads.iter().map(|q| &q.request));
-        queued.filter(|r| r.op == op).map(|r| r.submitted).min()
-    }
 }
 
 impl Policy for Deadline {
@@ -405,8 +393,15 @@ impl Policy for Deadline {
         Some(self.take_command(dir, key, now))
     }
 
-    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
-        class_pressure(&self.base.stats, op, None, self.oldest(op), now)
+    fn oldest(&self, op: Op) -> Option<Nanos> {
+        let dir = &self.dirs[if op == Op::Read { 0 } else { 1 }];
+        let queued = dir
+            .fifo
+            .values()
+            .map(|k| &dir.sorted[k].queued.request)
+            .chain(self.barrier.held())
+            .chain(self.blocked_reads.iter().map(|q| &q.request));
+        queued.filter(|r| r.op == op).map(|r| r.submitted).min()
     }
 
     /// Trims are writes here and are always sent; nothing to speed up.

@@ -21,9 +21,8 @@ use crate::ordering::flush_may_go;
 use crate::policy::common::{
     base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
 };
-use crate::policy::{class_pressure, construct, PolicyInfo};
+use crate::policy::{construct, PolicyInfo};
 use crate::request::{Command, Op, Request};
-use crate::scheduler::ClassPressure;
 use crate::trim::TrimQueue;
 use crate::units::{Bytes, Nanos};
 
@@ -111,12 +110,11 @@ impl Policy for Fifo {
         !self.queue.is_empty() || self.trims.has_work()
     }
 
-    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
-        let oldest = match op {
+    fn oldest(&self, op: Op) -> Option<Nanos> {
+        match op {
             Op::Trim => None,
             _ => self.queue.iter().find(|r| r.op == op).map(|r| r.submitted),
-        };
-        class_pressure(&self.base.stats, op, None, oldest, now)
+        }
     }
 
     fn hurry_trims(&mut self, bytes: Bytes) {

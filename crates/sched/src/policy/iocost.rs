@@ -657,17 +657,6 @@ impl Iocost {
         };
     }
 
-    fn oldest(&self, op: Op) -> Option<Nanos> {
-        let queued = self
-            .tenants
-            .values()
-            .flat_map(|t| t.queue.iter().map(|(q, _)| &q.request));
-        let held = self.held_reads.iter().map(|q| &q.request);
-        let waiting = queued.chain(held).chain(self.barrier.held());
-        let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
-        [first, self.issue.oldest(op)].into_iter().flatten().min()
-    }
-
     /// The longest any tenant's waiting request of `op` waits for budget.
     fn budget_wait(&self, op: Op, now: Nanos) -> Nanos {
         self.tenants
@@ -741,6 +730,17 @@ impl Policy for Iocost {
         if self.running && now >= self.period_at + self.period {
             self.period_fn(now);
         }
+    }
+
+    fn oldest(&self, op: Op) -> Option<Nanos> {
+        let queued = self
+            .tenants
+            .values()
+            .flat_map(|t| t.queue.iter().map(|(q, _)| &q.request));
+        let held = self.held_reads.iter().map(|q| &q.request);
+        let waiting = queued.chain(held).chain(self.barrier.held());
+        let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
+        [first, self.issue.oldest(op)].into_iter().flatten().min()
     }
 
     fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {

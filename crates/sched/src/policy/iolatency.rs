@@ -75,9 +75,9 @@ use crate::policy::common::{
     base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
 };
 use crate::policy::issue::IssueQueue;
-use crate::policy::{class_pressure, construct, PolicyInfo, Ticker};
+use crate::policy::{construct, PolicyInfo, Ticker};
 use crate::request::{Command, Completion, Op, Request, TenantId};
-use crate::scheduler::{ClassPressure, DeviceView, WriteLimit};
+use crate::scheduler::{DeviceView, WriteLimit};
 use crate::units::{Bytes, Nanos};
 
 /// The cookie's resting value: every group unthrottled.
@@ -513,17 +513,6 @@ impl Iolatency {
             .map(|g| g.next_admit)
             .min()
     }
-
-    fn oldest(&self, op: Op) -> Option<Nanos> {
-        let grouped = self
-            .groups
-            .values()
-            .flat_map(|g| g.waiting.iter().map(|q| &q.request));
-        let held = self.held_reads.iter().map(|q| &q.request);
-        let waiting = grouped.chain(held).chain(self.barrier.held());
-        let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
-        [first, self.issue.oldest(op)].into_iter().flatten().min()
-    }
 }
 
 impl Policy for Iolatency {
@@ -597,8 +586,15 @@ impl Policy for Iolatency {
         }
     }
 
-    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
-        class_pressure(&self.base.stats, op, None, self.oldest(op), now)
+    fn oldest(&self, op: Op) -> Option<Nanos> {
+        let grouped = self
+            .groups
+            .values()
+            .flat_map(|g| g.waiting.iter().map(|q| &q.request));
+        let held = self.held_reads.iter().map(|q| &q.request);
+        let waiting = grouped.chain(held).chain(self.barrier.held());
+        let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
+        [first, self.issue.oldest(op)].into_iter().flatten().min()
     }
 
     fn hurry_trims(&mut self, bytes: Bytes) {

@@ -622,19 +622,6 @@ impl Netflix {
         }
         limit.clamp();
     }
-
-    fn oldest(&self, op: Op) -> Option<Nanos> {
-        let first_of = |q: &VecDeque<Queued>| {
-            q.iter()
-                .find(|e| e.request.op == op)
-                .map(|e| e.request.submitted)
-        };
-        match op {
-            Op::Trim => None,
-            Op::Read => first_of(&self.reads),
-            _ => first_of(&self.writes),
-        }
-    }
 }
 
 impl Policy for Netflix {
@@ -684,6 +671,19 @@ impl Policy for Netflix {
 
     fn has_work(&self) -> bool {
         !self.reads.is_empty() || !self.writes.is_empty() || self.trims.has_work()
+    }
+
+    fn oldest(&self, op: Op) -> Option<Nanos> {
+        let first_of = |q: &VecDeque<Queued>| {
+            q.iter()
+                .find(|e| e.request.op == op)
+                .map(|e| e.request.submitted)
+        };
+        match op {
+            Op::Trim => None,
+            Op::Read => first_of(&self.reads),
+            _ => first_of(&self.writes),
+        }
     }
 
     fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {

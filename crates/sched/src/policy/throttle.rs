@@ -459,18 +459,6 @@ impl Throttle {
         }
     }
 
-    fn oldest(&self, op: Op) -> Option<Nanos> {
-        let dir = dir_of(op);
-        let grouped = self
-            .groups
-            .values()
-            .flat_map(|g| g.queued[dir].iter().map(|q| &q.request));
-        let held = self.held_reads.iter().map(|q| &q.request);
-        let waiting = grouped.chain(held).chain(self.barrier.held());
-        let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
-        [first, self.issue.oldest(op)].into_iter().flatten().min()
-    }
-
     /// The longest any group makes a request of `op` wait for its limits.
     fn throttle_wait(&self, op: Op, now: Nanos) -> Nanos {
         let dir = dir_of(op);
@@ -513,6 +501,18 @@ impl Policy for Throttle {
 
     fn own_timer(&self) -> Option<Nanos> {
         self.groups.values().filter_map(|g| g.disptime).min()
+    }
+
+    fn oldest(&self, op: Op) -> Option<Nanos> {
+        let dir = dir_of(op);
+        let grouped = self
+            .groups
+            .values()
+            .flat_map(|g| g.queued[dir].iter().map(|q| &q.request));
+        let held = self.held_reads.iter().map(|q| &q.request);
+        let waiting = grouped.chain(held).chain(self.barrier.held());
+        let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
+        [first, self.issue.oldest(op)].into_iter().flatten().min()
     }
 
     fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {

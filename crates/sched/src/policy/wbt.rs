@@ -74,9 +74,9 @@ use crate::policy::common::{
     base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
 };
 use crate::policy::issue::IssueQueue;
-use crate::policy::{class_pressure, construct, PolicyInfo};
+use crate::policy::{construct, PolicyInfo};
 use crate::request::{Command, Completion, Op, Request};
-use crate::scheduler::{ClassPressure, DeviceView, WriteLimit};
+use crate::scheduler::{DeviceView, WriteLimit};
 use crate::units::{Bytes, Nanos};
 
 /// Max depth at step 0, unless the device queue is shallower.
@@ -516,19 +516,6 @@ impl Wbt {
             }
         }
     }
-
-    fn oldest(&self, op: Op) -> Option<Nanos> {
-        let throttled = self
-            .writes
-            .queue
-            .iter()
-            .chain(&self.trims.queue)
-            .map(|q| &q.request);
-        let held = self.held_reads.iter().map(|q| &q.request);
-        let waiting = throttled.chain(held).chain(self.barrier.held());
-        let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
-        [first, self.issue.oldest(op)].into_iter().flatten().min()
-    }
 }
 
 impl Policy for Wbt {
@@ -622,8 +609,17 @@ impl Policy for Wbt {
         }
     }
 
-    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
-        class_pressure(&self.base.stats, op, None, self.oldest(op), now)
+    fn oldest(&self, op: Op) -> Option<Nanos> {
+        let throttled = self
+            .writes
+            .queue
+            .iter()
+            .chain(&self.trims.queue)
+            .map(|q| &q.request);
+        let held = self.held_reads.iter().map(|q| &q.request);
+        let waiting = throttled.chain(held).chain(self.barrier.held());
+        let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
+        [first, self.issue.oldest(op)].into_iter().flatten().min()
     }
 
     fn hurry_trims(&mut self, bytes: Bytes) {

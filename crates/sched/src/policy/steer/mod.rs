@@ -542,28 +542,6 @@ impl Steer {
             || !self.released_reads.is_empty()
             || self.base.stats.class(Op::Read).in_flight > 0
     }
-
-    fn oldest(&self, op: Op) -> Option<Nanos> {
-        match op {
-            Op::Read => self
-                .reads
-                .front()
-                .into_iter()
-                .chain(self.held_reads.requests())
-                .chain(&self.released_reads)
-                .map(|r| r.submitted)
-                .min(),
-            Op::Write | Op::Flush => self
-                .writes
-                .iter()
-                .map(|q| &q.request)
-                .chain(self.barrier.held())
-                .filter(|r| r.op == op)
-                .map(|r| r.submitted)
-                .min(),
-            Op::Trim => None,
-        }
-    }
 }
 
 /// [`Steer::window_state`]; floats by their bits, so equal means unchanged.
@@ -702,6 +680,28 @@ impl Policy for Steer {
             || !self.writes.is_empty()
             || self.barrier.has_held()
             || self.trims.has_work()
+    }
+
+    fn oldest(&self, op: Op) -> Option<Nanos> {
+        match op {
+            Op::Read => self
+                .reads
+                .front()
+                .into_iter()
+                .chain(self.held_reads.requests())
+                .chain(&self.released_reads)
+                .map(|r| r.submitted)
+                .min(),
+            Op::Write | Op::Flush => self
+                .writes
+                .iter()
+                .map(|q| &q.request)
+                .chain(self.barrier.held())
+                .filter(|r| r.op == op)
+                .map(|r| r.submitted)
+                .min(),
+            Op::Trim => None,
+        }
     }
 
     fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
