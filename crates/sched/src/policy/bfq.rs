@@ -781,8 +781,8 @@ impl Policy for Bfq {
         }
     }
 
-    fn pop_elided(&mut self) -> Option<Request> {
-        self.trims.pop_elided()
+    fn trims(&mut self) -> Option<&mut TrimQueue> {
+        Some(&mut self.trims)
     }
 
     fn prepare(&mut self, _now: Nanos, device: DeviceView) {
@@ -847,10 +847,6 @@ impl Policy for Bfq {
             Op::Read | Op::Write => queued.chain(waiting).min(),
             _ => waiting.min(),
         }
-    }
-
-    fn hurry_trims(&mut self, bytes: Bytes) {
-        self.trims.speed_up(bytes);
     }
 }
 

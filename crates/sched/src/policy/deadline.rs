@@ -62,7 +62,8 @@ use crate::policy::common::{
 };
 use crate::policy::{construct, PolicyInfo};
 use crate::request::{Command, Op, Request};
-use crate::units::{Bytes, Nanos};
+use crate::trim::TrimQueue;
+use crate::units::Nanos;
 
 pub const TUNABLES: &[Tunable] = &[
     Tunable {
@@ -380,8 +381,9 @@ impl Policy for Deadline {
         }
     }
 
-    /// Trims are writes here and are always sent: none is elided.
-    fn pop_elided(&mut self) -> Option<Request> {
+    /// Trims are writes here and are always sent: none is elided, none
+    /// sped up.
+    fn trims(&mut self) -> Option<&mut TrimQueue> {
         None
     }
 
@@ -403,9 +405,6 @@ impl Policy for Deadline {
             .chain(self.blocked_reads.iter().map(|q| &q.request));
         queued.filter(|r| r.op == op).map(|r| r.submitted).min()
     }
-
-    /// Trims are writes here and are always sent; nothing to speed up.
-    fn hurry_trims(&mut self, _bytes: Bytes) {}
 }
 
 #[cfg(test)]

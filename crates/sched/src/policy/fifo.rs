@@ -24,7 +24,7 @@ use crate::policy::common::{
 use crate::policy::{construct, PolicyInfo};
 use crate::request::{Command, Op, Request};
 use crate::trim::TrimQueue;
-use crate::units::{Bytes, Nanos};
+use crate::units::Nanos;
 
 pub const TUNABLES: &[Tunable] = &[
     Tunable {
@@ -91,8 +91,8 @@ impl Policy for Fifo {
         }
     }
 
-    fn pop_elided(&mut self) -> Option<Request> {
-        self.trims.pop_elided()
+    fn trims(&mut self) -> Option<&mut TrimQueue> {
+        Some(&mut self.trims)
     }
 
     fn next_command(&mut self, now: Nanos) -> Option<Command> {
@@ -115,10 +115,6 @@ impl Policy for Fifo {
             Op::Trim => None,
             _ => self.queue.iter().find(|r| r.op == op).map(|r| r.submitted),
         }
-    }
-
-    fn hurry_trims(&mut self, bytes: Bytes) {
-        self.trims.speed_up(bytes);
     }
 }
 

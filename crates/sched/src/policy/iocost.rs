@@ -80,6 +80,7 @@ use crate::policy::issue::IssueQueue;
 use crate::policy::{class_pressure, construct, PolicyInfo};
 use crate::request::{Command, Completion, Op, Request, TenantId};
 use crate::scheduler::{ClassPressure, DeviceView, WriteLimit};
+use crate::trim::TrimQueue;
 use crate::units::{Bytes, Nanos};
 
 const MILLION: u64 = 1_000_000;
@@ -689,8 +690,8 @@ impl Policy for Iocost {
         }
     }
 
-    fn pop_elided(&mut self) -> Option<Request> {
-        self.issue.pop_elided()
+    fn trims(&mut self) -> Option<&mut TrimQueue> {
+        Some(self.issue.trims())
     }
 
     fn prepare(&mut self, now: Nanos, _device: DeviceView) {
@@ -756,10 +757,6 @@ impl Policy for Iocost {
             value: self.vrate_pct(),
             unit: "%",
         })
-    }
-
-    fn hurry_trims(&mut self, bytes: Bytes) {
-        self.issue.speed_up_trims(bytes);
     }
 }
 

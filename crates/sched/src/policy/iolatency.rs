@@ -78,7 +78,8 @@ use crate::policy::issue::IssueQueue;
 use crate::policy::{construct, PolicyInfo, Ticker};
 use crate::request::{Command, Completion, Op, Request, TenantId};
 use crate::scheduler::{DeviceView, WriteLimit};
-use crate::units::{Bytes, Nanos};
+use crate::trim::TrimQueue;
+use crate::units::Nanos;
 
 /// The cookie's resting value: every group unthrottled.
 const DEFAULT_SCALE_COOKIE: u64 = 1_000_000;
@@ -540,8 +541,8 @@ impl Policy for Iolatency {
         }
     }
 
-    fn pop_elided(&mut self) -> Option<Request> {
-        self.issue.pop_elided()
+    fn trims(&mut self) -> Option<&mut TrimQueue> {
+        Some(self.issue.trims())
     }
 
     fn prepare(&mut self, now: Nanos, _device: DeviceView) {
@@ -595,10 +596,6 @@ impl Policy for Iolatency {
         let waiting = grouped.chain(held).chain(self.barrier.held());
         let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
         [first, self.issue.oldest(op)].into_iter().flatten().min()
-    }
-
-    fn hurry_trims(&mut self, bytes: Bytes) {
-        self.issue.speed_up_trims(bytes);
     }
 
     /// The tightest depth any tenant is held to.

@@ -448,8 +448,8 @@ impl Policy for Kyber {
         }
     }
 
-    fn pop_elided(&mut self) -> Option<Request> {
-        self.trims.pop_elided()
+    fn trims(&mut self) -> Option<&mut TrimQueue> {
+        Some(&mut self.trims)
     }
 
     fn next_command(&mut self, now: Nanos) -> Option<Command> {
@@ -495,10 +495,6 @@ impl Policy for Kyber {
             .filter(|r| r.op == op)
             .map(|r| r.submitted)
             .min()
-    }
-
-    fn hurry_trims(&mut self, bytes: Bytes) {
-        self.trims.speed_up(bytes);
     }
 
     fn limit_on_writes(&self) -> Option<WriteLimit> {

@@ -71,7 +71,7 @@ use crate::policy::{class_pressure, construct, PolicyInfo};
 use crate::request::{Command, Op, Request};
 use crate::scheduler::{ClassPressure, WriteLimit};
 use crate::trim::TrimQueue;
-use crate::units::{Bytes, Nanos};
+use crate::units::Nanos;
 
 /// Fewer reads than this per steering interval count as "no read load":
 /// the write limit then grows whatever the (stale) latency says. Upstream: 10.
@@ -643,8 +643,8 @@ impl Policy for Netflix {
         }
     }
 
-    fn pop_elided(&mut self) -> Option<Request> {
-        self.trims.pop_elided()
+    fn trims(&mut self) -> Option<&mut TrimQueue> {
+        Some(&mut self.trims)
     }
 
     fn next_command(&mut self, now: Nanos) -> Option<Command> {
@@ -689,10 +689,6 @@ impl Policy for Netflix {
     fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
         let limiters = LIMITED.contains(&op).then(|| &self.limiters[op.index()]);
         class_pressure(&self.base.stats, op, limiters, self.oldest(op), now)
-    }
-
-    fn hurry_trims(&mut self, bytes: Bytes) {
-        self.trims.speed_up(bytes);
     }
 
     fn limit_on_writes(&self) -> Option<WriteLimit> {

@@ -60,7 +60,8 @@ use crate::policy::issue::IssueQueue;
 use crate::policy::{class_pressure, construct, PolicyInfo};
 use crate::request::{Command, Op, Request, TenantId};
 use crate::scheduler::{ClassPressure, DeviceView};
-use crate::units::{Bytes, Nanos};
+use crate::trim::TrimQueue;
+use crate::units::Nanos;
 
 /// Reads a group sends per turn; writes get the rest of the quantum of 8.
 const QUANTUM_READS: usize = 6;
@@ -485,8 +486,8 @@ impl Policy for Throttle {
         }
     }
 
-    fn pop_elided(&mut self) -> Option<Request> {
-        self.issue.pop_elided()
+    fn trims(&mut self) -> Option<&mut TrimQueue> {
+        Some(self.issue.trims())
     }
 
     fn prepare(&mut self, now: Nanos, _device: DeviceView) {
@@ -518,10 +519,6 @@ impl Policy for Throttle {
     fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
         class_pressure(&self.base.stats, op, None, self.oldest(op), now)
             .held_for(self.throttle_wait(op, now))
-    }
-
-    fn hurry_trims(&mut self, bytes: Bytes) {
-        self.issue.speed_up_trims(bytes);
     }
 }
 

@@ -77,7 +77,8 @@ use crate::policy::issue::IssueQueue;
 use crate::policy::{construct, PolicyInfo};
 use crate::request::{Command, Completion, Op, Request};
 use crate::scheduler::{DeviceView, WriteLimit};
-use crate::units::{Bytes, Nanos};
+use crate::trim::TrimQueue;
+use crate::units::Nanos;
 
 /// Max depth at step 0, unless the device queue is shallower.
 const DEFAULT_DEPTH: u32 = 16;
@@ -544,8 +545,8 @@ impl Policy for Wbt {
         }
     }
 
-    fn pop_elided(&mut self) -> Option<Request> {
-        self.issue.pop_elided()
+    fn trims(&mut self) -> Option<&mut TrimQueue> {
+        Some(self.issue.trims())
     }
 
     /// An elided trim is done as a completed one is.
@@ -620,10 +621,6 @@ impl Policy for Wbt {
         let waiting = throttled.chain(held).chain(self.barrier.held());
         let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
         [first, self.issue.oldest(op)].into_iter().flatten().min()
-    }
-
-    fn hurry_trims(&mut self, bytes: Bytes) {
-        self.issue.speed_up_trims(bytes);
     }
 
     fn limit_on_writes(&self) -> Option<WriteLimit> {

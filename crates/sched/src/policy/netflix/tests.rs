@@ -3,6 +3,7 @@ use crate::config::{apply_pairs, apply_toml};
 use crate::policy::testkit::configured;
 use crate::request::{Dispatch, Outcome};
 use crate::scheduler::{DeviceView, Retry, Scheduler};
+use crate::units::Bytes;
 
 fn netflix(settings: &str) -> Netflix {
     Netflix::new(configured(settings))

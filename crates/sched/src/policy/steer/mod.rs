@@ -201,7 +201,7 @@ use crate::policy::{class_pressure, construct, PolicyInfo};
 use crate::request::{Command, Completion, Op, Request};
 use crate::scheduler::{ClassPressure, WriteLimit};
 use crate::trim::TrimQueue;
-use crate::units::{Bytes, Nanos};
+use crate::units::Nanos;
 
 mod baseline;
 mod control;
@@ -597,8 +597,8 @@ impl Policy for Steer {
         }
     }
 
-    fn pop_elided(&mut self) -> Option<Request> {
-        self.trims.pop_elided()
+    fn trims(&mut self) -> Option<&mut TrimQueue> {
+        Some(&mut self.trims)
     }
 
     fn next_command(&mut self, now: Nanos) -> Option<Command> {
@@ -716,9 +716,5 @@ impl Policy for Steer {
             value: limit.current as f64,
             unit: kind.short_unit(),
         })
-    }
-
-    fn hurry_trims(&mut self, bytes: Bytes) {
-        self.trims.speed_up(bytes);
     }
 }
