@@ -522,22 +522,10 @@ impl Policy for Iolatency {
     base_in_field!();
 
     fn accept(&mut self, request: Request, _now: Nanos) {
-        match request.op {
-            Op::Read => {
-                let tag = self.barrier.read_tag(&request);
-                let mut read = Queued { request, tag };
-                if self.barrier.read_ready(&mut read) {
-                    self.arrive(read);
-                } else {
-                    self.held_reads.push(read);
-                }
-            }
-            Op::Write | Op::Flush => {
-                if let Some(write) = self.barrier.admit(request) {
-                    self.arrive(write);
-                }
-            }
-            Op::Trim => self.arrive(Queued { request, tag: 0 }),
+        if request.op == Op::Trim {
+            self.arrive(Queued { request, tag: 0 });
+        } else if let Some(ready) = self.barrier.pass(request, &mut self.held_reads) {
+            self.arrive(ready);
         }
     }
 
