@@ -503,7 +503,7 @@ fn bfq_spec() -> impl Strategy<Value = String> {
 }
 
 /// A property test a policy: under any settings of `$spec`, every request
-/// completes once and in order.
+/// completes once and in order (`over tenants`: spread over one to three).
 macro_rules! completes_everything_once_in_order {
     ($($name:ident: $spec:ident;)*) => {$(
         proptest! {
@@ -515,6 +515,28 @@ macro_rules! completes_everything_once_in_order {
             }
         }
     )*};
+    (over tenants: $($name:ident: $spec:ident;)*) => {$(
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+            #[test]
+            fn $name(
+                stream in arrivals(250),
+                spec in $spec(),
+                tenants in 1u32..4,
+                slots in 1u32..32,
+            ) {
+                let stream = spread_over_tenants(stream, tenants);
+                assert_live_and_ordered(&spec, &stream, slots);
+            }
+        }
+    )*};
+}
+
+completes_everything_once_in_order! {
+    over tenants:
+    bfq_completes_everything_once_in_order: bfq_spec;
+    iolatency_completes_everything_once_in_order: iolatency_spec;
 }
 
 completes_everything_once_in_order! {
@@ -527,28 +549,6 @@ completes_everything_once_in_order! {
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
-
-    #[test]
-    fn bfq_completes_everything_once_in_order(
-        stream in arrivals(250),
-        spec in bfq_spec(),
-        tenants in 1u32..4,
-        slots in 1u32..32,
-    ) {
-        let stream = spread_over_tenants(stream, tenants);
-        assert_live_and_ordered(&spec, &stream, slots);
-    }
-
-    #[test]
-    fn iolatency_completes_everything_once_in_order(
-        stream in arrivals(250),
-        spec in iolatency_spec(),
-        tenants in 1u32..4,
-        slots in 1u32..32,
-    ) {
-        let stream = spread_over_tenants(stream, tenants);
-        assert_live_and_ordered(&spec, &stream, slots);
-    }
 
     #[test]
     fn steer_completes_everything_once_in_order(
