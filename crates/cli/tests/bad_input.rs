@@ -109,6 +109,17 @@ fn iosteer() -> Command {
     Command::new(env!("CARGO_BIN_EXE_iosteer"))
 }
 
+/// Runs `iosteer ARGS`, which must fail with a message holding each of
+/// `needles`.
+fn assert_refused<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(args: &[S], needles: &[&str]) {
+    let out = iosteer().args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?}: {err}");
+    for needle in needles {
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
 fn scratch(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("bad_input")
@@ -466,19 +477,11 @@ fn negative_numbers_reach_validation() {
 
 #[test]
 fn reversed_and_zero_step_ranges_say_why() {
-    for (i, (grid, why)) in [
+    for (grid, why) in [
         ("netflix:write.current=20000..10000/1000", "reversed"),
         ("netflix:write.current=10000..20000/0", "step is zero"),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let out = iosteer()
-            .args(["sweep", "--vary", grid, "--chart", "-"])
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success() && err.contains(why), "{i}: {err}");
+    ] {
+        assert_refused(&["sweep", "--vary", grid, "--chart", "-"], &[why]);
     }
     let out = iosteer()
         .args(["sweep", "--vary", "fifo", "--seed", "5..1", "--chart", "-"])
@@ -494,12 +497,7 @@ fn device_that_is_a_directory_or_dev_null_says_so() {
         (dir.to_str().unwrap(), "a directory"),
         ("/dev/null", "not a regular file"),
     ] {
-        let out = iosteer().args(["device", "show", device]).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            !out.status.success() && err.contains(what) && err.contains("consumer-sata"),
-            "{err}"
-        );
+        assert_refused(&["device", "show", device], &[what, "consumer-sata"]);
     }
 }
 
@@ -547,8 +545,8 @@ fn device_show_refuses_huge_geometry_and_stalling_trim_cost() {
 #[test]
 fn sweep_threads_are_capped() {
     for threads in ["10000", "0"] {
-        let out = iosteer()
-            .args([
+        assert_refused(
+            &[
                 "sweep",
                 "--vary",
                 "fifo",
@@ -556,13 +554,8 @@ fn sweep_threads_are_capped() {
                 "-",
                 "--threads",
                 threads,
-            ])
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            !out.status.success() && err.contains("--threads") && err.contains("256"),
-            "{err}"
+            ],
+            &["--threads", "256"],
         );
     }
 }
@@ -570,22 +563,15 @@ fn sweep_threads_are_capped() {
 #[test]
 fn run_queue_depth_errors_name_the_flag() {
     for depth in ["0", "1000000"] {
-        let out = iosteer()
-            .args([
-                "run",
-                "--emulate",
-                "consumer-sata",
-                "--scenario",
-                "quick",
-                "--queue-depth",
-                depth,
-            ])
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            !out.status.success() && err.contains("--queue-depth") && err.contains("4096"),
-            "{err}"
-        );
+        let args = [
+            "run",
+            "--emulate",
+            "consumer-sata",
+            "--scenario",
+            "quick",
+            "--queue-depth",
+            depth,
+        ];
+        assert_refused(&args, &["--queue-depth", "4096"]);
     }
 }

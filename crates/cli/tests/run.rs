@@ -10,6 +10,21 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
     dir
 }
 
+/// The output of a run that needs io_uring, which must have succeeded
+/// (`what` names it in the failure), with its stderr; `None`, after a
+/// SKIPPED line that shows in the test output, where io_uring is not
+/// permitted.
+fn ran_unless_no_uring(cmd: &mut Command, what: &str) -> Option<(std::process::Output, String)> {
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    if stderr.contains("io_uring is not available") {
+        eprintln!("SKIPPED (counted): {stderr}");
+        return None;
+    }
+    assert!(out.status.success(), "{what}{stderr}");
+    Some((out, stderr))
+}
+
 const MIX: &str = "\
 [global]
 ioengine=io_uring
@@ -36,25 +51,22 @@ fn a_verified_mixed_run_reports_in_the_simulators_schema_without_mismatches() {
     let job = dir.join("mix.fio");
     std::fs::write(&job, MIX).unwrap();
     let target = dir.join("target.img");
-    let out = Command::cargo_bin("iosteer")
-        .unwrap()
-        .args(["run", "--target"])
-        .arg(&target)
-        .args(["--size", "16m", "--job"])
-        .arg(&job)
-        .args([
-            "--sched",
-            "netflix:write.limiter=queue_depth,write.current=1",
-        ])
-        .args(["--verify", "--json"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if stderr.contains("io_uring is not available") {
-        eprintln!("SKIPPED (counted): {stderr}");
+    let Some((out, stderr)) = ran_unless_no_uring(
+        Command::cargo_bin("iosteer")
+            .unwrap()
+            .args(["run", "--target"])
+            .arg(&target)
+            .args(["--size", "16m", "--job"])
+            .arg(&job)
+            .args([
+                "--sched",
+                "netflix:write.limiter=queue_depth,write.current=1",
+            ])
+            .args(["--verify", "--json"]),
+        "",
+    ) else {
         return;
-    }
-    assert!(out.status.success(), "{stderr}");
+    };
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let run = &report["runs"][0];
     assert_eq!(run["verify"]["mismatches"], 0, "{run}");
@@ -201,21 +213,18 @@ fn a_job_naming_files_writes_each_of_them_and_only_them() {
         "[global]\nbs=64k\nsize=4m\niodepth=4\n[writer]\nrw=write\nfilename=a.img:b.img\n[reader]\nrw=read\nfilename=c.img:d.img\n",
     )
     .unwrap();
-    let out = Command::cargo_bin("iosteer")
-        .unwrap()
-        .args(["run", "--target"])
-        .arg(&files)
-        .arg("--job")
-        .arg(&job)
-        .arg("--json")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if stderr.contains("io_uring is not available") {
-        eprintln!("SKIPPED (counted): {stderr}");
+    let Some((out, stderr)) = ran_unless_no_uring(
+        Command::cargo_bin("iosteer")
+            .unwrap()
+            .args(["run", "--target"])
+            .arg(&files)
+            .arg("--job")
+            .arg(&job)
+            .arg("--json"),
+        "",
+    ) else {
         return;
-    }
-    assert!(out.status.success(), "{stderr}");
+    };
     let mut names: Vec<String> = std::fs::read_dir(&files)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -258,21 +267,18 @@ fn stonewall_groups_run_one_after_the_other_as_phases() {
     )
     .unwrap();
     let target = dir.join("t.img");
-    let out = Command::cargo_bin("iosteer")
-        .unwrap()
-        .args(["run", "--target"])
-        .arg(&target)
-        .args(["--size", "4m", "--job"])
-        .arg(&job)
-        .arg("--json")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if stderr.contains("io_uring is not available") {
-        eprintln!("SKIPPED (counted): {stderr}");
+    let Some((out, _)) = ran_unless_no_uring(
+        Command::cargo_bin("iosteer")
+            .unwrap()
+            .args(["run", "--target"])
+            .arg(&target)
+            .args(["--size", "4m", "--job"])
+            .arg(&job)
+            .arg("--json"),
+        "",
+    ) else {
         return;
-    }
-    assert!(out.status.success(), "{stderr}");
+    };
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let phases = report["runs"][0]["phases"].as_array().unwrap();
     let names: Vec<&str> = phases.iter().map(|p| p["name"].as_str().unwrap()).collect();
@@ -294,19 +300,16 @@ fn stonewall_groups_run_one_after_the_other_as_phases() {
 fn prefill_writes_the_target_once_in_run() {
     let dir = temp_dir("prefill");
     let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/prefill.fio");
-    let out = Command::cargo_bin("iosteer")
-        .unwrap()
-        .args(["run", "--target"])
-        .arg(dir.join("t.img"))
-        .args(["--size", "256m", "--job", example, "--json"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if stderr.contains("io_uring is not available") {
-        eprintln!("SKIPPED (counted): {stderr}");
+    let Some((out, stderr)) = ran_unless_no_uring(
+        Command::cargo_bin("iosteer")
+            .unwrap()
+            .args(["run", "--target"])
+            .arg(dir.join("t.img"))
+            .args(["--size", "256m", "--job", example, "--json"]),
+        "",
+    ) else {
         return;
-    }
-    assert!(out.status.success(), "{stderr}");
+    };
     assert!(
         !stderr.contains("laying out"),
         "a write-only job's file is not laid out: {stderr}"
@@ -334,22 +337,19 @@ fn every_example_job_file_runs_on_real_files() {
     assert!(files.len() >= 10, "{files:?}");
     for job in files {
         let dir = temp_dir(job.file_stem().unwrap().to_str().unwrap());
-        let out = Command::cargo_bin("iosteer")
-            .unwrap()
-            .env("FIO_SIZE", "32m")
-            .args(["run", "--target"])
-            .arg(&dir)
-            .arg("--job")
-            .arg(&job)
-            .args(["--duration", "2s", "--json"])
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        if stderr.contains("io_uring is not available") {
-            eprintln!("SKIPPED (counted): {stderr}");
+        let Some((out, _)) = ran_unless_no_uring(
+            Command::cargo_bin("iosteer")
+                .unwrap()
+                .env("FIO_SIZE", "32m")
+                .args(["run", "--target"])
+                .arg(&dir)
+                .arg("--job")
+                .arg(&job)
+                .args(["--duration", "2s", "--json"]),
+            &format!("{}: ", job.display()),
+        ) else {
             return;
-        }
-        assert!(out.status.success(), "{}: {stderr}", job.display());
+        };
         let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let all = report["runs"][0]["phases"]
             .as_array()
@@ -369,20 +369,17 @@ fn verify_reads_back_a_verified_file_and_names_a_corrupted_block_by_offset() {
     // Writes the first MiB of a 2 MiB file once; the second MiB is never written.
     std::fs::write(&job, "[fill]\nrw=write\nbs=64k\nsize=1m\niodepth=4\n").unwrap();
     let target = dir.join("target.img");
-    let out = Command::cargo_bin("iosteer")
-        .unwrap()
-        .args(["run", "--verify", "--target"])
-        .arg(&target)
-        .args(["--size", "2m", "--job"])
-        .arg(&job)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if stderr.contains("io_uring is not available") {
-        eprintln!("SKIPPED (counted): {stderr}");
+    let Some(_) = ran_unless_no_uring(
+        Command::cargo_bin("iosteer")
+            .unwrap()
+            .args(["run", "--verify", "--target"])
+            .arg(&target)
+            .args(["--size", "2m", "--job"])
+            .arg(&job),
+        "",
+    ) else {
         return;
-    }
-    assert!(out.status.success(), "{stderr}");
+    };
     let verify = |target: &std::path::Path| {
         Command::cargo_bin("iosteer")
             .unwrap()

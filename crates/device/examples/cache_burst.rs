@@ -6,7 +6,7 @@
 //!
 //!     cargo run --release -p iosteer-device --example cache_burst
 
-use iosteer_device::burst::{nand_sustained_mb_per_s, write_burst};
+use iosteer_device::burst::{nand_sustained_mb_per_s, with_and_without_cache};
 use iosteer_device::config::CachePolicy;
 use iosteer_device::DeviceConfig;
 
@@ -20,8 +20,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     cached.cache.size_mib = 1024;
     cached.cache.policy = CachePolicy::WriteBack;
     cached.cache.power_protected = true;
-    let mut plain = cached.clone();
-    plain.cache.size_mib = 0;
     let cache = cached.cache.bytes();
     println!(
         "consumer-sata, 1 GiB power-protected write-back cache; host link {} MB/s, NAND sustained {:.0} MB/s",
@@ -32,8 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("|---|---|---|---|");
     for quarters in [1u64, 2, 3, 4, 6, 8, 12, 16] {
         let burst = cache * quarters / 4;
-        let with = write_burst(&cached, burst, REQUEST_BYTES, QUEUE_DEPTH, cache)?;
-        let without = write_burst(&plain, burst, REQUEST_BYTES, QUEUE_DEPTH, cache)?;
+        let (with, without) = with_and_without_cache(&cached, burst, REQUEST_BYTES, QUEUE_DEPTH)?;
         let past = if with.after_split_mb_per_s > 0.0 {
             format!("{:.0}", with.after_split_mb_per_s)
         } else {

@@ -69,6 +69,23 @@ pub fn write_burst(
     })
 }
 
+/// The same burst on `cached` and on that drive without its write cache,
+/// each split at the cache's size: what the cache buys.
+pub fn with_and_without_cache(
+    cached: &DeviceConfig,
+    burst_bytes: u64,
+    request_bytes: u64,
+    queue_depth: u32,
+) -> Result<(BurstRates, BurstRates), ConfigError> {
+    let mut plain = cached.clone();
+    plain.cache.size_mib = 0;
+    let split = cached.cache.bytes();
+    Ok((
+        write_burst(cached, burst_bytes, request_bytes, queue_depth, split)?,
+        write_burst(&plain, burst_bytes, request_bytes, queue_depth, split)?,
+    ))
+}
+
 /// MB/s the dies sustain programming pages (each die: a page crosses its
 /// channel, then programs), assuming one die per channel or a channel fast
 /// enough: the rate a long write burst falls to.
@@ -115,5 +132,21 @@ mod tests {
         uncached.cache.size_mib = 0;
         let plain = write_burst(&uncached, cache / 2, 128 << 10, 32, 0).unwrap();
         assert!(plain.overall_mb_per_s < 1.1 * nand, "{plain:?}");
+    }
+
+    #[test]
+    fn with_and_without_cache_runs_the_burst_on_the_drive_and_on_it_uncached() {
+        let c = cached_sata();
+        let cache = c.cache.bytes();
+        let (with, without) = with_and_without_cache(&c, cache / 4, 128 << 10, 32).unwrap();
+        assert_eq!(
+            with,
+            write_burst(&c, cache / 4, 128 << 10, 32, cache).unwrap()
+        );
+        assert!(
+            with.overall_mb_per_s > 1.5 * without.overall_mb_per_s,
+            "a burst within the cache is faster with it: {with:?} vs {without:?}"
+        );
+        assert_eq!(c.cache.size_mib, 1024, "the given drive is left as it was");
     }
 }

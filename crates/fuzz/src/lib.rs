@@ -15,6 +15,11 @@ pub fn repo_file(path: &str) -> Vec<u8> {
     std::fs::read(&full).unwrap_or_else(|e| panic!("seed {full}: {e}"))
 }
 
+/// Seeds written in the test: each text as bytes.
+pub fn text_seeds(texts: &[&str]) -> Vec<Vec<u8>> {
+    texts.iter().map(|s| s.as_bytes().to_vec()).collect()
+}
+
 /// The first `lines` lines of a text seed: big sample traces make slow
 /// cases without reaching more of the parser.
 pub fn head(text: &[u8], lines: usize) -> Vec<u8> {

@@ -502,30 +502,53 @@ fn bfq_spec() -> impl Strategy<Value = String> {
         )
 }
 
+/// A property test a policy: under any settings of `$spec`, every request
+/// completes once and in order (`over tenants`: spread over one to three).
+macro_rules! completes_everything_once_in_order {
+    ($($name:ident: $spec:ident;)*) => {$(
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+            #[test]
+            fn $name(stream in arrivals(250), spec in $spec(), slots in 1u32..32) {
+                assert_live_and_ordered(&spec, &stream, slots);
+            }
+        }
+    )*};
+    (over tenants: $($name:ident: $spec:ident;)*) => {$(
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+            #[test]
+            fn $name(
+                stream in arrivals(250),
+                spec in $spec(),
+                tenants in 1u32..4,
+                slots in 1u32..32,
+            ) {
+                let stream = spread_over_tenants(stream, tenants);
+                assert_live_and_ordered(&spec, &stream, slots);
+            }
+        }
+    )*};
+}
+
+completes_everything_once_in_order! {
+    over tenants:
+    bfq_completes_everything_once_in_order: bfq_spec;
+    iolatency_completes_everything_once_in_order: iolatency_spec;
+}
+
+completes_everything_once_in_order! {
+    deadline_completes_everything_once_in_order: deadline_spec;
+    kyber_completes_everything_once_in_order: kyber_spec;
+    wbt_completes_everything_once_in_order: wbt_spec;
+    throttle_completes_everything_once_in_order: throttle_spec;
+    iocost_completes_everything_once_in_order: iocost_spec;
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
-
-    #[test]
-    fn bfq_completes_everything_once_in_order(
-        stream in arrivals(250),
-        spec in bfq_spec(),
-        tenants in 1u32..4,
-        slots in 1u32..32,
-    ) {
-        let stream = spread_over_tenants(stream, tenants);
-        assert_live_and_ordered(&spec, &stream, slots);
-    }
-
-    #[test]
-    fn iolatency_completes_everything_once_in_order(
-        stream in arrivals(250),
-        spec in iolatency_spec(),
-        tenants in 1u32..4,
-        slots in 1u32..32,
-    ) {
-        let stream = spread_over_tenants(stream, tenants);
-        assert_live_and_ordered(&spec, &stream, slots);
-    }
 
     #[test]
     fn steer_completes_everything_once_in_order(
@@ -643,50 +666,5 @@ proptest! {
         expected += &"R".repeat(r);
         expected += &"W".repeat(w);
         prop_assert_eq!(order, expected);
-    }
-
-    #[test]
-    fn deadline_completes_everything_once_in_order(
-        stream in arrivals(250),
-        spec in deadline_spec(),
-        slots in 1u32..32,
-    ) {
-        assert_live_and_ordered(&spec, &stream, slots);
-    }
-
-    #[test]
-    fn kyber_completes_everything_once_in_order(
-        stream in arrivals(250),
-        spec in kyber_spec(),
-        slots in 1u32..32,
-    ) {
-        assert_live_and_ordered(&spec, &stream, slots);
-    }
-
-    #[test]
-    fn wbt_completes_everything_once_in_order(
-        stream in arrivals(250),
-        spec in wbt_spec(),
-        slots in 1u32..32,
-    ) {
-        assert_live_and_ordered(&spec, &stream, slots);
-    }
-
-    #[test]
-    fn throttle_completes_everything_once_in_order(
-        stream in arrivals(250),
-        spec in throttle_spec(),
-        slots in 1u32..32,
-    ) {
-        assert_live_and_ordered(&spec, &stream, slots);
-    }
-
-    #[test]
-    fn iocost_completes_everything_once_in_order(
-        stream in arrivals(250),
-        spec in iocost_spec(),
-        slots in 1u32..32,
-    ) {
-        assert_live_and_ordered(&spec, &stream, slots);
     }
 }

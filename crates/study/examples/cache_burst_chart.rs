@@ -6,7 +6,7 @@
 //!
 //!     cargo run --release -p iosteer-study --example cache_burst_chart -- docs/cache-burst.svg
 
-use iosteer_device::burst::{nand_sustained_mb_per_s, write_burst, BurstRates};
+use iosteer_device::burst::{nand_sustained_mb_per_s, with_and_without_cache, BurstRates};
 use iosteer_device::config::CachePolicy;
 use iosteer_device::DeviceConfig;
 use iosteer_workload::chart::{frame, legend_upper_left, svg_file, Canvas, DrawResult, PALETTE};
@@ -26,14 +26,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     cached.cache.size_mib = 1024;
     cached.cache.policy = CachePolicy::WriteBack;
     cached.cache.power_protected = true;
-    let mut plain = cached.clone();
-    plain.cache.size_mib = 0;
     let cache = cached.cache.bytes();
     let mut rows: Vec<(f64, BurstRates, BurstRates)> = Vec::new();
     for step in 1..=STEPS {
         let burst = cache * step / 4;
-        let with = write_burst(&cached, burst, REQUEST_BYTES, QUEUE_DEPTH, cache)?;
-        let without = write_burst(&plain, burst, REQUEST_BYTES, QUEUE_DEPTH, cache)?;
+        let (with, without) = with_and_without_cache(&cached, burst, REQUEST_BYTES, QUEUE_DEPTH)?;
         let gib = with.burst_bytes as f64 / (1u64 << 30) as f64;
         println!(
             "{gib:.2} GiB: cached {:.0} MB/s (past the cache {:.0}), no cache {:.0} MB/s",

@@ -63,6 +63,15 @@ pub fn stderr_of_failure(args: &[&str]) -> String {
     out.stderr
 }
 
+/// Runs the binary with `args`, which must fail (without a panic) with a
+/// message holding each of `needles`.
+pub fn assert_refused_saying(args: &[&str], needles: &[&str]) {
+    let err = stderr_of_failure(args);
+    for needle in needles {
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
 /// A fresh directory of this test process's own under the temp directory.
 pub fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("iosteer-{name}-{}", std::process::id()));

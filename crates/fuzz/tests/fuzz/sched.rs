@@ -1,4 +1,4 @@
-use iosteer_fuzz::{fuzz, Outcome};
+use iosteer_fuzz::{fuzz, text_seeds, Outcome};
 use iosteer_sched::objective::{Bound, Objective};
 use iosteer_sched::policy::{build, build_from_toml, catalog};
 
@@ -64,7 +64,7 @@ fn scheduler_toml() {
 
 #[test]
 fn objectives() {
-    let seeds: Vec<Vec<u8>> = [
+    let seeds = text_seeds(&[
         "p99<=2x",
         "p99<=5ms",
         "mean<=1.5x",
@@ -72,10 +72,7 @@ fn objectives() {
         "p99.9<=3x",
         "max<=1s",
         "p90<=250000ns",
-    ]
-    .iter()
-    .map(|s| s.as_bytes().to_vec())
-    .collect();
+    ]);
     fuzz("objective", &seeds, |bytes| {
         let Ok(objective) = Objective::parse(&String::from_utf8_lossy(bytes)) else {
             return Outcome::Refused;

@@ -1,18 +1,15 @@
-use iosteer_fuzz::{fuzz, Outcome};
+use iosteer_fuzz::{fuzz, text_seeds, Outcome};
 use iosteer_study::sweep::{expand_grid, parse_seeds, MAX_POINTS};
 
 #[test]
 fn sweep_grids() {
-    let seeds: Vec<Vec<u8>> = [
+    let seeds = text_seeds(&[
         "netflix:write.limiter=bandwidth,write.current=10000..20000/10000",
         "netflix:write.limiter=bandwidth,write.current=5000,10000,20000,40000,80000,160000",
         "netflix:read_bias=0..200/50,write.current=1,2,4",
         "fifo",
         "kyber:read_lat_nsec=1000000..4000000/1000000,write_lat_nsec=5000000,10000000",
-    ]
-    .iter()
-    .map(|s| s.as_bytes().to_vec())
-    .collect();
+    ]);
     fuzz("sweep-grid", &seeds, |bytes| {
         let grid = String::from_utf8_lossy(bytes);
         let Ok(specs) = expand_grid(&grid) else {
@@ -31,10 +28,7 @@ fn sweep_grids() {
 
 #[test]
 fn sweep_seed_lists() {
-    let seeds: Vec<Vec<u8>> = ["1", "1..8", "1,2,3", "0..0", "18446744073709551615"]
-        .iter()
-        .map(|s| s.as_bytes().to_vec())
-        .collect();
+    let seeds = text_seeds(&["1", "1..8", "1,2,3", "0..0", "18446744073709551615"]);
     fuzz("sweep-seeds", &seeds, |bytes| {
         match parse_seeds(&String::from_utf8_lossy(bytes)) {
             Ok(list) if list.is_empty() => Outcome::Violation("no seeds".into()),

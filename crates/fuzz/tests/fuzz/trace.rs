@@ -86,32 +86,21 @@ fn target(format: TraceFormat) {
     });
 }
 
-#[test]
-fn ascii_traces() {
-    target(TraceFormat::Ascii);
+/// One fuzz test a trace format, each with its own name and budget.
+macro_rules! trace_targets {
+    ($($name:ident: $format:ident,)*) => {$(
+        #[test]
+        fn $name() {
+            target(TraceFormat::$format);
+        }
+    )*};
 }
 
-#[test]
-fn spc_traces() {
-    target(TraceFormat::Spc);
-}
-
-#[test]
-fn msr_traces() {
-    target(TraceFormat::Msr);
-}
-
-#[test]
-fn blkparse_traces() {
-    target(TraceFormat::Blkparse);
-}
-
-#[test]
-fn ftrace_traces() {
-    target(TraceFormat::Ftrace);
-}
-
-#[test]
-fn blktrace_traces() {
-    target(TraceFormat::Blktrace);
+trace_targets! {
+    ascii_traces: Ascii,
+    spc_traces: Spc,
+    msr_traces: Msr,
+    blkparse_traces: Blkparse,
+    ftrace_traces: Ftrace,
+    blktrace_traces: Blktrace,
 }

@@ -109,11 +109,11 @@ use std::collections::BTreeMap;
 
 use crate::config::{ConfigError, Configurable, Tunable};
 use crate::ordering::{flush_may_go, Barrier, Queued};
-use crate::policy::{class_pressure, PolicyInfo, Ticker};
-use crate::request::{Command, Completion, Dispatch, Op, Request, TenantId};
-use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler};
-use crate::stats::Stats;
-use crate::trim::{TrimQueue, DEFAULT_MAX_RANGES};
+use crate::policy::common::{base_in_field, Base, CommonConfig, Policy};
+use crate::policy::PolicyInfo;
+use crate::request::{Command, Completion, Op, Request, TenantId};
+use crate::scheduler::DeviceView;
+use crate::trim::TrimQueue;
 use crate::units::{Bytes, Nanos};
 
 pub use config::{BfqConfig, TUNABLES};
@@ -303,8 +303,7 @@ pub struct Bfq {
     write_sent: Option<u64>,
     barrier: Barrier,
     trims: TrimQueue,
-    stats: Stats,
-    ticker: Ticker,
+    base: Base,
 }
 
 impl Bfq {
@@ -326,9 +325,8 @@ impl Bfq {
             rechecked: 0,
             write_sent: None,
             barrier: Barrier::default(),
-            trims: TrimQueue::new(config.trim_max_ranges, 0),
-            stats: Stats::new(config.stats_window, config.bad_latency),
-            ticker: Ticker::per_second(super::common::LOAD_TICKS_PER_SECOND),
+            trims: TrimQueue::new(config.common.trim_max_ranges, 0),
+            base: Base::new(&config.common),
             config,
         }
     }
@@ -384,7 +382,8 @@ impl Bfq {
         let busy = self.busy_queues().count();
         let boosts_throughput = !self.hw_tag && !q.is_seeky() && raised_busy == 0;
         let raised_among_others = q.wr_coeff > 1
-            && (raised_busy < busy || self.stats.in_flight() >= q.dispatched + WR_INFLIGHT_SLACK);
+            && (raised_busy < busy
+                || self.base.stats.in_flight() >= q.dispatched + WR_INFLIGHT_SLACK);
         boosts_throughput || raised_among_others || self.asymmetric(key)
     }
 
@@ -704,25 +703,6 @@ impl Bfq {
         self.rechecked
     }
 
-    fn oldest(&self, op: Op) -> Option<Nanos> {
-        let queued = self
-            .queues
-            .values()
-            .filter_map(|q| q.fifo.values().next().map(|(t, _)| *t));
-        let waiting = self
-            .held_reads
-            .values()
-            .flatten()
-            .map(|(_, q)| &q.request)
-            .chain(self.barrier.held())
-            .filter(|r| r.op == op)
-            .map(|r| r.submitted);
-        match op {
-            Op::Read | Op::Write => queued.chain(waiting).min(),
-            _ => waiting.min(),
-        }
-    }
-
     /// Holds a read behind the write its tag names.
     fn hold(&mut self, order: u64, read: Queued) {
         self.held_reads
@@ -754,16 +734,16 @@ impl Bfq {
         }
     }
 
-    fn next_command(&mut self, now: Nanos) -> Option<Command> {
+    fn choose_command(&mut self, now: Nanos) -> Option<Command> {
         self.release_ready_reads(now);
-        if self.barrier.flush_due() && flush_may_go(self.stats.class(Op::Write).in_flight) {
+        if self.barrier.flush_due() && flush_may_go(self.base.stats.class(Op::Write).in_flight) {
             let flush = self.barrier.take_flush().expect("flush is due");
             while let Some(write) = self.barrier.release() {
                 self.add_request(write, now);
             }
             return Some(Command::single(flush.request, now));
         }
-        if !self.trims.is_empty() && self.stats.class(Op::Trim).in_flight == 0 {
+        if !self.trims.is_empty() && self.base.stats.class(Op::Trim).in_flight == 0 {
             return self.trims.take_command(now);
         }
         let entry = self.select_request(now)?;
@@ -775,13 +755,12 @@ impl Bfq {
     }
 }
 
-impl Scheduler for Bfq {
-    fn name(&self) -> &'static str {
-        INFO.name
-    }
+impl Policy for Bfq {
+    const INFO: PolicyInfo = INFO;
 
-    fn enqueue(&mut self, request: Request, now: Nanos) {
-        self.stats.on_enqueue(&request, now);
+    base_in_field!();
+
+    fn accept(&mut self, request: Request, now: Nanos) {
         match request.op {
             Op::Read => {
                 let tag = self.barrier.read_tag(&request);
@@ -802,30 +781,27 @@ impl Scheduler for Bfq {
         }
     }
 
-    fn dispatch(&mut self, now: Nanos, device: DeviceView) -> Option<Dispatch> {
-        if let Some(trim) = self.trims.pop_elided() {
-            self.stats.on_elide(&trim, now);
-            return Some(Dispatch::CompletedWithoutDevice(trim));
-        }
-        self.stats.device_slots = device.slots;
-        self.hw_tag = device.slots > HW_QUEUE_THRESHOLD;
-        if self.stats.queued() == 0 || !device.accepts() {
-            return None;
-        }
-        let command = self.next_command(now);
-        let idling = command.is_none() && self.in_service.is_some();
-        for op in [Op::Read, Op::Write] {
-            self.stats.class_mut(op).limited = idling;
-        }
-        let command = command?;
-        self.stats.on_dispatch(&command, now);
-        Some(Dispatch::ToDevice(command))
+    fn trims(&mut self) -> Option<&mut TrimQueue> {
+        Some(&mut self.trims)
     }
 
-    /// Records the completion; when the in-service queue's last request
-    /// is back and it should wait for the next, arms the idle timer.
-    fn complete(&mut self, completion: &Completion, now: Nanos) -> Retry {
-        self.stats.on_complete(completion, now);
+    fn prepare(&mut self, _now: Nanos, device: DeviceView) {
+        self.hw_tag = device.slots > HW_QUEUE_THRESHOLD;
+    }
+
+    /// Reads and writes count as limited while the in-service queue idles.
+    fn next_command(&mut self, now: Nanos) -> Option<Command> {
+        let command = self.choose_command(now);
+        let idling = command.is_none() && self.in_service.is_some();
+        for op in [Op::Read, Op::Write] {
+            self.base.stats.class_mut(op).limited = idling;
+        }
+        command
+    }
+
+    /// When the in-service queue's last request is back and it should wait
+    /// for the next, arms the idle timer.
+    fn completed(&mut self, completion: &Completion, now: Nanos) {
         if matches!(completion.op, Op::Read | Op::Write) {
             let key = (completion.tenant, self.is_sync(completion.op));
             if let Some(q) = self.queues.get_mut(&key) {
@@ -836,19 +812,13 @@ impl Scheduler for Bfq {
                 }
             }
         }
-        Retry::when(self.stats.queued() > 0)
     }
 
-    fn next_timer(&self) -> Option<Nanos> {
-        let load = self.ticker.next();
-        Some(self.idle_until.map_or(load, |t| t.min(load)))
+    fn own_timer(&self) -> Option<Nanos> {
+        self.idle_until
     }
 
-    fn tick(&mut self, now: Nanos) -> Retry {
-        let ticks = self.ticker.advance(now);
-        if ticks > 0 {
-            self.stats.on_tick(now, ticks);
-        }
+    fn ticked(&mut self, now: Nanos, _ticks: u64) {
         if self.idle_until.is_some_and(|t| now >= t) {
             self.idle_until = None;
             let empty = self
@@ -858,19 +828,25 @@ impl Scheduler for Bfq {
                 self.expire(Expiry::TooIdle, now);
             }
         }
-        Retry::when(self.stats.queued() > 0)
     }
 
-    fn stats(&self) -> &Stats {
-        &self.stats
-    }
-
-    fn pressure(&self, now: Nanos) -> Pressure {
-        Pressure::from_classes(|op| class_pressure(&self.stats, op, None, self.oldest(op), now))
-    }
-
-    fn speed_up_trims(&mut self, bytes: Bytes) {
-        self.trims.speed_up(bytes);
+    fn oldest(&self, op: Op) -> Option<Nanos> {
+        let queued = self
+            .queues
+            .values()
+            .filter_map(|q| q.fifo.values().next().map(|(t, _)| *t));
+        let waiting = self
+            .held_reads
+            .values()
+            .flatten()
+            .map(|(_, q)| &q.request)
+            .chain(self.barrier.held())
+            .filter(|r| r.op == op)
+            .map(|r| r.submitted);
+        match op {
+            Op::Read | Op::Write => queued.chain(waiting).min(),
+            _ => waiting.min(),
+        }
     }
 }
 

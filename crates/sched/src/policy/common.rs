@@ -5,11 +5,11 @@
 //! once: the order of the calls, what the statistics see, when to retry.
 
 use crate::config::{parse_duration, parse_int, ConfigError, Tunable};
-use crate::policy::{PolicyInfo, Ticker};
+use crate::policy::{class_pressure, PolicyInfo, Ticker};
 use crate::request::{Command, Completion, Dispatch, Op, Request};
 use crate::scheduler::{ClassPressure, DeviceView, Pressure, Retry, Scheduler, WriteLimit};
 use crate::stats::Stats;
-use crate::trim::DEFAULT_MAX_RANGES;
+use crate::trim::{TrimQueue, DEFAULT_MAX_RANGES};
 use crate::units::{Bytes, Nanos};
 
 pub const TRIM_MAX_RANGES: Tunable = Tunable {
@@ -125,9 +125,15 @@ pub(crate) trait Policy: Send {
     /// Queues a request, already counted as queued.
     fn accept(&mut self, request: Request, now: Nanos);
 
+    /// The queue of waiting trims, which elides them (written over, or
+    /// sped up); `None` for a policy that sends trims as writes.
+    fn trims(&mut self) -> Option<&mut TrimQueue>;
+
     /// A trim completed without the device (written over, or sped up): it
     /// is handed back before anything is sent.
-    fn pop_elided(&mut self) -> Option<Request>;
+    fn pop_elided(&mut self) -> Option<Request> {
+        self.trims()?.pop_elided()
+    }
 
     /// What a policy does once an elided trim is counted.
     fn after_elide(&mut self, _now: Nanos) {}
@@ -156,11 +162,15 @@ pub(crate) trait Policy: Send {
         self.base().stats.queued() > 0
     }
 
-    /// Back-pressure of one class.
-    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure;
+    /// When the oldest request of `op` still waiting for the device was
+    /// submitted.
+    fn oldest(&self, op: Op) -> Option<Nanos>;
 
-    /// [`Scheduler::speed_up_trims`].
-    fn hurry_trims(&mut self, bytes: Bytes);
+    /// Back-pressure of one class (by default: its statistics and its
+    /// oldest waiting request, no rate limiter).
+    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
+        class_pressure(&self.base().stats, op, None, self.oldest(op), now)
+    }
 
     /// [`Scheduler::write_limit`].
     fn limit_on_writes(&self) -> Option<WriteLimit> {
@@ -224,7 +234,9 @@ impl<P: Policy> Scheduler for P {
     }
 
     fn speed_up_trims(&mut self, bytes: Bytes) {
-        self.hurry_trims(bytes);
+        if let Some(trims) = self.trims() {
+            trims.speed_up(bytes);
+        }
     }
 
     fn write_limit(&self) -> Option<WriteLimit> {

@@ -60,10 +60,10 @@ use crate::ordering::{flush_may_go, Barrier, Queued};
 use crate::policy::common::{
     base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
 };
-use crate::policy::{class_pressure, construct, PolicyInfo};
+use crate::policy::{construct, PolicyInfo};
 use crate::request::{Command, Op, Request};
-use crate::scheduler::ClassPressure;
-use crate::units::{Bytes, Nanos};
+use crate::trim::TrimQueue;
+use crate::units::Nanos;
 
 pub const TUNABLES: &[Tunable] = &[
     Tunable {
@@ -366,17 +366,6 @@ impl Deadline {
         }
         Some(Command::single(flush.request, now))
     }
-
-    fn oldest(&self, op: Op) -> Option<Nanos> {
-        let dir = &self.dirs[if op == Op::Read { 0 } else { 1 }];
-        let queued = dir
-            .fifo
-            .values()
-            .map(|k| &dir.sorted[k].queued.request)
-            .chain(self.barrier.held())
-            .chain(self.blocked_reads.iter().map(|q| &q.request));
-        queued.filter(|r| r.op == op).map(|r| r.submitted).min()
-    }
 }
 
 impl Policy for Deadline {
@@ -392,8 +381,9 @@ impl Policy for Deadline {
         }
     }
 
-    /// Trims are writes here and are always sent: none is elided.
-    fn pop_elided(&mut self) -> Option<Request> {
+    /// Trims are writes here and are always sent: none is elided, none
+    /// sped up.
+    fn trims(&mut self) -> Option<&mut TrimQueue> {
         None
     }
 
@@ -405,12 +395,16 @@ impl Policy for Deadline {
         Some(self.take_command(dir, key, now))
     }
 
-    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
-        class_pressure(&self.base.stats, op, None, self.oldest(op), now)
+    fn oldest(&self, op: Op) -> Option<Nanos> {
+        let dir = &self.dirs[if op == Op::Read { 0 } else { 1 }];
+        let queued = dir
+            .fifo
+            .values()
+            .map(|k| &dir.sorted[k].queued.request)
+            .chain(self.barrier.held())
+            .chain(self.blocked_reads.iter().map(|q| &q.request));
+        queued.filter(|r| r.op == op).map(|r| r.submitted).min()
     }
-
-    /// Trims are writes here and are always sent; nothing to speed up.
-    fn hurry_trims(&mut self, _bytes: Bytes) {}
 }
 
 #[cfg(test)]

@@ -21,11 +21,10 @@ use crate::ordering::flush_may_go;
 use crate::policy::common::{
     base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
 };
-use crate::policy::{class_pressure, construct, PolicyInfo};
+use crate::policy::{construct, PolicyInfo};
 use crate::request::{Command, Op, Request};
-use crate::scheduler::ClassPressure;
 use crate::trim::TrimQueue;
-use crate::units::{Bytes, Nanos};
+use crate::units::Nanos;
 
 pub const TUNABLES: &[Tunable] = &[
     Tunable {
@@ -92,8 +91,8 @@ impl Policy for Fifo {
         }
     }
 
-    fn pop_elided(&mut self) -> Option<Request> {
-        self.trims.pop_elided()
+    fn trims(&mut self) -> Option<&mut TrimQueue> {
+        Some(&mut self.trims)
     }
 
     fn next_command(&mut self, now: Nanos) -> Option<Command> {
@@ -111,16 +110,11 @@ impl Policy for Fifo {
         !self.queue.is_empty() || self.trims.has_work()
     }
 
-    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
-        let oldest = match op {
+    fn oldest(&self, op: Op) -> Option<Nanos> {
+        match op {
             Op::Trim => None,
             _ => self.queue.iter().find(|r| r.op == op).map(|r| r.submitted),
-        };
-        class_pressure(&self.base.stats, op, None, oldest, now)
-    }
-
-    fn hurry_trims(&mut self, bytes: Bytes) {
-        self.trims.speed_up(bytes);
+        }
     }
 }
 

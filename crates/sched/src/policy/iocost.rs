@@ -80,6 +80,7 @@ use crate::policy::issue::IssueQueue;
 use crate::policy::{class_pressure, construct, PolicyInfo};
 use crate::request::{Command, Completion, Op, Request, TenantId};
 use crate::scheduler::{ClassPressure, DeviceView, WriteLimit};
+use crate::trim::TrimQueue;
 use crate::units::{Bytes, Nanos};
 
 const MILLION: u64 = 1_000_000;
@@ -657,17 +658,6 @@ impl Iocost {
         };
     }
 
-    fn oldest(&self, op: Op) -> Option<Nanos> {
-        let queued = self
-            .tenants
-            .values()
-            .flat_map(|t| t.queue.iter().map(|(q, _)| &q.request));
-        let held = self.held_reads.iter().map(|q| &q.request);
-        let waiting = queued.chain(held).chain(self.barrier.held());
-        let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
-        [first, self.issue.oldest(op)].into_iter().flatten().min()
-    }
-
     /// The longest any tenant's waiting request of `op` waits for budget.
     fn budget_wait(&self, op: Op, now: Nanos) -> Nanos {
         self.tenants
@@ -700,8 +690,8 @@ impl Policy for Iocost {
         }
     }
 
-    fn pop_elided(&mut self) -> Option<Request> {
-        self.issue.pop_elided()
+    fn trims(&mut self) -> Option<&mut TrimQueue> {
+        Some(self.issue.trims())
     }
 
     fn prepare(&mut self, now: Nanos, _device: DeviceView) {
@@ -743,6 +733,17 @@ impl Policy for Iocost {
         }
     }
 
+    fn oldest(&self, op: Op) -> Option<Nanos> {
+        let queued = self
+            .tenants
+            .values()
+            .flat_map(|t| t.queue.iter().map(|(q, _)| &q.request));
+        let held = self.held_reads.iter().map(|q| &q.request);
+        let waiting = queued.chain(held).chain(self.barrier.held());
+        let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
+        [first, self.issue.oldest(op)].into_iter().flatten().min()
+    }
+
     fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
         class_pressure(&self.base.stats, op, None, self.oldest(op), now)
             .held_for(self.budget_wait(op, now))
@@ -756,10 +757,6 @@ impl Policy for Iocost {
             value: self.vrate_pct(),
             unit: "%",
         })
-    }
-
-    fn hurry_trims(&mut self, bytes: Bytes) {
-        self.issue.speed_up_trims(bytes);
     }
 }
 

@@ -68,16 +68,18 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::config::{
-    parse_duration, parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
+    parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
 };
 use crate::ordering::{Barrier, Queued};
+use crate::policy::common::{
+    base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
+};
 use crate::policy::issue::IssueQueue;
-use crate::policy::{class_pressure, PolicyInfo, Ticker};
-use crate::request::{Completion, Dispatch, Op, Request, TenantId};
-use crate::scheduler::{DeviceView, Pressure, Retry, Scheduler, WriteLimit};
-use crate::stats::Stats;
-use crate::trim::DEFAULT_MAX_RANGES;
-use crate::units::{Bytes, Nanos};
+use crate::policy::{construct, PolicyInfo, Ticker};
+use crate::request::{Command, Completion, Op, Request, TenantId};
+use crate::scheduler::{DeviceView, WriteLimit};
+use crate::trim::TrimQueue;
+use crate::units::Nanos;
 
 /// The cookie's resting value: every group unthrottled.
 const DEFAULT_SCALE_COOKIE: u64 = 1_000_000;
@@ -119,21 +121,9 @@ pub const TUNABLES: &[Tunable] = &[
         default: "0",
         help: "the queue's nr_requests, the base of every step; 0 = the device's slots",
     },
-    Tunable {
-        key: "trim_max_ranges",
-        default: "512",
-        help: "most trims coalesced into one command",
-    },
-    Tunable {
-        key: "stats_window",
-        default: "1s",
-        help: "length of the rolling percentile window",
-    },
-    Tunable {
-        key: "bad_latency",
-        default: "500ms",
-        help: "completions slower than this are counted as too_long",
-    },
+    TRIM_MAX_RANGES,
+    STATS_WINDOW,
+    BAD_LATENCY,
 ];
 
 pub const INFO: PolicyInfo = PolicyInfo {
@@ -141,7 +131,7 @@ pub const INFO: PolicyInfo = PolicyInfo {
     summary: "Linux blk-iolatency (io.latency): per-tenant latency targets; peers' queue \
               depth halved per missed window, restored by nr_requests/16 per good one",
     tunables: TUNABLES,
-    build: |configure| super::construct(configure, Iolatency::new),
+    build: |configure| construct(configure, Iolatency::new),
 };
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -151,9 +141,7 @@ pub struct IolatencyConfig {
     pub targets: BTreeMap<TenantId, Nanos>,
     /// Zero: the device's slots.
     pub nr_requests: u32,
-    pub trim_max_ranges: u32,
-    pub stats_window: Nanos,
-    pub bad_latency: Nanos,
+    pub common: CommonConfig,
 }
 
 impl Default for IolatencyConfig {
@@ -162,9 +150,7 @@ impl Default for IolatencyConfig {
             target: Nanos::ZERO,
             targets: BTreeMap::new(),
             nr_requests: 0,
-            trim_max_ranges: DEFAULT_MAX_RANGES,
-            stats_window: Nanos::from_secs(1),
-            bad_latency: Nanos::from_millis(500),
+            common: CommonConfig::default(),
         }
     }
 }
@@ -181,9 +167,7 @@ impl Configurable for IolatencyConfig {
         match key {
             "target" => self.target = parse_duration_in(key, value, us)?,
             "nr_requests" => self.nr_requests = parse_int(key, value, 0, 1 << 20)? as u32,
-            "trim_max_ranges" => self.trim_max_ranges = parse_int(key, value, 1, 65_535)? as u32,
-            "stats_window" => self.stats_window = parse_duration(key, value)?,
-            "bad_latency" => self.bad_latency = parse_duration(key, value)?,
+            _ if self.common.set(key, value)? => {}
             _ => {
                 let unknown = || unknown_key(INFO.name, key, TUNABLES);
                 let id = key.strip_prefix("target.").ok_or_else(unknown)?;
@@ -374,8 +358,7 @@ pub struct Iolatency {
     issue: IssueQueue,
     /// The parent's one-second timer.
     timer: Ticker,
-    stats: Stats,
-    ticker: Ticker,
+    base: Base,
 }
 
 impl Iolatency {
@@ -385,10 +368,9 @@ impl Iolatency {
             parent: Parent::new(),
             held_reads: Vec::new(),
             barrier: Barrier::default(),
-            issue: IssueQueue::new(config.trim_max_ranges),
+            issue: IssueQueue::new(config.common.trim_max_ranges),
             timer: Ticker::per_second(TIMERS_PER_SECOND),
-            stats: Stats::new(config.stats_window, config.bad_latency),
-            ticker: Ticker::per_second(super::common::LOAD_TICKS_PER_SECOND),
+            base: Base::new(&config.common),
             config,
         }
     }
@@ -400,7 +382,7 @@ impl Iolatency {
 
     fn nr_requests(&self) -> u32 {
         match self.config.nr_requests {
-            0 => self.stats.device_slots.max(1),
+            0 => self.base.stats.device_slots.max(1),
             n => n,
         }
     }
@@ -520,7 +502,7 @@ impl Iolatency {
         }
         let held = self.groups.values().any(|g| !g.waiting.is_empty());
         for op in [Op::Read, Op::Write] {
-            self.stats.class_mut(op).limited = held;
+            self.base.stats.class_mut(op).limited = held;
         }
     }
 
@@ -532,64 +514,38 @@ impl Iolatency {
             .map(|g| g.next_admit)
             .min()
     }
-
-    fn oldest(&self, op: Op) -> Option<Nanos> {
-        let grouped = self
-            .groups
-            .values()
-            .flat_map(|g| g.waiting.iter().map(|q| &q.request));
-        let held = self.held_reads.iter().map(|q| &q.request);
-        let waiting = grouped.chain(held).chain(self.barrier.held());
-        let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
-        [first, self.issue.oldest(op)].into_iter().flatten().min()
-    }
 }
 
-impl Scheduler for Iolatency {
-    fn name(&self) -> &'static str {
-        INFO.name
-    }
+impl Policy for Iolatency {
+    const INFO: PolicyInfo = INFO;
 
-    fn enqueue(&mut self, request: Request, now: Nanos) {
-        self.stats.on_enqueue(&request, now);
-        match request.op {
-            Op::Read => {
-                let tag = self.barrier.read_tag(&request);
-                let mut read = Queued { request, tag };
-                if self.barrier.read_ready(&mut read) {
-                    self.arrive(read);
-                } else {
-                    self.held_reads.push(read);
-                }
-            }
-            Op::Write | Op::Flush => {
-                if let Some(write) = self.barrier.admit(request) {
-                    self.arrive(write);
-                }
-            }
-            Op::Trim => self.arrive(Queued { request, tag: 0 }),
+    base_in_field!();
+
+    fn accept(&mut self, request: Request, _now: Nanos) {
+        if request.op == Op::Trim {
+            self.arrive(Queued { request, tag: 0 });
+        } else if let Some(ready) = self.barrier.pass(request, &mut self.held_reads) {
+            self.arrive(ready);
         }
     }
 
-    fn dispatch(&mut self, now: Nanos, device: DeviceView) -> Option<Dispatch> {
-        if let Some(trim) = self.issue.pop_elided() {
-            self.stats.on_elide(&trim, now);
-            return Some(Dispatch::CompletedWithoutDevice(trim));
-        }
-        self.stats.device_slots = device.slots;
+    fn trims(&mut self) -> Option<&mut TrimQueue> {
+        Some(self.issue.trims())
+    }
+
+    fn prepare(&mut self, now: Nanos, _device: DeviceView) {
         self.pump(now);
-        if self.stats.queued() == 0 || !device.accepts() {
-            return None;
-        }
-        let (command, _) = self.issue.next_command(now, &self.stats)?;
-        self.stats.on_dispatch(&command, now);
-        Some(Dispatch::ToDevice(command))
+    }
+
+    fn next_command(&mut self, now: Nanos) -> Option<Command> {
+        self.issue
+            .next_command(now, &self.base.stats)
+            .map(|(command, _)| command)
     }
 
     /// Records only; a group's window is judged at its first completion past
     /// the window's end, as upstream's `blkcg_iolatency_done_bio` does.
-    fn complete(&mut self, completion: &Completion, now: Nanos) -> Retry {
-        self.stats.on_complete(completion, now);
+    fn completed(&mut self, completion: &Completion, now: Nanos) {
         if matches!(completion.op, Op::Read | Op::Write) {
             let tenant = completion.tenant;
             let group = self.group(tenant);
@@ -603,49 +559,41 @@ impl Scheduler for Iolatency {
                 }
             }
         }
-        Retry::when(self.stats.queued() > 0)
     }
 
-    fn next_timer(&self) -> Option<Nanos> {
-        let due = [
-            Some(self.ticker.next()),
-            Some(self.timer.next()),
-            self.next_admission(),
-        ];
-        due.into_iter().flatten().min()
+    /// The parent's timer and the next admission a group waits for.
+    fn own_timer(&self) -> Option<Nanos> {
+        [Some(self.timer.next()), self.next_admission()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
-    fn tick(&mut self, now: Nanos) -> Retry {
-        let ticks = self.ticker.advance(now);
-        if ticks > 0 {
-            self.stats.on_tick(now, ticks);
-        }
+    fn ticked(&mut self, now: Nanos, _ticks: u64) {
         if self.timer.advance(now) > 0 {
             self.timer_fn(now);
         }
-        Retry::when(self.stats.queued() > 0)
     }
 
-    fn stats(&self) -> &Stats {
-        &self.stats
-    }
-
-    fn pressure(&self, now: Nanos) -> Pressure {
-        Pressure::from_classes(|op| class_pressure(&self.stats, op, None, self.oldest(op), now))
+    fn oldest(&self, op: Op) -> Option<Nanos> {
+        let grouped = self
+            .groups
+            .values()
+            .flat_map(|g| g.waiting.iter().map(|q| &q.request));
+        let held = self.held_reads.iter().map(|q| &q.request);
+        let waiting = grouped.chain(held).chain(self.barrier.held());
+        let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
+        [first, self.issue.oldest(op)].into_iter().flatten().min()
     }
 
     /// The tightest depth any tenant is held to.
-    fn write_limit(&self) -> Option<WriteLimit> {
+    fn limit_on_writes(&self) -> Option<WriteLimit> {
         let depth = self.groups.values().map(|g| g.max_depth).min()?;
         (depth != u32::MAX).then_some(WriteLimit {
             kind: "queue_depth",
             value: f64::from(depth),
             unit: "in flight per tenant",
         })
-    }
-
-    fn speed_up_trims(&mut self, bytes: Bytes) {
-        self.issue.speed_up_trims(bytes);
     }
 }
 

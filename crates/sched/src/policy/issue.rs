@@ -23,7 +23,7 @@ use crate::ordering::flush_may_go;
 use crate::request::{Command, Op, Request};
 use crate::stats::Stats;
 use crate::trim::TrimQueue;
-use crate::units::{Bytes, Nanos};
+use crate::units::Nanos;
 
 #[derive(Debug)]
 pub(crate) struct IssueQueue {
@@ -70,12 +70,9 @@ impl IssueQueue {
         Some((Command::single(request, now), now - admitted))
     }
 
-    pub(crate) fn pop_elided(&mut self) -> Option<Request> {
-        self.trims.pop_elided()
-    }
-
-    pub(crate) fn speed_up_trims(&mut self, bytes: Bytes) {
-        self.trims.speed_up(bytes);
+    /// The waiting trims.
+    pub(crate) fn trims(&mut self) -> &mut TrimQueue {
+        &mut self.trims
     }
 
     /// Submission time of the oldest admitted request of `op` (not trims).

@@ -70,9 +70,9 @@ use crate::ordering::{flush_may_go, Barrier, Queued};
 use crate::policy::common::{
     base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
 };
-use crate::policy::{class_pressure, construct, PolicyInfo};
+use crate::policy::{construct, PolicyInfo};
 use crate::request::{Command, Completion, Op, Request};
-use crate::scheduler::{ClassPressure, WriteLimit};
+use crate::scheduler::WriteLimit;
 use crate::trim::TrimQueue;
 use crate::units::{Bytes, Nanos};
 
@@ -426,21 +426,6 @@ impl Kyber {
             }
         }
     }
-
-    fn oldest(&self, op: Op) -> Option<Nanos> {
-        let queue = if op == Op::Read {
-            &self.reads
-        } else {
-            &self.writes
-        };
-        queue
-            .iter()
-            .map(|q| &q.request)
-            .chain(self.barrier.held())
-            .filter(|r| r.op == op)
-            .map(|r| r.submitted)
-            .min()
-    }
 }
 
 impl Policy for Kyber {
@@ -463,8 +448,8 @@ impl Policy for Kyber {
         }
     }
 
-    fn pop_elided(&mut self) -> Option<Request> {
-        self.trims.pop_elided()
+    fn trims(&mut self) -> Option<&mut TrimQueue> {
+        Some(&mut self.trims)
     }
 
     fn next_command(&mut self, now: Nanos) -> Option<Command> {
@@ -497,12 +482,19 @@ impl Policy for Kyber {
         }
     }
 
-    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
-        class_pressure(&self.base.stats, op, None, self.oldest(op), now)
-    }
-
-    fn hurry_trims(&mut self, bytes: Bytes) {
-        self.trims.speed_up(bytes);
+    fn oldest(&self, op: Op) -> Option<Nanos> {
+        let queue = if op == Op::Read {
+            &self.reads
+        } else {
+            &self.writes
+        };
+        queue
+            .iter()
+            .map(|q| &q.request)
+            .chain(self.barrier.held())
+            .filter(|r| r.op == op)
+            .map(|r| r.submitted)
+            .min()
     }
 
     fn limit_on_writes(&self) -> Option<WriteLimit> {

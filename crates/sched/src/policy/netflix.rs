@@ -71,7 +71,7 @@ use crate::policy::{class_pressure, construct, PolicyInfo};
 use crate::request::{Command, Op, Request};
 use crate::scheduler::{ClassPressure, WriteLimit};
 use crate::trim::TrimQueue;
-use crate::units::{Bytes, Nanos};
+use crate::units::Nanos;
 
 /// Fewer reads than this per steering interval count as "no read load":
 /// the write limit then grows whatever the (stale) latency says. Upstream: 10.
@@ -622,19 +622,6 @@ impl Netflix {
         }
         limit.clamp();
     }
-
-    fn oldest(&self, op: Op) -> Option<Nanos> {
-        let first_of = |q: &VecDeque<Queued>| {
-            q.iter()
-                .find(|e| e.request.op == op)
-                .map(|e| e.request.submitted)
-        };
-        match op {
-            Op::Trim => None,
-            Op::Read => first_of(&self.reads),
-            _ => first_of(&self.writes),
-        }
-    }
 }
 
 impl Policy for Netflix {
@@ -656,8 +643,8 @@ impl Policy for Netflix {
         }
     }
 
-    fn pop_elided(&mut self) -> Option<Request> {
-        self.trims.pop_elided()
+    fn trims(&mut self) -> Option<&mut TrimQueue> {
+        Some(&mut self.trims)
     }
 
     fn next_command(&mut self, now: Nanos) -> Option<Command> {
@@ -686,13 +673,22 @@ impl Policy for Netflix {
         !self.reads.is_empty() || !self.writes.is_empty() || self.trims.has_work()
     }
 
+    fn oldest(&self, op: Op) -> Option<Nanos> {
+        let first_of = |q: &VecDeque<Queued>| {
+            q.iter()
+                .find(|e| e.request.op == op)
+                .map(|e| e.request.submitted)
+        };
+        match op {
+            Op::Trim => None,
+            Op::Read => first_of(&self.reads),
+            _ => first_of(&self.writes),
+        }
+    }
+
     fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
         let limiters = LIMITED.contains(&op).then(|| &self.limiters[op.index()]);
         class_pressure(&self.base.stats, op, limiters, self.oldest(op), now)
-    }
-
-    fn hurry_trims(&mut self, bytes: Bytes) {
-        self.trims.speed_up(bytes);
     }
 
     fn limit_on_writes(&self) -> Option<WriteLimit> {

@@ -60,7 +60,8 @@ use crate::policy::issue::IssueQueue;
 use crate::policy::{class_pressure, construct, PolicyInfo};
 use crate::request::{Command, Op, Request, TenantId};
 use crate::scheduler::{ClassPressure, DeviceView};
-use crate::units::{Bytes, Nanos};
+use crate::trim::TrimQueue;
+use crate::units::Nanos;
 
 /// Reads a group sends per turn; writes get the rest of the quantum of 8.
 const QUANTUM_READS: usize = 6;
@@ -459,18 +460,6 @@ impl Throttle {
         }
     }
 
-    fn oldest(&self, op: Op) -> Option<Nanos> {
-        let dir = dir_of(op);
-        let grouped = self
-            .groups
-            .values()
-            .flat_map(|g| g.queued[dir].iter().map(|q| &q.request));
-        let held = self.held_reads.iter().map(|q| &q.request);
-        let waiting = grouped.chain(held).chain(self.barrier.held());
-        let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
-        [first, self.issue.oldest(op)].into_iter().flatten().min()
-    }
-
     /// The longest any group makes a request of `op` wait for its limits.
     fn throttle_wait(&self, op: Op, now: Nanos) -> Nanos {
         let dir = dir_of(op);
@@ -497,8 +486,8 @@ impl Policy for Throttle {
         }
     }
 
-    fn pop_elided(&mut self) -> Option<Request> {
-        self.issue.pop_elided()
+    fn trims(&mut self) -> Option<&mut TrimQueue> {
+        Some(self.issue.trims())
     }
 
     fn prepare(&mut self, now: Nanos, _device: DeviceView) {
@@ -515,13 +504,21 @@ impl Policy for Throttle {
         self.groups.values().filter_map(|g| g.disptime).min()
     }
 
+    fn oldest(&self, op: Op) -> Option<Nanos> {
+        let dir = dir_of(op);
+        let grouped = self
+            .groups
+            .values()
+            .flat_map(|g| g.queued[dir].iter().map(|q| &q.request));
+        let held = self.held_reads.iter().map(|q| &q.request);
+        let waiting = grouped.chain(held).chain(self.barrier.held());
+        let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
+        [first, self.issue.oldest(op)].into_iter().flatten().min()
+    }
+
     fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
         class_pressure(&self.base.stats, op, None, self.oldest(op), now)
             .held_for(self.throttle_wait(op, now))
-    }
-
-    fn hurry_trims(&mut self, bytes: Bytes) {
-        self.issue.speed_up_trims(bytes);
     }
 }
 

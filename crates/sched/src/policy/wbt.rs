@@ -74,10 +74,11 @@ use crate::policy::common::{
     base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
 };
 use crate::policy::issue::IssueQueue;
-use crate::policy::{class_pressure, construct, PolicyInfo};
+use crate::policy::{construct, PolicyInfo};
 use crate::request::{Command, Completion, Op, Request};
-use crate::scheduler::{ClassPressure, DeviceView, WriteLimit};
-use crate::units::{Bytes, Nanos};
+use crate::scheduler::{DeviceView, WriteLimit};
+use crate::trim::TrimQueue;
+use crate::units::Nanos;
 
 /// Max depth at step 0, unless the device queue is shallower.
 const DEFAULT_DEPTH: u32 = 16;
@@ -516,19 +517,6 @@ impl Wbt {
             }
         }
     }
-
-    fn oldest(&self, op: Op) -> Option<Nanos> {
-        let throttled = self
-            .writes
-            .queue
-            .iter()
-            .chain(&self.trims.queue)
-            .map(|q| &q.request);
-        let held = self.held_reads.iter().map(|q| &q.request);
-        let waiting = throttled.chain(held).chain(self.barrier.held());
-        let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
-        [first, self.issue.oldest(op)].into_iter().flatten().min()
-    }
 }
 
 impl Policy for Wbt {
@@ -557,8 +545,8 @@ impl Policy for Wbt {
         }
     }
 
-    fn pop_elided(&mut self) -> Option<Request> {
-        self.issue.pop_elided()
+    fn trims(&mut self) -> Option<&mut TrimQueue> {
+        Some(self.issue.trims())
     }
 
     /// An elided trim is done as a completed one is.
@@ -622,12 +610,17 @@ impl Policy for Wbt {
         }
     }
 
-    fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
-        class_pressure(&self.base.stats, op, None, self.oldest(op), now)
-    }
-
-    fn hurry_trims(&mut self, bytes: Bytes) {
-        self.issue.speed_up_trims(bytes);
+    fn oldest(&self, op: Op) -> Option<Nanos> {
+        let throttled = self
+            .writes
+            .queue
+            .iter()
+            .chain(&self.trims.queue)
+            .map(|q| &q.request);
+        let held = self.held_reads.iter().map(|q| &q.request);
+        let waiting = throttled.chain(held).chain(self.barrier.held());
+        let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
+        [first, self.issue.oldest(op)].into_iter().flatten().min()
     }
 
     fn limit_on_writes(&self) -> Option<WriteLimit> {

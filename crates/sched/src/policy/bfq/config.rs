@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::config::{parse_duration, parse_duration_in, parse_int, unknown_key};
+use crate::config::{parse_duration_in, parse_int, unknown_key};
+use crate::policy::common::{BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES};
 
 pub const TUNABLES: &[Tunable] = &[
     Tunable {
@@ -72,21 +73,9 @@ pub const TUNABLES: &[Tunable] = &[
         default: "0",
         help: "tenants are cgroups: several busy ones make the scenario asymmetric (0 or 1)",
     },
-    Tunable {
-        key: "trim_max_ranges",
-        default: "512",
-        help: "most trims coalesced into one command",
-    },
-    Tunable {
-        key: "stats_window",
-        default: "1s",
-        help: "length of the rolling percentile window",
-    },
-    Tunable {
-        key: "bad_latency",
-        default: "500ms",
-        help: "completions slower than this are counted as too_long",
-    },
+    TRIM_MAX_RANGES,
+    STATS_WINDOW,
+    BAD_LATENCY,
 ];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,9 +94,7 @@ pub struct BfqConfig {
     pub strict_guarantees: bool,
     pub sync_writes: bool,
     pub groups: bool,
-    pub trim_max_ranges: u32,
-    pub stats_window: Nanos,
-    pub bad_latency: Nanos,
+    pub common: CommonConfig,
 }
 
 impl Default for BfqConfig {
@@ -126,9 +113,7 @@ impl Default for BfqConfig {
             strict_guarantees: false,
             sync_writes: false,
             groups: false,
-            trim_max_ranges: DEFAULT_MAX_RANGES,
-            stats_window: Nanos::from_secs(1),
-            bad_latency: Nanos::from_millis(500),
+            common: CommonConfig::default(),
         }
     }
 }
@@ -170,9 +155,7 @@ impl Configurable for BfqConfig {
             "strict_guarantees" => self.strict_guarantees = flag(key, value)?,
             "sync_writes" => self.sync_writes = flag(key, value)?,
             "groups" => self.groups = flag(key, value)?,
-            "trim_max_ranges" => self.trim_max_ranges = parse_int(key, value, 1, 65_535)? as u32,
-            "stats_window" => self.stats_window = parse_duration(key, value)?,
-            "bad_latency" => self.bad_latency = parse_duration(key, value)?,
+            _ if self.common.set(key, value)? => {}
             _ => {
                 let unknown = || unknown_key(INFO.name, key, TUNABLES);
                 let id = key.strip_prefix("weight.").ok_or_else(unknown)?;

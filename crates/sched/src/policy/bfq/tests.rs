@@ -1,6 +1,8 @@
 use super::*;
 use crate::config::apply_pairs;
 use crate::policy::testkit::Bench;
+use crate::request::Dispatch;
+use crate::scheduler::Scheduler;
 
 fn bfq(settings: &str) -> Bfq {
     let mut config = BfqConfig::default();

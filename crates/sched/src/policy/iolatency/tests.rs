@@ -1,6 +1,7 @@
 use super::*;
 use crate::config::apply_pairs;
 use crate::policy::testkit::Bench;
+use crate::scheduler::Scheduler;
 use std::cell::Cell;
 use std::rc::Rc;
 

@@ -3,6 +3,7 @@ use crate::config::{apply_pairs, apply_toml};
 use crate::policy::testkit::configured;
 use crate::request::{Dispatch, Outcome};
 use crate::scheduler::{DeviceView, Retry, Scheduler};
+use crate::units::Bytes;
 
 fn netflix(settings: &str) -> Netflix {
     Netflix::new(configured(settings))
@@ -308,40 +309,39 @@ fn toml_and_pairs_configure_the_same_scheduler() {
 
 #[test]
 fn configuration_errors_name_the_key_and_the_accepted_values() {
-    let err = config_error("write.limiter=tokens");
-    assert!(
-        err.contains("write.limiter") && err.contains("queue_depth, iops, bandwidth"),
-        "{err}"
-    );
-    let err = config_error("write.limiter=iops+iops");
-    assert!(err.contains("each once"), "{err}");
-    let err = config_error("writes.limiter=iops");
-    assert!(
-        err.contains("`writes.limiter`") && err.contains("read_bias"),
-        "{err}"
-    );
-    let err = config_error("write.current=1");
-    assert!(
-        err.contains("write.limiter") && err.contains("none"),
-        "{err}"
-    );
-    let err = config_error("write.limiter=queue_depth,write.current=0");
-    assert!(err.contains("from 1 to"), "{err}");
-    let err = config_error("write.limiter=iops,write.max=10,write.current=20");
-    assert!(err.contains("min <= current <= max"), "{err}");
-    let err = config_error("control.type=pid");
-    assert!(err.contains("none, set_max, read_latency"), "{err}");
-    let err = config_error("control.type=read_latency");
-    assert!(err.contains("steers the write limit"), "{err}");
-    let err = config_error("trim_goal=8");
-    assert!(err.contains("trim_ticks"), "{err}");
-    let err = config_error("trim_goal=8,trim_ticks=10,trim_advisory=4");
-    assert!(
-        err.contains("trim_advisory") && err.contains("trim_goal"),
-        "{err}"
-    );
-    let err = config_error("control.lolat=20ms");
-    assert!(err.contains("hilat"), "{err}");
+    for (spec, needles) in [
+        (
+            "write.limiter=tokens",
+            &["write.limiter", "queue_depth, iops, bandwidth"][..],
+        ),
+        ("write.limiter=iops+iops", &["each once"][..]),
+        (
+            "writes.limiter=iops",
+            &["`writes.limiter`", "read_bias"][..],
+        ),
+        ("write.current=1", &["write.limiter", "none"][..]),
+        (
+            "write.limiter=queue_depth,write.current=0",
+            &["from 1 to"][..],
+        ),
+        (
+            "write.limiter=iops,write.max=10,write.current=20",
+            &["min <= current <= max"][..],
+        ),
+        ("control.type=pid", &["none, set_max, read_latency"][..]),
+        ("control.type=read_latency", &["steers the write limit"][..]),
+        ("trim_goal=8", &["trim_ticks"][..]),
+        (
+            "trim_goal=8,trim_ticks=10,trim_advisory=4",
+            &["trim_advisory", "trim_goal"][..],
+        ),
+        ("control.lolat=20ms", &["hilat"][..]),
+    ] {
+        let err = config_error(spec);
+        for needle in needles {
+            assert!(err.contains(needle), "{spec}: {err}");
+        }
+    }
 }
 
 #[test]

@@ -201,7 +201,7 @@ use crate::policy::{class_pressure, construct, PolicyInfo};
 use crate::request::{Command, Completion, Op, Request};
 use crate::scheduler::{ClassPressure, WriteLimit};
 use crate::trim::TrimQueue;
-use crate::units::{Bytes, Nanos};
+use crate::units::Nanos;
 
 mod baseline;
 mod control;
@@ -542,28 +542,6 @@ impl Steer {
             || !self.released_reads.is_empty()
             || self.base.stats.class(Op::Read).in_flight > 0
     }
-
-    fn oldest(&self, op: Op) -> Option<Nanos> {
-        match op {
-            Op::Read => self
-                .reads
-                .front()
-                .into_iter()
-                .chain(self.held_reads.requests())
-                .chain(&self.released_reads)
-                .map(|r| r.submitted)
-                .min(),
-            Op::Write | Op::Flush => self
-                .writes
-                .iter()
-                .map(|q| &q.request)
-                .chain(self.barrier.held())
-                .filter(|r| r.op == op)
-                .map(|r| r.submitted)
-                .min(),
-            Op::Trim => None,
-        }
-    }
 }
 
 /// [`Steer::window_state`]; floats by their bits, so equal means unchanged.
@@ -619,8 +597,8 @@ impl Policy for Steer {
         }
     }
 
-    fn pop_elided(&mut self) -> Option<Request> {
-        self.trims.pop_elided()
+    fn trims(&mut self) -> Option<&mut TrimQueue> {
+        Some(&mut self.trims)
     }
 
     fn next_command(&mut self, now: Nanos) -> Option<Command> {
@@ -704,6 +682,28 @@ impl Policy for Steer {
             || self.trims.has_work()
     }
 
+    fn oldest(&self, op: Op) -> Option<Nanos> {
+        match op {
+            Op::Read => self
+                .reads
+                .front()
+                .into_iter()
+                .chain(self.held_reads.requests())
+                .chain(&self.released_reads)
+                .map(|r| r.submitted)
+                .min(),
+            Op::Write | Op::Flush => self
+                .writes
+                .iter()
+                .map(|q| &q.request)
+                .chain(self.barrier.held())
+                .filter(|r| r.op == op)
+                .map(|r| r.submitted)
+                .min(),
+            Op::Trim => None,
+        }
+    }
+
     fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {
         let limiters = (op == Op::Write).then_some(&self.limiter);
         class_pressure(&self.base.stats, op, limiters, self.oldest(op), now)
@@ -716,9 +716,5 @@ impl Policy for Steer {
             value: limit.current as f64,
             unit: kind.short_unit(),
         })
-    }
-
-    fn hurry_trims(&mut self, bytes: Bytes) {
-        self.trims.speed_up(bytes);
     }
 }
