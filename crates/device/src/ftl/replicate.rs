@@ -18,48 +18,68 @@
 //! What a copy does not reproduce: the dies are alike instead of merely
 //! alike in distribution, and units left in place come in whole stripes.
 
+use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+
 use super::{Block, Die, Ftl, UNMAPPED};
 
-/// A seeded pseudo-random permutation of `0..len` that needs no memory: a
-/// four-round Feistel network on the smallest even number of bits that
-/// covers `len`, walked until it lands inside.
+/// Indices a [`Shuffle`] permutes among themselves (a chunk of `0..len`).
+const CHUNK_BITS: u32 = 16;
+const CHUNK: u64 = 1 << CHUNK_BITS;
+
+/// A seeded pseudo-random permutation of `0..len` that is cheap for
+/// hundreds of millions of indices: each chunk of [`CHUNK`] consecutive
+/// indices is permuted among itself by one random table (a Fisher-Yates
+/// shuffle of the chunk, in cache) after an XOR with the chunk's own key, so
+/// chunks differ; the last, partial chunk walks the cycle until it lands
+/// inside. An index moves at most a chunk away, which for the mapping is
+/// 2,048 stripes of logical units: far enough to scatter them over the dies.
 pub(crate) struct Shuffle {
     len: u64,
-    half_bits: u32,
-    keys: [u64; 4],
+    seed: u64,
+    table: Vec<u16>,
+    inverse: Vec<u16>,
 }
 
 impl Shuffle {
     pub(crate) fn new(len: u64, seed: u64) -> Shuffle {
-        let bits = (64 - len.max(2).saturating_sub(1).leading_zeros()).max(2);
-        let half_bits = bits.div_ceil(2);
-        let mut state = seed;
-        let keys = std::array::from_fn(|_| {
-            state = mix(state.wrapping_add(0x9e37_79b9_7f4a_7c15));
-            state
-        });
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut table: Vec<u16> = (0..CHUNK).map(|i| i as u16).collect();
+        table.shuffle(&mut rng);
+        let mut inverse = vec![0u16; CHUNK as usize];
+        table
+            .iter()
+            .enumerate()
+            .for_each(|(i, t)| inverse[*t as usize] = i as u16);
         Shuffle {
             len,
-            half_bits,
-            keys,
+            seed,
+            table,
+            inverse,
         }
     }
 
     /// Where `index` (< `len`) goes; a bijection of `0..len`.
     pub(crate) fn apply(&self, index: u64) -> u64 {
+        self.walk(index, |key, x| u64::from(self.table[(x ^ key) as usize]))
+    }
+
+    /// The index [`Shuffle::apply`] sends to `image`.
+    pub(crate) fn invert(&self, image: u64) -> u64 {
+        self.walk(image, |key, y| u64::from(self.inverse[y as usize]) ^ key)
+    }
+
+    /// `step` within the chunk of `index` until the result is below `len`.
+    fn walk(&self, index: u64, step: impl Fn(u64, u64) -> u64) -> u64 {
         debug_assert!(index < self.len);
-        let mask = (1u64 << self.half_bits) - 1;
-        let mut x = index;
+        let base = index & !(CHUNK - 1);
+        let key = mix(self.seed ^ base) & (CHUNK - 1);
+        let mut x = index - base;
         loop {
-            let (mut left, mut right) = (x >> self.half_bits, x & mask);
-            for key in self.keys {
-                let next = left ^ (mix(right ^ key) & mask);
-                left = right;
-                right = next;
-            }
-            x = (left << self.half_bits) | right;
-            if x < self.len {
-                return x;
+            x = step(key, x);
+            if base + x < self.len {
+                return base + x;
             }
         }
     }
@@ -67,6 +87,7 @@ impl Shuffle {
 
 /// SplitMix64's finaliser: a good 64-bit mix.
 fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
@@ -103,16 +124,26 @@ impl Ftl {
         let mut rank = vec![UNMAPPED; sample.logical_units as usize];
         shuffled.iter().enumerate().for_each(|(r, s)| rank[*s as usize] = r as u32);
         let shuffle = Shuffle::new(shuffled.len() as u64 * u64::from(dies), seed);
+        let stripes = u64::from(dies);
+        // Sample unit `s` on `die` -> the logical unit it becomes.
         let logical = |s: u32, die: u32| -> u32 {
             if rank[s as usize] == UNMAPPED {
                 return s * dies + die;
             }
-            let j = shuffle.apply(u64::from(rank[s as usize]) * u64::from(dies) + u64::from(die));
-            shuffled[(j / u64::from(dies)) as usize] * dies + (j % u64::from(dies)) as u32
+            let j = shuffle.apply(u64::from(rank[s as usize]) * stripes + u64::from(die));
+            shuffled[(j / stripes) as usize] * dies + (j % stripes) as u32
+        };
+        // Logical unit `lpn` -> the sample unit and die that hold it.
+        let source = |lpn: u32| -> (u32, u32) {
+            let (stripe, column) = (lpn / dies, lpn % dies);
+            if rank[stripe as usize] == UNMAPPED {
+                return (stripe, column);
+            }
+            let i = shuffle.invert(u64::from(rank[stripe as usize]) * stripes + u64::from(column));
+            (shuffled[(i / stripes) as usize], (i % stripes) as u32)
         };
         let bpd = self.blocks_per_die;
-        let units_per_die = (bpd * self.units_per_block) as usize;
-        let scale = u64::from(dies);
+        let units_per_die = bpd * self.units_per_block;
         for die in 0..dies {
             let first_block = die * bpd;
             let shift = |b: u32| if b == UNMAPPED { UNMAPPED } else { b + first_block };
@@ -120,7 +151,7 @@ impl Ftl {
                 self.blocks[first_block as usize + i] = Block {
                     prev: shift(b.prev),
                     next: shift(b.next),
-                    closed_at: b.closed_at * scale,
+                    closed_at: b.closed_at * stripes,
                     ..b.clone()
                 };
             }
@@ -128,20 +159,26 @@ impl Ftl {
             self.dies[die as usize] = Die {
                 free: d.free.iter().map(|b| shift(*b)).collect(),
                 open: d.open.iter().map(|b| shift(*b)).collect(),
-                last_write: d.last_write.iter().map(|w| w * scale).collect(),
+                last_write: d.last_write.iter().map(|w| w * stripes).collect(),
                 fifo: d.fifo.iter().map(|b| shift(*b)).collect(),
                 buckets: d.buckets.iter().map(|b| shift(*b)).collect(),
             };
-            let base = die as usize * units_per_die;
+            // Both maps are written in their own order (the other order
+            // writes at random into hundreds of MB: a miss per unit).
+            let base = (die * units_per_die) as usize;
             for (slot, &s) in sample.p2l.iter().enumerate() {
                 if s != UNMAPPED {
-                    let lpn = logical(s, die);
-                    self.p2l[base + slot] = lpn;
-                    self.l2p[lpn as usize] = (base + slot) as u32;
+                    self.p2l[base + slot] = logical(s, die);
                 }
             }
         }
-        self.page_writes = sample.page_writes * scale;
+        for lpn in 0..sample.logical_units * dies {
+            let (s, die) = source(lpn);
+            let slot = sample.l2p[s as usize];
+            assert_ne!(slot, UNMAPPED, "the sample maps all of its units");
+            self.l2p[lpn as usize] = die * units_per_die + slot;
+        }
+        self.page_writes = sample.page_writes * stripes;
     }
 }
 
@@ -151,14 +188,16 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        #![proptest_config(ProptestConfig::with_cases(16))]
         #[test]
-        fn shuffle_is_a_permutation(len in 1u64..3000, seed: u64) {
+        fn shuffle_is_a_permutation_and_inverts(len in 1u64..200_000, seed: u64) {
             let s = Shuffle::new(len, seed);
             let mut seen = vec![false; len as usize];
             for i in 0..len {
                 let j = s.apply(i);
                 prop_assert!(j < len);
                 prop_assert!(!std::mem::replace(&mut seen[j as usize], true));
+                prop_assert_eq!(s.invert(j), i);
             }
         }
     }
