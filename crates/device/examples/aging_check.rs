@@ -45,7 +45,8 @@ fn main() -> Result<(), String> {
         let mut rng = SmallRng::seed_from_u64(7);
         for i in 0..count {
             let lpn = rng.random_range(0..logical);
-            ftl.write(lpn, (i % dies) as u32, 0).map_err(|e| e.to_string())?;
+            ftl.write(lpn, (i % dies) as u32, 0)
+                .map_err(|e| e.to_string())?;
         }
         format!("{:.4}", ftl.counters.write_amplification())
     } else {

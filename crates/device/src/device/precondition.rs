@@ -207,7 +207,8 @@ impl Device {
             }
             _ => {
                 let filled = (f64::from(self.ftl.logical_units())
-                    * plan.state.fill_fraction().clamp(0.0, 1.0)) as u64;
+                    * plan.state.fill_fraction().clamp(0.0, 1.0))
+                    as u64;
                 age(&mut self.ftl, plan, filled, high_watermark, &mut |_| {})?
             }
         };
@@ -247,7 +248,8 @@ impl Device {
         )?;
         self.ftl.replicate(&sample, &overwritten, seed);
         for lpn in u64::from(share * dies)..u64::from(self.ftl.logical_units()) {
-            self.ftl.write(lpn, (lpn % u64::from(dies)) as u32, HOST_STREAM)?;
+            self.ftl
+                .write(lpn, (lpn % u64::from(dies)) as u32, HOST_STREAM)?;
         }
         refill_free_blocks(&mut self.ftl, high_watermark)
     }
@@ -401,7 +403,15 @@ mod tests {
             assert_eq!(parsed.to_string().parse::<StartState>().unwrap(), state);
         }
         for bad in [
-            "full", "fill=150", "fill=x", "aged=-1", "aged-fast=-1", "aged-fast=nan", "empty=3", "steady=2", "",
+            "full",
+            "fill=150",
+            "fill=x",
+            "aged=-1",
+            "aged-fast=-1",
+            "aged-fast=nan",
+            "empty=3",
+            "steady=2",
+            "",
         ] {
             let e = bad.parse::<StartState>().unwrap_err();
             assert!(e.to_string().contains("fill[=PCT]"), "{e}");

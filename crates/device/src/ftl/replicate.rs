@@ -122,7 +122,10 @@ impl Ftl {
             .filter(|s| overwritten[*s as usize])
             .collect();
         let mut rank = vec![UNMAPPED; sample.logical_units as usize];
-        shuffled.iter().enumerate().for_each(|(r, s)| rank[*s as usize] = r as u32);
+        shuffled
+            .iter()
+            .enumerate()
+            .for_each(|(r, s)| rank[*s as usize] = r as u32);
         let shuffle = Shuffle::new(shuffled.len() as u64 * u64::from(dies), seed);
         let stripes = u64::from(dies);
         // Sample unit `s` on `die` -> the logical unit it becomes.
@@ -146,7 +149,13 @@ impl Ftl {
         let units_per_die = bpd * self.units_per_block;
         for die in 0..dies {
             let first_block = die * bpd;
-            let shift = |b: u32| if b == UNMAPPED { UNMAPPED } else { b + first_block };
+            let shift = |b: u32| {
+                if b == UNMAPPED {
+                    UNMAPPED
+                } else {
+                    b + first_block
+                }
+            };
             for (i, b) in sample.blocks.iter().enumerate() {
                 self.blocks[first_block as usize + i] = Block {
                     prev: shift(b.prev),
