@@ -16,7 +16,10 @@
 //!   ([`Shuffle`]), as random overwrites scatter them.
 //!
 //! What a copy does not reproduce: the dies are alike instead of merely
-//! alike in distribution, and units left in place come in whole stripes.
+//! alike in distribution; units left in place come in whole stripes; an
+//! overwritten unit lands within 2,048 stripes of where its sample unit's
+//! stripe would be rather than anywhere. `scripts/fast-aging-check.sh`
+//! measures what that changes.
 
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
