@@ -6,6 +6,8 @@
 //!
 //! `cargo run --release -p iosteer-device --example aging_check -- PRESET
 //! STATE [BLOCKS_PER_PLANE] [NEXT_GIB]` prints one JSON line.
+//! With `AGING_CHECK_HISTOGRAM=1` it also prints (on stderr) how many blocks
+//! hold each tenth of valid units, die 0's valid units and the erases.
 
 use std::time::Instant;
 
@@ -37,6 +39,24 @@ fn main() -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let aging_s = started.elapsed().as_secs_f64();
     let free_blocks = device.ftl().total_free_blocks();
+    if std::env::var_os("AGING_CHECK_HISTOGRAM").is_some() {
+        let ftl = device.ftl();
+        let upb = u64::from(ftl.pages_per_block() * ftl.units_per_page());
+        let blocks = ftl.erase_counts().count();
+        let mut valid = vec![0u64; blocks];
+        for lpn in 0..ftl.logical_units() {
+            if let Some(p) = ftl.lookup(lpn) {
+                valid[(u64::from(p) / upb) as usize] += 1;
+            }
+        }
+        let mut hist = [0u32; 11];
+        valid
+            .iter()
+            .for_each(|v| hist[(v * 10 / upb) as usize] += 1);
+        let per_die_die0: u64 = valid[..blocks / ftl.dies() as usize].iter().sum();
+        let erases: u64 = ftl.erase_counts().map(u64::from).sum();
+        eprintln!("valid-fraction deciles {hist:?} die0 valid {per_die_die0} erases {erases}");
+    }
     let next_waf = if next_gib > 0.0 {
         let mut ftl = device.ftl().clone();
         let count = (next_gib * f64::from(1u32 << 30) / unit as f64) as u64;

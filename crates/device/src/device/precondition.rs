@@ -33,6 +33,12 @@ use crate::ftl::{Ftl, FtlError, HOST_STREAM};
 
 /// Random overwrites of `aged` without `=N`, in capacities.
 pub const AGED_OVERWRITES: f64 = 2.0;
+/// Dies `aged-fast` ages on their own and copies onto the others. One would
+/// do for the state's distribution, but identical dies run out of free
+/// blocks and pick equal victims at the same moments, so their GC pauses
+/// line up and reads wait behind all of them at once; a few distinct samples
+/// break that lock-step.
+pub const FAST_AGING_SAMPLES: u32 = 4;
 /// `steady` has settled when the write amplification of the last
 /// capacity-write is within this fraction of the one before.
 pub const STEADY_TOLERANCE: f64 = 0.01;
@@ -226,27 +232,35 @@ impl Device {
         self.aging
     }
 
-    /// `aged-fast`: ages one die with its share of the logical space, copies
-    /// it onto every die ([`Ftl::replicate`]), then writes in order the few
-    /// logical units the shares leave over and refills the free pools.
+    /// `aged-fast`: ages [`FAST_AGING_SAMPLES`] dies (fewer if the drive
+    /// has fewer), each with its share of the logical space and its own
+    /// seed, copies them onto every die ([`Ftl::replicate`]), then writes in
+    /// order the few logical units the shares leave over and refills the
+    /// free pools.
     fn age_one_die_and_copy(&mut self, overwrites: f64, seed: u64) -> Result<(), FtlError> {
         let dies = self.ftl.dies();
         let share = self.ftl.logical_units() / dies;
-        let mut sample = Ftl::sample_die(&self.config, share);
-        let mut overwritten = vec![false; share as usize];
-        let plan = Precondition {
-            state: StartState::Aged { overwrites },
-            seed,
-        };
         let high_watermark = self.config.gc.high_watermark;
-        age(
-            &mut sample,
-            plan,
-            u64::from(share),
-            high_watermark,
-            &mut |lpn| overwritten[lpn as usize] = true,
-        )?;
-        self.ftl.replicate(&sample, &overwritten, seed);
+        let mut samples = Vec::new();
+        let mut overwritten = Vec::new();
+        for i in 0..FAST_AGING_SAMPLES.min(dies) {
+            let mut sample = Ftl::sample_die(&self.config, share);
+            let mut touched = vec![false; share as usize];
+            let plan = Precondition {
+                state: StartState::Aged { overwrites },
+                seed: seed.wrapping_add(u64::from(i)),
+            };
+            age(
+                &mut sample,
+                plan,
+                u64::from(share),
+                high_watermark,
+                &mut |lpn| touched[lpn as usize] = true,
+            )?;
+            samples.push(sample);
+            overwritten.push(touched);
+        }
+        self.ftl.replicate(&samples, &overwritten, seed);
         for lpn in u64::from(share * dies)..u64::from(self.ftl.logical_units()) {
             self.ftl
                 .write(lpn, (lpn % u64::from(dies)) as u32, HOST_STREAM)?;

@@ -109,44 +109,51 @@ impl Ftl {
         ftl
     }
 
-    /// Makes this fresh drive `sample` on every die (see the module). The
-    /// sample must have this drive's die geometry and stream count and at
-    /// most `logical_units / dies` logical units; `overwritten[s]` says
-    /// whether sample unit `s` was ever overwritten. Logical units past
-    /// `sample units * dies` stay unmapped. Counters are left as they were.
-    pub fn replicate(&mut self, sample: &Ftl, overwritten: &[bool], seed: u64) {
+    /// Makes this fresh drive a copy of `samples` (see the module): die `d`
+    /// copies sample `d % samples.len()`. Each sample must have this drive's
+    /// die geometry and stream count and the same logical units, at most
+    /// `logical_units / dies`; `overwritten[i][s]` says whether sample `i`
+    /// ever overwrote its unit `s`. Logical units past `sample units * dies`
+    /// stay unmapped. Counters are left as they were.
+    pub fn replicate(&mut self, samples: &[Ftl], overwritten: &[Vec<bool>], seed: u64) {
         let dies = self.dies.len() as u32;
-        assert_eq!(sample.dies.len(), 1, "the sample is one die");
-        assert_eq!(sample.blocks_per_die, self.blocks_per_die);
-        assert_eq!(sample.units_per_block, self.units_per_block);
-        assert!(u64::from(sample.logical_units) * u64::from(dies) <= u64::from(self.logical_units));
-        // The overwritten sample units, in order, and each one's rank.
-        let shuffled: Vec<u32> = (0..sample.logical_units)
-            .filter(|s| overwritten[*s as usize])
-            .collect();
-        let mut rank = vec![UNMAPPED; sample.logical_units as usize];
-        shuffled
-            .iter()
-            .enumerate()
-            .for_each(|(r, s)| rank[*s as usize] = r as u32);
-        let shuffle = Shuffle::new(shuffled.len() as u64 * u64::from(dies), seed);
+        let share = samples[0].logical_units;
+        for sample in samples {
+            assert_eq!(sample.dies.len(), 1, "a sample is one die");
+            assert_eq!(sample.blocks_per_die, self.blocks_per_die);
+            assert_eq!(sample.units_per_block, self.units_per_block);
+            assert_eq!(sample.logical_units, share);
+        }
+        assert!(u64::from(share) * u64::from(dies) <= u64::from(self.logical_units));
         let stripes = u64::from(dies);
+        let of_die = |die: u32| (die as usize) % samples.len();
+        // Logical unit `s * dies + d` is "moved" when sample unit `s` of
+        // die `d` was overwritten: the moved ones are permuted among
+        // themselves (the shuffle walked until it lands on a moved one),
+        // the others stay where the fill striped them.
+        let moved =
+            |lpn: u64| overwritten[of_die((lpn % stripes) as u32)][(lpn / stripes) as usize];
+        let shuffle = Shuffle::new(u64::from(share) * stripes, seed);
+        let walk = |lpn: u64, step: &dyn Fn(u64) -> u64| -> u64 {
+            let mut x = lpn;
+            if moved(x) {
+                x = step(x);
+                while !moved(x) {
+                    x = step(x);
+                }
+            }
+            x
+        };
         // Sample unit `s` on `die` -> the logical unit it becomes.
         let logical = |s: u32, die: u32| -> u32 {
-            if rank[s as usize] == UNMAPPED {
-                return s * dies + die;
-            }
-            let j = shuffle.apply(u64::from(rank[s as usize]) * stripes + u64::from(die));
-            shuffled[(j / stripes) as usize] * dies + (j % stripes) as u32
+            walk(u64::from(s) * stripes + u64::from(die), &|x| {
+                shuffle.apply(x)
+            }) as u32
         };
-        // Logical unit `lpn` -> the sample unit and die that hold it.
+        // Logical unit `lpn` -> the die and the sample unit that hold it.
         let source = |lpn: u32| -> (u32, u32) {
-            let (stripe, column) = (lpn / dies, lpn % dies);
-            if rank[stripe as usize] == UNMAPPED {
-                return (stripe, column);
-            }
-            let i = shuffle.invert(u64::from(rank[stripe as usize]) * stripes + u64::from(column));
-            (shuffled[(i / stripes) as usize], (i % stripes) as u32)
+            let x = walk(u64::from(lpn), &|y| shuffle.invert(y));
+            ((x % stripes) as u32, (x / stripes) as u32)
         };
         let bpd = self.blocks_per_die;
         let units_per_die = bpd * self.units_per_block;
@@ -159,6 +166,7 @@ impl Ftl {
                     b + first_block
                 }
             };
+            let sample = &samples[of_die(die)];
             for (i, b) in sample.blocks.iter().enumerate() {
                 self.blocks[first_block as usize + i] = Block {
                     prev: shift(b.prev),
@@ -184,13 +192,13 @@ impl Ftl {
                 }
             }
         }
-        for lpn in 0..sample.logical_units * dies {
-            let (s, die) = source(lpn);
-            let slot = sample.l2p[s as usize];
+        for lpn in 0..share * dies {
+            let (die, s) = source(lpn);
+            let slot = samples[of_die(die)].l2p[s as usize];
             assert_ne!(slot, UNMAPPED, "the sample maps all of its units");
             self.l2p[lpn as usize] = die * units_per_die + slot;
         }
-        self.page_writes = sample.page_writes * stripes;
+        self.page_writes = samples.iter().map(|s| s.page_writes).max().unwrap_or(0) * stripes;
     }
 }
 
