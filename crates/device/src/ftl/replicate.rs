@@ -1,4 +1,4 @@
-//! Fast aging: one die aged on its own, copied onto every die of the drive.
+//! Fast aging: a few dies aged on their own, copied onto every die.
 //!
 //! Under uniform random overwrites spread round-robin over the dies, with GC
 //! inside each die, every die sees the same process: the same share of the
@@ -7,18 +7,20 @@
 //! open or closed, their order and wear) is a sample of one distribution,
 //! and aging one die of the same geometry with `1 / dies` of the logical
 //! space draws such a sample in `1 / dies` of the time. [`Ftl::replicate`]
-//! copies that die onto each die of a fresh drive and names the logical
-//! units it holds so that every logical unit is held exactly once:
-//! - a unit the sample never overwrote stays where the in-order fill put it
+//! copies a few such samples onto the dies of a fresh drive, round-robin,
+//! and names the logical units they hold so that every logical unit is held
+//! exactly once:
+//! - a unit its sample never overwrote stays where the in-order fill put it
 //!   (sample unit `s` on die `d` is logical unit `s * dies + d`, as the fill
 //!   stripes them);
-//! - the overwritten ones are shuffled over the dies by a seeded permutation
-//!   ([`Shuffle`]), as random overwrites scatter them.
+//! - the overwritten ones are permuted among themselves by a seeded shuffle
+//!   ([`Shuffle`]), as random overwrites scatter them over the dies.
 //!
-//! What a copy does not reproduce: the dies are alike instead of merely
-//! alike in distribution; units left in place come in whole stripes; an
-//! overwritten unit lands within 2,048 stripes of where its sample unit's
-//! stripe would be rather than anywhere. `scripts/fast-aging-check.sh`
+//! What a copy does not reproduce: dies that copy the same sample are alike
+//! rather than alike in distribution; each die holds exactly its share of
+//! the logical space (aged together, shares drift by a fraction of a
+//! percent); an overwritten unit lands within 65,536 logical units of where
+//! the fill put its position rather than anywhere. `scripts/fast-aging-check.sh`
 //! measures what that changes.
 
 use rand::rngs::SmallRng;
@@ -36,8 +38,8 @@ const CHUNK: u64 = 1 << CHUNK_BITS;
 /// indices is permuted among itself by one random table (a Fisher-Yates
 /// shuffle of the chunk, in cache) after an XOR with the chunk's own key, so
 /// chunks differ; the last, partial chunk walks the cycle until it lands
-/// inside. An index moves at most a chunk away, which for the mapping is
-/// 2,048 stripes of logical units: far enough to scatter them over the dies.
+/// inside. An index moves at most a chunk away: far enough to scatter
+/// logical units over the dies.
 pub(crate) struct Shuffle {
     len: u64,
     seed: u64,
