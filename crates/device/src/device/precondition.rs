@@ -13,9 +13,9 @@
 //! - `aged[=N]`: full, then N times the capacity in random single-page
 //!   overwrites (default 2: the built-in scenarios' drive);
 //! - `aged-fast[=N]`: the state of `aged=N` reached without aging every die:
-//!   one die is aged on its own and copied onto each (see `ftl/replicate.rs`
-//!   for why that is the same state in distribution, and what differs);
-//!   `dies` times faster;
+//!   [`FAST_AGING_SAMPLES`] dies are aged on their own and copied onto the
+//!   others (see `ftl/replicate.rs` for why that is the same state in
+//!   distribution, and what differs); `dies / 4` times less work;
 //! - `steady`: full, then random overwrites one capacity at a time until
 //!   write amplification settles ([`STEADY_TOLERANCE`], at most
 //!   [`STEADY_MAX_CAPACITY_WRITES`]).
@@ -208,7 +208,7 @@ impl Device {
         let high_watermark = self.config.gc.high_watermark;
         let aging = match plan.state {
             StartState::AgedFast { overwrites } => {
-                self.age_one_die_and_copy(overwrites, plan.seed)?;
+                self.age_sample_dies_and_copy(overwrites, plan.seed)?;
                 Aging::plain(plan.state, overwrites)
             }
             _ => {
@@ -237,7 +237,7 @@ impl Device {
     /// seed, copies them onto every die ([`Ftl::replicate`]), then writes in
     /// order the few logical units the shares leave over and refills the
     /// free pools.
-    fn age_one_die_and_copy(&mut self, overwrites: f64, seed: u64) -> Result<(), FtlError> {
+    fn age_sample_dies_and_copy(&mut self, overwrites: f64, seed: u64) -> Result<(), FtlError> {
         let dies = self.ftl.dies();
         let share = self.ftl.logical_units() / dies;
         let high_watermark = self.config.gc.high_watermark;
