@@ -6,10 +6,14 @@
 #   (c) the default scenario's fill-phase read p99 and write amplification,
 # and times both on a 1 TiB enterprise-nvme (blocks_per_plane = 5688).
 # Prints a table per check and `agree`/`DIFFER` at 5 %.
-# Usage: scripts/fast-aging-check.sh [N]   (N capacities of overwrites, default 2)
+# Usage: [SEEDS="1 2 3"] scripts/fast-aging-check.sh [N]
+#   (N capacities of overwrites, default 2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n="${1:-2}"
+# The default scenario is run with each seed (aging, arrivals and offsets all
+# follow it): the spread across seeds is the yardstick for a difference.
+seeds="${SEEDS:-1 2 3}"
 target="${CARGO_TARGET_DIR:-target}"
 cargo build --release -q -p iosteer-device --example aging_check
 cargo build --release -q -p iosteer
@@ -21,8 +25,10 @@ trap 'rm -rf "$out"' EXIT
 for preset in consumer-sata enterprise-nvme; do
   for state in "aged=$n" "aged-fast=$n"; do
     "$check" "$preset" "$state" - 10 >>"$out/state.jsonl"
-    "$iosteer" sim --device "$preset" --precondition "$state" --json \
-      >"$out/sim-$preset-${state%%=*}.json"
+    for seed in $seeds; do
+      "$iosteer" sim --device "$preset" --precondition "$state" --seed "$seed" --json \
+        >"$out/sim-$preset-${state%%=*}-$seed.json"
+    done
   done
 done
 # 1 TiB of NAND: time only (the next-writes check of a drive this size would
@@ -47,18 +53,25 @@ for preset in ("consumer-sata", "enterprise-nvme"):
           f"({(fast['next_waf'] / slow['next_waf'] - 1) * 100:+.2f} %), free pool "
           f"{'equal' if slow['free_blocks'] == fast['free_blocks'] else 'DIFFER'}")
 print()
-print("(c) default scenario, fill phase")
-print(f"{'drive':16} {'scheduler':24} {'read p99 ms aged':>16} {'aged-fast':>10} {'':7} {'WA aged':>8} {'aged-fast':>10}")
+print("(c) default scenario, fill phase: read p99 ms and write amplification per seed;")
+print("    `agree` when the seed-averaged figures are within 5 %")
+seeds = sorted({int(os.path.basename(f).rsplit("-", 1)[1][:-5]) for f in glob.glob(f"{out}/sim-*.json")})
+def fill(preset, state, seed):
+    runs = json.load(open(f"{out}/sim-{preset}-{state}-{seed}.json"))["runs"]
+    return [(r["scheduler"], next(p for p in r["phases"] if p["name"] == "fill")) for r in runs]
 for preset in ("consumer-sata", "enterprise-nvme"):
-    slow = json.load(open(f"{out}/sim-{preset}-aged.json"))["runs"]
-    fast = json.load(open(f"{out}/sim-{preset}-aged-fast.json"))["runs"]
-    for s, f in zip(slow, fast):
-        ps = next(p for p in s["phases"] if p["name"] == "fill")
-        pf = next(p for p in f["phases"] if p["name"] == "fill")
-        p99s, p99f = ps["read"]["lat_us"]["p99"] / 1e3, pf["read"]["lat_us"]["p99"] / 1e3
-        was, waf = ps["waf"], pf["waf"]
-        print(f"{preset:16} {s['scheduler']:24} {p99s:16.2f} {p99f:10.2f} {close(p99s, p99f):7} "
-              f"{was:8.3f} {waf:10.3f} {close(was, waf)}")
+    for i, (sched, _) in enumerate(fill(preset, "aged", seeds[0])):
+        line = {}
+        for state in ("aged", "aged-fast"):
+            phases = [fill(preset, state, seed)[i][1] for seed in seeds]
+            line[state] = ([p["read"]["lat_us"]["p99"] / 1e3 for p in phases], [p["waf"] for p in phases])
+        (ps, ws), (pf, wf) = line["aged"], line["aged-fast"]
+        mean = lambda xs: sum(xs) / len(xs)
+        print(f"{preset} {sched}")
+        print(f"    read p99 aged {' '.join(f'{x:.2f}' for x in ps)} | aged-fast {' '.join(f'{x:.2f}' for x in pf)}"
+              f" | means {mean(ps):.2f} {mean(pf):.2f} {close(mean(ps), mean(pf))}")
+        print(f"    WA       aged {' '.join(f'{x:.3f}' for x in ws)} | aged-fast {' '.join(f'{x:.3f}' for x in wf)}"
+              f" | means {mean(ws):.3f} {mean(wf):.3f} {close(mean(ws), mean(wf))}")
 print()
 print("1 TiB enterprise-nvme (blocks_per_plane = 5688): aging wall time")
 for l in open(f"{out}/big.jsonl"):
