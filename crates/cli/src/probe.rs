@@ -23,7 +23,7 @@ pub struct ProbeArgs {
     #[arg(long, value_name = "PRESET|FILE", conflicts_with_all = ["target", "size", "force"])]
     pub emulate: Option<String>,
     /// The drive's starting state: empty, fill[=PCT] (in order, default 100),
-    /// aged[=N] (full, then N capacities of random overwrites, default 2) or
+    /// aged[=N] (full, then N capacities of random overwrites, default 2), aged-fast[=N] or
     /// steady (random overwrites until write amplification settles); overrides
     /// the drive file's [precondition] and the scenario's.
     #[arg(long, value_name = "STATE", requires = "emulate")]

@@ -37,7 +37,7 @@ pub struct SimArgs {
     #[arg(long = "sched", value_name = "SPEC")]
     pub scheds: Vec<String>,
     /// The drive's starting state: empty, fill[=PCT] (in order, default 100),
-    /// aged[=N] (full, then N capacities of random overwrites, default 2) or
+    /// aged[=N] (full, then N capacities of random overwrites, default 2), aged-fast[=N] or
     /// steady (random overwrites until write amplification settles); overrides
     /// the drive file's [precondition] and the scenario's.
     #[arg(long, value_name = "STATE")]

@@ -50,7 +50,7 @@ pub struct SweepArgs {
     #[arg(long, value_name = "PRESET|FILE|LIST")]
     pub device: Option<String>,
     /// The drive's starting state: empty, fill[=PCT] (in order, default 100),
-    /// aged[=N] (full, then N capacities of random overwrites, default 2) or
+    /// aged[=N] (full, then N capacities of random overwrites, default 2), aged-fast[=N] or
     /// steady (random overwrites until write amplification settles); overrides
     /// the drive file's [precondition] and the scenario's.
     #[arg(long, value_name = "STATE")]

@@ -28,7 +28,8 @@
 //!     semi-preemptive states, merge and suspend;
 //!   - `device/precondition.rs`: aging a fresh drive ([`Precondition`]);
 //!   - `device/buffer.rs`: the write buffer of a sector-mapped drive.
-//! - [`Ftl`] ([`ftl`]): mapping, block pool, victims, GC; untimed.
+//! - [`Ftl`] ([`ftl`]): mapping, block pool, victims, GC; untimed;
+//!   `ftl/replicate.rs` copies one aged die onto every die (`aged-fast`).
 //! - [`waf`]: the analytical write-amplification check.
 //! - [`import`]: drives from DiskSim `.parv` and MQSim `ssdconfig.xml` files.
 //! - [`family`]: a plausible drive per seed (`family:N`), for judging policies

@@ -12,6 +12,10 @@
 //!   DiskSim's start and MQSim's "initial occupancy");
 //! - `aged[=N]`: full, then N times the capacity in random single-page
 //!   overwrites (default 2: the built-in scenarios' drive);
+//! - `aged-fast[=N]`: the state of `aged=N` reached without aging every die:
+//!   [`FAST_AGING_SAMPLES`] dies are aged on their own and copied onto the
+//!   others (see `ftl/replicate.rs` for why that is the same state in
+//!   distribution, and what differs); `dies / 4` times less work;
 //! - `steady`: full, then random overwrites one capacity at a time until
 //!   write amplification settles ([`STEADY_TOLERANCE`], at most
 //!   [`STEADY_MAX_CAPACITY_WRITES`]).
@@ -25,10 +29,16 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::{gc, Device, DeviceStats};
-use crate::ftl::{FtlError, HOST_STREAM};
+use crate::ftl::{Ftl, FtlError, HOST_STREAM};
 
 /// Random overwrites of `aged` without `=N`, in capacities.
 pub const AGED_OVERWRITES: f64 = 2.0;
+/// Dies `aged-fast` ages on their own and copies onto the others. One would
+/// do for the state's distribution, but identical dies run out of free
+/// blocks and pick equal victims at the same moments, so their GC pauses
+/// line up and reads wait behind all of them at once; a few distinct samples
+/// break that lock-step.
+pub const FAST_AGING_SAMPLES: u32 = 4;
 /// `steady` has settled when the write amplification of the last
 /// capacity-write is within this fraction of the one before.
 pub const STEADY_TOLERANCE: f64 = 0.01;
@@ -38,7 +48,8 @@ pub const STEADY_TOLERANCE: f64 = 0.01;
 pub const STEADY_MAX_CAPACITY_WRITES: u32 = 16;
 
 /// The accepted forms, for errors.
-pub const START_STATE_FORMS: &str = "empty, fill[=PCT] (0..100), aged[=N] (N >= 0), steady";
+pub const START_STATE_FORMS: &str =
+    "empty, fill[=PCT] (0..100), aged[=N] (N >= 0), aged-fast[=N] (N >= 0), steady";
 
 /// The state a fresh drive is put in before a run.
 #[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -50,6 +61,8 @@ pub enum StartState {
     Fill { percent: f64 },
     /// Full, then `overwrites` capacities of random single-page overwrites.
     Aged { overwrites: f64 },
+    /// The state of `Aged` in distribution, by aging one die and copying it.
+    AgedFast { overwrites: f64 },
     /// Full, then random overwrites until write amplification settles.
     Steady,
 }
@@ -94,11 +107,16 @@ impl FromStr for StartState {
             "aged" => StartState::Aged {
                 overwrites: number(AGED_OVERWRITES)?,
             },
+            "aged-fast" => StartState::AgedFast {
+                overwrites: number(AGED_OVERWRITES)?,
+            },
             _ => return Err(bad()),
         };
         match state {
             StartState::Fill { percent } if !(0.0..=100.0).contains(&percent) => Err(bad()),
-            StartState::Aged { overwrites } if !(overwrites.is_finite() && overwrites >= 0.0) => {
+            StartState::Aged { overwrites } | StartState::AgedFast { overwrites }
+                if !(overwrites.is_finite() && overwrites >= 0.0) =>
+            {
                 Err(bad())
             }
             _ => Ok(state),
@@ -125,6 +143,7 @@ impl fmt::Display for StartState {
             StartState::Empty => write!(f, "empty"),
             StartState::Fill { percent } => write!(f, "fill={percent}"),
             StartState::Aged { overwrites } => write!(f, "aged={overwrites}"),
+            StartState::AgedFast { overwrites } => write!(f, "aged-fast={overwrites}"),
             StartState::Steady => write!(f, "steady"),
         }
     }
@@ -136,7 +155,7 @@ impl StartState {
         match self {
             StartState::Empty => 0.0,
             StartState::Fill { percent } => percent / 100.0,
-            StartState::Aged { .. } | StartState::Steady => 1.0,
+            StartState::Aged { .. } | StartState::AgedFast { .. } | StartState::Steady => 1.0,
         }
     }
 }
@@ -186,19 +205,19 @@ impl Device {
     /// GC refill every die to the high watermark. Counters start afresh;
     /// wear is kept.
     pub fn precondition(&mut self, plan: Precondition) -> Result<Aging, FtlError> {
-        let filled = (f64::from(self.ftl.logical_units())
-            * plan.state.fill_fraction().clamp(0.0, 1.0)) as u64;
-        self.fill(filled)?;
-        let mut rng = SmallRng::seed_from_u64(plan.seed);
+        let high_watermark = self.config.gc.high_watermark;
         let aging = match plan.state {
-            StartState::Aged { overwrites } => {
-                self.overwrite(filled, (filled as f64 * overwrites) as u64, &mut rng)?;
+            StartState::AgedFast { overwrites } => {
+                self.age_sample_dies_and_copy(overwrites, plan.seed)?;
                 Aging::plain(plan.state, overwrites)
             }
-            StartState::Steady => self.overwrite_until_steady(filled, &mut rng)?,
-            StartState::Empty | StartState::Fill { .. } => Aging::plain(plan.state, 0.0),
+            _ => {
+                let filled = (f64::from(self.ftl.logical_units())
+                    * plan.state.fill_fraction().clamp(0.0, 1.0))
+                    as u64;
+                age(&mut self.ftl, plan, filled, high_watermark, &mut |_| {})?
+            }
         };
-        self.refill_free_blocks()?;
         self.ftl.reset_counters();
         self.ftl.record_moves(gc::merges(&self.config));
         self.pending_moves.clear();
@@ -213,90 +232,157 @@ impl Device {
         self.aging
     }
 
-    /// Writes logical pages `0..filled` in order, spread over the dies.
-    fn fill(&mut self, filled: u64) -> Result<(), FtlError> {
-        let dies = u64::from(self.ftl.dies());
-        for lpn in 0..filled {
-            self.ftl.write(lpn, (lpn % dies) as u32, HOST_STREAM)?;
+    /// `aged-fast`: ages [`FAST_AGING_SAMPLES`] dies (fewer if the drive
+    /// has fewer), each with its share of the logical space and its own
+    /// seed, copies them onto every die ([`Ftl::replicate`]), then writes in
+    /// order the few logical units the shares leave over and refills the
+    /// free pools.
+    fn age_sample_dies_and_copy(&mut self, overwrites: f64, seed: u64) -> Result<(), FtlError> {
+        let dies = self.ftl.dies();
+        let share = self.ftl.logical_units() / dies;
+        let high_watermark = self.config.gc.high_watermark;
+        let mut samples = Vec::new();
+        let mut overwritten = Vec::new();
+        for i in 0..FAST_AGING_SAMPLES.min(dies) {
+            let mut sample = Ftl::sample_die(&self.config, share);
+            let mut touched = vec![false; share as usize];
+            let plan = Precondition {
+                state: StartState::Aged { overwrites },
+                seed: seed.wrapping_add(u64::from(i)),
+            };
+            age(
+                &mut sample,
+                plan,
+                u64::from(share),
+                high_watermark,
+                &mut |lpn| touched[lpn as usize] = true,
+            )?;
+            samples.push(sample);
+            overwritten.push(touched);
         }
-        Ok(())
-    }
-
-    /// Writes `count` random pages of `0..filled`, spread over the dies.
-    fn overwrite(&mut self, filled: u64, count: u64, rng: &mut SmallRng) -> Result<(), FtlError> {
-        if filled == 0 {
-            return Ok(());
-        }
-        let dies = u64::from(self.ftl.dies());
-        // The pages are drawn `AHEAD` writes early (the same draws in the
-        // same order, never past `count`), so the cache can be asked for
-        // their map entries early and then for their old copies.
-        const AHEAD: u64 = 16;
-        let mut ring = [0u32; AHEAD as usize];
-        let slot = |i: u64| (i % AHEAD) as usize;
-        let mut draw = |i: u64, ftl: &crate::ftl::Ftl, ring: &mut [u32]| {
-            let lpn = rng.random_range(0..filled) as u32;
-            ftl.prefetch_entry(lpn);
-            ring[slot(i)] = lpn;
-        };
-        for i in 0..AHEAD.min(count) {
-            draw(i, &self.ftl, &mut ring);
-        }
-        for i in 0..count {
-            if i + AHEAD / 2 < count {
-                self.ftl.prefetch_old_copy(ring[slot(i + AHEAD / 2)]);
-            }
-            let lpn = ring[slot(i)];
-            if i + AHEAD < count {
-                draw(i + AHEAD, &self.ftl, &mut ring);
-            }
+        self.ftl.replicate(&samples, &overwritten, seed);
+        for lpn in u64::from(share * dies)..u64::from(self.ftl.logical_units()) {
             self.ftl
-                .write(u64::from(lpn), (i % dies) as u32, HOST_STREAM)?;
+                .write(lpn, (lpn % u64::from(dies)) as u32, HOST_STREAM)?;
         }
-        Ok(())
+        refill_free_blocks(&mut self.ftl, high_watermark)
     }
+}
 
-    /// Random overwrites one capacity at a time until the write amplification
-    /// of a capacity-write is within [`STEADY_TOLERANCE`] of the one before,
-    /// or [`STEADY_MAX_CAPACITY_WRITES`] were written.
-    fn overwrite_until_steady(
-        &mut self,
-        filled: u64,
-        rng: &mut SmallRng,
-    ) -> Result<Aging, FtlError> {
-        let mut previous: Option<f64> = None;
-        for round in 1..=STEADY_MAX_CAPACITY_WRITES {
-            self.ftl.reset_counters();
-            self.overwrite(filled, filled, rng)?;
-            let waf = self.ftl.counters.write_amplification();
-            let settled = previous.is_some_and(|p| (waf - p).abs() <= STEADY_TOLERANCE * p);
-            if settled || round == STEADY_MAX_CAPACITY_WRITES {
-                return Ok(Aging {
-                    state: StartState::Steady,
-                    capacity_writes: f64::from(round),
-                    steady_waf: Some(waf),
-                    settled: Some(settled),
-                });
-            }
-            previous = Some(waf);
+/// `plan` on `ftl`, untimed: `filled` logical units written in order, the
+/// random overwrites of `plan` (each overwritten unit shown to
+/// `on_overwrite`), then idle GC up to `high_watermark` free blocks per die.
+fn age(
+    ftl: &mut Ftl,
+    plan: Precondition,
+    filled: u64,
+    high_watermark: u32,
+    on_overwrite: &mut dyn FnMut(u32),
+) -> Result<Aging, FtlError> {
+    fill(ftl, filled)?;
+    let mut rng = SmallRng::seed_from_u64(plan.seed);
+    let aging = match plan.state {
+        StartState::Aged { overwrites } | StartState::AgedFast { overwrites } => {
+            let count = (filled as f64 * overwrites) as u64;
+            overwrite(ftl, filled, count, &mut rng, on_overwrite)?;
+            Aging::plain(plan.state, overwrites)
         }
-        unreachable!("the last round returns")
-    }
+        StartState::Steady => overwrite_until_steady(ftl, filled, &mut rng)?,
+        StartState::Empty | StartState::Fill { .. } => Aging::plain(plan.state, 0.0),
+    };
+    refill_free_blocks(ftl, high_watermark)?;
+    Ok(aging)
+}
 
-    /// Idle GC in the map: cleans victims on each die up to the high
-    /// watermark, stopping where a victim frees nothing.
-    fn refill_free_blocks(&mut self) -> Result<(), FtlError> {
-        let ppb = self.ftl.pages_per_block();
-        for die in 0..self.ftl.dies() {
-            while self.ftl.free_blocks(die) < self.config.gc.high_watermark {
-                match self.ftl.collect(die)? {
-                    Some(work) if work.pages_moved < work.blocks_erased * ppb => {}
-                    _ => break,
-                }
+/// Writes logical pages `0..filled` in order, spread over the dies.
+fn fill(ftl: &mut Ftl, filled: u64) -> Result<(), FtlError> {
+    let dies = u64::from(ftl.dies());
+    for lpn in 0..filled {
+        ftl.write(lpn, (lpn % dies) as u32, HOST_STREAM)?;
+    }
+    Ok(())
+}
+
+/// Writes `count` random pages of `0..filled`, spread over the dies.
+fn overwrite(
+    ftl: &mut Ftl,
+    filled: u64,
+    count: u64,
+    rng: &mut SmallRng,
+    on_overwrite: &mut dyn FnMut(u32),
+) -> Result<(), FtlError> {
+    if filled == 0 {
+        return Ok(());
+    }
+    let dies = u64::from(ftl.dies());
+    // The pages are drawn `AHEAD` writes early (the same draws in the
+    // same order, never past `count`), so the cache can be asked for
+    // their map entries early and then for their old copies.
+    const AHEAD: u64 = 16;
+    let mut ring = [0u32; AHEAD as usize];
+    let slot = |i: u64| (i % AHEAD) as usize;
+    let mut draw = |i: u64, ftl: &Ftl, ring: &mut [u32]| {
+        let lpn = rng.random_range(0..filled) as u32;
+        ftl.prefetch_entry(lpn);
+        ring[slot(i)] = lpn;
+    };
+    for i in 0..AHEAD.min(count) {
+        draw(i, ftl, &mut ring);
+    }
+    for i in 0..count {
+        if i + AHEAD / 2 < count {
+            ftl.prefetch_old_copy(ring[slot(i + AHEAD / 2)]);
+        }
+        let lpn = ring[slot(i)];
+        if i + AHEAD < count {
+            draw(i + AHEAD, ftl, &mut ring);
+        }
+        on_overwrite(lpn);
+        ftl.write(u64::from(lpn), (i % dies) as u32, HOST_STREAM)?;
+    }
+    Ok(())
+}
+
+/// Random overwrites one capacity at a time until the write amplification
+/// of a capacity-write is within [`STEADY_TOLERANCE`] of the one before,
+/// or [`STEADY_MAX_CAPACITY_WRITES`] were written.
+fn overwrite_until_steady(
+    ftl: &mut Ftl,
+    filled: u64,
+    rng: &mut SmallRng,
+) -> Result<Aging, FtlError> {
+    let mut previous: Option<f64> = None;
+    for round in 1..=STEADY_MAX_CAPACITY_WRITES {
+        ftl.reset_counters();
+        overwrite(ftl, filled, filled, rng, &mut |_| {})?;
+        let waf = ftl.counters.write_amplification();
+        let settled = previous.is_some_and(|p| (waf - p).abs() <= STEADY_TOLERANCE * p);
+        if settled || round == STEADY_MAX_CAPACITY_WRITES {
+            return Ok(Aging {
+                state: StartState::Steady,
+                capacity_writes: f64::from(round),
+                steady_waf: Some(waf),
+                settled: Some(settled),
+            });
+        }
+        previous = Some(waf);
+    }
+    unreachable!("the last round returns")
+}
+
+/// Idle GC in the map: cleans victims on each die up to the high
+/// watermark, stopping where a victim frees nothing.
+fn refill_free_blocks(ftl: &mut Ftl, high_watermark: u32) -> Result<(), FtlError> {
+    let ppb = ftl.pages_per_block();
+    for die in 0..ftl.dies() {
+        while ftl.free_blocks(die) < high_watermark {
+            match ftl.collect(die)? {
+                Some(work) if work.pages_moved < work.blocks_erased * ppb => {}
+                _ => break,
             }
         }
-        Ok(())
     }
+    Ok(())
 }
 
 impl Aging {
@@ -322,6 +408,8 @@ mod tests {
             ("fill=50", StartState::Fill { percent: 50.0 }),
             ("aged", StartState::Aged { overwrites: 2.0 }),
             ("aged=0.5", StartState::Aged { overwrites: 0.5 }),
+            ("aged-fast", StartState::AgedFast { overwrites: 2.0 }),
+            ("aged-fast=3", StartState::AgedFast { overwrites: 3.0 }),
             ("steady", StartState::Steady),
         ] {
             let parsed: StartState = text.parse().unwrap();
@@ -329,7 +417,15 @@ mod tests {
             assert_eq!(parsed.to_string().parse::<StartState>().unwrap(), state);
         }
         for bad in [
-            "full", "fill=150", "fill=x", "aged=-1", "empty=3", "steady=2", "",
+            "full",
+            "fill=150",
+            "fill=x",
+            "aged=-1",
+            "aged-fast=-1",
+            "aged-fast=nan",
+            "empty=3",
+            "steady=2",
+            "",
         ] {
             let e = bad.parse::<StartState>().unwrap_err();
             assert!(e.to_string().contains("fill[=PCT]"), "{e}");
@@ -385,5 +481,58 @@ mod tests {
         assert!(aging.capacity_writes <= f64::from(STEADY_MAX_CAPACITY_WRITES));
         assert!(aging.to_string().starts_with("steady (write amplification"));
         assert_eq!(mapped_pages(&d), d.ftl().logical_pages());
+    }
+
+    /// Random single-unit overwrites of the whole logical space, round-robin
+    /// over the dies: the write amplification they cost.
+    fn next_writes_waf(d: &mut Device, count: u64, seed: u64) -> f64 {
+        let logical = u64::from(d.ftl().logical_units());
+        let mut rng = SmallRng::seed_from_u64(seed);
+        overwrite(&mut d.ftl, logical, count, &mut rng, &mut |_| {}).unwrap();
+        d.ftl.counters.write_amplification()
+    }
+
+    #[test]
+    fn aged_fast_maps_every_unit_once_and_matches_simulated_aging() {
+        let mut slow = small_drive();
+        slow.precondition(state("aged=2")).unwrap();
+        let mut fast = small_drive();
+        let aging = fast.precondition(state("aged-fast=2")).unwrap();
+        assert_eq!(aging.to_string(), "aged-fast=2");
+        fast.ftl().check_invariants().unwrap();
+        assert_eq!(mapped_pages(&fast), fast.ftl().logical_pages());
+        assert_eq!(fast.ftl().counters, crate::ftl::FtlCounters::default());
+        assert_eq!(
+            fast.ftl().total_free_blocks(),
+            slow.ftl().total_free_blocks()
+        );
+        let count = u64::from(slow.ftl().logical_units());
+        let (slow_waf, fast_waf) = (
+            next_writes_waf(&mut slow, count, 9),
+            next_writes_waf(&mut fast, count, 9),
+        );
+        assert!(slow_waf > 1.5, "{slow_waf}");
+        assert!(
+            (fast_waf - slow_waf).abs() <= 0.05 * slow_waf,
+            "simulated {slow_waf}, fast {fast_waf}"
+        );
+        fast.ftl().check_invariants().unwrap();
+    }
+
+    #[test]
+    fn aged_fast_is_deterministic_from_the_seed() {
+        let layout = |seed| {
+            let mut d = small_drive();
+            d.precondition(Precondition {
+                state: "aged-fast".parse().unwrap(),
+                seed,
+            })
+            .unwrap();
+            (0..d.ftl().logical_pages())
+                .map(|lpn| d.ftl().lookup(lpn))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(layout(3), layout(3));
+        assert_ne!(layout(3), layout(4));
     }
 }

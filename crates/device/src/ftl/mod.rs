@@ -791,5 +791,7 @@ fn prefetch<T>(slice: &[T], index: usize) {
     let _ = (slice, index);
 }
 
+mod replicate;
+
 #[cfg(test)]
 mod tests;
