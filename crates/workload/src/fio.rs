@@ -92,7 +92,7 @@ use thiserror::Error;
 use crate::bssplit::BlockSplit;
 use crate::distribution::{self, Distribution};
 use crate::fio_options::{canonical, check_engine, IGNORED, SUPPORTED};
-use crate::fio_text::{self, Line};
+use crate::fio_text;
 use crate::job_shape::JobShape;
 use crate::workload::{Arrival, Job, JobKind, Synthetic};
 
@@ -149,14 +149,6 @@ const VERIFY_METHODS: &[&str] = &[
     "pattern",
     "null",
 ];
-
-#[derive(Clone, Debug)]
-struct Section {
-    name: String,
-    line: usize,
-    /// `[global]` options in force where the section starts, then its own.
-    options: Vec<(String, String, usize)>,
-}
 
 /// Parses `text` into jobs for a drive of `capacity` bytes (notes dropped;
 /// see [`parse_file`]).
@@ -257,60 +249,6 @@ pub fn parse_with_env(
     }
     notes.dedup();
     Ok(JobFile { jobs, notes })
-}
-
-fn sections(lines: &[Line], file: &str) -> Result<Vec<Section>, FioError> {
-    let mut global: Vec<(String, String, usize)> = Vec::new();
-    let mut sections: Vec<Section> = Vec::new();
-    let mut in_global = false;
-    for line in lines {
-        let text = line.text.as_str();
-        if let Some(name) = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
-            let name = name.trim().to_string();
-            in_global = name == "global";
-            if !in_global {
-                sections.push(Section {
-                    name,
-                    line: line.number,
-                    options: global.clone(),
-                });
-            }
-            continue;
-        }
-        let (key, value) = text.split_once('=').unwrap_or((text, ""));
-        let option = (
-            key.trim().to_string(),
-            value.trim().to_string(),
-            line.number,
-        );
-        let in_force = match sections.last_mut() {
-            _ if in_global => {
-                global.push(option);
-                global.len()
-            }
-            Some(section) => {
-                section.options.push(option);
-                section.options.len()
-            }
-            None => {
-                return Err(FioError {
-                    file: file.to_string(),
-                    line: line.number,
-                    message: format!("`{text}` comes before any [section]"),
-                })
-            }
-        };
-        if in_force > MAX_SECTION_OPTIONS {
-            return Err(FioError {
-                file: file.to_string(),
-                line: line.number,
-                message: format!(
-                    "more than {MAX_SECTION_OPTIONS} options in force in one section ([global]'s included); at most {MAX_SECTION_OPTIONS}"
-                ),
-            });
-        }
-    }
-    Ok(sections)
 }
 
 /// One section's options, read.
@@ -804,7 +742,9 @@ impl Reader {
     }
 }
 
+mod sections;
 mod values;
+use sections::{sections, Section};
 use values::{boolean, gcd, percent, signed_size, size_or_percent};
 pub use values::{size_value, time_value};
 

@@ -183,87 +183,6 @@ pub enum Expiry {
 /// A queue: one tenant's sync or async requests.
 type QueueKey = (TenantId, bool);
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Raising {
-    None,
-    Interactive,
-    SoftRealTime,
-}
-
-#[derive(Debug)]
-struct BfqQueue {
-    sync: bool,
-    weight: u32,
-    raising: Raising,
-    wr_coeff: u32,
-    wr_until: Nanos,
-    service_from_wr: u64,
-    /// Requests by (offset, arrival sequence), and by arrival.
-    sorted: BTreeMap<(u64, u64), Queued>,
-    fifo: BTreeMap<u64, (Nanos, u64)>,
-    start: u64,
-    finish: u64,
-    /// Sectors: the current budget, the feedback's next one, and what was
-    /// used of the current one.
-    budget: u64,
-    max_budget: u64,
-    service: u64,
-    busy: bool,
-    dispatched: u32,
-    seek_history: u32,
-    last_request_end: u64,
-    /// When it last stopped being busy (`None`: never busy yet).
-    idle_since: Option<Nanos>,
-    backlogged_since: Nanos,
-    service_from_backlogged: u64,
-    soft_rt_next_start: Nanos,
-}
-
-impl BfqQueue {
-    fn new(sync: bool, weight: u32, max_budget: u64) -> BfqQueue {
-        BfqQueue {
-            sync,
-            weight,
-            raising: Raising::None,
-            wr_coeff: 1,
-            wr_until: Nanos::ZERO,
-            service_from_wr: 0,
-            sorted: BTreeMap::new(),
-            fifo: BTreeMap::new(),
-            start: 0,
-            finish: 0,
-            budget: 0,
-            max_budget: max_budget * 2 / 3,
-            service: 0,
-            busy: false,
-            dispatched: 0,
-            seek_history: 0,
-            last_request_end: 0,
-            idle_since: None,
-            backlogged_since: Nanos::ZERO,
-            service_from_backlogged: 0,
-            soft_rt_next_start: Nanos::ZERO,
-        }
-    }
-
-    fn effective_weight(&self) -> u64 {
-        u64::from(self.weight) * u64::from(self.wr_coeff)
-    }
-
-    fn is_seeky(&self) -> bool {
-        self.seek_history.count_ones() > SEEKY_COUNT
-    }
-
-    fn end_raising_if_due(&mut self, now: Nanos) {
-        let served_enough =
-            self.raising == Raising::Interactive && self.service_from_wr >= MAX_SERVICE_FROM_WR;
-        if self.wr_coeff > 1 && (now >= self.wr_until || served_enough) {
-            self.wr_coeff = 1;
-            self.raising = Raising::None;
-        }
-    }
-}
-
 /// Sectors a request covers.
 fn sectors(request: &Request) -> u64 {
     request.len.0.div_ceil(SECTOR).max(1)
@@ -851,5 +770,8 @@ impl Policy for Bfq {
 }
 
 mod config;
+mod queue;
 #[cfg(test)]
 mod tests;
+
+use queue::{BfqQueue, Raising};

@@ -1,0 +1,70 @@
+//! A job file's sections: `[global]` options carried into each job section
+//! that follows them, each option with its line.
+
+use super::{FioError, MAX_SECTION_OPTIONS};
+use crate::fio_text::Line;
+
+#[derive(Clone, Debug)]
+pub(super) struct Section {
+    pub(super) name: String,
+    pub(super) line: usize,
+    /// `[global]` options in force where the section starts, then its own.
+    pub(super) options: Vec<(String, String, usize)>,
+}
+
+/// The job sections of a job file, each with the `[global]` options in
+/// force where it starts, then its own (bounded: a section takes at most
+/// [`MAX_SECTION_OPTIONS`]).
+pub(super) fn sections(lines: &[Line], file: &str) -> Result<Vec<Section>, FioError> {
+    let mut global: Vec<(String, String, usize)> = Vec::new();
+    let mut sections: Vec<Section> = Vec::new();
+    let mut in_global = false;
+    for line in lines {
+        let text = line.text.as_str();
+        if let Some(name) = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+            let name = name.trim().to_string();
+            in_global = name == "global";
+            if !in_global {
+                sections.push(Section {
+                    name,
+                    line: line.number,
+                    options: global.clone(),
+                });
+            }
+            continue;
+        }
+        let (key, value) = text.split_once('=').unwrap_or((text, ""));
+        let option = (
+            key.trim().to_string(),
+            value.trim().to_string(),
+            line.number,
+        );
+        let in_force = match sections.last_mut() {
+            _ if in_global => {
+                global.push(option);
+                global.len()
+            }
+            Some(section) => {
+                section.options.push(option);
+                section.options.len()
+            }
+            None => {
+                return Err(FioError {
+                    file: file.to_string(),
+                    line: line.number,
+                    message: format!("`{text}` comes before any [section]"),
+                })
+            }
+        };
+        if in_force > MAX_SECTION_OPTIONS {
+            return Err(FioError {
+                file: file.to_string(),
+                line: line.number,
+                message: format!(
+                    "more than {MAX_SECTION_OPTIONS} options in force in one section ([global]'s included); at most {MAX_SECTION_OPTIONS}"
+                ),
+            });
+        }
+    }
+    Ok(sections)
+}
