@@ -380,27 +380,9 @@ fn write_run_outputs(
         .map_err(|e| anyhow!("--out {e}"))
 }
 
-/// This process's arguments, the binary named without its directory: the
-/// report says what to type, not where this build lived.
-fn command_line() -> Vec<String> {
-    let mut argv: Vec<String> = std::env::args().collect();
-    if let Some(name) = argv
-        .first()
-        .and_then(|a| std::path::Path::new(a).file_name())
-    {
-        argv[0] = name.to_string_lossy().into_owned();
-    }
-    argv
-}
-
 /// The head of a report.html: this command, what it ran and on which drive.
 fn page_context(workload: String, drive: Option<&iosteer_device::DeviceConfig>) -> html::Context {
-    html::Context {
-        command: command_line(),
-        workload,
-        drive_config: drive.map(|d| d.to_toml()),
-        warnings: Vec::new(),
-    }
+    html::Context::new(std::env::args(), workload, drive.map(|d| d.to_toml()))
 }
 
 /// The line that ends every `--out`.

@@ -7,7 +7,7 @@ use anyhow::{anyhow, Result};
 use iosteer_sched::Nanos;
 use iosteer_study::objective;
 use iosteer_study::probe::{self, ProbeError, ProbeOptions, ReadLoad, Throttle};
-use iosteer_workload::fio::{size_value, time_value};
+use iosteer_workload::fio::size_value;
 
 use crate::interrupt;
 
@@ -182,8 +182,7 @@ fn rate_value(option: &str, text: &str) -> Result<u64> {
 }
 
 fn time_option(option: &str, text: &str) -> Result<Nanos> {
-    time_value(text, 1_000_000_000)
-        .ok_or_else(|| anyhow!("{option} {text}: expected a time like 10s or 500ms"))
+    crate::duration(text).map_err(|e| anyhow!("{option} {text}: {e}"))
 }
 
 /// The write rates of `--rates`, or of `--start`, `--step` and `--max`.

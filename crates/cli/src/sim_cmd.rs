@@ -3,12 +3,11 @@
 use anyhow::{anyhow, Result};
 use iosteer_sched::Nanos;
 use iosteer_sim::plan::Plan;
-use iosteer_sim::scenario::{scenario, DEFAULT_SPECS, SCENARIOS};
+use iosteer_sim::scenario::{scenario, DEFAULT_SPECS};
 use iosteer_sim::study::STUDIES;
 use iosteer_sim::workload_file::{self, TraceOptions, WorkloadFileError};
 use iosteer_sim::SimError;
-use iosteer_workload::report::{table, SimReport};
-use iosteer_workload::summary;
+use iosteer_workload::report::SimReport;
 use iosteer_workload::trace::{Devices, Event, Fit, TimeUnit, TraceError, TraceFormat};
 
 use crate::{interrupt, load_device, load_starting_device};
@@ -58,15 +57,6 @@ pub struct SimArgs {
     /// Write per-run CSV time series, SVG charts and report.json into DIR.
     #[arg(long, value_name = "DIR")]
     pub out: Option<String>,
-}
-
-fn scenario_names() -> String {
-    SCENARIOS
-        .iter()
-        .chain(STUDIES)
-        .map(|(n, _)| *n)
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// A study, when `args` names one; `--sched` gives its host policy (one).
@@ -120,8 +110,9 @@ fn build(args: &SimArgs) -> Result<Plan> {
         (sim.map_err(|e| file_error(e, "--trace"))?, fifo_only())
     } else {
         let name = args.scenario.as_deref().unwrap_or("fill-while-serving");
+        let studies: Vec<_> = STUDIES.iter().map(|(n, _)| *n).collect();
         let sim = scenario(name, device, args.seed)
-            .ok_or_else(|| anyhow!("unknown scenario `{name}`; scenarios: {}", scenario_names()))?;
+            .map_err(|e| anyhow!("{e}; studies: {}", studies.join(", ")))?;
         (sim, DEFAULT_SPECS.iter().map(|s| s.to_string()).collect())
     };
     sim.slo = crate::slo(args.slo_ms)?;
@@ -262,18 +253,6 @@ pub fn sim(args: SimArgs) -> Result<()> {
         println!("{json}");
         return Ok(());
     }
-    for run in &runs {
-        println!("{}", table(run));
-    }
-    if let Some(table) = plan.table(&runs) {
-        println!("{table}");
-    }
-    println!(
-        "{} requests simulated in {:.2} s of wall time ({:.0} requests/s)",
-        requests,
-        wall,
-        requests as f64 / wall.max(1e-9)
-    );
-    print!("\n{}", summary::answers_text(&runs));
+    print!("{}", plan.text(&runs, wall));
     Ok(())
 }

@@ -6,7 +6,6 @@ use std::path::Path;
 use anyhow::{anyhow, Result};
 use iosteer_study::sweep::{self, family, PhaseRole, Sweep, SweepError, SweepWorkload};
 use iosteer_study::{objective, page};
-use iosteer_workload::html;
 
 #[derive(Debug, clap::Args)]
 pub struct SweepArgs {
@@ -170,8 +169,9 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     }
     if let Some(dir) = &args.out {
         let context = crate::page_context(sweep.workload.describe(), Some(&sweep.device));
-        write_out(Path::new(dir), &report, &context)?;
-        crate::say_written(2, dir);
+        let written = page::write_sweep(Path::new(dir), &report, &context)
+            .map_err(|e| anyhow!("--out {e}"))?;
+        crate::say_written(written.len(), dir);
     }
     crate::print_json_or(args.json, &report, sweep::table)
 }
@@ -229,15 +229,4 @@ fn role_flag(role: PhaseRole) -> &'static str {
         PhaseRole::Baseline => "--baseline",
         PhaseRole::Measured => "--phase",
     }
-}
-
-/// sweep.json and report.html in `dir`.
-fn write_out(dir: &Path, report: &sweep::SweepReport, context: &html::Context) -> Result<()> {
-    let fail = |path: &Path, e: &dyn std::fmt::Display| anyhow!("--out {}: {e}", path.display());
-    std::fs::create_dir_all(dir).map_err(|e| fail(dir, &e))?;
-    let json = dir.join("sweep.json");
-    std::fs::write(&json, serde_json::to_string_pretty(report)?).map_err(|e| fail(&json, &e))?;
-    let page = page::sweep_page(context, report).map_err(|e| anyhow!("--out {e}"))?;
-    html::write(dir, &page).map_err(|e| anyhow!("--out {e}"))?;
-    Ok(())
 }
