@@ -88,19 +88,12 @@ pub struct RunArgs {
     /// Seed of the jobs' random choices.
     #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::seed_value)]
     pub seed: u64,
-    /// Reads slower than this count as SLO violations.
-    #[arg(long, default_value_t = 35.0, allow_negative_numbers = true)]
-    pub slo_ms: f64,
-    /// Print the JSON report (the simulator's schema) on stdout.
-    #[arg(long)]
-    pub json: bool,
-    /// Write the one-second CSV series, SVG charts and report.json into DIR.
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<String>,
     /// Serve Prometheus metrics at http://ADDR/metrics while the run lasts
     /// (for example 127.0.0.1:9464), updated every second.
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<String>,
+    #[command(flatten)]
+    pub report: crate::ReportArgs,
 }
 
 /// The job file and options every run needs, checked.
@@ -115,15 +108,13 @@ struct Setup {
 }
 
 fn setup(args: &RunArgs) -> Result<Setup> {
-    if let Some(dir) = &args.out {
-        crate::check_out_dir("--out", dir)?;
-    }
+    args.report.check_out()?;
     // A depth the engine refuses fails at once, naming the flag.
     engine_config(args)
         .validate()
         .map_err(engine_config_error)?;
     let sched = policy::build(&args.sched).map_err(|e| anyhow!("--sched {}: {e}", args.sched))?;
-    let slo = crate::slo(args.slo_ms)?;
+    let slo = args.report.slo()?;
     let job = match &args.job {
         Some(file) => {
             let text = std::fs::read_to_string(file).map_err(|e| anyhow!("--job {file}: {e}"))?;
@@ -323,11 +314,11 @@ fn write_reports(
 ) -> Result<()> {
     let report = SimReport::new(runs, requests, wall);
     let json = serde_json::to_string_pretty(&report)?;
-    if let Some(dir) = &args.out {
+    if let Some(dir) = &args.report.out {
         let written = crate::write_run_outputs(dir, runs, &json, context)?;
         crate::say_written(written.len(), dir);
     }
-    if args.json {
+    if args.report.json {
         println!("{json}");
         return Ok(());
     }
