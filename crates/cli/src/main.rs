@@ -359,14 +359,40 @@ fn seed_value(text: &str) -> std::result::Result<u64, String> {
         .map_err(|_| format!("expected a whole number from 0 to {}", u64::MAX))
 }
 
-/// The positive `--slo-ms`, as a duration.
-fn slo(slo_ms: f64) -> Result<iosteer_sched::Nanos> {
-    if !(slo_ms.is_finite() && slo_ms > 0.0) {
-        return Err(anyhow!(
-            "--slo-ms {slo_ms}: expected a positive number of milliseconds"
-        ));
+/// The options of every command that reports: `sim`, `sweep`, `run`, `probe`.
+#[derive(Debug, clap::Args)]
+struct ReportArgs {
+    /// Reads slower than this count as SLO violations.
+    #[arg(long, default_value_t = 35.0, allow_negative_numbers = true)]
+    slo_ms: f64,
+    /// Print the JSON report on stdout instead of the tables.
+    #[arg(long)]
+    json: bool,
+    /// Write the report into DIR: report.html, the JSON, and the command's
+    /// CSV series and SVG charts (a run's per second, a probe's per step, a
+    /// sweep's trade-off).
+    #[arg(long, value_name = "DIR")]
+    out: Option<String>,
+}
+
+impl ReportArgs {
+    /// The positive `--slo-ms`, as a duration.
+    fn slo(&self) -> Result<iosteer_sched::Nanos> {
+        let slo_ms = self.slo_ms;
+        if !(slo_ms.is_finite() && slo_ms > 0.0) {
+            return Err(anyhow!(
+                "--slo-ms {slo_ms}: expected a positive number of milliseconds"
+            ));
+        }
+        Ok(iosteer_sched::Nanos((slo_ms * 1e6) as u64))
     }
-    Ok(iosteer_sched::Nanos((slo_ms * 1e6) as u64))
+
+    /// Checks, before any work, that `--out DIR` can take files.
+    fn check_out(&self) -> Result<()> {
+        self.out
+            .as_deref()
+            .map_or(Ok(()), |dir| check_out_dir("--out", dir))
+    }
 }
 
 /// Writes the runs' files into `--out DIR`; the paths written.
@@ -380,27 +406,9 @@ fn write_run_outputs(
         .map_err(|e| anyhow!("--out {e}"))
 }
 
-/// This process's arguments, the binary named without its directory: the
-/// report says what to type, not where this build lived.
-fn command_line() -> Vec<String> {
-    let mut argv: Vec<String> = std::env::args().collect();
-    if let Some(name) = argv
-        .first()
-        .and_then(|a| std::path::Path::new(a).file_name())
-    {
-        argv[0] = name.to_string_lossy().into_owned();
-    }
-    argv
-}
-
 /// The head of a report.html: this command, what it ran and on which drive.
 fn page_context(workload: String, drive: Option<&iosteer_device::DeviceConfig>) -> html::Context {
-    html::Context {
-        command: command_line(),
-        workload,
-        drive_config: drive.map(|d| d.to_toml()),
-        warnings: Vec::new(),
-    }
+    html::Context::new(std::env::args(), workload, drive.map(|d| d.to_toml()))
 }
 
 /// The line that ends every `--out`.

@@ -7,7 +7,7 @@ use anyhow::{anyhow, Result};
 use iosteer_sched::Nanos;
 use iosteer_study::objective;
 use iosteer_study::probe::{self, ProbeError, ProbeOptions, ReadLoad, Throttle};
-use iosteer_workload::fio::{size_value, time_value};
+use iosteer_workload::fio::size_value;
 
 use crate::interrupt;
 
@@ -84,22 +84,12 @@ pub struct ProbeArgs {
     /// Seed of the reads' random choices and the emulated drive's aging.
     #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::seed_value)]
     pub seed: u64,
-    /// Reads slower than this count as SLO violations.
-    #[arg(long, default_value_t = 35.0, allow_negative_numbers = true)]
-    pub slo_ms: f64,
-    /// Print the JSON report on stdout instead of the table.
-    #[arg(long)]
-    pub json: bool,
-    /// Write probe.csv, probe.svg, probe.json and each step's one-second
-    /// series (CSV and SVG) into DIR.
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<String>,
+    #[command(flatten)]
+    pub report: crate::ReportArgs,
 }
 
 pub fn probe(args: ProbeArgs) -> Result<()> {
-    if let Some(dir) = &args.out {
-        crate::check_out_dir("--out", dir)?;
-    }
+    args.report.check_out()?;
     let options = options(&args)?;
     let outcome = match (&args.emulate, &args.target) {
         (Some(drive), _) => {
@@ -112,7 +102,7 @@ pub fn probe(args: ProbeArgs) -> Result<()> {
             .map_err(|e| flag_error(e, &path.display().to_string(), &args))?,
         (None, None) => return Err(anyhow!("give --target PATH or --emulate PRESET")),
     };
-    if let Some(dir) = &args.out {
+    if let Some(dir) = &args.report.out {
         let drive = args
             .emulate
             .as_deref()
@@ -128,7 +118,7 @@ pub fn probe(args: ProbeArgs) -> Result<()> {
             .map_err(|e| anyhow!("--out {e}"))?;
         crate::say_written(written.len(), dir);
     }
-    if args.json {
+    if args.report.json {
         println!("{}", serde_json::to_string_pretty(&outcome.report)?);
     } else {
         print!("{}", probe::table(&outcome.report));
@@ -182,8 +172,7 @@ fn rate_value(option: &str, text: &str) -> Result<u64> {
 }
 
 fn time_option(option: &str, text: &str) -> Result<Nanos> {
-    time_value(text, 1_000_000_000)
-        .ok_or_else(|| anyhow!("{option} {text}: expected a time like 10s or 500ms"))
+    crate::duration(text).map_err(|e| anyhow!("{option} {text}: {e}"))
 }
 
 /// The write rates of `--rates`, or of `--start`, `--step` and `--max`.
@@ -230,7 +219,7 @@ fn options(args: &ProbeArgs) -> Result<ProbeOptions> {
         reads,
         step_time: time_option("--step-time", &args.step_time)?,
         settle: time_option("--settle", &args.settle)?,
-        slo: crate::slo(args.slo_ms)?,
+        slo: args.report.slo()?,
         seed: args.seed,
         stop: interrupt::requested,
     };

@@ -6,19 +6,16 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, Result};
 use iosteer_device::DeviceConfig;
-use iosteer_engine::drive::{
-    self, drive, largest_io, open_engine, run_length, Measured, Plan, DRAIN,
-};
-use iosteer_engine::emulate::Emulated;
-use iosteer_engine::engine::Reap;
-use iosteer_engine::engine::{ConfigError as EngineConfigError, EngineError};
+use iosteer_engine::drive::{run_length, Measured, Plan, DRAIN};
+use iosteer_engine::engine::{ConfigError as EngineConfigError, Reap};
 use iosteer_engine::files::{self, FileOptions, FilesError};
 use iosteer_engine::metrics::MetricsServer;
-use iosteer_engine::runner::Backend;
+use iosteer_engine::on_files::{run_on_files, OnFilesError};
 use iosteer_engine::{EngineConfig, TargetError};
 use iosteer_sched::{policy, Nanos, Scheduler};
-use iosteer_sim::scenario::{scenario, SCENARIOS};
+use iosteer_sim::scenario::scenario;
 use iosteer_sim::Simulation;
+use iosteer_study::emulated::run_emulated;
 use iosteer_workload::html;
 use iosteer_workload::job_phases;
 use iosteer_workload::report::{table, Phase, SimReport};
@@ -91,19 +88,12 @@ pub struct RunArgs {
     /// Seed of the jobs' random choices.
     #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::seed_value)]
     pub seed: u64,
-    /// Reads slower than this count as SLO violations.
-    #[arg(long, default_value_t = 35.0, allow_negative_numbers = true)]
-    pub slo_ms: f64,
-    /// Print the JSON report (the simulator's schema) on stdout.
-    #[arg(long)]
-    pub json: bool,
-    /// Write the one-second CSV series, SVG charts and report.json into DIR.
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<String>,
     /// Serve Prometheus metrics at http://ADDR/metrics while the run lasts
     /// (for example 127.0.0.1:9464), updated every second.
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<String>,
+    #[command(flatten)]
+    pub report: crate::ReportArgs,
 }
 
 /// The job file and options every run needs, checked.
@@ -118,22 +108,13 @@ struct Setup {
 }
 
 fn setup(args: &RunArgs) -> Result<Setup> {
-    if let Some(dir) = &args.out {
-        crate::check_out_dir("--out", dir)?;
-    }
-    // The engine's own check, with the smallest request, before anything
-    // else: a depth it refuses fails at once, naming the flag.
-    let probe_config = EngineConfig {
-        queue_depth: args.queue_depth,
-        max_io_bytes: 4096,
-        verify: false,
-        reap: Reap::from_name(&args.reap).expect("clap checked the name"),
-        iopoll: false,
-        keep_read_data: false,
-    };
-    probe_config.validate().map_err(engine_config_error)?;
+    args.report.check_out()?;
+    // A depth the engine refuses fails at once, naming the flag.
+    engine_config(args)
+        .validate()
+        .map_err(engine_config_error)?;
     let sched = policy::build(&args.sched).map_err(|e| anyhow!("--sched {}: {e}", args.sched))?;
-    let slo = crate::slo(args.slo_ms)?;
+    let slo = args.report.slo()?;
     let job = match &args.job {
         Some(file) => {
             let text = std::fs::read_to_string(file).map_err(|e| anyhow!("--job {file}: {e}"))?;
@@ -185,12 +166,12 @@ pub fn run(args: RunArgs) -> Result<()> {
     let setup = setup(&args)?;
     interrupt::requested();
     match &args.emulate {
-        Some(drive) => run_emulated(&args, setup, drive),
-        None => run_target(&args, setup),
+        Some(drive) => on_emulated(&args, setup, drive),
+        None => on_target(&args, setup),
     }
 }
 
-fn run_target(args: &RunArgs, setup: Setup) -> Result<()> {
+fn on_target(args: &RunArgs, setup: Setup) -> Result<()> {
     let options = FileOptions {
         target: args.target.clone(),
         size: setup.size,
@@ -200,42 +181,20 @@ fn run_target(args: &RunArgs, setup: Setup) -> Result<()> {
     // Parse once to learn the files, then against what sizes are of.
     let provisional = parse_jobs(&setup, u64::MAX / 4)?;
     let capacity = files::capacity(&provisional, &options).unwrap_or(u64::MAX / 4);
-    let mut jobs = parse_jobs(&setup, capacity)?;
-    let placement = files::place(&mut jobs, &options).map_err(|e| files_error(e, args))?;
-    if args.iopoll && jobs.iter().any(drive::trims) {
-        return Err(anyhow!(
-            "--iopoll: an IOPOLL ring takes only reads and writes, and the job file trims"
-        ));
-    }
+    let jobs = parse_jobs(&setup, capacity)?;
     let config = EngineConfig {
-        queue_depth: args.queue_depth,
-        max_io_bytes: largest_io(&jobs).max(4096) as usize,
         verify: args.verify,
-        reap: Reap::from_name(&args.reap).expect("clap checked the name"),
         iopoll: args.iopoll,
-        keep_read_data: false,
+        ..engine_config(args)
     };
-    let (mut engine, label, mut description) =
-        open_engine(placement.targets, &config).map_err(|e| match e {
-            EngineError::Config(e) => engine_config_error(e),
+    let measured =
+        run_on_files(plan(args, setup, jobs, None), &options, config).map_err(|e| match e {
+            OnFilesError::Files(e) => files_error(e, args),
+            OnFilesError::IopollTrims => anyhow!("--iopoll: {e}"),
+            OnFilesError::Config(e) => engine_config_error(e),
             other => other.into(),
         })?;
-    description += &format!(", reaping by {}", args.reap);
-    if engine.iopoll() {
-        description += " with IOPOLL";
-    }
-    if let Some(why) = engine.iopoll_refused() {
-        eprintln!("iosteer: --iopoll: {why}; using an ordinary ring");
-    }
-    let plan = plan(args, setup, jobs, None);
-    let mut measured = drive(plan, &mut engine, &label, &description);
-    measured.report.notes.extend(placement.notes);
-    let mut mismatches = 0;
-    if let Some((figures, notes)) = engine.verifier().map(|v| v.report()) {
-        mismatches = figures.mismatches;
-        measured.report.verify = Some(figures);
-        measured.report.notes.extend(notes);
-    }
+    let mismatches = measured.report.verify.as_ref().map_or(0, |v| v.mismatches);
     write(args, measured, None)?;
     match mismatches {
         0 => Ok(()),
@@ -243,40 +202,35 @@ fn run_target(args: &RunArgs, setup: Setup) -> Result<()> {
     }
 }
 
-fn run_emulated(args: &RunArgs, setup: Setup, drive_name: &str) -> Result<()> {
+fn on_emulated(args: &RunArgs, setup: Setup, drive_name: &str) -> Result<()> {
     let config =
         crate::load_starting_device("--emulate", drive_name, args.precondition.as_deref())?;
     let sim = match &args.scenario {
-        Some(name) => scenario(name, config, args.seed).ok_or_else(|| {
-            let names: Vec<_> = SCENARIOS.iter().map(|(n, _)| *n).collect();
-            anyhow!(
-                "--scenario {name}: no such scenario; choose one of {}",
-                names.join(", ")
-            )
-        })?,
+        Some(name) => {
+            scenario(name, config, args.seed).map_err(|e| anyhow!("--scenario {name}: {e}"))?
+        }
         None => {
             let jobs = parse_jobs(&setup, config.logical_bytes())?;
             Simulation::of_job_file(config, jobs, args.seed, DRAIN)
         }
     };
-    sim.validate()?;
     eprintln!("iosteer: aging the emulated {} drive...", sim.device.name);
-    let mut emulated = Emulated::new(sim.aged_device()?);
-    let label = format!("emulated {}", sim.device.name);
-    let description = format!(
-        "the emulated {} drive (real time, {} command slots)",
-        sim.device.name,
-        emulated.view().slots
-    );
-    let phases = (!sim.job_phases).then_some(sim.phases);
-    let plan = plan(args, setup, sim.jobs, phases);
-    let mut measured = drive(plan, &mut emulated, &label, &description);
-    let stats = emulated.device().stats();
-    measured.report.device_stats = Some(iosteer_sim::run::device_report(
-        &stats,
-        emulated.device().aging(),
-    ));
-    write(args, measured, Some(&sim.device))
+    let device = sim.device.clone();
+    let measured = run_emulated(sim, |jobs, phases| plan(args, setup, jobs, phases))?;
+    write(args, measured, Some(&device))
+}
+
+/// The engine's configuration for `args`, checked before anything else runs
+/// (with the smallest request: the jobs' largest is set when they are known).
+fn engine_config(args: &RunArgs) -> EngineConfig {
+    EngineConfig {
+        queue_depth: args.queue_depth,
+        max_io_bytes: 4096,
+        verify: false,
+        reap: Reap::from_name(&args.reap).expect("clap checked the name"),
+        iopoll: false,
+        keep_read_data: false,
+    }
 }
 
 /// The engine's configuration errors, naming the flags that set it.
@@ -360,11 +314,11 @@ fn write_reports(
 ) -> Result<()> {
     let report = SimReport::new(runs, requests, wall);
     let json = serde_json::to_string_pretty(&report)?;
-    if let Some(dir) = &args.out {
+    if let Some(dir) = &args.report.out {
         let written = crate::write_run_outputs(dir, runs, &json, context)?;
         crate::say_written(written.len(), dir);
     }
-    if args.json {
+    if args.report.json {
         println!("{json}");
         return Ok(());
     }

@@ -3,12 +3,11 @@
 use anyhow::{anyhow, Result};
 use iosteer_sched::Nanos;
 use iosteer_sim::plan::Plan;
-use iosteer_sim::scenario::{scenario, DEFAULT_SPECS, SCENARIOS};
+use iosteer_sim::scenario::{scenario, DEFAULT_SPECS};
 use iosteer_sim::study::STUDIES;
 use iosteer_sim::workload_file::{self, TraceOptions, WorkloadFileError};
 use iosteer_sim::SimError;
-use iosteer_workload::report::{table, SimReport};
-use iosteer_workload::summary;
+use iosteer_workload::report::SimReport;
 use iosteer_workload::trace::{Devices, Event, Fit, TimeUnit, TraceError, TraceFormat};
 
 use crate::{interrupt, load_device, load_starting_device};
@@ -45,28 +44,12 @@ pub struct SimArgs {
     /// Seed of every random choice (aging, arrivals, offsets): same seed, same report.
     #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::seed_value)]
     pub seed: u64,
-    /// Reads slower than this count as SLO violations.
-    #[arg(long, default_value_t = 35.0, allow_negative_numbers = true)]
-    pub slo_ms: f64,
     /// Run each scheduler twice, with non-preemptive and semi-preemptive GC
     /// (runs labelled SPEC/npgc and SPEC/pgc), and compare them.
     #[arg(long)]
     pub compare_gc: bool,
-    /// Print the JSON report on stdout.
-    #[arg(long)]
-    pub json: bool,
-    /// Write per-run CSV time series, SVG charts and report.json into DIR.
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<String>,
-}
-
-fn scenario_names() -> String {
-    SCENARIOS
-        .iter()
-        .chain(STUDIES)
-        .map(|(n, _)| *n)
-        .collect::<Vec<_>>()
-        .join(", ")
+    #[command(flatten)]
+    pub report: crate::ReportArgs,
 }
 
 /// A study, when `args` names one; `--sched` gives its host policy (one).
@@ -86,7 +69,7 @@ fn study_plan(args: &SimArgs) -> Result<Option<Plan>> {
         .as_deref()
         .map(|d| load_device("--device", d))
         .transpose()?;
-    let slo = crate::slo(args.slo_ms)?;
+    let slo = args.report.slo()?;
     let start = crate::start_state(args.precondition.as_deref())?;
     Ok(Plan::study(name, device, spec, args.seed, slo, start))
 }
@@ -120,11 +103,12 @@ fn build(args: &SimArgs) -> Result<Plan> {
         (sim.map_err(|e| file_error(e, "--trace"))?, fifo_only())
     } else {
         let name = args.scenario.as_deref().unwrap_or("fill-while-serving");
+        let studies: Vec<_> = STUDIES.iter().map(|(n, _)| *n).collect();
         let sim = scenario(name, device, args.seed)
-            .ok_or_else(|| anyhow!("unknown scenario `{name}`; scenarios: {}", scenario_names()))?;
+            .map_err(|e| anyhow!("{e}; studies: {}", studies.join(", ")))?;
         (sim, DEFAULT_SPECS.iter().map(|s| s.to_string()).collect())
     };
-    sim.slo = crate::slo(args.slo_ms)?;
+    sim.slo = args.report.slo()?;
     let specs = if args.scheds.is_empty() {
         default_specs
     } else {
@@ -214,12 +198,10 @@ fn workload_name(args: &SimArgs, plan: &Plan) -> String {
 }
 
 pub fn sim(args: SimArgs) -> Result<()> {
-    if let Some(dir) = &args.out {
-        crate::check_out_dir("--out", dir)?;
-    }
+    args.report.check_out()?;
     let plan = build(&args)?;
     let specs = plan.labels();
-    if !args.json {
+    if !args.report.json {
         eprintln!("iosteer: {}...", plan.describe());
     }
     let started = std::time::Instant::now();
@@ -251,29 +233,17 @@ pub fn sim(args: SimArgs) -> Result<()> {
     let requests: u64 = runs.iter().map(|r| r.requests).sum();
     let report = SimReport::new(&runs, requests, wall);
     let json = serde_json::to_string_pretty(&report)?;
-    if let Some(dir) = &args.out {
+    if let Some(dir) = &args.report.out {
         let context = crate::page_context(workload_name(&args, &plan), plan.drive());
         let mut written = crate::write_run_outputs(dir, &runs, &json, &context)?;
         let charts = plan.write_charts(std::path::Path::new(dir), &runs);
         written.extend(charts.map_err(|e| anyhow!("--out {e}"))?);
         crate::say_written(written.len(), dir);
     }
-    if args.json {
+    if args.report.json {
         println!("{json}");
         return Ok(());
     }
-    for run in &runs {
-        println!("{}", table(run));
-    }
-    if let Some(table) = plan.table(&runs) {
-        println!("{table}");
-    }
-    println!(
-        "{} requests simulated in {:.2} s of wall time ({:.0} requests/s)",
-        requests,
-        wall,
-        requests as f64 / wall.max(1e-9)
-    );
-    print!("\n{}", summary::answers_text(&runs));
+    print!("{}", plan.text(&runs, wall));
     Ok(())
 }

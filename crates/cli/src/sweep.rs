@@ -6,7 +6,6 @@ use std::path::Path;
 use anyhow::{anyhow, Result};
 use iosteer_study::sweep::{self, family, PhaseRole, Sweep, SweepError, SweepWorkload};
 use iosteer_study::{objective, page};
-use iosteer_workload::html;
 
 #[derive(Debug, clap::Args)]
 pub struct SweepArgs {
@@ -64,9 +63,6 @@ pub struct SweepArgs {
         allow_negative_numbers = true
     )]
     pub seed: String,
-    /// Reads slower than this count as SLO violations.
-    #[arg(long, default_value_t = 35.0, allow_negative_numbers = true)]
-    pub slo_ms: f64,
     /// Worker threads, 1 to 256 [default: one per core]; the output does
     /// not depend on it.
     #[arg(long, allow_negative_numbers = true, value_parser = threads_value)]
@@ -74,21 +70,15 @@ pub struct SweepArgs {
     /// SVG chart of write throughput against read latency ("-" for none).
     #[arg(long, value_name = "FILE", default_value = "sweep.svg")]
     pub chart: String,
-    /// Print JSON on stdout instead of the table.
-    #[arg(long)]
-    pub json: bool,
-    /// Write sweep.json and report.html (chart and table) into DIR.
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<String>,
+    #[command(flatten)]
+    pub report: crate::ReportArgs,
 }
 
 pub fn sweep(args: SweepArgs) -> Result<()> {
     if args.chart != "-" {
         crate::check_out_file("--chart", &args.chart)?;
     }
-    if let Some(dir) = &args.out {
-        crate::check_out_dir("--out", dir)?;
-    }
+    args.report.check_out()?;
     let objectives = args
         .objective
         .iter()
@@ -100,7 +90,7 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
         specs.extend(sweep::expand_grid(grid).map_err(|e| anyhow!("--vary {e}"))?);
     }
     specs.extend(args.scheds.iter().cloned());
-    let slo = crate::slo(args.slo_ms)?;
+    let slo = args.report.slo()?;
     let seeds = sweep::parse_seeds(&args.seed).map_err(|e| anyhow!("--seed {e}"))?;
     let drives = args.device.as_deref().unwrap_or("consumer-sata");
     let list = family::is_drive_list(drives);
@@ -135,7 +125,7 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     let scheds = args.scheds;
     let flag_error = |e| flag_error(e, file_option, &scheds);
     if list {
-        if args.out.is_some() {
+        if args.report.out.is_some() {
             return Err(anyhow!("--out: a drive list writes a table or --json"));
         }
         let state = crate::start_state(args.precondition.as_deref())?;
@@ -148,10 +138,10 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
         if args.chart != "-" {
             family::chart(Path::new(&args.chart), &report)?;
         }
-        return crate::print_json_or(args.json, &report, family::table);
+        return crate::print_json_or(args.report.json, &report, family::table);
     }
     let sims = sweep.simulations().map_err(flag_error)?;
-    if !args.json {
+    if !args.report.json {
         eprintln!(
             "iosteer: sweeping {} setting(s) of {} on {}, {} seed(s)...",
             sweep.specs.len(),
@@ -164,16 +154,17 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     if args.chart != "-" {
         let path = Path::new(&args.chart);
         sweep::chart(path, &report).map_err(|e| anyhow!("--chart {}: {e}", path.display()))?;
-        if !args.json {
+        if !args.report.json {
             eprintln!("iosteer: wrote {}", path.display());
         }
     }
-    if let Some(dir) = &args.out {
+    if let Some(dir) = &args.report.out {
         let context = crate::page_context(sweep.workload.describe(), Some(&sweep.device));
-        write_out(Path::new(dir), &report, &context)?;
-        crate::say_written(2, dir);
+        let written = page::write_sweep(Path::new(dir), &report, &context)
+            .map_err(|e| anyhow!("--out {e}"))?;
+        crate::say_written(written.len(), dir);
     }
-    crate::print_json_or(args.json, &report, sweep::table)
+    crate::print_json_or(args.report.json, &report, sweep::table)
 }
 
 /// A `--threads` count; the range is the sweep's to check.
@@ -229,15 +220,4 @@ fn role_flag(role: PhaseRole) -> &'static str {
         PhaseRole::Baseline => "--baseline",
         PhaseRole::Measured => "--phase",
     }
-}
-
-/// sweep.json and report.html in `dir`.
-fn write_out(dir: &Path, report: &sweep::SweepReport, context: &html::Context) -> Result<()> {
-    let fail = |path: &Path, e: &dyn std::fmt::Display| anyhow!("--out {}: {e}", path.display());
-    std::fs::create_dir_all(dir).map_err(|e| fail(dir, &e))?;
-    let json = dir.join("sweep.json");
-    std::fs::write(&json, serde_json::to_string_pretty(report)?).map_err(|e| fail(&json, &e))?;
-    let page = page::sweep_page(context, report).map_err(|e| anyhow!("--out {e}"))?;
-    html::write(dir, &page).map_err(|e| anyhow!("--out {e}"))?;
-    Ok(())
 }

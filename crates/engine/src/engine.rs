@@ -108,6 +108,11 @@ impl Reap {
             _ => None,
         }
     }
+
+    /// The name [`Reap::from_name`] takes.
+    pub fn name(self) -> &'static str {
+        Reap::NAMES[self as usize]
+    }
 }
 
 /// How to run the ring.

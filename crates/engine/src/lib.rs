@@ -20,6 +20,8 @@
 //! - [`drive`]: workload jobs (`iosteer-workload`, the simulator's) through
 //!   that loop into any backend, recorded into the simulator's report with a
 //!   line per second: what `iosteer run` and `iosteer probe` run.
+//!   [`on_files::run_on_files`] is `iosteer run` on real files, from placing
+//!   the jobs to the verified report.
 //! - [`verify`]: stamped writes and checked reads (`--verify`).
 //!   [`verify::read_back`] checks a target's stamped blocks with no memory
 //!   of the run that wrote them.
@@ -62,6 +64,7 @@ pub mod engine;
 pub mod fault;
 pub mod files;
 pub mod metrics;
+pub mod on_files;
 pub mod runner;
 pub mod session;
 pub mod target;

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use iosteer_device::{DeviceConfig, StartState};
 use iosteer_sched::Nanos;
 use iosteer_workload::chart::OutputError;
-use iosteer_workload::RunReport;
+use iosteer_workload::report::table;
+use iosteer_workload::{summary, RunReport};
 
 use crate::run::run_all;
 use crate::study::{
@@ -97,8 +98,27 @@ impl Plan {
         }
     }
 
+    /// What `iosteer sim` prints of `runs`, which took `wall` seconds: each
+    /// run's table, the study's comparison table when it has one, the
+    /// speed, and one sentence per run answering the workload's question.
+    pub fn text(&self, runs: &[RunReport], wall: f64) -> String {
+        let mut text = String::new();
+        for run in runs {
+            text += &format!("{}\n", table(run));
+        }
+        if let Some(study_table) = self.study_table(runs) {
+            text += &format!("{study_table}\n");
+        }
+        let requests: u64 = runs.iter().map(|r| r.requests).sum();
+        text += &format!(
+            "{requests} requests simulated in {wall:.2} s of wall time ({:.0} requests/s)\n\n",
+            requests as f64 / wall.max(1e-9)
+        );
+        text + &summary::answers_text(runs)
+    }
+
     /// The study's comparison table, for the studies that have one.
-    pub fn table(&self, runs: &[RunReport]) -> Option<String> {
+    fn study_table(&self, runs: &[RunReport]) -> Option<String> {
         match self {
             Plan::Study(name, _) if name.starts_with("pgc-") || name == "compare-gc" => {
                 Some(gc_table(runs))

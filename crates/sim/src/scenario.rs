@@ -197,28 +197,41 @@ impl FillWhileServing {
     }
 }
 
-/// A built-in scenario on `device`, or `None` for an unknown name.
-pub fn scenario(name: &str, device: DeviceConfig, seed: u64) -> Option<Simulation> {
-    match name {
-        "fill-while-serving" => Some(FillWhileServing::standard().simulation(device, seed)),
-        "quick" => Some(FillWhileServing::quick().simulation(device, seed)),
-        "fill-listening" => Some(
-            FillWhileServing {
-                fill_backpressure: Some(LISTENING_BOUND),
-                ..FillWhileServing::standard()
-            }
-            .simulation(device, seed),
-        ),
-        "quick-listening" => Some(
-            FillWhileServing {
-                fill_backpressure: Some(LISTENING_BOUND),
-                ..FillWhileServing::quick()
-            }
-            .simulation(device, seed),
-        ),
-        "long-fill" => Some(long_fill(device, seed)),
-        _ => None,
-    }
+/// A built-in scenario ([`SCENARIOS`]) on `device`.
+pub fn scenario(
+    name: &str,
+    device: DeviceConfig,
+    seed: u64,
+) -> Result<Simulation, UnknownScenario> {
+    Ok(match name {
+        "fill-while-serving" => FillWhileServing::standard().simulation(device, seed),
+        "quick" => FillWhileServing::quick().simulation(device, seed),
+        "fill-listening" => FillWhileServing {
+            fill_backpressure: Some(LISTENING_BOUND),
+            ..FillWhileServing::standard()
+        }
+        .simulation(device, seed),
+        "quick-listening" => FillWhileServing {
+            fill_backpressure: Some(LISTENING_BOUND),
+            ..FillWhileServing::quick()
+        }
+        .simulation(device, seed),
+        "long-fill" => long_fill(device, seed),
+        _ => return Err(UnknownScenario { name: name.into() }),
+    })
+}
+
+/// A scenario name [`scenario`] does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown scenario `{name}`; scenarios: {}", scenario_names())]
+pub struct UnknownScenario {
+    pub name: String,
+}
+
+/// The built-in scenarios' names, comma-separated.
+pub fn scenario_names() -> String {
+    let names: Vec<_> = SCENARIOS.iter().map(|(n, _)| *n).collect();
+    names.join(", ")
 }
 
 /// `long-fill`: a drive whose behaviour changes under a scheduler, twice.

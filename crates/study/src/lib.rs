@@ -14,9 +14,11 @@
 //!   [`page`]: the report.html of a sweep or a probe.
 //! - [`bench`]: what a policy costs per request; [`device`]: the drive model
 //!   on its own (loading a drive, the write-amplification check, its speed).
+//! - [`emulated`]: a simulation's workload in real time on the drive model.
 
 pub mod bench;
 pub mod device;
+pub mod emulated;
 pub mod objective;
 pub mod page;
 pub mod probe;

@@ -2,11 +2,30 @@
 //! pages are [`iosteer_workload::html`]'s; this fills it with a study's
 //! question, answer, chart and table.
 
-use iosteer_workload::html::{chart, Context, HtmlError, Page};
+use std::path::{Path, PathBuf};
+
+use iosteer_workload::chart::{draw_failed, write_failed, OutputError};
+use iosteer_workload::html::{self, chart, Context, HtmlError, Page};
 use iosteer_workload::summary::{format_ms, verdict};
 
 use crate::probe::{self, ProbeReport};
 use crate::sweep::{self, Point, SweepReport};
+
+/// Writes a sweep's `sweep.json` and report.html into `dir` (created); the
+/// paths written.
+pub fn write_sweep(
+    dir: &Path,
+    report: &SweepReport,
+    context: &Context,
+) -> Result<Vec<PathBuf>, OutputError> {
+    std::fs::create_dir_all(dir).map_err(|e| write_failed(dir, e))?;
+    let json = dir.join("sweep.json");
+    let text = serde_json::to_string_pretty(report).expect("a report serializes");
+    std::fs::write(&json, text).map_err(|e| write_failed(&json, e))?;
+    let page =
+        sweep_page(context, report).map_err(|e| draw_failed(&dir.join(html::FILE_NAME), e))?;
+    Ok(vec![json, html::write(dir, &page)?])
+}
 
 /// The page of a sweep: every setting judged, the trade-off chart, the table.
 pub fn sweep_page(context: &Context, report: &SweepReport) -> Result<String, HtmlError> {

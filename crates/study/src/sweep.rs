@@ -41,7 +41,7 @@ use std::path::Path;
 
 use iosteer_device::DeviceConfig;
 use iosteer_sched::{policy, Nanos};
-use iosteer_sim::scenario::{scenario, SCENARIOS};
+use iosteer_sim::scenario::{scenario, UnknownScenario};
 use iosteer_sim::workload_file::{self, TraceOptions, WorkloadFileError};
 use iosteer_sim::{SimError, Simulation};
 use iosteer_workload::chart::{
@@ -119,8 +119,8 @@ pub enum SweepError {
         spec: String,
         source: iosteer_sched::ConfigError,
     },
-    #[error("unknown scenario `{name}`; scenarios: {}", scenario_names())]
-    UnknownScenario { name: String },
+    #[error(transparent)]
+    UnknownScenario(#[from] UnknownScenario),
     #[error("the workload has no phase `{name}`; phases: {phases}")]
     NoPhase { name: String, phases: String },
     /// The user's job or trace file does not build.
@@ -230,8 +230,7 @@ impl SweepWorkload {
     fn simulation(&self, device: &DeviceConfig, seed: u64) -> Result<Simulation, SweepError> {
         let device = device.clone();
         Ok(match self {
-            SweepWorkload::Scenario(name) => scenario(name, device, seed)
-                .ok_or_else(|| SweepError::UnknownScenario { name: name.clone() })?,
+            SweepWorkload::Scenario(name) => scenario(name, device, seed)?,
             SweepWorkload::JobFile(file) => workload_file::job_simulation(file, device, seed)?,
             SweepWorkload::Trace { file, options } => {
                 workload_file::trace_simulation(file, options, device, seed)?
@@ -259,11 +258,6 @@ impl SweepWorkload {
         workload_file::add_time_window(sim, name)
             .map_err(|source| SweepError::Window { role, source })
     }
-}
-
-fn scenario_names() -> String {
-    let names: Vec<_> = SCENARIOS.iter().map(|(n, _)| *n).collect();
-    names.join(", ")
 }
 
 /// Expands a values string: `a..b/s` or one literal.

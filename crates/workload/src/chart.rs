@@ -54,7 +54,8 @@ pub fn draw_failed(path: &Path, e: impl std::fmt::Display) -> OutputError {
     }
 }
 
-fn write_failed(path: &Path, source: std::io::Error) -> OutputError {
+/// Names the file (or directory) that could not be written.
+pub fn write_failed(path: &Path, source: std::io::Error) -> OutputError {
     OutputError::Write {
         path: path.to_path_buf(),
         source,

@@ -40,6 +40,28 @@ pub struct Context {
     pub warnings: Vec<String>,
 }
 
+impl Context {
+    /// The head of a report made by the command `argv` (its binary named
+    /// without its directory: the page says what to type, not where this
+    /// build lived), serving `workload` on the drive `drive_config`.
+    pub fn new(
+        argv: impl IntoIterator<Item = String>,
+        workload: String,
+        drive_config: Option<String>,
+    ) -> Context {
+        let mut command: Vec<String> = argv.into_iter().collect();
+        if let Some(name) = command.first().and_then(|a| Path::new(a).file_name()) {
+            command[0] = name.to_string_lossy().into_owned();
+        }
+        Context {
+            command,
+            workload,
+            drive_config,
+            warnings: Vec::new(),
+        }
+    }
+}
+
 /// `text` safe to place in HTML text and in quoted attribute values.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

@@ -265,6 +265,7 @@ impl Device {
             self.ftl
                 .write(lpn, (lpn % u64::from(dies)) as u32, HOST_STREAM)?;
         }
+        spread_die_shares(&mut self.ftl, overwrites, seed)?;
         refill_free_blocks(&mut self.ftl, high_watermark)
     }
 }
@@ -368,6 +369,63 @@ fn overwrite_until_steady(
         previous = Some(waf);
     }
     unreachable!("the last round returns")
+}
+
+/// Gives the dies of a replicated drive the unequal shares of the logical
+/// space that aging leaves them.
+///
+/// Aging writes round-robin over the dies but overwrites a unit wherever it
+/// lives, so die `d`'s count of valid units `N_d` is an urn: each overwrite
+/// takes one from `d` with probability `N_d / N` and gives one to `d` every
+/// `D`-th write. Its deviation from `N / D` relaxes by `1 / N` per write
+/// with a per-write variance of about `(1 / D)(1 - 1 / D)`, so after `k`
+/// capacities of overwrites (`kN` writes) from the fill's equal shares its
+/// variance is `(N / 2D)(1 - 1 / D)(1 - e^(-2k))` (consumer-sata, `k = 2`:
+/// a standard deviation of 337 units; simulated aging left 375 over its 8
+/// dies). Copied samples all hold exactly `N / D`, and dies with equal
+/// shares reach foreground GC at the same moment. This draws each die's
+/// deviation (normal, then centred so they sum to zero) and moves that many
+/// random units from the dies above their draw to those below, as if their
+/// last overwrite had landed there; the refill that follows restores each
+/// die's free pool.
+fn spread_die_shares(ftl: &mut Ftl, overwrites: f64, seed: u64) -> Result<(), FtlError> {
+    let dies = ftl.dies() as usize;
+    let units = u64::from(ftl.logical_units());
+    if dies < 2 || units == 0 {
+        return Ok(());
+    }
+    let d = dies as f64;
+    let sd =
+        (units as f64 / (2.0 * d) * (1.0 - 1.0 / d) * (1.0 - (-2.0 * overwrites).exp())).sqrt();
+    let mut rng = SmallRng::seed_from_u64(seed ^ 0x5eed_d1e5);
+    // Box-Muller: a standard normal from two uniforms.
+    let mut normal = || {
+        let (u, v): (f64, f64) = (1.0 - rng.random::<f64>(), rng.random());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    };
+    let drawn: Vec<f64> = (0..dies).map(|_| normal() * sd).collect();
+    let mean = drawn.iter().sum::<f64>() / d;
+    // Units each die gives away (negative: takes), summing to zero.
+    let mut give: Vec<i64> = drawn.iter().map(|x| (mean - x).round() as i64).collect();
+    let residual: i64 = give.iter().sum();
+    give[0] -= residual;
+    let mut takers: Vec<u32> = Vec::new();
+    for (die, n) in give.iter().enumerate() {
+        takers.extend(std::iter::repeat_n(die as u32, (-n).max(0) as usize));
+    }
+    while let Some(&to) = takers.last() {
+        let lpn = rng.random_range(0..units);
+        let Some(page) = ftl.lookup(lpn as u32) else {
+            continue;
+        };
+        let from = ftl.die_of(page) as usize;
+        if give[from] > 0 {
+            ftl.write(lpn, to, HOST_STREAM)?;
+            give[from] -= 1;
+            takers.pop();
+        }
+    }
+    Ok(())
 }
 
 /// Idle GC in the map: cleans victims on each die up to the high
@@ -517,6 +575,56 @@ mod tests {
             "simulated {slow_waf}, fast {fast_waf}"
         );
         fast.ftl().check_invariants().unwrap();
+    }
+
+    /// Valid units on each die.
+    fn die_shares(d: &Device) -> Vec<u64> {
+        let mut shares = vec![0; d.ftl().dies() as usize];
+        for lpn in 0..d.ftl().logical_units() {
+            if let Some(page) = d.ftl().lookup(lpn) {
+                shares[d.ftl().die_of(page) as usize] += 1;
+            }
+        }
+        shares
+    }
+
+    #[test]
+    fn aged_fast_leaves_the_dies_unequal_shares_as_aging_does() {
+        let sd = |shares: &[u64]| {
+            let mean = shares.iter().sum::<u64>() as f64 / shares.len() as f64;
+            let var = shares
+                .iter()
+                .map(|s| (*s as f64 - mean).powi(2))
+                .sum::<f64>();
+            (var / shares.len() as f64).sqrt()
+        };
+        let mut spreads = Vec::new();
+        for seed in 1..=4 {
+            let mut fast = small_drive();
+            fast.precondition(Precondition {
+                state: state("aged-fast=2").state,
+                seed,
+            })
+            .unwrap();
+            let shares = die_shares(&fast);
+            assert_eq!(
+                shares.iter().sum::<u64>(),
+                u64::from(fast.ftl().logical_units())
+            );
+            fast.ftl().check_invariants().unwrap();
+            spreads.push(sd(&shares));
+        }
+        let mut slow = small_drive();
+        slow.precondition(state("aged=2")).unwrap();
+        let units = f64::from(slow.ftl().logical_units());
+        let dies = f64::from(slow.ftl().dies());
+        let expected = (units / (2.0 * dies) * (1.0 - 1.0 / dies) * (1.0 - (-4.0f64).exp())).sqrt();
+        let mean_spread = spreads.iter().sum::<f64>() / spreads.len() as f64;
+        assert!(
+            mean_spread > expected / 3.0 && mean_spread < expected * 3.0,
+            "aged-fast's spread {mean_spread:.1} units, the urn's {expected:.1}, simulated aging's {:.1}",
+            sd(&die_shares(&slow))
+        );
     }
 
     #[test]

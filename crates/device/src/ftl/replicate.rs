@@ -19,7 +19,8 @@
 //! What a copy does not reproduce: dies that copy the same sample are alike
 //! rather than alike in distribution; each die holds exactly its share of
 //! the logical space (aged together, shares drift by a fraction of a
-//! percent); an overwritten unit lands within 65,536 logical units of where
+//! percent, which `aged-fast` restores after the copy: see
+//! `spread_die_shares` in `device/precondition.rs`); an overwritten unit lands within 65,536 logical units of where
 //! the fill put its position rather than anywhere. `scripts/fast-aging-check.sh`
 //! measures what that changes.
 
