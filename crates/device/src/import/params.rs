@@ -147,7 +147,10 @@ mod tests {
         );
         assert_eq!(p.choice("Absent", &choices).unwrap(), None);
         let err = p.choice("Policy", &choices).unwrap_err().to_string();
-        assert_eq!(err, "d.xml: `Policy` = maybe: accepted: NONE, PROGRAM_ERASE");
+        assert_eq!(
+            err,
+            "d.xml: `Policy` = maybe: accepted: NONE, PROGRAM_ERASE"
+        );
         assert_eq!(p.unused().count(), 0, "both were read");
     }
 }
