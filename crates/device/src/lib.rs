@@ -70,6 +70,7 @@ pub mod error;
 pub mod family;
 pub mod ftl;
 pub mod import;
+pub mod splitmix;
 pub mod waf;
 
 pub use config::{ConfigError, DeviceConfig, GcMode, PreconditionTable, VictimPolicy};
@@ -79,6 +80,7 @@ pub use device::{
 };
 pub use error::DeviceError;
 pub use ftl::{Ftl, FtlCounters, FtlError, GcWork};
+pub use splitmix::SplitMix64;
 
 #[cfg(test)]
 mod properties;

@@ -25,6 +25,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use iosteer_device::SplitMix64;
 use iosteer_sched::{Command, DeviceView, Nanos, Op, Outcome};
 
 use crate::engine::{EngineError, Finished};
@@ -104,28 +105,20 @@ struct Held {
     finished: Finished,
 }
 
-/// SplitMix64: a seeded stream of numbers, the same for the same seed.
+/// A seeded stream of draws, the same for the same seed.
 #[derive(Clone, Debug)]
-struct Dice(u64);
+struct Dice(SplitMix64);
 
 impl Dice {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
     /// True with chance `p`.
     fn chance(&mut self, p: f64) -> bool {
-        let unit = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
+        let unit = (self.0.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
         unit < p
     }
 
     /// Uniform in `[0, max]`.
     fn up_to(&mut self, max: Duration) -> Nanos {
-        Nanos(self.next() % (max.as_nanos() as u64 + 1))
+        Nanos(self.0.next_u64() % (max.as_nanos() as u64 + 1))
     }
 }
 
@@ -151,7 +144,7 @@ impl<B: Backend> Faulty<B> {
     pub fn new(inner: B, config: FaultConfig) -> Faulty<B> {
         Faulty {
             inner,
-            dice: Dice(config.seed),
+            dice: Dice(SplitMix64(config.seed)),
             config,
             planned: HashMap::new(),
             held: Vec::new(),

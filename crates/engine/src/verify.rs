@@ -430,6 +430,27 @@ impl ReadBack {
 mod tests {
     use super::*;
 
+    /// A block stamped for offset `at` by `v` (a write in flight), and its
+    /// generation.
+    fn stamped_block(v: &mut Verifier, at: u64) -> (Vec<u8>, u64) {
+        let mut block = vec![0u8; BLOCK];
+        let generation = v.stamp(at, &mut block);
+        (block, generation)
+    }
+
+    /// A block written at `at` through `v`, its write completed.
+    fn written_block(v: &mut Verifier, at: u64) -> Vec<u8> {
+        let (block, generation) = stamped_block(v, at);
+        v.write_done(at, BLOCK as u64, generation);
+        block
+    }
+
+    /// Checks `block`, read back at `at`, against what `v` expects there.
+    fn check_block(v: &mut Verifier, at: u64, block: &[u8]) {
+        let expected = v.expect(at, BLOCK as u64);
+        v.check(at, block, &expected);
+    }
+
     #[test]
     fn a_stamped_block_checks_and_a_flipped_byte_does_not() {
         let mut v = Verifier::default();
@@ -444,46 +465,38 @@ mod tests {
         assert_eq!(v.mismatches, 1);
         assert_eq!(v.first[0].0, 8192 + BLOCK as u64);
         // Read back at the wrong place (a place this run wrote).
-        let mut other = vec![0u8; BLOCK];
-        let g = v.stamp(0, &mut other);
-        v.write_done(0, 4096, g);
-        v.check(0, &buf[..BLOCK], &v.expect(0, 4096));
+        written_block(&mut v, 0);
+        check_block(&mut v, 0, &buf[..BLOCK]);
         assert_eq!(v.mismatches, 2, "{:?}", v.first);
         // A place this run never wrote: not judged.
-        v.check(1 << 20, &buf[..BLOCK], &v.expect(1 << 20, 4096));
+        check_block(&mut v, 1 << 20, &buf[..BLOCK]);
         assert_eq!(v.mismatches, 2);
     }
 
     #[test]
     fn a_block_left_by_an_earlier_run_is_a_mismatch_once_this_run_wrote_there() {
         let mut earlier = Verifier::starting_at(7 << 32);
-        let mut block = vec![0u8; BLOCK];
-        earlier.stamp(0, &mut block);
+        let (block, _) = stamped_block(&mut earlier, 0);
         let mut v = Verifier::starting_at(9 << 32);
-        let mut mine = vec![0u8; BLOCK];
-        let g = v.stamp(0, &mut mine);
-        v.check(0, &block, &v.expect(0, 4096));
+        let (_, g) = stamped_block(&mut v, 0);
+        check_block(&mut v, 0, &block);
         assert_eq!(
             v.mismatches, 0,
             "the write is in flight: old data may come back"
         );
         v.write_done(0, 4096, g);
-        v.check(0, &block, &v.expect(0, 4096));
+        check_block(&mut v, 0, &block);
         assert_eq!(v.mismatches, 1, "{:?}", v.first);
     }
 
     #[test]
     fn an_older_generation_than_the_last_completed_write_is_a_mismatch() {
         let mut v = Verifier::default();
-        let mut old = vec![0u8; BLOCK];
-        let g1 = v.stamp(0, &mut old);
-        v.write_done(0, 4096, g1);
-        let mut new = vec![0u8; BLOCK];
-        let g2 = v.stamp(0, &mut new);
-        v.write_done(0, 4096, g2);
-        v.check(0, &old, &v.expect(0, 4096));
+        let old = written_block(&mut v, 0);
+        let new = written_block(&mut v, 0);
+        check_block(&mut v, 0, &old);
         assert_eq!(v.mismatches, 1, "stale data came back");
-        v.check(0, &new, &v.expect(0, 4096));
+        check_block(&mut v, 0, &new);
         assert_eq!(v.mismatches, 1);
     }
 
@@ -512,33 +525,27 @@ mod tests {
         // the later one completing first; the device applied the earlier
         // one last, and its data came back.
         let mut v = Verifier::default();
-        let mut first = vec![0u8; BLOCK];
-        let g1 = v.stamp(0, &mut first);
-        let mut second = vec![0u8; BLOCK];
-        let g2 = v.stamp(0, &mut second);
+        let (first, g1) = stamped_block(&mut v, 0);
+        let (second, g2) = stamped_block(&mut v, 0);
         v.write_done(0, 4096, g2);
         v.write_done(0, 4096, g1);
         assert_eq!(v.blocks_in_flight(), 0);
-        v.check(0, &first, &v.expect(0, 4096));
-        v.check(0, &second, &v.expect(0, 4096));
+        check_block(&mut v, 0, &first);
+        check_block(&mut v, 0, &second);
         assert_eq!(v.mismatches, 0, "{:?}", v.first);
         // In sending order too: completions say nothing of which landed last.
-        let mut third = vec![0u8; BLOCK];
-        let g3 = v.stamp(0, &mut third);
-        let mut fourth = vec![0u8; BLOCK];
-        let g4 = v.stamp(0, &mut fourth);
+        let (third, g3) = stamped_block(&mut v, 0);
+        let (fourth, g4) = stamped_block(&mut v, 0);
         v.write_done(0, 4096, g3);
         v.write_done(0, 4096, g4);
-        v.check(0, &third, &v.expect(0, 4096));
+        check_block(&mut v, 0, &third);
         assert_eq!(v.mismatches, 0, "{:?}", v.first);
         // A lone write settles the block: the others are stale again.
-        let mut lone = vec![0u8; BLOCK];
-        let g5 = v.stamp(0, &mut lone);
-        v.write_done(0, 4096, g5);
-        v.check(0, &lone, &v.expect(0, 4096));
+        let lone = written_block(&mut v, 0);
+        check_block(&mut v, 0, &lone);
         assert_eq!(v.mismatches, 0, "{:?}", v.first);
         for stale in [&first, &second, &third, &fourth] {
-            v.check(0, stale, &v.expect(0, 4096));
+            check_block(&mut v, 0, stale);
         }
         assert_eq!(v.mismatches, 4, "{:?}", v.first);
     }
@@ -546,19 +553,16 @@ mod tests {
     #[test]
     fn a_failed_write_leaves_its_blocks_passing_old_or_new_data() {
         let mut v = Verifier::default();
-        let mut old = vec![0u8; BLOCK];
-        let g1 = v.stamp(0, &mut old);
-        v.write_done(0, 4096, g1);
-        let mut torn = vec![0u8; BLOCK];
-        let g2 = v.stamp(0, &mut torn);
+        let old = written_block(&mut v, 0);
+        let (mut torn, g2) = stamped_block(&mut v, 0);
         v.write_failed(0, 4096, g2);
         assert_eq!(v.blocks_in_flight(), 0);
-        v.check(0, &old, &v.expect(0, 4096));
-        v.check(0, &torn, &v.expect(0, 4096));
+        check_block(&mut v, 0, &old);
+        check_block(&mut v, 0, &torn);
         assert_eq!(v.mismatches, 0, "{:?}", v.first);
         // Its checksum must still hold.
         torn[100] ^= 1;
-        v.check(0, &torn, &v.expect(0, 4096));
+        check_block(&mut v, 0, &torn);
         assert_eq!(v.mismatches, 1);
     }
 

@@ -182,17 +182,8 @@ fn pgc_workloads(device: Option<DeviceConfig>, spec: &str, seed: u64) -> Vec<Cas
             stop: Some(PGC_RUN),
             shape: Default::default(),
         };
-        for (mode, tag) in [(GcMode::Blocking, "npgc"), (GcMode::SemiPreemptive, "pgc")] {
-            let mut drive = device.clone();
-            drive.gc.mode = mode;
-            let sim =
-                Simulation::of_jobs(drive, vec![job.clone()], "run", seed, Nanos::from_secs(5));
-            cases.push(Case {
-                label: format!("{}/{tag}", w.name),
-                sim,
-                spec: spec.to_string(),
-            });
-        }
+        let sim = Simulation::of_jobs(device.clone(), vec![job], "run", seed, Nanos::from_secs(5));
+        cases.extend(gc_pair(w.name, &sim, spec));
     }
     cases
 }
@@ -208,19 +199,24 @@ fn improvement(before: f64, after: f64) -> f64 {
 /// Each spec on `sim` twice, with NPGC and with PGC, labelled
 /// `<spec>/npgc` and `<spec>/pgc` (`--compare-gc` of `iosteer sim`).
 pub fn gc_cases(sim: &Simulation, specs: &[String]) -> Vec<Case> {
-    let mut cases = Vec::new();
-    for spec in specs {
-        for (mode, tag) in [(GcMode::Blocking, "npgc"), (GcMode::SemiPreemptive, "pgc")] {
-            let mut sim = sim.clone();
-            sim.device.gc.mode = mode;
-            cases.push(Case {
-                label: format!("{spec}/{tag}"),
-                sim,
-                spec: spec.clone(),
-            });
+    specs
+        .iter()
+        .flat_map(|spec| gc_pair(spec, sim, spec))
+        .collect()
+}
+
+/// `sim` with NPGC and with PGC under `spec`, labelled `<name>/npgc` and
+/// `<name>/pgc` (the labels [`gc_table`] pairs).
+fn gc_pair(name: &str, sim: &Simulation, spec: &str) -> [Case; 2] {
+    [(GcMode::Blocking, "npgc"), (GcMode::SemiPreemptive, "pgc")].map(|(mode, tag)| {
+        let mut sim = sim.clone();
+        sim.device.gc.mode = mode;
+        Case {
+            label: format!("{name}/{tag}"),
+            sim,
+            spec: spec.to_string(),
         }
-    }
-    cases
+    })
 }
 
 /// NPGC against PGC for every pair of runs labelled `<name>/npgc` and
@@ -393,15 +389,7 @@ fn pgc_sweep(device: Option<DeviceConfig>, spec: &str, seed: u64) -> Vec<Case> {
                 seed,
                 Nanos::from_secs(5),
             );
-            let label = format!("{sweep}={value}");
-            cases.extend(
-                gc_cases(&sim, &[spec.to_string()])
-                    .into_iter()
-                    .map(|mut c| {
-                        c.label = c.label.replacen(spec, &label, 1);
-                        c
-                    }),
-            );
+            cases.extend(gc_pair(&format!("{sweep}={value}"), &sim, spec));
         }
     }
     cases

@@ -14,6 +14,7 @@ use std::collections::VecDeque;
 use std::hint::black_box;
 use std::time::Instant;
 
+use iosteer_device::SplitMix64;
 use iosteer_sched::{
     policy, Command, DeviceView, Dispatch, Nanos, Op, Outcome, Request, Scheduler,
 };
@@ -82,8 +83,14 @@ pub fn workload(requests: u64) -> Vec<Request> {
     (0..requests)
         .map(|id| {
             let now = Nanos(id * STEP.0);
-            match rng.next() % 100 {
-                0..=69 => Request::new(id, Op::Read, (rng.next() % (SPAN >> 12)) << 12, 4096, now),
+            match rng.next_u64() % 100 {
+                0..=69 => Request::new(
+                    id,
+                    Op::Read,
+                    (rng.next_u64() % (SPAN >> 12)) << 12,
+                    4096,
+                    now,
+                ),
                 70..=94 => {
                     write_cursor = (write_cursor + (128 << 10)) % SPAN;
                     Request::new(id, Op::Write, write_cursor, 128 << 10, now)
@@ -91,7 +98,7 @@ pub fn workload(requests: u64) -> Vec<Request> {
                 95..=98 => Request::new(
                     id,
                     Op::Trim,
-                    (rng.next() % (SPAN >> 20)) << 20,
+                    (rng.next_u64() % (SPAN >> 20)) << 20,
                     1 << 20,
                     now,
                 ),
@@ -99,19 +106,6 @@ pub fn workload(requests: u64) -> Vec<Request> {
             }
         })
         .collect()
-}
-
-/// SplitMix64 (Steele, Lea, Flood 2014): a fixed stream without a dependency.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
 }
 
 /// One run; returns the wall time per request in nanoseconds.

@@ -495,34 +495,27 @@ impl DeviceConfig {
             ("flush_us", self.flush_us),
         ];
         for (field, value) in durations {
-            if !(value.is_finite() && (0.0..=MAX_OPERATION_US).contains(&value)) {
-                return invalid(
-                    field,
-                    value,
-                    &format!(
-                        "must be a number of microseconds from 0 to {MAX_OPERATION_US} (10 s)"
-                    ),
-                );
-            }
+            at_most(
+                field,
+                value,
+                MAX_OPERATION_US,
+                &format!("must be a number of microseconds from 0 to {MAX_OPERATION_US} (10 s)"),
+            )?;
         }
-        let idle = self.gc.background_idle_ms;
-        if !(idle.is_finite() && (0.0..=MAX_BACKGROUND_IDLE_MS).contains(&idle)) {
-            return invalid(
-                "gc.background_idle_ms",
-                idle,
-                &format!(
-                    "must be a number of milliseconds from 0 to {MAX_BACKGROUND_IDLE_MS} (an hour)"
-                ),
-            );
-        }
-        let exponent = self.trim_cost.size_exponent;
-        if !(exponent.is_finite() && (0.0..=MAX_TRIM_EXPONENT).contains(&exponent)) {
-            return invalid(
-                "trim_cost.size_exponent",
-                exponent,
-                &format!("must be a number from 0 to {MAX_TRIM_EXPONENT} (1 is linear)"),
-            );
-        }
+        at_most(
+            "gc.background_idle_ms",
+            self.gc.background_idle_ms,
+            MAX_BACKGROUND_IDLE_MS,
+            &format!(
+                "must be a number of milliseconds from 0 to {MAX_BACKGROUND_IDLE_MS} (an hour)"
+            ),
+        )?;
+        at_most(
+            "trim_cost.size_exponent",
+            self.trim_cost.size_exponent,
+            MAX_TRIM_EXPONENT,
+            &format!("must be a number from 0 to {MAX_TRIM_EXPONENT} (1 is linear)"),
+        )?;
         let gc = &self.gc;
         if gc.low_watermark < 2 {
             return invalid(
@@ -587,6 +580,15 @@ fn invalid(field: &'static str, value: impl ToString, reason: &str) -> Result<()
         value: value.to_string(),
         reason: reason.to_string(),
     })
+}
+
+/// `value` must be a finite number from 0 to `max`; `reason` says so.
+fn at_most(field: &'static str, value: f64, max: f64, reason: &str) -> Result<(), ConfigError> {
+    if value.is_finite() && (0.0..=max).contains(&value) {
+        Ok(())
+    } else {
+        invalid(field, value, reason)
+    }
 }
 
 mod presets;

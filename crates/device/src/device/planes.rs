@@ -24,6 +24,17 @@ use super::Device;
 /// die to pair up.
 const PARTNER_SCAN: usize = 32;
 
+/// What a partner scan does with a queued task.
+#[derive(Clone, Copy)]
+enum Partner {
+    /// It joins the operation.
+    Join,
+    /// It stays queued; the scan goes on behind it.
+    PassOver,
+    /// It stays queued, and so does everything behind it.
+    Stop,
+}
+
 impl Device {
     /// Pages per operation: `planes_per_die` with multi-plane on, else 1.
     pub(super) fn planes_per_operation(&self) -> u32 {
@@ -45,34 +56,16 @@ impl Device {
     /// multi-plane read (different planes, and one offset if required) into
     /// the die's batch; returns how many pages the operation reads.
     pub(super) fn gather_read_partners(&mut self, d: usize, first: &PageTask) -> u32 {
-        let planes = self.planes_per_operation();
-        if planes == 1 {
+        if self.planes_per_operation() == 1 {
             return 1;
         }
-        let same_offset = self.config.multi_plane.same_page_offset;
-        let (plane, offset) = self.plane_and_offset(first.page);
-        let mut used = 1u64 << plane;
-        let mut index = 0;
-        let mut scanned = 0;
-        while index < self.dies[d].host.len() && scanned < PARTNER_SCAN {
-            scanned += 1;
-            let task = self.dies[d].host[index];
-            let (p, o) = self.plane_and_offset(task.page);
-            let fits = !task.write && used & (1 << p) == 0 && (!same_offset || o == offset);
-            if !fits {
-                index += 1;
-                continue;
+        self.gather_partners(d, first, Partner::PassOver, |device, index| {
+            if device.dies[d].host[index].write {
+                Partner::PassOver
+            } else {
+                Partner::Join
             }
-            used |= 1 << p;
-            let task = self.dies[d].host.remove(index).expect("index is in range");
-            self.dies[d].queued_time = self.dies[d].queued_time - self.t_read;
-            self.count_read_wait(d, &task);
-            self.dies[d].batch.push(task);
-            if self.dies[d].batch.len() + 1 == planes as usize {
-                break;
-            }
-        }
-        1 + self.dies[d].batch.len() as u32
+        })
     }
 
     /// Takes from die `d`'s queue the writes that can join the placed write
@@ -82,10 +75,40 @@ impl Device {
     /// that lands elsewhere or makes the die owe GC (which must then go
     /// first); returns how many pages the operation programs.
     pub(super) fn gather_program_partners(&mut self, d: usize, first: &PageTask, at: Nanos) -> u32 {
-        let planes = self.planes_per_operation();
-        if planes == 1 || first.page == ELSEWHERE || self.dies[d].owes_gc() {
+        if self.planes_per_operation() == 1 || first.page == ELSEWHERE || self.dies[d].owes_gc() {
             return 1;
         }
+        self.gather_partners(d, first, Partner::Stop, |device, index| {
+            let mut task = device.dies[d].host[index];
+            if !task.write || task.arrived > at {
+                return Partner::PassOver;
+            }
+            if !task.placed {
+                device.place(d, &mut task, at);
+                device.dies[d].host[index] = task;
+            }
+            if task.page == ELSEWHERE || device.dies[d].owes_gc() {
+                Partner::Stop
+            } else {
+                Partner::Join
+            }
+        })
+    }
+
+    /// The scan both gatherers share: looks at most [`PARTNER_SCAN`] tasks
+    /// into die `d`'s queue; `judge` says what to do with each, and a task it
+    /// lets join must also sit in a plane not used yet (and at `first`'s
+    /// offset if required), or `misfit` is done instead. Joining tasks leave
+    /// the queue for the die's batch until the operation has all its planes;
+    /// returns how many pages the operation takes.
+    fn gather_partners(
+        &mut self,
+        d: usize,
+        first: &PageTask,
+        misfit: Partner,
+        mut judge: impl FnMut(&mut Device, usize) -> Partner,
+    ) -> u32 {
+        let planes = self.planes_per_operation();
         let same_offset = self.config.multi_plane.same_page_offset;
         let (plane, offset) = self.plane_and_offset(first.page);
         let mut used = 1u64 << plane;
@@ -93,25 +116,33 @@ impl Device {
         let mut scanned = 0;
         while index < self.dies[d].host.len() && scanned < PARTNER_SCAN {
             scanned += 1;
-            let mut task = self.dies[d].host[index];
-            if !task.write || task.arrived > at {
-                index += 1;
-                continue;
+            let verdict = match judge(self, index) {
+                Partner::Join => {
+                    let (p, o) = self.plane_and_offset(self.dies[d].host[index].page);
+                    if used & (1 << p) != 0 || (same_offset && o != offset) {
+                        misfit
+                    } else {
+                        used |= 1 << p;
+                        Partner::Join
+                    }
+                }
+                other => other,
+            };
+            match verdict {
+                Partner::PassOver => {
+                    index += 1;
+                    continue;
+                }
+                Partner::Stop => break,
+                Partner::Join => {}
             }
-            if !task.placed {
-                self.place(d, &mut task, at);
-                self.dies[d].host[index] = task;
-            }
-            if task.page == ELSEWHERE || self.dies[d].owes_gc() {
-                break;
-            }
-            let (p, o) = self.plane_and_offset(task.page);
-            if used & (1 << p) != 0 || (same_offset && o != offset) {
-                break;
-            }
-            used |= 1 << p;
             let task = self.dies[d].host.remove(index).expect("index is in range");
-            self.dies[d].queued_time = self.dies[d].queued_time - self.t_program;
+            if task.write {
+                self.dies[d].queued_time = self.dies[d].queued_time - self.t_program;
+            } else {
+                self.dies[d].queued_time = self.dies[d].queued_time - self.t_read;
+                self.count_read_wait(d, &task);
+            }
             self.dies[d].batch.push(task);
             if self.dies[d].batch.len() + 1 == planes as usize {
                 break;

@@ -29,6 +29,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
 use super::{Block, Die, Ftl, UNMAPPED};
+use crate::splitmix::mix;
 
 /// Indices a [`Shuffle`] permutes among themselves (a chunk of `0..len`).
 const CHUNK_BITS: u32 = 16;
@@ -89,14 +90,6 @@ impl Shuffle {
             }
         }
     }
-}
-
-/// SplitMix64's finaliser: a good 64-bit mix.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 impl Ftl {

@@ -170,12 +170,10 @@ pub fn import(text: &str, file: &str) -> Result<Imported, ImportError> {
     if !memory.eq_ignore_ascii_case("FLASH") {
         return Err(p.bad("Memory_Type", &memory, "FLASH"));
     }
-    let interface = p.required("HostInterface_Type")?;
-    let nvme = match interface.to_ascii_uppercase().as_str() {
-        "NVME" => true,
-        "SATA" => false,
-        _ => return Err(p.bad("HostInterface_Type", &interface, "NVME, SATA")),
-    };
+    p.required("HostInterface_Type")?;
+    let (_, nvme) = p
+        .choice("HostInterface_Type", &[("NVME", true), ("SATA", false)])?
+        .expect("present");
     let base = if nvme {
         "enterprise-nvme"
     } else {
@@ -364,26 +362,25 @@ fn garbage_collection(
             format!("gc.low_watermark = gc.high_watermark = {blocks} free blocks per die (no idle GC beyond it, as in MQSim)"),
         );
     }
-    if let Some(policy) = p.text("GC_Block_Selection_Policy") {
-        let (victim, how) = match policy.to_ascii_uppercase().as_str() {
-            "GREEDY" => (VictimPolicy::Greedy, "greedy"),
-            "RGA" => (
+    let random = (
+        VictimPolicy::Greedy,
+        "greedy (random victims are not modelled)",
+    );
+    let policies = [
+        ("GREEDY", (VictimPolicy::Greedy, "greedy")),
+        (
+            "RGA",
+            (
                 VictimPolicy::Greedy,
                 "greedy (RGA, randomized greedy, approximated by greedy)",
             ),
-            "FIFO" => (VictimPolicy::Fifo, "fifo"),
-            "RANDOM" | "RANDOM_P" | "RANDOM_PP" => (
-                VictimPolicy::Greedy,
-                "greedy (random victims are not modelled)",
-            ),
-            _ => {
-                return Err(p.bad(
-                    "GC_Block_Selection_Policy",
-                    &policy,
-                    "GREEDY, RGA, RANDOM, RANDOM_P, RANDOM_PP, FIFO",
-                ));
-            }
-        };
+        ),
+        ("RANDOM", random),
+        ("RANDOM_P", random),
+        ("RANDOM_PP", random),
+        ("FIFO", (VictimPolicy::Fifo, "fifo")),
+    ];
+    if let Some((policy, (victim, how))) = p.choice("GC_Block_Selection_Policy", &policies)? {
         c.gc.victim = victim;
         notes.mapped(
             format!("GC_Block_Selection_Policy = {policy}"),
@@ -421,18 +418,13 @@ fn garbage_collection(
 }
 
 fn suspension(p: &mut Params, c: &mut DeviceConfig, notes: &mut Notes) -> Result<(), ImportError> {
-    if let Some(support) = p.text("CMD_Suspension_Support") {
-        let suspend = match support.to_ascii_uppercase().as_str() {
-            "NONE" => false,
-            "ERASE" | "PROGRAM" | "PROGRAM_ERASE" => true,
-            _ => {
-                return Err(p.bad(
-                    "CMD_Suspension_Support",
-                    &support,
-                    "NONE, PROGRAM, ERASE, PROGRAM_ERASE",
-                ))
-            }
-        };
+    let supports = [
+        ("NONE", false),
+        ("PROGRAM", true),
+        ("ERASE", true),
+        ("PROGRAM_ERASE", true),
+    ];
+    if let Some((support, suspend)) = p.choice("CMD_Suspension_Support", &supports)? {
         c.gc.suspend = suspend;
         notes.mapped(
             format!("CMD_Suspension_Support = {support}"),

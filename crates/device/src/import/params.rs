@@ -90,6 +90,28 @@ impl Params {
         }
     }
 
+    /// The value of `name` (in any case) as one of `choices`, with the text
+    /// as given; an error lists the choices.
+    pub(crate) fn choice<T: Copy>(
+        &mut self,
+        name: &str,
+        choices: &[(&str, T)],
+    ) -> Result<Option<(String, T)>, ImportError> {
+        let Some(value) = self.text(name) else {
+            return Ok(None);
+        };
+        match choices
+            .iter()
+            .find(|(choice, _)| choice.eq_ignore_ascii_case(&value))
+        {
+            Some(&(_, chosen)) => Ok(Some((value, chosen))),
+            None => {
+                let accepted: Vec<&str> = choices.iter().map(|(choice, _)| *choice).collect();
+                Err(self.bad(name, &value, &accepted.join(", ")))
+            }
+        }
+    }
+
     pub(crate) fn bad(&self, name: &str, value: &str, accepted: &str) -> ImportError {
         ImportError::BadValue {
             file: self.file.clone(),
@@ -102,5 +124,33 @@ impl Params {
     /// The parameters no importer used, in file order.
     pub(crate) fn unused(&self) -> impl Iterator<Item = &Param> {
         self.list.iter().filter(|p| !p.used)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_choice_is_matched_in_any_case_and_a_wrong_one_lists_the_choices() {
+        let mut p = Params::new(
+            "d.xml",
+            vec![
+                Param::new("Suspension", "program_erase", 3),
+                Param::new("Policy", "maybe", 4),
+            ],
+        );
+        let choices = [("NONE", false), ("PROGRAM_ERASE", true)];
+        assert_eq!(
+            p.choice("SUSPENSION", &choices).unwrap(),
+            Some(("program_erase".to_string(), true))
+        );
+        assert_eq!(p.choice("Absent", &choices).unwrap(), None);
+        let err = p.choice("Policy", &choices).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "d.xml: `Policy` = maybe: accepted: NONE, PROGRAM_ERASE"
+        );
+        assert_eq!(p.unused().count(), 0, "both were read");
     }
 }

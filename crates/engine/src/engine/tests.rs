@@ -27,7 +27,9 @@ pub(crate) fn engine_or_skip(path: &Path, verify: bool) -> Option<Engine> {
     engine_with(path, &config)
 }
 
-fn engine_with(path: &Path, config: &EngineConfig) -> Option<Engine> {
+/// An engine of `config` on `path` (O_DIRECT where the file system has it),
+/// or `None` as for [`engine_or_skip`].
+pub(crate) fn engine_with(path: &Path, config: &EngineConfig) -> Option<Engine> {
     let spec = OpenOptionsSpec {
         writes: true,
         direct: true,

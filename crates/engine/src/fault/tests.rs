@@ -127,7 +127,7 @@ impl<B: Backend> Backend for Recording<B> {
 /// most [`OUTSTANDING`] at once (an application's own concurrency: a
 /// stalled device backs it up instead of queueing without end).
 struct RandomSource {
-    dice: Dice,
+    dice: SplitMix64,
     left: u64,
     next: Nanos,
     gap: Nanos,
@@ -144,7 +144,7 @@ impl Source for RandomSource {
     }
 
     fn issue(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
-        let op = match self.dice.next() % 10 {
+        let op = match self.dice.next_u64() % 10 {
             0..=4 => Op::Read,
             5..=7 => Op::Write,
             8 => Op::Trim,
@@ -153,15 +153,15 @@ impl Source for RandomSource {
         let (offset, len) = match op {
             Op::Flush => (0, 0),
             _ => (
-                self.dice.next() % 16384 * 4096,
-                (1 + self.dice.next() % 16) * 4096,
+                self.dice.next_u64() % 16384 * 4096,
+                (1 + self.dice.next_u64() % 16) * 4096,
             ),
         };
         out.push(Request::new(*next_id, op, offset, len, now));
         *next_id += 1;
         self.left -= 1;
         self.outstanding += 1;
-        self.next = now + Nanos(1 + self.dice.next() % (2 * self.gap.0));
+        self.next = now + Nanos(1 + self.dice.next_u64() % (2 * self.gap.0));
     }
 
     fn completed(&mut self, at: Nanos) {
@@ -290,7 +290,7 @@ fn drive_case<B: Backend>(drive: B, faults: FaultConfig, run: &Run, clock: &dyn 
     let mut sched = policy::build(policy).expect("a catalog policy builds");
     let completed = Rc::new(Cell::new(0));
     let source = RandomSource {
-        dice: Dice(seed ^ 0x5eed),
+        dice: SplitMix64(seed ^ 0x5eed),
         left: ops,
         next: Nanos::ZERO,
         gap,

@@ -27,7 +27,7 @@
 
 use std::time::Instant;
 
-use iosteer_device::DeviceConfig;
+use iosteer_device::{DeviceConfig, SplitMix64};
 use iosteer_sched::{Nanos, Op};
 use iosteer_sim::workload_file::{JOB_DRAIN, TRACE_DRAIN};
 use iosteer_sim::{scenario, SimError, Simulation};
@@ -36,7 +36,7 @@ use iosteer_workload::round;
 use iosteer_workload::workload::{Job, JobKind, TraceRecord};
 use serde::Serialize;
 
-use super::{median, BenchError, SplitMix64};
+use super::{median, BenchError};
 use crate::device::nand_page_ops;
 
 /// The scheduler of every case: the cheapest, so the figures are the
@@ -197,11 +197,11 @@ fn large_trace(capacity: u64, page: u64) -> Vec<TraceRecord> {
     let pages = capacity / page;
     (0..TRACE_REQUESTS)
         .map(|i| {
-            let len = 1 + rng.next() % TRACE_MAX_PAGES;
-            let first = rng.next() % (pages - len + 1);
+            let len = 1 + rng.next_u64() % TRACE_MAX_PAGES;
+            let first = rng.next_u64() % (pages - len + 1);
             TraceRecord {
                 at: Nanos(i * TRACE_INTERVAL.0),
-                op: if rng.next() % 10 < 7 {
+                op: if rng.next_u64() % 10 < 7 {
                     Op::Read
                 } else {
                     Op::Write
