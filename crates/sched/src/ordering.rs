@@ -228,21 +228,32 @@ impl Barrier {
         Some(entry)
     }
 
-    /// A read, write or flush arriving at a policy that queues only what may
-    /// go: returned when it may be queued now; kept when it may not, a write
-    /// or flush behind a flush here, a read over an unsent write in
+    /// A request arriving at a policy that queues only what may go:
+    /// returned when it may be queued now; kept when it may not, a write or
+    /// flush behind a flush here, a read over an unsent write in
     /// `held_reads` (the policy releases those as their writes are sent).
+    /// Trims pass at once, untagged: neither rule is about them.
     pub fn pass(&mut self, request: Request, held_reads: &mut Vec<Queued>) -> Option<Queued> {
-        if request.op != Op::Read {
-            return self.admit(request);
+        match request.op {
+            Op::Trim => Some(Queued { request, tag: 0 }),
+            Op::Read => {
+                let mut read = self.tag_read(request);
+                if self.read_ready(&mut read) {
+                    return Some(read);
+                }
+                held_reads.push(read);
+                None
+            }
+            Op::Write | Op::Flush => self.admit(request),
         }
-        let tag = self.read_tag(&request);
-        let mut read = Queued { request, tag };
-        if self.read_ready(&mut read) {
-            return Some(read);
+    }
+
+    /// A read entering a read queue, tagged with [`Barrier::read_tag`].
+    pub fn tag_read(&self, request: Request) -> Queued {
+        Queued {
+            tag: self.read_tag(&request),
+            request,
         }
-        held_reads.push(read);
-        None
     }
 
     /// The tag for a read entering a read queue: the last unsent write it
@@ -339,14 +350,6 @@ impl Barrier {
         }
         self.releasing = true;
         self.held.pop_front()
-    }
-
-    /// The flush that is due, with the writes that queued behind it (up to
-    /// the next flush): [`Barrier::take_flush`] then [`Barrier::release`].
-    pub fn take_flush_and_writes(&mut self) -> Option<(Queued, Vec<Queued>)> {
-        let flush = self.take_flush()?;
-        let writes = std::iter::from_fn(|| self.release()).collect();
-        Some((flush, writes))
     }
 
     /// Takes from `held_reads` the reads that may go now, in their order.

@@ -374,9 +374,7 @@ impl Policy for Deadline {
     base_in_field!();
 
     fn accept(&mut self, request: Request, _now: Nanos) {
-        if request.op == Op::Trim {
-            self.insert(Queued { request, tag: 0 });
-        } else if let Some(ready) = self.barrier.pass(request, &mut self.blocked_reads) {
+        if let Some(ready) = self.barrier.pass(request, &mut self.blocked_reads) {
             self.insert(ready);
         }
     }

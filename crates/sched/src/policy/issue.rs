@@ -16,24 +16,28 @@
 //!
 //! Since this queue is a strict FIFO, a write counts as "sent" for the
 //! ordering rules when it is admitted here.
+//!
+//! [`Gate`] is what every such policy keeps around its throttle: the
+//! [`Barrier`](crate::ordering::Barrier) in front, the reads it holds, and
+//! this queue behind.
 
 use std::collections::VecDeque;
 
-use crate::ordering::flush_may_go;
+use crate::ordering::{flush_may_go, Barrier, Queued};
 use crate::request::{Command, Op, Request};
 use crate::stats::Stats;
 use crate::trim::TrimQueue;
 use crate::units::Nanos;
 
 #[derive(Debug)]
-pub(crate) struct IssueQueue {
+struct IssueQueue {
     /// Reads, writes and flushes with the time they were admitted.
     fifo: VecDeque<(Request, Nanos)>,
     trims: TrimQueue,
 }
 
 impl IssueQueue {
-    pub(crate) fn new(trim_max_ranges: u32) -> IssueQueue {
+    fn new(trim_max_ranges: u32) -> IssueQueue {
         IssueQueue {
             fifo: VecDeque::new(),
             trims: TrimQueue::new(trim_max_ranges, 0),
@@ -41,7 +45,7 @@ impl IssueQueue {
     }
 
     /// Admits a request (its policy let it through at `now`).
-    pub(crate) fn push(&mut self, request: Request, now: Nanos) {
+    fn push(&mut self, request: Request, now: Nanos) {
         match request.op {
             Op::Trim => self.trims.push(request),
             _ => self.fifo.push_back((request, now)),
@@ -50,7 +54,7 @@ impl IssueQueue {
 
     /// The next command for a device with a free slot, and how long its first
     /// request waited here since admission.
-    pub(crate) fn next_command(&mut self, now: Nanos, stats: &Stats) -> Option<(Command, Nanos)> {
+    fn next_command(&mut self, now: Nanos, stats: &Stats) -> Option<(Command, Nanos)> {
         if let Some(command) = self.trims.take_command(now) {
             let waited = now - command.requests[0].submitted;
             return Some((command, waited));
@@ -71,18 +75,123 @@ impl IssueQueue {
     }
 
     /// The waiting trims.
-    pub(crate) fn trims(&mut self) -> &mut TrimQueue {
+    fn trims(&mut self) -> &mut TrimQueue {
         &mut self.trims
     }
 
     /// Submission time of the oldest admitted request of `op` (not trims).
-    pub(crate) fn oldest(&self, op: Op) -> Option<Nanos> {
+    fn oldest(&self, op: Op) -> Option<Nanos> {
         self.fifo
             .iter()
             .find(|(r, _)| r.op == op)
             .map(|(r, _)| r.submitted)
     }
 }
+
+/// The ordering rules in front of a throttling policy and the device queue
+/// behind it. A request arrives through [`Gate::arrive`], waits in the
+/// policy's own queues, and passes on with [`Gate::pass`]; what the rules held
+/// comes back out of [`Gate::ready_reads`] and [`Gate::released_write`].
+#[derive(Debug)]
+pub(crate) struct Gate {
+    barrier: Barrier,
+    /// Reads that overlap a write not yet passed; they enter the throttle
+    /// once it has, so they hold back no other read.
+    held_reads: Vec<Queued>,
+    issue: IssueQueue,
+}
+
+impl Gate {
+    pub(crate) fn new(trim_max_ranges: u32) -> Gate {
+        Gate {
+            barrier: Barrier::default(),
+            held_reads: Vec::new(),
+            issue: IssueQueue::new(trim_max_ranges),
+        }
+    }
+
+    /// A request arriving: returned when it may enter the throttle now (see
+    /// [`Barrier::pass`]), kept here when it may not.
+    pub(crate) fn arrive(&mut self, request: Request) -> Option<Queued> {
+        self.barrier.pass(request, &mut self.held_reads)
+    }
+
+    /// The throttle let `entry` through at `now`: on to the device queue.
+    /// That queue is a FIFO, so passing counts as sent for the ordering
+    /// rules.
+    pub(crate) fn pass(&mut self, entry: Queued, now: Nanos) {
+        self.barrier.sent_write(&entry);
+        self.issue.push(entry.request, now);
+    }
+
+    /// Straight to the device queue, for what the policy does not throttle.
+    pub(crate) fn push(&mut self, request: Request, now: Nanos) {
+        self.issue.push(request, now);
+    }
+
+    /// Held reads whose writes have passed, in their order.
+    pub(crate) fn ready_reads(&mut self) -> Vec<Queued> {
+        self.barrier.take_ready_reads(&mut self.held_reads)
+    }
+
+    /// The next write held behind a flush that has come due. The flush
+    /// itself goes on to the device queue at `now`, unthrottled.
+    pub(crate) fn released_write(&mut self, now: Nanos) -> Option<Queued> {
+        loop {
+            if let Some(write) = self.barrier.release() {
+                return Some(write);
+            }
+            let flush = self.barrier.take_flush()?;
+            self.issue.push(flush.request, now);
+        }
+    }
+
+    /// Submission time of the oldest request of `op` waiting anywhere: in
+    /// the policy's queues (`throttled`), held here, or in the device queue.
+    pub(crate) fn oldest<'a>(
+        &'a self,
+        op: Op,
+        throttled: impl Iterator<Item = &'a Request>,
+    ) -> Option<Nanos> {
+        let held = self.held_reads.iter().map(|q| &q.request);
+        let waiting = throttled.chain(held).chain(self.barrier.held());
+        let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
+        [first, self.issue.oldest(op)].into_iter().flatten().min()
+    }
+
+    /// The waiting trims, in the device queue.
+    pub(crate) fn trims(&mut self) -> &mut TrimQueue {
+        self.issue.trims()
+    }
+
+    /// The next command for a device with a free slot.
+    pub(crate) fn next_command(&mut self, now: Nanos, stats: &Stats) -> Option<Command> {
+        self.next_command_waited(now, stats)
+            .map(|(command, _)| command)
+    }
+
+    /// [`Gate::next_command`], and how long its first request waited in the
+    /// device queue since it passed.
+    pub(crate) fn next_command_waited(
+        &mut self,
+        now: Nanos,
+        stats: &Stats,
+    ) -> Option<(Command, Nanos)> {
+        self.issue.next_command(now, stats)
+    }
+}
+
+/// [`Policy::trims`](crate::policy::common::Policy::trims) for a policy that
+/// keeps its [`Gate`] in its field `gate`: the trims wait in the device
+/// queue.
+macro_rules! gate_in_field {
+    () => {
+        fn trims(&mut self) -> Option<&mut $crate::trim::TrimQueue> {
+            Some(self.gate.trims())
+        }
+    };
+}
+pub(crate) use gate_in_field;
 
 #[cfg(test)]
 mod tests {

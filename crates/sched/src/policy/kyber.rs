@@ -435,10 +435,7 @@ impl Policy for Kyber {
 
     fn accept(&mut self, request: Request, _now: Nanos) {
         match request.op {
-            Op::Read => {
-                let tag = self.barrier.read_tag(&request);
-                self.reads.push_back(Queued { request, tag });
-            }
+            Op::Read => self.reads.push_back(self.barrier.tag_read(request)),
             Op::Write | Op::Flush => {
                 if let Some(write) = self.barrier.admit(request) {
                     self.writes.push_back(write);
