@@ -70,7 +70,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::config::{
-    parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
+    parse_duration_in, parse_int, tenant_in_key, unknown_key, ConfigError, Configurable, Tunable,
 };
 use crate::ordering::Queued;
 use crate::policy::common::{
@@ -267,11 +267,9 @@ impl Configurable for IocostConfig {
             _ if self.common.set(key, value)? => {}
             _ => {
                 let unknown = || unknown_key(INFO.name, key, TUNABLES);
-                let rest = key.strip_prefix("tenant.").ok_or_else(unknown)?;
-                let id = rest.strip_suffix(".weight").ok_or_else(unknown)?;
-                let id = parse_int(key, id, 0, u64::from(u32::MAX))? as u32;
+                let tenant = tenant_in_key(key, "tenant.<id>.weight")?.ok_or_else(unknown)?;
                 let weight = parse_int(key, value, 1, 10_000)? as u32;
-                self.weights.insert(TenantId(id), weight);
+                self.weights.insert(tenant, weight);
             }
         }
         Ok(())

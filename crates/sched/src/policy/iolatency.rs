@@ -68,7 +68,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::config::{
-    parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
+    parse_duration_in, parse_int, tenant_in_key, unknown_key, ConfigError, Configurable, Tunable,
 };
 use crate::ordering::Queued;
 use crate::policy::common::{
@@ -169,10 +169,9 @@ impl Configurable for IolatencyConfig {
             _ if self.common.set(key, value)? => {}
             _ => {
                 let unknown = || unknown_key(INFO.name, key, TUNABLES);
-                let id = key.strip_prefix("target.").ok_or_else(unknown)?;
-                let id = parse_int(key, id, 0, u64::from(u32::MAX))? as u32;
+                let tenant = tenant_in_key(key, "target.<id>")?.ok_or_else(unknown)?;
                 let target = parse_duration_in(key, value, us)?;
-                self.targets.insert(TenantId(id), target);
+                self.targets.insert(tenant, target);
             }
         }
         Ok(())

@@ -50,7 +50,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::config::{
-    parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
+    parse_duration_in, parse_int, parse_tenant, unknown_key, ConfigError, Configurable, Tunable,
 };
 use crate::ordering::Queued;
 use crate::policy::common::{
@@ -172,9 +172,9 @@ impl Configurable for ThrottleConfig {
                 let unknown = || unknown_key(INFO.name, key, TUNABLES);
                 let rest = key.strip_prefix("tenant.").ok_or_else(unknown)?;
                 let (id, name) = rest.split_once('.').ok_or_else(unknown)?;
-                let id = parse_int(key, id, 0, u64::from(u32::MAX))? as u32;
+                let tenant = parse_tenant(key, id)?;
                 let default = self.default;
-                let limits = self.tenants.entry(TenantId(id)).or_insert(default);
+                let limits = self.tenants.entry(tenant).or_insert(default);
                 if !set_limit(limits, name, key, value)? {
                     return Err(unknown());
                 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::config::{parse_duration_in, parse_int, unknown_key};
+use crate::config::{parse_duration_in, parse_int, tenant_in_key, unknown_key};
 use crate::policy::common::{BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES};
 
 pub const TUNABLES: &[Tunable] = &[
@@ -158,10 +158,9 @@ impl Configurable for BfqConfig {
             _ if self.common.set(key, value)? => {}
             _ => {
                 let unknown = || unknown_key(INFO.name, key, TUNABLES);
-                let id = key.strip_prefix("weight.").ok_or_else(unknown)?;
-                let id = parse_int(key, id, 0, u64::from(u32::MAX))? as u32;
+                let tenant = tenant_in_key(key, "weight.<id>")?.ok_or_else(unknown)?;
                 let weight = parse_int(key, value, 1, 1000)? as u32;
-                self.weights.insert(TenantId(id), weight);
+                self.weights.insert(tenant, weight);
             }
         }
         Ok(())
