@@ -5,6 +5,7 @@
 //! through the policy's [`Configurable::set`]. An unknown key or a bad value is
 //! an error that names the key and what it accepts.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use thiserror::Error;
@@ -186,10 +187,26 @@ pub fn parse_tenant(key: &str, id: &str) -> Result<TenantId, ConfigError> {
     Ok(TenantId(parse_int(key, id, 0, u64::from(u32::MAX))? as u32))
 }
 
-/// The tenant that `key` names, when it has the form of `pattern`, a
-/// per-tenant tunable's key with `<id>` in it (`weight.<id>`,
-/// `tenant.<id>.weight`); `None` when it has not.
-pub fn tenant_in_key(key: &str, pattern: &str) -> Result<Option<TenantId>, ConfigError> {
+/// Sets the entry of `map` for the tenant that `key` names, when the key has
+/// the form of `pattern`, a per-tenant tunable's key with `<id>` in it
+/// (`weight.<id>`, `tenant.<id>.weight`), to the value `parse` reads;
+/// `Ok(false)` when the key has not that form, so the policy can go on.
+pub fn set_for_tenant<T>(
+    map: &mut BTreeMap<TenantId, T>,
+    key: &str,
+    pattern: &str,
+    parse: impl FnOnce() -> Result<T, ConfigError>,
+) -> Result<bool, ConfigError> {
+    let Some(tenant) = tenant_in_key(key, pattern)? else {
+        return Ok(false);
+    };
+    map.insert(tenant, parse()?);
+    Ok(true)
+}
+
+/// The tenant that `key` names, when it has the form of `pattern`; `None`
+/// when it has not.
+fn tenant_in_key(key: &str, pattern: &str) -> Result<Option<TenantId>, ConfigError> {
     let (prefix, suffix) = pattern.split_once("<id>").unwrap_or((pattern, ""));
     match key
         .strip_prefix(prefix)

@@ -70,7 +70,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::config::{
-    parse_duration_in, parse_int, tenant_in_key, unknown_key, ConfigError, Configurable, Tunable,
+    parse_duration_in, parse_int, set_for_tenant, unknown_key, ConfigError, Configurable, Tunable,
 };
 use crate::ordering::Queued;
 use crate::policy::common::{
@@ -265,12 +265,10 @@ impl Configurable for IocostConfig {
             "max" => self.vrate_max_ppm = parse_pct_ppm(key, value, 1.0, 10_000.0)?,
             "weight" => self.weight = parse_int(key, value, 1, 10_000)? as u32,
             _ if self.common.set(key, value)? => {}
-            _ => {
-                let unknown = || unknown_key(INFO.name, key, TUNABLES);
-                let tenant = tenant_in_key(key, "tenant.<id>.weight")?.ok_or_else(unknown)?;
-                let weight = parse_int(key, value, 1, 10_000)? as u32;
-                self.weights.insert(tenant, weight);
-            }
+            _ if set_for_tenant(&mut self.weights, key, "tenant.<id>.weight", || {
+                Ok(parse_int(key, value, 1, 10_000)? as u32)
+            })? => {}
+            _ => return Err(unknown_key(INFO.name, key, TUNABLES)),
         }
         Ok(())
     }

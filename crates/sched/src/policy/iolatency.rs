@@ -68,7 +68,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::config::{
-    parse_duration_in, parse_int, tenant_in_key, unknown_key, ConfigError, Configurable, Tunable,
+    parse_duration_in, parse_int, set_for_tenant, unknown_key, ConfigError, Configurable, Tunable,
 };
 use crate::ordering::Queued;
 use crate::policy::common::{
@@ -167,12 +167,10 @@ impl Configurable for IolatencyConfig {
             "target" => self.target = parse_duration_in(key, value, us)?,
             "nr_requests" => self.nr_requests = parse_int(key, value, 0, 1 << 20)? as u32,
             _ if self.common.set(key, value)? => {}
-            _ => {
-                let unknown = || unknown_key(INFO.name, key, TUNABLES);
-                let tenant = tenant_in_key(key, "target.<id>")?.ok_or_else(unknown)?;
-                let target = parse_duration_in(key, value, us)?;
-                self.targets.insert(tenant, target);
-            }
+            _ if set_for_tenant(&mut self.targets, key, "target.<id>", || {
+                parse_duration_in(key, value, us)
+            })? => {}
+            _ => return Err(unknown_key(INFO.name, key, TUNABLES)),
         }
         Ok(())
     }
