@@ -693,18 +693,8 @@ mod tests {
     fn reads_are_never_throttled_and_writes_stop_at_the_limit() {
         let mut s = wbt("write_cache=0");
         let mut bench = Bench::new(64, |_| Nanos::from_millis(10));
-        for id in 0..40 {
-            bench.submit(
-                &mut s,
-                Request::new(id, Op::Write, id << 20, 4096, Nanos::ZERO),
-            );
-        }
-        for id in 40..80 {
-            bench.submit(
-                &mut s,
-                Request::new(id, Op::Read, id << 20, 4096, Nanos::ZERO),
-            );
-        }
+        bench.submit_each(&mut s, Op::Write, 0..40);
+        bench.submit_each(&mut s, Op::Read, 40..80);
         let writes = bench.sent.iter().filter(|c| c.op == Op::Write).count();
         let reads = bench.sent.iter().filter(|c| c.op == Op::Read).count();
         // Within 100 ms of start, "competing I/O" holds: the background limit.
@@ -717,12 +707,7 @@ mod tests {
     fn with_a_write_cache_waiting_writes_wake_only_when_all_are_done() {
         let mut s = wbt("");
         let mut bench = Bench::new(64, |c| Nanos::from_millis(1 + c.requests[0].id.0 % 4));
-        for id in 0..12 {
-            bench.submit(
-                &mut s,
-                Request::new(id, Op::Write, id << 20, 4096, Nanos::ZERO),
-            );
-        }
+        bench.submit_each(&mut s, Op::Write, 0..12);
         assert_eq!(bench.sent.len(), 4);
         bench.advance(&mut s, Nanos::from_millis(3));
         assert_eq!(bench.sent.len(), 4, "two of four done: nobody woken");
@@ -734,12 +719,7 @@ mod tests {
     fn zero_latency_target_turns_it_off() {
         let mut s = wbt("wbt_lat_usec=0");
         let mut bench = Bench::new(64, |_| Nanos::from_millis(10));
-        for id in 0..40 {
-            bench.submit(
-                &mut s,
-                Request::new(id, Op::Write, id << 20, 4096, Nanos::ZERO),
-            );
-        }
+        bench.submit_each(&mut s, Op::Write, 0..40);
         assert_eq!(bench.sent.len(), 40);
     }
 }

@@ -2,7 +2,7 @@ use std::ops::Range;
 
 use super::*;
 use crate::config::{apply_pairs, apply_toml};
-use crate::policy::testkit::configured;
+use crate::policy::testkit::{configured, ids};
 use crate::request::{Dispatch, Outcome};
 use crate::scheduler::{DeviceView, Retry, Scheduler};
 use crate::units::Bytes;
@@ -264,7 +264,6 @@ fn a_read_overlapping_a_queued_write_waits_for_it() {
     // The overlapping read must wait for write 1, which the queue-depth
     // limit holds back; the read behind it overlaps nothing and goes first
     // (bias), then write 0.
-    let ids = |sent: &[Command]| -> Vec<u64> { sent.iter().map(|c| c.requests[0].id.0).collect() };
     let sent = drain(&mut s, Nanos(1), 32);
     assert_eq!(ids(&sent), [3, 0]);
     let _ = s.complete(&sent[1].completion(Outcome::Ok), Nanos(2));
