@@ -471,6 +471,28 @@ mod tests {
     }
 
     #[test]
+    fn pass_holds_what_must_wait_and_lets_trims_through() {
+        let mut b = Barrier::default();
+        let mut held_reads = Vec::new();
+        let w1 = b.pass(req(1, Op::Write, 0, 4096), &mut held_reads).unwrap();
+        assert!(b.pass(req(2, Op::Flush, 0, 0), &mut held_reads).is_none());
+        assert!(b.pass(req(3, Op::Read, 0, 4096), &mut held_reads).is_none());
+        assert_eq!(held_reads.len(), 1, "the read over write 1 waits");
+        let read = b.pass(req(4, Op::Read, 1 << 30, 4096), &mut held_reads);
+        assert_eq!(read.map(|q| q.tag), Some(0), "a read elsewhere goes");
+        let trim = b.pass(req(5, Op::Trim, 0, 4096), &mut held_reads);
+        assert_eq!(
+            trim.map(|q| q.tag),
+            Some(0),
+            "a trim goes, even behind the flush"
+        );
+        b.sent_write(&w1);
+        let ready = b.take_ready_reads(&mut held_reads);
+        assert_eq!(ready.len(), 1);
+        assert!(held_reads.is_empty());
+    }
+
+    #[test]
     fn a_read_waits_for_every_overlapping_write_whatever_order_they_leave_in() {
         let mut b = Barrier::default();
         let w1 = b.admit(req(1, Op::Write, 0, 8192)).unwrap();

@@ -249,4 +249,35 @@ mod tests {
             .collect();
         assert_eq!(ids, [1, 3, 4]);
     }
+
+    #[test]
+    fn a_gate_releases_what_a_flush_held_once_the_writes_before_it_passed() {
+        let mut gate = Gate::new(512);
+        let now = Nanos(1);
+        let write = |id: u64| Request::new(id, Op::Write, id << 20, 4096, now);
+        let w0 = gate.arrive(write(0)).unwrap();
+        assert!(gate.arrive(Request::new(1, Op::Flush, 0, 0, now)).is_none());
+        assert!(gate.arrive(write(2)).is_none());
+        assert!(gate
+            .arrive(Request::new(3, Op::Read, 2 << 20, 4096, now))
+            .is_none());
+        assert_eq!(gate.oldest(Op::Read, std::iter::empty()), Some(now));
+        assert!(gate.released_write(now).is_none(), "write 0 has not passed");
+        gate.pass(w0, now);
+        let w2 = gate.released_write(now).unwrap();
+        assert_eq!(w2.request.id.0, 2);
+        assert!(gate.released_write(now).is_none());
+        assert!(gate.ready_reads().is_empty(), "read 3 waits for write 2");
+        gate.pass(w2, now);
+        let read = gate.ready_reads();
+        assert_eq!(read.len(), 1);
+        gate.pass(read.into_iter().next().unwrap(), now);
+        // The flush went to the device queue when it was released, between
+        // the writes; nothing is in the device, so it may go in its turn.
+        let stats = Stats::new(Nanos::from_secs(1), Nanos::from_secs(1));
+        let ids: Vec<u64> = std::iter::from_fn(|| gate.next_command(now, &stats))
+            .map(|c| c.requests[0].id.0)
+            .collect();
+        assert_eq!(ids, [0, 1, 2, 3]);
+    }
 }
