@@ -5,11 +5,13 @@
 //! through the policy's [`Configurable::set`]. An unknown key or a bad value is
 //! an error that names the key and what it accepts.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use thiserror::Error;
 
 use crate::objective::ObjectiveError;
+use crate::request::TenantId;
 use crate::units::{self, Nanos};
 
 /// A configuration mistake, worded for the person who made it.
@@ -180,6 +182,41 @@ pub fn parse_int(key: &str, value: &str, min: u64, max: u64) -> Result<u64, Conf
     }
 }
 
+/// The tenant number `id` taken from key `key`.
+pub fn parse_tenant(key: &str, id: &str) -> Result<TenantId, ConfigError> {
+    Ok(TenantId(parse_int(key, id, 0, u64::from(u32::MAX))? as u32))
+}
+
+/// Sets the entry of `map` for the tenant that `key` names, when the key has
+/// the form of `pattern`, a per-tenant tunable's key with `<id>` in it
+/// (`weight.<id>`, `tenant.<id>.weight`), to the value `parse` reads;
+/// `Ok(false)` when the key has not that form, so the policy can go on.
+pub fn set_for_tenant<T>(
+    map: &mut BTreeMap<TenantId, T>,
+    key: &str,
+    pattern: &str,
+    parse: impl FnOnce() -> Result<T, ConfigError>,
+) -> Result<bool, ConfigError> {
+    let Some(tenant) = tenant_in_key(key, pattern)? else {
+        return Ok(false);
+    };
+    map.insert(tenant, parse()?);
+    Ok(true)
+}
+
+/// The tenant that `key` names, when it has the form of `pattern`; `None`
+/// when it has not.
+fn tenant_in_key(key: &str, pattern: &str) -> Result<Option<TenantId>, ConfigError> {
+    let (prefix, suffix) = pattern.split_once("<id>").unwrap_or((pattern, ""));
+    match key
+        .strip_prefix(prefix)
+        .and_then(|rest| rest.strip_suffix(suffix))
+    {
+        Some(id) => parse_tenant(key, id).map(Some),
+        None => Ok(None),
+    }
+}
+
 /// A duration with its unit: `5s`, `15ms`, `1.5ms`, `500us`, `100ns`, `1m`
 /// (fio's grammar, [`units::parse_duration`]).
 pub fn parse_duration(key: &str, value: &str) -> Result<Nanos, ConfigError> {
@@ -347,5 +384,21 @@ mod tests {
         for text in ["", "ms", "5", "-1s", "1e400s"] {
             assert!(parse_duration("k", text).is_err(), "{text}");
         }
+    }
+
+    #[test]
+    fn a_per_tenant_key_names_its_tenant_or_is_not_one() {
+        let pattern = "tenant.<id>.weight";
+        assert_eq!(
+            tenant_in_key("tenant.3.weight", pattern),
+            Ok(Some(TenantId(3)))
+        );
+        assert_eq!(tenant_in_key("tenant.3.rbps", pattern), Ok(None));
+        assert_eq!(
+            tenant_in_key("weight.3", "weight.<id>"),
+            Ok(Some(TenantId(3)))
+        );
+        let err = tenant_in_key("weight.x", "weight.<id>").unwrap_err();
+        assert!(err.to_string().contains("`weight.x`"), "{err}");
     }
 }

@@ -228,21 +228,32 @@ impl Barrier {
         Some(entry)
     }
 
-    /// A read, write or flush arriving at a policy that queues only what may
-    /// go: returned when it may be queued now; kept when it may not, a write
-    /// or flush behind a flush here, a read over an unsent write in
+    /// A request arriving at a policy that queues only what may go:
+    /// returned when it may be queued now; kept when it may not, a write or
+    /// flush behind a flush here, a read over an unsent write in
     /// `held_reads` (the policy releases those as their writes are sent).
+    /// Trims pass at once, untagged: neither rule is about them.
     pub fn pass(&mut self, request: Request, held_reads: &mut Vec<Queued>) -> Option<Queued> {
-        if request.op != Op::Read {
-            return self.admit(request);
+        match request.op {
+            Op::Trim => Some(Queued { request, tag: 0 }),
+            Op::Read => {
+                let mut read = self.tag_read(request);
+                if self.read_ready(&mut read) {
+                    return Some(read);
+                }
+                held_reads.push(read);
+                None
+            }
+            Op::Write | Op::Flush => self.admit(request),
         }
-        let tag = self.read_tag(&request);
-        let mut read = Queued { request, tag };
-        if self.read_ready(&mut read) {
-            return Some(read);
+    }
+
+    /// A read entering a read queue, tagged with [`Barrier::read_tag`].
+    pub fn tag_read(&self, request: Request) -> Queued {
+        Queued {
+            tag: self.read_tag(&request),
+            request,
         }
-        held_reads.push(read);
-        None
     }
 
     /// The tag for a read entering a read queue: the last unsent write it
@@ -339,14 +350,6 @@ impl Barrier {
         }
         self.releasing = true;
         self.held.pop_front()
-    }
-
-    /// The flush that is due, with the writes that queued behind it (up to
-    /// the next flush): [`Barrier::take_flush`] then [`Barrier::release`].
-    pub fn take_flush_and_writes(&mut self) -> Option<(Queued, Vec<Queued>)> {
-        let flush = self.take_flush()?;
-        let writes = std::iter::from_fn(|| self.release()).collect();
-        Some((flush, writes))
     }
 
     /// Takes from `held_reads` the reads that may go now, in their order.
@@ -465,6 +468,28 @@ mod tests {
             b.flush_waiting() && !b.flush_due(),
             "write 3 is not sent yet"
         );
+    }
+
+    #[test]
+    fn pass_holds_what_must_wait_and_lets_trims_through() {
+        let mut b = Barrier::default();
+        let mut held_reads = Vec::new();
+        let w1 = b.pass(req(1, Op::Write, 0, 4096), &mut held_reads).unwrap();
+        assert!(b.pass(req(2, Op::Flush, 0, 0), &mut held_reads).is_none());
+        assert!(b.pass(req(3, Op::Read, 0, 4096), &mut held_reads).is_none());
+        assert_eq!(held_reads.len(), 1, "the read over write 1 waits");
+        let read = b.pass(req(4, Op::Read, 1 << 30, 4096), &mut held_reads);
+        assert_eq!(read.map(|q| q.tag), Some(0), "a read elsewhere goes");
+        let trim = b.pass(req(5, Op::Trim, 0, 4096), &mut held_reads);
+        assert_eq!(
+            trim.map(|q| q.tag),
+            Some(0),
+            "a trim goes, even behind the flush"
+        );
+        b.sent_write(&w1);
+        let ready = b.take_ready_reads(&mut held_reads);
+        assert_eq!(ready.len(), 1);
+        assert!(held_reads.is_empty());
     }
 
     #[test]

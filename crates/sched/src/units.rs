@@ -23,6 +23,25 @@ use std::ops::{Add, AddAssign, Sub};
 
 use thiserror::Error;
 
+/// `+` and `+=` for a unit over `u64`, saturating: a sum past `u64::MAX`
+/// stays there instead of wrapping (or panicking in a debug build).
+macro_rules! saturating_add {
+    ($unit:ident) => {
+        impl Add for $unit {
+            type Output = $unit;
+            fn add(self, rhs: $unit) -> $unit {
+                $unit(self.0.saturating_add(rhs.0))
+            }
+        }
+
+        impl AddAssign for $unit {
+            fn add_assign(&mut self, rhs: $unit) {
+                *self = *self + rhs;
+            }
+        }
+    };
+}
+
 /// A point in time or a duration, in integer nanoseconds.
 ///
 /// The scheduler never reads a clock: every `now` comes from the caller, whose
@@ -65,18 +84,7 @@ impl Nanos {
     }
 }
 
-impl Add for Nanos {
-    type Output = Nanos;
-    fn add(self, rhs: Nanos) -> Nanos {
-        Nanos(self.0.saturating_add(rhs.0))
-    }
-}
-
-impl AddAssign for Nanos {
-    fn add_assign(&mut self, rhs: Nanos) {
-        *self = *self + rhs;
-    }
-}
+saturating_add!(Nanos);
 
 impl Sub for Nanos {
     type Output = Nanos;
@@ -123,18 +131,7 @@ impl Bytes {
     }
 }
 
-impl Add for Bytes {
-    type Output = Bytes;
-    fn add(self, rhs: Bytes) -> Bytes {
-        Bytes(self.0.saturating_add(rhs.0))
-    }
-}
-
-impl AddAssign for Bytes {
-    fn add_assign(&mut self, rhs: Bytes) {
-        *self = *self + rhs;
-    }
-}
+saturating_add!(Bytes);
 
 impl fmt::Display for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

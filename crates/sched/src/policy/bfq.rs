@@ -682,8 +682,7 @@ impl Policy for Bfq {
     fn accept(&mut self, request: Request, now: Nanos) {
         match request.op {
             Op::Read => {
-                let tag = self.barrier.read_tag(&request);
-                let mut read = Queued { request, tag };
+                let mut read = self.barrier.tag_read(request);
                 if self.barrier.read_ready(&mut read) {
                     self.add_request(read, now);
                 } else {

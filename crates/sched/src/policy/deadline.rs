@@ -374,9 +374,7 @@ impl Policy for Deadline {
     base_in_field!();
 
     fn accept(&mut self, request: Request, _now: Nanos) {
-        if request.op == Op::Trim {
-            self.insert(Queued { request, tag: 0 });
-        } else if let Some(ready) = self.barrier.pass(request, &mut self.blocked_reads) {
+        if let Some(ready) = self.barrier.pass(request, &mut self.blocked_reads) {
             self.insert(ready);
         }
     }
@@ -411,7 +409,7 @@ impl Policy for Deadline {
 mod tests {
     use super::*;
     use crate::config::apply_pairs;
-    use crate::policy::testkit::configured;
+    use crate::policy::testkit::{configured, drain, ids};
     use crate::request::{Dispatch, Outcome};
     use crate::scheduler::{DeviceView, Scheduler};
 
@@ -424,15 +422,7 @@ mod tests {
     }
 
     fn send_all(s: &mut Deadline, now: Nanos) -> Vec<Command> {
-        let mut sent = Vec::new();
-        while let Some(Dispatch::ToDevice(c)) = s.dispatch(now, DeviceView::new(1024, 0)) {
-            sent.push(c);
-        }
-        sent
-    }
-
-    fn ids(sent: &[Command]) -> Vec<u64> {
-        sent.iter().map(|c| c.requests[0].id.0).collect()
+        drain(s, now, 1024, 0)
     }
 
     #[test]

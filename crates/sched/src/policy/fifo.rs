@@ -121,15 +121,12 @@ impl Policy for Fifo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::{Dispatch, Outcome};
+    use crate::policy::testkit::{drain, ids};
+    use crate::request::Outcome;
     use crate::scheduler::{DeviceView, Scheduler};
 
     fn send_all(s: &mut Fifo, device: DeviceView) -> Vec<Command> {
-        let mut sent = Vec::new();
-        while let Some(Dispatch::ToDevice(c)) = s.dispatch(Nanos(1), device) {
-            sent.push(c);
-        }
-        sent
+        drain(s, Nanos(1), device.slots, device.in_flight)
     }
 
     #[test]
@@ -139,9 +136,7 @@ mod tests {
         for (id, op) in ops.iter().enumerate() {
             s.enqueue(Request::new(id as u64, *op, 0, 4096, Nanos(0)), Nanos(0));
         }
-        let sent = send_all(&mut s, DeviceView::new(32, 0));
-        let ids: Vec<u64> = sent.iter().map(|c| c.requests[0].id.0).collect();
-        assert_eq!(ids, [0, 1, 2, 3]);
+        assert_eq!(ids(&send_all(&mut s, DeviceView::new(32, 0))), [0, 1, 2, 3]);
     }
 
     #[test]

@@ -70,17 +70,16 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::config::{
-    parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
+    parse_duration_in, parse_int, set_for_tenant, unknown_key, ConfigError, Configurable, Tunable,
 };
-use crate::ordering::{Barrier, Queued};
+use crate::ordering::Queued;
 use crate::policy::common::{
     base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
 };
-use crate::policy::issue::IssueQueue;
+use crate::policy::issue::{gate_in_field, Gate};
 use crate::policy::{class_pressure, construct, PolicyInfo};
 use crate::request::{Command, Completion, Op, Request, TenantId};
 use crate::scheduler::{ClassPressure, DeviceView, WriteLimit};
-use crate::trim::TrimQueue;
 use crate::units::{Bytes, Nanos};
 
 const MILLION: u64 = 1_000_000;
@@ -266,14 +265,10 @@ impl Configurable for IocostConfig {
             "max" => self.vrate_max_ppm = parse_pct_ppm(key, value, 1.0, 10_000.0)?,
             "weight" => self.weight = parse_int(key, value, 1, 10_000)? as u32,
             _ if self.common.set(key, value)? => {}
-            _ => {
-                let unknown = || unknown_key(INFO.name, key, TUNABLES);
-                let rest = key.strip_prefix("tenant.").ok_or_else(unknown)?;
-                let id = rest.strip_suffix(".weight").ok_or_else(unknown)?;
-                let id = parse_int(key, id, 0, u64::from(u32::MAX))? as u32;
-                let weight = parse_int(key, value, 1, 10_000)? as u32;
-                self.weights.insert(TenantId(id), weight);
-            }
+            _ if set_for_tenant(&mut self.weights, key, "tenant.<id>.weight", || {
+                Ok(parse_int(key, value, 1, 10_000)? as u32)
+            })? => {}
+            _ => return Err(unknown_key(INFO.name, key, TUNABLES)),
         }
         Ok(())
     }
@@ -386,9 +381,7 @@ pub struct Iocost {
     rq_wait: Nanos,
     /// Reads and writes waiting for budget, all tenants.
     waiting: [u32; 2],
-    held_reads: Vec<Queued>,
-    barrier: Barrier,
-    issue: IssueQueue,
+    gate: Gate,
     base: Base,
 }
 
@@ -410,9 +403,7 @@ impl Iocost {
             missed: [0; 2],
             rq_wait: Nanos::ZERO,
             waiting: [0; 2],
-            held_reads: Vec::new(),
-            barrier: Barrier::default(),
-            issue: IssueQueue::new(config.common.trim_max_ranges),
+            gate: Gate::new(config.common.trim_max_ranges),
             base: Base::new(&config.common),
             config,
         }
@@ -527,27 +518,18 @@ impl Iocost {
             t.active_period = self.cur_period;
             let (entry, _) = t.queue.pop_front().expect("head exists");
             self.waiting[usize::from(entry.request.op != Op::Read)] -= 1;
-            self.pass(entry, now);
+            self.gate.pass(entry, now);
         }
-    }
-
-    fn pass(&mut self, entry: Queued, now: Nanos) {
-        // The device queue is a FIFO: passing the throttle counts as sent.
-        self.barrier.sent_write(&entry);
-        self.issue.push(entry.request, now);
     }
 
     /// Held reads whose writes have passed, a flush whose writes have, and
     /// every tenant's budget.
     fn pump(&mut self, now: Nanos) {
-        for read in self.barrier.take_ready_reads(&mut self.held_reads) {
+        for read in self.gate.ready_reads() {
             self.throttle(read, now);
         }
-        while let Some((flush, writes)) = self.barrier.take_flush_and_writes() {
-            self.issue.push(flush.request, now);
-            for write in writes {
-                self.throttle(write, now);
-            }
+        while let Some(write) = self.gate.released_write(now) {
+            self.throttle(write, now);
         }
         let tenants: Vec<TenantId> = self.tenants.keys().copied().collect();
         for tenant in tenants {
@@ -684,22 +666,20 @@ impl Policy for Iocost {
     fn accept(&mut self, request: Request, now: Nanos) {
         if request.op == Op::Trim {
             // Trims cost nothing: straight on.
-            self.issue.push(request, now);
-        } else if let Some(ready) = self.barrier.pass(request, &mut self.held_reads) {
+            self.gate.push(request, now);
+        } else if let Some(ready) = self.gate.arrive(request) {
             self.throttle(ready, now);
         }
     }
 
-    fn trims(&mut self) -> Option<&mut TrimQueue> {
-        Some(self.issue.trims())
-    }
+    gate_in_field!();
 
     fn prepare(&mut self, now: Nanos, _device: DeviceView) {
         self.pump(now);
     }
 
     fn next_command(&mut self, now: Nanos) -> Option<Command> {
-        let (command, waited) = self.issue.next_command(now, &self.base.stats)?;
+        let (command, waited) = self.gate.next_command_waited(now, &self.base.stats)?;
         if matches!(command.op, Op::Read | Op::Write) {
             self.rq_wait += waited;
         }
@@ -738,10 +718,7 @@ impl Policy for Iocost {
             .tenants
             .values()
             .flat_map(|t| t.queue.iter().map(|(q, _)| &q.request));
-        let held = self.held_reads.iter().map(|q| &q.request);
-        let waiting = queued.chain(held).chain(self.barrier.held());
-        let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
-        [first, self.issue.oldest(op)].into_iter().flatten().min()
+        self.gate.oldest(op, queued)
     }
 
     fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {

@@ -68,17 +68,16 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::config::{
-    parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
+    parse_duration_in, parse_int, set_for_tenant, unknown_key, ConfigError, Configurable, Tunable,
 };
-use crate::ordering::{Barrier, Queued};
+use crate::ordering::Queued;
 use crate::policy::common::{
     base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
 };
-use crate::policy::issue::IssueQueue;
+use crate::policy::issue::{gate_in_field, Gate};
 use crate::policy::{construct, PolicyInfo, Ticker};
 use crate::request::{Command, Completion, Op, Request, TenantId};
 use crate::scheduler::{DeviceView, WriteLimit};
-use crate::trim::TrimQueue;
 use crate::units::Nanos;
 
 /// The cookie's resting value: every group unthrottled.
@@ -168,13 +167,10 @@ impl Configurable for IolatencyConfig {
             "target" => self.target = parse_duration_in(key, value, us)?,
             "nr_requests" => self.nr_requests = parse_int(key, value, 0, 1 << 20)? as u32,
             _ if self.common.set(key, value)? => {}
-            _ => {
-                let unknown = || unknown_key(INFO.name, key, TUNABLES);
-                let id = key.strip_prefix("target.").ok_or_else(unknown)?;
-                let id = parse_int(key, id, 0, u64::from(u32::MAX))? as u32;
-                let target = parse_duration_in(key, value, us)?;
-                self.targets.insert(TenantId(id), target);
-            }
+            _ if set_for_tenant(&mut self.targets, key, "target.<id>", || {
+                parse_duration_in(key, value, us)
+            })? => {}
+            _ => return Err(unknown_key(INFO.name, key, TUNABLES)),
         }
         Ok(())
     }
@@ -351,11 +347,7 @@ pub struct Iolatency {
     config: IolatencyConfig,
     groups: BTreeMap<TenantId, Group>,
     parent: Parent,
-    /// Reads that overlap a write not yet admitted; they join their group
-    /// once it is, so they hold back no other read.
-    held_reads: Vec<Queued>,
-    barrier: Barrier,
-    issue: IssueQueue,
+    gate: Gate,
     /// The parent's one-second timer.
     timer: Ticker,
     base: Base,
@@ -366,9 +358,7 @@ impl Iolatency {
         Iolatency {
             groups: BTreeMap::new(),
             parent: Parent::new(),
-            held_reads: Vec::new(),
-            barrier: Barrier::default(),
-            issue: IssueQueue::new(config.common.trim_max_ranges),
+            gate: Gate::new(config.common.trim_max_ranges),
             timer: Ticker::per_second(TIMERS_PER_SECOND),
             base: Base::new(&config.common),
             config,
@@ -452,7 +442,7 @@ impl Iolatency {
     /// overlaps them.)
     fn arrive(&mut self, entry: Queued) {
         if entry.request.op == Op::Trim {
-            return self.issue.push(entry.request, Nanos::ZERO);
+            return self.gate.push(entry.request, Nanos::ZERO);
         }
         self.group(entry.request.tenant).waiting.push_back(entry);
     }
@@ -463,20 +453,13 @@ impl Iolatency {
         let nr_requests = self.nr_requests();
         loop {
             let mut moved = 0;
-            for mut read in std::mem::take(&mut self.held_reads) {
-                if self.barrier.read_ready(&mut read) {
-                    self.arrive(read);
-                    moved += 1;
-                } else {
-                    self.held_reads.push(read);
-                }
+            for read in self.gate.ready_reads() {
+                self.arrive(read);
+                moved += 1;
             }
-            while let Some(flush) = self.barrier.take_flush() {
-                self.issue.push(flush.request, now);
-                while let Some(write) = self.barrier.release() {
-                    self.arrive(write);
-                    moved += 1;
-                }
+            while let Some(write) = self.gate.released_write(now) {
+                self.arrive(write);
+                moved += 1;
             }
             for group in self.groups.values_mut() {
                 if group.waiting.is_empty() {
@@ -491,8 +474,7 @@ impl Iolatency {
                     if group.use_delay > 0 {
                         group.next_admit = now + group.delay(self.parent.scale_lat);
                     }
-                    self.barrier.sent_write(&entry);
-                    self.issue.push(entry.request, now);
+                    self.gate.pass(entry, now);
                     moved += 1;
                 }
             }
@@ -522,25 +504,19 @@ impl Policy for Iolatency {
     base_in_field!();
 
     fn accept(&mut self, request: Request, _now: Nanos) {
-        if request.op == Op::Trim {
-            self.arrive(Queued { request, tag: 0 });
-        } else if let Some(ready) = self.barrier.pass(request, &mut self.held_reads) {
+        if let Some(ready) = self.gate.arrive(request) {
             self.arrive(ready);
         }
     }
 
-    fn trims(&mut self) -> Option<&mut TrimQueue> {
-        Some(self.issue.trims())
-    }
+    gate_in_field!();
 
     fn prepare(&mut self, now: Nanos, _device: DeviceView) {
         self.pump(now);
     }
 
     fn next_command(&mut self, now: Nanos) -> Option<Command> {
-        self.issue
-            .next_command(now, &self.base.stats)
-            .map(|(command, _)| command)
+        self.gate.next_command(now, &self.base.stats)
     }
 
     /// Records only; a group's window is judged at its first completion past
@@ -580,10 +556,7 @@ impl Policy for Iolatency {
             .groups
             .values()
             .flat_map(|g| g.waiting.iter().map(|q| &q.request));
-        let held = self.held_reads.iter().map(|q| &q.request);
-        let waiting = grouped.chain(held).chain(self.barrier.held());
-        let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
-        [first, self.issue.oldest(op)].into_iter().flatten().min()
+        self.gate.oldest(op, grouped)
     }
 
     /// The tightest depth any tenant is held to.

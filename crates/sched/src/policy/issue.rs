@@ -16,24 +16,28 @@
 //!
 //! Since this queue is a strict FIFO, a write counts as "sent" for the
 //! ordering rules when it is admitted here.
+//!
+//! [`Gate`] is what every such policy keeps around its throttle: the
+//! [`Barrier`](crate::ordering::Barrier) in front, the reads it holds, and
+//! this queue behind.
 
 use std::collections::VecDeque;
 
-use crate::ordering::flush_may_go;
+use crate::ordering::{flush_may_go, Barrier, Queued};
 use crate::request::{Command, Op, Request};
 use crate::stats::Stats;
 use crate::trim::TrimQueue;
 use crate::units::Nanos;
 
 #[derive(Debug)]
-pub(crate) struct IssueQueue {
+struct IssueQueue {
     /// Reads, writes and flushes with the time they were admitted.
     fifo: VecDeque<(Request, Nanos)>,
     trims: TrimQueue,
 }
 
 impl IssueQueue {
-    pub(crate) fn new(trim_max_ranges: u32) -> IssueQueue {
+    fn new(trim_max_ranges: u32) -> IssueQueue {
         IssueQueue {
             fifo: VecDeque::new(),
             trims: TrimQueue::new(trim_max_ranges, 0),
@@ -41,7 +45,7 @@ impl IssueQueue {
     }
 
     /// Admits a request (its policy let it through at `now`).
-    pub(crate) fn push(&mut self, request: Request, now: Nanos) {
+    fn push(&mut self, request: Request, now: Nanos) {
         match request.op {
             Op::Trim => self.trims.push(request),
             _ => self.fifo.push_back((request, now)),
@@ -50,7 +54,7 @@ impl IssueQueue {
 
     /// The next command for a device with a free slot, and how long its first
     /// request waited here since admission.
-    pub(crate) fn next_command(&mut self, now: Nanos, stats: &Stats) -> Option<(Command, Nanos)> {
+    fn next_command(&mut self, now: Nanos, stats: &Stats) -> Option<(Command, Nanos)> {
         if let Some(command) = self.trims.take_command(now) {
             let waited = now - command.requests[0].submitted;
             return Some((command, waited));
@@ -71,18 +75,123 @@ impl IssueQueue {
     }
 
     /// The waiting trims.
-    pub(crate) fn trims(&mut self) -> &mut TrimQueue {
+    fn trims(&mut self) -> &mut TrimQueue {
         &mut self.trims
     }
 
     /// Submission time of the oldest admitted request of `op` (not trims).
-    pub(crate) fn oldest(&self, op: Op) -> Option<Nanos> {
+    fn oldest(&self, op: Op) -> Option<Nanos> {
         self.fifo
             .iter()
             .find(|(r, _)| r.op == op)
             .map(|(r, _)| r.submitted)
     }
 }
+
+/// The ordering rules in front of a throttling policy and the device queue
+/// behind it. A request arrives through [`Gate::arrive`], waits in the
+/// policy's own queues, and passes on with [`Gate::pass`]; what the rules held
+/// comes back out of [`Gate::ready_reads`] and [`Gate::released_write`].
+#[derive(Debug)]
+pub(crate) struct Gate {
+    barrier: Barrier,
+    /// Reads that overlap a write not yet passed; they enter the throttle
+    /// once it has, so they hold back no other read.
+    held_reads: Vec<Queued>,
+    issue: IssueQueue,
+}
+
+impl Gate {
+    pub(crate) fn new(trim_max_ranges: u32) -> Gate {
+        Gate {
+            barrier: Barrier::default(),
+            held_reads: Vec::new(),
+            issue: IssueQueue::new(trim_max_ranges),
+        }
+    }
+
+    /// A request arriving: returned when it may enter the throttle now (see
+    /// [`Barrier::pass`]), kept here when it may not.
+    pub(crate) fn arrive(&mut self, request: Request) -> Option<Queued> {
+        self.barrier.pass(request, &mut self.held_reads)
+    }
+
+    /// The throttle let `entry` through at `now`: on to the device queue.
+    /// That queue is a FIFO, so passing counts as sent for the ordering
+    /// rules.
+    pub(crate) fn pass(&mut self, entry: Queued, now: Nanos) {
+        self.barrier.sent_write(&entry);
+        self.issue.push(entry.request, now);
+    }
+
+    /// Straight to the device queue, for what the policy does not throttle.
+    pub(crate) fn push(&mut self, request: Request, now: Nanos) {
+        self.issue.push(request, now);
+    }
+
+    /// Held reads whose writes have passed, in their order.
+    pub(crate) fn ready_reads(&mut self) -> Vec<Queued> {
+        self.barrier.take_ready_reads(&mut self.held_reads)
+    }
+
+    /// The next write held behind a flush that has come due. The flush
+    /// itself goes on to the device queue at `now`, unthrottled.
+    pub(crate) fn released_write(&mut self, now: Nanos) -> Option<Queued> {
+        loop {
+            if let Some(write) = self.barrier.release() {
+                return Some(write);
+            }
+            let flush = self.barrier.take_flush()?;
+            self.issue.push(flush.request, now);
+        }
+    }
+
+    /// Submission time of the oldest request of `op` waiting anywhere: in
+    /// the policy's queues (`throttled`), held here, or in the device queue.
+    pub(crate) fn oldest<'a>(
+        &'a self,
+        op: Op,
+        throttled: impl Iterator<Item = &'a Request>,
+    ) -> Option<Nanos> {
+        let held = self.held_reads.iter().map(|q| &q.request);
+        let waiting = throttled.chain(held).chain(self.barrier.held());
+        let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
+        [first, self.issue.oldest(op)].into_iter().flatten().min()
+    }
+
+    /// The waiting trims, in the device queue.
+    pub(crate) fn trims(&mut self) -> &mut TrimQueue {
+        self.issue.trims()
+    }
+
+    /// The next command for a device with a free slot.
+    pub(crate) fn next_command(&mut self, now: Nanos, stats: &Stats) -> Option<Command> {
+        self.next_command_waited(now, stats)
+            .map(|(command, _)| command)
+    }
+
+    /// [`Gate::next_command`], and how long its first request waited in the
+    /// device queue since it passed.
+    pub(crate) fn next_command_waited(
+        &mut self,
+        now: Nanos,
+        stats: &Stats,
+    ) -> Option<(Command, Nanos)> {
+        self.issue.next_command(now, stats)
+    }
+}
+
+/// [`Policy::trims`](crate::policy::common::Policy::trims) for a policy that
+/// keeps its [`Gate`] in its field `gate`: the trims wait in the device
+/// queue.
+macro_rules! gate_in_field {
+    () => {
+        fn trims(&mut self) -> Option<&mut $crate::trim::TrimQueue> {
+            Some(self.gate.trims())
+        }
+    };
+}
+pub(crate) use gate_in_field;
 
 #[cfg(test)]
 mod tests {
@@ -139,5 +248,36 @@ mod tests {
             .map(|(c, _)| c.requests[0].id.0)
             .collect();
         assert_eq!(ids, [1, 3, 4]);
+    }
+
+    #[test]
+    fn a_gate_releases_what_a_flush_held_once_the_writes_before_it_passed() {
+        let mut gate = Gate::new(512);
+        let now = Nanos(1);
+        let write = |id: u64| Request::new(id, Op::Write, id << 20, 4096, now);
+        let w0 = gate.arrive(write(0)).unwrap();
+        assert!(gate.arrive(Request::new(1, Op::Flush, 0, 0, now)).is_none());
+        assert!(gate.arrive(write(2)).is_none());
+        assert!(gate
+            .arrive(Request::new(3, Op::Read, 2 << 20, 4096, now))
+            .is_none());
+        assert_eq!(gate.oldest(Op::Read, std::iter::empty()), Some(now));
+        assert!(gate.released_write(now).is_none(), "write 0 has not passed");
+        gate.pass(w0, now);
+        let w2 = gate.released_write(now).unwrap();
+        assert_eq!(w2.request.id.0, 2);
+        assert!(gate.released_write(now).is_none());
+        assert!(gate.ready_reads().is_empty(), "read 3 waits for write 2");
+        gate.pass(w2, now);
+        let read = gate.ready_reads();
+        assert_eq!(read.len(), 1);
+        gate.pass(read.into_iter().next().unwrap(), now);
+        // The flush went to the device queue when it was released, between
+        // the writes; nothing is in the device, so it may go in its turn.
+        let stats = Stats::new(Nanos::from_secs(1), Nanos::from_secs(1));
+        let ids: Vec<u64> = std::iter::from_fn(|| gate.next_command(now, &stats))
+            .map(|c| c.requests[0].id.0)
+            .collect();
+        assert_eq!(ids, [0, 1, 2, 3]);
     }
 }

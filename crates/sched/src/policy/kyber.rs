@@ -435,10 +435,7 @@ impl Policy for Kyber {
 
     fn accept(&mut self, request: Request, _now: Nanos) {
         match request.op {
-            Op::Read => {
-                let tag = self.barrier.read_tag(&request);
-                self.reads.push_back(Queued { request, tag });
-            }
+            Op::Read => self.reads.push_back(self.barrier.tag_read(request)),
             Op::Write | Op::Flush => {
                 if let Some(write) = self.barrier.admit(request) {
                     self.writes.push_back(write);
@@ -510,9 +507,9 @@ impl Policy for Kyber {
 mod tests {
     use super::*;
     use crate::config::apply_pairs;
-    use crate::policy::testkit::{configured, ms, us};
-    use crate::request::{Dispatch, Outcome};
-    use crate::scheduler::{DeviceView, Scheduler};
+    use crate::policy::testkit::{configured, drain, ids, ms, us};
+    use crate::request::Outcome;
+    use crate::scheduler::Scheduler;
 
     fn kyber(settings: &str) -> Kyber {
         Kyber::new(configured(settings))
@@ -527,16 +524,24 @@ mod tests {
         }
         let mut now = send;
         while s.stats().class(op).queued > 0 {
-            let mut sent = Vec::new();
-            while let Some(Dispatch::ToDevice(c)) = s.dispatch(now, DeviceView::new(4096, 0)) {
-                sent.push(c);
-            }
+            let sent = drain(s, now, 4096, 0);
             now += io;
             for c in sent {
                 let _ = s.complete(&c.completion(Outcome::Ok), now);
             }
         }
         now
+    }
+
+    /// A kyber with default settings after two runs of 600 requests, first
+    /// `first` then `then` (each an op and its time in the device), and the
+    /// timer their completions armed; returns it and when the timer fired.
+    fn after_two_runs(first: (Op, Nanos), then: (Op, Nanos)) -> (Kyber, Nanos) {
+        let mut s = kyber("");
+        let t = run(&mut s, first.0, 600, Nanos::ZERO, Nanos::ZERO, first.1);
+        run(&mut s, then.0, 600, t, t, then.1);
+        let t = fire_timer(&mut s);
+        (s, t)
     }
 
     /// Fires the timer a completion armed; returns when.
@@ -572,12 +577,9 @@ mod tests {
 
     #[test]
     fn slow_reads_shrink_the_write_depth_and_queued_writes_grow_it_back() {
-        let mut s = kyber("");
         // Reads take 5 ms in the device (target 2 ms): congestion. Writes are
         // quick (under 2.5 ms against 10 ms): their depth shrinks to a quarter.
-        let t = run(&mut s, Op::Read, 600, Nanos::ZERO, Nanos::ZERO, ms(5));
-        run(&mut s, Op::Write, 600, t, t, us(400));
-        let t = fire_timer(&mut s);
+        let (mut s, t) = after_two_runs((Op::Read, ms(5)), (Op::Write, us(400)));
         assert_eq!(s.depth(Domain::Write), 32);
         assert_eq!(
             s.write_limit().map(|l| l.value),
@@ -602,20 +604,13 @@ mod tests {
 
     #[test]
     fn slow_writes_shrink_the_read_depth_when_read_latency_is_good() {
-        let mut s = kyber("");
-        let t = run(&mut s, Op::Write, 600, Nanos::ZERO, Nanos::ZERO, ms(40));
-        run(&mut s, Op::Read, 600, t, t, us(150));
-        let t = fire_timer(&mut s);
+        let (mut s, t) = after_two_runs((Op::Write, ms(40)), (Op::Read, us(150)));
         assert_eq!(s.depth(Domain::Read), 64);
         // The depth now limits reads: 64 at a time.
         for id in 0..100 {
             s.enqueue(Request::new(id, Op::Read, id << 20, 4096, t), t);
         }
-        let mut sent = 0;
-        while let Some(Dispatch::ToDevice(_)) = s.dispatch(t, DeviceView::new(4096, sent)) {
-            sent += 1;
-        }
-        assert_eq!(sent, 64);
+        assert_eq!(drain(&mut s, t, 4096, 0).len(), 64);
         assert!(s.stats().class(Op::Read).limited);
     }
 
@@ -629,20 +624,11 @@ mod tests {
         s.enqueue(Request::new(2, Op::Write, 8 << 20, 4096, t), t);
         s.enqueue(Request::new(3, Op::Read, 8 << 20, 4096, t), t);
         s.enqueue(Request::new(4, Op::Read, 100 << 20, 4096, t), t);
-        let drain = |s: &mut Kyber, now| {
-            let mut sent = Vec::new();
-            while let Some(Dispatch::ToDevice(c)) = s.dispatch(now, DeviceView::new(32, 0)) {
-                sent.push(c);
-            }
-            sent
-        };
-        let ids =
-            |sent: &[Command]| -> Vec<u64> { sent.iter().map(|c| c.requests[0].id.0).collect() };
-        let sent = drain(&mut s, Nanos(1));
+        let sent = drain(&mut s, Nanos(1), 32, 0);
         assert_eq!(ids(&sent), [4, 0], "read 4 overlaps nothing and goes");
         let write = sent.iter().find(|c| c.op == Op::Write).unwrap();
         let _ = s.complete(&write.completion(Outcome::Ok), Nanos(2));
-        let order = ids(&drain(&mut s, Nanos(2)));
+        let order = ids(&drain(&mut s, Nanos(2), 32, 0));
         let at = |id| order.iter().position(|x| *x == id).unwrap();
         assert!(at(2) < at(3), "read 3 still follows its write: {order:?}");
     }
@@ -660,10 +646,10 @@ mod tests {
                 Nanos::ZERO,
             );
         }
-        let mut order = String::new();
-        while let Some(Dispatch::ToDevice(c)) = s.dispatch(Nanos(1), DeviceView::new(4096, 0)) {
-            order.push(if c.op == Op::Read { 'R' } else { 'W' });
-        }
+        let order: String = drain(&mut s, Nanos(1), 4096, 0)
+            .iter()
+            .map(|c| if c.op == Op::Read { 'R' } else { 'W' })
+            .collect();
         let expected = "R".repeat(16) + &"W".repeat(8) + "RRRR" + &"W".repeat(8) + "WWWW";
         assert_eq!(order, expected);
     }

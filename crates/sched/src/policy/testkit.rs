@@ -2,8 +2,10 @@
 //! command, driven through the [`Scheduler`] interface as a caller would
 //! (dispatch after every arrival, completion and tick that asks for it).
 
+use std::ops::Range;
+
 use crate::config::{apply_pairs, Configurable};
-use crate::request::{Command, Dispatch, Outcome, Request};
+use crate::request::{Command, Dispatch, Op, Outcome, Request};
 use crate::scheduler::{DeviceView, Scheduler};
 use crate::units::Nanos;
 
@@ -31,6 +33,14 @@ impl Bench {
     pub fn submit(&mut self, s: &mut dyn Scheduler, request: Request) {
         s.enqueue(request, self.now);
         self.pump(s);
+    }
+
+    /// Submits one after the other, now, a 4 KiB request of `op` for each id
+    /// in `ids`, id MiB into the drive.
+    pub fn submit_each(&mut self, s: &mut dyn Scheduler, op: Op, ids: Range<u64>) {
+        for id in ids {
+            self.submit(s, Request::new(id, op, id << 20, 4096, self.now));
+        }
     }
 
     /// Enqueues requests arriving at one instant, then dispatches, as the
@@ -85,6 +95,24 @@ impl Bench {
         }
         self.now = until;
     }
+}
+
+/// Dispatches at `now` until the scheduler holds back, to a device of
+/// `slots` that holds `in_flight` commands and then each one sent; returns
+/// the commands sent.
+pub(crate) fn drain(s: &mut dyn Scheduler, now: Nanos, slots: u32, in_flight: u32) -> Vec<Command> {
+    let mut sent = Vec::new();
+    while let Some(Dispatch::ToDevice(c)) =
+        s.dispatch(now, DeviceView::new(slots, in_flight + sent.len() as u32))
+    {
+        sent.push(c);
+    }
+    sent
+}
+
+/// The id of each command's first request.
+pub(crate) fn ids(sent: &[Command]) -> Vec<u64> {
+    sent.iter().map(|c| c.requests[0].id.0).collect()
 }
 
 /// A policy configuration: the defaults with `settings` (`key=value,...`)

@@ -50,17 +50,16 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::config::{
-    parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
+    parse_duration_in, parse_int, parse_tenant, unknown_key, ConfigError, Configurable, Tunable,
 };
-use crate::ordering::{Barrier, Queued};
+use crate::ordering::Queued;
 use crate::policy::common::{
     base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
 };
-use crate::policy::issue::IssueQueue;
+use crate::policy::issue::{gate_in_field, Gate};
 use crate::policy::{class_pressure, construct, PolicyInfo};
 use crate::request::{Command, Op, Request, TenantId};
 use crate::scheduler::{ClassPressure, DeviceView};
-use crate::trim::TrimQueue;
 use crate::units::Nanos;
 
 /// Reads a group sends per turn; writes get the rest of the quantum of 8.
@@ -173,9 +172,9 @@ impl Configurable for ThrottleConfig {
                 let unknown = || unknown_key(INFO.name, key, TUNABLES);
                 let rest = key.strip_prefix("tenant.").ok_or_else(unknown)?;
                 let (id, name) = rest.split_once('.').ok_or_else(unknown)?;
-                let id = parse_int(key, id, 0, u64::from(u32::MAX))? as u32;
+                let tenant = parse_tenant(key, id)?;
                 let default = self.default;
-                let limits = self.tenants.entry(TenantId(id)).or_insert(default);
+                let limits = self.tenants.entry(tenant).or_insert(default);
                 if !set_limit(limits, name, key, value)? {
                     return Err(unknown());
                 }
@@ -346,11 +345,7 @@ impl Group {
 pub struct Throttle {
     config: ThrottleConfig,
     groups: BTreeMap<TenantId, Group>,
-    /// Reads that overlap a write not yet let through; they join their
-    /// group's queue once it is, so they hold back no other read.
-    held_reads: Vec<Queued>,
-    barrier: Barrier,
-    issue: IssueQueue,
+    gate: Gate,
     base: Base,
 }
 
@@ -358,9 +353,7 @@ impl Throttle {
     pub fn new(config: ThrottleConfig) -> Throttle {
         Throttle {
             groups: BTreeMap::new(),
-            held_reads: Vec::new(),
-            barrier: Barrier::default(),
-            issue: IssueQueue::new(config.common.trim_max_ranges),
+            gate: Gate::new(config.common.trim_max_ranges),
             base: Base::new(&config.common),
             config,
         }
@@ -382,16 +375,10 @@ impl Throttle {
             && group.may_dispatch(dir, &entry.request, now, slice).is_ok()
         {
             group.charge(dir, &entry.request, now, slice);
-            Self::pass(&mut self.barrier, &mut self.issue, entry, now);
+            self.gate.pass(entry, now);
         } else {
             group.queued[dir].push_back(entry);
         }
-    }
-
-    fn pass(barrier: &mut Barrier, issue: &mut IssueQueue, entry: Queued, now: Nanos) {
-        // The device queue is a FIFO: passing the throttle counts as sent.
-        barrier.sent_write(&entry);
-        issue.push(entry.request, now);
     }
 
     /// Upstream's `throtl_dispatch_tg` for one group: up to 6 reads, then up
@@ -411,7 +398,7 @@ impl Throttle {
                 }
                 let entry = group.queued[dir].pop_front().expect("head exists");
                 group.charge(dir, &entry.request, now, slice);
-                Self::pass(&mut self.barrier, &mut self.issue, entry, now);
+                self.gate.pass(entry, now);
                 sent += 1;
             }
         }
@@ -423,15 +410,12 @@ impl Throttle {
     fn pump(&mut self, now: Nanos) {
         loop {
             let mut sent = 0;
-            for read in self.barrier.take_ready_reads(&mut self.held_reads) {
+            for read in self.gate.ready_reads() {
                 self.throttle(read, now);
                 sent += 1;
             }
-            while let Some((flush, writes)) = self.barrier.take_flush_and_writes() {
-                self.issue.push(flush.request, now);
-                for write in writes {
-                    self.throttle(write, now);
-                }
+            while let Some(write) = self.gate.released_write(now) {
+                self.throttle(write, now);
             }
             let tenants: Vec<TenantId> = self.groups.keys().copied().collect();
             for tenant in tenants {
@@ -479,25 +463,19 @@ impl Policy for Throttle {
     base_in_field!();
 
     fn accept(&mut self, request: Request, now: Nanos) {
-        if request.op == Op::Trim {
-            self.throttle(Queued { request, tag: 0 }, now);
-        } else if let Some(ready) = self.barrier.pass(request, &mut self.held_reads) {
+        if let Some(ready) = self.gate.arrive(request) {
             self.throttle(ready, now);
         }
     }
 
-    fn trims(&mut self) -> Option<&mut TrimQueue> {
-        Some(self.issue.trims())
-    }
+    gate_in_field!();
 
     fn prepare(&mut self, now: Nanos, _device: DeviceView) {
         self.pump(now);
     }
 
     fn next_command(&mut self, now: Nanos) -> Option<Command> {
-        self.issue
-            .next_command(now, &self.base.stats)
-            .map(|(command, _)| command)
+        self.gate.next_command(now, &self.base.stats)
     }
 
     fn own_timer(&self) -> Option<Nanos> {
@@ -510,10 +488,7 @@ impl Policy for Throttle {
             .groups
             .values()
             .flat_map(|g| g.queued[dir].iter().map(|q| &q.request));
-        let held = self.held_reads.iter().map(|q| &q.request);
-        let waiting = grouped.chain(held).chain(self.barrier.held());
-        let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
-        [first, self.issue.oldest(op)].into_iter().flatten().min()
+        self.gate.oldest(op, grouped)
     }
 
     fn class_pressure(&self, op: Op, now: Nanos) -> ClassPressure {

@@ -69,15 +69,14 @@ use std::collections::VecDeque;
 use crate::config::{
     parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, Tunable,
 };
-use crate::ordering::{Barrier, Queued};
+use crate::ordering::Queued;
 use crate::policy::common::{
     base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
 };
-use crate::policy::issue::IssueQueue;
+use crate::policy::issue::{gate_in_field, Gate};
 use crate::policy::{construct, PolicyInfo};
 use crate::request::{Command, Completion, Op, Request};
 use crate::scheduler::{DeviceView, WriteLimit};
-use crate::trim::TrimQueue;
 use crate::units::Nanos;
 
 /// Max depth at step 0, unless the device queue is shallower.
@@ -249,10 +248,7 @@ pub struct Wbt {
     wb_background: u32,
     writes: Waiters,
     trims: Waiters,
-    /// Reads that overlap a throttled write, until it passes.
-    held_reads: Vec<Queued>,
-    barrier: Barrier,
-    issue: IssueQueue,
+    gate: Gate,
     /// End of the monitoring window, when one is running.
     window_end: Option<Nanos>,
     cur_win: Nanos,
@@ -285,9 +281,7 @@ impl Wbt {
             wb_background: 0,
             writes: Waiters::default(),
             trims: Waiters::default(),
-            held_reads: Vec::new(),
-            barrier: Barrier::default(),
-            issue: IssueQueue::new(config.common.trim_max_ranges),
+            gate: Gate::new(config.common.trim_max_ranges),
             window_end: None,
             cur_win: WINDOW,
             read_samples: 0,
@@ -402,12 +396,10 @@ impl Wbt {
 
     /// A throttled request passed: on to the device queue; the window starts.
     fn pass(&mut self, entry: Queued, now: Nanos) {
-        // The device queue is a FIFO: passing the throttle counts as sent.
-        self.barrier.sent_write(&entry);
         if self.window_end.is_none() {
             self.arm_window(now);
         }
-        self.issue.push(entry.request, now);
+        self.gate.pass(entry, now);
     }
 
     /// Upstream's `wbt_rqw_done`: `done` requests of one kind completed.
@@ -507,14 +499,11 @@ impl Wbt {
     /// Held reads whose writes have passed, and a flush whose writes have,
     /// go on to the device queue.
     fn release(&mut self, now: Nanos) {
-        for read in self.barrier.take_ready_reads(&mut self.held_reads) {
-            self.issue.push(read.request, now);
+        for read in self.gate.ready_reads() {
+            self.gate.push(read.request, now);
         }
-        while let Some((flush, writes)) = self.barrier.take_flush_and_writes() {
-            self.issue.push(flush.request, now);
-            for write in writes {
-                self.throttle(write, now);
-            }
+        while let Some(write) = self.gate.released_write(now) {
+            self.throttle(write, now);
         }
     }
 }
@@ -526,28 +515,24 @@ impl Policy for Wbt {
 
     fn accept(&mut self, request: Request, now: Nanos) {
         let op = request.op;
-        if op == Op::Trim {
-            self.throttle(Queued { request, tag: 0 }, now);
-            return;
-        }
-        let ready = self.barrier.pass(request, &mut self.held_reads);
+        let ready = self.gate.arrive(request);
         if op == Op::Read {
             // Reads are never throttled, only held behind writes they overlap.
             self.last_read_issue = now;
             if let Some(read) = ready {
-                self.issue.push(read.request, now);
+                self.gate.push(read.request, now);
             }
-        } else {
-            if let Some(write) = ready {
-                self.throttle(write, now);
-            }
+            return;
+        }
+        if let Some(entry) = ready {
+            self.throttle(entry, now);
+        }
+        if op != Op::Trim {
             self.release(now);
         }
     }
 
-    fn trims(&mut self) -> Option<&mut TrimQueue> {
-        Some(self.issue.trims())
-    }
+    gate_in_field!();
 
     /// An elided trim is done as a completed one is.
     fn after_elide(&mut self, now: Nanos) {
@@ -570,7 +555,7 @@ impl Policy for Wbt {
     }
 
     fn next_command(&mut self, now: Nanos) -> Option<Command> {
-        let (command, _) = self.issue.next_command(now, &self.base.stats)?;
+        let command = self.gate.next_command(now, &self.base.stats)?;
         if command.op == Op::Read && self.sync_issue.is_none() {
             self.sync_issue = Some(now);
         }
@@ -617,10 +602,7 @@ impl Policy for Wbt {
             .iter()
             .chain(&self.trims.queue)
             .map(|q| &q.request);
-        let held = self.held_reads.iter().map(|q| &q.request);
-        let waiting = throttled.chain(held).chain(self.barrier.held());
-        let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
-        [first, self.issue.oldest(op)].into_iter().flatten().min()
+        self.gate.oldest(op, throttled)
     }
 
     fn limit_on_writes(&self) -> Option<WriteLimit> {
@@ -711,18 +693,8 @@ mod tests {
     fn reads_are_never_throttled_and_writes_stop_at_the_limit() {
         let mut s = wbt("write_cache=0");
         let mut bench = Bench::new(64, |_| Nanos::from_millis(10));
-        for id in 0..40 {
-            bench.submit(
-                &mut s,
-                Request::new(id, Op::Write, id << 20, 4096, Nanos::ZERO),
-            );
-        }
-        for id in 40..80 {
-            bench.submit(
-                &mut s,
-                Request::new(id, Op::Read, id << 20, 4096, Nanos::ZERO),
-            );
-        }
+        bench.submit_each(&mut s, Op::Write, 0..40);
+        bench.submit_each(&mut s, Op::Read, 40..80);
         let writes = bench.sent.iter().filter(|c| c.op == Op::Write).count();
         let reads = bench.sent.iter().filter(|c| c.op == Op::Read).count();
         // Within 100 ms of start, "competing I/O" holds: the background limit.
@@ -735,12 +707,7 @@ mod tests {
     fn with_a_write_cache_waiting_writes_wake_only_when_all_are_done() {
         let mut s = wbt("");
         let mut bench = Bench::new(64, |c| Nanos::from_millis(1 + c.requests[0].id.0 % 4));
-        for id in 0..12 {
-            bench.submit(
-                &mut s,
-                Request::new(id, Op::Write, id << 20, 4096, Nanos::ZERO),
-            );
-        }
+        bench.submit_each(&mut s, Op::Write, 0..12);
         assert_eq!(bench.sent.len(), 4);
         bench.advance(&mut s, Nanos::from_millis(3));
         assert_eq!(bench.sent.len(), 4, "two of four done: nobody woken");
@@ -752,12 +719,7 @@ mod tests {
     fn zero_latency_target_turns_it_off() {
         let mut s = wbt("wbt_lat_usec=0");
         let mut bench = Bench::new(64, |_| Nanos::from_millis(10));
-        for id in 0..40 {
-            bench.submit(
-                &mut s,
-                Request::new(id, Op::Write, id << 20, 4096, Nanos::ZERO),
-            );
-        }
+        bench.submit_each(&mut s, Op::Write, 0..40);
         assert_eq!(bench.sent.len(), 40);
     }
 }

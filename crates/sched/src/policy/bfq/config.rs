@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::config::{parse_duration_in, parse_int, unknown_key};
+use crate::config::{parse_duration_in, parse_int, set_for_tenant, unknown_key};
 use crate::policy::common::{BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES};
 
 pub const TUNABLES: &[Tunable] = &[
@@ -156,13 +156,10 @@ impl Configurable for BfqConfig {
             "sync_writes" => self.sync_writes = flag(key, value)?,
             "groups" => self.groups = flag(key, value)?,
             _ if self.common.set(key, value)? => {}
-            _ => {
-                let unknown = || unknown_key(INFO.name, key, TUNABLES);
-                let id = key.strip_prefix("weight.").ok_or_else(unknown)?;
-                let id = parse_int(key, id, 0, u64::from(u32::MAX))? as u32;
-                let weight = parse_int(key, value, 1, 1000)? as u32;
-                self.weights.insert(TenantId(id), weight);
-            }
+            _ if set_for_tenant(&mut self.weights, key, "weight.<id>", || {
+                Ok(parse_int(key, value, 1, 1000)? as u32)
+            })? => {}
+            _ => return Err(unknown_key(INFO.name, key, TUNABLES)),
         }
         Ok(())
     }

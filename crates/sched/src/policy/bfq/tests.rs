@@ -1,6 +1,6 @@
 use super::*;
 use crate::config::apply_pairs;
-use crate::policy::testkit::Bench;
+use crate::policy::testkit::{drain, Bench};
 use crate::request::Dispatch;
 use crate::scheduler::Scheduler;
 
@@ -12,18 +12,6 @@ fn bfq(settings: &str) -> Bfq {
 
 fn read(id: u64, tenant: u32, offset: u64, len: u64, now: Nanos) -> Request {
     Request::new(id, Op::Read, offset, len, now).with_tenant(TenantId(tenant))
-}
-
-/// Dispatches all that may go at `now` on a device of `slots` holding
-/// `in_flight`; returns the commands.
-fn drain(s: &mut Bfq, now: Nanos, slots: u32, in_flight: u32) -> Vec<Command> {
-    let mut sent = Vec::new();
-    while let Some(Dispatch::ToDevice(c)) =
-        s.dispatch(now, DeviceView::new(slots, in_flight + sent.len() as u32))
-    {
-        sent.push(c);
-    }
-    sent
 }
 
 fn tenants(sent: &[Command]) -> Vec<u32> {
@@ -176,20 +164,19 @@ fn idling_holds_the_device_for_a_sync_queue_in_an_asymmetric_scenario() {
 
 #[test]
 fn no_idling_on_queued_flash_when_weights_are_equal() {
-    let mut s = bfq("low_latency=0");
-    let steps = reader_and_backlog(&mut s, 32);
-    assert_eq!(
-        steps[1],
-        [2, 2],
-        "tenant 1 expires as soon as it is empty, its read still in flight"
-    );
-    let mut s = bfq("slice_idle=0,weight.1=200");
-    let steps = reader_and_backlog(&mut s, 32);
-    assert_eq!(
-        steps[1],
-        [2, 2],
-        "slice_idle=0: never, whatever the weights"
-    );
+    for (settings, why) in [
+        (
+            "low_latency=0",
+            "tenant 1 expires as soon as it is empty, its read still in flight",
+        ),
+        (
+            "slice_idle=0,weight.1=200",
+            "slice_idle=0: never, whatever the weights",
+        ),
+    ] {
+        let steps = reader_and_backlog(&mut bfq(settings), 32);
+        assert_eq!(steps[1], [2, 2], "{settings}: {why}");
+    }
 }
 
 #[test]

@@ -1,6 +1,8 @@
+use std::ops::Range;
+
 use super::*;
 use crate::config::{apply_pairs, apply_toml};
-use crate::policy::testkit::configured;
+use crate::policy::testkit::{configured, ids};
 use crate::request::{Dispatch, Outcome};
 use crate::scheduler::{DeviceView, Retry, Scheduler};
 use crate::units::Bytes;
@@ -18,6 +20,14 @@ fn req(id: u64, op: Op, offset: u64, len: u64) -> Request {
     Request::new(id, op, offset, len, Nanos::ZERO)
 }
 
+/// Enqueues at time zero a request of `op` and `len` bytes for each id in
+/// `ids`, id MiB into the drive.
+fn enqueue_each(s: &mut Netflix, op: Op, ids: Range<u64>, len: u64) {
+    for id in ids {
+        s.enqueue(req(id, op, id << 20, len), Nanos::ZERO);
+    }
+}
+
 /// Dispatches until nothing more may go, on a device with `free` free slots.
 fn drain(s: &mut Netflix, now: Nanos, free: u32) -> Vec<Command> {
     let mut sent = Vec::new();
@@ -30,62 +40,51 @@ fn drain(s: &mut Netflix, now: Nanos, free: u32) -> Vec<Command> {
     sent
 }
 
+fn letter(op: Op) -> char {
+    match op {
+        Op::Read => 'R',
+        Op::Write => 'W',
+        Op::Trim => 'T',
+        Op::Flush => 'F',
+    }
+}
+
+/// The kinds of `commands`, one [`letter`] each.
 fn ops(commands: &[Command]) -> String {
-    commands
-        .iter()
-        .map(|c| match c.op {
-            Op::Read => 'R',
-            Op::Write => 'W',
-            Op::Trim => 'T',
-            Op::Flush => 'F',
-        })
-        .collect()
+    commands.iter().map(|c| letter(c.op)).collect()
 }
 
+/// Requests queued at time zero, one per [`letter`] of `queued` (4 KiB
+/// each, the n-th n MiB into the drive), and all sent in one go: the order
+/// of their kinds.
 #[test]
-fn read_bias_sends_exactly_n_reads_per_write_while_both_wait() {
-    let mut s = netflix("read_bias=3");
-    for id in 0..4 {
-        s.enqueue(req(id, Op::Write, id << 20, 4096), Nanos::ZERO);
+fn kinds_leave_in_the_order_of_bias_limit_and_priority() {
+    for (settings, queued, free, sent) in [
+        // read_bias=n: exactly n reads per write while both wait.
+        ("read_bias=3", "WWWWRRRRRRRRRR", 100, "RRRWRRRWRRRWRW"),
+        // read_bias=0: writes first, as upstream.
+        ("read_bias=0", "RWRW", 100, "WWRR"),
+        // A throttled write never holds reads back.
+        (
+            "write.limiter=queue_depth,write.current=1",
+            "WWWRRR",
+            32,
+            "WRRR",
+        ),
+        // Trims go first, then writes, then reads.
+        ("read_bias=0", "RWT", 100, "TWR"),
+    ] {
+        let mut s = netflix(settings);
+        for (id, kind) in (0..).zip(queued.chars()) {
+            let op = Op::ALL.into_iter().find(|&op| letter(op) == kind).unwrap();
+            s.enqueue(req(id, op, id << 20, 4096), Nanos::ZERO);
+        }
+        assert_eq!(
+            ops(&drain(&mut s, Nanos(1), free)),
+            sent,
+            "{settings}: {queued}"
+        );
     }
-    for id in 10..20 {
-        s.enqueue(req(id, Op::Read, id << 20, 4096), Nanos::ZERO);
-    }
-    let sent = drain(&mut s, Nanos(1), 100);
-    assert_eq!(ops(&sent), "RRRWRRRWRRRWRW");
-}
-
-#[test]
-fn read_bias_zero_sends_writes_first_as_upstream() {
-    let mut s = netflix("read_bias=0");
-    for (id, op) in [Op::Read, Op::Write, Op::Read, Op::Write]
-        .into_iter()
-        .enumerate()
-    {
-        s.enqueue(req(id as u64, op, (id as u64) << 20, 4096), Nanos::ZERO);
-    }
-    assert_eq!(ops(&drain(&mut s, Nanos(1), 100)), "WWRR");
-}
-
-#[test]
-fn a_throttled_write_never_holds_reads_back() {
-    let mut s = netflix("write.limiter=queue_depth,write.current=1");
-    for id in 0..3 {
-        s.enqueue(req(id, Op::Write, id << 20, 4096), Nanos::ZERO);
-    }
-    for id in 10..13 {
-        s.enqueue(req(id, Op::Read, id << 20, 4096), Nanos::ZERO);
-    }
-    assert_eq!(ops(&drain(&mut s, Nanos(1), 32)), "WRRR");
-}
-
-#[test]
-fn trims_go_first_then_writes_then_reads() {
-    let mut s = netflix("read_bias=0");
-    s.enqueue(req(0, Op::Read, 0, 4096), Nanos::ZERO);
-    s.enqueue(req(1, Op::Write, 1 << 20, 4096), Nanos::ZERO);
-    s.enqueue(req(2, Op::Trim, 1 << 30, 4096), Nanos::ZERO);
-    assert_eq!(ops(&drain(&mut s, Nanos(1), 100)), "TWR");
 }
 
 #[test]
@@ -109,9 +108,7 @@ fn write_queue_depth_one_keeps_one_write_in_the_device_and_lets_reads_by() {
 fn an_iops_limit_waits_for_the_tick_and_the_tick_asks_for_dispatch() {
     // 200 IOPS at 200 ticks/s: one write per 5 ms tick.
     let mut s = netflix("read_bias=1,write.limiter=iops,write.current=200");
-    for id in 0..3 {
-        s.enqueue(req(id, Op::Write, id << 20, 4096), Nanos::ZERO);
-    }
+    enqueue_each(&mut s, Op::Write, 0..3, 4096);
     assert_eq!(drain(&mut s, Nanos(1), 32).len(), 1);
     assert_eq!(s.next_timer(), Some(Nanos::from_millis(5)));
     assert_eq!(s.tick(Nanos::from_millis(5)), Retry::Dispatch);
@@ -123,9 +120,7 @@ fn composed_limiters_all_apply() {
     // Queue depth 4 and 1000 kB/s: a 1 MB write goes on credit, then the
     // bandwidth debt holds the rest although the queue depth would allow more.
     let mut s = netflix("read_bias=1,write.limiter=queue_depth+bandwidth,write.current=4,write.bandwidth.current=1000");
-    for id in 0..3 {
-        s.enqueue(req(id, Op::Write, id << 20, 1_000_000), Nanos::ZERO);
-    }
+    enqueue_each(&mut s, Op::Write, 0..3, 1_000_000);
     assert_eq!(drain(&mut s, Nanos(1), 32).len(), 1);
     let (kind, limit) = s.limit(Op::Write).unwrap();
     assert_eq!((kind, limit.current), (LimiterKind::QueueDepth, 4));
@@ -216,9 +211,7 @@ fn the_trim_bandwidth_limit_counts_the_coalesced_bytes() {
 #[test]
 fn advisory_trims_complete_unsent_and_are_counted() {
     let mut s = netflix("trim_advisory=2");
-    for id in 0..5 {
-        s.enqueue(req(id, Op::Trim, id << 20, 4096), Nanos::ZERO);
-    }
+    enqueue_each(&mut s, Op::Trim, 0..5, 4096);
     let mut elided = Vec::new();
     let mut sent = Vec::new();
     while let Some(d) = s.dispatch(Nanos(1), DeviceView::new(32, 0)) {
@@ -237,9 +230,7 @@ fn advisory_trims_complete_unsent_and_are_counted() {
 #[test]
 fn speed_up_completes_queued_trims_unsent() {
     let mut s = netflix("trim_goal=100,trim_ticks=1000");
-    for id in 0..3 {
-        s.enqueue(req(id, Op::Trim, id << 20, 4096), Nanos::ZERO);
-    }
+    enqueue_each(&mut s, Op::Trim, 0..3, 4096);
     s.speed_up_trims(Bytes::ZERO);
     let mut elided = 0;
     while let Some(Dispatch::CompletedWithoutDevice(_)) =
@@ -273,7 +264,6 @@ fn a_read_overlapping_a_queued_write_waits_for_it() {
     // The overlapping read must wait for write 1, which the queue-depth
     // limit holds back; the read behind it overlaps nothing and goes first
     // (bias), then write 0.
-    let ids = |sent: &[Command]| -> Vec<u64> { sent.iter().map(|c| c.requests[0].id.0).collect() };
     let sent = drain(&mut s, Nanos(1), 32);
     assert_eq!(ids(&sent), [3, 0]);
     let _ = s.complete(&sent[1].completion(Outcome::Ok), Nanos(2));
@@ -348,9 +338,7 @@ fn configuration_errors_name_the_key_and_the_accepted_values() {
 fn pressure_reports_the_time_a_bandwidth_limit_needs_for_the_backlog() {
     // 1000 kB/s and 10 MB queued: about 10 s for a new write.
     let mut s = netflix("read_bias=1,write.limiter=bandwidth,write.current=1000");
-    for id in 0..10 {
-        s.enqueue(req(id, Op::Write, id << 20, 1_000_000), Nanos::ZERO);
-    }
+    enqueue_each(&mut s, Op::Write, 0..10, 1_000_000);
     let _ = drain(&mut s, Nanos(1), 32);
     let p = *s.pressure(Nanos::from_millis(100)).class(Op::Write);
     assert_eq!((p.queued, p.limited), (9, true));
@@ -365,9 +353,7 @@ fn pressure_reports_the_time_a_bandwidth_limit_needs_for_the_backlog() {
 #[test]
 fn load_counts_limited_backlog_over_device_slots() {
     let mut s = netflix("read_bias=1,write.limiter=queue_depth,write.current=1");
-    for id in 0..9 {
-        s.enqueue(req(id, Op::Write, id << 20, 4096), Nanos::ZERO);
-    }
+    enqueue_each(&mut s, Op::Write, 0..9, 4096);
     let _ = drain(&mut s, Nanos(1), 10);
     // 1 in flight + 8 held back, over 10 slots: the load converges to 0.9.
     for tick in 1..=200_000u64 {
