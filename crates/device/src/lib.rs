@@ -84,3 +84,5 @@ pub use ftl::{Ftl, FtlCounters, FtlError, GcWork};
 mod properties;
 #[cfg(test)]
 mod properties_sectors;
+#[cfg(test)]
+mod test_drives;

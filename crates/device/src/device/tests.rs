@@ -12,7 +12,7 @@ use crate::ftl::GcWork;
 
 /// consumer-sata scaled down to 64 blocks a plane, so aging takes little
 /// time; 20% spare keeps GC from running out of victims.
-fn small_sata_config() -> DeviceConfig {
+pub(super) fn small_sata_config() -> DeviceConfig {
     let mut c = DeviceConfig::preset("consumer-sata").unwrap();
     c.geometry.blocks_per_plane = 64;
     c.gc.high_watermark = 8;

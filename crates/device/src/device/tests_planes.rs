@@ -4,20 +4,17 @@
 
 use iosteer_sched::{Command, Nanos, Op, Request};
 
-use super::tests::run_until_idle;
+use super::tests::{run_until_idle, small_sata_config};
 use super::Device;
-use crate::config::{DeviceConfig, GcMode};
+use crate::config::GcMode;
 use crate::ftl::GcWork;
 
 /// One 2-plane die of consumer-sata with a channel so fast that die time is
 /// array time; multi-plane on or off.
 fn one_die(multi_plane: bool) -> Device {
-    let mut c = DeviceConfig::preset("consumer-sata").unwrap();
+    let mut c = small_sata_config();
     c.geometry.channels = 1;
-    c.geometry.blocks_per_plane = 64;
     c.timing.channel_mb_per_s = 1e6;
-    c.gc.high_watermark = 8;
-    c.over_provisioning = 0.2;
     c.multi_plane.enabled = multi_plane;
     Device::new(c).unwrap()
 }
@@ -123,10 +120,7 @@ fn gc_moves_pair_up_on_two_planes() {
 
 #[test]
 fn striped_writes_go_to_the_die_of_their_page() {
-    let mut c = DeviceConfig::preset("consumer-sata").unwrap();
-    c.geometry.blocks_per_plane = 64;
-    c.gc.high_watermark = 8;
-    c.over_provisioning = 0.2;
+    let mut c = small_sata_config();
     c.ftl.write_placement = crate::config::WritePlacement::Striped;
     let mut d = Device::new(c).unwrap();
     // Pages 3, 11 and 19 of an 8-die drive: all on die 3, one after another.
