@@ -8,7 +8,9 @@ use iosteer_sched::{Command, Nanos, Op, Request};
 use crate::config::GcMode;
 use crate::device::{Device, Finished};
 use crate::ftl::{Ftl, FtlError, HOST_STREAM};
-use crate::test_drives::{any_victim, maps_exactly, run_out, tiny_4k_pages, wait_to_submit};
+use crate::test_drives::{
+    any_victim, maps_exactly, run_out, tiny_4k_pages, tiny_shapes, wait_to_submit,
+};
 
 #[derive(Clone, Debug)]
 enum FtlOp {
@@ -36,10 +38,7 @@ proptest! {
     #[test]
     fn the_ftl_keeps_its_invariants(
         ops in ftl_ops(),
-        dies in 1u32..=3,
-        blocks in 8u32..24,
-        pages in prop::sample::select(vec![4u32, 8, 16]),
-        victim in any_victim(),
+        (dies, blocks, pages, victim) in tiny_shapes(24, vec![4, 8, 16]),
         separate in any::<bool>(),
     ) {
         let config = tiny_4k_pages(dies, blocks, pages, victim, separate);

@@ -9,7 +9,9 @@ use iosteer_sched::{Command, Nanos, Op, Outcome, Request};
 use crate::config::{DeviceConfig, VictimPolicy};
 use crate::device::Device;
 use crate::ftl::{Ftl, FtlError, HOST_STREAM};
-use crate::test_drives::{any_victim, maps_exactly, run_out, tiny_sata, wait_to_submit};
+use crate::test_drives::{
+    any_victim, maps_exactly, run_out, tiny_sata, tiny_shapes, wait_to_submit,
+};
 
 /// Bytes of the mapping unit of these tests.
 const UNIT: u64 = 4096;
@@ -62,10 +64,7 @@ proptest! {
     #[test]
     fn sector_mapped_gc_never_loses_duplicates_or_stales_a_unit(
         ops in unit_ops(),
-        dies in 1u32..=3,
-        blocks in 8u32..20,
-        pages in prop::sample::select(vec![4u32, 8]),
-        victim in any_victim(),
+        (dies, blocks, pages, victim) in tiny_shapes(20, vec![4, 8]),
     ) {
         let config = sector_config(dies, blocks, pages, victim);
         prop_assume!(config.validate().is_ok());

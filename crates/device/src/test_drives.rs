@@ -43,6 +43,20 @@ pub(crate) fn tiny_4k_pages(
     c
 }
 
+/// Shapes of [`tiny_sata`]: 1-3 dies of 8 to `max_blocks` (excluded) blocks
+/// of one of `pages` pages, and any victim policy.
+pub(crate) fn tiny_shapes(
+    max_blocks: u32,
+    pages: Vec<u32>,
+) -> impl Strategy<Value = (u32, u32, u32, VictimPolicy)> {
+    (
+        1u32..=3,
+        8..max_blocks,
+        prop::sample::select(pages),
+        any_victim(),
+    )
+}
+
 /// Any of the victim policies.
 pub(crate) fn any_victim() -> impl Strategy<Value = VictimPolicy> {
     prop::sample::select(VictimPolicy::ALL.to_vec())

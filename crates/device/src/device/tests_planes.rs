@@ -4,7 +4,7 @@
 
 use iosteer_sched::{Command, Nanos, Op, Request};
 
-use super::tests::{run_until_idle, small_sata_config};
+use super::tests::{run_first, run_until_idle, small_sata_config};
 use super::Device;
 use crate::config::GcMode;
 use crate::ftl::GcWork;
@@ -23,9 +23,7 @@ fn one_die(multi_plane: bool) -> Device {
 fn die_time_of_a_128k_read(multi_plane: bool) -> Nanos {
     let mut d = one_die(multi_plane);
     let len = 128 << 10;
-    let write = Command::single(Request::new(1, Op::Write, 0, len, Nanos::ZERO), Nanos::ZERO);
-    d.submit(write, Nanos::ZERO).unwrap();
-    let t = run_until_idle(&mut d)[0].at;
+    let t = run_first(&mut d, Op::Write, len)[0].at;
     let before = d.stats().die_busy[0];
     d.submit(Command::single(Request::new(2, Op::Read, 0, len, t), t), t)
         .unwrap();
@@ -48,9 +46,7 @@ fn a_128k_read_on_two_planes_takes_about_half_the_die_time() {
 
 /// Die time, and completion, of writing `len` bytes at offset 0.
 fn write_on_one_die(mut d: Device, len: u64) -> (Nanos, Nanos) {
-    let write = Command::single(Request::new(1, Op::Write, 0, len, Nanos::ZERO), Nanos::ZERO);
-    d.submit(write, Nanos::ZERO).unwrap();
-    let done = run_until_idle(&mut d);
+    let done = run_first(&mut d, Op::Write, len);
     assert_eq!(done.len(), 1);
     (d.stats().die_busy[0], done[0].at)
 }

@@ -4,7 +4,7 @@
 
 use iosteer_sched::{Nanos, Op, RequestId};
 
-use super::tests::{cmd, run_until_idle, small_sata_config};
+use super::tests::{cmd, run_first, run_until_idle, small_sata_config};
 use super::Device;
 
 /// consumer-sata scaled down, mapped in 4 KiB units (4 per 16 KiB page).
@@ -66,9 +66,7 @@ fn a_flush_programs_a_partly_filled_page_at_once() {
 #[test]
 fn units_of_one_page_read_as_one_page() {
     let mut d = sector_sata();
-    d.submit(cmd(1, Op::Write, 0, 16384, Nanos::ZERO), Nanos::ZERO)
-        .unwrap();
-    let t = run_until_idle(&mut d)[0].at;
+    let t = run_first(&mut d, Op::Write, 16384)[0].at;
     d.submit(cmd(2, Op::Read, 4096, 8192, t), t).unwrap();
     run_until_idle(&mut d);
     assert_eq!(d.stats().host_pages_read, 1);
@@ -95,9 +93,7 @@ fn a_read_of_a_unit_still_in_the_write_buffer_costs_no_nand_read() {
     // The unit is on NAND, then written again: the new copy waits in the
     // buffer for its page to fill (or time out), and the map still points
     // at the old one.
-    d.submit(cmd(1, Op::Write, 0, 4096, Nanos::ZERO), Nanos::ZERO)
-        .unwrap();
-    let t = run_until_idle(&mut d)[0].at;
+    let t = run_first(&mut d, Op::Write, 4096)[0].at;
     d.submit(cmd(2, Op::Write, 0, 4096, t), t).unwrap();
     let at = t + Nanos::from_micros(100);
     let (done, nand_reads) = read_at(&mut d, 0, 4096, at);
