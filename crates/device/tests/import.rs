@@ -13,55 +13,86 @@ fn data(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-/// The imported drive as `iosteer device show` would print it, read back.
+/// The imported drive as `iosteer device show` would print it, read back:
+/// the drive imported, unchanged.
 fn shown(imported: &Imported) -> DeviceConfig {
-    DeviceConfig::from_toml(&imported.to_toml(), "imported.toml").unwrap()
+    let shown = DeviceConfig::from_toml(&imported.to_toml(), "imported.toml").unwrap();
+    assert_eq!(shown, imported.config);
+    shown
+}
+
+/// Channels, dies a channel, planes a die, blocks a plane, pages a block,
+/// page bytes.
+fn geometry(c: &DeviceConfig) -> (u32, u32, u32, u32, u32, u32) {
+    let g = &c.geometry;
+    (
+        g.channels,
+        g.dies_per_channel,
+        g.planes_per_die,
+        g.blocks_per_plane,
+        g.pages_per_block,
+        g.page_size,
+    )
+}
+
+/// Page read, page program and block erase times, in microseconds.
+fn nand_us(c: &DeviceConfig) -> (f64, f64, f64) {
+    let t = &c.timing;
+    (t.page_read_us, t.page_program_us, t.block_erase_us)
+}
+
+/// Both importers' drives clean greedily and blocking, below
+/// `low_watermark` free blocks a die, with copy-back (pipelined moves) or
+/// not.
+fn assert_greedy_blocking_gc(c: &DeviceConfig, low_watermark: u32, copy_back: bool) {
+    assert_eq!(c.gc.low_watermark, low_watermark);
+    assert_eq!(
+        (c.gc.victim, c.gc.mode),
+        (VictimPolicy::Greedy, GcMode::Blocking)
+    );
+    assert_eq!(c.gc.pipeline, copy_back, "copy-back");
+}
+
+/// Each of `names` is among the parameters `imported` lists as not
+/// modelled.
+fn assert_not_modelled(imported: &Imported, names: &[&str]) {
+    for name in names {
+        assert!(
+            imported
+                .not_modelled
+                .iter()
+                .any(|n| n.source.contains(name)),
+            "{name} is listed"
+        );
+    }
 }
 
 #[test]
 fn mqsim_ssdconfig_imports_with_its_parameters() {
     let imported = mqsim::import(&data("mqsim-ssdconfig.xml"), "ssdconfig.xml").unwrap();
     let c = shown(&imported);
-    assert_eq!(c, imported.config);
-    let g = &c.geometry;
-    assert_eq!((g.channels, g.dies_per_channel), (8, 4 * 2));
-    assert_eq!((g.planes_per_die, g.blocks_per_plane), (2, 2048));
-    assert_eq!((g.pages_per_block, g.page_size), (256, 8192));
-    let t = &c.timing;
-    assert_eq!(
-        (t.page_read_us, t.page_program_us, t.block_erase_us),
-        (75.0, 750.0, 3800.0)
-    );
+    assert_eq!(geometry(&c), (8, 4 * 2, 2, 2048, 256, 8192));
+    assert_eq!(nand_us(&c), (75.0, 750.0, 3800.0));
     assert_eq!(c.timing.channel_mb_per_s, 333.0);
     assert_eq!(c.timing.host_link_mb_per_s, 4000.0);
     assert_eq!(c.over_provisioning, 0.07);
     assert_eq!(c.interface.queue_depth, 65535);
-    // GC below 5% of each plane's blocks: 205 of a die's 4096.
-    assert_eq!(c.gc.low_watermark, 205);
-    assert_eq!(
-        (c.gc.victim, c.gc.mode),
-        (VictimPolicy::Greedy, GcMode::Blocking)
-    );
-    assert!(!c.gc.pipeline, "no copy-back");
+    // GC below 5% of each plane's blocks: 205 of a die's 4096; no copy-back.
+    assert_greedy_blocking_gc(&c, 205, false);
     // MQSim's cache for data it has not seen in the last second: a destage
     // buffer of one 8 KiB page for each of the 128 planes, not 256 MiB.
     assert_eq!(c.cache.size_mib, 1);
     assert_eq!(c.cache.policy, CachePolicy::WriteBack);
     assert!(c.multi_plane.enabled);
-    let text = imported.to_toml();
-    for not_modelled in [
+    let not_modelled = [
         "CMT_Capacity",
         "Seed = 321",
         "Static_Wearleveling_Threshold",
         "Data_Cache_DRAM_tRCD",
-    ] {
-        assert!(
-            imported
-                .not_modelled
-                .iter()
-                .any(|n| n.source.contains(not_modelled)),
-            "{not_modelled} is listed"
-        );
+    ];
+    assert_not_modelled(&imported, &not_modelled);
+    let text = imported.to_toml();
+    for not_modelled in not_modelled {
         assert!(
             text.contains(not_modelled),
             "{not_modelled} in the TOML comments"
@@ -97,46 +128,23 @@ fn every_mqsim_parameter_is_mapped_or_listed() {
 fn the_disksim_validation_ssd_imports_with_its_parameters() {
     let imported = disksim::import(&data("disksim-ssd.parv"), "ssd.parv").unwrap();
     let c = shown(&imported);
-    assert_eq!(c, imported.config);
-    let g = &c.geometry;
-    assert_eq!(
-        (g.channels, g.dies_per_channel, g.planes_per_die),
-        (8, 1, 8)
-    );
-    assert_eq!(
-        (g.blocks_per_plane, g.pages_per_block, g.page_size),
-        (2048, 64, 4096)
-    );
-    let t = &c.timing;
-    assert_eq!(
-        (t.page_read_us, t.page_program_us, t.block_erase_us),
-        (25.0, 200.0, 1500.0)
-    );
+    assert_eq!(geometry(&c), (8, 1, 8, 2048, 64, 4096));
+    assert_eq!(nand_us(&c), (25.0, 200.0, 1500.0));
     assert!((c.timing.channel_mb_per_s - 40.0).abs() < 1e-9);
     assert_eq!(c.timing.command_overhead_us, 0.0);
     assert_eq!(c.over_provisioning, 0.15);
     assert_eq!(c.interface.queue_depth, 20);
-    // Cleaning under 5% of a package's 16,384 blocks.
-    assert_eq!(c.gc.low_watermark, 820);
-    assert_eq!(
-        (c.gc.victim, c.gc.mode),
-        (VictimPolicy::Greedy, GcMode::Blocking)
-    );
-    assert!(c.gc.pipeline, "copy-back");
+    // Cleaning under 5% of a package's 16,384 blocks, with copy-back.
+    assert_greedy_blocking_gc(&c, 820, true);
     assert_eq!(
         c.ftl.write_placement,
         WritePlacement::Striped,
         "element stride 1"
     );
-    for not_modelled in ["Scheduler", "Plane block mapping", "Gang share"] {
-        assert!(
-            imported
-                .not_modelled
-                .iter()
-                .any(|n| n.source.contains(not_modelled)),
-            "{not_modelled}"
-        );
-    }
+    assert_not_modelled(
+        &imported,
+        &["Scheduler", "Plane block mapping", "Gang share"],
+    );
 }
 
 #[test]
