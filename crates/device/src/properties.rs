@@ -7,9 +7,9 @@ use iosteer_sched::{Command, Nanos, Op, Request};
 
 use crate::config::GcMode;
 use crate::device::{Device, Finished};
-use crate::ftl::{Ftl, FtlError, HOST_STREAM};
+use crate::ftl::{FtlError, HOST_STREAM};
 use crate::test_drives::{
-    any_victim, maps_exactly, run_out, tiny_4k_pages, tiny_shapes, wait_to_submit,
+    any_victim, maps_exactly, run_out, tiny_4k_pages, tiny_shapes, valid_ftl, wait_to_submit,
 };
 
 #[derive(Clone, Debug)]
@@ -41,9 +41,7 @@ proptest! {
         (dies, blocks, pages, victim) in tiny_shapes(24, vec![4, 8, 16]),
         separate in any::<bool>(),
     ) {
-        let config = tiny_4k_pages(dies, blocks, pages, victim, separate);
-        prop_assume!(config.validate().is_ok());
-        let mut ftl = Ftl::new(&config);
+        let mut ftl = valid_ftl(&tiny_4k_pages(dies, blocks, pages, victim, separate))?;
         let logical = u64::from(ftl.logical_pages());
         for op in ops {
             match op {

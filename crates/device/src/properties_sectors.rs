@@ -8,9 +8,9 @@ use iosteer_sched::{Command, Nanos, Op, Outcome, Request};
 
 use crate::config::{DeviceConfig, VictimPolicy};
 use crate::device::Device;
-use crate::ftl::{Ftl, FtlError, HOST_STREAM};
+use crate::ftl::{FtlError, HOST_STREAM};
 use crate::test_drives::{
-    any_victim, maps_exactly, run_out, tiny_sata, tiny_shapes, wait_to_submit,
+    any_victim, maps_exactly, run_out, tiny_sata, tiny_shapes, valid_ftl, wait_to_submit,
 };
 
 /// Bytes of the mapping unit of these tests.
@@ -66,9 +66,7 @@ proptest! {
         ops in unit_ops(),
         (dies, blocks, pages, victim) in tiny_shapes(20, vec![4, 8]),
     ) {
-        let config = sector_config(dies, blocks, pages, victim);
-        prop_assume!(config.validate().is_ok());
-        let mut ftl = Ftl::new(&config);
+        let mut ftl = valid_ftl(&sector_config(dies, blocks, pages, victim))?;
         let logical = u64::from(ftl.logical_units());
         let mut mapped = vec![false; logical as usize];
         for op in ops {

@@ -43,6 +43,13 @@ pub(crate) fn tiny_4k_pages(
     c
 }
 
+/// An empty FTL of `config`; the case is rejected if `config` is not a
+/// valid drive (some random shapes leave too few blocks for the spare).
+pub(crate) fn valid_ftl(config: &DeviceConfig) -> Result<Ftl, TestCaseError> {
+    prop_assume!(config.validate().is_ok());
+    Ok(Ftl::new(config))
+}
+
 /// Shapes of [`tiny_sata`]: 1-3 dies of 8 to `max_blocks` (excluded) blocks
 /// of one of `pages` pages, and any victim policy.
 pub(crate) fn tiny_shapes(
