@@ -2,6 +2,25 @@ use super::*;
 
 const GIB: u64 = 1 << 30;
 
+/// The synthetic workload of `job`.
+fn synthetic(job: &Job) -> &Synthetic {
+    match &job.kind {
+        JobKind::Synthetic(s) => s,
+        JobKind::Trace(_) => panic!("{} is a trace", job.name),
+    }
+}
+
+/// Parsing `text` on a 1 GiB drive fails with an error that starts with
+/// `at` (the file's name, then maybe its line) and says each of `says`.
+fn assert_refused(text: &str, at: &str, says: &[&str]) {
+    let file = at.split(':').next().unwrap();
+    let err = parse(text, file, GIB).unwrap_err().to_string();
+    assert!(
+        err.starts_with(at) && says.iter().all(|s| err.contains(s)),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_job_file_becomes_jobs_with_fio_meanings() {
     let text = "\
@@ -30,9 +49,7 @@ numjobs=2
 ";
     let jobs = parse(text, "fill.fio", 100 * GIB).unwrap();
     assert_eq!(jobs.len(), 3);
-    let JobKind::Synthetic(r) = &jobs[0].kind else {
-        panic!()
-    };
+    let r = synthetic(&jobs[0]);
     assert_eq!(
         (r.read_percent, r.sequential, r.block_min),
         (100, false, 128 << 10)
@@ -41,9 +58,7 @@ numjobs=2
     assert!(r.arrival.poisson && r.arrival.iodepth == 64);
     assert_eq!(r.size, 10 * GIB / 4096 * 4096);
     assert_eq!(jobs[0].stop, Some(Nanos::from_secs(120)));
-    let JobKind::Synthetic(w) = &jobs[1].kind else {
-        panic!()
-    };
+    let w = synthetic(&jobs[1]);
     assert_eq!(
         (w.read_percent, w.sequential, w.block_min, w.block_max),
         (0, true, 64 << 10, 256 << 10)
@@ -67,9 +82,7 @@ fn mixes_and_untimed_jobs() {
         GIB,
     )
     .unwrap();
-    let JobKind::Synthetic(a) = &jobs[0].kind else {
-        panic!()
-    };
+    let a = synthetic(&jobs[0]);
     assert_eq!(a.read_percent, 70);
     // fio's end of a job: without time_based, once it has moved its
     // size (the whole drive here), or at its runtime if that comes first.
@@ -98,34 +111,20 @@ fn mixes_and_untimed_jobs() {
 
 #[test]
 fn unsupported_options_and_bad_values_name_file_line_and_option() {
-    let err = parse("[a]\nrw=randread\nread_iolog=trace.log\n", "v.fio", GIB)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.starts_with("v.fio:3:")
-            && err.contains("`read_iolog`")
-            && err.contains("not supported"),
-        "{err}"
-    );
-    let err = parse("[a]\nrw=sideways\n", "v.fio", GIB)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.starts_with("v.fio:2:") && err.contains("randread"),
-        "{err}"
-    );
-    let err = parse("[a]\nbs=4q\n", "v.fio", GIB).unwrap_err().to_string();
-    assert!(err.contains("`bs=4q`"), "{err}");
-    let err = parse("rw=read\n", "v.fio", GIB).unwrap_err().to_string();
-    assert!(err.contains("before any [section]"), "{err}");
-    let err = parse("[global]\nbs=4k\n", "v.fio", GIB)
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("no job section"), "{err}");
-    let err = parse("[a]\nsize=2g\n", "v.fio", GIB)
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("must fit the drive"), "{err}");
+    for (text, at, says) in [
+        (
+            "[a]\nrw=randread\nread_iolog=trace.log\n",
+            "v.fio:3:",
+            &["`read_iolog`", "not supported"][..],
+        ),
+        ("[a]\nrw=sideways\n", "v.fio:2:", &["randread"]),
+        ("[a]\nbs=4q\n", "v.fio", &["`bs=4q`"]),
+        ("rw=read\n", "v.fio", &["before any [section]"]),
+        ("[global]\nbs=4k\n", "v.fio", &["no job section"]),
+        ("[a]\nsize=2g\n", "v.fio", &["must fit the drive"]),
+    ] {
+        assert_refused(text, at, says);
+    }
 }
 
 #[test]
@@ -136,13 +135,7 @@ fn iosteer_backpressure_makes_a_job_listen() {
         GIB,
     )
     .unwrap();
-    let bounds: Vec<Option<Nanos>> = jobs
-        .iter()
-        .map(|j| match &j.kind {
-            JobKind::Synthetic(s) => s.backpressure,
-            JobKind::Trace(_) => None,
-        })
-        .collect();
+    let bounds: Vec<Option<Nanos>> = jobs.iter().map(|j| synthetic(j).backpressure).collect();
     assert_eq!(
         bounds,
         [
@@ -153,23 +146,17 @@ fn iosteer_backpressure_makes_a_job_listen() {
         ]
     );
     let none = parse("[a]\nrw=write\n", "b.fio", GIB).unwrap();
-    let JobKind::Synthetic(a) = &none[0].kind else {
-        panic!()
-    };
+    let a = synthetic(&none[0]);
     assert_eq!(a.backpressure, None, "deaf unless asked");
-    let err = parse("[a]\niosteer_backpressure=soon\n", "b.fio", GIB)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.starts_with("b.fio:2:") && err.contains("microseconds unless suffixed"),
-        "{err}"
+    assert_refused(
+        "[a]\niosteer_backpressure=soon\n",
+        "b.fio:2:",
+        &["microseconds unless suffixed"],
     );
-    let err = parse("[a]\nbackpressure=50ms\n", "b.fio", GIB)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("not supported") && err.contains("iosteer_backpressure"),
-        "{err}"
+    assert_refused(
+        "[a]\nbackpressure=50ms\n",
+        "b.fio",
+        &["not supported", "iosteer_backpressure"],
     );
 }
 
@@ -231,15 +218,11 @@ fn iosteer_trim_ahead_trims_before_a_sequential_writer() {
         GIB,
     )
     .unwrap();
-    let JobKind::Synthetic(s) = &jobs[0].kind else {
-        panic!()
-    };
+    let s = synthetic(&jobs[0]);
     assert_eq!(s.trim_ahead, Some(64 << 20));
-    let err = parse("[r]\nrw=randwrite\niosteer_trim_ahead=64m\n", "t.fio", GIB)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.starts_with("t.fio:3:") && err.contains("is not rw=write"),
-        "{err}"
+    assert_refused(
+        "[r]\nrw=randwrite\niosteer_trim_ahead=64m\n",
+        "t.fio:3:",
+        &["is not rw=write"],
     );
 }
