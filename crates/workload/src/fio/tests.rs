@@ -2,6 +2,11 @@ use super::*;
 
 const GIB: u64 = 1 << 30;
 
+/// The jobs of `text` on a 1 GiB drive, which must parse.
+fn jobs_of(text: &str) -> Vec<Job> {
+    parse(text, "t.fio", GIB).unwrap()
+}
+
 /// The synthetic workload of `job`.
 fn synthetic(job: &Job) -> &Synthetic {
     match &job.kind {
@@ -76,12 +81,7 @@ numjobs=2
 
 #[test]
 fn mixes_and_untimed_jobs() {
-    let jobs = parse(
-        "[a]\nrw=randrw\nrwmixwrite=30\n[b]\nrw=read\nruntime=5s\n",
-        "m.fio",
-        GIB,
-    )
-    .unwrap();
+    let jobs = jobs_of("[a]\nrw=randrw\nrwmixwrite=30\n[b]\nrw=read\nruntime=5s\n");
     let a = synthetic(&jobs[0]);
     assert_eq!(a.read_percent, 70);
     // fio's end of a job: without time_based, once it has moved its
@@ -95,12 +95,7 @@ fn mixes_and_untimed_jobs() {
         (jobs[1].stop, jobs[1].shape.bytes_limit),
         (Some(Nanos::from_secs(5)), Some(GIB))
     );
-    let jobs = parse(
-        "[a]\nrw=randrw\ntime_based\n[b]\nrw=read\nruntime=5s\ntime_based=1\n",
-        "m.fio",
-        GIB,
-    )
-    .unwrap();
+    let jobs = jobs_of("[a]\nrw=randrw\ntime_based\n[b]\nrw=read\nruntime=5s\ntime_based=1\n");
     assert_eq!(
         (jobs[0].stop, jobs[0].shape.bytes_limit),
         (Some(Nanos::from_secs(5)), None),
@@ -129,12 +124,7 @@ fn unsupported_options_and_bad_values_name_file_line_and_option() {
 
 #[test]
 fn iosteer_backpressure_makes_a_job_listen() {
-    let jobs = parse(
-        "[global]\niosteer_backpressure=50ms\n[fill]\nrw=write\n[slow]\nrw=write\niosteer_backpressure=200\n[deaf]\nrw=write\niosteer_backpressure=0\n[r]\nrw=read\n",
-        "b.fio",
-        GIB,
-    )
-    .unwrap();
+    let jobs = jobs_of("[global]\niosteer_backpressure=50ms\n[fill]\nrw=write\n[slow]\nrw=write\niosteer_backpressure=200\n[deaf]\nrw=write\niosteer_backpressure=0\n[r]\nrw=read\n");
     let bounds: Vec<Option<Nanos>> = jobs.iter().map(|j| synthetic(j).backpressure).collect();
     assert_eq!(
         bounds,
@@ -145,7 +135,7 @@ fn iosteer_backpressure_makes_a_job_listen() {
             Some(Nanos::from_millis(50)),
         ]
     );
-    let none = parse("[a]\nrw=write\n", "b.fio", GIB).unwrap();
+    let none = jobs_of("[a]\nrw=write\n");
     let a = synthetic(&none[0]);
     assert_eq!(a.backpressure, None, "deaf unless asked");
     assert_refused(
@@ -184,7 +174,7 @@ fn a_file_of_more_jobs_than_fio_allows_is_refused_at_the_section_past_the_limit(
     // earlier groups; a fifth section is one job too many.
     let section = "[j]\nrw=randread\nnumjobs=1024\nstonewall\n";
     let four = section.repeat(4);
-    assert_eq!(parse(&four, "t.fio", GIB).unwrap().len(), MAX_JOBS);
+    assert_eq!(jobs_of(&four).len(), MAX_JOBS);
     let e = parse(&format!("{four}[last]\nrw=read\n"), "t.fio", GIB).unwrap_err();
     assert_eq!(e.line, 17, "{e}");
     assert!(
@@ -207,17 +197,12 @@ fn more_options_in_force_than_the_limit_are_refused_naming_the_line() {
     let e = parse(&format!("{global}bs=8k\n[j]\n"), "t.fio", GIB).unwrap_err();
     assert_eq!(e.line, MAX_SECTION_OPTIONS + 2, "{e}");
     let within = format!("[global]\n{}[j]\nrw=read\n", "bs=4k\n".repeat(255));
-    assert_eq!(parse(&within, "t.fio", GIB).unwrap().len(), 1);
+    assert_eq!(jobs_of(&within).len(), 1);
 }
 
 #[test]
 fn iosteer_trim_ahead_trims_before_a_sequential_writer() {
-    let jobs = parse(
-        "[fill]\nrw=write\nbs=128k\niosteer_trim_ahead=64m\n",
-        "t.fio",
-        GIB,
-    )
-    .unwrap();
+    let jobs = jobs_of("[fill]\nrw=write\nbs=128k\niosteer_trim_ahead=64m\n");
     let s = synthetic(&jobs[0]);
     assert_eq!(s.trim_ahead, Some(64 << 20));
     assert_refused(
