@@ -430,6 +430,27 @@ impl ReadBack {
 mod tests {
     use super::*;
 
+    /// One block for offset `at`, stamped by `v` as a write in flight; the
+    /// block and its generation.
+    fn stamped(v: &mut Verifier, at: u64) -> (Vec<u8>, u64) {
+        let mut block = vec![0u8; BLOCK];
+        let generation = v.stamp(at, &mut block);
+        (block, generation)
+    }
+
+    /// One block written at offset 0 by `v`, its write completed.
+    fn written(v: &mut Verifier) -> Vec<u8> {
+        let (block, generation) = stamped(v, 0);
+        v.write_done(0, BLOCK as u64, generation);
+        block
+    }
+
+    /// Checks `block` read back at offset 0 against what `v` expects there.
+    fn check_first(v: &mut Verifier, block: &[u8]) {
+        let expected = v.expect(0, BLOCK as u64);
+        v.check(0, block, &expected);
+    }
+
     #[test]
     fn a_stamped_block_checks_and_a_flipped_byte_does_not() {
         let mut v = Verifier::default();
@@ -444,10 +465,8 @@ mod tests {
         assert_eq!(v.mismatches, 1);
         assert_eq!(v.first[0].0, 8192 + BLOCK as u64);
         // Read back at the wrong place (a place this run wrote).
-        let mut other = vec![0u8; BLOCK];
-        let g = v.stamp(0, &mut other);
-        v.write_done(0, 4096, g);
-        v.check(0, &buf[..BLOCK], &v.expect(0, 4096));
+        written(&mut v);
+        check_first(&mut v, &buf[..BLOCK]);
         assert_eq!(v.mismatches, 2, "{:?}", v.first);
         // A place this run never wrote: not judged.
         v.check(1 << 20, &buf[..BLOCK], &v.expect(1 << 20, 4096));
@@ -460,30 +479,25 @@ mod tests {
         let mut block = vec![0u8; BLOCK];
         earlier.stamp(0, &mut block);
         let mut v = Verifier::starting_at(9 << 32);
-        let mut mine = vec![0u8; BLOCK];
-        let g = v.stamp(0, &mut mine);
-        v.check(0, &block, &v.expect(0, 4096));
+        let (_mine, g) = stamped(&mut v, 0);
+        check_first(&mut v, &block);
         assert_eq!(
             v.mismatches, 0,
             "the write is in flight: old data may come back"
         );
         v.write_done(0, 4096, g);
-        v.check(0, &block, &v.expect(0, 4096));
+        check_first(&mut v, &block);
         assert_eq!(v.mismatches, 1, "{:?}", v.first);
     }
 
     #[test]
     fn an_older_generation_than_the_last_completed_write_is_a_mismatch() {
         let mut v = Verifier::default();
-        let mut old = vec![0u8; BLOCK];
-        let g1 = v.stamp(0, &mut old);
-        v.write_done(0, 4096, g1);
-        let mut new = vec![0u8; BLOCK];
-        let g2 = v.stamp(0, &mut new);
-        v.write_done(0, 4096, g2);
-        v.check(0, &old, &v.expect(0, 4096));
+        let old = written(&mut v);
+        let new = written(&mut v);
+        check_first(&mut v, &old);
         assert_eq!(v.mismatches, 1, "stale data came back");
-        v.check(0, &new, &v.expect(0, 4096));
+        check_first(&mut v, &new);
         assert_eq!(v.mismatches, 1);
     }
 
@@ -512,33 +526,26 @@ mod tests {
         // the later one completing first; the device applied the earlier
         // one last, and its data came back.
         let mut v = Verifier::default();
-        let mut first = vec![0u8; BLOCK];
-        let g1 = v.stamp(0, &mut first);
-        let mut second = vec![0u8; BLOCK];
-        let g2 = v.stamp(0, &mut second);
-        v.write_done(0, 4096, g2);
+        let (first, g1) = stamped(&mut v, 0);
+        let second = written(&mut v);
         v.write_done(0, 4096, g1);
         assert_eq!(v.blocks_in_flight(), 0);
-        v.check(0, &first, &v.expect(0, 4096));
-        v.check(0, &second, &v.expect(0, 4096));
+        check_first(&mut v, &first);
+        check_first(&mut v, &second);
         assert_eq!(v.mismatches, 0, "{:?}", v.first);
         // In sending order too: completions say nothing of which landed last.
-        let mut third = vec![0u8; BLOCK];
-        let g3 = v.stamp(0, &mut third);
-        let mut fourth = vec![0u8; BLOCK];
-        let g4 = v.stamp(0, &mut fourth);
+        let (third, g3) = stamped(&mut v, 0);
+        let (fourth, g4) = stamped(&mut v, 0);
         v.write_done(0, 4096, g3);
         v.write_done(0, 4096, g4);
-        v.check(0, &third, &v.expect(0, 4096));
+        check_first(&mut v, &third);
         assert_eq!(v.mismatches, 0, "{:?}", v.first);
         // A lone write settles the block: the others are stale again.
-        let mut lone = vec![0u8; BLOCK];
-        let g5 = v.stamp(0, &mut lone);
-        v.write_done(0, 4096, g5);
-        v.check(0, &lone, &v.expect(0, 4096));
+        let lone = written(&mut v);
+        check_first(&mut v, &lone);
         assert_eq!(v.mismatches, 0, "{:?}", v.first);
         for stale in [&first, &second, &third, &fourth] {
-            v.check(0, stale, &v.expect(0, 4096));
+            check_first(&mut v, stale);
         }
         assert_eq!(v.mismatches, 4, "{:?}", v.first);
     }
@@ -546,19 +553,16 @@ mod tests {
     #[test]
     fn a_failed_write_leaves_its_blocks_passing_old_or_new_data() {
         let mut v = Verifier::default();
-        let mut old = vec![0u8; BLOCK];
-        let g1 = v.stamp(0, &mut old);
-        v.write_done(0, 4096, g1);
-        let mut torn = vec![0u8; BLOCK];
-        let g2 = v.stamp(0, &mut torn);
+        let old = written(&mut v);
+        let (mut torn, g2) = stamped(&mut v, 0);
         v.write_failed(0, 4096, g2);
         assert_eq!(v.blocks_in_flight(), 0);
-        v.check(0, &old, &v.expect(0, 4096));
-        v.check(0, &torn, &v.expect(0, 4096));
+        check_first(&mut v, &old);
+        check_first(&mut v, &torn);
         assert_eq!(v.mismatches, 0, "{:?}", v.first);
         // Its checksum must still hold.
         torn[100] ^= 1;
-        v.check(0, &torn, &v.expect(0, 4096));
+        check_first(&mut v, &torn);
         assert_eq!(v.mismatches, 1);
     }
 
