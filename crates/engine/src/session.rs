@@ -202,43 +202,21 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::tests::temp_file;
-    use crate::{EngineConfig, OpenOptionsSpec, Target};
+    use crate::engine::tests::{engine_with, temp_file};
+    use crate::EngineConfig;
 
     fn session(path: &std::path::Path, spec: &str) -> Option<Session> {
-        let open = OpenOptionsSpec {
-            writes: true,
-            direct: true,
-            ..OpenOptionsSpec::default()
-        };
-        let target = Target::open(path, &open)
-            .or_else(|_| {
-                Target::open(
-                    path,
-                    &OpenOptionsSpec {
-                        direct: false,
-                        ..open.clone()
-                    },
-                )
-            })
-            .unwrap();
         let config = EngineConfig {
             queue_depth: 4,
             max_io_bytes: 64 << 10,
             keep_read_data: true,
             ..EngineConfig::default()
         };
-        match Engine::new(target, &config) {
-            Ok(engine) => Some(Session::new(
-                engine,
-                iosteer_sched::policy::build(spec).unwrap(),
-            )),
-            Err(EngineError::Unsupported(e)) => {
-                eprintln!("SKIPPED (counted): io_uring not permitted here: {e}");
-                None
-            }
-            Err(e) => panic!("{e}"),
-        }
+        let engine = engine_with(path, &config)?;
+        Some(Session::new(
+            engine,
+            iosteer_sched::policy::build(spec).unwrap(),
+        ))
     }
 
     fn wait_for(session: &mut Session, count: usize) -> Vec<Completion> {

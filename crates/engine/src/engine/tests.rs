@@ -27,7 +27,9 @@ pub(crate) fn engine_or_skip(path: &Path, verify: bool) -> Option<Engine> {
     engine_with(path, &config)
 }
 
-fn engine_with(path: &Path, config: &EngineConfig) -> Option<Engine> {
+/// An engine of `config` on `path`, or `None` where io_uring is not
+/// permitted (see [`engine_or_skip`]).
+pub(crate) fn engine_with(path: &Path, config: &EngineConfig) -> Option<Engine> {
     let spec = OpenOptionsSpec {
         writes: true,
         direct: true,
