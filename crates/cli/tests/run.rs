@@ -4,11 +4,11 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use common::example_job_files::example_job_files;
-use common::{assert_refused_saying, each_str, iosteer, last_phase, temp_dir};
+use common::{assert_refused_saying, each_str, iosteer, last_phase, repo_file, temp_dir};
 
 /// A fresh directory `name` holding the job file `file` of `text`: the
 /// directory and the file's path.
@@ -39,6 +39,25 @@ fn ran_unless_no_uring(cmd: &mut Command, what: &str) -> Option<(std::process::O
     Some((out, stderr))
 }
 
+/// `iosteer run` of `job` on a file `target` of `size`, with `options`:
+/// what [`ran_unless_no_uring`] says of it.
+fn run_job_on_file(
+    target: &Path,
+    size: &str,
+    job: &Path,
+    options: &[&str],
+) -> Option<(std::process::Output, String)> {
+    ran_unless_no_uring(
+        iosteer()
+            .args(["run", "--target"])
+            .arg(target)
+            .args(["--size", size, "--job"])
+            .arg(job)
+            .args(options),
+        "",
+    )
+}
+
 const MIX: &str = "\
 [global]
 ioengine=io_uring
@@ -63,19 +82,13 @@ rate=8m
 fn a_verified_mixed_run_reports_in_the_simulators_schema_without_mismatches() {
     let (dir, job) = job_in("mix", "mix.fio", MIX);
     let target = dir.join("target.img");
-    let Some((out, stderr)) = ran_unless_no_uring(
-        iosteer()
-            .args(["run", "--target"])
-            .arg(&target)
-            .args(["--size", "16m", "--job"])
-            .arg(&job)
-            .args([
-                "--sched",
-                "netflix:write.limiter=queue_depth,write.current=1",
-            ])
-            .args(["--verify", "--json"]),
-        "",
-    ) else {
+    let options = [
+        "--sched",
+        "netflix:write.limiter=queue_depth,write.current=1",
+        "--verify",
+        "--json",
+    ];
+    let Some((out, stderr)) = run_job_on_file(&target, "16m", &job, &options) else {
         return;
     };
     let report = report_of(&out);
@@ -192,11 +205,8 @@ fn emulate_refuses_a_target_and_names_the_presets() {
 /// no other file is made.
 #[test]
 fn a_job_naming_files_writes_each_of_them_and_only_them() {
-    let (dir, job) = job_in(
-        "files",
-        "two.fio",
-        "[global]\nbs=64k\nsize=4m\niodepth=4\n[writer]\nrw=write\nfilename=a.img:b.img\n[reader]\nrw=read\nfilename=c.img:d.img\n",
-    );
+    let text = "[global]\nbs=64k\nsize=4m\niodepth=4\n[writer]\nrw=write\nfilename=a.img:b.img\n[reader]\nrw=read\nfilename=c.img:d.img\n";
+    let (dir, job) = job_in("files", "two.fio", text);
     let files = dir.join("files");
     std::fs::create_dir_all(&files).unwrap();
     let Some((out, stderr)) = ran_unless_no_uring(
@@ -246,15 +256,7 @@ fn a_job_naming_files_writes_each_of_them_and_only_them() {
 fn stonewall_groups_run_one_after_the_other_as_phases() {
     let (dir, job) = job_in("stonewall", "sw.fio", "[global]\nsize=4m\n[write]\nrw=write\nbs=1m\niodepth=4\n[read]\nstonewall\nrw=randread\nbs=4k\nio_size=1m\niodepth=4\n");
     let target = dir.join("t.img");
-    let Some((out, _)) = ran_unless_no_uring(
-        iosteer()
-            .args(["run", "--target"])
-            .arg(&target)
-            .args(["--size", "4m", "--job"])
-            .arg(&job)
-            .arg("--json"),
-        "",
-    ) else {
+    let Some((out, _)) = run_job_on_file(&target, "4m", &job, &["--json"]) else {
         return;
     };
     let report = report_of(&out);
@@ -277,14 +279,9 @@ fn stonewall_groups_run_one_after_the_other_as_phases() {
 #[test]
 fn prefill_writes_the_target_once_in_run() {
     let dir = temp_dir("prefill");
-    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/prefill.fio");
-    let Some((out, stderr)) = ran_unless_no_uring(
-        iosteer()
-            .args(["run", "--target"])
-            .arg(dir.join("t.img"))
-            .args(["--size", "256m", "--job", example, "--json"]),
-        "",
-    ) else {
+    let example = PathBuf::from(repo_file("examples/prefill.fio"));
+    let target = dir.join("t.img");
+    let Some((out, stderr)) = run_job_on_file(&target, "256m", &example, &["--json"]) else {
         return;
     };
     assert!(
@@ -334,14 +331,7 @@ fn verify_reads_back_a_verified_file_and_names_a_corrupted_block_by_offset() {
         "[fill]\nrw=write\nbs=64k\nsize=1m\niodepth=4\n",
     );
     let target = dir.join("target.img");
-    let Some(_) = ran_unless_no_uring(
-        iosteer()
-            .args(["run", "--verify", "--target"])
-            .arg(&target)
-            .args(["--size", "2m", "--job"])
-            .arg(&job),
-        "",
-    ) else {
+    let Some(_) = run_job_on_file(&target, "2m", &job, &["--verify"]) else {
         return;
     };
     let verify = |target: &std::path::Path| {

@@ -156,10 +156,20 @@ fn sweep_workload(args: &[&str]) -> (serde_json::Value, String, bool) {
     (out.json(), out.stderr, out.ok)
 }
 
-/// The report of `iosteer sweep` with `args` (no scenario), which must
-/// succeed and measure `phase`.
-fn swept(args: &[&str], phase: &str) -> serde_json::Value {
-    let (report, stderr, ok) = sweep_workload(args);
+/// The report of `iosteer sweep` of `workload` (its options) with
+/// `options`, judged by `objective` in `phase` against `baseline`: it must
+/// succeed, in `phase`.
+fn swept(
+    workload: &[&str],
+    objective: &str,
+    (baseline, phase): (&str, &str),
+    options: &[&str],
+) -> serde_json::Value {
+    let mut args = workload.to_vec();
+    args.extend(["--objective", objective]);
+    args.extend(["--baseline", baseline, "--phase", phase]);
+    args.extend(options);
+    let (report, stderr, ok) = sweep_workload(&args);
     assert!(ok, "{stderr}");
     assert_eq!(report["phase"], phase);
     report
@@ -169,19 +179,13 @@ fn swept(args: &[&str], phase: &str) -> serde_json::Value {
 fn a_job_file_sweeps_with_its_job_phases_as_measured_and_baseline() {
     let job = repo_file("examples/fill-while-serving.fio");
     let r = swept(
+        &["--job", &job],
+        "p99<=2x",
+        ("readers", "readers+fill"),
         &[
-            "--job",
-            &job,
             "--vary",
             "netflix:write.limiter=bandwidth,write.current=10000..20000/10000",
-            "--phase",
-            "readers+fill",
-            "--baseline",
-            "readers",
-            "--objective",
-            "p99<=2x",
         ],
-        "readers+fill",
     );
     let points = r["points"].as_array().unwrap();
     assert_eq!(points.len(), 2);
@@ -205,19 +209,10 @@ fn a_job_file_sweeps_with_its_job_phases_as_measured_and_baseline() {
 fn a_trace_sweeps_between_time_windows_and_bad_windows_are_refused() {
     let trace = &repo_file("traces/financial1-excerpt.ascii");
     let r = swept(
-        &[
-            "--trace",
-            trace,
-            "--baseline",
-            "0s..60s",
-            "--phase",
-            "60s..200s",
-            "--sched",
-            "fifo",
-            "--objective",
-            "p99<=2x",
-        ],
-        "60s..200s",
+        &["--trace", trace],
+        "p99<=2x",
+        ("0s..60s", "60s..200s"),
+        &["--sched", "fifo"],
     );
     let point = &r["points"][0];
     assert!(point["baseline_ms"].as_f64().unwrap() > 0.0);
@@ -262,18 +257,15 @@ fn the_recorded_sample_sweeps_between_windows_to_a_best_setting() {
             "ftrace",
             "--trace-fit",
             "wrap",
-            "--baseline",
-            "0s..1s",
-            "--phase",
-            "1s..2s",
+        ],
+        "p99<=50ms",
+        ("0s..1s", "1s..2s"),
+        &[
             "--sched",
             "fifo",
             "--vary",
             "netflix:write.limiter=bandwidth,write.current=1000,20000",
-            "--objective",
-            "p99<=50ms",
         ],
-        "1s..2s",
     );
     let points = r["points"].as_array().unwrap();
     assert_eq!(points.len(), 3);

@@ -147,40 +147,52 @@ fn the_disksim_validation_ssd_imports_with_its_parameters() {
     );
 }
 
+/// An importer: the source text and its file's name in, a drive out.
+type Importer = fn(&str, &str) -> Result<Imported, ImportError>;
+
+/// The error `import` gives for the data file `source` with `from` replaced
+/// by `to`, read as `file`.
+fn refused_when_edited(
+    import: Importer,
+    source: &str,
+    (from, to): (&str, &str),
+    file: &str,
+) -> ImportError {
+    import(&data(source).replace(from, to), file).unwrap_err()
+}
+
+/// `err` says each of `parts`.
+fn assert_says(err: &ImportError, parts: &[&str]) {
+    let err = err.to_string();
+    assert!(parts.iter().all(|p| err.contains(p)), "{err}");
+}
+
 #[test]
 fn import_errors_name_the_file_the_parameter_and_what_is_accepted() {
-    let xml =
-        data("mqsim-ssdconfig.xml").replace("<HostInterface_Type>NVME", "<HostInterface_Type>USB");
-    let err = mqsim::import(&xml, "bad.xml").unwrap_err().to_string();
-    assert!(
-        err.contains("bad.xml") && err.contains("HostInterface_Type") && err.contains("NVME, SATA"),
-        "{err}"
-    );
-
-    let xml = data("mqsim-ssdconfig.xml").replace("<Page_Capacity>8192</Page_Capacity>", "");
-    let err = mqsim::import(&xml, "bad.xml").unwrap_err();
+    let mqsim_with =
+        |from, to| refused_when_edited(mqsim::import, "mqsim-ssdconfig.xml", (from, to), "bad.xml");
+    let err = mqsim_with("<HostInterface_Type>NVME", "<HostInterface_Type>USB");
+    assert_says(&err, &["bad.xml", "HostInterface_Type", "NVME, SATA"]);
+    let err = mqsim_with("<Page_Capacity>8192</Page_Capacity>", "");
     assert!(
         matches!(err, ImportError::Missing { ref name, .. } if name == "Page_Capacity"),
         "{err}"
     );
 
-    let parv =
-        data("disksim-ssd.parv").replace("Page read latency = 0.025", "Page read latency = fast");
-    let err = disksim::import(&parv, "bad.parv").unwrap_err().to_string();
-    assert!(
-        err.contains("bad.parv") && err.contains("Page read latency") && err.contains("number"),
-        "{err}"
+    let disksim_with =
+        |from, to, file| refused_when_edited(disksim::import, "disksim-ssd.parv", (from, to), file);
+    let err = disksim_with(
+        "Page read latency = 0.025",
+        "Page read latency = fast",
+        "bad.parv",
     );
-
-    let err = disksim::import("disk hp_c3323a { }", "disk.parv")
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("ssdmodel_ssd"), "{err}");
-
-    let parv = data("disksim-ssd.parv").replace(
+    assert_says(&err, &["bad.parv", "Page read latency", "number"]);
+    let err = disksim::import("disk hp_c3323a { }", "disk.parv").unwrap_err();
+    assert_says(&err, &["ssdmodel_ssd"]);
+    let err = disksim_with(
         "Reserve pages percentage = 15",
         "Reserve pages percentage = 1",
+        "tight.parv",
     );
-    let err = disksim::import(&parv, "tight.parv").unwrap_err();
     assert!(matches!(err, ImportError::Config { .. }), "{err}");
 }
