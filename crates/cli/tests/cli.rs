@@ -398,59 +398,42 @@ mod block_traces {
         all["all"]["ops"].as_u64().unwrap()
     }
 
+    /// The JSON report of `iosteer sim` replaying the trace file `name` of
+    /// traces/ with `options`.
+    fn replayed(name: &str, options: &[&str]) -> serde_json::Value {
+        let trace = format!("{ROOT}{name}");
+        let mut args = vec!["sim", "--trace", &trace];
+        args.extend(options);
+        args.push("--json");
+        json_of(&args)
+    }
+
     #[test]
     fn the_ftrace_sample_recorded_here_replays_with_its_notes() {
-        let sample = format!("{ROOT}vda-ftrace-sample.txt");
-        let report = json_of(&[
-            "sim",
-            "--trace",
-            &sample,
-            "--trace-format",
-            "ftrace",
-            "--trace-fit",
-            "wrap",
-            "--json",
-        ]);
+        let sample = "vda-ftrace-sample.txt";
+        let report = replayed(sample, &["--trace-format", "ftrace", "--trace-fit", "wrap"]);
         assert_eq!(all_ops(&report), 942);
         let notes = report["runs"][0]["notes"].to_string();
         assert!(
             notes.contains("remapped") && notes.contains("block_rq_complete 1003"),
             "{notes}"
         );
-        let report = json_of(&[
-            "sim",
-            "--trace",
-            &sample,
+        let issued = [
             "--trace-format",
             "ftrace",
             "--trace-event",
             "issue",
             "--trace-fit",
             "scale",
-            "--json",
-        ]);
-        assert_eq!(all_ops(&report), 965);
+        ];
+        assert_eq!(all_ops(&replayed(sample, &issued)), 965);
     }
 
     #[test]
     fn blkparse_and_binary_blktrace_samples_replay() {
-        let report = json_of(&[
-            "sim",
-            "--trace",
-            &format!("{ROOT}blkparse-sample.txt"),
-            "--trace-format",
-            "blkparse",
-            "--json",
-        ]);
+        let report = replayed("blkparse-sample.txt", &["--trace-format", "blkparse"]);
         assert_eq!(all_ops(&report), 11);
-        let report = json_of(&[
-            "sim",
-            "--trace",
-            &format!("{ROOT}synthetic.blktrace.0"),
-            "--trace-format",
-            "blktrace",
-            "--json",
-        ]);
+        let report = replayed("synthetic.blktrace.0", &["--trace-format", "blktrace"]);
         assert_eq!(all_ops(&report), 12);
     }
 

@@ -2,12 +2,26 @@
 //! directory. Where io_uring is not permitted they print a SKIPPED line (so
 //! the skip shows in the test output) and pass.
 
-use assert_cmd::Command;
+mod common;
 
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("iosteer-run-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use common::example_job_files::example_job_files;
+use common::{assert_refused_saying, each_str, iosteer, last_phase, repo_file, temp_dir};
+
+/// A fresh directory `name` holding the job file `file` of `text`: the
+/// directory and the file's path.
+fn job_in(name: &str, file: &str, text: &str) -> (PathBuf, PathBuf) {
+    let dir = temp_dir(name);
+    let job = dir.join(file);
+    std::fs::write(&job, text).unwrap();
+    (dir, job)
+}
+
+/// The JSON report a run printed.
+fn report_of(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// The output of a run that needs io_uring, which must have succeeded
@@ -23,6 +37,25 @@ fn ran_unless_no_uring(cmd: &mut Command, what: &str) -> Option<(std::process::O
     }
     assert!(out.status.success(), "{what}{stderr}");
     Some((out, stderr))
+}
+
+/// `iosteer run` of `job` on a file `target` of `size`, with `options`:
+/// what [`ran_unless_no_uring`] says of it.
+fn run_job_on_file(
+    target: &Path,
+    size: &str,
+    job: &Path,
+    options: &[&str],
+) -> Option<(std::process::Output, String)> {
+    ran_unless_no_uring(
+        iosteer()
+            .args(["run", "--target"])
+            .arg(target)
+            .args(["--size", size, "--job"])
+            .arg(job)
+            .args(options),
+        "",
+    )
 }
 
 const MIX: &str = "\
@@ -47,32 +80,23 @@ rate=8m
 
 #[test]
 fn a_verified_mixed_run_reports_in_the_simulators_schema_without_mismatches() {
-    let dir = temp_dir("mix");
-    let job = dir.join("mix.fio");
-    std::fs::write(&job, MIX).unwrap();
+    let (dir, job) = job_in("mix", "mix.fio", MIX);
     let target = dir.join("target.img");
-    let Some((out, stderr)) = ran_unless_no_uring(
-        Command::cargo_bin("iosteer")
-            .unwrap()
-            .args(["run", "--target"])
-            .arg(&target)
-            .args(["--size", "16m", "--job"])
-            .arg(&job)
-            .args([
-                "--sched",
-                "netflix:write.limiter=queue_depth,write.current=1",
-            ])
-            .args(["--verify", "--json"]),
-        "",
-    ) else {
+    let options = [
+        "--sched",
+        "netflix:write.limiter=queue_depth,write.current=1",
+        "--verify",
+        "--json",
+    ];
+    let Some((out, stderr)) = run_job_on_file(&target, "16m", &job, &options) else {
         return;
     };
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = report_of(&out);
     let run = &report["runs"][0];
     assert_eq!(run["verify"]["mismatches"], 0, "{run}");
     assert!(run["verify"]["blocks"].as_u64().unwrap() > 0);
     assert!(run["device"].is_null(), "a real target has no drive model");
-    let all = run["phases"].as_array().unwrap().last().unwrap();
+    let all = last_phase(run);
     assert_eq!(all["name"], "all");
     assert!(all["read"]["ops"].as_u64().unwrap() > 100);
     assert!(all["write"]["ops"].as_u64().unwrap() > 10);
@@ -83,32 +107,25 @@ fn a_verified_mixed_run_reports_in_the_simulators_schema_without_mismatches() {
 
 #[test]
 fn bad_run_input_is_a_clear_error() {
-    let dir = temp_dir("bad");
-    let job = dir.join("bad.fio");
-    std::fs::write(&job, "[j]\nrw=randread\nbogus=1\n").unwrap();
-    let out = Command::cargo_bin("iosteer")
-        .unwrap()
-        .args(["run", "--target"])
-        .arg(dir.join("t.img"))
-        .args(["--size", "1m", "--job"])
-        .arg(&job)
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("bad.fio:3") && stderr.contains("bogus"),
-        "{stderr}"
+    let (dir, job) = job_in("bad", "bad.fio", "[j]\nrw=randread\nbogus=1\n");
+    let target = dir.join("t.img");
+    let (target, job) = (target.to_str().unwrap(), job.to_str().unwrap());
+    assert_refused_saying(
+        &["run", "--target", target, "--size", "1m", "--job", job],
+        &["bad.fio:3", "bogus"],
     );
-    let out = Command::cargo_bin("iosteer")
-        .unwrap()
-        .args(["run", "--target", "/nonexistent/x.img", "--job"])
-        .arg(&job)
-        .args(["--sched", "nope"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("fifo"));
+    assert_refused_saying(
+        &[
+            "run",
+            "--target",
+            "/nonexistent/x.img",
+            "--job",
+            job,
+            "--sched",
+            "nope",
+        ],
+        &["fifo"],
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -132,11 +149,8 @@ runtime=1s
 
 #[test]
 fn an_emulated_drive_runs_in_real_time_with_the_simulators_phases_and_drive_report() {
-    let dir = temp_dir("emulate");
-    let job = dir.join("serve-then-write.fio");
-    std::fs::write(&job, SERVE_THEN_WRITE).unwrap();
-    let out = Command::cargo_bin("iosteer")
-        .unwrap()
+    let (dir, job) = job_in("emulate", "serve-then-write.fio", SERVE_THEN_WRITE);
+    let out = iosteer()
         .args(["run", "--emulate", "diskSim-slc", "--job"])
         .arg(&job)
         .args([
@@ -149,16 +163,11 @@ fn an_emulated_drive_runs_in_real_time_with_the_simulators_phases_and_drive_repo
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("write limit 2 in flight"), "{stderr}");
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = report_of(&out);
     let run = &report["runs"][0];
     assert_eq!(run["drive"], "emulated diskSim-slc");
     assert!(run["device"]["waf"].as_f64().unwrap() >= 1.0, "{run}");
-    let names: Vec<&str> = run["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
+    let names = each_str(&run["phases"], "name");
     // Phases named after the jobs running together, as `sim --job` names
     // them (`readers.2` follows when the writer's last write completes
     // before the readers stop, which the emulated drive's GC may not let it).
@@ -180,22 +189,14 @@ fn an_emulated_drive_runs_in_real_time_with_the_simulators_phases_and_drive_repo
 
 #[test]
 fn emulate_refuses_a_target_and_names_the_presets() {
-    let out = Command::cargo_bin("iosteer")
-        .unwrap()
-        .args(["run", "--emulate", "no-such-drive", "--scenario", "quick"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("consumer-sata"), "{stderr}");
-    let out = Command::cargo_bin("iosteer")
-        .unwrap()
-        .args(["run", "--emulate", "consumer-sata", "--scenario", "nope"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
-    assert!(stderr.contains("quick"), "{stderr}");
+    assert_refused_saying(
+        &["run", "--emulate", "no-such-drive", "--scenario", "quick"],
+        &["consumer-sata"],
+    );
+    assert_refused_saying(
+        &["run", "--emulate", "consumer-sata", "--scenario", "nope"],
+        &["quick"],
+    );
 }
 
 /// fio's `filename` list: a writer of two files and a reader of two others,
@@ -204,18 +205,12 @@ fn emulate_refuses_a_target_and_names_the_presets() {
 /// no other file is made.
 #[test]
 fn a_job_naming_files_writes_each_of_them_and_only_them() {
-    let dir = temp_dir("files");
+    let text = "[global]\nbs=64k\nsize=4m\niodepth=4\n[writer]\nrw=write\nfilename=a.img:b.img\n[reader]\nrw=read\nfilename=c.img:d.img\n";
+    let (dir, job) = job_in("files", "two.fio", text);
     let files = dir.join("files");
     std::fs::create_dir_all(&files).unwrap();
-    let job = dir.join("two.fio");
-    std::fs::write(
-        &job,
-        "[global]\nbs=64k\nsize=4m\niodepth=4\n[writer]\nrw=write\nfilename=a.img:b.img\n[reader]\nrw=read\nfilename=c.img:d.img\n",
-    )
-    .unwrap();
     let Some((out, stderr)) = ran_unless_no_uring(
-        Command::cargo_bin("iosteer")
-            .unwrap()
+        iosteer()
             .args(["run", "--target"])
             .arg(&files)
             .arg("--job")
@@ -245,9 +240,9 @@ fn a_job_naming_files_writes_each_of_them_and_only_them() {
         laid_out.len() == 2 && laid_out[0].contains("c.img") && laid_out[1].contains("d.img"),
         "the reader's files are laid out, the writer's are not: {stderr}"
     );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = report_of(&out);
     let run = &report["runs"][0];
-    let all = run["phases"].as_array().unwrap().last().unwrap();
+    let all = last_phase(run);
     assert_eq!(all["write"]["ops"], 64, "4 MiB in 64 KiB writes: {all}");
     assert_eq!(all["read"]["ops"], 64, "{all}");
     assert!(run["notes"].to_string().contains("laid out"), "{run}");
@@ -259,29 +254,14 @@ fn a_job_naming_files_writes_each_of_them_and_only_them() {
 /// reads only after the write has ended.
 #[test]
 fn stonewall_groups_run_one_after_the_other_as_phases() {
-    let dir = temp_dir("stonewall");
-    let job = dir.join("sw.fio");
-    std::fs::write(
-        &job,
-        "[global]\nsize=4m\n[write]\nrw=write\nbs=1m\niodepth=4\n[read]\nstonewall\nrw=randread\nbs=4k\nio_size=1m\niodepth=4\n",
-    )
-    .unwrap();
+    let (dir, job) = job_in("stonewall", "sw.fio", "[global]\nsize=4m\n[write]\nrw=write\nbs=1m\niodepth=4\n[read]\nstonewall\nrw=randread\nbs=4k\nio_size=1m\niodepth=4\n");
     let target = dir.join("t.img");
-    let Some((out, _)) = ran_unless_no_uring(
-        Command::cargo_bin("iosteer")
-            .unwrap()
-            .args(["run", "--target"])
-            .arg(&target)
-            .args(["--size", "4m", "--job"])
-            .arg(&job)
-            .arg("--json"),
-        "",
-    ) else {
+    let Some((out, _)) = run_job_on_file(&target, "4m", &job, &["--json"]) else {
         return;
     };
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = report_of(&out);
     let phases = report["runs"][0]["phases"].as_array().unwrap();
-    let names: Vec<&str> = phases.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    let names = each_str(&report["runs"][0]["phases"], "name");
     assert_eq!(names, ["job", "write", "read", "all"]);
     assert_eq!(phases[1]["write"]["ops"], 4, "{}", phases[1]);
     assert_eq!(phases[1]["read"]["ops"], 0, "{}", phases[1]);
@@ -299,24 +279,17 @@ fn stonewall_groups_run_one_after_the_other_as_phases() {
 #[test]
 fn prefill_writes_the_target_once_in_run() {
     let dir = temp_dir("prefill");
-    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/prefill.fio");
-    let Some((out, stderr)) = ran_unless_no_uring(
-        Command::cargo_bin("iosteer")
-            .unwrap()
-            .args(["run", "--target"])
-            .arg(dir.join("t.img"))
-            .args(["--size", "256m", "--job", example, "--json"]),
-        "",
-    ) else {
+    let example = PathBuf::from(repo_file("examples/prefill.fio"));
+    let target = dir.join("t.img");
+    let Some((out, stderr)) = run_job_on_file(&target, "256m", &example, &["--json"]) else {
         return;
     };
     assert!(
         !stderr.contains("laying out"),
         "a write-only job's file is not laid out: {stderr}"
     );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let phases = report["runs"][0]["phases"].as_array().unwrap();
-    let all = phases.last().unwrap();
+    let report = report_of(&out);
+    let all = last_phase(&report["runs"][0]);
     assert_eq!(all["write"]["ops"], 256, "{all}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -327,19 +300,10 @@ fn prefill_writes_the_target_once_in_run() {
 /// itself (scripts/fio-check.sh).
 #[test]
 fn every_example_job_file_runs_on_real_files() {
-    let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/fio");
-    let mut files: Vec<_> = std::fs::read_dir(examples)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "fio"))
-        .collect();
-    files.sort();
-    assert!(files.len() >= 10, "{files:?}");
-    for job in files {
+    for job in example_job_files() {
         let dir = temp_dir(job.file_stem().unwrap().to_str().unwrap());
         let Some((out, _)) = ran_unless_no_uring(
-            Command::cargo_bin("iosteer")
-                .unwrap()
+            iosteer()
                 .env("FIO_SIZE", "32m")
                 .args(["run", "--target"])
                 .arg(&dir)
@@ -350,12 +314,8 @@ fn every_example_job_file_runs_on_real_files() {
         ) else {
             return;
         };
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let all = report["runs"][0]["phases"]
-            .as_array()
-            .unwrap()
-            .last()
-            .unwrap();
+        let report = report_of(&out);
+        let all = last_phase(&report["runs"][0]);
         let ops = |class: &str| all[class]["ops"].as_u64().unwrap_or(0);
         assert!(ops("read") + ops("write") > 0, "{}: {all}", job.display());
         std::fs::remove_dir_all(&dir).unwrap();
@@ -364,25 +324,18 @@ fn every_example_job_file_runs_on_real_files() {
 
 #[test]
 fn verify_reads_back_a_verified_file_and_names_a_corrupted_block_by_offset() {
-    let dir = temp_dir("readback");
-    let job = dir.join("fill.fio");
     // Writes the first MiB of a 2 MiB file once; the second MiB is never written.
-    std::fs::write(&job, "[fill]\nrw=write\nbs=64k\nsize=1m\niodepth=4\n").unwrap();
+    let (dir, job) = job_in(
+        "readback",
+        "fill.fio",
+        "[fill]\nrw=write\nbs=64k\nsize=1m\niodepth=4\n",
+    );
     let target = dir.join("target.img");
-    let Some(_) = ran_unless_no_uring(
-        Command::cargo_bin("iosteer")
-            .unwrap()
-            .args(["run", "--verify", "--target"])
-            .arg(&target)
-            .args(["--size", "2m", "--job"])
-            .arg(&job),
-        "",
-    ) else {
+    let Some(_) = run_job_on_file(&target, "2m", &job, &["--verify"]) else {
         return;
     };
     let verify = |target: &std::path::Path| {
-        Command::cargo_bin("iosteer")
-            .unwrap()
+        iosteer()
             .args(["verify", "--target"])
             .arg(target)
             .output()

@@ -1,12 +1,22 @@
 //! End-to-end tests of `iosteer sweep` on the `quick` scenario.
 
 mod common;
-use common::{outcome, stderr_of_failure};
+use common::{each_str, outcome, repo_file, stderr_of_failure};
 
 fn sweep(args: &[&str]) -> serde_json::Value {
     let mut all = vec!["sweep", "quick"];
     all.extend(args);
     common::json_of(&all)
+}
+
+/// The point `report` (of a sweep) names best: there must be one, and it
+/// meets the objective.
+fn best_point(report: &serde_json::Value) -> &serde_json::Value {
+    let best = report["best"].as_str().expect("a best setting");
+    let points = report["points"].as_array().unwrap();
+    let point = points.iter().find(|p| p["spec"] == best).unwrap();
+    assert_eq!(point["meets"], true, "{point}");
+    point
 }
 
 #[test]
@@ -30,14 +40,8 @@ fn a_grid_runs_every_point_in_order_whatever_the_threads_and_marks_the_best() {
     let mut two = args.to_vec();
     two.extend(["--threads", "3", "--chart", "-"]);
     let b = sweep(&two);
-    let specs: Vec<&str> = a["points"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["spec"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        specs,
+        each_str(&a["points"], "spec"),
         [
             "netflix:write.limiter=queue_depth,write.current=1",
             "netflix:write.limiter=queue_depth,write.current=4",
@@ -49,15 +53,13 @@ fn a_grid_runs_every_point_in_order_whatever_the_threads_and_marks_the_best() {
     assert_eq!(a["points"], b["points"], "same output on 1 and 3 threads");
     // The best point meets the objective and writes the most among those that do.
     let points = a["points"].as_array().unwrap();
-    let best = a["best"].as_str().expect("a 1 s p99 is met by some point");
     let meeting: Vec<&serde_json::Value> = points.iter().filter(|p| p["meets"] == true).collect();
     let top = meeting
         .iter()
         .map(|p| p["write_mbps"].as_f64().unwrap())
         .fold(0.0, f64::max);
-    let best_point = points.iter().find(|p| p["spec"] == best).unwrap();
-    assert_eq!(best_point["meets"], true);
-    assert_eq!(best_point["write_mbps"].as_f64().unwrap(), top);
+    let best = best_point(&a);
+    assert_eq!(best["write_mbps"].as_f64().unwrap(), top);
     // A bandwidth limit of 10 MB/s writes about 10 MB/s.
     let w = points[2]["write_mbps"].as_f64().unwrap();
     assert!((8.0..=10.5).contains(&w), "{w}");
@@ -154,25 +156,37 @@ fn sweep_workload(args: &[&str]) -> (serde_json::Value, String, bool) {
     (out.json(), out.stderr, out.ok)
 }
 
+/// The report of `iosteer sweep` of `workload` (its options) with
+/// `options`, judged by `objective` in `phase` against `baseline`: it must
+/// succeed, in `phase`.
+fn swept(
+    workload: &[&str],
+    objective: &str,
+    (baseline, phase): (&str, &str),
+    options: &[&str],
+) -> serde_json::Value {
+    let mut args = workload.to_vec();
+    args.extend(["--objective", objective]);
+    args.extend(["--baseline", baseline, "--phase", phase]);
+    args.extend(options);
+    let (report, stderr, ok) = sweep_workload(&args);
+    assert!(ok, "{stderr}");
+    assert_eq!(report["phase"], phase);
+    report
+}
+
 #[test]
 fn a_job_file_sweeps_with_its_job_phases_as_measured_and_baseline() {
-    let (r, stderr, ok) = sweep_workload(&[
-        "--job",
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../examples/fill-while-serving.fio"
-        ),
-        "--vary",
-        "netflix:write.limiter=bandwidth,write.current=10000..20000/10000",
-        "--phase",
-        "readers+fill",
-        "--baseline",
-        "readers",
-        "--objective",
+    let job = repo_file("examples/fill-while-serving.fio");
+    let r = swept(
+        &["--job", &job],
         "p99<=2x",
-    ]);
-    assert!(ok, "{stderr}");
-    assert_eq!(r["phase"], "readers+fill");
+        ("readers", "readers+fill"),
+        &[
+            "--vary",
+            "netflix:write.limiter=bandwidth,write.current=10000..20000/10000",
+        ],
+    );
     let points = r["points"].as_array().unwrap();
     assert_eq!(points.len(), 2);
     for (p, mbps) in points.iter().zip([10.0, 20.0]) {
@@ -184,15 +198,7 @@ fn a_job_file_sweeps_with_its_job_phases_as_measured_and_baseline() {
         assert!(p["meets"].is_boolean());
     }
     // A job file has no `fill` phase: both phases must be named.
-    let (_, stderr, ok) = sweep_workload(&[
-        "--job",
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../examples/fill-while-serving.fio"
-        ),
-        "--sched",
-        "fifo",
-    ]);
+    let (_, stderr, ok) = sweep_workload(&["--job", &job, "--sched", "fifo"]);
     assert!(
         !ok && stderr.contains("--phase NAME and --baseline NAME"),
         "{stderr}"
@@ -201,24 +207,13 @@ fn a_job_file_sweeps_with_its_job_phases_as_measured_and_baseline() {
 
 #[test]
 fn a_trace_sweeps_between_time_windows_and_bad_windows_are_refused() {
-    let trace = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../traces/financial1-excerpt.ascii"
-    );
-    let (r, stderr, ok) = sweep_workload(&[
-        "--trace",
-        trace,
-        "--baseline",
-        "0s..60s",
-        "--phase",
-        "60s..200s",
-        "--sched",
-        "fifo",
-        "--objective",
+    let trace = &repo_file("traces/financial1-excerpt.ascii");
+    let r = swept(
+        &["--trace", trace],
         "p99<=2x",
-    ]);
-    assert!(ok, "{stderr}");
-    assert_eq!(r["phase"], "60s..200s");
+        ("0s..60s", "60s..200s"),
+        &["--sched", "fifo"],
+    );
     let point = &r["points"][0];
     assert!(point["baseline_ms"].as_f64().unwrap() > 0.0);
     assert!(point["value_ms"].as_f64().unwrap() > 0.0);
@@ -253,36 +248,29 @@ fn a_trace_sweeps_between_time_windows_and_bad_windows_are_refused() {
 /// one that meets the objective.
 #[test]
 fn the_recorded_sample_sweeps_between_windows_to_a_best_setting() {
-    let trace = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../traces/vda-ftrace-sample.txt"
-    );
-    let (r, stderr, ok) = sweep_workload(&[
-        "--trace",
-        trace,
-        "--trace-format",
-        "ftrace",
-        "--trace-fit",
-        "wrap",
-        "--baseline",
-        "0s..1s",
-        "--phase",
-        "1s..2s",
-        "--sched",
-        "fifo",
-        "--vary",
-        "netflix:write.limiter=bandwidth,write.current=1000,20000",
-        "--objective",
+    let trace = &repo_file("traces/vda-ftrace-sample.txt");
+    let r = swept(
+        &[
+            "--trace",
+            trace,
+            "--trace-format",
+            "ftrace",
+            "--trace-fit",
+            "wrap",
+        ],
         "p99<=50ms",
-    ]);
-    assert!(ok, "{stderr}");
-    assert_eq!(r["phase"], "1s..2s");
+        ("0s..1s", "1s..2s"),
+        &[
+            "--sched",
+            "fifo",
+            "--vary",
+            "netflix:write.limiter=bandwidth,write.current=1000,20000",
+        ],
+    );
     let points = r["points"].as_array().unwrap();
     assert_eq!(points.len(), 3);
     for p in points {
         assert!(p["value_ms"].as_f64().unwrap() > 0.0, "{p}");
     }
-    let best = r["best"].as_str().expect("a best setting");
-    let best_point = points.iter().find(|p| p["spec"] == best).unwrap();
-    assert_eq!(best_point["meets"], true, "{best_point}");
+    best_point(&r);
 }

@@ -86,3 +86,5 @@ pub use splitmix::SplitMix64;
 mod properties;
 #[cfg(test)]
 mod properties_sectors;
+#[cfg(test)]
+mod test_drives;

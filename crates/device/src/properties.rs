@@ -5,34 +5,12 @@ use proptest::prelude::*;
 
 use iosteer_sched::{Command, Nanos, Op, Request};
 
-use crate::config::{DeviceConfig, GcMode, VictimPolicy};
+use crate::config::GcMode;
 use crate::device::{Device, Finished};
-use crate::ftl::{Ftl, FtlError, HOST_STREAM};
-
-/// A small drive: 1-3 dies of 8-24 blocks of 4-16 pages.
-fn small_config(
-    dies: u32,
-    blocks: u32,
-    pages: u32,
-    victim: VictimPolicy,
-    separate: bool,
-) -> DeviceConfig {
-    let mut c = DeviceConfig::preset("consumer-sata").unwrap();
-    let g = &mut c.geometry;
-    g.channels = dies;
-    g.dies_per_channel = 1;
-    g.planes_per_die = 1;
-    g.blocks_per_plane = blocks;
-    g.pages_per_block = pages;
-    g.page_size = 4096;
-    c.ftl.mapping_unit = 4096;
-    c.gc.victim = victim;
-    c.gc.low_watermark = 2;
-    c.gc.high_watermark = 3;
-    c.gc.separate_frontier = separate;
-    c.over_provisioning = 0.45;
-    c
-}
+use crate::ftl::{FtlError, HOST_STREAM};
+use crate::test_drives::{
+    any_victim, maps_exactly, run_out, tiny_4k_pages, tiny_shapes, valid_ftl, wait_to_submit,
+};
 
 #[derive(Clone, Debug)]
 enum FtlOp {
@@ -50,10 +28,6 @@ fn ftl_ops() -> impl Strategy<Value = Vec<FtlOp>> {
     prop::collection::vec(op, 1..3000)
 }
 
-fn victim() -> impl Strategy<Value = VictimPolicy> {
-    prop::sample::select(VictimPolicy::ALL.to_vec())
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
@@ -64,15 +38,10 @@ proptest! {
     #[test]
     fn the_ftl_keeps_its_invariants(
         ops in ftl_ops(),
-        dies in 1u32..=3,
-        blocks in 8u32..24,
-        pages in prop::sample::select(vec![4u32, 8, 16]),
-        victim in victim(),
+        (dies, blocks, pages, victim) in tiny_shapes(24, vec![4, 8, 16]),
         separate in any::<bool>(),
     ) {
-        let config = small_config(dies, blocks, pages, victim, separate);
-        prop_assume!(config.validate().is_ok());
-        let mut ftl = Ftl::new(&config);
+        let mut ftl = valid_ftl(&tiny_4k_pages(dies, blocks, pages, victim, separate))?;
         let logical = u64::from(ftl.logical_pages());
         for op in ops {
             match op {
@@ -104,9 +73,9 @@ proptest! {
     #[test]
     fn every_command_completes_once_and_non_queued_trims_drain(
         script in prop::collection::vec((0u8..10, 0u64..2000, 1u64..40, 0u64..300), 1..300),
-        victim in victim(),
+        victim in any_victim(),
     ) {
-        let mut config = small_config(2, 16, 16, victim, true);
+        let mut config = tiny_4k_pages(2, 16, 16, victim, true);
         config.interface.queue_depth = 8;
         config.geometry.page_size = 4096;
         let mut device = Device::new(config).unwrap();
@@ -132,9 +101,7 @@ proptest! {
                 prop_assert!(device.submit(command, now).is_err(), "a draining device must refuse");
             }
         }
-        while let Some(t) = device.next_event() {
-            device.advance(t, &mut finished);
-        }
+        run_out(&mut device, &mut finished);
         prop_assert_eq!(finished.len(), submitted.len());
         let mut seen = std::collections::HashSet::new();
         for f in &finished {
@@ -163,13 +130,13 @@ proptest! {
     #[test]
     fn gc_under_any_preemption_keeps_every_written_page(
         script in prop::collection::vec((0u8..10, 0u64..400, 1u64..8, 0u64..200), 1..400),
-        victim in victim(),
+        victim in any_victim(),
         preemptive in any::<bool>(),
         pipeline in any::<bool>(),
         state3_below in 0u32..3,
         extra in 0u32..3,
     ) {
-        let mut config = small_config(2, 16, 8, victim, true);
+        let mut config = tiny_4k_pages(2, 16, 8, victim, true);
         config.gc.mode = if preemptive { GcMode::SemiPreemptive } else { GcMode::Blocking };
         config.gc.pipeline = pipeline;
         config.gc.state3_below = state3_below;
@@ -185,25 +152,15 @@ proptest! {
             let op = match kind { 0..=3 => Op::Read, 4..=8 => Op::Write, _ => Op::Trim };
             let first = page % pages;
             let len = len.min(pages - first);
-            while !device.view().accepts() || (op == Op::Trim && device.view().in_flight > 0) {
-                let t = device.next_event().expect("a busy device has an event");
-                device.advance(t, &mut finished);
-                now = now.max(t);
-            }
-            device.advance(now, &mut finished);
+            now = wait_to_submit(&mut device, op, now, &mut finished);
             let request = Request::new(id as u64, op, first * 4096, len * 4096, now);
             device.submit(Command::single(request, now), now).unwrap();
             if op != Op::Read {
                 written[first as usize..(first + len) as usize].fill(op == Op::Write);
             }
         }
-        while let Some(t) = device.next_event() {
-            device.advance(t, &mut finished);
-        }
+        run_out(&mut device, &mut finished);
         prop_assert!(finished.iter().all(|f| f.outcome == iosteer_sched::Outcome::Ok));
-        device.ftl().check_invariants().map_err(TestCaseError::fail)?;
-        for (lpn, expected) in written.iter().enumerate() {
-            prop_assert_eq!(device.ftl().lookup(lpn as u32).is_some(), *expected, "page {}", lpn);
-        }
+        maps_exactly(device.ftl(), &written)?;
     }
 }

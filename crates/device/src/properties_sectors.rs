@@ -8,25 +8,18 @@ use iosteer_sched::{Command, Nanos, Op, Outcome, Request};
 
 use crate::config::{DeviceConfig, VictimPolicy};
 use crate::device::Device;
-use crate::ftl::{Ftl, FtlError, HOST_STREAM};
+use crate::ftl::{FtlError, HOST_STREAM};
+use crate::test_drives::{
+    any_victim, maps_exactly, run_out, tiny_sata, tiny_shapes, valid_ftl, wait_to_submit,
+};
 
 /// Bytes of the mapping unit of these tests.
 const UNIT: u64 = 4096;
 
 /// A small drive of 16 KiB pages mapped in 4 KiB units (4 a page).
 fn sector_config(dies: u32, blocks: u32, pages: u32, victim: VictimPolicy) -> DeviceConfig {
-    let mut c = DeviceConfig::preset("consumer-sata").unwrap();
-    let g = &mut c.geometry;
-    g.channels = dies;
-    g.dies_per_channel = 1;
-    g.planes_per_die = 1;
-    g.blocks_per_plane = blocks;
-    g.pages_per_block = pages;
+    let mut c = tiny_sata(dies, blocks, pages, victim);
     c.ftl.mapping_unit = UNIT as u32;
-    c.gc.victim = victim;
-    c.gc.low_watermark = 2;
-    c.gc.high_watermark = 3;
-    c.over_provisioning = 0.45;
     c
 }
 
@@ -71,14 +64,9 @@ proptest! {
     #[test]
     fn sector_mapped_gc_never_loses_duplicates_or_stales_a_unit(
         ops in unit_ops(),
-        dies in 1u32..=3,
-        blocks in 8u32..20,
-        pages in prop::sample::select(vec![4u32, 8]),
-        victim in prop::sample::select(VictimPolicy::ALL.to_vec()),
+        (dies, blocks, pages, victim) in tiny_shapes(20, vec![4, 8]),
     ) {
-        let config = sector_config(dies, blocks, pages, victim);
-        prop_assume!(config.validate().is_ok());
-        let mut ftl = Ftl::new(&config);
+        let mut ftl = valid_ftl(&sector_config(dies, blocks, pages, victim))?;
         let logical = u64::from(ftl.logical_units());
         let mut mapped = vec![false; logical as usize];
         for op in ops {
@@ -107,10 +95,7 @@ proptest! {
                 }
             }
         }
-        ftl.check_invariants().map_err(TestCaseError::fail)?;
-        for (lun, expected) in mapped.iter().enumerate() {
-            prop_assert_eq!(ftl.lookup(lun as u32).is_some(), *expected, "unit {}", lun);
-        }
+        maps_exactly(&ftl, &mapped)?;
         let c = ftl.counters;
         // A programmed page is slots filled by host or GC units, or padding.
         prop_assert!(c.pages_programmed * u64::from(ftl.units_per_page())
@@ -124,7 +109,7 @@ proptest! {
     #[test]
     fn a_sector_mapped_drive_keeps_every_written_unit(
         script in prop::collection::vec((0u8..10, 0u64..600, 1u64..7, 0u64..400), 1..300),
-        victim in prop::sample::select(VictimPolicy::ALL.to_vec()),
+        victim in any_victim(),
         multi_plane in any::<bool>(),
         cache_mib in 0u64..=1,
         power_protected in any::<bool>(),
@@ -149,12 +134,7 @@ proptest! {
             let first = unit % units;
             let len = if op == Op::Flush { 0 } else { len.min(units - first) };
             // Trims and writes of one unit never overlap in the drive.
-            while !device.view().accepts() || (op == Op::Trim && device.view().in_flight > 0) {
-                let t = device.next_event().expect("a busy device has an event");
-                device.advance(t, &mut finished);
-                now = now.max(t);
-            }
-            device.advance(now, &mut finished);
+            now = wait_to_submit(&mut device, op, now, &mut finished);
             let request = Request::new(id as u64, op, first * UNIT, len * UNIT, now);
             device.submit(Command::single(request, now), now).unwrap();
             submitted += 1;
@@ -162,14 +142,9 @@ proptest! {
                 written[first as usize..(first + len) as usize].fill(op == Op::Write);
             }
         }
-        while let Some(t) = device.next_event() {
-            device.advance(t, &mut finished);
-        }
+        run_out(&mut device, &mut finished);
         prop_assert_eq!(finished.len(), submitted);
         prop_assert!(finished.iter().all(|f| f.outcome == Outcome::Ok));
-        device.ftl().check_invariants().map_err(TestCaseError::fail)?;
-        for (unit, expected) in written.iter().enumerate() {
-            prop_assert_eq!(device.ftl().lookup(unit as u32).is_some(), *expected, "unit {}", unit);
-        }
+        maps_exactly(device.ftl(), &written)?;
     }
 }

@@ -13,55 +13,86 @@ fn data(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-/// The imported drive as `iosteer device show` would print it, read back.
+/// The imported drive as `iosteer device show` would print it, read back:
+/// the drive imported, unchanged.
 fn shown(imported: &Imported) -> DeviceConfig {
-    DeviceConfig::from_toml(&imported.to_toml(), "imported.toml").unwrap()
+    let shown = DeviceConfig::from_toml(&imported.to_toml(), "imported.toml").unwrap();
+    assert_eq!(shown, imported.config);
+    shown
+}
+
+/// Channels, dies a channel, planes a die, blocks a plane, pages a block,
+/// page bytes.
+fn geometry(c: &DeviceConfig) -> (u32, u32, u32, u32, u32, u32) {
+    let g = &c.geometry;
+    (
+        g.channels,
+        g.dies_per_channel,
+        g.planes_per_die,
+        g.blocks_per_plane,
+        g.pages_per_block,
+        g.page_size,
+    )
+}
+
+/// Page read, page program and block erase times, in microseconds.
+fn nand_us(c: &DeviceConfig) -> (f64, f64, f64) {
+    let t = &c.timing;
+    (t.page_read_us, t.page_program_us, t.block_erase_us)
+}
+
+/// Both importers' drives clean greedily and blocking, below
+/// `low_watermark` free blocks a die, with copy-back (pipelined moves) or
+/// not.
+fn assert_greedy_blocking_gc(c: &DeviceConfig, low_watermark: u32, copy_back: bool) {
+    assert_eq!(c.gc.low_watermark, low_watermark);
+    assert_eq!(
+        (c.gc.victim, c.gc.mode),
+        (VictimPolicy::Greedy, GcMode::Blocking)
+    );
+    assert_eq!(c.gc.pipeline, copy_back, "copy-back");
+}
+
+/// Each of `names` is among the parameters `imported` lists as not
+/// modelled.
+fn assert_not_modelled(imported: &Imported, names: &[&str]) {
+    for name in names {
+        assert!(
+            imported
+                .not_modelled
+                .iter()
+                .any(|n| n.source.contains(name)),
+            "{name} is listed"
+        );
+    }
 }
 
 #[test]
 fn mqsim_ssdconfig_imports_with_its_parameters() {
     let imported = mqsim::import(&data("mqsim-ssdconfig.xml"), "ssdconfig.xml").unwrap();
     let c = shown(&imported);
-    assert_eq!(c, imported.config);
-    let g = &c.geometry;
-    assert_eq!((g.channels, g.dies_per_channel), (8, 4 * 2));
-    assert_eq!((g.planes_per_die, g.blocks_per_plane), (2, 2048));
-    assert_eq!((g.pages_per_block, g.page_size), (256, 8192));
-    let t = &c.timing;
-    assert_eq!(
-        (t.page_read_us, t.page_program_us, t.block_erase_us),
-        (75.0, 750.0, 3800.0)
-    );
+    assert_eq!(geometry(&c), (8, 4 * 2, 2, 2048, 256, 8192));
+    assert_eq!(nand_us(&c), (75.0, 750.0, 3800.0));
     assert_eq!(c.timing.channel_mb_per_s, 333.0);
     assert_eq!(c.timing.host_link_mb_per_s, 4000.0);
     assert_eq!(c.over_provisioning, 0.07);
     assert_eq!(c.interface.queue_depth, 65535);
-    // GC below 5% of each plane's blocks: 205 of a die's 4096.
-    assert_eq!(c.gc.low_watermark, 205);
-    assert_eq!(
-        (c.gc.victim, c.gc.mode),
-        (VictimPolicy::Greedy, GcMode::Blocking)
-    );
-    assert!(!c.gc.pipeline, "no copy-back");
+    // GC below 5% of each plane's blocks: 205 of a die's 4096; no copy-back.
+    assert_greedy_blocking_gc(&c, 205, false);
     // MQSim's cache for data it has not seen in the last second: a destage
     // buffer of one 8 KiB page for each of the 128 planes, not 256 MiB.
     assert_eq!(c.cache.size_mib, 1);
     assert_eq!(c.cache.policy, CachePolicy::WriteBack);
     assert!(c.multi_plane.enabled);
-    let text = imported.to_toml();
-    for not_modelled in [
+    let not_modelled = [
         "CMT_Capacity",
         "Seed = 321",
         "Static_Wearleveling_Threshold",
         "Data_Cache_DRAM_tRCD",
-    ] {
-        assert!(
-            imported
-                .not_modelled
-                .iter()
-                .any(|n| n.source.contains(not_modelled)),
-            "{not_modelled} is listed"
-        );
+    ];
+    assert_not_modelled(&imported, &not_modelled);
+    let text = imported.to_toml();
+    for not_modelled in not_modelled {
         assert!(
             text.contains(not_modelled),
             "{not_modelled} in the TOML comments"
@@ -97,82 +128,71 @@ fn every_mqsim_parameter_is_mapped_or_listed() {
 fn the_disksim_validation_ssd_imports_with_its_parameters() {
     let imported = disksim::import(&data("disksim-ssd.parv"), "ssd.parv").unwrap();
     let c = shown(&imported);
-    assert_eq!(c, imported.config);
-    let g = &c.geometry;
-    assert_eq!(
-        (g.channels, g.dies_per_channel, g.planes_per_die),
-        (8, 1, 8)
-    );
-    assert_eq!(
-        (g.blocks_per_plane, g.pages_per_block, g.page_size),
-        (2048, 64, 4096)
-    );
-    let t = &c.timing;
-    assert_eq!(
-        (t.page_read_us, t.page_program_us, t.block_erase_us),
-        (25.0, 200.0, 1500.0)
-    );
+    assert_eq!(geometry(&c), (8, 1, 8, 2048, 64, 4096));
+    assert_eq!(nand_us(&c), (25.0, 200.0, 1500.0));
     assert!((c.timing.channel_mb_per_s - 40.0).abs() < 1e-9);
     assert_eq!(c.timing.command_overhead_us, 0.0);
     assert_eq!(c.over_provisioning, 0.15);
     assert_eq!(c.interface.queue_depth, 20);
-    // Cleaning under 5% of a package's 16,384 blocks.
-    assert_eq!(c.gc.low_watermark, 820);
-    assert_eq!(
-        (c.gc.victim, c.gc.mode),
-        (VictimPolicy::Greedy, GcMode::Blocking)
-    );
-    assert!(c.gc.pipeline, "copy-back");
+    // Cleaning under 5% of a package's 16,384 blocks, with copy-back.
+    assert_greedy_blocking_gc(&c, 820, true);
     assert_eq!(
         c.ftl.write_placement,
         WritePlacement::Striped,
         "element stride 1"
     );
-    for not_modelled in ["Scheduler", "Plane block mapping", "Gang share"] {
-        assert!(
-            imported
-                .not_modelled
-                .iter()
-                .any(|n| n.source.contains(not_modelled)),
-            "{not_modelled}"
-        );
-    }
+    assert_not_modelled(
+        &imported,
+        &["Scheduler", "Plane block mapping", "Gang share"],
+    );
+}
+
+/// An importer: the source text and its file's name in, a drive out.
+type Importer = fn(&str, &str) -> Result<Imported, ImportError>;
+
+/// The error `import` gives for the data file `source` with `from` replaced
+/// by `to`, read as `file`.
+fn refused_when_edited(
+    import: Importer,
+    source: &str,
+    (from, to): (&str, &str),
+    file: &str,
+) -> ImportError {
+    import(&data(source).replace(from, to), file).unwrap_err()
+}
+
+/// `err` says each of `parts`.
+fn assert_says(err: &ImportError, parts: &[&str]) {
+    let err = err.to_string();
+    assert!(parts.iter().all(|p| err.contains(p)), "{err}");
 }
 
 #[test]
 fn import_errors_name_the_file_the_parameter_and_what_is_accepted() {
-    let xml =
-        data("mqsim-ssdconfig.xml").replace("<HostInterface_Type>NVME", "<HostInterface_Type>USB");
-    let err = mqsim::import(&xml, "bad.xml").unwrap_err().to_string();
-    assert!(
-        err.contains("bad.xml") && err.contains("HostInterface_Type") && err.contains("NVME, SATA"),
-        "{err}"
-    );
-
-    let xml = data("mqsim-ssdconfig.xml").replace("<Page_Capacity>8192</Page_Capacity>", "");
-    let err = mqsim::import(&xml, "bad.xml").unwrap_err();
+    let mqsim_with =
+        |from, to| refused_when_edited(mqsim::import, "mqsim-ssdconfig.xml", (from, to), "bad.xml");
+    let err = mqsim_with("<HostInterface_Type>NVME", "<HostInterface_Type>USB");
+    assert_says(&err, &["bad.xml", "HostInterface_Type", "NVME, SATA"]);
+    let err = mqsim_with("<Page_Capacity>8192</Page_Capacity>", "");
     assert!(
         matches!(err, ImportError::Missing { ref name, .. } if name == "Page_Capacity"),
         "{err}"
     );
 
-    let parv =
-        data("disksim-ssd.parv").replace("Page read latency = 0.025", "Page read latency = fast");
-    let err = disksim::import(&parv, "bad.parv").unwrap_err().to_string();
-    assert!(
-        err.contains("bad.parv") && err.contains("Page read latency") && err.contains("number"),
-        "{err}"
+    let disksim_with =
+        |from, to, file| refused_when_edited(disksim::import, "disksim-ssd.parv", (from, to), file);
+    let err = disksim_with(
+        "Page read latency = 0.025",
+        "Page read latency = fast",
+        "bad.parv",
     );
-
-    let err = disksim::import("disk hp_c3323a { }", "disk.parv")
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("ssdmodel_ssd"), "{err}");
-
-    let parv = data("disksim-ssd.parv").replace(
+    assert_says(&err, &["bad.parv", "Page read latency", "number"]);
+    let err = disksim::import("disk hp_c3323a { }", "disk.parv").unwrap_err();
+    assert_says(&err, &["ssdmodel_ssd"]);
+    let err = disksim_with(
         "Reserve pages percentage = 15",
         "Reserve pages percentage = 1",
+        "tight.parv",
     );
-    let err = disksim::import(&parv, "tight.parv").unwrap_err();
     assert!(matches!(err, ImportError::Config { .. }), "{err}");
 }

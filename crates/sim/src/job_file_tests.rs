@@ -5,6 +5,7 @@
 use iosteer_device::{DeviceConfig, Precondition, StartState};
 use iosteer_sched::{Nanos, Op};
 
+use crate::example_job_files::example_job_files;
 use crate::run::Simulation;
 use iosteer_workload::fio::{parse, parse_with_env};
 use iosteer_workload::fio_options::{IGNORED, SUPPORTED};
@@ -285,15 +286,7 @@ fn unsupported_options_and_unmodelled_engines_name_file_line_and_what() {
 
 #[test]
 fn every_example_job_file_parses_and_simulates() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/fio");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "fio"))
-        .collect();
-    files.sort();
-    assert!(files.len() >= 10, "{files:?}");
-    for path in files {
+    for path in example_job_files() {
         let text = std::fs::read_to_string(&path).unwrap();
         let name = path.display().to_string();
         let report = simulate(&text, &name, "diskSim-slc");

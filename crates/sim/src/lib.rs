@@ -24,6 +24,8 @@
 //! per-phase reports, CSV series and SVG charts out.
 
 #[cfg(test)]
+mod example_job_files;
+#[cfg(test)]
 mod job_file_tests;
 pub mod plan;
 pub mod run;

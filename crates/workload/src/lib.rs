@@ -43,6 +43,8 @@ pub mod output;
 pub mod report;
 pub mod series;
 pub mod summary;
+#[cfg(test)]
+mod test_reports;
 pub mod trace;
 pub mod workload;
 

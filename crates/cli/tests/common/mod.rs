@@ -7,6 +7,9 @@ use std::path::PathBuf;
 
 use assert_cmd::Command;
 
+#[path = "../../../sim/src/example_job_files.rs"]
+pub mod example_job_files;
+
 pub fn iosteer() -> Command {
     Command::cargo_bin("iosteer").expect("the binary is built")
 }
@@ -90,4 +93,19 @@ pub fn scratch_file(name: &str, text: &str) -> String {
     let path = temp_dir("scratch").join(name);
     std::fs::write(&path, text).unwrap();
     path.to_str().unwrap().to_string()
+}
+
+/// The `key` string of each element of the JSON array `array`.
+pub fn each_str<'a>(array: &'a serde_json::Value, key: &str) -> Vec<&'a str> {
+    array
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item[key].as_str().unwrap())
+        .collect()
+}
+
+/// The last phase of `run` (a run of a JSON report): `all`, the whole run.
+pub fn last_phase(run: &serde_json::Value) -> &serde_json::Value {
+    run["phases"].as_array().unwrap().last().unwrap()
 }

@@ -12,7 +12,7 @@ use crate::ftl::GcWork;
 
 /// consumer-sata scaled down to 64 blocks a plane, so aging takes little
 /// time; 20% spare keeps GC from running out of victims.
-fn small_sata_config() -> DeviceConfig {
+pub(super) fn small_sata_config() -> DeviceConfig {
     let mut c = DeviceConfig::preset("consumer-sata").unwrap();
     c.geometry.blocks_per_plane = 64;
     c.gc.high_watermark = 8;
@@ -24,10 +24,10 @@ fn small_sata() -> Device {
     Device::new(small_sata_config()).unwrap()
 }
 
-/// Runs one 16 KiB `op` at offset 0 from time zero on a fresh drive; what
-/// finished.
-fn run_first(d: &mut Device, op: Op) -> Vec<Finished> {
-    d.submit(cmd(1, op, 0, 16384, Nanos::ZERO), Nanos::ZERO)
+/// Runs one `op` of `len` bytes at offset 0 from time zero on a fresh drive;
+/// what finished.
+pub(super) fn run_first(d: &mut Device, op: Op, len: u64) -> Vec<Finished> {
+    d.submit(cmd(1, op, 0, len, Nanos::ZERO), Nanos::ZERO)
         .unwrap();
     run_until_idle(d)
 }
@@ -61,7 +61,7 @@ pub(super) fn run_until_idle(device: &mut Device) -> Vec<Finished> {
 #[test]
 fn a_read_of_unwritten_space_costs_no_nand_time() {
     let mut d = small_sata();
-    let done = run_first(&mut d, Op::Read);
+    let done = run_first(&mut d, Op::Read, 16384);
     assert_eq!(done.len(), 1);
     assert_eq!(d.stats().host_pages_read, 0);
     // 20 us overhead + 16 KiB over a 550 MB/s link (~30 us).
@@ -71,7 +71,7 @@ fn a_read_of_unwritten_space_costs_no_nand_time() {
 #[test]
 fn a_written_page_reads_back_with_nand_time() {
     let mut d = small_sata();
-    let write = run_first(&mut d, Op::Write);
+    let write = run_first(&mut d, Op::Write, 16384);
     assert!(
         write[0].at > Nanos::from_micros(650),
         "a program takes tPROG"
@@ -92,7 +92,7 @@ fn a_read_behind_a_program_on_its_die_waits_for_it() {
     let mut c = small_sata_config();
     c.geometry.channels = 1;
     let mut d = Device::new(c).unwrap();
-    let t = run_first(&mut d, Op::Write)[0].at;
+    let t = run_first(&mut d, Op::Write, 16384)[0].at;
     d.submit(cmd(2, Op::Write, 16384, 16384, t), t).unwrap();
     d.submit(cmd(3, Op::Read, 0, 16384, t), t).unwrap();
     let done = run_until_idle(&mut d);

@@ -4,20 +4,17 @@
 
 use iosteer_sched::{Command, Nanos, Op, Request};
 
-use super::tests::run_until_idle;
+use super::tests::{run_first, run_until_idle, small_sata_config};
 use super::Device;
-use crate::config::{DeviceConfig, GcMode};
+use crate::config::GcMode;
 use crate::ftl::GcWork;
 
 /// One 2-plane die of consumer-sata with a channel so fast that die time is
 /// array time; multi-plane on or off.
 fn one_die(multi_plane: bool) -> Device {
-    let mut c = DeviceConfig::preset("consumer-sata").unwrap();
+    let mut c = small_sata_config();
     c.geometry.channels = 1;
-    c.geometry.blocks_per_plane = 64;
     c.timing.channel_mb_per_s = 1e6;
-    c.gc.high_watermark = 8;
-    c.over_provisioning = 0.2;
     c.multi_plane.enabled = multi_plane;
     Device::new(c).unwrap()
 }
@@ -26,9 +23,7 @@ fn one_die(multi_plane: bool) -> Device {
 fn die_time_of_a_128k_read(multi_plane: bool) -> Nanos {
     let mut d = one_die(multi_plane);
     let len = 128 << 10;
-    let write = Command::single(Request::new(1, Op::Write, 0, len, Nanos::ZERO), Nanos::ZERO);
-    d.submit(write, Nanos::ZERO).unwrap();
-    let t = run_until_idle(&mut d)[0].at;
+    let t = run_first(&mut d, Op::Write, len)[0].at;
     let before = d.stats().die_busy[0];
     d.submit(Command::single(Request::new(2, Op::Read, 0, len, t), t), t)
         .unwrap();
@@ -51,9 +46,7 @@ fn a_128k_read_on_two_planes_takes_about_half_the_die_time() {
 
 /// Die time, and completion, of writing `len` bytes at offset 0.
 fn write_on_one_die(mut d: Device, len: u64) -> (Nanos, Nanos) {
-    let write = Command::single(Request::new(1, Op::Write, 0, len, Nanos::ZERO), Nanos::ZERO);
-    d.submit(write, Nanos::ZERO).unwrap();
-    let done = run_until_idle(&mut d);
+    let done = run_first(&mut d, Op::Write, len);
     assert_eq!(done.len(), 1);
     (d.stats().die_busy[0], done[0].at)
 }
@@ -123,10 +116,7 @@ fn gc_moves_pair_up_on_two_planes() {
 
 #[test]
 fn striped_writes_go_to_the_die_of_their_page() {
-    let mut c = DeviceConfig::preset("consumer-sata").unwrap();
-    c.geometry.blocks_per_plane = 64;
-    c.gc.high_watermark = 8;
-    c.over_provisioning = 0.2;
+    let mut c = small_sata_config();
     c.ftl.write_placement = crate::config::WritePlacement::Striped;
     let mut d = Device::new(c).unwrap();
     // Pages 3, 11 and 19 of an 8-die drive: all on die 3, one after another.

@@ -4,16 +4,12 @@
 
 use iosteer_sched::{Nanos, Op, RequestId};
 
-use super::tests::{cmd, run_until_idle};
+use super::tests::{cmd, run_first, run_until_idle, small_sata_config};
 use super::Device;
-use crate::config::DeviceConfig;
 
 /// consumer-sata scaled down, mapped in 4 KiB units (4 per 16 KiB page).
 fn sector_sata() -> Device {
-    let mut c = DeviceConfig::preset("consumer-sata").unwrap();
-    c.geometry.blocks_per_plane = 64;
-    c.gc.high_watermark = 8;
-    c.over_provisioning = 0.2;
+    let mut c = small_sata_config();
     c.ftl.mapping_unit = 4096;
     Device::new(c).unwrap()
 }
@@ -70,20 +66,19 @@ fn a_flush_programs_a_partly_filled_page_at_once() {
 #[test]
 fn units_of_one_page_read_as_one_page() {
     let mut d = sector_sata();
-    d.submit(cmd(1, Op::Write, 0, 16384, Nanos::ZERO), Nanos::ZERO)
-        .unwrap();
-    let t = run_until_idle(&mut d)[0].at;
+    let t = run_first(&mut d, Op::Write, 16384)[0].at;
     d.submit(cmd(2, Op::Read, 4096, 8192, t), t).unwrap();
     run_until_idle(&mut d);
     assert_eq!(d.stats().host_pages_read, 1);
 }
 
-/// Submits a 4 KiB read of offset 0 at `at`, runs the drive until it is
-/// idle, and returns the read's completion and the NAND page reads it cost.
-fn read_first_unit(d: &mut Device, at: Nanos) -> (Nanos, u64) {
+/// Submits a read of `len` bytes at `offset` at `at`, runs the drive until
+/// it is idle, and returns the read's completion and the NAND page reads it
+/// cost.
+fn read_at(d: &mut Device, offset: u64, len: u64, at: Nanos) -> (Nanos, u64) {
     d.advance(at, &mut Vec::new());
     let before = d.stats().host_pages_read;
-    d.submit(cmd(99, Op::Read, 0, 4096, at), at).unwrap();
+    d.submit(cmd(99, Op::Read, offset, len, at), at).unwrap();
     let done = run_until_idle(d);
     let read = done
         .iter()
@@ -98,27 +93,22 @@ fn a_read_of_a_unit_still_in_the_write_buffer_costs_no_nand_read() {
     // The unit is on NAND, then written again: the new copy waits in the
     // buffer for its page to fill (or time out), and the map still points
     // at the old one.
-    d.submit(cmd(1, Op::Write, 0, 4096, Nanos::ZERO), Nanos::ZERO)
-        .unwrap();
-    let t = run_until_idle(&mut d)[0].at;
+    let t = run_first(&mut d, Op::Write, 4096)[0].at;
     d.submit(cmd(2, Op::Write, 0, 4096, t), t).unwrap();
     let at = t + Nanos::from_micros(100);
-    let (done, nand_reads) = read_first_unit(&mut d, at);
+    let (done, nand_reads) = read_at(&mut d, 0, 4096, at);
     assert_eq!(nand_reads, 0);
     // The link only: 4 KiB at 550 MB/s, plus the command overhead.
     assert!(done < at + Nanos::from_micros(60), "{done:?}");
     // Once programmed, the unit is read from NAND again.
     let later = at + Nanos::from_millis(20);
-    let (_, nand_reads) = read_first_unit(&mut d, later);
+    let (_, nand_reads) = read_at(&mut d, 0, 4096, later);
     assert_eq!(nand_reads, 1);
 }
 
 #[test]
 fn a_read_of_a_page_waiting_in_the_write_cache_costs_no_nand_read() {
-    let mut c = DeviceConfig::preset("consumer-sata").unwrap();
-    c.geometry.blocks_per_plane = 64;
-    c.gc.high_watermark = 8;
-    c.over_provisioning = 0.2;
+    let mut c = small_sata_config();
     c.cache.size_mib = 64;
     c.cache.policy = crate::config::CachePolicy::WriteBack;
     let mut d = Device::new(c).unwrap();
@@ -134,15 +124,7 @@ fn a_read_of_a_page_waiting_in_the_write_cache_costs_no_nand_read() {
     assert!(d.ftl().lookup(127).is_some(), "destaged");
     d.submit(cmd(2, Op::Write, 0, 2 << 20, t), t).unwrap();
     let at = t + Nanos::from_millis(5);
-    d.advance(at, &mut Vec::new());
-    let before = d.stats().host_pages_read;
-    d.submit(cmd(99, Op::Read, (2 << 20) - 16384, 16384, at), at)
-        .unwrap();
-    let done = run_until_idle(&mut d);
-    let read = done
-        .iter()
-        .find(|f| f.command.requests[0].id == RequestId(99))
-        .unwrap();
-    assert_eq!(d.stats().host_pages_read - before, 0);
-    assert!(read.at < at + Nanos::from_micros(100), "{:?}", read.at);
+    let (done, nand_reads) = read_at(&mut d, (2 << 20) - 16384, 16384, at);
+    assert_eq!(nand_reads, 0);
+    assert!(done < at + Nanos::from_micros(100), "{done:?}");
 }

@@ -1,21 +1,11 @@
 //! Tests of the FTL alone: mapping, TRIM, overwrites, GC's pool.
 
 use super::*;
-use crate::config::DeviceConfig;
+use crate::test_drives::tiny_4k_pages;
 
-/// A tiny drive: 2 dies x 16 blocks x 8 pages.
+/// A tiny drive: 2 dies x 16 blocks x 8 pages of 4 KiB.
 fn tiny(victim: VictimPolicy, separate: bool) -> Ftl {
-    let mut c = DeviceConfig::preset("diskSim-slc").unwrap();
-    c.geometry.channels = 1;
-    c.geometry.dies_per_channel = 2;
-    c.geometry.planes_per_die = 1;
-    c.geometry.blocks_per_plane = 16;
-    c.geometry.pages_per_block = 8;
-    c.gc.victim = victim;
-    c.gc.low_watermark = 2;
-    c.gc.high_watermark = 3;
-    c.gc.separate_frontier = separate;
-    c.over_provisioning = 0.45;
+    let c = tiny_4k_pages(2, 16, 8, victim, separate);
     c.validate().unwrap();
     Ftl::new(&c)
 }

@@ -15,6 +15,14 @@ pub(crate) fn temp_file(name: &str, size: u64) -> PathBuf {
     path
 }
 
+/// A fresh file `name` of `size` bytes and an engine on it (verifying when
+/// `verify`), or `None` where io_uring is not permitted.
+fn engine_on_fresh_file(name: &str, size: u64, verify: bool) -> Option<(PathBuf, Engine)> {
+    let path = temp_file(name, size);
+    let engine = engine_or_skip(&path, verify)?;
+    Some((path, engine))
+}
+
 /// An engine on `path`, or `None` (with the reason printed, so the skip
 /// shows in the test output) where io_uring is not permitted.
 pub(crate) fn engine_or_skip(path: &Path, verify: bool) -> Option<Engine> {
@@ -72,8 +80,7 @@ fn run_one(engine: &mut Engine, op: Op, offset: u64, len: u64) -> Finished {
 
 #[test]
 fn verified_writes_read_back_without_mismatches() {
-    let path = temp_file("verify.img", 1 << 20);
-    let Some(mut engine) = engine_or_skip(&path, true) else {
+    let Some((_, mut engine)) = engine_on_fresh_file("verify.img", 1 << 20, true) else {
         return;
     };
     for i in 0..16 {
@@ -93,8 +100,7 @@ fn verified_writes_read_back_without_mismatches() {
 
 #[test]
 fn a_corrupted_block_is_reported_with_its_offset() {
-    let path = temp_file("corrupt.img", 1 << 20);
-    let Some(mut engine) = engine_or_skip(&path, true) else {
+    let Some((path, mut engine)) = engine_on_fresh_file("corrupt.img", 1 << 20, true) else {
         return;
     };
     run_one(&mut engine, Op::Write, 0, 65536);
@@ -111,8 +117,7 @@ fn a_corrupted_block_is_reported_with_its_offset() {
 
 #[test]
 fn errors_reach_the_request_that_caused_them() {
-    let path = temp_file("errors.img", 1 << 20);
-    let Some(mut engine) = engine_or_skip(&path, false) else {
+    let Some((_, mut engine)) = engine_on_fresh_file("errors.img", 1 << 20, false) else {
         return;
     };
     let past_the_end = run_one(&mut engine, Op::Read, 1 << 20, 4096);
@@ -272,8 +277,7 @@ fn hybrid_naps_half_the_mean_completion_time_of_its_size_and_direction() {
 #[test]
 fn a_trim_punches_a_hole_in_a_file() {
     use std::os::unix::fs::MetadataExt;
-    let path = temp_file("trim.img", 4 << 20);
-    let Some(mut engine) = engine_or_skip(&path, false) else {
+    let Some((path, mut engine)) = engine_on_fresh_file("trim.img", 4 << 20, false) else {
         return;
     };
     run_one(&mut engine, Op::Write, 0, 65536);

@@ -19,6 +19,14 @@ fn in_dir(dir: &Path) -> FileOptions {
     }
 }
 
+/// The jobs of `text` (on a drive of `capacity` bytes) placed in `dir`: the
+/// jobs as placed, and the placement.
+fn place_in(dir: &Path, text: &str, capacity: u64) -> Result<(Vec<Job>, Placement), FilesError> {
+    let mut jobs = jobs(text, capacity);
+    let placed = place(&mut jobs, &in_dir(dir))?;
+    Ok((jobs, placed))
+}
+
 fn names(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
@@ -31,11 +39,8 @@ fn names(dir: &Path) -> Vec<String> {
 #[test]
 fn named_files_are_created_at_their_share_and_placed_apart() {
     let dir = temp_dir("named");
-    let mut jobs = jobs(
-        "[w]\nrw=randwrite\nbs=4k\nfilename=a:b\nsize=2m\n[r]\nrw=randread\nbs=4k\nfilename=b\nsize=1m\noffset=64k\n",
-        1 << 40,
-    );
-    let placed = place(&mut jobs, &in_dir(&dir)).unwrap();
+    let text = "[w]\nrw=randwrite\nbs=4k\nfilename=a:b\nsize=2m\n[r]\nrw=randread\nbs=4k\nfilename=b\nsize=1m\noffset=64k\n";
+    let (jobs, placed) = place_in(&dir, text, 1 << 40).unwrap();
     assert_eq!(names(&dir), ["a", "b"]);
     let sizes: Vec<u64> = placed.targets.iter().map(|(t, _)| t.size).collect();
     // b: the writer's 1 MiB share, and the reader's 64 KiB + 1 MiB.
@@ -66,11 +71,12 @@ fn named_files_are_created_at_their_share_and_placed_apart() {
 #[test]
 fn jobs_without_names_get_fios_default_names_in_the_directory() {
     let dir = temp_dir("default");
-    let mut jobs = jobs(
+    place_in(
+        &dir,
         "[job]\nrw=write\nbs=4k\nnrfiles=2\nsize=64k\nnumjobs=2\n",
         1 << 40,
-    );
-    place(&mut jobs, &in_dir(&dir)).unwrap();
+    )
+    .unwrap();
     assert_eq!(names(&dir), ["job.0.0", "job.0.1", "job.1.0", "job.1.1"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -80,15 +86,15 @@ fn a_sparse_file_read_in_place_is_named_and_an_unsized_missing_file_refused() {
     let dir = temp_dir("sparse");
     let sparse = dir.join("s");
     File::create(&sparse).unwrap().set_len(1 << 20).unwrap();
-    let mut read = jobs("[r]\nrw=read\nbs=4k\nfilename=s\n", 1 << 20);
-    let placed = place(&mut read, &in_dir(&dir)).unwrap();
+    let (_, placed) = place_in(&dir, "[r]\nrw=read\nbs=4k\nfilename=s\n", 1 << 20).unwrap();
     assert!(
         placed.notes.iter().any(|n| n.contains("holes")),
         "{:?}",
         placed.notes
     );
-    let mut missing = jobs("[r]\nrw=read\nbs=4k\nfilename=none\n", 1 << 20);
-    let err = place(&mut missing, &in_dir(&dir)).unwrap_err().to_string();
+    let err = place_in(&dir, "[r]\nrw=read\nbs=4k\nfilename=none\n", 1 << 20)
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("job r") && err.contains("does not exist") && err.contains("size="),
         "{err}"

@@ -2,6 +2,30 @@ use super::*;
 
 const GIB: u64 = 1 << 30;
 
+/// The jobs of `text` on a 1 GiB drive, which must parse.
+fn jobs_of(text: &str) -> Vec<Job> {
+    parse(text, "t.fio", GIB).unwrap()
+}
+
+/// The synthetic workload of `job`.
+fn synthetic(job: &Job) -> &Synthetic {
+    match &job.kind {
+        JobKind::Synthetic(s) => s,
+        JobKind::Trace(_) => panic!("{} is a trace", job.name),
+    }
+}
+
+/// Parsing `text` on a 1 GiB drive fails with an error that starts with
+/// `at` (the file's name, then maybe its line) and says each of `says`.
+fn assert_refused(text: &str, at: &str, says: &[&str]) {
+    let file = at.split(':').next().unwrap();
+    let err = parse(text, file, GIB).unwrap_err().to_string();
+    assert!(
+        err.starts_with(at) && says.iter().all(|s| err.contains(s)),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_job_file_becomes_jobs_with_fio_meanings() {
     let text = "\
@@ -30,9 +54,7 @@ numjobs=2
 ";
     let jobs = parse(text, "fill.fio", 100 * GIB).unwrap();
     assert_eq!(jobs.len(), 3);
-    let JobKind::Synthetic(r) = &jobs[0].kind else {
-        panic!()
-    };
+    let r = synthetic(&jobs[0]);
     assert_eq!(
         (r.read_percent, r.sequential, r.block_min),
         (100, false, 128 << 10)
@@ -41,9 +63,7 @@ numjobs=2
     assert!(r.arrival.poisson && r.arrival.iodepth == 64);
     assert_eq!(r.size, 10 * GIB / 4096 * 4096);
     assert_eq!(jobs[0].stop, Some(Nanos::from_secs(120)));
-    let JobKind::Synthetic(w) = &jobs[1].kind else {
-        panic!()
-    };
+    let w = synthetic(&jobs[1]);
     assert_eq!(
         (w.read_percent, w.sequential, w.block_min, w.block_max),
         (0, true, 64 << 10, 256 << 10)
@@ -61,15 +81,8 @@ numjobs=2
 
 #[test]
 fn mixes_and_untimed_jobs() {
-    let jobs = parse(
-        "[a]\nrw=randrw\nrwmixwrite=30\n[b]\nrw=read\nruntime=5s\n",
-        "m.fio",
-        GIB,
-    )
-    .unwrap();
-    let JobKind::Synthetic(a) = &jobs[0].kind else {
-        panic!()
-    };
+    let jobs = jobs_of("[a]\nrw=randrw\nrwmixwrite=30\n[b]\nrw=read\nruntime=5s\n");
+    let a = synthetic(&jobs[0]);
     assert_eq!(a.read_percent, 70);
     // fio's end of a job: without time_based, once it has moved its
     // size (the whole drive here), or at its runtime if that comes first.
@@ -82,12 +95,7 @@ fn mixes_and_untimed_jobs() {
         (jobs[1].stop, jobs[1].shape.bytes_limit),
         (Some(Nanos::from_secs(5)), Some(GIB))
     );
-    let jobs = parse(
-        "[a]\nrw=randrw\ntime_based\n[b]\nrw=read\nruntime=5s\ntime_based=1\n",
-        "m.fio",
-        GIB,
-    )
-    .unwrap();
+    let jobs = jobs_of("[a]\nrw=randrw\ntime_based\n[b]\nrw=read\nruntime=5s\ntime_based=1\n");
     assert_eq!(
         (jobs[0].stop, jobs[0].shape.bytes_limit),
         (Some(Nanos::from_secs(5)), None),
@@ -98,51 +106,26 @@ fn mixes_and_untimed_jobs() {
 
 #[test]
 fn unsupported_options_and_bad_values_name_file_line_and_option() {
-    let err = parse("[a]\nrw=randread\nread_iolog=trace.log\n", "v.fio", GIB)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.starts_with("v.fio:3:")
-            && err.contains("`read_iolog`")
-            && err.contains("not supported"),
-        "{err}"
-    );
-    let err = parse("[a]\nrw=sideways\n", "v.fio", GIB)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.starts_with("v.fio:2:") && err.contains("randread"),
-        "{err}"
-    );
-    let err = parse("[a]\nbs=4q\n", "v.fio", GIB).unwrap_err().to_string();
-    assert!(err.contains("`bs=4q`"), "{err}");
-    let err = parse("rw=read\n", "v.fio", GIB).unwrap_err().to_string();
-    assert!(err.contains("before any [section]"), "{err}");
-    let err = parse("[global]\nbs=4k\n", "v.fio", GIB)
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("no job section"), "{err}");
-    let err = parse("[a]\nsize=2g\n", "v.fio", GIB)
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("must fit the drive"), "{err}");
+    for (text, at, says) in [
+        (
+            "[a]\nrw=randread\nread_iolog=trace.log\n",
+            "v.fio:3:",
+            &["`read_iolog`", "not supported"][..],
+        ),
+        ("[a]\nrw=sideways\n", "v.fio:2:", &["randread"]),
+        ("[a]\nbs=4q\n", "v.fio", &["`bs=4q`"]),
+        ("rw=read\n", "v.fio", &["before any [section]"]),
+        ("[global]\nbs=4k\n", "v.fio", &["no job section"]),
+        ("[a]\nsize=2g\n", "v.fio", &["must fit the drive"]),
+    ] {
+        assert_refused(text, at, says);
+    }
 }
 
 #[test]
 fn iosteer_backpressure_makes_a_job_listen() {
-    let jobs = parse(
-        "[global]\niosteer_backpressure=50ms\n[fill]\nrw=write\n[slow]\nrw=write\niosteer_backpressure=200\n[deaf]\nrw=write\niosteer_backpressure=0\n[r]\nrw=read\n",
-        "b.fio",
-        GIB,
-    )
-    .unwrap();
-    let bounds: Vec<Option<Nanos>> = jobs
-        .iter()
-        .map(|j| match &j.kind {
-            JobKind::Synthetic(s) => s.backpressure,
-            JobKind::Trace(_) => None,
-        })
-        .collect();
+    let jobs = jobs_of("[global]\niosteer_backpressure=50ms\n[fill]\nrw=write\n[slow]\nrw=write\niosteer_backpressure=200\n[deaf]\nrw=write\niosteer_backpressure=0\n[r]\nrw=read\n");
+    let bounds: Vec<Option<Nanos>> = jobs.iter().map(|j| synthetic(j).backpressure).collect();
     assert_eq!(
         bounds,
         [
@@ -152,24 +135,18 @@ fn iosteer_backpressure_makes_a_job_listen() {
             Some(Nanos::from_millis(50)),
         ]
     );
-    let none = parse("[a]\nrw=write\n", "b.fio", GIB).unwrap();
-    let JobKind::Synthetic(a) = &none[0].kind else {
-        panic!()
-    };
+    let none = jobs_of("[a]\nrw=write\n");
+    let a = synthetic(&none[0]);
     assert_eq!(a.backpressure, None, "deaf unless asked");
-    let err = parse("[a]\niosteer_backpressure=soon\n", "b.fio", GIB)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.starts_with("b.fio:2:") && err.contains("microseconds unless suffixed"),
-        "{err}"
+    assert_refused(
+        "[a]\niosteer_backpressure=soon\n",
+        "b.fio:2:",
+        &["microseconds unless suffixed"],
     );
-    let err = parse("[a]\nbackpressure=50ms\n", "b.fio", GIB)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("not supported") && err.contains("iosteer_backpressure"),
-        "{err}"
+    assert_refused(
+        "[a]\nbackpressure=50ms\n",
+        "b.fio",
+        &["not supported", "iosteer_backpressure"],
     );
 }
 
@@ -197,7 +174,7 @@ fn a_file_of_more_jobs_than_fio_allows_is_refused_at_the_section_past_the_limit(
     // earlier groups; a fifth section is one job too many.
     let section = "[j]\nrw=randread\nnumjobs=1024\nstonewall\n";
     let four = section.repeat(4);
-    assert_eq!(parse(&four, "t.fio", GIB).unwrap().len(), MAX_JOBS);
+    assert_eq!(jobs_of(&four).len(), MAX_JOBS);
     let e = parse(&format!("{four}[last]\nrw=read\n"), "t.fio", GIB).unwrap_err();
     assert_eq!(e.line, 17, "{e}");
     assert!(
@@ -220,26 +197,17 @@ fn more_options_in_force_than_the_limit_are_refused_naming_the_line() {
     let e = parse(&format!("{global}bs=8k\n[j]\n"), "t.fio", GIB).unwrap_err();
     assert_eq!(e.line, MAX_SECTION_OPTIONS + 2, "{e}");
     let within = format!("[global]\n{}[j]\nrw=read\n", "bs=4k\n".repeat(255));
-    assert_eq!(parse(&within, "t.fio", GIB).unwrap().len(), 1);
+    assert_eq!(jobs_of(&within).len(), 1);
 }
 
 #[test]
 fn iosteer_trim_ahead_trims_before_a_sequential_writer() {
-    let jobs = parse(
-        "[fill]\nrw=write\nbs=128k\niosteer_trim_ahead=64m\n",
-        "t.fio",
-        GIB,
-    )
-    .unwrap();
-    let JobKind::Synthetic(s) = &jobs[0].kind else {
-        panic!()
-    };
+    let jobs = jobs_of("[fill]\nrw=write\nbs=128k\niosteer_trim_ahead=64m\n");
+    let s = synthetic(&jobs[0]);
     assert_eq!(s.trim_ahead, Some(64 << 20));
-    let err = parse("[r]\nrw=randwrite\niosteer_trim_ahead=64m\n", "t.fio", GIB)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.starts_with("t.fio:3:") && err.contains("is not rw=write"),
-        "{err}"
+    assert_refused(
+        "[r]\nrw=randwrite\niosteer_trim_ahead=64m\n",
+        "t.fio:3:",
+        &["is not rw=write"],
     );
 }

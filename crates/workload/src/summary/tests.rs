@@ -1,56 +1,22 @@
 use super::*;
-use crate::report::{ClassReport, LatencyReport};
+use crate::report::PhaseReport;
+use crate::test_reports::{self, class};
 use iosteer_sched::Nanos;
 
-fn class(ops: u64, mbps: f64, p99_us: f64) -> ClassReport {
-    ClassReport {
-        ops,
-        mbps,
-        iops: ops as f64,
-        lat_us: LatencyReport {
-            mean: p99_us / 2.0,
-            stddev: 0.0,
-            p50: p99_us / 3.0,
-            p99: p99_us,
-            p999: p99_us * 2.0,
-            max: p99_us * 3.0,
-        },
-        slo_violations: 0,
-    }
-}
-
 fn phase(name: &str, read_p99_us: f64, write_mbps: f64) -> PhaseReport {
-    PhaseReport {
-        name: name.into(),
-        start_s: 0.0,
-        end_s: 10.0,
-        read: class(100, 200.0, read_p99_us),
-        write: class(50, write_mbps, 500.0),
-        trim: class(0, 0.0, 0.0),
-        all: class(150, 200.0, read_p99_us),
-        waf: None,
-    }
+    let read = class(100, 200.0, read_p99_us);
+    let all = class(150, 200.0, read_p99_us);
+    test_reports::phase(name, (0.0, 10.0), [read, class(50, write_mbps, 500.0), all])
 }
 
 /// A run of the built-in scenarios' shape: `before` and `fill`.
 fn run(scheduler: &str, before_p99_us: f64, fill_p99_us: f64) -> RunReport {
-    RunReport {
-        scheduler: scheduler.into(),
-        device: "consumer-sata".into(),
-        phases: vec![
-            phase("before", before_p99_us, 0.0),
-            phase("fill", fill_p99_us, 17.23),
-            phase("all", fill_p99_us, 12.0),
-        ],
-        device_stats: None,
-        verify: None,
-        cpu: None,
-        unfinished: 0,
-        requests: 1000,
-        interrupted: false,
-        notes: Vec::new(),
-        series: Vec::new(),
-    }
+    let phases = vec![
+        phase("before", before_p99_us, 0.0),
+        phase("fill", fill_p99_us, 17.23),
+        phase("all", fill_p99_us, 12.0),
+    ];
+    test_reports::run(scheduler, phases)
 }
 
 #[test]

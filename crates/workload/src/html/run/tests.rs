@@ -1,35 +1,13 @@
 use super::*;
-use crate::report::{ClassReport, DeviceReport, LatencyReport, PhaseReport, RunReport};
+use crate::report::{DeviceReport, PhaseReport, RunReport};
 use crate::series::{ClassSecond, Second};
-
-fn class(ops: u64, mbps: f64, p99_us: f64) -> ClassReport {
-    ClassReport {
-        ops,
-        mbps,
-        iops: ops as f64,
-        lat_us: LatencyReport {
-            mean: p99_us / 2.0,
-            stddev: 1.0,
-            p50: p99_us / 3.0,
-            p99: p99_us,
-            p999: p99_us * 1.5,
-            max: p99_us * 2.0,
-        },
-        slo_violations: 0,
-    }
-}
+use crate::test_reports::{self, class};
 
 fn phase(name: &str, start_s: f64, end_s: f64, read_p99_us: f64, write_mbps: f64) -> PhaseReport {
-    PhaseReport {
-        name: name.into(),
-        start_s,
-        end_s,
-        read: class(100, 2.0, read_p99_us),
-        write: class(if write_mbps > 0.0 { 50 } else { 0 }, write_mbps, 900.0),
-        trim: class(0, 0.0, 0.0),
-        all: class(150, 2.0 + write_mbps, read_p99_us),
-        waf: None,
-    }
+    let write = class(if write_mbps > 0.0 { 50 } else { 0 }, write_mbps, 900.0);
+    let all = class(150, 2.0 + write_mbps, read_p99_us);
+    let classes = [class(100, 2.0, read_p99_us), write, all];
+    test_reports::phase(name, (start_s, end_s), classes)
 }
 
 fn series(seconds: u64, spike_ms: f64) -> Vec<Second> {
@@ -59,15 +37,13 @@ fn series(seconds: u64, spike_ms: f64) -> Vec<Second> {
 }
 
 fn run(scheduler: &str, fill_p99_us: f64) -> RunReport {
+    let phases = vec![
+        phase("before", 0.0, 2.0, 1_000.0, 0.0),
+        phase("fill", 2.0, 8.0, fill_p99_us, 27.0),
+        phase("after", 8.0, 10.0, 1_200.0, 0.0),
+        phase("all", 0.0, 10.0, fill_p99_us, 16.0),
+    ];
     RunReport {
-        scheduler: scheduler.into(),
-        device: "consumer-sata".into(),
-        phases: vec![
-            phase("before", 0.0, 2.0, 1_000.0, 0.0),
-            phase("fill", 2.0, 8.0, fill_p99_us, 27.0),
-            phase("after", 8.0, 10.0, 1_200.0, 0.0),
-            phase("all", 0.0, 10.0, fill_p99_us, 16.0),
-        ],
         device_stats: Some(DeviceReport {
             waf: 1.5,
             gc_pages_moved: 30,
@@ -84,13 +60,9 @@ fn run(scheduler: &str, fill_p99_us: f64) -> RunReport {
             precondition: Some("aged=2".into()),
             precondition_waf: None,
         }),
-        verify: None,
-        cpu: None,
-        unfinished: 0,
-        requests: 1000,
-        interrupted: false,
         notes: vec!["seed 1 <of> \"the\" run & more".into()],
         series: series(10, fill_p99_us / 1e3),
+        ..test_reports::run(scheduler, phases)
     }
 }
 
