@@ -291,6 +291,7 @@ pub fn drive<B: Backend>(
         limits,
         &mut watch,
         &plan.stop,
+        &runner::WallClock::starting_now(),
     );
     let wall = started.elapsed().as_secs_f64();
     let cpu = outcome

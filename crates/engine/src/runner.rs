@@ -181,22 +181,10 @@ impl Clock for WallClock {
 }
 
 /// Runs `sources` through `sched` into `engine` until the duration ends and
-/// what was issued has finished (or the drain time passes), or `stop` says so.
+/// what was issued has finished (or the drain time passes), or `stop` says
+/// so. Time is `clock`'s: [`WallClock`] for real runs; a virtual clock lets
+/// a test run hours of faults in moments.
 pub fn run<B: Backend>(
-    engine: &mut B,
-    sched: &mut dyn Scheduler,
-    sources: &mut [Box<dyn Source>],
-    limits: RunLimits,
-    observer: &mut dyn Observer,
-    stop: &dyn Fn() -> bool,
-) -> Result<RunSummary, EngineError> {
-    let clock = WallClock::starting_now();
-    run_on_clock(engine, sched, sources, limits, observer, stop, &clock)
-}
-
-/// [`run`] on `clock`: a virtual clock lets a test run hours of faults in
-/// moments.
-pub fn run_on_clock<B: Backend>(
     engine: &mut B,
     sched: &mut dyn Scheduler,
     sources: &mut [Box<dyn Source>],
