@@ -1,5 +1,5 @@
 use super::*;
-use crate::runner::{run, Clock, Observer, RunLimits, RunSummary, Source};
+use crate::runner::{Clock, Observer, RunLimits, RunSummary, Source};
 use iosteer_sched::{policy, Request, Scheduler};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
@@ -317,7 +317,7 @@ fn drive_case<B: Backend>(drive: B, faults: FaultConfig, run: &Run, clock: &dyn 
         let ended = completed.get() == ops || stuck.get();
         ended || stop_after.is_some_and(|n| turns.get() > n)
     };
-    let summary = run(
+    let summary = crate::runner::run(
         &mut backend,
         sched.as_mut(),
         &mut sources,
