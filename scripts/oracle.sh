@@ -12,9 +12,11 @@
 #   [SEED=1] [SEGMENTS=6] [PASSES=2] [TOLERANCE=0.05] [OUT=target/oracle] \
 #     scripts/oracle.sh
 #
-# Cost: about 60 runs of the scenario per (preset, objective), one after the
+# Cost: about 70 runs of the scenario per (preset, objective), one after the
 # other (each run depends on the last): 1.5 to 2 s each on consumer-sata and
-# 3.5 to 4 s on enterprise-nvme on one free core, so a few minutes per pair.
+# 3.5 to 4 s on enterprise-nvme on one free core, so a few minutes per pair
+# (three to five times that on a loaded machine). The two presets can run
+# at once: DEVICES=consumer-sata and DEVICES=enterprise-nvme.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q -p iosteer-study --example oracle
