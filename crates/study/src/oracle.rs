@@ -174,6 +174,9 @@ pub struct Judged {
     pub write_mbps: f64,
 }
 
+/// A schedule and what its run gave.
+pub type Tried = (Schedule, Judged);
+
 /// The space searched and how finely.
 #[derive(Clone, Debug)]
 pub struct SearchSpace {
@@ -191,8 +194,8 @@ pub struct SearchSpace {
 /// The search's answer: the best constant and the best schedule found.
 #[derive(Clone, Debug)]
 pub struct Found {
-    pub constant: (Schedule, Judged),
-    pub best: (Schedule, Judged),
+    pub constant: Tried,
+    pub best: Tried,
     /// Where the best came from: `None`, the ascent from the constant;
     /// `Some((i, per_mille))`, shape `i` scaled by `per_mille`/1000.
     pub replayed: Option<(usize, u64)>,
@@ -285,9 +288,9 @@ impl SearchSpace {
         &self,
         shape: &Schedule,
         judge: &mut dyn FnMut(&Schedule) -> Result<Judged, E>,
-    ) -> Result<Option<(u64, (Schedule, Judged))>, E> {
+    ) -> Result<Option<(u64, Tried)>, E> {
         let (lowest, highest) = (125, 8000);
-        let mut best: Option<(u64, (Schedule, Judged))> = None;
+        let mut best: Option<(u64, Tried)> = None;
         let mut try_scale = |per_mille: u64| -> Result<bool, E> {
             let schedule = self.scaled(shape, per_mille);
             let judged = judge(&schedule)?;
@@ -320,7 +323,7 @@ impl SearchSpace {
     fn best_constant<E>(
         &self,
         judge: &mut dyn FnMut(&Schedule) -> Result<Judged, E>,
-    ) -> Result<Option<(Schedule, Judged)>, E> {
+    ) -> Result<Option<Tried>, E> {
         let at = |rate| Schedule::constant(&self.starts, rate);
         let mut best = (at(self.low), judge(&at(self.low))?);
         if !best.1.meets {
@@ -348,9 +351,9 @@ impl SearchSpace {
     /// Coordinate ascent from `start` (see the module's top).
     fn ascend<E>(
         &self,
-        start: (Schedule, Judged),
+        start: Tried,
         judge: &mut dyn FnMut(&Schedule) -> Result<Judged, E>,
-    ) -> Result<(Schedule, Judged), E> {
+    ) -> Result<Tried, E> {
         let mut best = start;
         for _ in 0..self.passes {
             let mut improved = false;
