@@ -10,7 +10,8 @@
 //! Options (defaults in brackets): --scenario [fill-while-serving],
 //! --device [consumer-sata], --objective [p99<=2x], --seed [1],
 //! --segments [6], --passes [2], --tolerance [0.05], --compare SPEC
-//! (repeatable) [steer:objective=OBJECTIVE], --json. Each run's figures go
+//! (repeatable) [steer:objective=OBJECTIVE], --netflix SETTINGS (netflix
+//! settings every schedule runs with, such as read_bias=100) [none], --json. Each run's figures go
 //! to stderr as it finishes.
 
 use iosteer_sim::scenario::scenario;
@@ -32,6 +33,7 @@ struct Options {
     passes: usize,
     tolerance: f64,
     compare: Vec<String>,
+    netflix: String,
     json: bool,
 }
 
@@ -45,6 +47,7 @@ fn parse_args() -> Result<Options, String> {
         passes: 2,
         tolerance: 0.05,
         compare: Vec::new(),
+        netflix: String::new(),
         json: false,
     };
     let mut args = std::env::args().skip(1);
@@ -64,10 +67,11 @@ fn parse_args() -> Result<Options, String> {
             "--passes" => o.passes = value.parse().map_err(|_| number("a whole number"))?,
             "--tolerance" => o.tolerance = value.parse().map_err(|_| number("a share, 0.05"))?,
             "--compare" => o.compare.push(value),
+            "--netflix" => o.netflix = value,
             _ => {
                 return Err(format!(
                     "unknown option {flag}; options: --scenario, --device, --objective, --seed, \
-                     --segments, --passes, --tolerance, --compare, --json"
+                     --segments, --passes, --tolerance, --compare, --netflix, --json"
                 ))
             }
         }
@@ -105,6 +109,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             passes: o.passes,
         },
         compare: o.compare,
+        netflix: o.netflix,
     };
     let mut runs = 0;
     let report = oracle.run(&mut |p| {

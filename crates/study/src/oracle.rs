@@ -123,6 +123,17 @@ impl Schedule {
     /// The netflix spec that runs it: the sweep's static spec when constant,
     /// else a `write.schedule` with one step per change of limit.
     pub fn spec(&self) -> String {
+        self.spec_with("")
+    }
+
+    /// [`Self::spec`] with netflix `settings` first (`read_bias=100`; none
+    /// when empty).
+    pub fn spec_with(&self, settings: &str) -> String {
+        let settings = if settings.is_empty() {
+            String::new()
+        } else {
+            format!("{settings},")
+        };
         let top = self.rates.iter().copied().max().unwrap_or(1);
         let max = if top > Limit::UNLIMITED.max {
             format!(",write.max={top}")
@@ -130,10 +141,10 @@ impl Schedule {
             String::new()
         };
         if self.is_constant() {
-            return format!("netflix:write.limiter=bandwidth{max},write.current={top}");
+            return format!("netflix:{settings}write.limiter=bandwidth{max},write.current={top}");
         }
         format!(
-            "netflix:write.limiter=bandwidth{max},write.schedule={}",
+            "netflix:{settings}write.limiter=bandwidth{max},write.schedule={}",
             self.steps()
         )
     }
@@ -463,6 +474,10 @@ pub struct Oracle<'a> {
     pub space: SearchSpace,
     /// Settings to judge beside the oracle (`steer:objective=p99<=2x`).
     pub compare: Vec<String>,
+    /// Netflix settings every schedule runs with besides its limit
+    /// (`read_bias=100`: reads first, as `steer` sends them); empty: the
+    /// defaults, as the sweep's static limits.
+    pub netflix: String,
 }
 
 /// Runs specs on one aged drive, judges them and remembers every point.
@@ -526,7 +541,7 @@ impl Runner<'_> {
     }
 
     fn judge(&mut self, schedule: &Schedule) -> Result<Judged, OracleError> {
-        let p = self.point(&schedule.spec())?;
+        let p = self.point(&schedule.spec_with(&self.oracle.netflix))?;
         Ok(Judged {
             meets: self.meets(&p),
             write_mbps: p.write_mbps,
@@ -555,8 +570,10 @@ impl Oracle<'_> {
         let found = self.space.search(&shapes, &mut |s| runner.judge(s))?;
         let mut named = Vec::new();
         if let Some(found) = &found {
-            named.push(("oracle".to_string(), found.best.0.spec()));
-            named.push(("best constant".to_string(), found.constant.0.spec()));
+            let settings = &self.netflix;
+            named.push(("oracle".to_string(), found.best.0.spec_with(settings)));
+            let constant = found.constant.0.spec_with(settings);
+            named.push(("best constant".to_string(), constant));
         }
         for spec in &self.compare {
             named.push((spec.clone(), spec.clone()));

@@ -116,6 +116,10 @@ fn a_schedule_runs_as_the_static_spec_when_constant_and_as_steps_otherwise() {
     assert_eq!(constant.with(2, 15_000).steps(), "0ns:15000");
     let fast = constant.with(0, 400_000);
     assert!(fast.spec().contains("write.max=400000"), "{}", fast.spec());
+    assert_eq!(
+        constant.spec_with("read_bias=100"),
+        "netflix:read_bias=100,write.limiter=bandwidth,write.current=15000"
+    );
     for s in [constant, stepped, fast] {
         iosteer_sched::policy::build(&s.spec()).unwrap();
     }
@@ -165,6 +169,7 @@ fn on_a_short_scenario_the_oracle_meets_the_objective_and_beats_the_best_constan
             passes: 1,
         },
         compare: vec!["fifo".into()],
+        netflix: String::new(),
     };
     let mut heard = 0;
     let report = oracle.run(&mut |_| heard += 1).unwrap();
