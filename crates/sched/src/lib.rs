@@ -22,7 +22,8 @@
 //!   [`policy::wbt`] (writeback throttling), [`policy::throttle`]
 //!   (blk-throttle, `io.max`) and [`policy::iocost`] (blk-iocost).
 //! - Building blocks the policies compose: [`limiter`] (queue depth, IOPS,
-//!   bandwidth), [`trim`] (coalescing, batching, advisory trims),
+//!   bandwidth), [`limit_schedule`] (a limit that changes at given times),
+//!   [`trim`] (coalescing, batching, advisory trims),
 //!   [`ordering`] (flush and read-after-write rules, also for queues that
 //!   reorder writes), [`stats`].
 //!
@@ -55,6 +56,7 @@
 //! ```
 
 pub mod config;
+pub mod limit_schedule;
 pub mod limiter;
 pub mod objective;
 pub mod ordering;

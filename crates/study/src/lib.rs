@@ -10,6 +10,8 @@
 //! - [`probe`]: the write limit of a real target or an emulated drive,
 //!   found by stepping the write rate up while reads are served, over any
 //!   [`Backend`](iosteer_engine::runner::Backend).
+//! - [`oracle`]: the best write schedule with hindsight on one run, to
+//!   state a controller's write rate as a share of what was possible.
 //! - [`objective`]: the read-latency objective both judge by (`p99<=2x`);
 //!   [`page`]: the report.html of a sweep or a probe.
 //! - [`bench`]: what a policy costs per request; [`device`]: the drive model
@@ -20,6 +22,7 @@ pub mod bench;
 pub mod device;
 pub mod emulated;
 pub mod objective;
+pub mod oracle;
 pub mod page;
 pub mod probe;
 pub mod sweep;

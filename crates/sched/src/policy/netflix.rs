@@ -36,6 +36,14 @@
 //!   integer truncation froze it). It steers the first limiter listed in
 //!   `write.limiter`.
 //!
+//! Schedules. `{class}.schedule` sets the current of the class's first
+//! limiter at given times ([`crate::limit_schedule`]: `0s:15000;40s:25000`,
+//! each value from the limiter's min to its max): a timetable with
+//! hindsight, what the oracle study searches. A step at 0 s is the limit
+//! from the start; before the first step `current` holds. Steps are applied
+//! on ticks, so with `control.type` other than `none` the two would fight
+//! over the limit: that is refused.
+//!
 //! Trims. Trims are coalesced into one command of up to `trim_max_ranges`
 //! ranges. With `trim_goal` > 0 they are held until `trim_goal` wait or the
 //! oldest has waited `trim_ticks` ticks. The trim limiter counts commands
@@ -62,6 +70,7 @@ use std::collections::VecDeque;
 use crate::config::{
     parse_choice, parse_duration, parse_int, unknown_key, ConfigError, Configurable, Tunable,
 };
+use crate::limit_schedule::LimitSchedule;
 use crate::limiter::{Limit, LimiterKind, LimiterSet};
 use crate::ordering::{flush_may_go, Queued, WriteOrder};
 use crate::policy::common::{
@@ -106,6 +115,12 @@ pub const TUNABLES: &[Tunable] = &[
         key: "{read,write,trim}.{queue_depth,iops,bandwidth}.{min,max,current}",
         default: "1, 300000, 300000",
         help: "one limiter's range and value: commands in flight, IO/s, or kB/s (1 kB = 1000 B)",
+    },
+    Tunable {
+        key: "{read,write,trim}.schedule",
+        default: "none",
+        help: "the first limiter's current over time: START:VALUE steps joined by ';' \
+               (0s:15000;40s:25000); needs control.type=none",
     },
     Tunable {
         key: "control.type",
@@ -190,6 +205,8 @@ pub struct ClassConfig {
     /// Which kinds' `current` was set explicitly; the others follow a lowered
     /// `max` (upstream starts `current` at `max`).
     explicit_current: [bool; 3],
+    /// `<class>.schedule`: the first limiter's current over time.
+    pub schedule: Option<LimitSchedule>,
 }
 
 impl ClassConfig {
@@ -199,6 +216,7 @@ impl ClassConfig {
             limits: [Limit::UNLIMITED; 3],
             first: [None; 3],
             explicit_current: [false; 3],
+            schedule: None,
         }
     }
 
@@ -233,6 +251,57 @@ impl ClassConfig {
             }
         }
         limits
+    }
+
+    /// The limits the class starts with: [`Self::effective_limits`] with the
+    /// schedule's steps due at time zero applied, and the index of its first
+    /// step not yet applied.
+    fn starting_limits(&self) -> ([Limit; 3], usize) {
+        let mut limits = self.effective_limits();
+        let mut next = 0;
+        let due = self
+            .schedule
+            .as_ref()
+            .and_then(|s| s.due(&mut next, Nanos::ZERO));
+        if let (Some(value), Some(first)) = (due, self.limiters.first()) {
+            limits[first.index()].current = value;
+        }
+        (limits, next)
+    }
+
+    /// A schedule's values outside the range of the limiter it sets.
+    fn check_schedule(&self, op: Op) -> Result<(), ConfigError> {
+        let Some(schedule) = &self.schedule else {
+            return Ok(());
+        };
+        let Some(first) = self.limiters.first() else {
+            return Err(ConfigError::Conflict(format!(
+                "{0}.schedule sets the first limiter of {0}.limiter, which is none; \
+                 set {0}.limiter to queue_depth, iops or bandwidth (or a '+' list)",
+                op.name()
+            )));
+        };
+        let limit = self.effective_limits()[first.index()];
+        match schedule
+            .steps()
+            .iter()
+            .find(|s| !(limit.min..=limit.max).contains(&s.value))
+        {
+            Some(step) => Err(ConfigError::Conflict(format!(
+                "{}.schedule: {} at {} is outside the {} limiter's range {}..{} ({}); \
+                 set {}.{}.max (or min) to take it",
+                op.name(),
+                step.value,
+                step.start,
+                first.name(),
+                limit.min,
+                limit.max,
+                first.short_unit(),
+                op.name(),
+                first.name()
+            ))),
+            None => Ok(()),
+        }
     }
 
     fn current_set(&self) -> bool {
@@ -319,6 +388,10 @@ impl NetflixConfig {
             config.limiters = parse_limiters(key, value)?;
             return Ok(());
         }
+        if rest == "schedule" {
+            config.schedule = Some(LimitSchedule::parse(key, value, 1, LIMIT_MAX)?);
+            return Ok(());
+        }
         let (kind, bound) = match rest.split_once('.') {
             Some((kind, bound)) => (Some(kind), bound),
             None => (None, rest),
@@ -384,6 +457,7 @@ impl Configurable for NetflixConfig {
                     op.name()
                 )));
             }
+            class.check_schedule(op)?;
             let limits = class.effective_limits();
             for kind in &class.limiters {
                 let l = limits[kind.index()];
@@ -400,6 +474,20 @@ impl Configurable for NetflixConfig {
             }
         }
         let control = &self.control;
+        let scheduled = LIMITED
+            .into_iter()
+            .find(|op| self.classes[op.index()].schedule.is_some());
+        if let (Some(op), false) = (scheduled, control.kind == ControlType::None) {
+            return Err(ConfigError::Conflict(format!(
+                "{}.schedule sets a limit on a timetable, which control.type={} would also \
+                 move; use control.type=none with a schedule",
+                op.name(),
+                match control.kind {
+                    ControlType::SetMax => "set_max",
+                    _ => "read_latency",
+                }
+            )));
+        }
         if control.kind == ControlType::SetMax && self.classes.iter().any(ClassConfig::current_set)
         {
             return Err(ConfigError::Conflict(
@@ -469,14 +557,17 @@ pub struct Netflix {
     base: Base,
     next_steer: Nanos,
     reads_at_last_steer: u64,
+    /// Per class, the index of the first step of its schedule not applied.
+    next_step: [usize; 3],
 }
 
 impl Netflix {
     /// Builds the scheduler; `config` should have passed `validate`.
     pub fn new(config: NetflixConfig) -> Netflix {
+        let starting = LIMITED.map(|op| config.classes[op.index()].starting_limits());
         let limiters = LIMITED.map(|op| {
             let class = &config.classes[op.index()];
-            LimiterSet::new(&class.limiters, class.effective_limits(), config.quanta)
+            LimiterSet::new(&class.limiters, starting[op.index()].0, config.quanta)
         });
         Netflix {
             reads: VecDeque::new(),
@@ -489,6 +580,7 @@ impl Netflix {
             base: Base::ticking(&config.common, config.quanta),
             next_steer: config.control.steer_interval,
             reads_at_last_steer: 0,
+            next_step: starting.map(|(_, next)| next),
             config,
         }
     }
@@ -589,6 +681,23 @@ impl Netflix {
         }
     }
 
+    /// Sets each class's first limit to the step of its schedule that
+    /// started last by `now`, if one started since the last call.
+    fn follow_schedules(&mut self, now: Nanos) {
+        for op in LIMITED {
+            let i = op.index();
+            let Some(schedule) = &self.config.classes[i].schedule else {
+                continue;
+            };
+            let Some(value) = schedule.due(&mut self.next_step[i], now) else {
+                continue;
+            };
+            if let Some(limit) = self.limiters[i].steered_mut() {
+                limit.current = value;
+            }
+        }
+    }
+
     fn steer(&mut self) {
         match self.config.control.kind {
             ControlType::None => {}
@@ -660,6 +769,7 @@ impl Policy for Netflix {
         if ticks == 0 {
             return;
         }
+        self.follow_schedules(now);
         for set in &mut self.limiters {
             set.refill(ticks);
         }

@@ -326,6 +326,19 @@ fn configuration_errors_name_the_key_and_the_accepted_values() {
             &["trim_advisory", "trim_goal"][..],
         ),
         ("control.lolat=20ms", &["hilat"][..]),
+        ("write.schedule=0s:100", &["write.schedule", "none"][..]),
+        (
+            "write.limiter=bandwidth,write.max=5000,write.schedule=0s:100;5s:6000",
+            &["6000 at 5s", "range 1..5000 (kB/s)", "write.bandwidth.max"][..],
+        ),
+        (
+            "write.limiter=bandwidth,control.type=read_latency,write.schedule=0s:100",
+            &["write.schedule", "control.type=none"][..],
+        ),
+        (
+            "write.limiter=bandwidth,write.schedule=5s:1;2s:3",
+            &["does not start after"][..],
+        ),
     ] {
         let err = config_error(spec);
         for needle in needles {
@@ -364,4 +377,63 @@ fn load_counts_limited_backlog_over_device_slots() {
         "{}",
         s.stats().load()
     );
+}
+
+/// Bytes of writes sent in each one-second window of `seconds`, ticking at
+/// netflix's 200 ticks/s with a backlog of 10 kB writes that never runs out
+/// (sent writes complete at once).
+fn write_bytes_per_second(settings: &str, seconds: u64) -> Vec<u64> {
+    let mut s = netflix(settings);
+    let mut per_second = vec![0; seconds as usize];
+    let mut id = 0;
+    for tick in 0..seconds * 200 {
+        let now = Nanos(tick * 5_000_000);
+        let _ = s.tick(now);
+        while s.stats().queued() < 100 {
+            s.enqueue(req(id, Op::Write, id * 10_000, 10_000), now);
+            id += 1;
+        }
+        for command in drain(&mut s, now, 32) {
+            per_second[(tick / 200) as usize] += command.bytes().0;
+            let _ = s.complete(&command.completion(Outcome::Ok), now);
+        }
+    }
+    per_second
+}
+
+#[test]
+fn a_schedule_sets_the_bandwidth_limit_of_each_step() {
+    // 1000 kB/s for 2 s, then 4000 kB/s, then 500 kB/s from 3.5 s: each
+    // second sends its rate, within a request and the credit cap of a step.
+    let sent = write_bytes_per_second(
+        "write.limiter=bandwidth,write.schedule=0s:1000;2s:4000;3500ms:500",
+        5,
+    );
+    let expected = [1_000_000, 1_000_000, 4_000_000, 2_250_000, 500_000];
+    for (second, (&got, want)) in sent.iter().zip(expected).enumerate() {
+        let slack = 20_000 + want / 50;
+        assert!(
+            got.abs_diff(want) <= slack,
+            "second {second}: {got} bytes, want {want}: {sent:?}"
+        );
+    }
+}
+
+#[test]
+fn a_schedule_of_one_step_at_zero_is_the_static_limit() {
+    let static_limit = write_bytes_per_second("write.limiter=bandwidth,write.current=3000", 3);
+    let scheduled = write_bytes_per_second("write.limiter=bandwidth,write.schedule=0s:3000", 3);
+    assert_eq!(static_limit, scheduled);
+    let s = netflix("write.limiter=bandwidth,write.schedule=0s:3000");
+    assert_eq!(s.limit(Op::Write).unwrap().1.current, 3000);
+}
+
+#[test]
+fn before_its_first_step_a_schedule_leaves_the_current_limit() {
+    let sent = write_bytes_per_second(
+        "write.limiter=bandwidth,write.current=2000,write.schedule=1s:500",
+        2,
+    );
+    assert!(sent[0].abs_diff(2_000_000) <= 60_000, "{sent:?}");
+    assert!(sent[1].abs_diff(500_000) <= 30_000, "{sent:?}");
 }
