@@ -438,6 +438,12 @@ pub struct Steer {
     last_write_activity: Option<Nanos>,
     /// Control windows ended one by one (an idle gap skipped counts none).
     windows_computed: u64,
+    /// Misses per kB written, the long estimate at the last window's end.
+    cost: f64,
+    /// Writes sent later than their deadline (plus a tick) because the
+    /// objective could not pay for them, and the longest such wait.
+    late_writes: u64,
+    longest_late: Nanos,
     base: Base,
 }
 
@@ -485,6 +491,9 @@ impl Steer {
             read_seen: false,
             last_write_activity: None,
             windows_computed: 0,
+            cost: 0.0,
+            late_writes: 0,
+            longest_late: Nanos::ZERO,
             base: Base::ticking(&config.common, config.quanta),
             config,
         }
@@ -500,6 +509,12 @@ impl Steer {
         self.limiter
             .get(LimiterKind::QueueDepth)
             .map_or(0, |l| l.limit().current)
+    }
+
+    /// Writes held past their deadline (the objective could not pay for
+    /// them), and the longest of their waits.
+    pub fn late_writes(&self) -> (u64, Nanos) {
+        (self.late_writes, self.longest_late)
     }
 
     /// Control windows ended one by one so far.
@@ -716,5 +731,19 @@ impl Policy for Steer {
             value: limit.current as f64,
             unit: kind.short_unit(),
         })
+    }
+
+    fn report_notes(&self) -> Vec<String> {
+        if self.late_writes == 0 {
+            return Vec::new();
+        }
+        vec![format!(
+            "steer held {} writes past their {:.1} s write deadline, up to {:.1} s, because the \
+             objective {} could not pay for them",
+            self.late_writes,
+            self.config.write_deadline.as_secs_f64(),
+            self.longest_late.as_secs_f64(),
+            self.config.objective,
+        )]
     }
 }

@@ -422,9 +422,11 @@ fn reads_held_by_a_trim_are_trim_misses_charged_spread_and_in_full() {
 proptest::proptest! {
     /// Whatever the controller does with the limit (reads that miss at
     /// random, trims, reads over queued writes), no write waits in the
-    /// scheduler longer than the write deadline plus one tick.
+    /// scheduler longer than the write deadline plus one tick uncounted:
+    /// each that does (held because the objective could not pay for it) is
+    /// in `late_writes`, and so is the longest wait.
     #[test]
-    fn no_write_waits_past_its_deadline_plus_a_tick(
+    fn no_write_waits_past_its_deadline_plus_a_tick_uncounted(
         arrivals in proptest::collection::vec((0u64..20, 0u8..10, 0u64..64, proptest::bool::ANY), 1..400),
         deadline_ms in 10u64..500,
         start_rate in 1u64..50_000,
@@ -454,17 +456,20 @@ proptest::proptest! {
             }
             bench.submit(&mut s, request);
         }
-        bench.advance(&mut s, bench.now + Nanos::from_millis(deadline_ms + 1000));
+        // Late writes go once no read is about (after `HORIZON`).
+        bench.advance(&mut s, bench.now + Nanos::from_millis(deadline_ms + 3000));
         let tick = Nanos::from_millis(5);
+        let (mut late, mut longest) = (0, Nanos::ZERO);
         for (id, submitted) in writes {
             let sent = bench.sent.iter().find(|c| c.requests.iter().any(|r| r.id == id));
             let sent = sent.expect("every write was sent");
             let waited = sent.dispatched - submitted;
-            proptest::prop_assert!(
-                waited <= Nanos::from_millis(deadline_ms) + tick,
-                "write {id:?} waited {waited}"
-            );
+            if waited > Nanos::from_millis(deadline_ms) + tick {
+                late += 1;
+                longest = longest.max(waited);
+            }
         }
+        proptest::prop_assert_eq!(s.late_writes(), (late, longest));
     }
 }
 
