@@ -164,15 +164,14 @@ impl Steer {
     }
 
     /// The oldest write has waited its deadline and the objective can pay
-    /// for it: no read is about to protect, or the budget left after the
-    /// overdue writes already sent this window covers its expected misses
-    /// (with no cost known: the budget is not owed).
+    /// for it: no read is about to protect, or the budget is not owed once
+    /// the expected misses of the overdue writes already sent this window
+    /// are taken off it (so a backlog gone overdue while the budget was
+    /// owed trickles out as it pays, not all at once).
     pub(super) fn write_overdue(&self, now: Nanos) -> bool {
         self.writes.oldest().is_some_and(|w| {
             now - w.request.submitted >= self.config.write_deadline
-                && (!self.reads_lately()
-                    || self.budget - self.current.late_cost
-                        >= self.expected_misses(w.request.len))
+                && (!self.reads_lately() || self.budget >= self.current.late_cost)
         })
     }
 

@@ -525,3 +525,45 @@ fn skipping_an_idle_gap_gives_the_state_stepping_through_it_gives() {
     };
     assert_eq!(state(&stepped), state(&jumped));
 }
+
+/// Bytes of writes sent in `[from, to)`.
+fn written(bench: &Bench, from: Nanos, to: Nanos) -> u64 {
+    bench
+        .sent
+        .iter()
+        .filter(|c| c.op == Op::Write && (from..to).contains(&c.dispatched))
+        .map(|c| c.requests.iter().map(|r| r.len.0).sum::<u64>())
+        .sum()
+}
+
+/// The family drives where steer wrote at the deadline's floor (family:2,
+/// 5 and 11: a deaf writer's 64 queued writes went every 5 s, 1.6 MB/s here,
+/// whatever the limit): while the objective is owed, overdue writes wait,
+/// and each is counted; once it is paid, they go again.
+#[test]
+fn the_write_deadline_yields_while_the_objective_is_owed_and_says_so() {
+    let (mut bench, read_us) = bench_with_read_time(200);
+    let mut s = steer("objective=p99<=1ms");
+    let mut id = 0;
+    load(&mut s, &mut bench, 2000, &mut id);
+    assert_eq!(s.late_writes().0, 0, "the objective met: the deadline holds");
+    read_us.set(5000);
+    let from = bench.now;
+    load(&mut s, &mut bench, 20_000, &mut id);
+    let owed = written(&bench, from + Nanos::from_secs(5), bench.now);
+    // The floor the deadline set: 64 writes of 128 KiB per 5 s, 15 s.
+    let floor = 64 * (128 << 10) * 3;
+    assert!(owed * 4 < floor, "held below the floor: {owed} of {floor}");
+    let (late, longest) = s.late_writes();
+    assert!(late > 0 && longest > Nanos::from_secs(5), "{late} {longest}");
+    assert!(
+        s.report_notes()[0].contains(&format!("{late} writes past their 5.0 s")),
+        "{:?}",
+        s.report_notes()
+    );
+    read_us.set(200);
+    let from = bench.now;
+    load(&mut s, &mut bench, 15_000, &mut id);
+    let paid = written(&bench, from, bench.now);
+    assert!(paid > 4 * owed, "paid: writes go again, {owed} -> {paid}");
+}
