@@ -546,7 +546,11 @@ fn the_write_deadline_yields_while_the_objective_is_owed_and_says_so() {
     let mut s = steer("objective=p99<=1ms");
     let mut id = 0;
     load(&mut s, &mut bench, 2000, &mut id);
-    assert_eq!(s.late_writes().0, 0, "the objective met: the deadline holds");
+    assert_eq!(
+        s.late_writes().0,
+        0,
+        "the objective met: the deadline holds"
+    );
     read_us.set(5000);
     let from = bench.now;
     load(&mut s, &mut bench, 20_000, &mut id);
@@ -555,7 +559,10 @@ fn the_write_deadline_yields_while_the_objective_is_owed_and_says_so() {
     let floor = 64 * (128 << 10) * 3;
     assert!(owed * 4 < floor, "held below the floor: {owed} of {floor}");
     let (late, longest) = s.late_writes();
-    assert!(late > 0 && longest > Nanos::from_secs(5), "{late} {longest}");
+    assert!(
+        late > 0 && longest > Nanos::from_secs(5),
+        "{late} {longest}"
+    );
     assert!(
         s.report_notes()[0].contains(&format!("{late} writes past their 5.0 s")),
         "{:?}",
