@@ -21,7 +21,12 @@
 #
 # CASES=1 runs instead the family drives where steer failed (issue 25; the
 # reasons are in docs/RESULTS.md), each with the objective it missed, steer
-# and the static limit that met it: a fixed steer meets it on each.
+# and the static limit that met it: a fixed steer meets it on each. Steer
+# runs as it stands and with `deadline=yield` (the write deadline yields to
+# an owed objective): with it the last three end within 1% of the bound
+# (2026-11-24: family:11 at p99<=2x and family:2 at p99<=1.5x still just
+# over, family:5 at p99<=1.5x 1% over); the cliffs (family:1, 7) and
+# family:6 still miss.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q -p iosteer
@@ -37,14 +42,15 @@ if [ -n "${CASES:-}" ]; then
       statics=(--sched "netflix:write.limiter=bandwidth,write.current=$limit")
     fi
     "$bin" sweep fill-while-serving --device "$drive" --seed 1 --objective "$objective" \
-      --chart - --sched "steer:objective=$objective" "${statics[@]}"
+      --chart - --sched "steer:objective=$objective" \
+      --sched "steer:objective=$objective,deadline=yield" "${statics[@]}"
   done <<'LIST'
 family:1 p99<=2x 7584 write cliff onto blocking GC
 family:7 p99<=2x 1125 write cliff onto blocking GC
 family:6 p99<=2x 10227 ramps into GC bursts after quiet spells
-family:5 p99<=1.5x 516 below the write deadline's floor (0.84 MB/s)
-family:2 p99<=1.5x - below the write deadline's floor
-family:11 p99<=2x - below the write deadline's floor
+family:5 p99<=1.5x 516 was below the write deadline's floor (0.84 MB/s)
+family:2 p99<=1.5x - was below the write deadline's floor
+family:11 p99<=2x - was below the write deadline's floor
 LIST
   exit 0
 fi

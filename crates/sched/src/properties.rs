@@ -561,10 +561,11 @@ proptest! {
     }
 
     /// However low the limit, a write leaves the scheduler within the write
-    /// deadline plus one tick (a device with a slot for everything; no
+    /// deadline plus one tick, or the report counts it (the deadline yields
+    /// to an owed objective; a device with a slot for everything; no
     /// flushes, which wait for the device by rule).
     #[test]
-    fn steer_never_holds_a_write_past_its_deadline(
+    fn steer_never_holds_a_write_past_its_deadline_uncounted(
         stream in arrivals(250),
         deadline_ms in 1u64..300,
         quanta in prop::sample::select(vec![50u32, 200, 1000]),
@@ -585,15 +586,18 @@ proptest! {
         let trace = run(sched.as_mut(), &stream, 1024, PATIENCE);
         assert_completes_exactly_once(&trace, &stream);
         let tick = Nanos(1_000_000_000 / u64::from(quanta));
-        for sent in trace.sent.iter().filter(|s| s.op == Op::Write) {
-            for id in &sent.ids {
-                let waited = sent.at - stream[*id as usize].at;
-                prop_assert!(
-                    waited <= deadline + tick,
-                    "write {id} waited {waited} against {deadline} + {tick}"
-                );
-            }
-        }
+        let late = trace
+            .sent
+            .iter()
+            .filter(|s| s.op == Op::Write)
+            .flat_map(|s| s.ids.iter().map(|id| s.at - stream[*id as usize].at))
+            .filter(|waited| *waited > deadline + tick)
+            .count();
+        let notes = sched.notes();
+        let counted = notes.iter().find_map(|n| {
+            n.strip_prefix("steer held ")?.split(' ').next()?.parse::<usize>().ok()
+        });
+        prop_assert_eq!(counted.unwrap_or(0), late, "{:?}", notes);
     }
 
     #[test]

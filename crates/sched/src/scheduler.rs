@@ -163,6 +163,12 @@ pub trait Scheduler: Send {
         None
     }
 
+    /// What the policy did that a report should say (a promise it did not
+    /// keep, and why), one sentence each; none by default.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Nothing queued and nothing in the device.
     fn is_idle(&self) -> bool {
         let stats = self.stats();

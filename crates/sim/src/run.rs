@@ -507,6 +507,7 @@ impl State {
             notes.push(note);
         }
         notes.extend(self.below_rate_min());
+        notes.extend(self.sched.notes());
         if self.errors > 0 {
             notes.push(format!("{} requests failed in the drive", self.errors));
         }

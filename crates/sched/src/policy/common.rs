@@ -176,6 +176,11 @@ pub(crate) trait Policy: Send {
     fn limit_on_writes(&self) -> Option<WriteLimit> {
         None
     }
+
+    /// [`Scheduler::notes`].
+    fn report_notes(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 impl<P: Policy> Scheduler for P {
@@ -241,5 +246,9 @@ impl<P: Policy> Scheduler for P {
 
     fn write_limit(&self) -> Option<WriteLimit> {
         self.limit_on_writes()
+    }
+
+    fn notes(&self) -> Vec<String> {
+        self.report_notes()
     }
 }

@@ -28,6 +28,9 @@ pub(super) struct Window {
     /// Device time of the writes completed in the window, and their bytes.
     pub(super) write_service: u64,
     pub(super) write_done: u64,
+    /// Misses expected of the overdue writes sent in the window (the cost
+    /// per byte times their bytes), not yet charged.
+    pub(super) late_cost: f64,
     /// A write waited on the limit during the window.
     pub(super) limited: bool,
     /// Writes were queued or in the device at some point of the window.
@@ -73,8 +76,7 @@ impl Steer {
         let background_share = self.unloaded.lowest().map_or(0.0, |(_, share)| share);
         window.background = window.reads as f64 * background_share;
         self.history.push_back(window);
-        let keep = (MAX_HORIZON.0 / WINDOW.0) as usize;
-        while self.history.len() > keep {
+        while self.history.len() > windows(MAX_HORIZON) {
             self.history.pop_front();
         }
         let median = self
@@ -123,6 +125,14 @@ impl Steer {
         t
     }
 
+    /// The span the cost per byte is taken over: `COST_HORIZON`, stretched
+    /// back until it holds `COST_MISSES` misses, at most `MAX_HORIZON`.
+    fn long_span(&self) -> Span {
+        self.span(windows(COST_HORIZON), windows(MAX_HORIZON), |t| {
+            t.misses < COST_MISSES
+        })
+    }
+
     pub(super) fn steer(&mut self, f: f64, last: Window) {
         let recent = self.span(windows(HORIZON), windows(MAX_HORIZON), |t| {
             (t.reads as f64) * f < MIN_HORIZON_MISSES
@@ -135,6 +145,7 @@ impl Steer {
         };
         self.budget = (self.budget + earned - last.charged)
             .clamp(-MAX_DEBT * allowance, MAX_SAVED * allowance);
+        self.cost = self.long_span().cost();
         // Nothing to judge: no write to limit, or no read to tell...
         if !last.loaded || last.reads == 0 {
             // ...but with no read about for a while, nothing to protect:
@@ -178,9 +189,7 @@ impl Steer {
         // deepest debt still gives a target (MAX_GAP below the rate at most).
         let spend =
             (allowance + (self.budget - RESERVE * allowance) / PAYBACK).max(allowance / 16.0);
-        let long = self.span(windows(COST_HORIZON), windows(MAX_HORIZON), |t| {
-            t.misses < COST_MISSES
-        });
+        let long = self.long_span();
         let in_debt = self.budget < 0.0;
         let cost = if in_debt {
             long.cost().max(recent.cost())

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::ordering::{flush_may_go, Queued};
 use crate::request::{Command, Op, Request};
-use crate::units::Nanos;
+use crate::units::{Bytes, Nanos};
 
 use super::control::windows;
 use super::{Steer, HORIZON};
@@ -163,10 +163,44 @@ impl Steer {
         self.writes.oldest().map(|w| w.tag)
     }
 
+    /// The oldest write has waited its deadline and, with `deadline=yield`,
+    /// the objective can pay for it: no read is about to protect, or the budget is not owed once
+    /// the expected misses of the overdue writes already sent this window
+    /// are taken off it (so a backlog gone overdue while the budget was
+    /// owed trickles out as it pays, not all at once).
     pub(super) fn write_overdue(&self, now: Nanos) -> bool {
-        self.writes
-            .oldest()
-            .is_some_and(|w| now - w.request.submitted >= self.config.write_deadline)
+        self.writes.oldest().is_some_and(|w| {
+            now - w.request.submitted >= self.config.write_deadline
+                && (!self.config.deadline_yields
+                    || !self.reads_lately()
+                    || self.budget >= self.current.late_cost)
+        })
+    }
+
+    /// Reads queued (not behind a write: holding writes delays those) or in
+    /// the device, or completed within `HORIZON`.
+    fn reads_lately(&self) -> bool {
+        !self.reads.is_empty()
+            || !self.released_reads.is_empty()
+            || self.base.stats.class(Op::Read).in_flight > 0
+            || self.current.reads > 0
+            || self
+                .history
+                .iter()
+                .rev()
+                .take(windows(HORIZON))
+                .any(|w| w.reads > 0)
+    }
+
+    /// One scheduler tick (rate credit comes in ticks, so a write due now
+    /// may go up to a tick late).
+    pub(super) fn tick_length(&self) -> Nanos {
+        Nanos(1_000_000_000 / u64::from(self.config.quanta))
+    }
+
+    /// Misses a write of `len` is expected to cost at the current cost.
+    fn expected_misses(&self, len: Bytes) -> f64 {
+        self.cost * len.0 as f64 / 1000.0
     }
 
     /// The tag of the oldest urgent write. Urgent writes behind a waiting
@@ -259,7 +293,16 @@ impl Steer {
     }
 
     pub(super) fn send_write(&mut self, tag: u64, now: Nanos) -> Command {
+        if self.write_overdue(now) && self.oldest_write() == Some(tag) {
+            let len = self.writes.oldest().expect("overdue").request.len;
+            self.current.late_cost += self.expected_misses(len);
+        }
         let entry = self.writes.take(tag).expect("a write is ready");
+        let waited = now - entry.request.submitted;
+        if waited > self.config.write_deadline + self.tick_length() {
+            self.late_writes += 1;
+            self.longest_late = self.longest_late.max(waited);
+        }
         self.unsent.remove(&entry);
         self.barrier.sent_write(&entry);
         self.released_reads.extend(self.held_reads.release(tag));
