@@ -108,7 +108,9 @@
 //! everything, limits or not (its bytes are still charged, so the bandwidth
 //! limit pays the debt back later). With `deadline=hold` (the default) that
 //! holds whatever the objective: a throttled write waits at most the
-//! deadline plus one tick, and a deaf writer's 32 queued 128 KiB writes go
+//! deadline plus one tick when there is room to send it (`write_depth`, the
+//! drive's slots; one write of the default `iosteer sim` waited for room,
+//! and the note says so), and a deaf writer's 32 queued 128 KiB writes go
 //! every 5 s, 0.84 MB/s whatever the limit. With `deadline=yield` the
 //! stated objective comes first: an overdue write goes while the objective
 //! can pay for it (no read is about: queued, in the device or completed
@@ -773,13 +775,21 @@ impl Policy for Steer {
         if self.late_writes == 0 {
             return Vec::new();
         }
+        let why = if self.config.deadline_yields {
+            format!(
+                ", while the objective {} could not pay for them",
+                self.config.objective
+            )
+        } else {
+            String::new()
+        };
         vec![format!(
-            "steer held {} writes past their {:.1} s write deadline, up to {:.1} s, because the \
-             objective {} could not pay for them",
+            "steer sent {} writes more than a tick ({} ms) after their {:.1} s write deadline, \
+             the latest {:.3} s after it arrived{why}",
             self.late_writes,
+            self.tick_length().0 / 1_000_000,
             self.config.write_deadline.as_secs_f64(),
             self.longest_late.as_secs_f64(),
-            self.config.objective,
         )]
     }
 }
