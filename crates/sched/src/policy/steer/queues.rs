@@ -8,7 +8,7 @@ use crate::ordering::{flush_may_go, Queued};
 use crate::request::{Command, Op, Request};
 use crate::units::{Bytes, Nanos};
 
-use super::control::windows;
+use super::control::{windows, Window};
 use super::{Steer, HORIZON};
 
 /// Unsent writes by offset, so that a read finds the writes it overlaps in
@@ -184,12 +184,12 @@ impl Steer {
             || !self.released_reads.is_empty()
             || self.base.stats.class(Op::Read).in_flight > 0
             || self.current.reads > 0
-            || self
-                .history
-                .iter()
-                .rev()
-                .take(windows(HORIZON))
-                .any(|w| w.reads > 0)
+            || self.within_horizon(|w| w.reads > 0)
+    }
+
+    /// Whether one of the windows of the last `HORIZON` is `seen`.
+    fn within_horizon(&self, seen: impl Fn(&Window) -> bool) -> bool {
+        self.history.iter().rev().take(windows(HORIZON)).any(seen)
     }
 
     /// One scheduler tick (rate credit comes in ticks, so a write due now
@@ -272,12 +272,7 @@ impl Steer {
         let w = self.base.stats.class(Op::Write);
         w.queued + w.in_flight > 0
             || self.current.write_bytes > 0
-            || self
-                .history
-                .iter()
-                .rev()
-                .take(windows(HORIZON))
-                .any(|w| w.write_bytes > 0)
+            || self.within_horizon(|w| w.write_bytes > 0)
     }
 
     pub(super) fn trim_ready(&self, now: Nanos) -> bool {

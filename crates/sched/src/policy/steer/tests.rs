@@ -536,14 +536,15 @@ fn written(bench: &Bench, from: Nanos, to: Nanos) -> u64 {
         .sum()
 }
 
-/// The family drives where steer wrote at the deadline's floor (family:2,
-/// 5 and 11: a deaf writer's 64 queued writes went every 5 s, 1.6 MB/s here,
-/// whatever the limit): while the objective is owed, overdue writes wait,
-/// and each is counted; once it is paid, they go again.
-#[test]
-fn the_write_deadline_yields_while_the_objective_is_owed_and_says_so() {
+/// `p99<=1ms` met for 2 s of a deaf writer beside 200 us reads (the
+/// deadline holding, nothing late), then 20 s of 5 ms reads: an objective
+/// no write rate can pay for. Steer with `deadline` as given; the bench,
+/// the read time, when the reads turned slow and the next request id.
+fn reads_turn_slow(
+    deadline: &str,
+) -> (Steer, Bench, std::rc::Rc<std::cell::Cell<u64>>, Nanos, u64) {
     let (mut bench, read_us) = bench_with_read_time(200);
-    let mut s = steer("objective=p99<=1ms,deadline=yield");
+    let mut s = steer(&format!("objective=p99<=1ms,{deadline}"));
     let mut id = 0;
     load(&mut s, &mut bench, 2000, &mut id);
     assert_eq!(
@@ -554,6 +555,16 @@ fn the_write_deadline_yields_while_the_objective_is_owed_and_says_so() {
     read_us.set(5000);
     let from = bench.now;
     load(&mut s, &mut bench, 20_000, &mut id);
+    (s, bench, read_us, from, id)
+}
+
+/// The family drives where steer wrote at the deadline's floor (family:2,
+/// 5 and 11: a deaf writer's 64 queued writes went every 5 s, 1.6 MB/s here,
+/// whatever the limit): while the objective is owed, overdue writes wait,
+/// and each is counted; once it is paid, they go again.
+#[test]
+fn the_write_deadline_yields_while_the_objective_is_owed_and_says_so() {
+    let (mut s, mut bench, read_us, from, mut id) = reads_turn_slow("deadline=yield");
     let owed = written(&bench, from + Nanos::from_secs(5), bench.now);
     // The floor the deadline set: 64 writes of 128 KiB per 5 s, 15 s.
     let floor = 64 * (128 << 10) * 3;
@@ -579,13 +590,7 @@ fn the_write_deadline_yields_while_the_objective_is_owed_and_says_so() {
 
 #[test]
 fn the_write_deadline_holds_by_default_whatever_the_objective() {
-    let (mut bench, read_us) = bench_with_read_time(200);
-    let mut s = steer("objective=p99<=1ms");
-    let mut id = 0;
-    load(&mut s, &mut bench, 2000, &mut id);
-    read_us.set(5000);
-    let from = bench.now;
-    load(&mut s, &mut bench, 20_000, &mut id);
+    let (s, bench, _, from, _) = reads_turn_slow("deadline=hold");
     let written_then = written(&bench, from + Nanos::from_secs(5), bench.now);
     // The deadline's floor: 64 writes of 128 KiB per 5 s, over 15 s.
     let floor = 64 * (128 << 10) * 3;
