@@ -784,9 +784,10 @@ impl Policy for Steer {
             String::new()
         };
         vec![format!(
-            "steer sent {} writes more than a tick ({} ms) after their {:.1} s write deadline, \
+            "steer sent {} write{} more than a tick ({} ms) after the {:.1} s write deadline, \
              the latest {:.3} s after it arrived{why}",
             self.late_writes,
+            if self.late_writes == 1 { "" } else { "s" },
             self.tick_length().0 / 1_000_000,
             self.config.write_deadline.as_secs_f64(),
             self.longest_late.as_secs_f64(),

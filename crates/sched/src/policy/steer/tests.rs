@@ -576,7 +576,7 @@ fn the_write_deadline_yields_while_the_objective_is_owed_and_says_so() {
     );
     assert!(
         s.report_notes()[0].contains(&format!(
-            "{late} writes more than a tick (5 ms) after their 5.0 s"
+            "{late} writes more than a tick (5 ms) after the 5.0 s"
         )) && s.report_notes()[0].contains("could not pay for them"),
         "{:?}",
         s.report_notes()
