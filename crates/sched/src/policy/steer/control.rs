@@ -189,12 +189,12 @@ impl Steer {
         // deepest debt still gives a target (MAX_GAP below the rate at most).
         let spend =
             (allowance + (self.budget - RESERVE * allowance) / PAYBACK).max(allowance / 16.0);
-        let long = self.long_span();
+        // `self.cost`: the long span's, taken when this window closed.
         let in_debt = self.budget < 0.0;
         let cost = if in_debt {
-            long.cost().max(recent.cost())
+            self.cost.max(recent.cost())
         } else {
-            long.cost()
+            self.cost
         };
         let gap = if cost > 0.0 {
             (spend / cost / self.rate).log2().clamp(-MAX_GAP, MAX_GAP)
