@@ -7,6 +7,8 @@ Used by vs-fio.sh and vs-kernel.sh (standard library only):
   results.py iosteer FILE     CLASS IOPS MB/s P50_US P99_US P999_US
   results.py vs-fio TSV     medians and per-run ratios iosteer/fio
   results.py vs-kernel TSV  read p50/p99/p99.9 and MB/s, write MB/s per setup
+  results.py steer-real TSV steer and static limits against reads alone, per
+                            run, and issue 25's verdicts (steer-real.sh)
 
 fio's latency is its `lat` (submission to completion, `--lat_percentiles=1`),
 and its classes are summed over jobs (`--group_reporting`). iosteer's is from
@@ -182,6 +184,51 @@ def vs_kernel(path):
                 print(f"  {setup}: {ratio:.2f}x{verdict}")
 
 
+def steer_real(path):
+    # steer-real.sh's TSV: LAYOUT RUN SETUP CLASS ..., read by `load` as
+    # (layout, run, setup, class, iops, mbps, p50, p99, p999, cpu, wall).
+    rows = load(path)
+    fig = {(r[0], r[1], r[2], r[3]): r for r in rows}
+    for layout in dict.fromkeys(r[0] for r in rows):
+        runs = sorted({r[1] for r in rows if r[0] == layout})
+        setups = [s for s in dict.fromkeys(r[2] for r in rows if r[0] == layout) if s != "alone"]
+
+        def ratio(setup, run):
+            alone, mine = fig.get((layout, run, "alone", "read")), fig.get((layout, run, setup, "read"))
+            return mine[7] / alone[7] if alone and mine and alone[7] > 0 else float("nan")
+
+        def written(setup, run):
+            w = fig.get((layout, run, setup, "write"))
+            return w[5] if w else 0.0
+
+        print(f"\n{layout}: read p99 over the same run's reads alone, and write MB/s")
+        print("  run  alone p99 ms" + "".join(f"{s:>22}" for s in setups))
+        for run in runs:
+            alone = fig.get((layout, run, "alone", "read"))
+            cells = "".join(f"{ratio(s, run):>11.2f}x{written(s, run):>9.1f}  " for s in setups)
+            print(f"  {run:>3}{alone[7] / 1e3 if alone else float('nan'):>13.3f}{cells}")
+        held = {s: all(ratio(s, run) <= 2.0 for run in runs) for s in setups}
+        rates = sorted(written("steer", run) for run in runs)
+        statics = [s for s in setups if s.startswith("static:") and held[s]]
+        best = max(statics, key=lambda s: median([written(s, run) for run in runs]), default=None)
+        steer_held = sum(ratio("steer", run) <= 2.0 for run in runs)
+        print(f"  steer held p99<=2x in {steer_held} of {len(runs)} runs")
+        if rates:
+            slowest, mid = rates[0], median(rates)
+            print(
+                f"  steer wrote {slowest:.1f} to {rates[-1]:.1f} MB/s, median {mid:.1f}: slowest/median "
+                f"{slowest / mid if mid else float('nan'):.2f} (issue 25: at least 0.5)"
+            )
+        if best:
+            b = median([written(best, run) for run in runs])
+            print(
+                f"  best static limit holding 2x in every run: {best} ({b:.1f} MB/s median); "
+                f"steer's slowest run {'at least' if rates and rates[0] >= b else 'BELOW'} it"
+            )
+        else:
+            print("  no static limit held 2x in every run")
+
+
 def main(argv):
     if len(argv) != 3:
         sys.exit(__doc__)
@@ -194,6 +241,8 @@ def main(argv):
         vs_fio(path)
     elif mode == "vs-kernel":
         vs_kernel(path)
+    elif mode == "steer-real":
+        steer_real(path)
     else:
         sys.exit(__doc__)
 

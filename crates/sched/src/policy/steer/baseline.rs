@@ -1,6 +1,7 @@
 //! The baseline a relative objective is measured against: unloaded reads
 //! by quiet stretch, when a read counts as unloaded, the calibration that
-//! holds writes until one is known, and the target latency it gives.
+//! holds writes until one is known, and the target latency it gives; and the
+//! background, the share of recent unloaded reads over the target.
 
 use crate::objective::{Bound, Objective};
 use crate::request::Op;
@@ -8,7 +9,7 @@ use crate::stats::Percentiles;
 use crate::units::Nanos;
 
 use super::objective::Percentile;
-use super::{Steer, MIN_BASELINE_MISSES, QUIET};
+use super::{Steer, BACKGROUND_MISSES, MIN_BASELINE_MISSES, QUIET};
 
 /// Unloaded reads, by quiet stretch: the unloaded reads between two loaded
 /// ones. The baseline is the lowest percentile of a stretch with enough
@@ -79,7 +80,44 @@ impl QuietStretches {
     }
 }
 
+/// The share of recent unloaded reads over the target: misses the reads
+/// have with no write in the device, which no write limit can take away.
+/// Counted over about the last `BACKGROUND_MISSES / f` unloaded reads
+/// (each read's weight decays by one part in that many per unloaded read,
+/// not per second: with writes always about, the last measure stands), so
+/// a disk whose own latency moves (a shared or virtual disk) is judged by
+/// what it does now, not by its best stretch.
+#[derive(Debug, Default)]
+pub(super) struct Background {
+    reads: f64,
+    misses: f64,
+}
+
+impl Background {
+    pub(super) fn record(&mut self, missed: bool, objective: &Objective) {
+        let keep = 1.0 - objective.allowed_misses() / BACKGROUND_MISSES;
+        self.reads = self.reads * keep + 1.0;
+        self.misses = self.misses * keep + f64::from(u8::from(missed));
+    }
+
+    /// The share, once the reads counted allow `MIN_BASELINE_MISSES`.
+    pub(super) fn share(&self, objective: &Objective) -> Option<f64> {
+        (self.reads * objective.allowed_misses() >= MIN_BASELINE_MISSES)
+            .then(|| self.misses / self.reads)
+    }
+}
+
 impl Steer {
+    /// The share of reads expected over the target with no write about:
+    /// that of recent unloaded reads, or before enough of them, that of the
+    /// baseline's stretch.
+    pub(super) fn background_share(&self) -> f64 {
+        self.background
+            .share(&self.config.objective)
+            .or_else(|| self.unloaded.lowest().map(|(_, share)| share))
+            .unwrap_or(0.0)
+    }
+
     /// The read latency target now, if known.
     pub fn target(&self) -> Option<Nanos> {
         match self.config.objective.bound {
@@ -111,13 +149,14 @@ impl Steer {
                 .is_some_and(|first| now - first < self.config.calibrate)
     }
 
-    /// Whether a read completing now is unloaded (writes held while
-    /// calibrating do not load the device).
+    /// Whether a read completing now is unloaded: no write or trim in the
+    /// device, and none sent or completed for `QUIET` (writes and trims
+    /// held in the scheduler do not load the device: a writer held at its
+    /// limit or its deadline leaves unloaded reads between its writes).
     pub(super) fn quiet(&self, now: Nanos) -> bool {
         let w = self.base.stats.class(Op::Write);
         let t = self.base.stats.class(Op::Trim);
-        let held = if self.calibrating(now) { w.queued } else { 0 };
-        w.queued + w.in_flight + t.queued + t.in_flight == held
+        w.in_flight + t.in_flight == 0
             && self.last_write_activity.is_none_or(|at| now - at >= QUIET)
     }
 }

@@ -73,8 +73,7 @@ impl Steer {
         let w = self.base.stats.class(Op::Write);
         window.loaded |= window.write_bytes > 0 || w.queued + w.in_flight > 0;
         window.charged = self.charge(&window);
-        let background_share = self.unloaded.lowest().map_or(0.0, |(_, share)| share);
-        window.background = window.reads as f64 * background_share;
+        window.background = window.reads as f64 * self.background_share();
         self.history.push_back(window);
         while self.history.len() > windows(MAX_HORIZON) {
             self.history.pop_front();
@@ -143,7 +142,9 @@ impl Steer {
         } else {
             0.0
         };
-        self.budget = (self.budget + earned - last.charged)
+        // Misses the reads would have with no write about are not charged:
+        // no write rate pays them back.
+        self.budget = (self.budget + earned - last.charged + last.background)
             .clamp(-MAX_DEBT * allowance, MAX_SAVED * allowance);
         self.cost = self.long_span().cost();
         // Nothing to judge: no write to limit, or no read to tell...

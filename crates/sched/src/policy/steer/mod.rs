@@ -236,7 +236,7 @@ mod queues;
 #[cfg(test)]
 mod tests;
 
-use baseline::QuietStretches;
+use baseline::{Background, QuietStretches};
 use control::{windows, Window};
 use queues::{HeldReads, ReadsSent, Unsent, WriteQueue};
 
@@ -252,9 +252,12 @@ const MAX_HORIZON: Nanos = Nanos::from_secs(10);
 /// Unloaded reads needed before the measured baseline replaces the estimate:
 /// enough for this many of them to lie above the percentile.
 const MIN_BASELINE_MISSES: f64 = 10.0;
-/// A read is unloaded when no write or trim has been queued or in the
-/// device for this long.
+/// A read is unloaded when no write or trim has been in the device (sent,
+/// in flight or completed) for this long.
 const QUIET: Nanos = Nanos::from_millis(200);
+/// The background share is counted over the unloaded reads that allow about
+/// this many misses.
+const BACKGROUND_MISSES: f64 = 20.0;
 /// A trim's misses are charged spread over this long.
 const TRIM_SPREAD: Nanos = Nanos::from_secs(3);
 /// The cost per byte is taken over this much of the recent past, stretched
@@ -468,11 +471,12 @@ pub struct Steer {
     next_window: Nanos,
     /// Unloaded read latencies, and the lowest one-second read median seen.
     unloaded: QuietStretches,
+    background: Background,
     lowest_median: Option<Nanos>,
     /// When the first write was queued, and whether a read has been.
     first_write: Option<Nanos>,
     read_seen: bool,
-    /// Last time a write or trim was queued, sent or completed.
+    /// Last time a write or trim was sent or completed.
     last_write_activity: Option<Nanos>,
     /// Control windows ended one by one (an idle gap skipped counts none).
     windows_computed: u64,
@@ -524,6 +528,7 @@ impl Steer {
             history: VecDeque::new(),
             next_window: WINDOW,
             unloaded: QuietStretches::default(),
+            background: Background::default(),
             lowest_median: None,
             first_write: None,
             read_seen: false,
@@ -629,9 +634,6 @@ impl Policy for Steer {
             }
             Op::Write | Op::Flush => {
                 self.first_write.get_or_insert(now);
-                if !self.calibrating(now) {
-                    self.last_write_activity = Some(now);
-                }
                 if request.op == Op::Write {
                     self.trims.cut(request.offset, request.len);
                 }
@@ -644,7 +646,6 @@ impl Policy for Steer {
                 }
             }
             Op::Trim => {
-                self.last_write_activity = Some(now);
                 self.trims.push(request);
             }
         }
@@ -688,6 +689,8 @@ impl Policy for Steer {
                 }
                 if self.quiet(now) {
                     self.unloaded.record(latency);
+                    let missed = self.target().is_some_and(|t| latency > t);
+                    self.background.record(missed, &self.config.objective);
                 } else {
                     self.unloaded.interrupt();
                 }
