@@ -23,8 +23,9 @@
 //! 90, 99, 99.9. Its percentile gives the share of reads allowed to miss,
 //! f = 1 - NN/100 (1% for p99), and its bound the target latency T. A
 //! relative bound is K times the same percentile of *unloaded* reads: reads
-//! that complete while no write or trim is queued or in the device and none
-//! has been for `QUIET`. The baseline is the lowest percentile of a *quiet
+//! that complete while no write or trim is in the device and none has been
+//! sent or completed for `QUIET` (writes held in the scheduler do not load
+//! the device). The baseline is the lowest percentile of a *quiet
 //! stretch* (the unloaded reads between two loaded ones) holding at least
 //! `MIN_BASELINE_MISSES / f` reads; shorter stretches run on into the next.
 //! Pooling every unloaded read instead let a drive that reads slower while
@@ -37,8 +38,8 @@
 //! off on other devices (on a virtio disk p99 is about 8x p50, so the
 //! estimate held writes to 3 MB/s where 300 MB/s met the objective). So while
 //! no baseline is known and reads are about, writes are held for up to
-//! `calibrate` from the first write, and reads completing meanwhile count as
-//! unloaded once the writes in the device have been gone `QUIET`; the
+//! `calibrate` from the first write (reads completing meanwhile are
+//! unloaded once the writes in the device have been gone `QUIET`); the
 //! estimate is used only if that does not yield enough reads.
 //! Latency is end to end (queued in the scheduler plus in the device), as a
 //! reader sees it.
@@ -69,11 +70,16 @@
 //! `COST_MISSES` misses (at most `MAX_HORIZON`: after a rare burst, such as
 //! the GC onset when the drive's free pool runs out, the cost stays high
 //! until enough new misses outweigh it or it is 10 s old). Only the misses
-//! above the background count in c: the background is what the same reads
-//! would miss with no write about, the share of unloaded reads over T (zero
-//! on the simulated drives at 2x; on this machine's virtio disk, whose
-//! unloaded tail is long, blaming those misses on writes held them to a
-//! few MB/s). It may spend the
+//! above the background count in c, and the budget is not charged for the
+//! background: it is what the same reads would miss with no write about,
+//! the share over T of the last unloaded reads (those that allow about
+//! `BACKGROUND_MISSES`, whatever their age; before there are enough, that
+//! of the baseline's stretch). It is zero on the simulated drives at 2x. On
+//! this machine's virtio disk, whose unloaded tail is long and moves from
+//! second to second, blaming those misses on writes held them to a few
+//! MB/s, and a 60 s run fell to the 100 kB/s floor for its last 25 s while
+//! the reads were as slow as with no writer; the reads between the writes
+//! the deadline sends are unloaded, and show it. It may spend the
 //! allowance per second plus (budget - `RESERVE`) / `PAYBACK`: debt is paid
 //! back, and savings above the reserve spent, over 10 s. The target rate is
 //! spend / c (`MAX_GAP` above the rate when no miss was seen), and the limit
@@ -188,6 +194,8 @@
 //! - `WINDOW` 100 ms (Kyber's timer, wbt's window), `HORIZON` 1 s,
 //!   `MAX_HORIZON` 10 s, `MIN_HORIZON_MISSES` 10 (misses the objective
 //!   allows in a horizon), `MIN_BASELINE_MISSES` 10, `QUIET` 200 ms;
+//! - `BACKGROUND_MISSES` 20: the background share known within about a
+//!   quarter (as `COST_MISSES`), over 2,000 unloaded reads at p99;
 //! - `TRIM_SPREAD` 3 s: thirty windows, so a trim's ~20 ms burst becomes a
 //!   smooth cost, mostly charged before the next trim (about 4 s apart when
 //!   a fill is held to 16 MB/s on consumer-sata);
