@@ -6,6 +6,7 @@ use crate::limiter::LimiterKind;
 use crate::request::Op;
 use crate::units::Nanos;
 
+use super::baseline::Stale;
 use super::objective::Percentile;
 use super::{
     Steer, COST_HORIZON, COST_MISSES, DEBT_RESPONSE, HORIZON, MAX_DEBT, MAX_GAP, MAX_HORIZON,
@@ -22,8 +23,11 @@ pub(super) struct Window {
     /// Misses charged: the others, plus a share of the trim misses owed.
     pub(super) charged: f64,
     /// Misses expected of these reads with no write about (the unloaded
-    /// reads' share over the target).
+    /// reads' share over the target)...
     pub(super) background: f64,
+    /// ...and whether they are past the objective's allowance (then they
+    /// are not charged to the budget either).
+    pub(super) stale: bool,
     pub(super) write_bytes: u64,
     /// Device time of the writes completed in the window, and their bytes.
     pub(super) write_service: u64,
@@ -73,7 +77,9 @@ impl Steer {
         let w = self.base.stats.class(Op::Write);
         window.loaded |= window.write_bytes > 0 || w.queued + w.in_flight > 0;
         window.charged = self.charge(&window);
-        window.background = window.reads as f64 * self.background_share();
+        let (share, Stale(stale)) = self.background_share();
+        window.background = window.reads as f64 * share;
+        window.stale = stale;
         self.history.push_back(window);
         while self.history.len() > windows(MAX_HORIZON) {
             self.history.pop_front();
@@ -142,9 +148,10 @@ impl Steer {
         } else {
             0.0
         };
-        // Misses the reads would have with no write about are not charged:
-        // no write rate pays them back.
-        self.budget = (self.budget + earned - last.charged + last.background)
+        // Misses the reads would have with no write about, past what the
+        // objective allows, are not charged: no write rate pays them back.
+        let disk_own = if last.stale { last.background } else { 0.0 };
+        self.budget = (self.budget + earned - last.charged + disk_own)
             .clamp(-MAX_DEBT * allowance, MAX_SAVED * allowance);
         self.cost = self.long_span().cost();
         // Nothing to judge: no write to limit, or no read to tell...

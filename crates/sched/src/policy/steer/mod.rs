@@ -695,10 +695,12 @@ impl Policy for Steer {
                         self.current.trim_misses += 1;
                     }
                 }
-                if self.quiet(now) {
-                    self.unloaded.record(latency);
+                if self.device_idle(now) {
                     let missed = self.target().is_some_and(|t| latency > t);
                     self.background.record(missed, &self.config.objective);
+                }
+                if self.quiet(now) {
+                    self.unloaded.record(latency);
                 } else {
                     self.unloaded.interrupt();
                 }

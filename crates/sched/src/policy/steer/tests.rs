@@ -271,11 +271,28 @@ fn a_disk_that_turns_slow_on_its_own_does_not_hold_writes_at_the_floor() {
         _ => Nanos::from_micros(500),
     });
     let mut s = steer("");
+    // Reads every 1 ms beside a writer of 1 MiB writes, 8 outstanding (the
+    // real-disk bench's).
     let mut id = 0;
-    load(&mut s, &mut bench, 5000, &mut id);
+    let mut run = |s: &mut Steer, bench: &mut Bench, ms: u64| {
+        let end = bench.now + Nanos::from_millis(ms);
+        while bench.now < end {
+            let at = bench.now;
+            bench.submit(s, Request::new(id, Op::Read, (id % 1000) << 20, 4096, at));
+            id += 1;
+            let w = s.stats().class(Op::Write);
+            if w.queued + w.in_flight < 8 {
+                let write = Request::new(id, Op::Write, (1 << 40) + (id << 20), 1 << 20, at);
+                bench.submit(s, write);
+                id += 1;
+            }
+            bench.advance(s, at + Nanos::from_millis(1));
+        }
+    };
+    run(&mut s, &mut bench, 5000);
     let before = s.rate();
     noisy.set(true);
-    load(&mut s, &mut bench, 60_000, &mut id);
+    run(&mut s, &mut bench, 60_000);
     assert!(
         s.rate() * 2 > before,
         "the disk's own misses: {before} -> {} kB/s",
