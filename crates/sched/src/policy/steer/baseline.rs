@@ -80,18 +80,16 @@ impl QuietStretches {
     }
 }
 
-/// The share of recent unloaded reads over the target: misses the reads
-/// have with no write in the device, which no write limit can take away.
-/// Counted over about the last `BACKGROUND_MISSES / f` unloaded reads
-/// (each read's weight decays by one part in that many per unloaded read,
-/// not per second: with writes always about, the last measure stands), so
-/// a disk whose own latency moves (a shared or virtual disk) is judged by
-/// what it does now, not by its best stretch.
 /// Whether the baseline is stale: the disk's own misses exceed the
 /// objective's allowance.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub(super) struct Stale(pub(super) bool);
 
+/// The share of recent unloaded reads over the target (unloaded: no write
+/// in the device, whether or not writes wait in the scheduler). Counted
+/// over about the last `BACKGROUND_MISSES / f` such reads: each read's
+/// weight decays by one part in that many per read, not per second, so
+/// with writes always in the device the last measure stands.
 #[derive(Debug, Default)]
 pub(super) struct Background {
     reads: f64,
@@ -172,13 +170,12 @@ impl Steer {
         let w = self.base.stats.class(Op::Write);
         let t = self.base.stats.class(Op::Trim);
         let held = if self.calibrating(now) { w.queued } else { 0 };
-        w.queued + t.queued + w.in_flight + t.in_flight == held
-            && self.last_write_activity.is_none_or(|at| now - at >= QUIET)
+        w.queued + t.queued == held && self.device_idle(now)
     }
 
     /// Whether a read completing now is unloaded for the background: no
-    /// write or trim in the device, none sent or completed for
-    /// `BACKGROUND_QUIET` (writes held in the scheduler do not load the device: a writer held
+    /// write or trim in the device, none sent or completed for `QUIET`
+    /// (writes held in the scheduler do not load the device: a writer held
     /// at its limit or its deadline leaves unloaded reads between its
     /// writes).
     pub(super) fn device_idle(&self, now: Nanos) -> bool {
