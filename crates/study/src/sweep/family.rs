@@ -23,6 +23,7 @@
 //! nobody asked.
 
 use iosteer_device::{family, DeviceConfig};
+use iosteer_sched::limiter::Limit;
 use iosteer_workload::chart::{category_chart, OutputError};
 
 use super::*;
@@ -114,9 +115,17 @@ pub fn parse_drives(text: &str) -> Result<Vec<DeviceConfig>, FamilyError> {
     Ok(drives)
 }
 
-/// The static limit of `kb_per_s` (1 kB = 1000 bytes), as a spec.
+/// The static limit of `kb_per_s` (1 kB = 1000 bytes), as a spec; the
+/// limiter's maximum is raised to it where it is above upstream's 300,000
+/// (netflix refuses a current above the maximum: a 7 GB/s drive's grid
+/// starts at 420,000).
 fn static_spec(kb_per_s: u64) -> String {
-    format!("netflix:write.limiter=bandwidth,write.current={kb_per_s}")
+    let spec = format!("netflix:write.limiter=bandwidth,write.current={kb_per_s}");
+    if kb_per_s > Limit::UNLIMITED.max {
+        format!("{spec},write.max={kb_per_s}")
+    } else {
+        spec
+    }
 }
 
 /// The coarse static grid of a drive: `points` limits from `STATIC_TOP`
@@ -677,6 +686,14 @@ mod tests {
             refinement(8000).collect::<Vec<_>>(),
             vec![9514, 11314, 13454]
         );
+    }
+
+    #[test]
+    fn static_limits_above_upstreams_maximum_build() {
+        for kb in [1, 300_000, 324_600, 4_200_000] {
+            let spec = static_spec(kb);
+            assert!(iosteer_sched::policy::build(&spec).is_ok(), "{spec}");
+        }
     }
 
     #[test]
