@@ -22,7 +22,7 @@ esac
 err=$(mktemp)
 trap 'rm -f "$err"' EXIT
 json=$("$bin" sweep "$scenario" --device "$device" --objective 'p99<=2x' \
-  --sched fifo --json "$@" 2>"$err") || { cat "$err" >&2; exit 1; }
+  --sched fifo --chart - --json "$@" 2>"$err") || { cat "$err" >&2; exit 1; }
 bound_us=$(echo "$json" | python3 -c '
 import json, sys
 report = json.load(sys.stdin)
