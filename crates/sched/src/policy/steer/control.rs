@@ -143,6 +143,7 @@ impl Steer {
             (t.reads as f64) * f < MIN_HORIZON_MISSES
         });
         let allowance = (f * recent.reads_per_second()).max(1.0);
+        self.reserve = RESERVE * allowance;
         let earned = if last.loaded {
             f * last.reads as f64
         } else {

@@ -635,11 +635,11 @@ fn reads_turn_slow(
 
 /// The family drives where steer wrote at the deadline's floor (family:2,
 /// 5 and 11: a deaf writer's 64 queued writes went every 5 s, 1.6 MB/s here,
-/// whatever the limit): while the objective is owed, overdue writes wait,
-/// and each is counted; once it is paid, they go again.
+/// whatever the limit): by default, while the objective is owed, overdue
+/// writes wait, and each is counted; once it is paid, they go again.
 #[test]
-fn the_write_deadline_yields_while_the_objective_is_owed_and_says_so() {
-    let (mut s, mut bench, read_us, from, mut id) = reads_turn_slow("deadline=yield");
+fn the_write_deadline_yields_by_default_while_the_objective_is_owed_and_says_so() {
+    let (mut s, mut bench, read_us, from, mut id) = reads_turn_slow("");
     let owed = written(&bench, from + Nanos::from_secs(5), bench.now);
     // The floor the deadline set: 64 writes of 128 KiB per 5 s, 15 s.
     let floor = 64 * (128 << 10) * 3;
@@ -664,7 +664,7 @@ fn the_write_deadline_yields_while_the_objective_is_owed_and_says_so() {
 }
 
 #[test]
-fn the_write_deadline_holds_by_default_whatever_the_objective() {
+fn with_deadline_hold_the_write_deadline_holds_whatever_the_objective() {
     let (s, bench, _, from, _) = reads_turn_slow("deadline=hold");
     let written_then = written(&bench, from + Nanos::from_secs(5), bench.now);
     // The deadline's floor: 64 writes of 128 KiB per 5 s, over 15 s.
