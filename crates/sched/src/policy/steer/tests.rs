@@ -3,7 +3,8 @@
 
 use super::objective::{self, Percentile};
 use super::*;
-use crate::config::apply_pairs;
+use crate::config::{apply_pairs, ConfigError};
+use crate::objective::Bound;
 use crate::objective::ObjectiveError;
 use crate::ordering::Queued;
 use crate::policy::testkit::{configured, Bench};
