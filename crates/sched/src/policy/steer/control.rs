@@ -152,8 +152,9 @@ impl Steer {
         // Misses the reads would have with no write about, past what the
         // objective allows, are not charged: no write rate pays them back.
         let disk_own = if last.stale { last.background } else { 0.0 };
-        self.budget = (self.budget + earned - last.charged + disk_own)
-            .clamp(-MAX_DEBT * allowance, MAX_SAVED * allowance);
+        let budget = self.budget + earned - last.charged + disk_own;
+        self.forgiven += (-MAX_DEBT * allowance - budget).max(0.0);
+        self.budget = budget.clamp(-MAX_DEBT * allowance, MAX_SAVED * allowance);
         self.cost = self.long_span().cost();
         // Nothing to judge: no write to limit, or no read to tell...
         if !last.loaded || last.reads == 0 {

@@ -225,7 +225,18 @@
 //! - `RESERVE` 5 allowances: at 3 the objective slipped on consumer-sata in
 //!   every seed tried (a GC onset costs that drive ~18 allowances), and each
 //!   allowance kept costs about 1% of a 90 s fill's writes;
-//! - `MAX_SAVED` 10 and `MAX_DEBT` 10 allowances; `PAYBACK` 10 s (an empty
+//! - `MAX_SAVED` 10 allowances: savings are a margin, not a licence for a
+//!   burst;
+//! - `MAX_DEBT` 100 allowances: the objective is judged over the whole
+//!   loaded period, so a debt is paid back, not forgiven; bounded so that a
+//!   disaster (running a blocking-GC drive's free pool out costs family:1
+//!   about 700 allowances) holds the writes for about 100 s, not for the
+//!   rest of a long run. At 10, the GC bursts of family:6 and family:12
+//!   (debts of 30 to 65 allowances) were forgiven and both missed `p99<=2x`
+//!   on seed 1 (1.7x and 1.1x); at 100 both meet, writing 9.1 and 18.9 MB/s
+//!   where they wrote 10.8 and 21.4. Whatever is forgiven all the same is
+//!   counted and the run's notes say so;
+//! - `PAYBACK` 10 s (an empty
 //!   budget, the reserve owed, halves what is spent until it is back);
 //!   `DEBT_RESPONSE` 0.2 per window (90% of the gap closed in a second);
 //!   `MAX_GAP` 4 (a factor of 16, so the limit grows at most 1.7x a second);
@@ -292,7 +303,7 @@ const COST_MISSES: f64 = 20.0;
 /// reads): kept unspent, most saved, most owed.
 const RESERVE: f64 = 5.0;
 const MAX_SAVED: f64 = 10.0;
-const MAX_DEBT: f64 = 10.0;
+const MAX_DEBT: f64 = 100.0;
 /// Budget off the reserve is paid back, or spent, over this long.
 const PAYBACK: f64 = 10.0;
 /// Share of the log gap to the target closed per window while in debt.
@@ -361,6 +372,8 @@ pub struct Steer {
     /// objective could not pay for them, and the longest such wait.
     late_writes: u64,
     longest_late: Nanos,
+    /// Misses owed past `MAX_DEBT` allowances, forgiven.
+    forgiven: f64,
     base: Base,
 }
 
@@ -412,6 +425,7 @@ impl Steer {
             cost: 0.0,
             reserve: 0.0,
             late_writes: 0,
+            forgiven: 0.0,
             longest_late: Nanos::ZERO,
             base: Base::ticking(&config.common, config.quanta),
             config,
@@ -434,6 +448,11 @@ impl Steer {
     /// them), and the longest of their waits.
     pub fn late_writes(&self) -> (u64, Nanos) {
         (self.late_writes, self.longest_late)
+    }
+
+    /// Misses the budget forgave: owed past `MAX_DEBT` allowances.
+    pub fn forgiven_misses(&self) -> f64 {
+        self.forgiven
     }
 
     /// Control windows ended one by one so far.
@@ -653,9 +672,24 @@ impl Policy for Steer {
     }
 
     fn report_notes(&self) -> Vec<String> {
-        if self.late_writes == 0 {
-            return Vec::new();
+        let mut notes = Vec::new();
+        if self.late_writes > 0 {
+            notes.push(self.late_writes_note());
         }
+        if self.forgiven >= 0.5 {
+            notes.push(format!(
+                "steer forgave {:.0} read misses over the target its budget could not hold \
+                 (owed past {MAX_DEBT} seconds of what the objective {} allows): the \
+                 objective is likely missed",
+                self.forgiven, self.config.objective
+            ));
+        }
+        notes
+    }
+}
+
+impl Steer {
+    fn late_writes_note(&self) -> String {
         let why = if self.config.deadline_yields {
             format!(
                 ", while the objective {} could not pay for them",
@@ -664,7 +698,7 @@ impl Policy for Steer {
         } else {
             String::new()
         };
-        vec![format!(
+        format!(
             "steer sent {} write{} more than a tick ({} ms) after the {:.1} s write deadline, \
              the latest {:.3} s after it arrived{why}",
             self.late_writes,
@@ -672,6 +706,6 @@ impl Policy for Steer {
             self.tick_length().0 / 1_000_000,
             self.config.write_deadline.as_secs_f64(),
             self.longest_late.as_secs_f64(),
-        )]
+        )
     }
 }
