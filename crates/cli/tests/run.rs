@@ -187,6 +187,30 @@ fn an_emulated_drive_runs_in_real_time_with_the_simulators_phases_and_drive_repo
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// steer's per-second line shows what it steers: the write limit and the
+/// read target (its objective's bound over the measured baseline).
+#[test]
+fn steers_per_second_line_shows_its_write_limit_and_read_target() {
+    let (dir, job) = job_in("emulate-steer", "serve-then-write.fio", SERVE_THEN_WRITE);
+    let out = iosteer()
+        .args(["run", "--emulate", "diskSim-slc", "--job"])
+        .arg(&job)
+        .args(["--sched", "steer:objective=p99<=2x"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("read target"))
+        .unwrap_or_else(|| panic!("no read target in {stderr}"));
+    assert!(
+        line.contains("write limit") && line.ends_with(" ms"),
+        "{line}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn emulate_refuses_a_target_and_names_the_presets() {
     assert_refused_saying(

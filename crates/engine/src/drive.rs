@@ -139,6 +139,9 @@ impl Observer for Watch {
         if let Some(limit) = sched.write_limit() {
             line += &format!(" | write limit {} {}", limit.value, limit.unit);
         }
+        if let Some(target) = sched.read_target() {
+            line += &format!(" | read target {:.3} ms", target.0 as f64 / 1e6);
+        }
         if self.print {
             eprintln!("{line}");
         }

@@ -254,6 +254,14 @@ fn device_metrics(out: &mut Exposition, sched: &dyn Scheduler, backend: &dyn Bac
         let labels = [("kind", limit.kind), ("unit", limit.unit)];
         out.sample(name, &labels, Value::Float(limit.value));
     }
+    if let Some(target) = sched.read_target() {
+        out.scalar(
+            "iosteer_read_target_seconds",
+            Kind::Gauge,
+            "The read latency the policy steers to now (steer: its objective's bound).",
+            Value::Float(target.0 as f64 / 1e9),
+        );
+    }
     if let Some((free_blocks, gc_pages_moved)) = backend.drive_gauges() {
         out.scalar(
             "iosteer_drive_free_blocks",

@@ -163,6 +163,12 @@ pub trait Scheduler: Send {
         None
     }
 
+    /// The read latency the policy steers to now, if it has one (steer's
+    /// target: its objective's bound over the measured baseline).
+    fn read_target(&self) -> Option<Nanos> {
+        None
+    }
+
     /// What the policy did that a report should say (a promise it did not
     /// keep, and why), one sentence each; none by default.
     fn notes(&self) -> Vec<String> {

@@ -299,3 +299,14 @@ fn a_bad_or_busy_address_is_named_and_dropping_closes_the_port() {
     drop(server);
     assert!(TcpStream::connect(&addr).is_err(), "still listening");
 }
+
+#[test]
+fn steers_read_target_is_a_gauge_and_a_policy_without_one_has_none() {
+    let spec = "steer:objective=p99<=1ms";
+    let mut sched = policy::build(spec).unwrap();
+    let until = Nanos::from_millis(1500);
+    drive(sched.as_mut(), until);
+    let text = render(sched.as_ref(), &emulated(), &RunGauges { now: until, spec });
+    assert_eq!(value(&text, "iosteer_read_target_seconds "), 0.001);
+    assert!(!rendered(SPEC).contains("iosteer_read_target_seconds"));
+}

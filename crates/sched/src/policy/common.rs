@@ -181,6 +181,11 @@ pub(crate) trait Policy: Send {
     fn report_notes(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// [`Scheduler::read_target`].
+    fn latency_target(&self) -> Option<Nanos> {
+        None
+    }
 }
 
 impl<P: Policy> Scheduler for P {
@@ -250,5 +255,9 @@ impl<P: Policy> Scheduler for P {
 
     fn notes(&self) -> Vec<String> {
         self.report_notes()
+    }
+
+    fn read_target(&self) -> Option<Nanos> {
+        self.latency_target()
     }
 }

@@ -671,6 +671,10 @@ impl Policy for Steer {
         })
     }
 
+    fn latency_target(&self) -> Option<Nanos> {
+        self.target()
+    }
+
     fn report_notes(&self) -> Vec<String> {
         let mut notes = Vec::new();
         if self.late_writes > 0 {
