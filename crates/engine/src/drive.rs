@@ -12,6 +12,7 @@
 use iosteer_sched::{Nanos, Op, Outcome, Request, Scheduler};
 use iosteer_workload::job_phases::{self, PhaseTracker};
 use iosteer_workload::report::{round, CpuReport, Phase, Recorder, RunReport};
+use iosteer_workload::series::gauges_of;
 use iosteer_workload::workload::{Generator, Job, JobKind};
 
 use crate::engine::EngineError;
@@ -112,11 +113,10 @@ impl Observer for Watch {
     }
 
     fn second(&mut self, now: Nanos, sched: &dyn Scheduler, backend: &dyn Backend) {
-        let stats = sched.stats();
-        let queued = [Op::Read, Op::Write, Op::Trim].map(|op| stats.class(op).queued);
-        let (free, gc) = backend.drive_gauges().unwrap_or((0, 0));
-        self.recorder
-            .sample(now, queued, backend.view().in_flight, free, gc);
+        let drive = backend.drive_gauges().unwrap_or((0, 0));
+        let gauges = gauges_of(sched, backend.view().in_flight, drive);
+        self.recorder.sample(now, gauges);
+        let queued = gauges.queued;
         let mut line = format!("{:>5.0}s", now.as_secs_f64());
         for (name, s) in ["read", "write"].iter().zip(self.second.iter_mut()) {
             s.2.sort_unstable();

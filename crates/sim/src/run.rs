@@ -21,6 +21,7 @@ use thiserror::Error;
 
 use iosteer_workload::job_phases::{self, PhaseTracker};
 use iosteer_workload::report::{round, DeviceReport, Phase, Recorder, RunReport};
+use iosteer_workload::series::gauges_of;
 use iosteer_workload::workload::{Generator, Job};
 
 #[derive(Debug, Error)]
@@ -378,12 +379,11 @@ impl State {
     fn step(&mut self, sim: &Simulation) -> Result<(), SimError> {
         let now = self.now;
         if self.recorder.wants_sample(now) {
-            let stats = self.sched.stats();
-            let queued = [Op::Read, Op::Write, Op::Trim].map(|op| stats.class(op).queued);
             let ftl = self.device.ftl();
             let (free, gc) = (ftl.total_free_blocks(), ftl.counters.gc_pages_moved);
             let in_flight = self.device.view().in_flight;
-            self.recorder.sample(now, queued, in_flight, free, gc);
+            let gauges = gauges_of(self.sched.as_ref(), in_flight, (free, gc));
+            self.recorder.sample(now, gauges);
         }
         self.device.advance(now, &mut self.finished);
         self.mark_phases(now);

@@ -256,6 +256,18 @@ pub fn latency_chart(root: &Canvas, run: &RunReport) -> DrawResult {
             .label(name)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
     }
+    // The read latency the policy steered to (steer's target), where it had one.
+    let target: Vec<(f64, f64)> = series
+        .iter()
+        .filter_map(|s| Some((s.second as f64, s.read_target_ms?.clamp(lo, hi))))
+        .collect();
+    if !target.is_empty() {
+        let color = PALETTE[2];
+        chart
+            .draw_series(LineSeries::new(target, color.stroke_width(2)))?
+            .label("target")
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+    }
     legend_right(&mut chart)
 }
 

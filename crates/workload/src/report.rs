@@ -31,6 +31,8 @@ use iosteer_sched::objective::Metric;
 use iosteer_sched::{Nanos, Op};
 use serde::Serialize;
 
+use crate::series::Gauges;
+
 /// A phase of a run, by completion time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Phase {
@@ -487,20 +489,10 @@ impl Recorder {
         self.series.wants_sample(now)
     }
 
-    /// Samples the gauges of the second holding `now`: requests queued in the
-    /// scheduler (read, write, trim), commands in the device, and, for a
-    /// simulated drive, its free blocks and GC pages moved so far.
-    pub fn sample(
-        &mut self,
-        now: Nanos,
-        queued: [u32; 3],
-        in_flight: u32,
-        free_blocks: u64,
-        gc_pages_total: u64,
-    ) {
+    /// Samples the gauges of the second holding `now` (see [`Gauges`]).
+    pub fn sample(&mut self, now: Nanos, gauges: Gauges) {
         if self.series.wants_sample(now) {
-            self.series
-                .sample(now, queued, in_flight, free_blocks, gc_pages_total);
+            self.series.sample(now, gauges);
         }
     }
 

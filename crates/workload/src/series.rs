@@ -3,7 +3,9 @@
 //! Per second and class (read, write, trim): MB/s, IOPS, latency mean, p99
 //! and max (ms, of the requests completed in that second); and, sampled at the
 //! first event of each second: requests queued in the scheduler per class,
-//! commands in the drive, free blocks, and GC pages moved during the second.
+//! commands in the drive, free blocks, GC pages moved during the second, and
+//! what the policy steers (its write limit and read latency target), if it
+//! does.
 //!
 //! Memory does not grow with the requests: a second is summarised as it
 //! closes, so what stays is one fixed-size summary per active second, plus
@@ -26,7 +28,7 @@ use std::collections::VecDeque;
 use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
-use iosteer_sched::{Nanos, Op};
+use iosteer_sched::{Nanos, Op, Scheduler};
 
 /// Seconds a second stays open after a later one has begun.
 pub(crate) const GRACE_SECONDS: u64 = 2;
@@ -61,13 +63,20 @@ impl ClassTotals {
 }
 
 /// The gauges sampled at a second's first event.
-#[derive(Clone, Copy, Debug, Default)]
-struct Gauges {
-    sampled: bool,
-    queued: [u32; 3],
-    device_in_flight: u32,
-    free_blocks: u64,
-    gc_pages_total: u64,
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Gauges {
+    /// Requests queued in the scheduler: read, write, trim.
+    pub queued: [u32; 3],
+    pub device_in_flight: u32,
+    /// A simulated drive's free blocks and GC pages moved so far (zero for
+    /// a real one).
+    pub free_blocks: u64,
+    pub gc_pages_total: u64,
+    /// The policy's write limit, in the unit of its tunables (kB/s for a
+    /// bandwidth limit, commands for a queue depth), if it limits writes.
+    pub write_limit: Option<f64>,
+    /// The read latency the policy steers to, ms, if it has one.
+    pub read_target_ms: Option<f64>,
 }
 
 /// What stays of a second: a fixed size, whatever its requests.
@@ -75,7 +84,7 @@ struct Gauges {
 struct SecondSummary {
     second: u64,
     classes: [ClassTotals; 3],
-    gauges: Gauges,
+    gauges: Option<Gauges>,
 }
 
 impl SecondSummary {
@@ -218,25 +227,11 @@ impl SeriesCollector {
         self.sampled_up_to.is_none_or(|s| s < second_of(now))
     }
 
-    pub(crate) fn sample(
-        &mut self,
-        now: Nanos,
-        queued: [u32; 3],
-        device_in_flight: u32,
-        free_blocks: u64,
-        gc_pages_total: u64,
-    ) {
+    pub(crate) fn sample(&mut self, now: Nanos, gauges: Gauges) {
         let second = second_of(now);
-        let gauges = Gauges {
-            sampled: true,
-            queued,
-            device_in_flight,
-            free_blocks,
-            gc_pages_total,
-        };
         match self.open_second(second) {
-            Some(index) => self.open[index].summary.gauges = gauges,
-            None => self.closed_second(second).gauges = gauges,
+            Some(index) => self.open[index].summary.gauges = Some(gauges),
+            None => self.closed_second(second).gauges = Some(gauges),
         }
         self.sampled_up_to = Some(second);
     }
@@ -250,9 +245,9 @@ impl SeriesCollector {
         let mut next_total = gc_pages_total;
         let mut gc_moved = vec![0; summaries.len()];
         for (i, s) in summaries.iter().enumerate().rev() {
-            if s.gauges.sampled {
-                gc_moved[i] = next_total.saturating_sub(s.gauges.gc_pages_total);
-                next_total = s.gauges.gc_pages_total;
+            if let Some(g) = &s.gauges {
+                gc_moved[i] = next_total.saturating_sub(g.gc_pages_total);
+                next_total = g.gc_pages_total;
             }
         }
         let mut gauges = Gauges::default();
@@ -260,8 +255,8 @@ impl SeriesCollector {
             .iter()
             .zip(gc_moved)
             .map(|(s, gc_pages_moved)| {
-                if s.gauges.sampled {
-                    gauges = s.gauges;
+                if let Some(g) = s.gauges {
+                    gauges = g;
                 }
                 Second {
                     second: s.second,
@@ -270,6 +265,8 @@ impl SeriesCollector {
                     device_in_flight: gauges.device_in_flight,
                     free_blocks: gauges.free_blocks,
                     gc_pages_moved,
+                    write_limit: gauges.write_limit,
+                    read_target_ms: gauges.read_target_ms,
                 }
             })
             .collect()
@@ -312,9 +309,28 @@ pub struct Second {
     pub device_in_flight: u32,
     pub free_blocks: u64,
     pub gc_pages_moved: u64,
+    /// What the policy steered to: see [`Gauges`].
+    pub write_limit: Option<f64>,
+    pub read_target_ms: Option<f64>,
 }
 
-/// The series as CSV with a header line.
+/// The gauges of a run now: `sched`'s queues and what it steers, the
+/// device's commands in flight and a simulated drive's free blocks and GC
+/// pages moved so far (zeros for a real one).
+pub fn gauges_of(sched: &dyn Scheduler, device_in_flight: u32, drive: (u64, u64)) -> Gauges {
+    let stats = sched.stats();
+    Gauges {
+        queued: [Op::Read, Op::Write, Op::Trim].map(|op| stats.class(op).queued),
+        device_in_flight,
+        free_blocks: drive.0,
+        gc_pages_total: drive.1,
+        write_limit: sched.write_limit().map(|l| l.value),
+        read_target_ms: sched.read_target().map(|t| t.0 as f64 / 1e6),
+    }
+}
+
+/// The series as CSV with a header line; `write_limit` and `read_target_ms`
+/// are empty where the policy has none.
 pub fn csv(series: &[Second]) -> String {
     let mut out = String::from("second");
     for class in ["read", "write", "trim"] {
@@ -322,7 +338,8 @@ pub fn csv(series: &[Second]) -> String {
             let _ = write!(out, ",{class}_{col}");
         }
     }
-    out += ",queued_read,queued_write,queued_trim,device_in_flight,free_blocks,gc_pages_moved\n";
+    out += ",queued_read,queued_write,queued_trim,device_in_flight,free_blocks,gc_pages_moved";
+    out += ",write_limit,read_target_ms\n";
     for s in series {
         let _ = write!(out, "{}", s.second);
         for c in &s.classes {
@@ -332,7 +349,7 @@ pub fn csv(series: &[Second]) -> String {
                 c.mbps, c.iops, c.mean_ms, c.p99_ms, c.max_ms
             );
         }
-        let _ = writeln!(
+        let _ = write!(
             out,
             ",{},{},{},{},{},{}",
             s.queued[0],
@@ -341,6 +358,13 @@ pub fn csv(series: &[Second]) -> String {
             s.device_in_flight,
             s.free_blocks,
             s.gc_pages_moved
+        );
+        let optional = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.3}"));
+        let _ = writeln!(
+            out,
+            ",{},{}",
+            optional(s.write_limit),
+            optional(s.read_target_ms)
         );
     }
     out
@@ -374,6 +398,17 @@ impl SeriesCollector {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Gauges with no policy limit or target.
+    fn gauges(queued: [u32; 3], device_in_flight: u32, free: u64, gc: u64) -> Gauges {
+        Gauges {
+            queued,
+            device_in_flight,
+            free_blocks: free,
+            gc_pages_total: gc,
+            ..Gauges::default()
+        }
+    }
 
     /// Latencies from 1 µs to about 50 ms, spread over many buckets.
     fn latency(i: u64) -> Nanos {
@@ -445,7 +480,7 @@ mod tests {
     fn late_completions_still_count() {
         let mut c = SeriesCollector::default();
         c.record(Op::Read, 10, Nanos::from_millis(1), Nanos::from_secs(5));
-        c.sample(Nanos::from_secs(6), [0; 3], 0, 7, 0);
+        c.sample(Nanos::from_secs(6), gauges([0; 3], 0, 7, 0));
         // Second 5 is still open: this counts in its p99 too.
         c.record(Op::Read, 10, Nanos::from_millis(3), Nanos::from_secs(5));
         c.record(Op::Read, 10, Nanos::from_millis(1), Nanos::from_secs(9));
@@ -477,8 +512,13 @@ mod tests {
             Nanos::from_millis(3),
             Nanos::from_millis(200),
         );
-        c.sample(Nanos::from_millis(10), [1, 2, 3], 4, 500, 10);
-        c.sample(Nanos::from_millis(1100), [0, 0, 0], 1, 480, 70);
+        let steered = Gauges {
+            write_limit: Some(5000.0),
+            read_target_ms: Some(1.5),
+            ..gauges([1, 2, 3], 4, 500, 10)
+        };
+        c.sample(Nanos::from_millis(10), steered);
+        c.sample(Nanos::from_millis(1100), gauges([0, 0, 0], 1, 480, 70));
         c.record(Op::Read, 1, Nanos(1), Nanos::from_secs(1_000_000));
         let s = c.finish(100);
         assert_eq!(s.len(), 3, "idle seconds take no room");
@@ -498,5 +538,10 @@ mod tests {
         let text = csv(&s);
         assert_eq!(text.lines().count(), 4);
         assert!(text.starts_with("second,read_mbps,read_iops,read_lat_mean_ms"));
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].ends_with(",gc_pages_moved,write_limit,read_target_ms"));
+        // What the policy steered to, where it has it; empty where not.
+        assert!(lines[1].ends_with(",500,60,5000.000,1.500"), "{}", lines[1]);
+        assert!(lines[2].ends_with(",480,30,,"), "{}", lines[2]);
     }
 }
