@@ -25,8 +25,9 @@
 # runs with `deadline=hold` (the deadline sends a write whatever the
 # objective) and as it stands (`deadline=yield`, the default since
 # 2026-11-24: the deadline yields to an owed objective, keeping the
-# reserve): the last three then meet; the cliffs (family:1, 7) and
-# family:6 still miss (docs/RESULTS.md).
+# reserve): the last three then meet; family:6 meets since its debt is
+# paid back, not forgiven (21cd752); the cliffs (family:1, 7) still miss
+# (docs/RESULTS.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q -p iosteer
