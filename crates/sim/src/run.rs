@@ -707,7 +707,7 @@ mod tests {
     }
 
     fn queued_writes(report: &RunReport) -> Vec<u32> {
-        report.series.iter().map(|s| s.queued[1]).collect()
+        report.series.iter().map(|s| s.gauges.queued[1]).collect()
     }
 
     fn max_queued_writes(report: &RunReport) -> u32 {

@@ -259,7 +259,7 @@ pub fn latency_chart(root: &Canvas, run: &RunReport) -> DrawResult {
     // The read latency the policy steered to (steer's target), where it had one.
     let target: Vec<(f64, f64)> = series
         .iter()
-        .filter_map(|s| Some((s.second as f64, s.read_target_ms?.clamp(lo, hi))))
+        .filter_map(|s| Some((s.second as f64, s.gauges.read_target_ms?.clamp(lo, hi))))
         .collect();
     if !target.is_empty() {
         let color = PALETTE[2];
@@ -393,7 +393,7 @@ pub fn drive_state_chart(root: &Canvas, run: &RunReport) -> DrawResult {
         "free blocks",
         end,
         &line,
-        |s| s.free_blocks as f64,
+        |s| s.gauges.free_blocks as f64,
         1,
     )?;
     linear_panel(

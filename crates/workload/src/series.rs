@@ -261,12 +261,8 @@ impl SeriesCollector {
                 Second {
                     second: s.second,
                     classes: s.classes.map(ClassSecond::from),
-                    queued: gauges.queued,
-                    device_in_flight: gauges.device_in_flight,
-                    free_blocks: gauges.free_blocks,
+                    gauges,
                     gc_pages_moved,
-                    write_limit: gauges.write_limit,
-                    read_target_ms: gauges.read_target_ms,
                 }
             })
             .collect()
@@ -304,14 +300,10 @@ pub struct Second {
     pub second: u64,
     /// Read, write, trim.
     pub classes: [ClassSecond; 3],
-    /// Requests queued in the scheduler: read, write, trim.
-    pub queued: [u32; 3],
-    pub device_in_flight: u32,
-    pub free_blocks: u64,
+    /// As sampled at the second's first event (or the last sample before).
+    pub gauges: Gauges,
+    /// GC pages moved from this second's sample to the next.
     pub gc_pages_moved: u64,
-    /// What the policy steered to: see [`Gauges`].
-    pub write_limit: Option<f64>,
-    pub read_target_ms: Option<f64>,
 }
 
 /// The gauges of a run now: `sched`'s queues and what it steers, the
@@ -349,22 +341,23 @@ pub fn csv(series: &[Second]) -> String {
                 c.mbps, c.iops, c.mean_ms, c.p99_ms, c.max_ms
             );
         }
+        let g = &s.gauges;
         let _ = write!(
             out,
             ",{},{},{},{},{},{}",
-            s.queued[0],
-            s.queued[1],
-            s.queued[2],
-            s.device_in_flight,
-            s.free_blocks,
+            g.queued[0],
+            g.queued[1],
+            g.queued[2],
+            g.device_in_flight,
+            g.free_blocks,
             s.gc_pages_moved
         );
         let optional = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.3}"));
         let _ = writeln!(
             out,
             ",{},{}",
-            optional(s.write_limit),
-            optional(s.read_target_ms)
+            optional(g.write_limit),
+            optional(g.read_target_ms)
         );
     }
     out
@@ -492,7 +485,7 @@ mod tests {
         assert_eq!(seconds, [2, 5, 6, 9]);
         let five = &s[1].classes[0];
         assert_eq!((five.iops, five.p99_ms, five.max_ms), (3, 3.0, 8.0));
-        assert_eq!(s[2].free_blocks, 7);
+        assert_eq!(s[2].gauges.free_blocks, 7);
     }
 
     #[test]
@@ -532,7 +525,11 @@ mod tests {
         // GC from each sample to the next, or to the end: 60 pages in
         // second 0, 30 in second 1.
         assert_eq!(
-            (s[0].gc_pages_moved, s[1].gc_pages_moved, s[1].free_blocks),
+            (
+                s[0].gc_pages_moved,
+                s[1].gc_pages_moved,
+                s[1].gauges.free_blocks
+            ),
             (60, 30, 480)
         );
         let text = csv(&s);

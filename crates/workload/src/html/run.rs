@@ -58,7 +58,7 @@ fn question(context: &Context, runs: &[RunReport]) -> String {
 
 const READ_MBPS: Pick = |s| s.classes[0].mbps;
 const WRITE_MBPS: Pick = |s| s.classes[1].mbps;
-const FREE_BLOCKS: Pick = |s| s.free_blocks as f64;
+const FREE_BLOCKS: Pick = |s| s.gauges.free_blocks as f64;
 const GC_PAGES: Pick = |s| s.gc_pages_moved as f64;
 
 /// Every scheduler on one chart per metric.

@@ -1,6 +1,6 @@
 use super::*;
 use crate::report::{DeviceReport, PhaseReport, RunReport};
-use crate::series::{ClassSecond, Second};
+use crate::series::{ClassSecond, Gauges, Second};
 use crate::test_reports::{self, class};
 
 fn phase(name: &str, start_s: f64, end_s: f64, read_p99_us: f64, write_mbps: f64) -> PhaseReport {
@@ -28,9 +28,11 @@ fn series(seconds: u64, spike_ms: f64) -> Vec<Second> {
             Second {
                 second,
                 classes: [read, write, ClassSecond::default()],
-                free_blocks: 1000u64.saturating_sub(second * 10),
+                gauges: Gauges {
+                    free_blocks: 1000u64.saturating_sub(second * 10),
+                    ..Gauges::default()
+                },
                 gc_pages_moved: second * 3,
-                ..Default::default()
             }
         })
         .collect()
