@@ -147,21 +147,34 @@ startdelay=1s
 runtime=1s
 ";
 
-#[test]
-fn an_emulated_drive_runs_in_real_time_with_the_simulators_phases_and_drive_report() {
-    let (dir, job) = job_in("emulate", "serve-then-write.fio", SERVE_THEN_WRITE);
+/// Runs SERVE_THEN_WRITE on an emulated diskSim-slc under `sched` (in a
+/// directory of its own, `name`), which must succeed; the directory, the
+/// output and its stderr.
+fn serve_then_write_emulated(
+    name: &str,
+    sched: &str,
+    extra: &[&str],
+) -> (std::path::PathBuf, std::process::Output, String) {
+    let (dir, job) = job_in(name, "serve-then-write.fio", SERVE_THEN_WRITE);
     let out = iosteer()
         .args(["run", "--emulate", "diskSim-slc", "--job"])
         .arg(&job)
-        .args([
-            "--sched",
-            "netflix:write.limiter=queue_depth,write.current=2",
-        ])
-        .arg("--json")
+        .args(["--sched", sched])
+        .args(extra)
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{stderr}");
+    (dir, out, stderr)
+}
+
+#[test]
+fn an_emulated_drive_runs_in_real_time_with_the_simulators_phases_and_drive_report() {
+    let (dir, out, stderr) = serve_then_write_emulated(
+        "emulate",
+        "netflix:write.limiter=queue_depth,write.current=2",
+        &["--json"],
+    );
     assert!(stderr.contains("write limit 2 in flight"), "{stderr}");
     let report = report_of(&out);
     let run = &report["runs"][0];
@@ -191,15 +204,8 @@ fn an_emulated_drive_runs_in_real_time_with_the_simulators_phases_and_drive_repo
 /// read target (its objective's bound over the measured baseline).
 #[test]
 fn steers_per_second_line_shows_its_write_limit_and_read_target() {
-    let (dir, job) = job_in("emulate-steer", "serve-then-write.fio", SERVE_THEN_WRITE);
-    let out = iosteer()
-        .args(["run", "--emulate", "diskSim-slc", "--job"])
-        .arg(&job)
-        .args(["--sched", "steer:objective=p99<=2x"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    let (dir, _, stderr) =
+        serve_then_write_emulated("emulate-steer", "steer:objective=p99<=2x", &[]);
     let line = stderr
         .lines()
         .find(|l| l.contains("read target"))
