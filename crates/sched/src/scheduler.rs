@@ -164,7 +164,8 @@ pub trait Scheduler: Send {
     }
 
     /// The read latency the policy steers to now, if it has one (steer's
-    /// target: its objective's bound over the measured baseline).
+    /// target: its objective's bound, over the measured baseline once there
+    /// is one, over an estimate before).
     fn read_target(&self) -> Option<Nanos> {
         None
     }

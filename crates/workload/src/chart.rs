@@ -229,6 +229,12 @@ fn seconds(series: &[&[Second]]) -> f64 {
 pub fn latency_chart(root: &Canvas, run: &RunReport) -> DrawResult {
     let (label, series) = (&run.scheduler, &run.series);
     let (lo, hi) = latency_range(&[series]);
+    // Room for a target below the usual floor (an NVMe drive's 2x).
+    let lo = series
+        .iter()
+        .filter_map(|s| s.gauges.read_target_ms)
+        .fold(lo, f64::min)
+        .max(0.001);
     let end = seconds(&[series]);
     let mut chart = frame(root, &format!("read latency per second: {label}"))
         .build_cartesian_2d(0f64..end, (lo..hi).log_scale())?;

@@ -72,8 +72,10 @@ pub struct Gauges {
     /// a real one).
     pub free_blocks: u64,
     pub gc_pages_total: u64,
-    /// The policy's write limit, in the unit of its tunables (kB/s for a
-    /// bandwidth limit, commands for a queue depth), if it limits writes.
+    /// The policy's write limit, if it limits writes, in the unit `iosteer
+    /// run`'s per-second line names (kB/s for steer's and netflix's
+    /// bandwidth limits, commands for a queue depth; iocost's vrate in %,
+    /// wbt's and iolatency's depths).
     pub write_limit: Option<f64>,
     /// The read latency the policy steers to, ms, if it has one.
     pub read_target_ms: Option<f64>,
@@ -322,7 +324,8 @@ pub fn gauges_of(sched: &dyn Scheduler, device_in_flight: u32, drive: (u64, u64)
 }
 
 /// The series as CSV with a header line; `write_limit` and `read_target_ms`
-/// are empty where the policy has none.
+/// are empty where the policy has none (or before the first sample, as in
+/// `iosteer run`'s second 0).
 pub fn csv(series: &[Second]) -> String {
     let mut out = String::from("second");
     for class in ["read", "write", "trim"] {
@@ -352,13 +355,11 @@ pub fn csv(series: &[Second]) -> String {
             g.free_blocks,
             s.gc_pages_moved
         );
-        let optional = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.3}"));
-        let _ = writeln!(
-            out,
-            ",{},{}",
-            optional(g.write_limit),
-            optional(g.read_target_ms)
-        );
+        let limit = g.write_limit.map_or(String::new(), |v| v.to_string());
+        let target = g
+            .read_target_ms
+            .map_or(String::new(), |v| format!("{v:.3}"));
+        let _ = writeln!(out, ",{limit},{target}");
     }
     out
 }
@@ -538,7 +539,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].ends_with(",gc_pages_moved,write_limit,read_target_ms"));
         // What the policy steered to, where it has it; empty where not.
-        assert!(lines[1].ends_with(",500,60,5000.000,1.500"), "{}", lines[1]);
+        assert!(lines[1].ends_with(",500,60,5000,1.500"), "{}", lines[1]);
         assert!(lines[2].ends_with(",480,30,,"), "{}", lines[2]);
     }
 }

@@ -300,13 +300,17 @@ fn a_bad_or_busy_address_is_named_and_dropping_closes_the_port() {
     assert!(TcpStream::connect(&addr).is_err(), "still listening");
 }
 
+/// Reads take 100 us here and writes never leave the device quiet, so
+/// steer has no measured baseline and its target for `p99<=3x` is 3x its
+/// estimate, twice the lowest read median: 600 us, in seconds.
 #[test]
 fn steers_read_target_is_a_gauge_and_a_policy_without_one_has_none() {
-    let spec = "steer:objective=p99<=1ms";
+    let spec = "steer:objective=p99<=3x";
     let mut sched = policy::build(spec).unwrap();
     let until = Nanos::from_millis(1500);
     drive(sched.as_mut(), until);
     let text = render(sched.as_ref(), &emulated(), &RunGauges { now: until, spec });
-    assert_eq!(value(&text, "iosteer_read_target_seconds "), 0.001);
+    let target = value(&text, "iosteer_read_target_seconds ");
+    assert!((0.000_59..=0.000_61).contains(&target), "{target}");
     assert!(!rendered(SPEC).contains("iosteer_read_target_seconds"));
 }

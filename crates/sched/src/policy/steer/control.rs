@@ -153,8 +153,12 @@ impl Steer {
         // objective allows, are not charged: no write rate pays them back.
         let disk_own = if last.stale { last.background } else { 0.0 };
         let budget = self.budget + earned - last.charged + disk_own;
-        self.forgiven += (-MAX_DEBT * allowance - budget).max(0.0);
-        self.budget = budget.clamp(-MAX_DEBT * allowance, MAX_SAVED * allowance);
+        let most_owed = MAX_DEBT * allowance;
+        // Forgiven: whatever the cap cuts off the debt, misses of this
+        // window or older ones when the cap falls with the read rate (reads
+        // stalled behind GC complete slowly, so a burst lowers its own cap).
+        self.forgiven += (-most_owed - budget).max(0.0);
+        self.budget = budget.clamp(-most_owed, MAX_SAVED * allowance);
         self.cost = self.long_span().cost();
         // Nothing to judge: no write to limit, or no read to tell...
         if !last.loaded || last.reads == 0 {

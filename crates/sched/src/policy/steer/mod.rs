@@ -680,12 +680,14 @@ impl Policy for Steer {
         if self.late_writes > 0 {
             notes.push(self.late_writes_note());
         }
-        if self.forgiven >= 0.5 {
+        let forgiven = self.forgiven.round();
+        if forgiven >= 1.0 {
             notes.push(format!(
-                "steer forgave {:.0} read misses over the target its budget could not hold \
-                 (owed past {MAX_DEBT} seconds of what the objective {} allows): the \
-                 objective is likely missed",
-                self.forgiven, self.config.objective
+                "steer forgave {forgiven} read miss{} over the target its budget could not \
+                 hold (owed past {MAX_DEBT} times what the objective {} allows in a second of \
+                 recent reads): the objective is likely missed",
+                if forgiven == 1.0 { "" } else { "es" },
+                self.config.objective
             ));
         }
         notes

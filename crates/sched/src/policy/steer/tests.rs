@@ -683,9 +683,10 @@ fn with_deadline_hold_the_write_deadline_holds_whatever_the_objective() {
     assert_eq!(
         s.report_notes(),
         [format!(
-            "steer forgave {forgiven:.0} read misses over the target its budget could not hold \
-             (owed past 100 seconds of what the objective read p99 <= 1ms allows): the \
-             objective is likely missed"
+            "steer forgave {} read misses over the target its budget could not hold (owed \
+             past 100 times what the objective read p99 <= 1ms allows in a second of recent \
+             reads): the objective is likely missed",
+            forgiven.round()
         )]
     );
 }
