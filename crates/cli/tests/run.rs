@@ -201,7 +201,7 @@ fn an_emulated_drive_runs_in_real_time_with_the_simulators_phases_and_drive_repo
 }
 
 /// steer's per-second line shows what it steers: the write limit and the
-/// read target (its objective's bound over the measured baseline).
+/// read target (its objective's bound).
 #[test]
 fn steers_per_second_line_shows_its_write_limit_and_read_target() {
     let (dir, _, stderr) =
@@ -211,7 +211,8 @@ fn steers_per_second_line_shows_its_write_limit_and_read_target() {
         .find(|l| l.contains("read target"))
         .unwrap_or_else(|| panic!("no read target in {stderr}"));
     assert!(line.contains("write limit"), "{line}");
-    // Twice the emulated SLC drive's unloaded read p99, a fraction of a ms.
+    // Twice the emulated SLC drive's unloaded read p99 (or, before it is
+    // measured, its estimate): a fraction of a ms.
     let target: f64 = line
         .rsplit("read target ")
         .next()

@@ -139,8 +139,8 @@ impl Observer for Watch {
         if let Some(limit) = sched.write_limit() {
             line += &format!(" | write limit {} {}", limit.value, limit.unit);
         }
-        if let Some(target) = sched.read_target() {
-            line += &format!(" | read target {:.3} ms", target.0 as f64 / 1e6);
+        if let Some(target_ms) = gauges.read_target_ms {
+            line += &format!(" | read target {target_ms:.3} ms");
         }
         if self.print {
             eprintln!("{line}");
