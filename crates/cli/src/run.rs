@@ -17,9 +17,8 @@ use iosteer_sim::scenario::scenario;
 use iosteer_sim::Simulation;
 use iosteer_study::emulated::run_emulated;
 use iosteer_workload::html;
-use iosteer_workload::job_phases;
 use iosteer_workload::report::{table, Phase, SimReport};
-use iosteer_workload::workload::Job;
+use iosteer_workload::workload::{Job, Workload};
 use iosteer_workload::RunReport;
 
 use crate::interrupt;
@@ -266,12 +265,14 @@ fn plan(args: &RunArgs, setup: Setup, jobs: Vec<Job>, phases: Option<Vec<Phase>>
     Plan {
         sched: setup.sched,
         spec: args.sched.clone(),
-        job_phases: phases.is_none(),
-        phases: phases.unwrap_or_else(|| vec![job_phases::whole_workload()]),
-        jobs,
+        workload: Workload {
+            slo: setup.slo,
+            ..match phases {
+                Some(phases) => Workload::in_phases(jobs, phases, args.seed),
+                None => Workload::of_job_file(jobs, args.seed),
+            }
+        },
         run_for,
-        seed: args.seed,
-        slo: setup.slo,
         per_second: true,
         metrics: setup.metrics,
         stop: interrupt::requested,

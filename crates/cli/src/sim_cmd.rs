@@ -108,7 +108,7 @@ fn build(args: &SimArgs) -> Result<Plan> {
             .map_err(|e| anyhow!("{e}; studies: {}", studies.join(", ")))?;
         (sim, DEFAULT_SPECS.iter().map(|s| s.to_string()).collect())
     };
-    sim.slo = args.report.slo()?;
+    sim.workload.slo = args.report.slo()?;
     let specs = if args.scheds.is_empty() {
         default_specs
     } else {

@@ -11,9 +11,9 @@
 
 use iosteer_sched::{Nanos, Op, Outcome, Request, Scheduler};
 use iosteer_workload::job_phases::{self, PhaseTracker};
-use iosteer_workload::report::{round, CpuReport, Phase, Recorder, RunReport};
+use iosteer_workload::report::{round, CpuReport, Recorder, RunReport};
 use iosteer_workload::series::gauges_of;
-use iosteer_workload::workload::{Generator, Job, JobKind};
+use iosteer_workload::workload::{Generator, Job, JobKind, Workload};
 
 use crate::engine::EngineError;
 use crate::metrics::{self, MetricsServer, RunGauges};
@@ -224,22 +224,16 @@ pub struct Plan {
     pub sched: Box<dyn Scheduler>,
     /// The scheduler spec as given (the report's label).
     pub spec: String,
-    pub jobs: Vec<Job>,
-    pub phases: Vec<Phase>,
+    /// The jobs, their phases, SLO and seed.
+    pub workload: Workload,
     /// How long the jobs issue; requests may finish for [`DRAIN`] more.
     pub run_for: Nanos,
-    pub seed: u64,
-    pub slo: Nanos,
     /// Print a gstat-like line per second on stderr.
     pub per_second: bool,
     /// Serves the run's metrics.
     pub metrics: Option<MetricsServer>,
     /// Asked now and then; `true` ends the run (the caller's Ctrl-C).
     pub stop: fn() -> bool,
-    /// Phases follow the jobs, named after them, as a job file's in the
-    /// simulator ([`iosteer_workload::job_phases`]); `phases` then holds
-    /// the whole-workload phase only.
-    pub job_phases: bool,
 }
 
 /// What a run measured, and how it ended.
@@ -261,21 +255,22 @@ pub fn drive<B: Backend>(
 ) -> Measured {
     let run_for = plan.run_for;
     let mut sources: Vec<Box<dyn Source>> = plan
+        .workload
         .jobs
         .into_iter()
         .enumerate()
         .map(|(i, job)| {
-            let generator = Generator::new(job, i as u32, plan.seed).keep_schedule();
+            let generator = Generator::new(job, i as u32, plan.workload.seed).keep_schedule();
             Box::new(JobSource(generator)) as _
         })
         .collect();
     let mut watch = Watch {
-        recorder: Recorder::new(plan.phases, plan.slo),
+        recorder: Recorder::new(plan.workload.phases, plan.workload.slo),
         second: Default::default(),
         errors: 0,
         print: plan.per_second,
         metrics: plan.metrics.map(|server| (server, plan.spec.clone())),
-        tracker: plan.job_phases.then(PhaseTracker::default),
+        tracker: plan.workload.job_phases.then(PhaseTracker::default),
     };
     eprintln!(
         "iosteer: running {} on {description} for {:.1} s...",
@@ -338,7 +333,7 @@ pub fn drive<B: Backend>(
         .filter(|g| !g.ended(end))
         .map(Generator::name)
         .collect();
-    if plan.job_phases && !interrupted && !unfinished_jobs.is_empty() {
+    if plan.workload.job_phases && !interrupted && !unfinished_jobs.is_empty() {
         notes.push(format!(
             "the run's {:.1} s ended before these jobs did: {} (give --duration for longer)",
             run_for.as_secs_f64(),

@@ -102,21 +102,21 @@ struct Use {
 
 /// Where each job's I/O goes: its files, or `None` for the target's ranges.
 fn job_paths(job: &Job, base_dir: &Path, default_file: Option<&Path>) -> Option<Vec<PathBuf>> {
-    let shape = &job.shape;
-    if shape.file_names.is_empty() && default_file.is_some() {
+    let files = &job.shape.files;
+    if files.names.is_empty() && default_file.is_some() {
         return None;
     }
-    let dir = match &shape.directory {
+    let dir = match &files.directory {
         Some(d) => base_dir.join(d),
         None => base_dir.to_path_buf(),
     };
-    if !shape.file_names.is_empty() {
-        return Some(shape.file_names.iter().map(|n| dir.join(n)).collect());
+    if !files.names.is_empty() {
+        return Some(files.names.iter().map(|n| dir.join(n)).collect());
     }
-    let section = if shape.section.is_empty() {
+    let section = if job.shape.section.is_empty() {
         &job.name
     } else {
-        &shape.section
+        &job.shape.section
     };
     let copy = job
         .name
@@ -124,7 +124,7 @@ fn job_paths(job: &Job, base_dir: &Path, default_file: Option<&Path>) -> Option<
         .and_then(|rest| rest.strip_prefix('.'))
         .unwrap_or("0");
     Some(
-        (0..shape.files.max(1))
+        (0..files.count())
             .map(|f| dir.join(format!("{section}.{copy}.{f}")))
             .collect(),
     )
@@ -283,7 +283,7 @@ fn move_to_files(job: &mut Job, starts: &[u64]) -> Result<(), FilesError> {
     let JobKind::Synthetic(s) = &mut job.kind else {
         return Ok(());
     };
-    job.shape.files = starts.len() as u32;
+    job.shape.files.nrfiles = starts.len() as u32;
     if let [only] = starts {
         s.offset += only;
         return Ok(());
@@ -294,7 +294,7 @@ fn move_to_files(job: &mut Job, starts: &[u64]) -> Result<(), FilesError> {
             files: starts.len(),
         });
     }
-    job.shape.file_starts = starts.iter().map(|b| b + s.offset).collect();
+    job.shape.files.starts = starts.iter().map(|b| b + s.offset).collect();
     Ok(())
 }
 

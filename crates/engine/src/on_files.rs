@@ -39,11 +39,11 @@ pub fn run_on_files(
     files: &FileOptions,
     mut config: EngineConfig,
 ) -> Result<Measured, OnFilesError> {
-    let placement = files::place(&mut plan.jobs, files)?;
-    if config.iopoll && plan.jobs.iter().any(drive::trims) {
+    let placement = files::place(&mut plan.workload.jobs, files)?;
+    if config.iopoll && plan.workload.jobs.iter().any(drive::trims) {
         return Err(OnFilesError::IopollTrims);
     }
-    config.max_io_bytes = largest_io(&plan.jobs).max(4096) as usize;
+    config.max_io_bytes = largest_io(&plan.workload.jobs).max(4096) as usize;
     let (mut engine, label, mut description) =
         open_engine(placement.targets, &config).map_err(|e| match e {
             EngineError::Config(e) => OnFilesError::Config(e),

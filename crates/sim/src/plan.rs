@@ -35,7 +35,7 @@ impl Plan {
     ) -> Option<Plan> {
         let mut cases = study(name, device, spec, seed)?;
         for case in &mut cases {
-            case.sim.slo = slo;
+            case.sim.workload.slo = slo;
             if let Some(state) = start {
                 case.sim.set_start_state(state);
             }
@@ -73,7 +73,7 @@ impl Plan {
             Plan::Runs(sim, _) => format!(
                 "simulating {runs} run(s) on {} ({} jobs)",
                 sim.device.name,
-                sim.jobs.len()
+                sim.workload.jobs.len()
             ),
             Plan::Study(name, _) => format!("simulating study {name}, {runs} run(s)"),
         }

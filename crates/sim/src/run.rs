@@ -22,7 +22,7 @@ use thiserror::Error;
 use iosteer_workload::job_phases::{self, PhaseTracker};
 use iosteer_workload::report::{round, DeviceReport, Phase, Recorder, RunReport};
 use iosteer_workload::series::gauges_of;
-use iosteer_workload::workload::{Generator, Job};
+use iosteer_workload::workload::{Generator, Job, Workload};
 
 #[derive(Debug, Error)]
 #[non_exhaustive]
@@ -54,21 +54,13 @@ pub enum SimError {
 pub struct Simulation {
     pub device: DeviceConfig,
     pub precondition: Precondition,
-    pub jobs: Vec<Job>,
-    /// Named phases by completion time; `all` is added.
-    pub phases: Vec<Phase>,
-    /// Reads slower than this count as SLO violations (35 ms in the paper).
-    pub slo: Nanos,
-    pub seed: u64,
+    /// The jobs, their phases, SLO and seed. When the phases follow the
+    /// jobs, the run ends `drain` after the last job stops issuing.
+    pub workload: Workload,
     /// How long after the last job stops requests may still finish.
     pub drain: Nanos,
     /// Said in the report (for example, that a trace was remapped).
     pub notes: Vec<String>,
-    /// Phases follow the jobs, as a fio job file's do
-    /// ([`iosteer_workload::job_phases`]): `phases` holds the whole-workload `job`
-    /// phase and the run adds one per set of jobs running together; the run
-    /// ends `drain` after the last job stops issuing.
-    pub job_phases: bool,
 }
 
 impl Simulation {
@@ -88,15 +80,11 @@ impl Simulation {
                 seed,
                 ..Precondition::default()
             },
-            jobs,
-            phases: Vec::new(),
-            slo: Nanos::from_millis(35),
-            seed,
+            workload: Workload::in_phases(jobs, Vec::new(), seed),
             drain,
             notes: Vec::new(),
-            job_phases: false,
         };
-        sim.phases.push(Phase {
+        sim.workload.phases.push(Phase {
             name: phase.to_string(),
             start: Nanos::ZERO,
             end: sim.workload_end() + drain,
@@ -114,15 +102,15 @@ impl Simulation {
         seed: u64,
         drain: Nanos,
     ) -> Simulation {
-        let mut sim = Simulation::of_jobs(device, jobs, "job", seed, drain);
-        sim.phases = vec![job_phases::whole_workload()];
-        sim.job_phases = true;
+        let mut sim = Simulation::of_jobs(device, Vec::new(), "job", seed, drain);
+        sim.workload = Workload::of_job_file(jobs, seed);
         sim
     }
 
     /// When the last job stops issuing (or its trace ends).
     pub fn workload_end(&self) -> Nanos {
-        self.jobs
+        self.workload
+            .jobs
             .iter()
             .map(|j| match (&j.kind, j.stop) {
                 (_, Some(stop)) => stop,
@@ -137,11 +125,11 @@ impl Simulation {
 
     /// Checks the workload against the drive.
     pub fn validate(&self) -> Result<(), SimError> {
-        if self.jobs.is_empty() {
+        if self.workload.jobs.is_empty() {
             return Err(SimError::Workload("the workload has no job".into()));
         }
         let capacity = self.device.logical_bytes();
-        for job in &self.jobs {
+        for job in &self.workload.jobs {
             if job.end_offset() > capacity {
                 return Err(SimError::Workload(format!(
                     "job {} reaches byte {} but drive {} holds {} bytes",
@@ -252,13 +240,14 @@ impl State {
             sched,
             device,
             jobs: sim
+                .workload
                 .jobs
                 .iter()
                 .enumerate()
-                .map(|(i, job)| Generator::new(job.clone(), i as u32, sim.seed))
+                .map(|(i, job)| Generator::new(job.clone(), i as u32, sim.workload.seed))
                 .collect(),
-            recorder: Recorder::new(sim.phases.clone(), sim.slo),
-            phase_counters: vec![[None; 2]; sim.phases.len()],
+            recorder: Recorder::new(sim.workload.phases.clone(), sim.workload.slo),
+            phase_counters: vec![[None; 2]; sim.workload.phases.len()],
             now: Nanos::ZERO,
             next_id: 0,
             submitted: 0,
@@ -266,8 +255,8 @@ impl State {
             errors: 0,
             issued: Vec::new(),
             finished: Vec::new(),
-            tracker: sim.job_phases.then(PhaseTracker::default),
-            ended_at: vec![None; sim.jobs.len()],
+            tracker: sim.workload.job_phases.then(PhaseTracker::default),
+            ended_at: vec![None; sim.workload.jobs.len()],
             issuing_ended: None,
         }
     }
@@ -275,7 +264,7 @@ impl State {
     /// The run stops after this: the drain after the jobs, known from the
     /// start for jobs with fixed stops, once they have stopped otherwise.
     fn deadline(&self, sim: &Simulation) -> Option<Nanos> {
-        if sim.job_phases {
+        if sim.workload.job_phases {
             self.issuing_ended.map(|at| at + sim.drain)
         } else {
             Some(sim.workload_end() + sim.drain)
@@ -344,7 +333,7 @@ impl State {
             }
             let arrival = self.next_arrival();
             let busy = self.submitted > self.completed;
-            let stop = if sim.job_phases {
+            let stop = if sim.workload.job_phases {
                 self.next_stop()
             } else {
                 None
@@ -398,7 +387,7 @@ impl State {
             }
         }
         self.finished = finished;
-        if sim.job_phases {
+        if sim.workload.job_phases {
             self.release_waiting(now);
         }
         if self.sched.next_timer().is_some_and(|t| t <= now) {
@@ -427,7 +416,7 @@ impl State {
                 Dispatch::CompletedWithoutDevice(request) => self.request_done(&request, now),
             }
         }
-        if sim.job_phases {
+        if sim.workload.job_phases {
             self.follow_jobs(now);
         }
         Ok(())
@@ -459,7 +448,7 @@ impl State {
     }
 
     fn report(&mut self, sim: &Simulation, spec: &str) -> RunReport {
-        if sim.job_phases {
+        if sim.workload.job_phases {
             job_phases::settle(self.now, &mut self.recorder);
             self.phase_counters
                 .resize(self.recorder.phases().len(), [None; 2]);
@@ -601,8 +590,8 @@ pub fn device_report(stats: &DeviceStats, aging: Option<Aging>) -> DeviceReport 
         erases: stats.ftl.blocks_erased,
         foreground_gc_blocks: stats.foreground_victims,
         background_gc_blocks: stats.background_victims,
-        read_wait_behind_gc_s: round(stats.read_wait_behind_gc.as_secs_f64(), 3),
-        read_wait_behind_program_s: round(stats.read_wait_behind_program.as_secs_f64(), 3),
+        read_wait_behind_gc_s: round(stats.read_waits.behind_gc.as_secs_f64(), 3),
+        read_wait_behind_program_s: round(stats.read_waits.behind_program.as_secs_f64(), 3),
         merged_writes: stats.merged_writes,
         merged_reads: stats.merged_reads,
         wear_erases_min: stats.wear.min,
@@ -680,7 +669,7 @@ mod tests {
         let device = DeviceConfig::preset("consumer-sata").unwrap();
         let mut sim = Simulation::of_jobs(device, vec![job], "run", 1, Nanos::from_secs(10));
         // While the writer runs, and after (the deaf one's queue drains).
-        sim.phases = vec![
+        sim.workload.phases = vec![
             Phase {
                 name: "run".into(),
                 start: Nanos::ZERO,

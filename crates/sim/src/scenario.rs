@@ -34,7 +34,7 @@ use iosteer_sched::Nanos;
 
 use crate::run::Simulation;
 use iosteer_workload::report::Phase;
-use iosteer_workload::workload::{Arrival, Job, JobKind, Synthetic};
+use iosteer_workload::workload::{Arrival, Job, JobKind, Synthetic, Workload};
 
 pub const SCENARIOS: &[(&str, &str)] = &[
     (
@@ -154,44 +154,44 @@ impl FillWhileServing {
                 },
                 seed,
             },
-            jobs: vec![
-                Job {
-                    name: "readers".into(),
-                    kind: JobKind::Synthetic(readers),
-                    start: Nanos::ZERO,
-                    stop: Some(end),
-                    shape: Default::default(),
-                },
-                Job {
-                    name: "fill".into(),
-                    kind: JobKind::Synthetic(fill),
-                    start: fill_start,
-                    stop: Some(fill_end),
-                    shape: Default::default(),
-                },
-            ],
-            phases: vec![
-                Phase {
-                    name: "before".into(),
-                    start: Nanos::ZERO,
-                    end: fill_start,
-                },
-                Phase {
-                    name: "fill".into(),
-                    start: fill_start,
-                    end: fill_end,
-                },
-                Phase {
-                    name: "after".into(),
-                    start: fill_end,
-                    end,
-                },
-            ],
-            slo: Nanos::from_millis(35),
-            seed,
+            workload: Workload::in_phases(
+                vec![
+                    Job {
+                        name: "readers".into(),
+                        kind: JobKind::Synthetic(readers),
+                        start: Nanos::ZERO,
+                        stop: Some(end),
+                        shape: Default::default(),
+                    },
+                    Job {
+                        name: "fill".into(),
+                        kind: JobKind::Synthetic(fill),
+                        start: fill_start,
+                        stop: Some(fill_end),
+                        shape: Default::default(),
+                    },
+                ],
+                vec![
+                    Phase {
+                        name: "before".into(),
+                        start: Nanos::ZERO,
+                        end: fill_start,
+                    },
+                    Phase {
+                        name: "fill".into(),
+                        start: fill_start,
+                        end: fill_end,
+                    },
+                    Phase {
+                        name: "after".into(),
+                        start: fill_end,
+                        end,
+                    },
+                ],
+                seed,
+            ),
             drain: Nanos::from_secs(5),
             notes: Vec::new(),
-            job_phases: false,
             device,
         }
     }
@@ -257,15 +257,15 @@ pub fn long_fill(device: DeviceConfig, seed: u64) -> Simulation {
     let resume = pause + idle;
     let second = resume + quiet_reads;
     // Readers stop for the idle pause and resume after it.
-    let mut readers = sim.jobs[0].clone();
+    let mut readers = sim.workload.jobs[0].clone();
     readers.name = "readers.2".into();
     readers.start = resume;
-    sim.jobs[0].stop = Some(pause);
-    sim.jobs[0].name = "readers.1".into();
+    sim.workload.jobs[0].stop = Some(pause);
+    sim.workload.jobs[0].name = "readers.1".into();
     // The fill stops at the pause; the second half goes on where it stopped
     // (the same region, further on: the generator restarts at its offset, so
     // the second job starts past the bytes the first could have written).
-    let mut fill2 = sim.jobs[1].clone();
+    let mut fill2 = sim.workload.jobs[1].clone();
     fill2.name = "fill.2".into();
     fill2.start = second;
     if let JobKind::Synthetic(s) = &mut fill2.kind {
@@ -276,10 +276,10 @@ pub fn long_fill(device: DeviceConfig, seed: u64) -> Simulation {
         s.offset += skip;
         s.size -= skip;
     }
-    sim.jobs[1].stop = Some(pause);
-    sim.jobs[1].name = "fill.1".into();
-    sim.jobs.insert(1, readers);
-    sim.jobs.push(fill2);
+    sim.workload.jobs[1].stop = Some(pause);
+    sim.workload.jobs[1].name = "fill.1".into();
+    sim.workload.jobs.insert(1, readers);
+    sim.workload.jobs.push(fill2);
     sim
 }
 

@@ -558,7 +558,7 @@ fn hints(device: Option<DeviceConfig>, spec: &str, seed: u64) -> Vec<Case> {
             let mut drive = device.clone();
             drive.gc.hint_streams = streams;
             let mut sim = Simulation::of_jobs(drive, jobs.clone(), "all-time", seed, Nanos::ZERO);
-            sim.phases = vec![
+            sim.workload.phases = vec![
                 Phase {
                     name: "warmup".into(),
                     start: Nanos::ZERO,

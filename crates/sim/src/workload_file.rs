@@ -150,7 +150,7 @@ pub fn is_time_window(text: &str) -> bool {
 /// before the workload's last request, and end by the run's end (the last
 /// request plus the drain).
 pub fn add_time_window(sim: &mut Simulation, text: &str) -> Result<(), WorkloadFileError> {
-    if sim.phases.iter().any(|p| p.name == text) {
+    if sim.workload.phases.iter().any(|p| p.name == text) {
         return Ok(());
     }
     let syntax = || WorkloadFileError::WindowSyntax {
@@ -172,7 +172,7 @@ pub fn add_time_window(sim: &mut Simulation, text: &str) -> Result<(), WorkloadF
             end_s: (last + sim.drain).as_secs_f64(),
         });
     }
-    sim.phases.push(Phase {
+    sim.workload.phases.push(Phase {
         name: text.to_string(),
         start,
         end,

@@ -29,9 +29,9 @@ pub fn run_emulated(
         sim.device.name,
         emulated.view().slots
     );
-    let phases = (!sim.job_phases).then_some(sim.phases);
+    let phases = (!sim.workload.job_phases).then_some(sim.workload.phases);
     let mut measured = drive(
-        plan_for(sim.jobs, phases),
+        plan_for(sim.workload.jobs, phases),
         &mut emulated,
         &label,
         &description,

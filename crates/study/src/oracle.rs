@@ -394,12 +394,14 @@ impl SearchSpace {
 
 /// The phase `name` of `sim`.
 fn measured_phase<'a>(sim: &'a Simulation, name: &str) -> Result<&'a Phase, OracleError> {
-    sim.phases
+    sim.workload
+        .phases
         .iter()
         .find(|p| p.name == name)
         .ok_or_else(|| OracleError::NoPhase {
             name: name.to_string(),
             phases: sim
+                .workload
                 .phases
                 .iter()
                 .map(|p| p.name.as_str())
@@ -598,7 +600,7 @@ impl Oracle<'_> {
             .collect();
         Ok(OracleReport {
             drive: self.sim.device.name.clone(),
-            seed: self.sim.seed,
+            seed: self.sim.workload.seed,
             objective: self.objective.to_string(),
             metric: self.objective.metric.to_string(),
             phase: self.phase.clone(),

@@ -85,7 +85,7 @@ use iosteer_engine::EngineError;
 use iosteer_sched::{policy, Nanos};
 use iosteer_workload::fio;
 use iosteer_workload::report::{round, Phase, PhaseReport, RunReport};
-use iosteer_workload::workload::{Arrival, Job, JobKind, Synthetic};
+use iosteer_workload::workload::{Arrival, Job, JobKind, Synthetic, Workload};
 use serde::Serialize;
 use thiserror::Error;
 
@@ -466,15 +466,18 @@ impl<B: Backend> Probe<B> {
         let plan = Plan {
             sched,
             spec: label,
-            jobs,
-            phases: options.phases(),
+            workload: Workload {
+                slo: options.slo,
+                ..Workload::in_phases(
+                    jobs,
+                    options.phases(),
+                    options.seed.wrapping_add(self.runs.len() as u64),
+                )
+            },
             run_for: options.step_time,
-            seed: options.seed.wrapping_add(self.runs.len() as u64),
-            slo: options.slo,
             per_second: false,
             metrics: None,
             stop: options.stop,
-            job_phases: false,
         };
         self.backend.begin_step();
         let measured = drive(plan, &mut self.backend, &self.label, &self.description);

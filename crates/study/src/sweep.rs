@@ -632,7 +632,7 @@ impl Sweep {
                 .add_window(&mut sim, &self.baseline, PhaseRole::Baseline)?;
             self.workload
                 .add_window(&mut sim, &self.phase, PhaseRole::Measured)?;
-            sim.slo = self.slo;
+            sim.workload.slo = self.slo;
             sim.validate()?;
             sims.push(sim);
         }

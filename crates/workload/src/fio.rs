@@ -559,17 +559,17 @@ impl Reader {
                 ));
             }
             "nrfiles" => {
-                self.shape.files = value.parse().ok().filter(|n| (1..=4096).contains(n)).ok_or_else(|| bad("a count from 1 to 4096"))?
+                self.shape.files.nrfiles = value.parse().ok().filter(|n| (1..=4096).contains(n)).ok_or_else(|| bad("a count from 1 to 4096"))?
             }
             "filename" => {
-                self.shape.file_names = value.split(':').filter(|n| !n.is_empty()).map(str::to_string).collect();
-                self.shape.files = self.shape.files.max(self.shape.file_names.len() as u32);
+                self.shape.files.names = value.split(':').filter(|n| !n.is_empty()).map(str::to_string).collect();
+                self.shape.files.nrfiles = self.shape.files.nrfiles.max(self.shape.files.names.len() as u32);
             }
             "directory" => {
                 if value.is_empty() || value.contains(':') {
                     return Err(bad("one directory (a `:` list of several is not supported)"));
                 }
-                self.shape.directory = Some(value.to_string());
+                self.shape.files.directory = Some(value.to_string());
             }
             "file_service_type" => {
                 if value != "roundrobin" {

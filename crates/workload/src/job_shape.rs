@@ -43,17 +43,8 @@ pub struct JobShape {
     /// `same_offset` (fio's `rw_sequencer=identical`).
     pub ios_per_offset: u32,
     pub same_offset: bool,
-    /// Files the region is cut into, equal and contiguous (fio's `nrfiles`
-    /// or a `filename` list); requests go to them round robin.
-    pub files: u32,
-    /// fio's `filename` list, as written (`iosteer run` opens them; the
-    /// simulator places the files as ranges of the drive).
-    pub file_names: Vec<String>,
-    /// fio's `directory`: where relative file names are (`iosteer run`).
-    pub directory: Option<String>,
-    /// Where each file starts, bytes, when not the contiguous cut of the
-    /// region (`iosteer run` places each real file at its own address).
-    pub file_starts: Vec<u64>,
+    /// The files the region is cut into.
+    pub files: FileSet,
     /// The job gave its size (`size`, `filesize`, `fill_device`): without
     /// one, a file `iosteer run` would create has no size.
     pub sized: bool,
@@ -80,7 +71,45 @@ impl JobShape {
             && self.percentage_random.is_none()
             && self.offset_add == 0
             && self.ios_per_offset <= 1
-            && self.files <= 1
-            && self.file_starts.is_empty()
+            && self.files.is_plain()
+    }
+}
+
+/// The files a job's region is cut into (fio's `nrfiles`, `filename` and
+/// `directory`): equal and contiguous ranges of the region unless placed
+/// elsewhere; requests go to them round robin.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct FileSet {
+    /// How many files (fio's `nrfiles`; 0 and 1 alike: the region is one
+    /// file).
+    pub nrfiles: u32,
+    /// fio's `filename` list, as written (`iosteer run` opens them; the
+    /// simulator places the files as ranges of the drive).
+    pub names: Vec<String>,
+    /// fio's `directory`: where relative file names are (`iosteer run`).
+    pub directory: Option<String>,
+    /// Where each file starts, bytes, when not the contiguous cut of the
+    /// region (`iosteer run` places each real file at its own address).
+    pub starts: Vec<u64>,
+}
+
+impl FileSet {
+    /// How many files the region is cut into, at least one.
+    pub fn count(&self) -> u64 {
+        u64::from(self.nrfiles.max(1))
+    }
+
+    /// One file at the region's start: requests draw as a plain job's.
+    pub fn is_plain(&self) -> bool {
+        self.nrfiles <= 1 && self.starts.is_empty()
+    }
+
+    /// Where file `index` starts: its placed address, else its cut of the
+    /// region that starts at `region_start`, `file_size` bytes a file.
+    pub fn start(&self, index: usize, region_start: u64, file_size: u64) -> u64 {
+        self.starts
+            .get(index)
+            .copied()
+            .unwrap_or(region_start + index as u64 * file_size)
     }
 }

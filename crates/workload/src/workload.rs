@@ -20,6 +20,8 @@ use iosteer_sched::{LifetimeHint, Nanos, Op, Request, TenantId};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use crate::report::Phase;
+
 pub use crate::job_shape::JobShape;
 
 /// How requests arrive.
@@ -170,6 +172,48 @@ impl Job {
                 .map(|r| r.offset.saturating_add(r.len))
                 .max()
                 .unwrap_or(0),
+        }
+    }
+}
+
+/// What a run issues and how it is measured: the same in the simulator and
+/// on a real drive, so both worlds take one description of a workload.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    pub jobs: Vec<Job>,
+    /// Named phases by completion time; the report adds `all`.
+    pub phases: Vec<Phase>,
+    /// Phases follow the jobs, as a fio job file's do
+    /// ([`crate::job_phases`]): `phases` holds the whole-workload `job`
+    /// phase, and the run adds one per set of jobs running together.
+    pub job_phases: bool,
+    /// Reads slower than this count as SLO violations (35 ms in the paper).
+    pub slo: Nanos,
+    /// Every random draw of the jobs comes from this seed.
+    pub seed: u64,
+}
+
+impl Workload {
+    /// The SLO a read is judged by unless a run says otherwise: the paper's.
+    pub const DEFAULT_SLO: Nanos = Nanos::from_millis(35);
+
+    /// `jobs` measured in `phases` (named by completion time).
+    pub fn in_phases(jobs: Vec<Job>, phases: Vec<Phase>, seed: u64) -> Workload {
+        Workload {
+            jobs,
+            phases,
+            job_phases: false,
+            slo: Workload::DEFAULT_SLO,
+            seed,
+        }
+    }
+
+    /// A job file's `jobs`, in phases that follow the jobs (stonewall
+    /// groups, start delays, runtimes, byte limits).
+    pub fn of_job_file(jobs: Vec<Job>, seed: u64) -> Workload {
+        Workload {
+            job_phases: true,
+            ..Workload::in_phases(jobs, vec![crate::job_phases::whole_workload()], seed)
         }
     }
 }
@@ -511,7 +555,7 @@ impl Generator {
                 s.block_min + self.rng.random_range(0..=steps) * s.align
             }
         };
-        let files = u64::from(shape.files.max(1));
+        let files = shape.files.count();
         let file_size = (s.size / files / s.align * s.align).max(len);
         let state = &mut self.shaped;
         if state.file_cursors.len() != files as usize {
@@ -519,11 +563,7 @@ impl Generator {
         }
         let file = state.next_file;
         state.next_file = (file + 1) % files as usize;
-        let file_start = shape
-            .file_starts
-            .get(file)
-            .copied()
-            .unwrap_or(s.offset + file as u64 * file_size);
+        let file_start = shape.files.start(file, s.offset, file_size);
         let blocks_in_file = (file_size - len) / s.align + 1;
         let offset = if s.sequential {
             let cursor = &mut state.file_cursors[file];

@@ -281,7 +281,7 @@ impl Device {
         };
         let die = &mut self.dies[d];
         die.busy_until = end;
-        self.stats.die_busy[d] += end - at;
+        self.stats.dies[d].busy += end - at;
         self.die_events.push(Reverse((end, d as u32, die.epoch)));
     }
 
@@ -329,9 +329,9 @@ impl Device {
         self.stats.host_pages_read += 1;
         let die = &self.dies[d];
         let waits = [
-            &mut self.stats.read_wait_behind_read,
-            &mut self.stats.read_wait_behind_program,
-            &mut self.stats.read_wait_behind_gc,
+            &mut self.stats.read_waits.behind_read,
+            &mut self.stats.read_waits.behind_program,
+            &mut self.stats.read_waits.behind_gc,
         ];
         for (kind, wait) in waits.into_iter().enumerate() {
             *wait += die.spent[kind] - task.seen[kind];

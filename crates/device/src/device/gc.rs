@@ -328,7 +328,7 @@ impl Device {
 
     fn charge_gc(&mut self, d: usize, time: Nanos) {
         self.dies[d].spent[DieWork::Gc as usize] += time;
-        self.stats.die_gc_busy[d] += time;
+        self.stats.dies[d].gc += time;
     }
 
     /// Fully preemptible GC: a read arriving at `at` suspends the GC
@@ -352,13 +352,14 @@ impl Device {
         let cut = die.busy_until - free_at;
         die.suspended = Some(die.busy_until - at);
         die.spent[DieWork::Gc as usize] = die.spent[DieWork::Gc as usize] - cut;
-        self.stats.die_gc_busy[d] = self.stats.die_gc_busy[d] - cut;
-        self.stats.die_busy[d] = self.stats.die_busy[d] - cut;
-        self.stats.gc_suspensions += 1;
         die.busy_until = free_at;
         die.epoch = die.epoch.wrapping_add(1);
-        self.die_events
-            .push(Reverse((free_at, d as u32, die.epoch)));
+        let epoch = die.epoch;
+        let time = &mut self.stats.dies[d];
+        time.gc = time.gc - cut;
+        time.busy = time.busy - cut;
+        self.stats.gc_suspensions += 1;
+        self.die_events.push(Reverse((free_at, d as u32, epoch)));
     }
 
     /// Whether idle GC should clean a victim on die `d` now.

@@ -91,19 +91,32 @@ pub struct DeviceStats {
     pub merged_reads: u64,
     /// GC operations suspended for a host read.
     pub gc_suspensions: u64,
-    /// Time reads waited for a die busy with a host program, with GC (page
-    /// moves and erases), or with other reads.
-    pub read_wait_behind_program: Nanos,
-    pub read_wait_behind_gc: Nanos,
-    pub read_wait_behind_read: Nanos,
-    /// Busy time of each die, and the part spent on GC.
-    pub die_busy: Vec<Nanos>,
-    pub die_gc_busy: Vec<Nanos>,
+    /// Time reads waited for a die busy with other work.
+    pub read_waits: ReadWaits,
+    /// Each die's busy time.
+    pub dies: Vec<DieTime>,
     /// Erases per block over the drive's life (preconditioning included).
     pub wear: Wear,
     /// Bytes per page and per mapping unit, for write amplification in bytes.
     pub page_size: u32,
     pub mapping_unit: u32,
+}
+
+/// Time reads waited for a die busy with other work, by the kind of work
+/// the die had started since the read came.
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct ReadWaits {
+    pub behind_read: Nanos,
+    pub behind_program: Nanos,
+    /// GC page moves and erases.
+    pub behind_gc: Nanos,
+}
+
+/// One die's busy time, and the part of it spent on GC.
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct DieTime {
+    pub busy: Nanos,
+    pub gc: Nanos,
 }
 
 /// Erase counts per block: the spread shows how evenly the drive wears.
@@ -118,8 +131,7 @@ impl DeviceStats {
     /// Nothing done yet, on a drive of `dies` dies.
     fn fresh(dies: usize) -> DeviceStats {
         DeviceStats {
-            die_busy: vec![Nanos::ZERO; dies],
-            die_gc_busy: vec![Nanos::ZERO; dies],
+            dies: vec![DieTime::default(); dies],
             ..DeviceStats::default()
         }
     }

@@ -101,7 +101,7 @@ fn a_read_behind_a_program_on_its_die_waits_for_it() {
         read.at - t > Nanos::from_micros(650),
         "waited behind the program"
     );
-    assert!(d.stats().read_wait_behind_program > Nanos::from_micros(500));
+    assert!(d.stats().read_waits.behind_program > Nanos::from_micros(500));
 }
 
 #[test]
@@ -307,7 +307,7 @@ fn a_write_merged_with_an_owed_move_keeps_the_new_data() {
     assert_ne!(host_copy, gc_copy, "the host's data, not GC's copy");
     let moved = u64::from(work.pages_moved - 1) * (d.t_read.0 + d.t_program.0);
     assert_eq!(
-        d.stats().die_gc_busy[0],
+        d.stats().dies[0].gc,
         Nanos(moved + d.t_erase.0),
         "one move fewer"
     );

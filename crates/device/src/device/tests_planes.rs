@@ -24,11 +24,11 @@ fn die_time_of_a_128k_read(multi_plane: bool) -> Nanos {
     let mut d = one_die(multi_plane);
     let len = 128 << 10;
     let t = run_first(&mut d, Op::Write, len)[0].at;
-    let before = d.stats().die_busy[0];
+    let before = d.stats().dies[0].busy;
     d.submit(Command::single(Request::new(2, Op::Read, 0, len, t), t), t)
         .unwrap();
     run_until_idle(&mut d);
-    d.stats().die_busy[0] - before
+    d.stats().dies[0].busy - before
 }
 
 #[test]
@@ -48,7 +48,7 @@ fn a_128k_read_on_two_planes_takes_about_half_the_die_time() {
 fn write_on_one_die(mut d: Device, len: u64) -> (Nanos, Nanos) {
     let done = run_first(&mut d, Op::Write, len);
     assert_eq!(done.len(), 1);
-    (d.stats().die_busy[0], done[0].at)
+    (d.stats().dies[0].busy, done[0].at)
 }
 
 #[test]

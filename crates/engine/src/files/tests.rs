@@ -48,7 +48,7 @@ fn named_files_are_created_at_their_share_and_placed_apart() {
     let bases: Vec<u64> = placed.targets.iter().map(|(_, b)| *b).collect();
     assert_eq!(bases[0], 0);
     assert!(bases[1] > sizes[0], "a gap between files: {bases:?}");
-    assert_eq!(jobs[0].shape.file_starts, [0, bases[1]]);
+    assert_eq!(jobs[0].shape.files.starts, [0, bases[1]]);
     let JobKind::Synthetic(r) = &jobs[1].kind else {
         panic!()
     };

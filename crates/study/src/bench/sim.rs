@@ -342,7 +342,8 @@ mod tests {
     fn a_run_counts_its_requests_and_nand_operations() {
         // A small drive and a short run keep the test fast.
         let mut sim = simulation_on("4k-mix", &|d| d.geometry.blocks_per_plane = 48).unwrap();
-        sim.jobs
+        sim.workload
+            .jobs
             .iter_mut()
             .for_each(|j| j.stop = Some(Nanos::from_millis(20)));
         let case = measure("4k-mix", &sim, 2).unwrap();
