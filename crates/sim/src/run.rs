@@ -45,8 +45,17 @@ pub enum SimError {
     /// The drive refused a command the scheduler sent.
     #[error("device: {0}")]
     Refused(#[from] iosteer_device::Refused),
-    #[error("{0}")]
-    Workload(String),
+    /// The workload has no job to run.
+    #[error("the workload has no job")]
+    NoJobs,
+    /// A job reaches past the drive's logical capacity.
+    #[error("job {job} reaches byte {end} but drive {drive} holds {capacity} bytes")]
+    BeyondDrive {
+        job: String,
+        end: u64,
+        drive: String,
+        capacity: u64,
+    },
 }
 
 /// Everything a run needs but the scheduler.
@@ -126,18 +135,17 @@ impl Simulation {
     /// Checks the workload against the drive.
     pub fn validate(&self) -> Result<(), SimError> {
         if self.workload.jobs.is_empty() {
-            return Err(SimError::Workload("the workload has no job".into()));
+            return Err(SimError::NoJobs);
         }
         let capacity = self.device.logical_bytes();
         for job in &self.workload.jobs {
             if job.end_offset() > capacity {
-                return Err(SimError::Workload(format!(
-                    "job {} reaches byte {} but drive {} holds {} bytes",
-                    job.name,
-                    job.end_offset(),
-                    self.device.name,
-                    capacity
-                )));
+                return Err(SimError::BeyondDrive {
+                    job: job.name.clone(),
+                    end: job.end_offset(),
+                    drive: self.device.name.clone(),
+                    capacity,
+                });
             }
         }
         Ok(())
