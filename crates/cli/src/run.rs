@@ -251,6 +251,7 @@ fn files_error(e: FilesError, args: &RunArgs) -> anyhow::Error {
         FilesError::Target(BlockDeviceNeedsForce { .. }) => ": pass --force to write to it",
         FilesError::Target(TooSmall { .. }) => ": give --size to create or grow a file",
         FilesError::Target(DirectIoUnsupported { .. }) => " (pass --buffered)",
+        FilesError::Missing { .. } | FilesError::Short { .. } => ", or --size",
         _ => "",
     };
     let text = e.to_string();

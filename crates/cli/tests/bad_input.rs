@@ -84,6 +84,8 @@ size_exponent = 1.0
 "#;
 
 const JOB: (&str, &str) = ("j.fio", "[r]\nrw=randread\nbs=4k\nsize=1m\nruntime=100ms\n");
+/// A job naming a file that is not there, with no size to create it.
+const UNSIZED_JOB: (&str, &str) = ("n.fio", "[r]\nrw=randread\nbs=4k\nfilename=nosuch.img\nruntime=100ms\n");
 const TRACE: (&str, &str) = ("t.txt", "0 0 0 4096 1\n");
 const DRIVE: (&str, &str) = ("tiny.toml", TINY_DRIVE);
 
@@ -254,6 +256,7 @@ const RUN: &[Case] = &[
     bad(&["run", "--target", "f.img", "--job", "j.fio", "--sched", "bogus"], &[JOB], &["--sched bogus", "known schedulers"]),
     bad(&["run", "--target", "/dev/null", "--job", "j.fio"], &[JOB], &["--target", "is a character device", "regular file or a block device"]),
     bad(&["run", "--target", "f.img", "--job", "j.fio", "--reap", "sometimes"], &[JOB], &["--reap", "interrupt"]),
+    bad(&["run", "--job", "n.fio"], &[UNSIZED_JOB], &["nosuch.img does not exist", "give the job a size=, or --size"]),
 ];
 
 /// `iosteer probe`: options are checked before the drive is aged.

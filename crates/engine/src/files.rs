@@ -43,9 +43,12 @@ use crate::target::{OpenOptionsSpec, Target, TargetError, TargetKind};
 pub enum FilesError {
     #[error(transparent)]
     Target(#[from] TargetError),
-    #[error("job {job}: {path} does not exist, and neither the job's size= nor --size gives it a size to be created with")]
+    /// A file to create, and no size for it (the job's `size=` nor the
+    /// default size of [`FileOptions::size`]).
+    #[error("job {job}: {path} does not exist and has no size to be created with: give the job a size=")]
     Missing { job: String, path: PathBuf },
-    #[error("job {job}: {path} is {size} bytes and the job reaches {needed}; a size= in the job (or --size) grows it")]
+    /// An existing file shorter than the job's region; a size grows it.
+    #[error("job {job}: {path} is {size} bytes and the job reaches {needed}: give the job a size= to grow it")]
     Short {
         job: String,
         path: PathBuf,
