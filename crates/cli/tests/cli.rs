@@ -1,7 +1,9 @@
 //! End-to-end tests of the `iosteer` binary, by topic.
 
 mod common;
-use common::{assert_refused_saying, json_of, scratch_file, stderr_of_failure, stdout_of};
+use common::{
+    assert_refused_saying, json_of, scratch_file, stderr_of_failure, stdout_of, temp_dir,
+};
 
 mod help {
     use super::*;
@@ -161,9 +163,8 @@ mod sim {
     /// 1, a p99 within 5x of before, do not hold on this model yet.)
     #[test]
     fn the_quick_scenario_shows_the_fill_pathology_and_the_write_limit_helping() {
-        let out = std::env::temp_dir()
-            .join("iosteer-cli-test")
-            .join("quick-out");
+        let dir = temp_dir("quick");
+        let out = dir.path();
         let report = json_of(&[
             "sim",
             "quick",

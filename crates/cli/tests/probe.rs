@@ -28,8 +28,8 @@ fn small_sata(dir: &std::path::Path) -> std::path::PathBuf {
 #[test]
 fn a_probe_steps_the_write_rate_up_and_marks_the_best_rate_meeting_the_objective() {
     let dir = temp_dir("ramp");
-    let drive = small_sata(&dir);
-    let out_dir = dir.join("out");
+    let drive = small_sata(dir.path());
+    let out_dir = dir.path().join("out");
     let out = iosteer()
         .args(["probe", "--emulate"])
         .arg(&drive)
@@ -111,7 +111,6 @@ fn a_probe_steps_the_write_rate_up_and_marks_the_best_rate_meeting_the_objective
     assert_eq!(csv.lines().count(), 1 + 1 + steps.len(), "{csv}");
     let svg = std::fs::read_to_string(out_dir.join("probe.svg")).unwrap();
     assert!(svg.contains("<svg") && svg.contains("objective"), "chart");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -9,12 +9,13 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use common::example_job_files::example_job_files;
 use common::{assert_refused_saying, each_str, iosteer, last_phase, repo_file, temp_dir};
+use tempfile::TempDir;
 
-/// A fresh directory `name` holding the job file `file` of `text`: the
-/// directory and the file's path.
-fn job_in(name: &str, file: &str, text: &str) -> (PathBuf, PathBuf) {
+/// A fresh directory named after `name` holding the job file `file` of
+/// `text`: the directory (removed when dropped) and the file's path.
+fn job_in(name: &str, file: &str, text: &str) -> (TempDir, PathBuf) {
     let dir = temp_dir(name);
-    let job = dir.join(file);
+    let job = dir.path().join(file);
     std::fs::write(&job, text).unwrap();
     (dir, job)
 }
@@ -81,7 +82,7 @@ rate=8m
 #[test]
 fn a_verified_mixed_run_reports_in_the_simulators_schema_without_mismatches() {
     let (dir, job) = job_in("mix", "mix.fio", MIX);
-    let target = dir.join("target.img");
+    let target = dir.path().join("target.img");
     let options = [
         "--sched",
         "netflix:write.limiter=queue_depth,write.current=1",
@@ -102,13 +103,12 @@ fn a_verified_mixed_run_reports_in_the_simulators_schema_without_mismatches() {
     assert!(all["write"]["ops"].as_u64().unwrap() > 10);
     assert!(all["read"]["lat_us"]["p99"].as_f64().unwrap() > 0.0);
     assert!(stderr.contains("queued"), "a line per second: {stderr}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn bad_run_input_is_a_clear_error() {
     let (dir, job) = job_in("bad", "bad.fio", "[j]\nrw=randread\nbogus=1\n");
-    let target = dir.join("t.img");
+    let target = dir.path().join("t.img");
     let (target, job) = (target.to_str().unwrap(), job.to_str().unwrap());
     assert_refused_saying(
         &["run", "--target", target, "--size", "1m", "--job", job],
@@ -126,7 +126,6 @@ fn bad_run_input_is_a_clear_error() {
         ],
         &["fifo"],
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 const SERVE_THEN_WRITE: &str = "\
@@ -154,7 +153,7 @@ fn serve_then_write_emulated(
     name: &str,
     sched: &str,
     extra: &[&str],
-) -> (std::path::PathBuf, std::process::Output, String) {
+) -> (TempDir, std::process::Output, String) {
     let (dir, job) = job_in(name, "serve-then-write.fio", SERVE_THEN_WRITE);
     let out = iosteer()
         .args(["run", "--emulate", "diskSim-slc", "--job"])
@@ -170,7 +169,7 @@ fn serve_then_write_emulated(
 
 #[test]
 fn an_emulated_drive_runs_in_real_time_with_the_simulators_phases_and_drive_report() {
-    let (dir, out, stderr) = serve_then_write_emulated(
+    let (_dir, out, stderr) = serve_then_write_emulated(
         "emulate",
         "netflix:write.limiter=queue_depth,write.current=2",
         &["--json"],
@@ -197,14 +196,13 @@ fn an_emulated_drive_runs_in_real_time_with_the_simulators_phases_and_drive_repo
     assert!((1800.0..2200.0).contains(&before_reads), "{run}");
     assert_eq!(phase(1)["write"]["ops"], 0, "{run}");
     assert!(phase(2)["write"]["ops"].as_u64().unwrap() > 50, "{run}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// steer's per-second line shows what it steers: the write limit and the
 /// read target (its objective's bound).
 #[test]
 fn steers_per_second_line_shows_its_write_limit_and_read_target() {
-    let (dir, _, stderr) =
+    let (_dir, _, stderr) =
         serve_then_write_emulated("emulate-steer", "steer:objective=p99<=2x", &[]);
     let line = stderr
         .lines()
@@ -220,7 +218,6 @@ fn steers_per_second_line_shows_its_write_limit_and_read_target() {
         .and_then(|t| t.parse().ok())
         .unwrap_or_else(|| panic!("no target in ms in {line}"));
     assert!((0.05..5.0).contains(&target), "{line}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -243,7 +240,7 @@ fn emulate_refuses_a_target_and_names_the_presets() {
 fn a_job_naming_files_writes_each_of_them_and_only_them() {
     let text = "[global]\nbs=64k\nsize=4m\niodepth=4\n[writer]\nrw=write\nfilename=a.img:b.img\n[reader]\nrw=read\nfilename=c.img:d.img\n";
     let (dir, job) = job_in("files", "two.fio", text);
-    let files = dir.join("files");
+    let files = dir.path().join("files");
     std::fs::create_dir_all(&files).unwrap();
     let Some((out, stderr)) = ran_unless_no_uring(
         iosteer()
@@ -282,7 +279,6 @@ fn a_job_naming_files_writes_each_of_them_and_only_them() {
     assert_eq!(all["write"]["ops"], 64, "4 MiB in 64 KiB writes: {all}");
     assert_eq!(all["read"]["ops"], 64, "{all}");
     assert!(run["notes"].to_string().contains("laid out"), "{run}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Stonewall groups in `iosteer run`: a sequential write, then (stonewall)
@@ -291,7 +287,7 @@ fn a_job_naming_files_writes_each_of_them_and_only_them() {
 #[test]
 fn stonewall_groups_run_one_after_the_other_as_phases() {
     let (dir, job) = job_in("stonewall", "sw.fio", "[global]\nsize=4m\n[write]\nrw=write\nbs=1m\niodepth=4\n[read]\nstonewall\nrw=randread\nbs=4k\nio_size=1m\niodepth=4\n");
-    let target = dir.join("t.img");
+    let target = dir.path().join("t.img");
     let Some((out, _)) = run_job_on_file(&target, "4m", &job, &["--json"]) else {
         return;
     };
@@ -307,7 +303,6 @@ fn stonewall_groups_run_one_after_the_other_as_phases() {
         phases[2]
     );
     assert_eq!(phases[2]["write"]["ops"], 0, "{}", phases[2]);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `examples/prefill.fio` writes its 256 MiB target once, in 1 MiB writes,
@@ -316,7 +311,7 @@ fn stonewall_groups_run_one_after_the_other_as_phases() {
 fn prefill_writes_the_target_once_in_run() {
     let dir = temp_dir("prefill");
     let example = PathBuf::from(repo_file("examples/prefill.fio"));
-    let target = dir.join("t.img");
+    let target = dir.path().join("t.img");
     let Some((out, stderr)) = run_job_on_file(&target, "256m", &example, &["--json"]) else {
         return;
     };
@@ -327,7 +322,6 @@ fn prefill_writes_the_target_once_in_run() {
     let report = report_of(&out);
     let all = last_phase(&report["runs"][0]);
     assert_eq!(all["write"]["ops"], 256, "{all}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Every job file of examples/fio (one per family of fio options) runs
@@ -342,7 +336,7 @@ fn every_example_job_file_runs_on_real_files() {
             iosteer()
                 .env("FIO_SIZE", "32m")
                 .args(["run", "--target"])
-                .arg(&dir)
+                .arg(dir.path())
                 .arg("--job")
                 .arg(&job)
                 .args(["--duration", "2s", "--json"]),
@@ -354,7 +348,6 @@ fn every_example_job_file_runs_on_real_files() {
         let all = last_phase(&report["runs"][0]);
         let ops = |class: &str| all[class]["ops"].as_u64().unwrap_or(0);
         assert!(ops("read") + ops("write") > 0, "{}: {all}", job.display());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
 
@@ -366,7 +359,7 @@ fn verify_reads_back_a_verified_file_and_names_a_corrupted_block_by_offset() {
         "fill.fio",
         "[fill]\nrw=write\nbs=64k\nsize=1m\niodepth=4\n",
     );
-    let target = dir.join("target.img");
+    let target = dir.path().join("target.img");
     let Some(_) = run_job_on_file(&target, "2m", &job, &["--verify"]) else {
         return;
     };
@@ -404,5 +397,4 @@ fn verify_reads_back_a_verified_file_and_names_a_corrupted_block_by_offset() {
         stderr.contains("verify: 1 blocks disagree with their stamps"),
         "{stderr}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -22,7 +22,7 @@ fn best_point(report: &serde_json::Value) -> &serde_json::Value {
 #[test]
 fn a_grid_runs_every_point_in_order_whatever_the_threads_and_marks_the_best() {
     let dir = common::temp_dir("sweep");
-    let chart = dir.join("sweep.svg");
+    let chart = dir.path().join("sweep.svg");
     let args = [
         "--vary",
         "netflix:write.limiter=queue_depth,write.current=1,4",
@@ -68,7 +68,6 @@ fn a_grid_runs_every_point_in_order_whatever_the_threads_and_marks_the_best() {
         svg.contains("<svg") && svg.contains("best"),
         "chart marks the best"
     );
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -96,7 +95,7 @@ fn an_impossible_objective_has_no_best_and_bad_grids_are_refused() {
 #[test]
 fn several_seeds_run_every_point_on_each_and_it_meets_only_on_all() {
     let dir = common::temp_dir("sweep-seeds");
-    let chart = dir.join("sweep.svg");
+    let chart = dir.path().join("sweep.svg");
     let r = sweep(&[
         "--seed",
         "1,2",
@@ -112,7 +111,6 @@ fn several_seeds_run_every_point_on_each_and_it_meets_only_on_all() {
     ]);
     assert_eq!(r["seeds"], serde_json::json!([1, 2]));
     let svg = std::fs::read_to_string(&chart).unwrap();
-    std::fs::remove_dir_all(&dir).ok();
     assert!(
         svg.contains("each seed") && svg.contains("lowest to highest of 2 seeds"),
         "the chart shows every seed's point and the spread of write rates"

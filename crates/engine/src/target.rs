@@ -188,9 +188,8 @@ mod tests {
 
     #[test]
     fn a_file_is_created_and_sized_and_a_small_one_is_refused() {
-        let dir = std::env::temp_dir().join(format!("iosteer-target-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("t.img");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.img");
         let spec = OpenOptionsSpec {
             size: Some(1 << 20),
             writes: true,
@@ -205,7 +204,6 @@ mod tests {
             "{err}"
         );
         assert!(!err.contains("--"), "names a flag: {err}");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -568,9 +568,8 @@ mod tests {
 
     #[test]
     fn read_back_counts_good_bad_and_never_written_blocks() {
-        let dir = std::env::temp_dir().join(format!("iosteer-readback-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("r.img");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.img");
         let mut v = Verifier::default();
         let mut data = vec![0u8; 8 * BLOCK];
         v.stamp(0, &mut data[..6 * BLOCK]);
@@ -591,6 +590,5 @@ mod tests {
         assert_eq!(found.first[0].0, 4 * BLOCK as u64);
         assert!(found.first[0].1.contains("checksum"), "{:?}", found.first);
         assert!(found.first[1].1.contains("offset"), "{:?}", found.first);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

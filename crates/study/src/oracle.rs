@@ -64,7 +64,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::objective::{Bound, Objective};
-use crate::sweep::{point, share_baseline, Point, SweepError};
+use crate::sweep::{first_column_width, point, share_baseline, Point, SweepError};
 
 /// Most spans a schedule may have.
 pub const MAX_SEGMENTS: usize = 1000;
@@ -641,13 +641,7 @@ pub fn table(report: &OracleReport) -> String {
             steps.join(" ")
         );
     }
-    let width = report
-        .outcomes
-        .iter()
-        .map(|o| o.name.len())
-        .max()
-        .unwrap_or(7)
-        .max(7);
+    let width = first_column_width("setting", report.outcomes.iter().map(|o| o.name.as_str()));
     out += &format!(
         "  {:<width$}  {:>10}  {:>8}  {:>9}  {:>8}  {:>11}  meets\n",
         "setting",

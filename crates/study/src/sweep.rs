@@ -708,16 +708,22 @@ impl Sweep {
     }
 }
 
+/// The width of a terminal table's first column: its `header`'s, or the
+/// longest of its `cells` where one is longer.
+pub(crate) fn first_column_width<'a>(
+    header: &str,
+    cells: impl IntoIterator<Item = &'a str>,
+) -> usize {
+    cells
+        .into_iter()
+        .map(str::len)
+        .fold(header.len(), usize::max)
+}
+
 /// The terminal table.
 pub fn table(report: &SweepReport) -> String {
     let best = report.best_index;
-    let width = report
-        .points
-        .iter()
-        .map(|p| p.spec.len())
-        .max()
-        .unwrap_or(4)
-        .max(4);
+    let width = first_column_width("spec", report.points.iter().map(|p| p.spec.as_str()));
     let seeds: Vec<String> = report.seeds.iter().map(u64::to_string).collect();
     let several = seeds.len() > 1;
     let mut out = format!(

@@ -224,6 +224,20 @@ pub(crate) mod tests {
         read(text.as_bytes(), file, format, &options)
     }
 
+    /// Checks that each bad line of `cases`, read by `parse` as the second
+    /// line after `good`, is refused with a message starting as its pair says
+    /// (the file and line first).
+    pub(crate) fn assert_second_lines_refused(
+        parse: fn(&str, Event) -> Result<Trace, TraceError>,
+        good: &str,
+        cases: &[(&str, &str)],
+    ) {
+        for (bad, expected) in cases {
+            let err = parse(&format!("{good}{bad}\n"), Event::Queue).unwrap_err();
+            assert!(err.to_string().starts_with(expected), "{err}");
+        }
+    }
+
     fn blkparse(text: &str, event: Event) -> Result<Trace, TraceError> {
         read_event(text, "b.txt", TraceFormat::Blkparse, event)
     }
@@ -274,29 +288,30 @@ pub(crate) mod tests {
     #[test]
     fn a_malformed_blkparse_line_is_an_error_naming_file_and_line() {
         let good = "  8,0    3        1     0.000000000   697  Q  WS 223490 + 8 [kjournald]\n";
-        for (bad, expected) in [
-            (
-                "  8,0    3        2     0.00x   697  Q  WS 1 + 8 [k]",
-                "b.txt:2: field 4 (time) `0.00x`: expected seconds",
-            ),
-            (
-                "  8,0    3        2     0.1   697  Z  WS 1 + 8 [k]",
-                "b.txt:2: field 6 (action) `Z`: expected A, B, C",
-            ),
-            (
-                "  8,0    3        2     0.1   697  Q  WQ 1 + 8 [k]",
-                "b.txt:2: field 7 (RWBS) `WQ`: expected RWBS letters",
-            ),
-            (
-                "  8,0    3        2     0.1   697  Q  W 1 - 8 [k]",
-                "b.txt:2: field 8 (request) `1 - 8 [k]`",
-            ),
-            ("  8,0    3        2", "b.txt:2: expected 7 fields, found 3"),
-            ("hello there", "b.txt:2: field 1 (device) `hello`"),
-        ] {
-            let err = blkparse(&format!("{good}{bad}\n"), Event::Queue).unwrap_err();
-            assert!(err.to_string().starts_with(expected), "{err}");
-        }
+        assert_second_lines_refused(
+            blkparse,
+            good,
+            &[
+                (
+                    "  8,0    3        2     0.00x   697  Q  WS 1 + 8 [k]",
+                    "b.txt:2: field 4 (time) `0.00x`: expected seconds",
+                ),
+                (
+                    "  8,0    3        2     0.1   697  Z  WS 1 + 8 [k]",
+                    "b.txt:2: field 6 (action) `Z`: expected A, B, C",
+                ),
+                (
+                    "  8,0    3        2     0.1   697  Q  WQ 1 + 8 [k]",
+                    "b.txt:2: field 7 (RWBS) `WQ`: expected RWBS letters",
+                ),
+                (
+                    "  8,0    3        2     0.1   697  Q  W 1 - 8 [k]",
+                    "b.txt:2: field 8 (request) `1 - 8 [k]`",
+                ),
+                ("  8,0    3        2", "b.txt:2: expected 7 fields, found 3"),
+                ("hello there", "b.txt:2: field 1 (device) `hello`"),
+            ],
+        );
     }
 
     #[test]

@@ -463,9 +463,8 @@ mod tests {
 
     #[test]
     fn per_cpu_files_are_found_from_either_name_and_merged_by_time() {
-        let dir = std::env::temp_dir().join(format!("iosteer-blktrace-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let prefix = dir.join("sdb").to_string_lossy().into_owned();
+        let dir = tempfile::tempdir().unwrap();
+        let prefix = dir.path().join("sdb").to_string_lossy().into_owned();
         for cpu in 0..3 {
             let bytes = encode(&cpu_records(cpu), cpu == 1);
             std::fs::write(format!("{prefix}.blktrace.{cpu}"), bytes).unwrap();
@@ -488,7 +487,6 @@ mod tests {
         assert!(!by_prefix.notes.iter().any(|n| n.contains("sorted")));
         let none = read_path(&format!("{prefix}x"), TraceFormat::Blktrace, &options);
         assert!(none.unwrap_err().to_string().contains("no per-CPU files"));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -97,7 +97,7 @@ fn request(p: &LineParser, at: u128, fields: &[&str], sink: &mut Sink) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::blkparse::tests::{by_op, read_event};
+    use crate::blkparse::tests::{assert_second_lines_refused, by_op, read_event};
     use crate::trace::{fit_counted, read_path, Fit, Options, Trace, TraceFormat};
     use iosteer_sched::Op;
 
@@ -170,30 +170,31 @@ CPU:1 [LOST 17 EVENTS]
     #[test]
     fn a_malformed_ftrace_line_is_an_error_naming_file_and_line() {
         let good = "fio-1 [001] ..... 2781.175579: block_bio_queue: 254,0 RA 20915840 + 32 [fio]\n";
-        for (bad, expected) in [
-            (
-                "fio-1 [001] ..... 2781.2: block_bio_queue: 254,0 RA 209 32 [fio]",
-                "f.txt:2: no `sector + count`",
-            ),
-            (
-                "fio-1 [001] ..... 2781.2: block_bio_queue: 254,0 RQ 209 + 32 [fio]",
-                "f.txt:2: field RWBS `RQ`",
-            ),
-            (
-                "fio-1 [001] ..... 2781.2: block_bio_queue: 254,0 R x + 32 [fio]",
-                "f.txt:2: field sector `x`",
-            ),
-            (
-                "fio-1 [001] ..... 2781.2.3: block_bio_queue: 254,0 R 1 + 32 [fio]",
-                "f.txt:2: field time `2781.2.3`",
-            ),
-            (
-                "just some words",
-                "f.txt:2: no `seconds: event:` pair; expected a line of ftrace",
-            ),
-        ] {
-            let err = ftrace(&format!("{good}{bad}\n"), Event::Queue).unwrap_err();
-            assert!(err.to_string().starts_with(expected), "{err}");
-        }
+        assert_second_lines_refused(
+            ftrace,
+            good,
+            &[
+                (
+                    "fio-1 [001] ..... 2781.2: block_bio_queue: 254,0 RA 209 32 [fio]",
+                    "f.txt:2: no `sector + count`",
+                ),
+                (
+                    "fio-1 [001] ..... 2781.2: block_bio_queue: 254,0 RQ 209 + 32 [fio]",
+                    "f.txt:2: field RWBS `RQ`",
+                ),
+                (
+                    "fio-1 [001] ..... 2781.2: block_bio_queue: 254,0 R x + 32 [fio]",
+                    "f.txt:2: field sector `x`",
+                ),
+                (
+                    "fio-1 [001] ..... 2781.2.3: block_bio_queue: 254,0 R 1 + 32 [fio]",
+                    "f.txt:2: field time `2781.2.3`",
+                ),
+                (
+                    "just some words",
+                    "f.txt:2: no `seconds: event:` pair; expected a line of ftrace",
+                ),
+            ],
+        );
     }
 }

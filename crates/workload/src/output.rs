@@ -114,8 +114,8 @@ mod tests {
 
     #[test]
     fn a_file_where_a_directory_is_wanted_and_the_reverse_are_refused() {
-        let dir = std::env::temp_dir().join(format!("iosteer-output-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path();
         let file = dir.join("f");
         std::fs::write(&file, "").unwrap();
         let (dir_s, file_s) = (dir.to_str().unwrap(), file.to_str().unwrap());
@@ -134,6 +134,5 @@ mod tests {
         ));
         assert!(check_dir(dir.join("new").to_str().unwrap()).is_ok());
         assert!(check_file(file_s).is_ok());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

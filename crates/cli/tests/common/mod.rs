@@ -3,9 +3,9 @@
 #![allow(dead_code)]
 
 use std::ffi::OsStr;
-use std::path::PathBuf;
 
 use assert_cmd::Command;
+use tempfile::TempDir;
 
 #[path = "../../../sim/src/example_job_files.rs"]
 pub mod example_job_files;
@@ -75,11 +75,13 @@ pub fn assert_refused_saying(args: &[&str], needles: &[&str]) {
     }
 }
 
-/// A fresh directory of this test process's own under the temp directory.
-pub fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("iosteer-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh directory under the temp directory, its name starting
+/// `iosteer-{name}-`; removed, with all in it, when dropped.
+pub fn temp_dir(name: &str) -> TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("iosteer-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 /// A file of the repository, by its path from the root.
@@ -87,12 +89,30 @@ pub fn repo_file(path: &str) -> String {
     format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Writes `text` to a file named `name` in this process's scratch
-/// directory; its path.
-pub fn scratch_file(name: &str, text: &str) -> String {
-    let path = temp_dir("scratch").join(name);
+/// A file in a temporary directory of its own, which reads as its path;
+/// removed with the directory when dropped.
+pub struct ScratchFile {
+    path: String,
+    _dir: TempDir,
+}
+
+impl std::ops::Deref for ScratchFile {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.path
+    }
+}
+
+/// Writes `text` to a file named `name` in a fresh scratch directory.
+pub fn scratch_file(name: &str, text: &str) -> ScratchFile {
+    let dir = temp_dir("scratch");
+    let path = dir.path().join(name);
     std::fs::write(&path, text).unwrap();
-    path.to_str().unwrap().to_string()
+    ScratchFile {
+        path: path.to_str().unwrap().to_string(),
+        _dir: dir,
+    }
 }
 
 /// The `key` string of each element of the JSON array `array`.

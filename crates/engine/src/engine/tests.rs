@@ -3,21 +3,20 @@ use super::*;
 use crate::target::OpenOptionsSpec;
 use iosteer_sched::Request;
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use tempfile::TempPath;
 
-/// A fresh file of `size` bytes in the build machine's temp directory.
-pub(crate) fn temp_file(name: &str, size: u64) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("iosteer-engine-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    let _ = std::fs::remove_file(&path);
-    std::fs::File::create(&path).unwrap().set_len(size).unwrap();
-    path
+/// A fresh file of `size` bytes in the build machine's temp directory, its
+/// name starting `name`; removed when the path is dropped.
+pub(crate) fn temp_file(name: &str, size: u64) -> TempPath {
+    let file = tempfile::Builder::new().prefix(name).tempfile().unwrap();
+    file.as_file().set_len(size).unwrap();
+    file.into_temp_path()
 }
 
 /// A fresh file `name` of `size` bytes and an engine on it (verifying when
 /// `verify`), or `None` where io_uring is not permitted.
-fn engine_on_fresh_file(name: &str, size: u64, verify: bool) -> Option<(PathBuf, Engine)> {
+fn engine_on_fresh_file(name: &str, size: u64, verify: bool) -> Option<(TempPath, Engine)> {
     let path = temp_file(name, size);
     let engine = engine_or_skip(&path, verify)?;
     Some((path, engine))

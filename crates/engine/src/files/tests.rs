@@ -1,13 +1,6 @@
 use super::*;
 use iosteer_workload::fio;
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("iosteer-files-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 fn jobs(text: &str, capacity: u64) -> Vec<Job> {
     fio::parse(text, "t.fio", capacity).unwrap()
 }
@@ -38,10 +31,11 @@ fn names(dir: &Path) -> Vec<String> {
 
 #[test]
 fn named_files_are_created_at_their_share_and_placed_apart() {
-    let dir = temp_dir("named");
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
     let text = "[w]\nrw=randwrite\nbs=4k\nfilename=a:b\nsize=2m\n[r]\nrw=randread\nbs=4k\nfilename=b\nsize=1m\noffset=64k\n";
-    let (jobs, placed) = place_in(&dir, text, 1 << 40).unwrap();
-    assert_eq!(names(&dir), ["a", "b"]);
+    let (jobs, placed) = place_in(dir, text, 1 << 40).unwrap();
+    assert_eq!(names(dir), ["a", "b"]);
     let sizes: Vec<u64> = placed.targets.iter().map(|(t, _)| t.size).collect();
     // b: the writer's 1 MiB share, and the reader's 64 KiB + 1 MiB.
     assert_eq!(sizes, [1 << 20, (1 << 20) + (64 << 10)]);
@@ -65,34 +59,34 @@ fn named_files_are_created_at_their_share_and_placed_apart() {
     );
     let b = File::open(dir.join("b")).unwrap();
     assert_eq!(hole_bytes(&b, &[(0, sizes[1])]), 0);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn jobs_without_names_get_fios_default_names_in_the_directory() {
-    let dir = temp_dir("default");
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
     place_in(
-        &dir,
+        dir,
         "[job]\nrw=write\nbs=4k\nnrfiles=2\nsize=64k\nnumjobs=2\n",
         1 << 40,
     )
     .unwrap();
-    assert_eq!(names(&dir), ["job.0.0", "job.0.1", "job.1.0", "job.1.1"]);
-    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(names(dir), ["job.0.0", "job.0.1", "job.1.0", "job.1.1"]);
 }
 
 #[test]
 fn a_sparse_file_read_in_place_is_named_and_an_unsized_missing_file_refused() {
-    let dir = temp_dir("sparse");
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
     let sparse = dir.join("s");
     File::create(&sparse).unwrap().set_len(1 << 20).unwrap();
-    let (_, placed) = place_in(&dir, "[r]\nrw=read\nbs=4k\nfilename=s\n", 1 << 20).unwrap();
+    let (_, placed) = place_in(dir, "[r]\nrw=read\nbs=4k\nfilename=s\n", 1 << 20).unwrap();
     assert!(
         placed.notes.iter().any(|n| n.contains("holes")),
         "{:?}",
         placed.notes
     );
-    let err = place_in(&dir, "[r]\nrw=read\nbs=4k\nfilename=none\n", 1 << 20)
+    let err = place_in(dir, "[r]\nrw=read\nbs=4k\nfilename=none\n", 1 << 20)
         .unwrap_err()
         .to_string();
     assert!(
@@ -100,12 +94,12 @@ fn a_sparse_file_read_in_place_is_named_and_an_unsized_missing_file_refused() {
         "{err}"
     );
     assert!(!dir.join("none").exists());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn a_target_file_no_job_uses_is_refused() {
-    let dir = temp_dir("unused");
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
     let mut named = jobs("[w]\nrw=write\nbs=4k\nfilename=x\nsize=64k\n", 1 << 40);
     let options = FileOptions {
         target: Some(dir.join("t.img")),
@@ -114,12 +108,12 @@ fn a_target_file_no_job_uses_is_refused() {
     };
     let err = place(&mut named, &options).unwrap_err();
     assert!(matches!(err, FilesError::TargetUnused { .. }), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn a_job_naming_the_target_itself_runs_on_it() {
-    let dir = temp_dir("itself");
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
     let target = dir.join("t.img");
     let text = format!("[r]\nrw=randread\nbs=4k\nfilename={}\n", target.display());
     let mut named = jobs(&text, 1 << 20);
@@ -131,5 +125,4 @@ fn a_job_naming_the_target_itself_runs_on_it() {
     let placed = place(&mut named, &options).unwrap();
     assert_eq!(placed.targets.len(), 1);
     assert_eq!(placed.targets[0].0.size, 1 << 20);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
