@@ -9,7 +9,9 @@
 //!
 //! - [`workload`]: a [`Job`](workload::Job) (synthetic or a trace) and the
 //!   [`Generator`](workload::Generator) that turns it into requests: rates,
-//!   Poisson arrivals, I/O depth, think time, back-pressure.
+//!   Poisson arrivals, I/O depth, think time, back-pressure; a
+//!   [`Workload`](workload::Workload): the jobs with their phases, SLO and
+//!   seed, what a simulation and a real run both take.
 //! - [`fio`]: fio job files as people write them become jobs
 //!   ([`fio_options`]: which options it takes, ignores and refuses;
 //!   [`fio_text`]: comments, `${VAR}`; [`bssplit`], [`distribution`] and
