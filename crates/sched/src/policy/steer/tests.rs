@@ -301,16 +301,26 @@ fn a_disk_that_turns_slow_on_its_own_does_not_hold_writes_at_the_floor() {
     );
 }
 
-#[test]
-fn a_throttled_write_goes_at_its_deadline() {
+/// A steer held to 1 kB/s with `count` writes of `len` bytes, a MiB apart,
+/// submitted at zero on a bench that serves anything in 100 us: the first
+/// goes (in debt), the rest wait for the rate or their `write_deadline`.
+fn throttled_writes(write_deadline: &str, count: u64, len: u64) -> (Steer, Bench) {
     let mut bench = Bench::new(32, |_: &Command| Nanos::from_micros(100));
-    let mut s = steer("min_rate=1,start_rate=1,write_deadline=50ms");
-    for id in 0..4u64 {
+    let mut s = steer(&format!(
+        "min_rate=1,start_rate=1,write_deadline={write_deadline}"
+    ));
+    for id in 0..count {
         bench.submit(
             &mut s,
-            Request::new(id, Op::Write, id << 20, 128 << 10, Nanos::ZERO),
+            Request::new(id, Op::Write, id << 20, len, Nanos::ZERO),
         );
     }
+    (s, bench)
+}
+
+#[test]
+fn a_throttled_write_goes_at_its_deadline() {
+    let (mut s, mut bench) = throttled_writes("50ms", 4, 128 << 10);
     bench.advance(&mut s, Nanos::from_millis(49));
     assert_eq!(bench.sent.len(), 1, "1 kB/s lets one write go, in debt");
     bench.advance(&mut s, Nanos::from_millis(56));
@@ -322,14 +332,7 @@ fn a_throttled_write_goes_at_its_deadline() {
 
 #[test]
 fn a_read_over_a_throttled_write_pulls_it_forward_and_only_it_waits() {
-    let mut bench = Bench::new(32, |_: &Command| Nanos::from_micros(100));
-    let mut s = steer("min_rate=1,start_rate=1,write_deadline=10s");
-    for id in 0..3u64 {
-        bench.submit(
-            &mut s,
-            Request::new(id, Op::Write, id << 20, 4096, Nanos::ZERO),
-        );
-    }
+    let (mut s, mut bench) = throttled_writes("10s", 3, 4096);
     assert_eq!(bench.sent.len(), 1);
     bench.submit(
         &mut s,
