@@ -198,12 +198,19 @@ fn skewed_reads() -> Bench {
     })
 }
 
+/// A steer with `settings` on [`skewed_reads`], loaded from the start for
+/// `ms`; also the next free request id, to load it further.
+fn loaded_from_the_start(settings: &str, ms: u64) -> (Steer, Bench, u64) {
+    let mut bench = skewed_reads();
+    let mut s = steer(settings);
+    let mut id = 0;
+    load(&mut s, &mut bench, ms, &mut id);
+    (s, bench, id)
+}
+
 #[test]
 fn a_workload_that_starts_loaded_holds_writes_to_measure_the_baseline() {
-    let mut bench = skewed_reads();
-    let mut s = steer("calibrate=2s");
-    let mut id = 0;
-    load(&mut s, &mut bench, 950, &mut id);
+    let (mut s, mut bench, mut id) = loaded_from_the_start("calibrate=2s", 950);
     assert_eq!(
         s.stats().class(Op::Write).completed,
         0,
@@ -218,10 +225,7 @@ fn a_workload_that_starts_loaded_holds_writes_to_measure_the_baseline() {
 
 #[test]
 fn with_calibration_off_a_loaded_start_uses_the_median_estimate() {
-    let mut bench = skewed_reads();
-    let mut s = steer("calibrate=0s");
-    let mut id = 0;
-    load(&mut s, &mut bench, 1300, &mut id);
+    let (s, _, _) = loaded_from_the_start("calibrate=0s", 1300);
     assert!(s.stats().class(Op::Write).completed > 0);
     assert_eq!(s.baseline(), None);
     let target = s.target().expect("an estimate");
