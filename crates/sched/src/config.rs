@@ -187,21 +187,61 @@ pub fn parse_tenant(key: &str, id: &str) -> Result<TenantId, ConfigError> {
     Ok(TenantId(parse_int(key, id, 0, u64::from(u32::MAX))? as u32))
 }
 
-/// Sets the entry of `map` for the tenant that `key` names, when the key has
-/// the form of `pattern`, a per-tenant tunable's key with `<id>` in it
-/// (`weight.<id>`, `tenant.<id>.weight`), to the value `parse` reads;
-/// `Ok(false)` when the key has not that form, so the policy can go on.
-pub fn set_for_tenant<T>(
-    map: &mut BTreeMap<TenantId, T>,
-    key: &str,
-    pattern: &str,
-    parse: impl FnOnce() -> Result<T, ConfigError>,
-) -> Result<bool, ConfigError> {
-    let Some(tenant) = tenant_in_key(key, pattern)? else {
-        return Ok(false);
-    };
-    map.insert(tenant, parse()?);
-    Ok(true)
+/// A setting every tenant has: a default, and the overrides of the tenants
+/// that have their own (BFQ's `weight` and `weight.<id>`, blk-throttle's
+/// `rbps` and `tenant.<id>.rbps`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PerTenant<T> {
+    /// The setting of tenants without their own.
+    pub default: T,
+    /// Tenants' own settings.
+    pub tenants: BTreeMap<TenantId, T>,
+}
+
+impl<T> PerTenant<T> {
+    /// `default` for every tenant, no overrides.
+    pub fn new(default: T) -> Self {
+        PerTenant {
+            default,
+            tenants: BTreeMap::new(),
+        }
+    }
+
+    /// The tenant's own setting, or the default.
+    pub fn get(&self, tenant: TenantId) -> &T {
+        self.tenants.get(&tenant).unwrap_or(&self.default)
+    }
+
+    /// The tenant's own setting, to change in place. A tenant without one
+    /// gets a copy of the default as it is now, so changing one part of a
+    /// compound setting (`tenant.1.wbps` of an `io.max`) keeps the other
+    /// parts at the default; a later change to the default does not reach it.
+    pub fn own_mut(&mut self, tenant: TenantId) -> &mut T
+    where
+        T: Clone,
+    {
+        let default = &self.default;
+        self.tenants
+            .entry(tenant)
+            .or_insert_with(|| default.clone())
+    }
+
+    /// Sets the override of the tenant that `key` names, when the key has the
+    /// form of `pattern`, a per-tenant tunable's key with `<id>` in it
+    /// (`weight.<id>`, `tenant.<id>.weight`), to the value `parse` reads;
+    /// `Ok(false)` when the key has not that form, so the policy can go on.
+    pub fn set_for_tenant(
+        &mut self,
+        key: &str,
+        pattern: &str,
+        parse: impl FnOnce() -> Result<T, ConfigError>,
+    ) -> Result<bool, ConfigError> {
+        let Some(tenant) = tenant_in_key(key, pattern)? else {
+            return Ok(false);
+        };
+        self.tenants.insert(tenant, parse()?);
+        Ok(true)
+    }
 }
 
 /// The tenant that `key` names, when it has the form of `pattern`; `None`
@@ -400,5 +440,46 @@ mod tests {
         );
         let err = tenant_in_key("weight.x", "weight.<id>").unwrap_err();
         assert!(err.to_string().contains("`weight.x`"), "{err}");
+    }
+
+    #[test]
+    fn a_tenant_has_its_own_setting_or_the_default() {
+        let mut weights = PerTenant::new(100u32);
+        assert_eq!(*weights.get(TenantId(3)), 100);
+        assert_eq!(
+            weights.set_for_tenant("weight.3", "weight.<id>", || Ok(200)),
+            Ok(true)
+        );
+        assert_eq!(
+            weights.set_for_tenant("weight", "weight.<id>", || Ok(1)),
+            Ok(false)
+        );
+        assert!(weights
+            .set_for_tenant("weight.x", "weight.<id>", || Ok(1))
+            .is_err());
+        // A value that does not parse sets nothing.
+        assert!(weights
+            .set_for_tenant("weight.4", "weight.<id>", || {
+                Ok(parse_int("weight.4", "0", 1, 1000)? as u32)
+            })
+            .is_err());
+        assert_eq!(
+            (*weights.get(TenantId(3)), *weights.get(TenantId(4))),
+            (200, 100)
+        );
+        weights.default = 50;
+        assert_eq!(
+            (*weights.get(TenantId(3)), *weights.get(TenantId(4))),
+            (200, 50)
+        );
+
+        // An override made in place starts from the default of the moment.
+        let mut limits = PerTenant::new([10u64, 0]);
+        limits.own_mut(TenantId(1))[1] = 5;
+        limits.default[0] = 20;
+        assert_eq!(*limits.get(TenantId(1)), [10, 5]);
+        assert_eq!(*limits.get(TenantId(2)), [20, 0]);
+        limits.own_mut(TenantId(1))[0] = 1;
+        assert_eq!(*limits.get(TenantId(1)), [1, 5]);
     }
 }

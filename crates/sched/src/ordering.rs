@@ -389,6 +389,53 @@ impl Barrier {
     }
 }
 
+/// A read queue and a write queue in arrival order, for policies that send
+/// writes in order from one queue and reads from another, with [`WriteOrder`]
+/// or [`Barrier`] keeping the rules between them. A read that must wait for
+/// its write does not hold back the reads queued behind it, which overlap
+/// nothing: the first read that may go leaves first.
+#[derive(Debug, Default)]
+pub struct ReadWriteQueues {
+    pub reads: VecDeque<Queued>,
+    /// Writes and flushes.
+    pub writes: VecDeque<Queued>,
+    /// Index in `reads` of the read [`ReadWriteQueues::find_ready_read`]
+    /// last found may go.
+    ready_read: Option<usize>,
+}
+
+impl ReadWriteQueues {
+    /// Whether a read may go: looks for the first queued read that `ready`
+    /// (the tracker's rule) lets go, and keeps it for
+    /// [`ReadWriteQueues::take_ready_read`].
+    pub fn find_ready_read(&mut self, ready: impl FnMut(&mut Queued) -> bool) -> bool {
+        self.ready_read = self.reads.iter_mut().position(ready);
+        self.ready_read.is_some()
+    }
+
+    /// Takes the read the last [`ReadWriteQueues::find_ready_read`] found.
+    pub fn take_ready_read(&mut self) -> Queued {
+        self.ready_read
+            .take()
+            .and_then(|index| self.reads.remove(index))
+            .expect("find_ready_read found a read that may go")
+    }
+
+    /// Takes the write (or flush) at the head of the write queue and tells
+    /// `sent` of it, the tracker's `sent_write`, so that the reads it held
+    /// may go.
+    pub fn take_write(&mut self, sent: impl FnOnce(&Queued)) -> Option<Queued> {
+        let write = self.writes.pop_front()?;
+        sent(&write);
+        Some(write)
+    }
+
+    /// Whether neither queue holds anything.
+    pub fn is_empty(&self) -> bool {
+        self.reads.is_empty() && self.writes.is_empty()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -448,6 +495,31 @@ mod tests {
         );
         order.sent_write(&Queued { request: w, tag });
         assert_eq!(order.filter.wide_writes, 0);
+    }
+
+    #[test]
+    fn a_read_behind_its_write_lets_later_reads_go_and_goes_once_the_write_is_sent() {
+        let mut order = WriteOrder::default();
+        let mut queues = ReadWriteQueues::default();
+        let write = req(1, Op::Write, 0, 4096);
+        let tag = order.enqueue_write(&write);
+        queues.writes.push_back(Queued {
+            request: write,
+            tag,
+        });
+        for (id, offset) in [(2, 0), (3, 1 << 30)] {
+            let read = req(id, Op::Read, offset, 4096);
+            let tag = order.read_tag(&read, &queues.writes);
+            queues.reads.push_back(Queued { request: read, tag });
+        }
+        assert!(queues.find_ready_read(|read| order.read_may_go(read.tag)));
+        assert_eq!(queues.take_ready_read().request.id.0, 3);
+        assert!(!queues.find_ready_read(|read| order.read_may_go(read.tag)));
+        let sent = queues.take_write(|write| order.sent_write(write)).unwrap();
+        assert_eq!(sent.request.id.0, 1);
+        assert!(queues.find_ready_read(|read| order.read_may_go(read.tag)));
+        assert_eq!(queues.take_ready_read().request.id.0, 2);
+        assert!(queues.is_empty());
     }
 
     #[test]

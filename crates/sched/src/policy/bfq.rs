@@ -564,7 +564,7 @@ impl Bfq {
     fn add_request(&mut self, entry: Queued, now: Nanos) {
         let request = &entry.request;
         let key = (request.tenant, self.is_sync(request.op));
-        let weight = self.config.weight_of(request.tenant);
+        let weight = *self.config.weight.get(request.tenant);
         let max_budget = self.config.max_budget();
         let low_latency = self.config.low_latency;
         let seq = self.next_seq;

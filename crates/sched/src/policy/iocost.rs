@@ -70,7 +70,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::config::{
-    parse_duration_in, parse_int, set_for_tenant, unknown_key, ConfigError, Configurable, Tunable,
+    parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, PerTenant, Tunable,
 };
 use crate::ordering::Queued;
 use crate::policy::common::{
@@ -207,8 +207,8 @@ pub struct IocostConfig {
     /// vrate bounds in parts per million of the wall clock (100 % is 1000000).
     pub vrate_min_ppm: u64,
     pub vrate_max_ppm: u64,
-    pub weight: u32,
-    pub weights: BTreeMap<TenantId, u32>,
+    /// `weight`, and `tenant.<id>.weight` of the tenants that have their own.
+    pub weight: PerTenant<u32>,
     pub common: CommonConfig,
 }
 
@@ -224,8 +224,7 @@ impl Default for IocostConfig {
             lat: [Nanos::from_millis(25); 2],
             vrate_min_ppm: 10_000,
             vrate_max_ppm: 100_000_000,
-            weight: 100,
-            weights: BTreeMap::new(),
+            weight: PerTenant::new(100),
             common: CommonConfig::default(),
         }
     }
@@ -263,9 +262,9 @@ impl Configurable for IocostConfig {
             "wlat" => self.lat[1] = parse_duration_in(key, value, us)?,
             "min" => self.vrate_min_ppm = parse_pct_ppm(key, value, 1.0, 10_000.0)?,
             "max" => self.vrate_max_ppm = parse_pct_ppm(key, value, 1.0, 10_000.0)?,
-            "weight" => self.weight = parse_int(key, value, 1, 10_000)? as u32,
+            "weight" => self.weight.default = parse_int(key, value, 1, 10_000)? as u32,
             _ if self.common.set(key, value)? => {}
-            _ if set_for_tenant(&mut self.weights, key, "tenant.<id>.weight", || {
+            _ if self.weight.set_for_tenant(key, "tenant.<id>.weight", || {
                 Ok(parse_int(key, value, 1, 10_000)? as u32)
             })? => {}
             _ => return Err(unknown_key(INFO.name, key, TUNABLES)),
@@ -465,12 +464,7 @@ impl Iocost {
             .vnow(now)
             .saturating_sub(self.margin(MARGIN_TARGET_PCT));
         let cur_period = self.cur_period;
-        let weight = self
-            .config
-            .weights
-            .get(&tenant)
-            .copied()
-            .unwrap_or(self.config.weight);
+        let weight = *self.config.weight.get(tenant);
         let t = self.tenants.entry(tenant).or_insert_with(|| Tenant {
             weight,
             active: false,

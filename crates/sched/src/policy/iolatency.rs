@@ -68,7 +68,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::config::{
-    parse_duration_in, parse_int, set_for_tenant, unknown_key, ConfigError, Configurable, Tunable,
+    parse_duration_in, parse_int, unknown_key, ConfigError, Configurable, PerTenant, Tunable,
 };
 use crate::ordering::Queued;
 use crate::policy::common::{
@@ -135,9 +135,9 @@ pub const INFO: PolicyInfo = PolicyInfo {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IolatencyConfig {
-    /// Target of tenants without their own; zero is none.
-    pub target: Nanos,
-    pub targets: BTreeMap<TenantId, Nanos>,
+    /// `target`, and `target.<id>` of the tenants that have their own;
+    /// zero is none.
+    pub target: PerTenant<Nanos>,
     /// Zero: the device's slots.
     pub nr_requests: u32,
     pub common: CommonConfig,
@@ -146,17 +146,10 @@ pub struct IolatencyConfig {
 impl Default for IolatencyConfig {
     fn default() -> Self {
         IolatencyConfig {
-            target: Nanos::ZERO,
-            targets: BTreeMap::new(),
+            target: PerTenant::new(Nanos::ZERO),
             nr_requests: 0,
             common: CommonConfig::default(),
         }
-    }
-}
-
-impl IolatencyConfig {
-    pub fn target_of(&self, tenant: TenantId) -> Nanos {
-        self.targets.get(&tenant).copied().unwrap_or(self.target)
     }
 }
 
@@ -164,12 +157,12 @@ impl Configurable for IolatencyConfig {
     fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
         let us = Nanos::from_micros(1);
         match key {
-            "target" => self.target = parse_duration_in(key, value, us)?,
+            "target" => self.target.default = parse_duration_in(key, value, us)?,
             "nr_requests" => self.nr_requests = parse_int(key, value, 0, 1 << 20)? as u32,
             _ if self.common.set(key, value)? => {}
-            _ if set_for_tenant(&mut self.targets, key, "target.<id>", || {
-                parse_duration_in(key, value, us)
-            })? => {}
+            _ if self
+                .target
+                .set_for_tenant(key, "target.<id>", || parse_duration_in(key, value, us))? => {}
             _ => return Err(unknown_key(INFO.name, key, TUNABLES)),
         }
         Ok(())
@@ -378,7 +371,7 @@ impl Iolatency {
     }
 
     fn group(&mut self, tenant: TenantId) -> &mut Group {
-        let target = self.config.target_of(tenant);
+        let target = *self.config.target.get(tenant);
         self.groups
             .entry(tenant)
             .or_insert_with(|| Group::new(target))

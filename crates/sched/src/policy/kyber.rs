@@ -61,12 +61,12 @@
 //!   dispatch time, bytes). Two commands alike in all three may swap their
 //!   total latencies, which changes nothing in the histograms.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 use smallvec::SmallVec;
 
 use crate::config::{parse_duration_in, unknown_key, ConfigError, Configurable, Tunable};
-use crate::ordering::{flush_may_go, Barrier, Queued};
+use crate::ordering::{flush_may_go, Barrier, ReadWriteQueues};
 use crate::policy::common::{
     base_in_field, Base, CommonConfig, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
 };
@@ -265,10 +265,7 @@ impl Arrivals {
 #[derive(Debug)]
 pub struct Kyber {
     config: KyberConfig,
-    reads: VecDeque<Queued>,
-    /// Index in `reads` of the read `has_request` found may go.
-    next_read: usize,
-    writes: VecDeque<Queued>,
+    queues: ReadWriteQueues,
     trims: TrimQueue,
     barrier: Barrier,
     /// Tokens of each domain.
@@ -288,9 +285,7 @@ pub struct Kyber {
 impl Kyber {
     pub fn new(config: KyberConfig) -> Kyber {
         Kyber {
-            reads: VecDeque::new(),
-            next_read: 0,
-            writes: VecDeque::new(),
+            queues: ReadWriteQueues::default(),
             trims: TrimQueue::new(config.common.trim_max_ranges, 0),
             barrier: Barrier::default(),
             depth: MAX_DEPTH,
@@ -323,17 +318,10 @@ impl Kyber {
     /// must wait for its write does not hold back the reads behind it.
     fn has_request(&mut self, domain: Domain) -> bool {
         match domain {
-            Domain::Read => {
-                let barrier = &self.barrier;
-                match self.reads.iter_mut().position(|q| barrier.read_ready(q)) {
-                    Some(index) => {
-                        self.next_read = index;
-                        true
-                    }
-                    None => false,
-                }
-            }
-            Domain::Write => !self.writes.is_empty(),
+            Domain::Read => self
+                .queues
+                .find_ready_read(|read| self.barrier.read_ready(read)),
+            Domain::Write => !self.queues.writes.is_empty(),
             Domain::Discard => !self.trims.is_empty(),
             Domain::Other => {
                 self.barrier.flush_due() && flush_may_go(self.base.stats.class(Op::Write).in_flight)
@@ -343,23 +331,18 @@ impl Kyber {
 
     fn take(&mut self, domain: Domain, now: Nanos) -> Command {
         match domain {
-            Domain::Read => {
-                let read = self
-                    .reads
-                    .remove(self.next_read)
-                    .expect("has_request found a read that may go");
-                Command::single(read.request, now)
-            }
+            Domain::Read => Command::single(self.queues.take_ready_read().request, now),
             Domain::Write => {
-                let write = self.writes.pop_front().expect("domain has a request");
-                self.barrier.sent_write(&write);
-                Command::single(write.request, now)
+                let write = self
+                    .queues
+                    .take_write(|write| self.barrier.sent_write(write));
+                Command::single(write.expect("domain has a request").request, now)
             }
             Domain::Discard => self.trims.take_command(now).expect("domain has a request"),
             Domain::Other => {
                 let flush = self.barrier.take_flush().expect("flush is due");
                 while let Some(write) = self.barrier.release() {
-                    self.writes.push_back(write);
+                    self.queues.writes.push_back(write);
                 }
                 Command::single(flush.request, now)
             }
@@ -435,10 +418,10 @@ impl Policy for Kyber {
 
     fn accept(&mut self, request: Request, _now: Nanos) {
         match request.op {
-            Op::Read => self.reads.push_back(self.barrier.tag_read(request)),
+            Op::Read => self.queues.reads.push_back(self.barrier.tag_read(request)),
             Op::Write | Op::Flush => {
                 if let Some(write) = self.barrier.admit(request) {
-                    self.writes.push_back(write);
+                    self.queues.writes.push_back(write);
                 }
             }
             Op::Trim => self.trims.push(request),
@@ -481,9 +464,9 @@ impl Policy for Kyber {
 
     fn oldest(&self, op: Op) -> Option<Nanos> {
         let queue = if op == Op::Read {
-            &self.reads
+            &self.queues.reads
         } else {
-            &self.writes
+            &self.queues.writes
         };
         queue
             .iter()

@@ -69,7 +69,7 @@ use std::collections::VecDeque;
 
 use crate::config::Tunable;
 use crate::limiter::{Limit, LimiterKind, LimiterSet};
-use crate::ordering::{flush_may_go, Queued, WriteOrder};
+use crate::ordering::{flush_may_go, Queued, ReadWriteQueues, WriteOrder};
 use crate::policy::common::{
     base_in_field, Base, Policy, BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES,
 };
@@ -186,11 +186,7 @@ enum Pick {
 #[derive(Debug)]
 pub struct Netflix {
     config: NetflixConfig,
-    reads: VecDeque<Queued>,
-    /// Index in `reads` of the read `read_queue_ready` found may go.
-    next_read: usize,
-    /// Writes and flushes.
-    writes: VecDeque<Queued>,
+    queues: ReadWriteQueues,
     trims: TrimQueue,
     order: WriteOrder,
     /// Read, write and trim limiters, by `Op::index`.
@@ -212,9 +208,7 @@ impl Netflix {
             LimiterSet::new(&class.limiters, starting[op.index()].0, config.quanta)
         });
         Netflix {
-            reads: VecDeque::new(),
-            next_read: 0,
-            writes: VecDeque::new(),
+            queues: ReadWriteQueues::default(),
             trims: TrimQueue::new(config.common.trim_max_ranges, config.trim_advisory),
             order: WriteOrder::default(),
             limiters,
@@ -252,16 +246,14 @@ impl Netflix {
     /// write (or whose writes have been sent). A read that must wait for its
     /// write does not hold back the reads behind it, which overlap nothing.
     fn read_queue_ready(&mut self) -> bool {
-        let order = &self.order;
-        let Some(index) = self.reads.iter().position(|q| order.read_may_go(q.tag)) else {
-            return false;
-        };
-        self.next_read = index;
-        self.admits(Op::Read)
+        let found = self
+            .queues
+            .find_ready_read(|read| self.order.read_may_go(read.tag));
+        found && self.admits(Op::Read)
     }
 
     fn write_queue_ready(&mut self) -> bool {
-        match self.writes.front() {
+        match self.queues.writes.front() {
             Some(head) => {
                 let op = head.request.op;
                 self.admits(op)
@@ -304,17 +296,10 @@ impl Netflix {
 
     fn take(&mut self, pick: Pick, now: Nanos) -> Command {
         match pick {
-            Pick::Read => {
-                let entry = self
-                    .reads
-                    .remove(self.next_read)
-                    .expect("picked a read that is queued");
-                Command::single(entry.request, now)
-            }
+            Pick::Read => Command::single(self.queues.take_ready_read().request, now),
             Pick::Write => {
-                let entry = self.writes.pop_front().expect("picked a non-empty queue");
-                self.order.sent_write(&entry);
-                Command::single(entry.request, now)
+                let entry = self.queues.take_write(|write| self.order.sent_write(write));
+                Command::single(entry.expect("picked a non-empty queue").request, now)
             }
             Pick::Trim => self
                 .trims
@@ -384,12 +369,12 @@ impl Policy for Netflix {
         match request.op {
             Op::Trim => self.trims.push(request),
             Op::Read => {
-                let tag = self.order.read_tag(&request, &self.writes);
-                self.reads.push_back(Queued { request, tag });
+                let tag = self.order.read_tag(&request, &self.queues.writes);
+                self.queues.reads.push_back(Queued { request, tag });
             }
             Op::Write | Op::Flush => {
                 let tag = self.order.enqueue_write(&request);
-                self.writes.push_back(Queued { request, tag });
+                self.queues.writes.push_back(Queued { request, tag });
             }
         }
     }
@@ -422,7 +407,7 @@ impl Policy for Netflix {
     }
 
     fn has_work(&self) -> bool {
-        !self.reads.is_empty() || !self.writes.is_empty() || self.trims.has_work()
+        !self.queues.is_empty() || self.trims.has_work()
     }
 
     fn oldest(&self, op: Op) -> Option<Nanos> {
@@ -433,8 +418,8 @@ impl Policy for Netflix {
         };
         match op {
             Op::Trim => None,
-            Op::Read => first_of(&self.reads),
-            _ => first_of(&self.writes),
+            Op::Read => first_of(&self.queues.reads),
+            _ => first_of(&self.queues.writes),
         }
     }
 

@@ -50,7 +50,8 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::config::{
-    parse_duration_in, parse_int, parse_tenant, unknown_key, ConfigError, Configurable, Tunable,
+    parse_duration_in, parse_int, parse_tenant, unknown_key, ConfigError, Configurable, PerTenant,
+    Tunable,
 };
 use crate::ordering::Queued;
 use crate::policy::common::{
@@ -123,9 +124,9 @@ pub struct IoMax {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ThrottleConfig {
-    /// Limits of tenants without their own.
-    pub default: IoMax,
-    pub tenants: BTreeMap<TenantId, IoMax>,
+    /// The `io.max` of every tenant (`rbps`, `wbps`, ...), and of the tenants
+    /// that have their own (`tenant.<id>.rbps`, ...).
+    pub limits: PerTenant<IoMax>,
     pub slice: Nanos,
     pub common: CommonConfig,
 }
@@ -133,17 +134,10 @@ pub struct ThrottleConfig {
 impl Default for ThrottleConfig {
     fn default() -> Self {
         ThrottleConfig {
-            default: IoMax::default(),
-            tenants: BTreeMap::new(),
+            limits: PerTenant::default(),
             slice: Nanos::from_millis(100),
             common: CommonConfig::default(),
         }
-    }
-}
-
-impl ThrottleConfig {
-    pub fn limits(&self, tenant: TenantId) -> IoMax {
-        self.tenants.get(&tenant).copied().unwrap_or(self.default)
     }
 }
 
@@ -162,7 +156,7 @@ fn set_limit(limits: &mut IoMax, name: &str, key: &str, value: &str) -> Result<b
 
 impl Configurable for ThrottleConfig {
     fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
-        if set_limit(&mut self.default, key, key, value)? {
+        if set_limit(&mut self.limits.default, key, key, value)? {
             return Ok(());
         }
         match key {
@@ -173,9 +167,7 @@ impl Configurable for ThrottleConfig {
                 let rest = key.strip_prefix("tenant.").ok_or_else(unknown)?;
                 let (id, name) = rest.split_once('.').ok_or_else(unknown)?;
                 let tenant = parse_tenant(key, id)?;
-                let default = self.default;
-                let limits = self.tenants.entry(tenant).or_insert(default);
-                if !set_limit(limits, name, key, value)? {
+                if !set_limit(self.limits.own_mut(tenant), name, key, value)? {
                     return Err(unknown());
                 }
             }
@@ -364,7 +356,7 @@ impl Throttle {
     /// no unsent write overlaps them.)
     fn throttle(&mut self, entry: Queued, now: Nanos) {
         let tenant = entry.request.tenant;
-        let limits = self.config.limits(tenant);
+        let limits = *self.config.limits.get(tenant);
         let slice = self.config.slice;
         let group = self
             .groups
@@ -635,13 +627,13 @@ mod tests {
         let mut config = ThrottleConfig::default();
         apply_pairs(&mut config, "rbps=100,tenant.7.wiops=5,throtl_slice=20").unwrap();
         assert_eq!(
-            config.limits(TenantId(7)),
+            *config.limits.get(TenantId(7)),
             IoMax {
                 bps: [100, 0],
                 iops: [0, 5]
             }
         );
-        assert_eq!(config.limits(TenantId(1)).bps, [100, 0]);
+        assert_eq!(config.limits.get(TenantId(1)).bps, [100, 0]);
         assert_eq!(config.slice, Nanos::from_millis(20));
         assert!(apply_pairs(&mut config, "tenant.x.rbps=1").is_err());
         assert!(apply_pairs(&mut config, "tenant.1.bps=1").is_err());

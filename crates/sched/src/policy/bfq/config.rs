@@ -1,10 +1,8 @@
 //! BFQ's settings: upstream's tunable names and defaults, and per-tenant
 //! weights (`weight.N`), read from specs and TOML.
 
-use std::collections::BTreeMap;
-
 use super::*;
-use crate::config::{parse_duration_in, parse_int, set_for_tenant, unknown_key};
+use crate::config::{parse_duration_in, parse_int, unknown_key, PerTenant};
 use crate::policy::common::{BAD_LATENCY, STATS_WINDOW, TRIM_MAX_RANGES};
 
 pub const TUNABLES: &[Tunable] = &[
@@ -80,8 +78,8 @@ pub const TUNABLES: &[Tunable] = &[
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BfqConfig {
-    pub weight: u32,
-    pub weights: BTreeMap<TenantId, u32>,
+    /// `weight`, and `weight.<id>` of the tenants that have their own.
+    pub weight: PerTenant<u32>,
     pub slice_idle: Nanos,
     pub low_latency: bool,
     /// Sectors; zero is automatic.
@@ -100,8 +98,7 @@ pub struct BfqConfig {
 impl Default for BfqConfig {
     fn default() -> Self {
         BfqConfig {
-            weight: 100,
-            weights: BTreeMap::new(),
+            weight: PerTenant::new(100),
             slice_idle: Nanos::from_millis(8),
             low_latency: true,
             max_budget: 0,
@@ -119,10 +116,6 @@ impl Default for BfqConfig {
 }
 
 impl BfqConfig {
-    pub fn weight_of(&self, tenant: TenantId) -> u32 {
-        self.weights.get(&tenant).copied().unwrap_or(self.weight)
-    }
-
     pub(super) fn max_budget(&self) -> u64 {
         match self.max_budget {
             0 => DEFAULT_MAX_BUDGET,
@@ -143,7 +136,7 @@ impl Configurable for BfqConfig {
     fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
         let ms = Nanos::from_millis(1);
         match key {
-            "weight" => self.weight = parse_int(key, value, 1, 1000)? as u32,
+            "weight" => self.weight.default = parse_int(key, value, 1, 1000)? as u32,
             "slice_idle" => self.slice_idle = parse_duration_in(key, value, ms)?,
             "low_latency" => self.low_latency = flag(key, value)?,
             "max_budget" => self.max_budget = parse_int(key, value, 0, 1 << 30)?,
@@ -156,7 +149,7 @@ impl Configurable for BfqConfig {
             "sync_writes" => self.sync_writes = flag(key, value)?,
             "groups" => self.groups = flag(key, value)?,
             _ if self.common.set(key, value)? => {}
-            _ if set_for_tenant(&mut self.weights, key, "weight.<id>", || {
+            _ if self.weight.set_for_tenant(key, "weight.<id>", || {
                 Ok(parse_int(key, value, 1, 1000)? as u32)
             })? => {}
             _ => return Err(unknown_key(INFO.name, key, TUNABLES)),

@@ -218,8 +218,8 @@ fn settings_use_upstream_names_and_units() {
         "weight.3=200,slice_idle=0,back_seek_max=1024,fifo_expire_sync=50ms",
     )
     .unwrap();
-    assert_eq!(config.weight_of(TenantId(3)), 200);
-    assert_eq!(config.weight_of(TenantId(0)), 100);
+    assert_eq!(*config.weight.get(TenantId(3)), 200);
+    assert_eq!(*config.weight.get(TenantId(0)), 100);
     assert_eq!(config.slice_idle, Nanos::ZERO);
     assert_eq!(config.back_seek_max, Bytes(1 << 20));
     assert_eq!(config.fifo_expire_sync, Nanos::from_millis(50));

@@ -17,8 +17,8 @@ fn the_window_is_16_targets_within_100ms_and_1s() {
     assert_eq!(window_of(Nanos::from_millis(10)), Nanos::from_millis(160));
     assert_eq!(window_of(Nanos::from_millis(75)), Nanos::from_secs(1));
     let s = iolatency("target.1=2ms,target.2=10000");
-    assert_eq!(s.config.target_of(TenantId(2)), Nanos::from_millis(10));
-    assert_eq!(s.config.target_of(TenantId(0)), Nanos::ZERO);
+    assert_eq!(*s.config.target.get(TenantId(2)), Nanos::from_millis(10));
+    assert_eq!(*s.config.target.get(TenantId(0)), Nanos::ZERO);
 }
 
 #[test]

@@ -198,12 +198,19 @@ fn skewed_reads() -> Bench {
     })
 }
 
+/// A steer with `settings` on [`skewed_reads`], loaded from the start for
+/// `ms`; also the next free request id, to load it further.
+fn loaded_from_the_start(settings: &str, ms: u64) -> (Steer, Bench, u64) {
+    let mut bench = skewed_reads();
+    let mut s = steer(settings);
+    let mut id = 0;
+    load(&mut s, &mut bench, ms, &mut id);
+    (s, bench, id)
+}
+
 #[test]
 fn a_workload_that_starts_loaded_holds_writes_to_measure_the_baseline() {
-    let mut bench = skewed_reads();
-    let mut s = steer("calibrate=2s");
-    let mut id = 0;
-    load(&mut s, &mut bench, 950, &mut id);
+    let (mut s, mut bench, mut id) = loaded_from_the_start("calibrate=2s", 950);
     assert_eq!(
         s.stats().class(Op::Write).completed,
         0,
@@ -218,10 +225,7 @@ fn a_workload_that_starts_loaded_holds_writes_to_measure_the_baseline() {
 
 #[test]
 fn with_calibration_off_a_loaded_start_uses_the_median_estimate() {
-    let mut bench = skewed_reads();
-    let mut s = steer("calibrate=0s");
-    let mut id = 0;
-    load(&mut s, &mut bench, 1300, &mut id);
+    let (s, _, _) = loaded_from_the_start("calibrate=0s", 1300);
     assert!(s.stats().class(Op::Write).completed > 0);
     assert_eq!(s.baseline(), None);
     let target = s.target().expect("an estimate");
@@ -301,16 +305,26 @@ fn a_disk_that_turns_slow_on_its_own_does_not_hold_writes_at_the_floor() {
     );
 }
 
-#[test]
-fn a_throttled_write_goes_at_its_deadline() {
+/// A steer held to 1 kB/s with `count` writes of `len` bytes, a MiB apart,
+/// submitted at zero on a bench that serves anything in 100 us: the first
+/// goes (in debt), the rest wait for the rate or their `write_deadline`.
+fn throttled_writes(write_deadline: &str, count: u64, len: u64) -> (Steer, Bench) {
     let mut bench = Bench::new(32, |_: &Command| Nanos::from_micros(100));
-    let mut s = steer("min_rate=1,start_rate=1,write_deadline=50ms");
-    for id in 0..4u64 {
+    let mut s = steer(&format!(
+        "min_rate=1,start_rate=1,write_deadline={write_deadline}"
+    ));
+    for id in 0..count {
         bench.submit(
             &mut s,
-            Request::new(id, Op::Write, id << 20, 128 << 10, Nanos::ZERO),
+            Request::new(id, Op::Write, id << 20, len, Nanos::ZERO),
         );
     }
+    (s, bench)
+}
+
+#[test]
+fn a_throttled_write_goes_at_its_deadline() {
+    let (mut s, mut bench) = throttled_writes("50ms", 4, 128 << 10);
     bench.advance(&mut s, Nanos::from_millis(49));
     assert_eq!(bench.sent.len(), 1, "1 kB/s lets one write go, in debt");
     bench.advance(&mut s, Nanos::from_millis(56));
@@ -322,14 +336,7 @@ fn a_throttled_write_goes_at_its_deadline() {
 
 #[test]
 fn a_read_over_a_throttled_write_pulls_it_forward_and_only_it_waits() {
-    let mut bench = Bench::new(32, |_: &Command| Nanos::from_micros(100));
-    let mut s = steer("min_rate=1,start_rate=1,write_deadline=10s");
-    for id in 0..3u64 {
-        bench.submit(
-            &mut s,
-            Request::new(id, Op::Write, id << 20, 4096, Nanos::ZERO),
-        );
-    }
+    let (mut s, mut bench) = throttled_writes("10s", 3, 4096);
     assert_eq!(bench.sent.len(), 1);
     bench.submit(
         &mut s,
