@@ -85,7 +85,10 @@ size_exponent = 1.0
 
 const JOB: (&str, &str) = ("j.fio", "[r]\nrw=randread\nbs=4k\nsize=1m\nruntime=100ms\n");
 /// A job naming a file that is not there, with no size to create it.
-const UNSIZED_JOB: (&str, &str) = ("n.fio", "[r]\nrw=randread\nbs=4k\nfilename=nosuch.img\nruntime=100ms\n");
+const UNSIZED_JOB: (&str, &str) = (
+    "n.fio",
+    "[r]\nrw=randread\nbs=4k\nfilename=nosuch.img\nruntime=100ms\n",
+);
 const TRACE: (&str, &str) = ("t.txt", "0 0 0 4096 1\n");
 const DRIVE: (&str, &str) = ("tiny.toml", TINY_DRIVE);
 

@@ -74,7 +74,7 @@ struct Watch {
     print: bool,
     /// Where to publish the metrics each second, and the spec they name.
     metrics: Option<(MetricsServer, String)>,
-    /// Phases that follow the jobs ([`Plan::job_phases`]).
+    /// Phases that follow the jobs ([`Workload::job_phases`]).
     tracker: Option<PhaseTracker>,
 }
 

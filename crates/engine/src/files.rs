@@ -43,9 +43,11 @@ use crate::target::{OpenOptionsSpec, Target, TargetError, TargetKind};
 pub enum FilesError {
     #[error(transparent)]
     Target(#[from] TargetError),
-    /// A file to create, and no size for it (the job's `size=` nor the
-    /// default size of [`FileOptions::size`]).
-    #[error("job {job}: {path} does not exist and has no size to be created with: give the job a size=")]
+    /// A file to create, and no size for it (neither the job's `size=` nor
+    /// [`FileOptions::size`]).
+    #[error(
+        "job {job}: {path} does not exist and has no size to be created with: give the job a size="
+    )]
     Missing { job: String, path: PathBuf },
     /// An existing file shorter than the job's region; a size grows it.
     #[error("job {job}: {path} is {size} bytes and the job reaches {needed}: give the job a size= to grow it")]

@@ -63,19 +63,35 @@ pub enum SimError {
 pub struct Simulation {
     pub device: DeviceConfig,
     pub precondition: Precondition,
-    /// The jobs, their phases, SLO and seed. When the phases follow the
-    /// jobs, the run ends `drain` after the last job stops issuing.
+    /// The jobs, their phases, SLO and seed.
     pub workload: Workload,
-    /// How long after the last job stops requests may still finish.
+    /// How long after the last job stops requests may still finish; when
+    /// the phases follow the jobs, the run ends this long after the last
+    /// job stops issuing.
     pub drain: Nanos,
     /// Said in the report (for example, that a trace was remapped).
     pub notes: Vec<String>,
 }
 
 impl Simulation {
-    /// `jobs` on `device`, aged full and fragmented (the default
-    /// preconditioning), measured in one phase named `phase` that lasts until
-    /// the workload ends plus `drain`.
+    /// `workload` on `device`, aged full and fragmented (the default
+    /// preconditioning, seeded as the workload is).
+    pub fn new(device: DeviceConfig, workload: Workload, drain: Nanos) -> Simulation {
+        Simulation {
+            device,
+            precondition: Precondition {
+                seed: workload.seed,
+                ..Precondition::default()
+            },
+            workload,
+            drain,
+            notes: Vec::new(),
+        }
+    }
+
+    /// `jobs` on `device`, aged as [`new`](Self::new) ages it, measured in
+    /// one phase named `phase` that lasts until the workload ends plus
+    /// `drain`.
     pub fn of_jobs(
         device: DeviceConfig,
         jobs: Vec<Job>,
@@ -83,16 +99,7 @@ impl Simulation {
         seed: u64,
         drain: Nanos,
     ) -> Simulation {
-        let mut sim = Simulation {
-            device,
-            precondition: Precondition {
-                seed,
-                ..Precondition::default()
-            },
-            workload: Workload::in_phases(jobs, Vec::new(), seed),
-            drain,
-            notes: Vec::new(),
-        };
+        let mut sim = Simulation::new(device, Workload::in_phases(jobs, Vec::new(), seed), drain);
         sim.workload.phases.push(Phase {
             name: phase.to_string(),
             start: Nanos::ZERO,
@@ -101,8 +108,8 @@ impl Simulation {
         sim
     }
 
-    /// A job file's `jobs` on `device` (aged as [`of_jobs`](Self::of_jobs)
-    /// ages it), in phases that follow the jobs (stonewall groups, start
+    /// A job file's `jobs` on `device` (aged as [`new`](Self::new) ages
+    /// it), in phases that follow the jobs (stonewall groups, start
     /// delays, runtimes, byte limits), the run ending `drain` after the
     /// last job stops issuing.
     pub fn of_job_file(
@@ -111,9 +118,7 @@ impl Simulation {
         seed: u64,
         drain: Nanos,
     ) -> Simulation {
-        let mut sim = Simulation::of_jobs(device, Vec::new(), "job", seed, drain);
-        sim.workload = Workload::of_job_file(jobs, seed);
-        sim
+        Simulation::new(device, Workload::of_job_file(jobs, seed), drain)
     }
 
     /// When the last job stops issuing (or its trace ends).
@@ -234,7 +239,7 @@ struct State {
     errors: u64,
     issued: Vec<Request>,
     finished: Vec<Finished>,
-    /// Phases that follow the jobs (`Simulation::job_phases`).
+    /// Phases that follow the jobs ([`Workload::job_phases`]).
     tracker: Option<PhaseTracker>,
     /// When each job ended (fio's end: issued all and every request done).
     ended_at: Vec<Option<Nanos>>,

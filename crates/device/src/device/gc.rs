@@ -355,9 +355,9 @@ impl Device {
         die.busy_until = free_at;
         die.epoch = die.epoch.wrapping_add(1);
         let epoch = die.epoch;
-        let time = &mut self.stats.dies[d];
-        time.gc = time.gc - cut;
-        time.busy = time.busy - cut;
+        let die_time = &mut self.stats.dies[d];
+        die_time.gc = die_time.gc - cut;
+        die_time.busy = die_time.busy - cut;
         self.stats.gc_suspensions += 1;
         self.die_events.push(Reverse((free_at, d as u32, epoch)));
     }

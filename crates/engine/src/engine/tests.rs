@@ -14,7 +14,7 @@ pub(crate) fn temp_file(name: &str, size: u64) -> TempPath {
     file.into_temp_path()
 }
 
-/// A fresh file `name` of `size` bytes and an engine on it (verifying when
+/// A fresh file (its name starting `name`) of `size` bytes and an engine on it (verifying when
 /// `verify`), or `None` where io_uring is not permitted.
 fn engine_on_fresh_file(name: &str, size: u64, verify: bool) -> Option<(TempPath, Engine)> {
     let path = temp_file(name, size);

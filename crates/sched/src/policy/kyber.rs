@@ -335,8 +335,9 @@ impl Kyber {
             Domain::Write => {
                 let write = self
                     .queues
-                    .take_write(|write| self.barrier.sent_write(write));
-                Command::single(write.expect("domain has a request").request, now)
+                    .take_write(|write| self.barrier.sent_write(write))
+                    .expect("domain has a request");
+                Command::single(write.request, now)
             }
             Domain::Discard => self.trims.take_command(now).expect("domain has a request"),
             Domain::Other => {

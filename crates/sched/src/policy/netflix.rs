@@ -298,8 +298,11 @@ impl Netflix {
         match pick {
             Pick::Read => Command::single(self.queues.take_ready_read().request, now),
             Pick::Write => {
-                let entry = self.queues.take_write(|write| self.order.sent_write(write));
-                Command::single(entry.expect("picked a non-empty queue").request, now)
+                let entry = self
+                    .queues
+                    .take_write(|write| self.order.sent_write(write))
+                    .expect("picked a non-empty queue");
+                Command::single(entry.request, now)
             }
             Pick::Trim => self
                 .trims
