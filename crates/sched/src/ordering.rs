@@ -396,6 +396,9 @@ impl Barrier {
 /// nothing: the first read that may go leaves first.
 #[derive(Debug, Default)]
 pub struct ReadWriteQueues {
+    /// Reads; callers only push to the back, so the index of a read
+    /// [`ReadWriteQueues::find_ready_read`] found stays its index until it
+    /// is taken.
     pub reads: VecDeque<Queued>,
     /// Writes and flushes.
     pub writes: VecDeque<Queued>,
