@@ -105,6 +105,37 @@ impl Ftl {
         ftl
     }
 
+    /// The logical units `die` last wrote in `stream` that are still
+    /// valid there, newest first, at most `n`: the open block's slots from
+    /// its frontier back, then the stream's closed blocks from the latest
+    /// closed, each from its last slot back.
+    pub fn last_written(&self, die: u32, stream: usize, n: usize) -> Vec<u32> {
+        let first = die * self.blocks_per_die;
+        let mut blocks: Vec<u32> = (first..first + self.blocks_per_die)
+            .filter(|b| {
+                let block = &self.blocks[*b as usize];
+                block.state == super::BlockState::Closed && usize::from(block.stream) == stream
+            })
+            .collect();
+        blocks.sort_unstable_by_key(|b| std::cmp::Reverse(self.blocks[*b as usize].closed_at));
+        let open = self.dies[die as usize].open[stream];
+        let mut units = Vec::with_capacity(n);
+        for block in (open != UNMAPPED).then_some(open).into_iter().chain(blocks) {
+            let start = block * self.units_per_block;
+            let written = self.blocks[block as usize].written;
+            for pun in (start..start + written).rev() {
+                if units.len() == n {
+                    return units;
+                }
+                let lpn = self.p2l[pun as usize];
+                if lpn != UNMAPPED {
+                    units.push(lpn);
+                }
+            }
+        }
+        units
+    }
+
     /// Makes this fresh drive a copy of `samples` (see the module): die `d`
     /// copies sample `d % samples.len()`. Each sample must have this drive's
     /// die geometry and stream count and the same logical units, at most

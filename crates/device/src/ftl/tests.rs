@@ -64,3 +64,18 @@ fn gc_keeps_the_pool_and_moves_only_valid_pages() {
         }
     }
 }
+
+#[test]
+fn last_written_lists_a_streams_newest_valid_units_first() {
+    let mut ftl = tiny(VictimPolicy::Greedy, true);
+    // 8 pages per block: 10 writes close one block and open another.
+    for lpn in 0..10 {
+        ftl.write(lpn, 0, HOST_STREAM).unwrap();
+    }
+    ftl.write(3, 1, HOST_STREAM).unwrap();
+    ftl.write(8, 1, HOST_STREAM).unwrap();
+    assert_eq!(ftl.last_written(0, HOST_STREAM, 4), vec![9, 7, 6, 5]);
+    assert_eq!(ftl.last_written(0, HOST_STREAM, 100).len(), 8);
+    assert_eq!(ftl.last_written(1, HOST_STREAM, 100), vec![8, 3]);
+    assert!(ftl.last_written(0, GC_STREAM, 100).is_empty());
+}
