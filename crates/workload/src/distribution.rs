@@ -38,7 +38,7 @@ pub enum Distribution {
 /// What `random_distribution` accepts, for error messages.
 pub const ACCEPTED: &str =
     "random, zipf:θ[:center], pareto:h[:center], normal:σ%[:center] (or gauss), \
-                            zoned:access%/range%:... (summing to 100 each)";
+                            zoned:access%/range%:... (summing to 100 each; a blank one shares the rest)";
 
 impl Distribution {
     /// Parses fio's syntax; `None` when it does not fit [`ACCEPTED`].
@@ -122,22 +122,48 @@ impl Distribution {
     }
 }
 
+/// A zone's access and range percentages as written, `None` when blank.
+type GivenZone = (Option<f64>, Option<f64>);
+
+/// fio's zones; a blank percentage (`20/`, `/10`) shares out evenly what
+/// the given ones leave of 100, as fio does.
 fn zones(parts: &[&str]) -> Option<Vec<Zone>> {
-    let zones: Vec<Zone> = parts
+    let parse = |t: &str| -> Option<Option<f64>> {
+        let t = t.trim().trim_end_matches('%');
+        if t.is_empty() {
+            return Some(None);
+        }
+        t.parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .map(Some)
+    };
+    let given: Vec<GivenZone> = parts
         .iter()
         .map(|p| {
             let (access, range) = p.split_once('/')?;
-            let parse = |t: &str| t.trim().trim_end_matches('%').parse::<f64>().ok();
-            Some(Zone {
-                access_percent: parse(access).filter(|a| *a >= 0.0)?,
-                range_percent: parse(range).filter(|r| *r > 0.0)?,
-            })
+            Some((parse(access)?, parse(range)?))
         })
         .collect::<Option<_>>()?;
-    let sum = |f: fn(&Zone) -> f64| zones.iter().map(f).sum::<f64>();
-    let whole = |s: f64| (s - 100.0).abs() < 1e-6;
-    (!zones.is_empty() && whole(sum(|z| z.access_percent)) && whole(sum(|z| z.range_percent)))
-        .then_some(zones)
+    // What the blanks of one column get each, or None when it cannot add up.
+    let fill = |column: &dyn Fn(&GivenZone) -> Option<f64>| -> Option<f64> {
+        let sum: f64 = given.iter().filter_map(column).sum();
+        let blanks = given.iter().filter(|z| column(z).is_none()).count();
+        match blanks {
+            0 => ((sum - 100.0).abs() < 1e-6).then_some(0.0),
+            n => (sum < 100.0 - 1e-6).then(|| (100.0 - sum) / n as f64),
+        }
+    };
+    let access_blank = fill(&|z| z.0)?;
+    let range_blank = fill(&|z| z.1)?;
+    let zones: Vec<Zone> = given
+        .iter()
+        .map(|&(access, range)| Zone {
+            access_percent: access.unwrap_or(access_blank),
+            range_percent: range.unwrap_or(range_blank),
+        })
+        .collect();
+    (!zones.is_empty() && zones.iter().all(|z| z.range_percent > 0.0)).then_some(zones)
 }
 
 fn shifted(rank: u64, center: f64, blocks: u64) -> u64 {
@@ -215,6 +241,15 @@ mod tests {
         );
         let first = counts[..100].iter().sum::<u64>() as f64 / 100_000.0;
         assert!((first - 0.6).abs() < 0.01, "{first}");
+        // A blank range is the rest of the region, as fio reads it.
+        assert_eq!(
+            Distribution::parse("zoned:50/5:30/15:20/"),
+            Distribution::parse("zoned:50/5:30/15:20/80")
+        );
+        assert_eq!(
+            Distribution::parse("zoned:50/10:/45:/45"),
+            Distribution::parse("zoned:50/10:25/45:25/45")
+        );
         let counts = shares(&Distribution::parse("normal:10").unwrap(), 1000, 100_000);
         let middle = counts[400..600].iter().sum::<u64>() as f64 / 100_000.0;
         assert!((middle - 0.6827).abs() < 0.01, "within one sigma: {middle}");
@@ -233,6 +268,9 @@ mod tests {
             "pareto:1.5",
             "normal",
             "zoned:50/50",
+            "zoned:50/100:50/",
+            "zoned:100/50:/50",
+            "zoned:60/50:50/",
             "random:3",
             "hot",
         ] {

@@ -38,10 +38,11 @@
 //! | `percentage_random` | percent of a random job's requests at random offsets (the others follow on) |
 //! | `norandommap` | accepted: random offsets here are always drawn as fio draws them with it, with replacement (fio's default random map visits each block once per pass; over many passes the two agree) |
 //! | `randrepeat`, `randseed` | accepted with a note: `--seed` seeds every job, so a run always repeats itself for a given seed |
-//! | `nrfiles`, `filename` | files (or a `:` list of names): the region is cut into that many equal, contiguous ranges, used round robin (`file_service_type=roundrobin`, the default); `iosteer run` opens the named files, each holding `size / files` bytes from `offset` |
+//! | `nrfiles`, `filename` | files (or a `:` list of names, `\:` a colon within a name): the region is cut into that many equal, contiguous ranges, used round robin (`file_service_type=roundrobin`, the default); `iosteer run` opens the named files, each holding `size / files` bytes from `offset` |
 //! | `directory` | where `iosteer run` finds relative file names (one directory) |
 //! | `fsync`, `fdatasync` | a flush after every N writes |
 //! | `end_fsync`, `fsync_on_close` | a flush when the job stops issuing |
+//! | `sync` | `0` or `none` (fio's default); synchronous writes (`1`, `sync`, `dsync`) are refused |
 //! | `verify` | a method (`md5`, `crc32c`, ...), kept on the job for `iosteer run`; the simulator does not verify |
 //! | `write_hint` | `none`, `short`, `medium`, `long`, `extreme` |
 //! | `ioengine` | an engine that issues block I/O (`libaio`, `io_uring`, `psync`, ...); network, zoned, file-system metadata and other engines are refused by name ([`crate::fio_options::check_engine`]) |
@@ -65,7 +66,7 @@
 //! `nice`, `prio`, `prioclass`, `uid`, `gid`, `cgroup*`; `direct`,
 //! `buffered`, `ioscheduler`, `iodepth_batch*`, `iodepth_low`,
 //! `io_submit_mode`, `fixedbufs`, `registerfiles`, `sqthread_poll*`,
-//! `hipri`, `nonvectored`, `uncached`, `force_async`, `iomem`,
+//! `cmd_type`, `hipri`, `nonvectored`, `uncached`, `force_async`, `iomem`,
 //! `iomem_align`, `hugepage-size`, `lockmem`, `invalidate`, `create_*`,
 //! `allow_file_create`, `allow_mounted_write`, `unlink*`, `fallocate`,
 //! `fadvise_hint`, `overwrite`, `filename_format`, `lockfile`,
@@ -91,7 +92,7 @@ use thiserror::Error;
 
 use crate::bssplit::BlockSplit;
 use crate::distribution::{self, Distribution};
-use crate::fio_options::{canonical, check_engine, IGNORED, SUPPORTED};
+use crate::fio_options::{canonical, check_engine, near_miss, IGNORED, SUPPORTED};
 use crate::fio_text;
 use crate::job_shape::JobShape;
 use crate::workload::{Arrival, Job, JobKind, Synthetic};
@@ -418,7 +419,14 @@ impl Reader {
         match key {
             "rw" => {
                 const MODES: &[&str] = &[
-                    "read", "write", "randread", "randwrite", "rw", "readwrite", "randrw", "trim",
+                    "read",
+                    "write",
+                    "randread",
+                    "randwrite",
+                    "rw",
+                    "readwrite",
+                    "randrw",
+                    "trim",
                     "randtrim",
                 ];
                 let (mode, modifier) = match value.split_once(':') {
@@ -438,7 +446,9 @@ impl Reader {
                     _ => return Err(bad("sequential or identical")),
                 }
             }
-            "rwmixread" => self.mix_read = Some(percent(value).ok_or_else(|| bad("a percentage 0-100"))?),
+            "rwmixread" => {
+                self.mix_read = Some(percent(value).ok_or_else(|| bad("a percentage 0-100"))?)
+            }
             "rwmixwrite" => {
                 self.mix_read = Some(100 - percent(value).ok_or_else(|| bad("a percentage 0-100"))?)
             }
@@ -461,29 +471,55 @@ impl Reader {
                     let hi = size_value(hi).filter(|b| *b >= lo)?;
                     Some((lo, hi))
                 };
-                self.bsrange = Some(range().ok_or_else(|| bad("min-max with max >= min, such as 4k-64k"))?);
+                self.bsrange =
+                    Some(range().ok_or_else(|| bad("min-max with max >= min, such as 4k-64k"))?);
             }
             "bssplit" => {
-                self.blocks = BlockSplit::per_direction(value).ok_or_else(|| bad(crate::bssplit::ACCEPTED))?;
+                self.blocks = BlockSplit::per_direction(value)
+                    .ok_or_else(|| bad(crate::bssplit::ACCEPTED))?;
                 self.bsrange = None;
             }
             "size" | "filesize" => {
                 self.shape.sized = true;
-                self.size = Some(size_or_percent(value, capacity).ok_or_else(|| bad("a size or a percentage"))?)
+                self.size = Some(
+                    size_or_percent(value, capacity)
+                        .ok_or_else(|| bad("a size or a percentage"))?,
+                )
             }
-            "io_size" => self.io_size = Some(size_value(value).filter(|s| *s > 0).ok_or_else(|| bad("a size"))?),
+            "io_size" => {
+                self.io_size = Some(
+                    size_value(value)
+                        .filter(|s| *s > 0)
+                        .ok_or_else(|| bad("a size"))?,
+                )
+            }
             "number_ios" => {
-                self.shape.ios_limit = Some(value.parse().ok().filter(|n| *n > 0).ok_or_else(|| bad("a count"))?)
+                self.shape.ios_limit = Some(
+                    value
+                        .parse()
+                        .ok()
+                        .filter(|n| *n > 0)
+                        .ok_or_else(|| bad("a count"))?,
+                )
             }
             "fill_device" => {
                 self.fill_device = boolean(value).ok_or_else(|| bad("0 or 1"))?;
                 self.shape.sized |= self.fill_device;
             }
-            "loops" => self.loops = value.parse().ok().filter(|n| *n > 0).ok_or_else(|| bad("a count of 1 or more"))?,
-            "offset" => {
-                self.offset = size_or_percent(value, capacity).ok_or_else(|| bad("a size or a percentage"))?
+            "loops" => {
+                self.loops = value
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| bad("a count of 1 or more"))?
             }
-            "offset_increment" => self.offset_increment = size_value(value).ok_or_else(|| bad("a size"))?,
+            "offset" => {
+                self.offset =
+                    size_or_percent(value, capacity).ok_or_else(|| bad("a size or a percentage"))?
+            }
+            "offset_increment" => {
+                self.offset_increment = size_value(value).ok_or_else(|| bad("a size"))?
+            }
             "iodepth" => {
                 self.arrival.iodepth = value
                     .parse()
@@ -492,9 +528,10 @@ impl Reader {
                     .ok_or_else(|| bad("an integer from 1 to 65536"))?
             }
             "rate" => {
-                self.arrival.bytes_per_s = Some(
-                    size_value(value).filter(|b| *b > 0).ok_or_else(|| bad("bytes per second, such as 30m (one rate for every direction)"))? as f64,
-                )
+                self.arrival.bytes_per_s =
+                    Some(size_value(value).filter(|b| *b > 0).ok_or_else(|| {
+                        bad("bytes per second, such as 30m (one rate for every direction)")
+                    })? as f64)
             }
             "rate_iops" => {
                 self.arrival.iops = Some(
@@ -506,8 +543,12 @@ impl Reader {
                 )
             }
             "rate_min" => {
-                self.shape.rate_min =
-                    Some(size_value(value).filter(|b| *b > 0).ok_or_else(|| bad("bytes per second, such as 10m"))? as f64)
+                self.shape.rate_min = Some(
+                    size_value(value)
+                        .filter(|b| *b > 0)
+                        .ok_or_else(|| bad("bytes per second, such as 10m"))?
+                        as f64,
+                )
             }
             "rate_process" => {
                 self.arrival.poisson = match value {
@@ -516,18 +557,39 @@ impl Reader {
                     _ => return Err(bad("linear or poisson")),
                 }
             }
-            "startdelay" => self.start = time_value(value, 1_000_000_000).ok_or_else(|| bad("a time such as 10s or 500ms"))?,
-            "runtime" => self.runtime = Some(time_value(value, 1_000_000_000).ok_or_else(|| bad("a time such as 60s"))?),
-            "ramp_time" => self.shape.ramp = time_value(value, 1_000_000_000).ok_or_else(|| bad("a time such as 5s"))?,
-            "time_based" => self.time_based = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?,
+            "startdelay" => {
+                self.start = time_value(value, 1_000_000_000)
+                    .ok_or_else(|| bad("a time such as 10s or 500ms"))?
+            }
+            "runtime" => {
+                self.runtime = Some(
+                    time_value(value, 1_000_000_000).ok_or_else(|| bad("a time such as 60s"))?,
+                )
+            }
+            "ramp_time" => {
+                self.shape.ramp =
+                    time_value(value, 1_000_000_000).ok_or_else(|| bad("a time such as 5s"))?
+            }
+            "time_based" => {
+                self.time_based = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?
+            }
             "thinktime" => {
-                self.arrival.thinktime = time_value(value, 1_000).ok_or_else(|| bad("a time, microseconds unless suffixed"))?
+                self.arrival.thinktime = time_value(value, 1_000)
+                    .ok_or_else(|| bad("a time, microseconds unless suffixed"))?
             }
             "thinktime_blocks" => {
-                self.shape.thinktime_blocks = value.parse().ok().filter(|n| *n > 0).ok_or_else(|| bad("a count of 1 or more"))?
+                self.shape.thinktime_blocks = value
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| bad("a count of 1 or more"))?
             }
             "numjobs" => {
-                self.numjobs = value.parse().ok().filter(|n| (1..=1024).contains(n)).ok_or_else(|| bad("an integer from 1 to 1024"))?
+                self.numjobs = value
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=1024).contains(n))
+                    .ok_or_else(|| bad("an integer from 1 to 1024"))?
             }
             "stonewall" => self.stonewall = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?,
             "wait_for" => {
@@ -537,10 +599,14 @@ impl Reader {
                 self.wait_for.push((value.to_string(), line));
             }
             "random_distribution" => {
-                self.shape.distribution = Distribution::parse(value).ok_or_else(|| bad(distribution::ACCEPTED))?
+                self.shape.distribution =
+                    Distribution::parse(value).ok_or_else(|| bad(distribution::ACCEPTED))?
             }
             "percentage_random" => {
-                self.shape.percentage_random = Some(percent(value).ok_or_else(|| bad("a percentage 0-100 (one for every direction)"))?)
+                self.shape.percentage_random = Some(
+                    percent(value)
+                        .ok_or_else(|| bad("a percentage 0-100 (one for every direction)"))?,
+                )
             }
             "norandommap" => {
                 boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?;
@@ -559,15 +625,25 @@ impl Reader {
                 ));
             }
             "nrfiles" => {
-                self.shape.files.nrfiles = value.parse().ok().filter(|n| (1..=4096).contains(n)).ok_or_else(|| bad("a count from 1 to 4096"))?
+                self.shape.files.nrfiles = value
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=4096).contains(n))
+                    .ok_or_else(|| bad("a count from 1 to 4096"))?
             }
             "filename" => {
-                self.shape.files.names = value.split(':').filter(|n| !n.is_empty()).map(str::to_string).collect();
-                self.shape.files.nrfiles = self.shape.files.nrfiles.max(self.shape.files.names.len() as u32);
+                self.shape.files.names = file_names(value);
+                self.shape.files.nrfiles = self
+                    .shape
+                    .files
+                    .nrfiles
+                    .max(self.shape.files.names.len() as u32);
             }
             "directory" => {
                 if value.is_empty() || value.contains(':') {
-                    return Err(bad("one directory (a `:` list of several is not supported)"));
+                    return Err(bad(
+                        "one directory (a `:` list of several is not supported)",
+                    ));
                 }
                 self.shape.files.directory = Some(value.to_string());
             }
@@ -577,7 +653,9 @@ impl Reader {
                 }
             }
             "fsync" | "fdatasync" => {
-                let every: u32 = value.parse().map_err(|_| bad("a count of writes (0: never)"))?;
+                let every: u32 = value
+                    .parse()
+                    .map_err(|_| bad("a count of writes (0: never)"))?;
                 self.shape.flush_every = (every > 0).then_some(every);
             }
             "end_fsync" | "fsync_on_close" => {
@@ -587,7 +665,12 @@ impl Reader {
                 self.shape.verify = match value {
                     "0" | "none" | "" => None,
                     v if VERIFY_METHODS.contains(&v) => Some(v.to_string()),
-                    _ => return Err(bad(&format!("a verify method: {}", VERIFY_METHODS.join(", ")))),
+                    _ => {
+                        return Err(bad(&format!(
+                            "a verify method: {}",
+                            VERIFY_METHODS.join(", ")
+                        )))
+                    }
                 }
             }
             "write_hint" => {
@@ -618,22 +701,39 @@ impl Reader {
                 "job {job}: `{given}` is accepted, but the other jobs run to their own end here"
             )),
             "iosteer_trim_ahead" => {
-                self.trim_ahead = Some(size_value(value).filter(|s| *s > 0).ok_or_else(|| bad("a size, such as 64m"))?)
+                self.trim_ahead = Some(
+                    size_value(value)
+                        .filter(|s| *s > 0)
+                        .ok_or_else(|| bad("a size, such as 64m"))?,
+                )
             }
             "iosteer_backpressure" => {
                 self.backpressure = Some(
-                    time_value(value, 1_000).ok_or_else(|| bad("a time, microseconds unless suffixed, such as 50ms"))?,
+                    time_value(value, 1_000)
+                        .ok_or_else(|| bad("a time, microseconds unless suffixed, such as 50ms"))?,
                 )
+            }
+            "sync" => {
+                if !matches!(value, "0" | "none") {
+                    return Err(format!(
+                        "sync={value}: synchronous (O_SYNC, O_DSYNC) writes are not modelled; \
+                         sync=0 or sync=none (fio's default) is accepted, and fsync=1 gives a flush after every write"
+                    ));
+                }
             }
             "name" => {}
             k if IGNORED.contains(&k) => {}
             _ => {
+                let hint = near_miss(given)
+                    .map_or_else(String::new, |known| format!(" (did you mean `{known}`?)"));
                 return Err(format!(
-                    "job [{job}]: fio option `{given}` changes the I/O issued and is not supported here; \
-                     supported: {}; options that change only reporting, logging, CPU placement, engine \
-                     tuning, buffer contents or verification settings are accepted and ignored",
+                    "job [{job}]: option `{given}` is not supported here{hint}: it is neither an option \
+                     iosteer models nor one it knows changes only reporting, logging, CPU placement, \
+                     engine tuning, buffer contents or verification settings (those are accepted and \
+                     ignored), and a fio option that changes the I/O issued cannot be left out silently; \
+                     supported: {}",
                     SUPPORTED.join(", ")
-                ))
+                ));
             }
         }
         Ok(())
@@ -740,6 +840,30 @@ impl Reader {
             last_line,
         })
     }
+}
+
+/// fio's `filename` list: names separated by `:`, a `\:` being a colon
+/// inside a name (`/dev/bsg/0\:0\:0\:0` is one device).
+fn file_names(value: &str) -> Vec<String> {
+    let mut names = vec![String::new()];
+    let mut chars = value.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            ':' => names.push(String::new()),
+            c => {
+                let c = if c == '\\' && chars.peek() == Some(&':') {
+                    chars.next().unwrap_or(c)
+                } else {
+                    c
+                };
+                if let Some(n) = names.last_mut() {
+                    n.push(c);
+                }
+            }
+        }
+    }
+    names.retain(|n| !n.is_empty());
+    names
 }
 
 mod sections;

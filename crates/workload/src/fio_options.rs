@@ -129,6 +129,7 @@ pub const IGNORED: &[&str] = &[
     "registerfiles",
     "sqthread_poll",
     "sqthread_poll_cpu",
+    "cmd_type",
     "hipri",
     "nonvectored",
     "uncached",
@@ -249,6 +250,8 @@ const REFUSED_ENGINES: &[(&str, &str)] = &[
     ("mtd", "raw MTD flash (erase blocks managed by the host)"),
     ("dev-dax", "persistent memory"),
     ("libpmem", "persistent memory"),
+    ("pmemblk", "persistent memory"),
+    ("page_fault", "memory page faults, no block I/O"),
 ];
 
 /// `Ok` for an engine that issues block I/O; otherwise why not.
@@ -261,11 +264,48 @@ pub fn check_engine(engine: &str) -> Result<(), String> {
         .iter()
         .find(|(e, _)| *e == name)
         .map_or_else(
-            || "an engine not known here".to_string(),
-            |(_, why)| why.to_string(),
+            || "is not an engine iosteer knows".to_string(),
+            |(_, why)| format!("does {why}, which iosteer cannot model"),
         );
     Err(format!(
-        "ioengine `{name}` does {why}, which iosteer cannot model; engines that issue block I/O are modelled: {}",
+        "ioengine `{name}` {why}; engines that issue block I/O are modelled: {}",
         ENGINES.join(", ")
     ))
+}
+
+/// The option iosteer reads that `key` is most likely a misspelling of
+/// (`threads` for `thread`): one edit away at most, or a plural.
+pub fn near_miss(key: &str) -> Option<&'static str> {
+    SUPPORTED
+        .iter()
+        .chain(IGNORED)
+        .copied()
+        .filter(|known| known.len() > 3)
+        .find(|known| edits_at_most_one(key, known))
+}
+
+/// Whether one insertion, deletion or substitution turns `a` into `b`.
+fn edits_at_most_one(a: &str, b: &str) -> bool {
+    if a == b {
+        return true;
+    }
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let (short, long) = if a.len() <= b.len() {
+        (&a, &b)
+    } else {
+        (&b, &a)
+    };
+    if long.len() - short.len() > 1 {
+        return false;
+    }
+    let common = short
+        .iter()
+        .zip(long.iter())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let skip = usize::from(long.len() > short.len());
+    short[common..]
+        .iter()
+        .skip(1 - skip)
+        .eq(long[common + 1..].iter())
 }

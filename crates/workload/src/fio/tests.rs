@@ -211,3 +211,64 @@ fn iosteer_trim_ahead_trims_before_a_sequential_writer() {
         &["is not rw=write"],
     );
 }
+
+#[test]
+fn an_escaped_colon_stays_inside_a_file_name() {
+    let jobs = jobs_of("[a]\nrw=read\nsize=1m\nfilename=/dev/x/0\\:1\\:2:plain\n");
+    assert_eq!(jobs[0].shape.files.names, ["/dev/x/0:1:2", "plain"]);
+    assert_eq!(jobs[0].shape.files.nrfiles, 2);
+    let jobs = jobs_of("[a]\nrw=read\nsize=1m\nfilename=one\\:dev\n");
+    assert_eq!(jobs[0].shape.files.names, ["one:dev"]);
+    assert_eq!(jobs[0].shape.files.nrfiles, 1);
+}
+
+#[test]
+fn a_blank_zone_range_is_the_rest_of_the_region() {
+    let blank = jobs_of("[a]\nrw=randread\nsize=1m\nrandom_distribution=zoned:70/10:30/\n");
+    let full = jobs_of("[a]\nrw=randread\nsize=1m\nrandom_distribution=zoned:70/10:30/90\n");
+    assert_eq!(blank[0].shape.distribution, full[0].shape.distribution);
+}
+
+#[test]
+fn sync_off_and_passthrough_command_sets_are_accepted_sync_writes_are_not() {
+    jobs_of("[a]\nrw=write\nsize=1m\nsync=0\n");
+    jobs_of("[a]\nrw=write\nsize=1m\nsync=none\nioengine=io_uring_cmd\ncmd_type=nvme\n");
+    assert_refused(
+        "[a]\nrw=write\nsize=1m\nsync=1\n",
+        "v.fio:4:",
+        &["sync=1", "not modelled", "sync=0", "fsync=1"],
+    );
+}
+
+#[test]
+fn an_unknown_option_is_not_said_to_change_the_io_and_a_near_miss_is_named() {
+    assert_refused(
+        "[a]\nrw=read\nsize=1m\nthreads=1\n",
+        "v.fio:4:",
+        &[
+            "`threads`",
+            "not supported",
+            "did you mean `thread`?",
+            "supported: rw",
+        ],
+    );
+    let err = parse("[a]\nrw=read\nfrobnicate=3\n", "v.fio", GIB)
+        .unwrap_err()
+        .to_string();
+    assert!(!err.contains("did you mean"), "{err}");
+    assert!(!err.contains("changes the I/O issued and"), "{err}");
+}
+
+#[test]
+fn an_unknown_engine_is_said_to_be_unknown() {
+    assert_refused(
+        "[a]\nioengine=frob\n",
+        "v.fio:2:",
+        &["ioengine `frob` is not an engine iosteer knows", "libaio"],
+    );
+    assert_refused(
+        "[a]\nioengine=pmemblk\n",
+        "v.fio:2:",
+        &["persistent memory", "cannot model"],
+    );
+}
