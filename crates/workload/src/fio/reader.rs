@@ -1,0 +1,530 @@
+//! One section's options as they are read ([`Reader`]), checked and
+//! turned into the section's [`JobSpec`] when the section ends.
+
+use super::*;
+
+/// Options as they are read, before they become a [`JobSpec`].
+pub(super) struct Reader {
+    /// The drive's bytes, for sizes given as percentages.
+    capacity: u64,
+    rw: String,
+    rw_modifier: Option<String>,
+    mix_read: Option<u32>,
+    blocks: [BlockSplit; 3],
+    bsrange: Option<(u64, u64)>,
+    size: Option<u64>,
+    offset: u64,
+    offset_increment: u64,
+    arrival: Arrival,
+    start: Nanos,
+    runtime: Option<Nanos>,
+    time_based: bool,
+    numjobs: u32,
+    hint: LifetimeHint,
+    backpressure: Option<Nanos>,
+    trim_ahead: Option<u64>,
+    shape: JobShape,
+    stonewall: bool,
+    wait_for: Vec<(String, usize)>,
+    io_size: Option<u64>,
+    loops: u64,
+    fill_device: bool,
+}
+
+impl Reader {
+    pub(super) fn new(capacity: u64) -> Reader {
+        Reader {
+            capacity,
+            rw: "read".into(),
+            rw_modifier: None,
+            mix_read: None,
+            blocks: std::array::from_fn(|_| BlockSplit::single(4096)),
+            bsrange: None,
+            size: None,
+            offset: 0,
+            offset_increment: 0,
+            arrival: Arrival {
+                iops: None,
+                bytes_per_s: None,
+                poisson: false,
+                iodepth: 1,
+                thinktime: Nanos::ZERO,
+            },
+            start: Nanos::ZERO,
+            runtime: None,
+            time_based: false,
+            numjobs: 1,
+            hint: LifetimeHint::None,
+            backpressure: None,
+            trim_ahead: None,
+            shape: JobShape::default(),
+            stonewall: false,
+            wait_for: Vec::new(),
+            io_size: None,
+            loops: 1,
+            fill_device: false,
+        }
+    }
+
+    /// Reads one option (`key` canonical, `given` as written); an error
+    /// is the message, the caller adds file and line.
+    pub(super) fn option(
+        &mut self,
+        job: &str,
+        key: &str,
+        given: &str,
+        value: &str,
+        line: usize,
+        notes: &mut Vec<String>,
+    ) -> Result<(), String> {
+        let bad = |expected: &str| format!("option `{given}={value}`: expected {expected}");
+        let capacity = self.capacity;
+        match key {
+            "rw" => {
+                const MODES: &[&str] = &[
+                    "read",
+                    "write",
+                    "randread",
+                    "randwrite",
+                    "rw",
+                    "readwrite",
+                    "randrw",
+                    "trim",
+                    "randtrim",
+                ];
+                let (mode, modifier) = match value.split_once(':') {
+                    Some((m, n)) => (m, Some(n.trim().to_string())),
+                    None => (value, None),
+                };
+                if !MODES.contains(&mode) {
+                    return Err(bad(&format!("{}, optionally with :N", MODES.join(", "))));
+                }
+                self.rw = mode.to_string();
+                self.rw_modifier = modifier;
+            }
+            "rw_sequencer" => {
+                self.shape.same_offset = match value {
+                    "sequential" => false,
+                    "identical" => true,
+                    _ => return Err(bad("sequential or identical")),
+                }
+            }
+            "rwmixread" => {
+                self.mix_read = Some(percent(value).ok_or_else(|| bad("a percentage 0-100"))?)
+            }
+            "rwmixwrite" => {
+                self.mix_read = Some(100 - percent(value).ok_or_else(|| bad("a percentage 0-100"))?)
+            }
+            "bs" => {
+                let sizes: Vec<u64> = value
+                    .split(',')
+                    .filter(|t| !t.trim().is_empty())
+                    .map(|t| size_value(t).filter(|b| *b > 0))
+                    .collect::<Option<_>>()
+                    .filter(|v: &Vec<u64>| (1..=3).contains(&v.len()))
+                    .ok_or_else(|| bad("a size such as 4k or 128k, or read,write,trim sizes"))?;
+                let at = |i: usize| BlockSplit::single(sizes[i.min(sizes.len() - 1)]);
+                self.blocks = [at(0), at(1), at(2)];
+                self.bsrange = None;
+            }
+            "bsrange" => {
+                let range = || -> Option<(u64, u64)> {
+                    let (lo, hi) = value.split_once('-').or_else(|| value.split_once(':'))?;
+                    let lo = size_value(lo).filter(|b| *b > 0)?;
+                    let hi = size_value(hi).filter(|b| *b >= lo)?;
+                    Some((lo, hi))
+                };
+                self.bsrange =
+                    Some(range().ok_or_else(|| bad("min-max with max >= min, such as 4k-64k"))?);
+            }
+            "bssplit" => {
+                self.blocks = BlockSplit::per_direction(value)
+                    .ok_or_else(|| bad(crate::bssplit::ACCEPTED))?;
+                self.bsrange = None;
+            }
+            "size" | "filesize" => {
+                self.shape.sized = true;
+                self.size = Some(
+                    size_or_percent(value, capacity)
+                        .ok_or_else(|| bad("a size or a percentage"))?,
+                )
+            }
+            "io_size" => {
+                self.io_size = Some(
+                    size_value(value)
+                        .filter(|s| *s > 0)
+                        .ok_or_else(|| bad("a size"))?,
+                )
+            }
+            "number_ios" => {
+                self.shape.ios_limit = Some(
+                    value
+                        .parse()
+                        .ok()
+                        .filter(|n| *n > 0)
+                        .ok_or_else(|| bad("a count"))?,
+                )
+            }
+            "fill_device" => {
+                self.fill_device = boolean(value).ok_or_else(|| bad("0 or 1"))?;
+                self.shape.sized |= self.fill_device;
+            }
+            "loops" => {
+                self.loops = value
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| bad("a count of 1 or more"))?
+            }
+            "offset" => {
+                self.offset =
+                    size_or_percent(value, capacity).ok_or_else(|| bad("a size or a percentage"))?
+            }
+            "offset_increment" => {
+                self.offset_increment = size_value(value).ok_or_else(|| bad("a size"))?
+            }
+            "iodepth" => {
+                self.arrival.iodepth = value
+                    .parse()
+                    .ok()
+                    .filter(|d| (1..=MAX_IODEPTH).contains(d))
+                    .ok_or_else(|| bad("an integer from 1 to 65536"))?
+            }
+            "rate" => {
+                self.arrival.bytes_per_s =
+                    Some(size_value(value).filter(|b| *b > 0).ok_or_else(|| {
+                        bad("bytes per second, such as 30m (one rate for every direction)")
+                    })? as f64)
+            }
+            "rate_iops" => {
+                self.arrival.iops = Some(
+                    value
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|r| *r > 0.0 && r.is_finite())
+                        .ok_or_else(|| bad("requests per second (one rate for every direction)"))?,
+                )
+            }
+            "rate_min" => {
+                self.shape.rate_min = Some(
+                    size_value(value)
+                        .filter(|b| *b > 0)
+                        .ok_or_else(|| bad("bytes per second, such as 10m"))?
+                        as f64,
+                )
+            }
+            "rate_process" => {
+                self.arrival.poisson = match value {
+                    "linear" => false,
+                    "poisson" => true,
+                    _ => return Err(bad("linear or poisson")),
+                }
+            }
+            "startdelay" => {
+                self.start = time_value(value, 1_000_000_000)
+                    .ok_or_else(|| bad("a time such as 10s or 500ms"))?
+            }
+            "runtime" => {
+                self.runtime = Some(
+                    time_value(value, 1_000_000_000).ok_or_else(|| bad("a time such as 60s"))?,
+                )
+            }
+            "ramp_time" => {
+                self.shape.ramp =
+                    time_value(value, 1_000_000_000).ok_or_else(|| bad("a time such as 5s"))?
+            }
+            "time_based" => {
+                self.time_based = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?
+            }
+            "thinktime" => {
+                self.arrival.thinktime = time_value(value, 1_000)
+                    .ok_or_else(|| bad("a time, microseconds unless suffixed"))?
+            }
+            "thinktime_blocks" => {
+                self.shape.thinktime_blocks = value
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| bad("a count of 1 or more"))?
+            }
+            "numjobs" => {
+                self.numjobs = value
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=1024).contains(n))
+                    .ok_or_else(|| bad("an integer from 1 to 1024"))?
+            }
+            "stonewall" => self.stonewall = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?,
+            "wait_for" => {
+                if value.is_empty() {
+                    return Err(bad("the name of an earlier job"));
+                }
+                self.wait_for.push((value.to_string(), line));
+            }
+            "random_distribution" => {
+                self.shape.distribution =
+                    Distribution::parse(value).ok_or_else(|| bad(distribution::ACCEPTED))?
+            }
+            "percentage_random" => {
+                self.shape.percentage_random = Some(
+                    percent(value)
+                        .ok_or_else(|| bad("a percentage 0-100 (one for every direction)"))?,
+                )
+            }
+            "norandommap" => {
+                boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?;
+            }
+            "randrepeat" => {
+                if !boolean(value).ok_or_else(|| bad("0 or 1"))? {
+                    notes.push(format!(
+                        "job {job}: randrepeat=0: draws here repeat for a given --seed; vary --seed for other draws"
+                    ));
+                }
+            }
+            "randseed" => {
+                value.parse::<u64>().map_err(|_| bad("an integer"))?;
+                notes.push(format!(
+                    "job {job}: randseed={value} is not used: --seed seeds every job (give --seed {value} for a seed of your choosing)"
+                ));
+            }
+            "nrfiles" => {
+                self.shape.files.nrfiles = value
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=4096).contains(n))
+                    .ok_or_else(|| bad("a count from 1 to 4096"))?
+            }
+            "filename" => {
+                self.shape.files.names = file_names(value);
+                self.shape.files.nrfiles = self
+                    .shape
+                    .files
+                    .nrfiles
+                    .max(self.shape.files.names.len() as u32);
+            }
+            "directory" => {
+                if value.is_empty() || value.contains(':') {
+                    return Err(bad(
+                        "one directory (a `:` list of several is not supported)",
+                    ));
+                }
+                self.shape.files.directory = Some(value.to_string());
+            }
+            "file_service_type" => {
+                if value != "roundrobin" {
+                    return Err(bad("roundrobin (other file services are not modelled)"));
+                }
+            }
+            "fsync" | "fdatasync" => {
+                let every: u32 = value
+                    .parse()
+                    .map_err(|_| bad("a count of writes (0: never)"))?;
+                self.shape.flush_every = (every > 0).then_some(every);
+            }
+            "end_fsync" | "fsync_on_close" => {
+                self.shape.end_flush = boolean(value).ok_or_else(|| bad("0 or 1"))?
+            }
+            "verify" => {
+                self.shape.verify = match value {
+                    "0" | "none" | "" => None,
+                    v if VERIFY_METHODS.contains(&v) => Some(v.to_string()),
+                    _ => {
+                        return Err(bad(&format!(
+                            "a verify method: {}",
+                            VERIFY_METHODS.join(", ")
+                        )))
+                    }
+                }
+            }
+            "write_hint" => {
+                self.hint = LifetimeHint::ALL
+                    .into_iter()
+                    .find(|h| h.name() == value)
+                    .ok_or_else(|| bad("none, short, medium, long or extreme"))?
+            }
+            "ioengine" => check_engine(value)?,
+            "kb_base" => {
+                // Sizes are read as fio reads them by default (kb_base=1024:
+                // 4k and 4KB are 4096 bytes, 4KiB is 4000); the other base
+                // would change every size read before it in the file.
+                if value != "1024" {
+                    return Err(format!(
+                        "kb_base={value}: only fio's default, kb_base=1024, is supported"
+                    ));
+                }
+            }
+            "zonemode" => {
+                if value != "none" {
+                    return Err(format!(
+                        "zonemode={value}: zoned drives (and fio's strided zones) are not modelled; zonemode=none is"
+                    ));
+                }
+            }
+            "exitall" => notes.push(format!(
+                "job {job}: `{given}` is accepted, but the other jobs run to their own end here"
+            )),
+            "iosteer_trim_ahead" => {
+                self.trim_ahead = Some(
+                    size_value(value)
+                        .filter(|s| *s > 0)
+                        .ok_or_else(|| bad("a size, such as 64m"))?,
+                )
+            }
+            "iosteer_backpressure" => {
+                self.backpressure = Some(
+                    time_value(value, 1_000)
+                        .ok_or_else(|| bad("a time, microseconds unless suffixed, such as 50ms"))?,
+                )
+            }
+            "sync" => {
+                if !matches!(value, "0" | "none") {
+                    return Err(format!(
+                        "sync={value}: synchronous (O_SYNC, O_DSYNC) writes are not modelled; \
+                         sync=0 or sync=none (fio's default) is accepted, and fsync=1 gives a flush after every write"
+                    ));
+                }
+            }
+            "name" => {}
+            k if IGNORED.contains(&k) => {}
+            _ => {
+                let hint = near_miss(given)
+                    .map_or_else(String::new, |known| format!(" (did you mean `{known}`?)"));
+                return Err(format!(
+                    "job [{job}]: option `{given}` is not supported here{hint}: it is neither an option \
+                     iosteer models nor one it knows changes only reporting, logging, CPU placement, \
+                     engine tuning, buffer contents or verification settings (those are accepted and \
+                     ignored), and a fio option that changes the I/O issued cannot be left out silently; \
+                     supported: {}",
+                    SUPPORTED.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn finish(
+        mut self,
+        job: &str,
+        file: &str,
+        last_line: usize,
+        capacity: u64,
+    ) -> Result<JobSpec, FioError> {
+        let err = |message: String| FioError {
+            file: file.to_string(),
+            line: last_line,
+            message: format!("job [{job}]: {message}"),
+        };
+        let sequential = matches!(
+            self.rw.as_str(),
+            "read" | "write" | "rw" | "readwrite" | "trim"
+        );
+        let read_percent = match self.rw.as_str() {
+            "read" | "randread" => 100,
+            "write" | "randwrite" | "trim" | "randtrim" => 0,
+            _ => self.mix_read.unwrap_or(50),
+        };
+        if self.trim_ahead.is_some() && self.rw != "write" {
+            return Err(err(format!(
+                "iosteer_trim_ahead: trims ahead of sequential writes, and rw={} is not rw=write",
+                self.rw
+            )));
+        }
+        if let Some(modifier) = &self.rw_modifier {
+            if sequential {
+                self.shape.offset_add = signed_size(modifier)
+                    .ok_or_else(|| err(format!("rw={}:{modifier}: expected a size (bytes between requests, negative to go back)", self.rw)))?;
+            } else {
+                self.shape.ios_per_offset =
+                    modifier.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        err(format!(
+                            "rw={}:{modifier}: expected a count of requests per random offset",
+                            self.rw
+                        ))
+                    })?;
+            }
+        }
+        let (bs_min, bs_max) = match self.bsrange {
+            Some(range) => range,
+            None => {
+                let sizes = self.blocks.iter().flat_map(|b| b.sizes.iter().map(|s| s.0));
+                (
+                    sizes.clone().min().unwrap_or(4096),
+                    sizes.max().unwrap_or(4096),
+                )
+            }
+        };
+        let plain =
+            self.bsrange.is_some() || self.blocks.iter().all(|b| b == &BlockSplit::single(bs_min));
+        if !plain {
+            self.shape.blocks = Some(self.blocks.clone());
+        }
+        let align = self
+            .blocks
+            .iter()
+            .flat_map(|b| b.sizes.iter().map(|s| s.0))
+            .chain([bs_min, bs_max])
+            .fold(0, gcd)
+            .max(512);
+        let offset = self.offset;
+        let size = match (self.fill_device, self.size) {
+            (true, _) | (false, None) => capacity.saturating_sub(offset),
+            (false, Some(size)) => size,
+        };
+        if offset.checked_add(size).is_none_or(|end| end > capacity) || size < bs_max {
+            return Err(err(format!(
+                "offset {offset} + size {size} must fit the drive ({capacity} bytes) and hold a block of {bs_max}"
+            )));
+        }
+        Ok(JobSpec {
+            synthetic: Synthetic {
+                read_percent,
+                trim: self.rw.contains("trim"),
+                sequential,
+                block_min: bs_min,
+                block_max: bs_max,
+                align,
+                offset,
+                size,
+                arrival: self.arrival,
+                trim_ahead: self.trim_ahead,
+                hint: self.hint,
+                backpressure: self.backpressure,
+            },
+            shape: self.shape,
+            start: self.start,
+            runtime: self.runtime,
+            time_based: self.time_based,
+            numjobs: self.numjobs,
+            offset_increment: self.offset_increment,
+            stonewall: self.stonewall,
+            wait_for: self.wait_for,
+            io_size: self.io_size,
+            loops: self.loops,
+            last_line,
+        })
+    }
+}
+
+/// fio's `filename` list: names separated by `:`, a `\:` being a colon
+/// inside a name (`/dev/bsg/0\:0\:0\:0` is one device).
+fn file_names(value: &str) -> Vec<String> {
+    let mut names = vec![String::new()];
+    let mut chars = value.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            ':' => names.push(String::new()),
+            c => {
+                let c = if c == '\\' && chars.peek() == Some(&':') {
+                    chars.next().unwrap_or(c)
+                } else {
+                    c
+                };
+                if let Some(n) = names.last_mut() {
+                    n.push(c);
+                }
+            }
+        }
+    }
+    names.retain(|n| !n.is_empty());
+    names
+}
