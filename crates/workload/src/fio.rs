@@ -345,7 +345,9 @@ mod sections;
 mod values;
 use reader::Reader;
 use sections::{sections, Section};
-use values::{boolean, gcd, percent, signed_size, size_or_percent};
+use values::{
+    boolean, either, gcd, percent, positive_count, positive_size, signed_size, size_or_percent,
+};
 pub use values::{size_value, time_value};
 
 #[cfg(test)]

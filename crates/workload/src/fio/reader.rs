@@ -103,11 +103,8 @@ impl Reader {
                 self.rw_modifier = modifier;
             }
             "rw_sequencer" => {
-                self.shape.same_offset = match value {
-                    "sequential" => false,
-                    "identical" => true,
-                    _ => return Err(bad("sequential or identical")),
-                }
+                self.shape.same_offset =
+                    either(value, ("sequential", "identical")).map_err(|e| bad(&e))?
             }
             "rwmixread" => {
                 self.mix_read = Some(percent(value).ok_or_else(|| bad("a percentage 0-100"))?)
@@ -119,7 +116,7 @@ impl Reader {
                 let sizes: Vec<u64> = value
                     .split(',')
                     .filter(|t| !t.trim().is_empty())
-                    .map(|t| size_value(t).filter(|b| *b > 0))
+                    .map(positive_size)
                     .collect::<Option<_>>()
                     .filter(|v: &Vec<u64>| (1..=3).contains(&v.len()))
                     .ok_or_else(|| bad("a size such as 4k or 128k, or read,write,trim sizes"))?;
@@ -130,7 +127,7 @@ impl Reader {
             "bsrange" => {
                 let range = || -> Option<(u64, u64)> {
                     let (lo, hi) = value.split_once('-').or_else(|| value.split_once(':'))?;
-                    let lo = size_value(lo).filter(|b| *b > 0)?;
+                    let lo = positive_size(lo)?;
                     let hi = size_value(hi).filter(|b| *b >= lo)?;
                     Some((lo, hi))
                 };
@@ -149,32 +146,16 @@ impl Reader {
                         .ok_or_else(|| bad("a size or a percentage"))?,
                 )
             }
-            "io_size" => {
-                self.io_size = Some(
-                    size_value(value)
-                        .filter(|s| *s > 0)
-                        .ok_or_else(|| bad("a size"))?,
-                )
-            }
+            "io_size" => self.io_size = Some(positive_size(value).ok_or_else(|| bad("a size"))?),
             "number_ios" => {
-                self.shape.ios_limit = Some(
-                    value
-                        .parse()
-                        .ok()
-                        .filter(|n| *n > 0)
-                        .ok_or_else(|| bad("a count"))?,
-                )
+                self.shape.ios_limit = Some(positive_count(value).ok_or_else(|| bad("a count"))?)
             }
             "fill_device" => {
                 self.fill_device = boolean(value).ok_or_else(|| bad("0 or 1"))?;
                 self.shape.sized |= self.fill_device;
             }
             "loops" => {
-                self.loops = value
-                    .parse()
-                    .ok()
-                    .filter(|n| *n > 0)
-                    .ok_or_else(|| bad("a count of 1 or more"))?
+                self.loops = positive_count(value).ok_or_else(|| bad("a count of 1 or more"))?
             }
             "offset" => {
                 self.offset =
@@ -191,10 +172,9 @@ impl Reader {
                     .ok_or_else(|| bad("an integer from 1 to 65536"))?
             }
             "rate" => {
-                self.arrival.bytes_per_s =
-                    Some(size_value(value).filter(|b| *b > 0).ok_or_else(|| {
-                        bad("bytes per second, such as 30m (one rate for every direction)")
-                    })? as f64)
+                self.arrival.bytes_per_s = Some(positive_size(value).ok_or_else(|| {
+                    bad("bytes per second, such as 30m (one rate for every direction)")
+                })? as f64)
             }
             "rate_iops" => {
                 self.arrival.iops = Some(
@@ -207,18 +187,12 @@ impl Reader {
             }
             "rate_min" => {
                 self.shape.rate_min = Some(
-                    size_value(value)
-                        .filter(|b| *b > 0)
-                        .ok_or_else(|| bad("bytes per second, such as 10m"))?
+                    positive_size(value).ok_or_else(|| bad("bytes per second, such as 10m"))?
                         as f64,
                 )
             }
             "rate_process" => {
-                self.arrival.poisson = match value {
-                    "linear" => false,
-                    "poisson" => true,
-                    _ => return Err(bad("linear or poisson")),
-                }
+                self.arrival.poisson = either(value, ("linear", "poisson")).map_err(|e| bad(&e))?
             }
             "startdelay" => {
                 self.start = time_value(value, 1_000_000_000)
@@ -241,11 +215,8 @@ impl Reader {
                     .ok_or_else(|| bad("a time, microseconds unless suffixed"))?
             }
             "thinktime_blocks" => {
-                self.shape.thinktime_blocks = value
-                    .parse()
-                    .ok()
-                    .filter(|n| *n > 0)
-                    .ok_or_else(|| bad("a count of 1 or more"))?
+                self.shape.thinktime_blocks =
+                    positive_count(value).ok_or_else(|| bad("a count of 1 or more"))?
             }
             "numjobs" => {
                 self.numjobs = value
@@ -364,11 +335,8 @@ impl Reader {
                 "job {job}: `{given}` is accepted, but the other jobs run to their own end here"
             )),
             "iosteer_trim_ahead" => {
-                self.trim_ahead = Some(
-                    size_value(value)
-                        .filter(|s| *s > 0)
-                        .ok_or_else(|| bad("a size, such as 64m"))?,
-                )
+                self.trim_ahead =
+                    Some(positive_size(value).ok_or_else(|| bad("a size, such as 64m"))?)
             }
             "iosteer_backpressure" => {
                 self.backpressure = Some(
@@ -434,13 +402,12 @@ impl Reader {
                 self.shape.offset_add = signed_size(modifier)
                     .ok_or_else(|| err(format!("rw={}:{modifier}: expected a size (bytes between requests, negative to go back)", self.rw)))?;
             } else {
-                self.shape.ios_per_offset =
-                    modifier.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
-                        err(format!(
-                            "rw={}:{modifier}: expected a count of requests per random offset",
-                            self.rw
-                        ))
-                    })?;
+                self.shape.ios_per_offset = positive_count(modifier).ok_or_else(|| {
+                    err(format!(
+                        "rw={}:{modifier}: expected a count of requests per random offset",
+                        self.rw
+                    ))
+                })?;
             }
         }
         let (bs_min, bs_max) = match self.bsrange {

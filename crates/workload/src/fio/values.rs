@@ -13,6 +13,28 @@ pub(super) fn boolean(value: &str) -> Option<bool> {
     }
 }
 
+/// One of an option's two keywords: `false` for the first, `true` for the
+/// second (`rate_process=linear|poisson`); the error lists both.
+pub(super) fn either(value: &str, (off, on): (&str, &str)) -> Result<bool, String> {
+    match value {
+        v if v == off => Ok(false),
+        v if v == on => Ok(true),
+        _ => Err(format!("{off} or {on}")),
+    }
+}
+
+/// A size above zero (`4k`, `1m`).
+pub(super) fn positive_size(value: &str) -> Option<u64> {
+    size_value(value).filter(|b| *b > 0)
+}
+
+/// A whole number above zero.
+pub(super) fn positive_count<T: std::str::FromStr + PartialOrd + From<u8>>(
+    value: &str,
+) -> Option<T> {
+    value.parse().ok().filter(|n: &T| *n > T::from(0))
+}
+
 /// A size that may be negative (`-8k`).
 pub(super) fn signed_size(value: &str) -> Option<i64> {
     let (negative, digits) = match value.trim().strip_prefix('-') {
