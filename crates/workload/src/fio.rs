@@ -35,6 +35,7 @@
 //! | `stonewall` (`wait_for_previous`) | the job, and those after it, start once every earlier job has ended |
 //! | `wait_for` | a job name: start once every copy of that job has ended |
 //! | `random_distribution` | `random`, `zipf:θ`, `pareto:h`, `normal:σ%` (`gauss`), each with an optional `:center` (0.0 to 1.0); `zoned:access%/range%:...` ([`crate::distribution`]) |
+//! | `blockalign` (`ba`) | the boundary random offsets fall on (one size, or read,write,trim sizes); the job's block alignment by default |
 //! | `percentage_random` | percent of a random job's requests at random offsets (the others follow on) |
 //! | `norandommap` | accepted: random offsets here are always drawn as fio draws them with it, with replacement (fio's default random map visits each block once per pass; over many passes the two agree) |
 //! | `randrepeat`, `randseed` | accepted with a note: `--seed` seeds every job, so a run always repeats itself for a given seed |
@@ -346,7 +347,8 @@ mod values;
 use reader::Reader;
 use sections::{sections, Section};
 use values::{
-    boolean, either, gcd, percent, positive_count, positive_size, signed_size, size_or_percent,
+    boolean, either, gcd, per_direction_sizes, percent, positive_count, positive_size, signed_size,
+    size_or_percent,
 };
 pub use values::{size_value, time_value};
 

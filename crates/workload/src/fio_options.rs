@@ -38,6 +38,7 @@ pub const SUPPORTED: &[&str] = &[
     "wait_for",
     "random_distribution",
     "percentage_random",
+    "blockalign",
     "norandommap",
     "randrepeat",
     "randseed",
@@ -189,6 +190,7 @@ pub fn canonical(key: &str) -> &str {
     match key {
         "readwrite" => "rw",
         "blocksize" => "bs",
+        "ba" => "blockalign",
         "blocksize_range" => "bsrange",
         "timeout" => "runtime",
         "io_limit" => "io_size",

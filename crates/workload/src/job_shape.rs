@@ -35,6 +35,9 @@ pub struct JobShape {
     /// Share of a random job's requests at random offsets (the rest follow
     /// on sequentially), percent; fio's `percentage_random`. 100 by default.
     pub percentage_random: Option<u32>,
+    /// Boundaries random offsets fall on, per direction (read, write,
+    /// trim), when not the job's block alignment (fio's `blockalign`).
+    pub random_align: Option<[u64; 3]>,
     /// Sequential: bytes added after each request (fio's `rw=write:N`):
     /// holes when positive, backwards when below minus the block size.
     pub offset_add: i64,
@@ -72,6 +75,7 @@ impl JobShape {
             && self.offset_add == 0
             && self.ios_per_offset <= 1
             && self.files.is_plain()
+            && self.random_align.is_none()
     }
 }
 

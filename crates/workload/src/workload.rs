@@ -564,7 +564,8 @@ impl Generator {
         let file = state.next_file;
         state.next_file = (file + 1) % files as usize;
         let file_start = shape.files.start(file, s.offset, file_size);
-        let blocks_in_file = (file_size - len) / s.align + 1;
+        let random_align = shape.random_align.map_or(s.align, |a| a[direction]);
+        let random_slots = (file_size - len) / random_align + 1;
         let offset = if s.sequential {
             let cursor = &mut state.file_cursors[file];
             if *cursor + len > file_size {
@@ -593,7 +594,7 @@ impl Generator {
                 .percentage_random
                 .is_none_or(|p| self.rng.random_range(0..100) < p);
             let at = if random || state.run_next < file_start {
-                file_start + shape.distribution.draw(&mut self.rng, blocks_in_file) * s.align
+                file_start + shape.distribution.draw(&mut self.rng, random_slots) * random_align
             } else {
                 state.run_next.min(file_start + file_size - len)
             };

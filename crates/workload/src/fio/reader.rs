@@ -113,15 +113,9 @@ impl Reader {
                 self.mix_read = Some(100 - percent(value).ok_or_else(|| bad("a percentage 0-100"))?)
             }
             "bs" => {
-                let sizes: Vec<u64> = value
-                    .split(',')
-                    .filter(|t| !t.trim().is_empty())
-                    .map(positive_size)
-                    .collect::<Option<_>>()
-                    .filter(|v: &Vec<u64>| (1..=3).contains(&v.len()))
+                let sizes = per_direction_sizes(value)
                     .ok_or_else(|| bad("a size such as 4k or 128k, or read,write,trim sizes"))?;
-                let at = |i: usize| BlockSplit::single(sizes[i.min(sizes.len() - 1)]);
-                self.blocks = [at(0), at(1), at(2)];
+                self.blocks = sizes.map(BlockSplit::single);
                 self.bsrange = None;
             }
             "bsrange" => {
@@ -235,6 +229,11 @@ impl Reader {
             "random_distribution" => {
                 self.shape.distribution =
                     Distribution::parse(value).ok_or_else(|| bad(distribution::ACCEPTED))?
+            }
+            "blockalign" => {
+                let sizes = per_direction_sizes(value)
+                    .ok_or_else(|| bad("a size such as 4k, or read,write,trim sizes"))?;
+                self.shape.random_align = Some(sizes);
             }
             "percentage_random" => {
                 self.shape.percentage_random = Some(

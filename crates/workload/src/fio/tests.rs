@@ -272,3 +272,35 @@ fn an_unknown_engine_is_said_to_be_unknown() {
         &["persistent memory", "cannot model"],
     );
 }
+
+#[test]
+fn blockalign_puts_random_offsets_on_its_boundary_per_direction() {
+    // JESD219's shape: sub-4k blocks, offsets on 4 KiB boundaries.
+    let jobs = jobs_of(
+        "[endurance]\nrw=randrw\nbssplit=512/50:4k/50\nblockalign=4k\nsize=64m\nnumber_ios=2000\n",
+    );
+    assert_eq!(jobs[0].shape.random_align, Some([4096; 3]));
+    let mut generator = crate::workload::Generator::new(jobs[0].clone(), 0, 1);
+    let (mut id, mut out) = (0, Vec::new());
+    while let Some(at) = generator.next_at() {
+        generator.issue(at, &mut id, &mut out);
+        generator.completed(at);
+    }
+    assert_eq!(out.len(), 2000);
+    assert!(out.iter().any(|r| r.len.0 == 512), "small blocks drawn");
+    assert!(
+        out.iter().all(|r| r.offset.0 % 4096 == 0),
+        "offsets on 4 KiB"
+    );
+    // Without it, the 512-byte blocks set the alignment, as in fio.
+    let plain = jobs_of("[j]\nrw=randread\nbssplit=512/50:4k/50\nsize=64m\n");
+    assert_eq!(plain[0].shape.random_align, None);
+    // Per direction, the last size standing for the directions left out.
+    let split = jobs_of("[j]\nrw=randrw\nba=4k,8k\nbs=8k\nsize=64m\n");
+    assert_eq!(split[0].shape.random_align, Some([4096, 8192, 8192]));
+    assert_refused(
+        "[j]\nrw=randread\nblockalign=0\n",
+        "t.fio:3",
+        &["blockalign=0", "a size such as 4k"],
+    );
+}

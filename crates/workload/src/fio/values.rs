@@ -28,6 +28,21 @@ pub(super) fn positive_size(value: &str) -> Option<u64> {
     size_value(value).filter(|b| *b > 0)
 }
 
+/// Sizes above zero for reads, writes and trims, as fio's `bs=4k,8k`
+/// gives them: one for all, or a list whose last size stands for the
+/// directions it leaves out.
+pub(super) fn per_direction_sizes(value: &str) -> Option<[u64; 3]> {
+    let sizes: Vec<u64> = value
+        .split(',')
+        .filter(|t| !t.trim().is_empty())
+        .map(positive_size)
+        .collect::<Option<_>>()?;
+    if !(1..=3).contains(&sizes.len()) {
+        return None;
+    }
+    Some(std::array::from_fn(|i| sizes[i.min(sizes.len() - 1)]))
+}
+
 /// A whole number above zero.
 pub(super) fn positive_count<T: std::str::FromStr + PartialOrd + From<u8>>(
     value: &str,
