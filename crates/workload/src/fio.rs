@@ -11,7 +11,7 @@
 //!
 //! | option | values |
 //! |---|---|
-//! | `rw` (`readwrite`) | `read`, `write`, `randread`, `randwrite`, `rw`/`readwrite` (sequential mix), `randrw`, `trim`, `randtrim`; `:N` after it: sequential, the next request starts N bytes after one ends (holes; a negative N below minus the block size goes backwards); random, a new random offset every N requests, the others following on |
+//! | `rw` (`readwrite`) | `read`, `write`, `randread`, `randwrite`, `rw`/`readwrite` (sequential mix), `randrw`, `trim`, `randtrim`, `trimwrite` (sequential writes, each block trimmed just before it is written); `:N` after it: sequential, the next request starts N bytes after one ends (holes; a negative N below minus the block size goes backwards); random, a new random offset every N requests, the others following on |
 //! | `rw_sequencer` | `sequential` (default) or `identical` (the N requests of `rw=randread:N` at one offset) |
 //! | `rwmixread`, `rwmixwrite` | percent of reads / writes in mixes (default 50) |
 //! | `bs` (`blocksize`) | a size (default 4k), or `read,write,trim` sizes |

@@ -91,6 +91,7 @@ impl Reader {
                     "randrw",
                     "trim",
                     "randtrim",
+                    "trimwrite",
                 ];
                 let (mode, modifier) = match value.split_once(':') {
                     Some((m, n)) => (m, Some(n.trim().to_string())),
@@ -381,13 +382,22 @@ impl Reader {
             line: last_line,
             message: format!("job [{job}]: {message}"),
         };
+        // fio's trimwrite trims each block and then writes it, in order: a
+        // sequential writer that trims just ahead of itself.
+        let trimwrite = self.rw == "trimwrite";
+        if trimwrite && self.trim_ahead.is_some() {
+            return Err(err(
+                "rw=trimwrite trims each block before writing it; iosteer_trim_ahead does not go with it"
+                    .into(),
+            ));
+        }
         let sequential = matches!(
             self.rw.as_str(),
-            "read" | "write" | "rw" | "readwrite" | "trim"
+            "read" | "write" | "rw" | "readwrite" | "trim" | "trimwrite"
         );
         let read_percent = match self.rw.as_str() {
             "read" | "randread" => 100,
-            "write" | "randwrite" | "trim" | "randtrim" => 0,
+            "write" | "randwrite" | "trim" | "randtrim" | "trimwrite" => 0,
             _ => self.mix_read.unwrap_or(50),
         };
         if self.trim_ahead.is_some() && self.rw != "write" {
@@ -444,7 +454,7 @@ impl Reader {
         Ok(JobSpec {
             synthetic: Synthetic {
                 read_percent,
-                trim: self.rw.contains("trim"),
+                trim: matches!(self.rw.as_str(), "trim" | "randtrim"),
                 sequential,
                 block_min: bs_min,
                 block_max: bs_max,
@@ -452,7 +462,11 @@ impl Reader {
                 offset,
                 size,
                 arrival: self.arrival,
-                trim_ahead: self.trim_ahead,
+                trim_ahead: if trimwrite {
+                    Some(bs_max)
+                } else {
+                    self.trim_ahead
+                },
                 hint: self.hint,
                 backpressure: self.backpressure,
             },

@@ -304,3 +304,31 @@ fn blockalign_puts_random_offsets_on_its_boundary_per_direction() {
         &["blockalign=0", "a size such as 4k"],
     );
 }
+
+#[test]
+fn trimwrite_trims_each_block_just_before_writing_it() {
+    let jobs = jobs_of("[tw]\nrw=trimwrite\nbs=64k\nsize=1m\n");
+    let s = synthetic(&jobs[0]);
+    assert!(s.sequential && s.read_percent == 0 && !s.trim);
+    assert_eq!(s.trim_ahead, Some(64 << 10));
+    let mut generator = crate::workload::Generator::new(jobs[0].clone(), 0, 1);
+    let (mut id, mut out) = (0, Vec::new());
+    while let Some(at) = generator.next_at() {
+        let before = out.len();
+        generator.issue(at, &mut id, &mut out);
+        for _ in before..out.len() {
+            generator.completed(at);
+        }
+    }
+    use iosteer_sched::Op;
+    let ops: Vec<(Op, u64)> = out.iter().map(|r| (r.op, r.offset.0)).collect();
+    assert_eq!(ops.len(), 32, "16 trims and 16 writes: {ops:?}");
+    for (pair, block) in ops.chunks(2).zip(0u64..) {
+        assert_eq!(pair, [(Op::Trim, block << 16), (Op::Write, block << 16)]);
+    }
+    assert_refused(
+        "[tw]\nrw=trimwrite\niosteer_trim_ahead=1m\n",
+        "t.fio:3",
+        &["rw=trimwrite", "iosteer_trim_ahead"],
+    );
+}
