@@ -41,17 +41,7 @@ fn requests(text: &str) -> Vec<iosteer_sched::Request> {
     let jobs = parse(text, "t.fio", GIB).unwrap();
     let mut out = Vec::new();
     for (i, job) in jobs.into_iter().enumerate() {
-        let mut g = Generator::new(job, i as u32, 1);
-        g.release(Nanos::ZERO);
-        let (mut id, mut issued) = (0, Vec::new());
-        while let Some(at) = g.next_at() {
-            let before = issued.len();
-            g.issue(at, &mut id, &mut issued);
-            for _ in before..issued.len() {
-                g.completed(at);
-            }
-        }
-        out.extend(issued);
+        out.extend(Generator::new(job, i as u32, 1).requests_unloaded());
     }
     out
 }

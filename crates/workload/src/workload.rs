@@ -403,6 +403,22 @@ impl Generator {
         self.next_at = Some(self.job.start);
     }
 
+    /// Every request the job issues when each completes the moment it is
+    /// issued, in order (a job waiting for others released at once): what
+    /// a job asks of a drive, for tests and for looking at a job file.
+    pub fn requests_unloaded(mut self) -> Vec<Request> {
+        self.release(Nanos::ZERO);
+        let (mut next_id, mut out) = (0, Vec::new());
+        while let Some(at) = self.next_at() {
+            let before = out.len();
+            self.issue(at, &mut next_id, &mut out);
+            for _ in before..out.len() {
+                self.completed(at);
+            }
+        }
+        out
+    }
+
     /// The job as it runs (a released job's start and stop are absolute).
     pub fn job(&self) -> &Job {
         &self.job

@@ -280,12 +280,7 @@ fn blockalign_puts_random_offsets_on_its_boundary_per_direction() {
         "[endurance]\nrw=randrw\nbssplit=512/50:4k/50\nblockalign=4k\nsize=64m\nnumber_ios=2000\n",
     );
     assert_eq!(jobs[0].shape.random_align, Some([4096; 3]));
-    let mut generator = crate::workload::Generator::new(jobs[0].clone(), 0, 1);
-    let (mut id, mut out) = (0, Vec::new());
-    while let Some(at) = generator.next_at() {
-        generator.issue(at, &mut id, &mut out);
-        generator.completed(at);
-    }
+    let out = crate::workload::Generator::new(jobs[0].clone(), 0, 1).requests_unloaded();
     assert_eq!(out.len(), 2000);
     assert!(out.iter().any(|r| r.len.0 == 512), "small blocks drawn");
     assert!(
@@ -311,15 +306,7 @@ fn trimwrite_trims_each_block_just_before_writing_it() {
     let s = synthetic(&jobs[0]);
     assert!(s.sequential && s.read_percent == 0 && !s.trim);
     assert_eq!(s.trim_ahead, Some(64 << 10));
-    let mut generator = crate::workload::Generator::new(jobs[0].clone(), 0, 1);
-    let (mut id, mut out) = (0, Vec::new());
-    while let Some(at) = generator.next_at() {
-        let before = out.len();
-        generator.issue(at, &mut id, &mut out);
-        for _ in before..out.len() {
-            generator.completed(at);
-        }
-    }
+    let out = crate::workload::Generator::new(jobs[0].clone(), 0, 1).requests_unloaded();
     use iosteer_sched::Op;
     let ops: Vec<(Op, u64)> = out.iter().map(|r| (r.op, r.offset.0)).collect();
     assert_eq!(ops.len(), 32, "16 trims and 16 writes: {ops:?}");
