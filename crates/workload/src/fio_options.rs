@@ -276,38 +276,12 @@ pub fn check_engine(engine: &str) -> Result<(), String> {
 }
 
 /// The option iosteer reads that `key` is most likely a misspelling of
-/// (`threads` for `thread`): one edit away at most, or a plural.
+/// (`threads` for `thread`): one insertion, deletion or substitution away.
 pub fn near_miss(key: &str) -> Option<&'static str> {
     SUPPORTED
         .iter()
         .chain(IGNORED)
         .copied()
         .filter(|known| known.len() > 3)
-        .find(|known| edits_at_most_one(key, known))
-}
-
-/// Whether one insertion, deletion or substitution turns `a` into `b`.
-fn edits_at_most_one(a: &str, b: &str) -> bool {
-    if a == b {
-        return true;
-    }
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let (short, long) = if a.len() <= b.len() {
-        (&a, &b)
-    } else {
-        (&b, &a)
-    };
-    if long.len() - short.len() > 1 {
-        return false;
-    }
-    let common = short
-        .iter()
-        .zip(long.iter())
-        .take_while(|(x, y)| x == y)
-        .count();
-    let skip = usize::from(long.len() > short.len());
-    short[common..]
-        .iter()
-        .skip(1 - skip)
-        .eq(long[common + 1..].iter())
+        .find(|known| strsim::levenshtein(key, known) <= 1)
 }
