@@ -14,7 +14,7 @@
 //! | `rw` (`readwrite`) | `read`, `write`, `randread`, `randwrite`, `rw`/`readwrite` (sequential mix), `randrw`, `trim`, `randtrim`, `trimwrite` (sequential writes, each block trimmed just before it is written); `:N` after it: sequential, the next request starts N bytes after one ends (holes; a negative N below minus the block size goes backwards); random, a new random offset every N requests, the others following on |
 //! | `rw_sequencer` | `sequential` (default) or `identical` (the N requests of `rw=randread:N` at one offset) |
 //! | `rwmixread`, `rwmixwrite` | percent of reads / writes in mixes (default 50) |
-//! | `bs` (`blocksize`) | a size (default 4k), or `read,write,trim` sizes |
+//! | `bs` (`blocksize`) | a size (default 4k), or `read,write,trim` sizes: as in fio, a blank one is the default and the last one stands for the directions after it unless the list ends in a comma (`,8k`: 4k reads, 8k writes and trims; `8k,`: 8k reads only) |
 //! | `bsrange` (`blocksize_range`) | `min-max` |
 //! | `bssplit` | `4k/50:64k/50`, or one list per direction `read,write,trim`; a blank percentage shares the rest |
 //! | `size`, `filesize` | a size, or a percentage of the drive (default: the whole drive) |
@@ -24,9 +24,9 @@
 //! | `loops` | times over `size` (a byte limit of `loops × size`) |
 //! | `offset` (`fileoffset`), `offset_increment` | a size or a percentage; copy *n* of `numjobs` starts *n* increments further |
 //! | `iodepth` | requests outstanding (default 1) |
-//! | `rate` | bytes per second (`30m`: 30 MiB/s) |
-//! | `rate_iops` | requests per second |
-//! | `rate_process` | `linear` (default) or `poisson` |
+//! | `rate` | bytes per second (`30m`: 30 MiB/s), or `read,write,trim` rates as `bs` writes sizes (a blank one uncapped: `rate=,10m` caps writes only). As in fio, each direction is capped on its own: `rate=10m` on a job that reads and writes lets it read 10 MiB/s and write 10 MiB/s ([`JobShape::direction_rates`](crate::job_shape::JobShape::direction_rates)) |
+//! | `rate_iops` | requests per second, per direction as `rate`; counted in bytes of the direction's smallest block, as fio does; `rate` wins where both are given |
+//! | `rate_process` | `linear` (default: the job keeps to the rate since its start) or `poisson` |
 //! | `rate_min` | bytes per second; a job that issued less is named in the report's notes (fio would stop it) |
 //! | `startdelay`, `runtime` (`timeout`), `ramp_time` | times, seconds unless suffixed (`us`, `ms`, `s`, `m`, `h`); requests completed in the ramp do not count in the figures, and the ramp adds to the runtime |
 //! | `time_based` | run for `runtime`, wrapping over the region |
@@ -35,7 +35,7 @@
 //! | `stonewall` (`wait_for_previous`) | the job, and those after it, start once every earlier job has ended |
 //! | `wait_for` | a job name: start once every copy of that job has ended |
 //! | `random_distribution` | `random`, `zipf:θ`, `pareto:h`, `normal:σ%` (`gauss`), each with an optional `:center` (0.0 to 1.0); `zoned:access%/range%:...` ([`crate::distribution`]) |
-//! | `blockalign` (`ba`) | the boundary random offsets fall on (one size, or read,write,trim sizes); the job's block alignment by default |
+//! | `blockalign` (`ba`) | the boundary random offsets fall on (one size, or read,write,trim sizes as `bs`); the job's block alignment by default |
 //! | `percentage_random` | percent of a random job's requests at random offsets (the others follow on) |
 //! | `norandommap` | accepted: random offsets here are always drawn as fio draws them with it, with replacement (fio's default random map visits each block once per pass; over many passes the two agree) |
 //! | `randrepeat`, `randseed` | accepted with a note: `--seed` seeds every job, so a run always repeats itself for a given seed |
@@ -347,8 +347,8 @@ mod values;
 use reader::Reader;
 use sections::{sections, Section};
 use values::{
-    boolean, either, gcd, per_direction_sizes, percent, positive_count, positive_size, signed_size,
-    size_or_percent,
+    boolean, either, gcd, per_direction, per_direction_sizes, percent, positive_count,
+    positive_size, signed_size, size_or_percent,
 };
 pub use values::{size_value, time_value};
 

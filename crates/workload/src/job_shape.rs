@@ -63,6 +63,12 @@ pub struct JobShape {
     /// Bytes per second below which fio would stop the job (`rate_min`):
     /// the report notes a job that falls below it.
     pub rate_min: Option<f64>,
+    /// fio's `rate` and `rate_iops` on a job that mixes reads and writes:
+    /// bytes per second for reads and for writes, each direction capped on
+    /// its own (`None`: uncapped), in place of the arrival's one rate. fio's
+    /// choice: the drawn direction when it may go, else the other one when
+    /// it may, else whichever may go first, when it may.
+    pub direction_rates: Option<[Option<f64>; 2]>,
 }
 
 impl JobShape {

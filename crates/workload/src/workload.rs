@@ -283,6 +283,10 @@ struct ShapedState {
     completions: u64,
     flushed_at_end: bool,
     last_issue_at: Nanos,
+    /// Per-direction rates ([`JobShape::direction_rates`]): when reads and
+    /// writes may next go, and the bytes each has issued.
+    rate_due: [Nanos; 2],
+    rate_bytes: [u64; 2],
 }
 
 impl Generator {
@@ -449,8 +453,65 @@ impl Generator {
         let Some(at) = self.next_at else {
             return true;
         };
-        let at = self.retry_at.map_or(at, |retry| retry.max(at));
+        let at = self.rate_allows(self.retry_at.map_or(at, |retry| retry.max(at)));
         self.job.stop.is_some_and(|stop| at >= stop)
+    }
+
+    /// The first moment from `at` on when a job with per-direction rates
+    /// may issue: one of its directions is uncapped or due.
+    fn rate_allows(&self, at: Nanos) -> Nanos {
+        match self.job.shape.direction_rates {
+            Some([Some(_), Some(_)]) => {
+                let [read, write] = self.shaped.rate_due;
+                at.max(read.min(write))
+            }
+            _ => at,
+        }
+    }
+
+    /// fio's direction under per-direction rates: the drawn one if it may
+    /// go when the job next issues, else the other (which may then, since
+    /// the job issues only once one can).
+    fn rated(&self, op: Op) -> Op {
+        let Some(rates) = self.job.shape.direction_rates else {
+            return op;
+        };
+        let (direction, other) = match op {
+            Op::Read => (0, Op::Write),
+            Op::Write => (1, Op::Read),
+            Op::Trim | Op::Flush => return op,
+        };
+        let issues_at = self.rate_allows(self.next_at.unwrap_or(Nanos::ZERO));
+        if rates[direction].is_none() || self.shaped.rate_due[direction] <= issues_at {
+            op
+        } else {
+            other
+        }
+    }
+
+    /// A read or write of `len` bytes went out: its direction's next
+    /// moment under its rate, on fio's schedule (linear: the bytes issued
+    /// over the rate since the job started, so a job held back catches up;
+    /// poisson: exponential gaps averaging the rate).
+    fn spend_rate(&mut self, op: Op, len: u64, poisson: bool) {
+        let direction = match op {
+            Op::Read => 0,
+            Op::Write => 1,
+            Op::Trim | Op::Flush => return,
+        };
+        let Some(Some(bytes_per_s)) = self.job.shape.direction_rates.map(|r| r[direction]) else {
+            return;
+        };
+        let state = &mut self.shaped;
+        state.rate_bytes[direction] += len;
+        state.rate_due[direction] = if poisson {
+            let u: f64 = self.rng.random_range(f64::EPSILON..1.0);
+            let gap = -u.ln() * len as f64 * 1e9 / bytes_per_s;
+            state.rate_due[direction].max(self.job.start) + Nanos(gap.round() as u64)
+        } else {
+            let since_start = state.rate_bytes[direction] as f64 * 1e9 / bytes_per_s;
+            self.job.start + Nanos(since_start.round() as u64)
+        };
     }
 
     /// Done issuing and every request completed: fio's end of a job.
@@ -477,7 +538,7 @@ impl Generator {
         if self.job.stop.is_some_and(|stop| at >= stop) {
             return None;
         }
-        let at = self.retry_at.map_or(at, |retry| retry.max(at));
+        let at = self.rate_allows(self.retry_at.map_or(at, |retry| retry.max(at)));
         if self.job.stop.is_some_and(|stop| at >= stop) {
             return None;
         }
@@ -545,7 +606,8 @@ impl Generator {
         } else {
             s.offset + self.rng.random_range(0..=span / s.align) * s.align
         };
-        let op = draw_op(&mut self.rng, s);
+        let drawn = draw_op(&mut self.rng, s);
+        let op = self.rated(drawn);
         Planned { op, offset, len }
     }
 
@@ -556,8 +618,12 @@ impl Generator {
         let JobKind::Synthetic(s) = &self.job.kind else {
             unreachable!()
         };
+        let drawn = draw_op(&mut self.rng, s);
+        let op = self.rated(drawn);
+        let JobKind::Synthetic(s) = &self.job.kind else {
+            unreachable!()
+        };
         let shape = &self.job.shape;
-        let op = draw_op(&mut self.rng, s);
         let direction = match op {
             Op::Read => 0,
             Op::Write | Op::Flush => 1,
@@ -670,6 +736,7 @@ impl Generator {
         self.bytes_issued += len;
         self.outstanding += 1;
         self.retry_at = None;
+        self.spend_rate(op, len, s.arrival.poisson);
         if op == Op::Write {
             self.flush_after_writes(now, next_id, out);
         }

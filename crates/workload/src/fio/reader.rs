@@ -16,6 +16,10 @@ pub(super) struct Reader {
     offset: u64,
     offset_increment: u64,
     arrival: Arrival,
+    /// fio's `rate` and `rate_iops` per direction (read, write, trim).
+    rate: [Option<u64>; 3],
+    rate_iops: [Option<f64>; 3],
+    blockalign: Option<[Option<u64>; 3]>,
     start: Nanos,
     runtime: Option<Nanos>,
     time_based: bool,
@@ -50,6 +54,9 @@ impl Reader {
                 iodepth: 1,
                 thinktime: Nanos::ZERO,
             },
+            rate: [None; 3],
+            rate_iops: [None; 3],
+            blockalign: None,
             start: Nanos::ZERO,
             runtime: None,
             time_based: false,
@@ -114,7 +121,7 @@ impl Reader {
                 self.mix_read = Some(100 - percent(value).ok_or_else(|| bad("a percentage 0-100"))?)
             }
             "bs" => {
-                let sizes = per_direction_sizes(value)
+                let sizes = per_direction_sizes(value, 4096)
                     .ok_or_else(|| bad("a size such as 4k or 128k, or read,write,trim sizes"))?;
                 self.blocks = sizes.map(BlockSplit::single);
                 self.bsrange = None;
@@ -167,18 +174,17 @@ impl Reader {
                     .ok_or_else(|| bad("an integer from 1 to 65536"))?
             }
             "rate" => {
-                self.arrival.bytes_per_s = Some(positive_size(value).ok_or_else(|| {
-                    bad("bytes per second, such as 30m (one rate for every direction)")
-                })? as f64)
+                self.rate = per_direction(value, positive_size).ok_or_else(|| {
+                    bad("bytes per second, such as 30m, or read,write,trim rates (a blank one uncapped)")
+                })?
             }
             "rate_iops" => {
-                self.arrival.iops = Some(
-                    value
-                        .parse::<f64>()
-                        .ok()
-                        .filter(|r| *r > 0.0 && r.is_finite())
-                        .ok_or_else(|| bad("requests per second (one rate for every direction)"))?,
-                )
+                self.rate_iops = per_direction(value, |t| {
+                    t.parse::<f64>().ok().filter(|r| *r > 0.0 && r.is_finite())
+                })
+                .ok_or_else(|| {
+                    bad("requests per second, or read,write,trim rates (a blank one uncapped)")
+                })?
             }
             "rate_min" => {
                 self.shape.rate_min = Some(
@@ -232,9 +238,10 @@ impl Reader {
                     Distribution::parse(value).ok_or_else(|| bad(distribution::ACCEPTED))?
             }
             "blockalign" => {
-                let sizes = per_direction_sizes(value)
-                    .ok_or_else(|| bad("a size such as 4k, or read,write,trim sizes"))?;
-                self.shape.random_align = Some(sizes);
+                self.blockalign = Some(
+                    per_direction(value, positive_size)
+                        .ok_or_else(|| bad("a size such as 4k, or read,write,trim sizes"))?,
+                );
             }
             "percentage_random" => {
                 self.shape.percentage_random = Some(
@@ -441,6 +448,39 @@ impl Reader {
             .chain([bs_min, bs_max])
             .fold(0, gcd)
             .max(512);
+        // A blank `blockalign` direction keeps the job's block alignment.
+        self.shape.random_align = self.blockalign.map(|a| a.map(|a| a.unwrap_or(align)));
+        let min_block = |direction: usize| {
+            self.bsrange.map_or_else(
+                || {
+                    self.blocks[direction]
+                        .sizes
+                        .iter()
+                        .map(|s| s.0)
+                        .min()
+                        .unwrap_or(bs_min)
+                },
+                |(lo, _)| lo,
+            )
+        };
+        // fio: `rate` wins over `rate_iops`, which counts the smallest block.
+        let rate = |direction: usize| {
+            self.rate[direction].map(|b| b as f64).or_else(|| {
+                self.rate_iops[direction].map(|iops| iops * min_block(direction) as f64)
+            })
+        };
+        let trim = matches!(self.rw.as_str(), "trim" | "randtrim");
+        if (1..100).contains(&read_percent) {
+            let rates = [rate(0), rate(1)];
+            self.shape.direction_rates = rates.iter().any(Option::is_some).then_some(rates);
+        } else {
+            let direction = match (read_percent, trim) {
+                (100, _) => 0,
+                (_, true) => 2,
+                _ => 1,
+            };
+            self.arrival.bytes_per_s = rate(direction);
+        }
         let offset = self.offset;
         let size = match (self.fill_device, self.size) {
             (true, _) | (false, None) => capacity.saturating_sub(offset),
@@ -454,7 +494,7 @@ impl Reader {
         Ok(JobSpec {
             synthetic: Synthetic {
                 read_percent,
-                trim: matches!(self.rw.as_str(), "trim" | "randtrim"),
+                trim,
                 sequential,
                 block_min: bs_min,
                 block_max: bs_max,

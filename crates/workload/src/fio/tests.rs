@@ -319,3 +319,114 @@ fn trimwrite_trims_each_block_just_before_writing_it() {
         &["rw=trimwrite", "iosteer_trim_ahead"],
     );
 }
+
+#[test]
+fn per_direction_values_follow_fios_commas() {
+    // A blank is the default (4k); the last value stands for the
+    // directions after it unless the list ends in a comma.
+    for (bs, want) in [
+        ("8k", [8192, 8192, 8192]),
+        (",8k", [4096, 8192, 8192]),
+        ("8k,", [8192, 4096, 4096]),
+        ("8k,32k,", [8192, 32768, 4096]),
+        (",8k,", [4096, 8192, 4096]),
+    ] {
+        let jobs = jobs_of(&format!("[j]\nrw=randrw\nbs={bs}\nsize=64m\n"));
+        let sizes = jobs[0]
+            .shape
+            .blocks
+            .as_ref()
+            .map_or([synthetic(&jobs[0]).block_min; 3], |b| {
+                std::array::from_fn(|d| b[d].sizes[0].0)
+            });
+        assert_eq!(sizes, want, "bs={bs}");
+    }
+    // A blank blockalign keeps the job's alignment.
+    let jobs = jobs_of("[j]\nrw=randrw\nbs=8k\nba=,64k\nsize=64m\n");
+    assert_eq!(jobs[0].shape.random_align, Some([8192, 65536, 65536]));
+    for bad in ["bs=,", "bs=4k,4k,4k,4k", "rate=1m,x"] {
+        assert_refused(&format!("[j]\nrw=randrw\n{bad}\n"), "t.fio:3", &[bad]);
+    }
+}
+
+/// Bytes `requests` read and wrote.
+fn bytes_by_direction(requests: &[iosteer_sched::Request]) -> [u64; 2] {
+    use iosteer_sched::Op;
+    [Op::Read, Op::Write].map(|op| {
+        requests
+            .iter()
+            .filter(|r| r.op == op)
+            .map(|r| r.len.0)
+            .sum()
+    })
+}
+
+#[test]
+fn rate_caps_each_direction_of_a_mixed_job_on_its_own() {
+    const MIB: u64 = 1 << 20;
+    let run = |options: &str| {
+        let text = format!("[j]\nrw=randrw\nsize=64m\nruntime=10\ntime_based\n{options}\n");
+        let jobs = jobs_of(&text);
+        let out = crate::workload::Generator::new(jobs[0].clone(), 0, 1).requests_unloaded();
+        (jobs[0].clone(), bytes_by_direction(&out))
+    };
+    // fio: `rate=2m` caps reads and writes at 2 MiB/s each, not in sum;
+    // over 10 s that is 20 MiB each, to a request.
+    let (job, bytes) = run("rate=2m");
+    assert_eq!(
+        job.shape.direction_rates,
+        Some([Some(2.0 * MIB as f64), Some(2.0 * MIB as f64)])
+    );
+    assert_eq!(synthetic(&job).arrival.bytes_per_s, None);
+    for got in bytes {
+        assert!(got.abs_diff(20 * MIB) <= 4096, "{bytes:?}");
+    }
+    // Each direction to its own cap, whatever the mix: a direction that is
+    // ahead of its rate gives way to the other.
+    let (_, bytes) = run("rate=2m,512k\nrwmixread=10");
+    assert!(bytes[0].abs_diff(20 * MIB) <= 4096, "{bytes:?}");
+    assert!(bytes[1].abs_diff(5 * MIB) <= 4096, "{bytes:?}");
+    // `rate_iops` counts the smallest block of the direction.
+    let (job, _) = run("rate_iops=100,10\nbsrange=4k-64k");
+    assert_eq!(
+        job.shape.direction_rates,
+        Some([Some(409_600.0), Some(40_960.0)])
+    );
+    // `rate=,1m` caps writes only: reads take every other turn of a job
+    // that issues every millisecond (10,000 requests), writes 256 a second.
+    let (job, bytes) = run("rate=,1m\nthinktime=1ms");
+    assert_eq!(job.shape.direction_rates, Some([None, Some(MIB as f64)]));
+    assert!(bytes[1].abs_diff(10 * MIB) <= 4096, "{bytes:?}");
+    assert!(
+        bytes[0].abs_diff(10_000 * 4096 - 10 * MIB) <= 8192,
+        "{bytes:?}"
+    );
+}
+
+#[test]
+fn rate_of_a_one_direction_job_is_its_directions() {
+    let arrival = |text: &str| synthetic(&jobs_of(text)[0]).arrival.clone();
+    assert_eq!(
+        arrival("[j]\nrw=randread\nrate=3m\n").bytes_per_s,
+        Some(3.0 * 1048576.0)
+    );
+    // A write rate on a reader caps nothing, as in fio.
+    assert_eq!(arrival("[j]\nrw=randread\nrate=,3m\n").bytes_per_s, None);
+    assert_eq!(
+        arrival("[j]\nrw=write\nrate=,3m\n").bytes_per_s,
+        Some(3.0 * 1048576.0)
+    );
+    assert_eq!(
+        arrival("[j]\nrw=randtrim\nrate=1m,2m,3m\n").bytes_per_s,
+        Some(3.0 * 1048576.0)
+    );
+    // `rate` wins over `rate_iops`, as in fio.
+    assert_eq!(
+        arrival("[j]\nrw=randread\nrate_iops=10\nrate=1m\n").bytes_per_s,
+        Some(1048576.0)
+    );
+    assert_eq!(
+        arrival("[j]\nrw=randread\nbs=8k\nrate_iops=10\n").bytes_per_s,
+        Some(81920.0)
+    );
+}

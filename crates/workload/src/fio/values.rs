@@ -28,19 +28,40 @@ pub(super) fn positive_size(value: &str) -> Option<u64> {
     size_value(value).filter(|b| *b > 0)
 }
 
-/// Sizes above zero for reads, writes and trims, as fio's `bs=4k,8k`
-/// gives them: one for all, or a list whose last size stands for the
-/// directions it leaves out.
-pub(super) fn per_direction_sizes(value: &str) -> Option<[u64; 3]> {
-    let sizes: Vec<u64> = value
-        .split(',')
-        .filter(|t| !t.trim().is_empty())
-        .map(positive_size)
-        .collect::<Option<_>>()?;
-    if !(1..=3).contains(&sizes.len()) {
+/// Values for reads, writes and trims as fio writes them (`bs=8k,32k`,
+/// `rate=,10m`): one value for all three, or a comma list in that order in
+/// which a blank is the direction's default (`None`) and the last value
+/// stands for the directions after it unless the list ends in a comma
+/// (`8k,` is 8k for reads and the default for writes and trims). `None`
+/// when a value does not parse or there are more than three.
+pub(super) fn per_direction<T: Copy>(
+    value: &str,
+    parse: impl Fn(&str) -> Option<T>,
+) -> Option<[Option<T>; 3]> {
+    let tokens: Vec<&str> = value.split(',').map(str::trim).collect();
+    if tokens.len() > 3 || tokens.iter().all(|t| t.is_empty()) {
         return None;
     }
-    Some(std::array::from_fn(|i| sizes[i.min(sizes.len() - 1)]))
+    let values: Vec<Option<T>> = tokens
+        .iter()
+        .map(|t| {
+            if t.is_empty() {
+                Some(None)
+            } else {
+                parse(t).map(Some)
+            }
+        })
+        .collect::<Option<_>>()?;
+    let last = *values.last()?;
+    Some(std::array::from_fn(|i| {
+        values.get(i).copied().unwrap_or(last)
+    }))
+}
+
+/// Sizes above zero for reads, writes and trims ([`per_direction`]), a blank
+/// one `default`.
+pub(super) fn per_direction_sizes(value: &str, default: u64) -> Option<[u64; 3]> {
+    per_direction(value, positive_size).map(|sizes| sizes.map(|s| s.unwrap_or(default)))
 }
 
 /// A whole number above zero.
