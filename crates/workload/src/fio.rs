@@ -82,6 +82,9 @@
 //!
 //! When a job ends, as fio: without `time_based` once it has moved `size`
 //! bytes (or `io_size`, times `loops`), or at `runtime` if that comes first;
+//! a sequential job with holes (`rw=read:4k`) after one pass over its
+//! region (times `loops`) unless `io_size` asks for more, since it moves
+//! less than `size` in a pass;
 //! with `time_based` at `runtime`, wrapping over its region (a `time_based`
 //! job without `runtime` runs as long as the longest timed job, or 60 s).
 //! Jobs after a `stonewall` start when the earlier ones have ended; their
@@ -306,7 +309,9 @@ impl JobSpec {
         shape.section = section.to_string();
         shape.after = after;
         if !self.time_based {
-            let bytes = self.io_size.unwrap_or(synthetic.size);
+            let bytes = self.io_size.unwrap_or_else(|| {
+                one_pass_bytes(&synthetic, &shape).map_or(synthetic.size, |b| b.min(synthetic.size))
+            });
             shape.bytes_limit = Some(bytes.saturating_mul(self.loops));
         }
         Ok(Job {
@@ -339,6 +344,32 @@ impl JobSpec {
         let last_line = section.options.last().map_or(section.line, |o| o.2);
         reader.finish(name, file, last_line, capacity)
     }
+}
+
+/// fio ends a sequential job with holes (`rw=read:4k`) at the end of its
+/// region unless `io_size` asks for more: the bytes of one pass, each file
+/// walked once in strides of a block and its hole (the mean block when the
+/// sizes vary, so then about that). `None` for other jobs, and for a mix of
+/// reads and writes, whose directions fio walks each on its own.
+fn one_pass_bytes(s: &Synthetic, shape: &JobShape) -> Option<u64> {
+    if !s.sequential || (1..100).contains(&s.read_percent) || shape.offset_add <= 0 {
+        return None;
+    }
+    let direction = match (s.read_percent, s.trim) {
+        (100, _) => 0,
+        (_, true) => 2,
+        _ => 1,
+    };
+    let block = shape
+        .blocks
+        .as_ref()
+        .map_or((s.block_min + s.block_max) as f64 / 2.0, |b| {
+            b[direction].mean()
+        });
+    let files = shape.files.count();
+    let file_size = (s.size / files / s.align * s.align) as f64;
+    let strides = ((file_size - block).max(0.0) / (block + shape.offset_add as f64)).floor();
+    Some(((strides + 1.0) * block * files as f64).round() as u64)
 }
 
 mod reader;
