@@ -221,6 +221,24 @@ fn limits_files_and_flushes() {
 }
 
 #[test]
+fn flushes_are_reported_apart_from_writes_as_fio_reports_its_syncs() {
+    // fio 3.33 on this job: 2048 writes and 511-512 syncs, reported apart.
+    let report = simulate(
+        "[a]\nrw=randwrite\nsize=8m\nfsync=4\n",
+        "f.fio",
+        "enterprise-nvme",
+    );
+    let phase = report.phase("a").unwrap();
+    assert_eq!((phase.write.ops, phase.flush.ops), (2048, 512));
+    assert_eq!(report.phase("all").unwrap().all.ops, 2048, "all: data only");
+    let json = serde_json::to_value(phase).unwrap();
+    assert_eq!(json["flush"]["ops"], 512);
+    let plain = simulate("[a]\nrw=randwrite\nsize=1m\n", "p.fio", "enterprise-nvme");
+    let json = serde_json::to_value(plain.phase("a").unwrap()).unwrap();
+    assert!(json.get("flush").is_none(), "no flush, no field: {json}");
+}
+
+#[test]
 fn every_ignored_option_and_alias_parses() {
     for option in IGNORED {
         let text = format!("[a]\n{option}=1\n");

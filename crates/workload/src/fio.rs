@@ -41,7 +41,7 @@
 //! | `randrepeat`, `randseed` | accepted with a note: `--seed` seeds every job, so a run always repeats itself for a given seed |
 //! | `nrfiles`, `filename` | files (or a `:` list of names, `\:` a colon within a name): the region is cut into that many equal, contiguous ranges, used round robin (`file_service_type=roundrobin`, the default); `iosteer run` opens the named files, each holding `size / files` bytes from `offset` |
 //! | `directory` | where `iosteer run` finds relative file names (one directory) |
-//! | `fsync`, `fdatasync` | a flush after every N writes |
+//! | `fsync`, `fdatasync` | a flush after every N writes; flushes are reported as a class of their own (`flush`), not among the writes, as fio reports its syncs |
 //! | `end_fsync`, `fsync_on_close` | a flush when the job stops issuing |
 //! | `sync` | `0` or `none` (fio's default); synchronous writes (`1`, `sync`, `dsync`) are refused |
 //! | `verify` | a method (`md5`, `crc32c`, ...), kept on the job for `iosteer run`; the simulator does not verify |

@@ -138,18 +138,25 @@ pub fn round(x: f64, digits: i32) -> f64 {
     (x * scale).round() / scale
 }
 
-/// Accumulators of one phase: read, write, trim, and all three together.
+/// Accumulators of one phase: read, write, trim, all three together, and
+/// flushes (apart, as fio reports its syncs: a flush moves no data, and
+/// counted with the writes it would add to their IOPS and mix its latency
+/// into theirs).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PhaseAccumulator {
-    pub(crate) classes: [ClassAccumulator; 4],
+    pub(crate) classes: [ClassAccumulator; 5],
 }
 
 impl PhaseAccumulator {
     pub(crate) fn record(&mut self, op: Op, bytes: u64, latency: Nanos, slo: Nanos) {
         let index = match op {
             Op::Read => 0,
-            Op::Write | Op::Flush => 1,
+            Op::Write => 1,
             Op::Trim => 2,
+            Op::Flush => {
+                self.classes[4].record(bytes, latency, slo);
+                return;
+            }
         };
         self.classes[index].record(bytes, latency, slo);
         self.classes[3].record(bytes, latency, slo);
@@ -171,6 +178,7 @@ impl PhaseAccumulator {
             write: self.classes[1].summary(seconds),
             trim: self.classes[2].summary(seconds),
             all: self.classes[3].summary(seconds),
+            flush: self.classes[4].summary(seconds),
             waf: None,
         }
     }
@@ -219,6 +227,13 @@ pub struct ClassReport {
     pub slo_violations: u64,
 }
 
+impl ClassReport {
+    /// No request of the class completed.
+    pub fn is_empty(&self) -> bool {
+        self.ops == 0
+    }
+}
+
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct PhaseReport {
     pub name: String,
@@ -229,6 +244,11 @@ pub struct PhaseReport {
     pub trim: ClassReport,
     /// Reads, writes and trims together.
     pub all: ClassReport,
+    /// Flushes (fio's `fsync`, `fdatasync`, `end_fsync`), not counted in
+    /// `write` or `all`, as fio reports its syncs apart; in JSON only when
+    /// the phase completed some.
+    #[serde(skip_serializing_if = "ClassReport::is_empty")]
+    pub flush: ClassReport,
     /// NAND pages written per host page written in the phase (`null` when
     /// the host wrote nothing).
     pub waf: Option<f64>,
@@ -383,6 +403,7 @@ pub fn table(run: &RunReport) -> String {
             ("read", &phase.read),
             ("write", &phase.write),
             ("trim", &phase.trim),
+            ("flush", &phase.flush),
         ] {
             if r.ops == 0 {
                 continue;

@@ -128,11 +128,15 @@ pub(crate) struct SeriesCollector {
     sampled_up_to: Option<u64>,
 }
 
-fn class_index(op: Op) -> usize {
+/// The series' class of `op`; `None` for flushes, which the phase tables
+/// count as a class of their own and the per-second series leave out (no
+/// bytes; counted with writes they would add to their IOPS).
+fn class_index(op: Op) -> Option<usize> {
     match op {
-        Op::Read => 0,
-        Op::Write | Op::Flush => 1,
-        Op::Trim => 2,
+        Op::Read => Some(0),
+        Op::Write => Some(1),
+        Op::Trim => Some(2),
+        Op::Flush => None,
     }
 }
 
@@ -146,7 +150,10 @@ fn whole_micros(latency: Nanos) -> u32 {
 
 impl SeriesCollector {
     pub(crate) fn record(&mut self, op: Op, bytes: u64, latency: Nanos, at: Nanos) {
-        let (class, latency_us) = (class_index(op), whole_micros(latency));
+        let Some(class) = class_index(op) else {
+            return;
+        };
+        let latency_us = whole_micros(latency);
         let second = second_of(at);
         let Some(index) = self.open_second(second) else {
             self.record_late(second, class, bytes, latency_us);

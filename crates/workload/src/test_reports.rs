@@ -36,6 +36,7 @@ pub(crate) fn phase(
         write,
         trim: class(0, 0.0, 0.0),
         all,
+        flush: class(0, 0.0, 0.0),
         waf: None,
     }
 }

@@ -152,10 +152,11 @@ pub const PHASE_HEAD: [&str; 10] = [
 fn phase_rows(phases: &[PhaseReport]) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
     for phase in phases {
-        let classes: [(&str, &ClassReport); 3] = [
+        let classes: [(&str, &ClassReport); 4] = [
             ("read", &phase.read),
             ("write", &phase.write),
             ("trim", &phase.trim),
+            ("flush", &phase.flush),
         ];
         for (class, r) in classes.into_iter().filter(|(_, r)| r.ops > 0) {
             let ms = |us: f64| format!("{:.2}", us / 1e3);
