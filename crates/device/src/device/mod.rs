@@ -181,6 +181,11 @@ pub struct Device {
     free_groups: Vec<u32>,
     open_groups: Vec<Option<OpenGroup>>,
     t_buffer_flush: Nanos,
+    /// How long the host link must be idle before background GC, and how
+    /// long a suspended GC operation takes to stop (asked at every event:
+    /// converted once).
+    t_background_idle: Nanos,
+    t_suspend: Nanos,
     /// Die time each plane beyond the first adds to a multi-plane operation.
     t_plane_extra: Nanos,
     /// While a command's pages are queued, dies do not start (multi-plane).
@@ -246,6 +251,8 @@ impl Device {
             free_groups: Vec::new(),
             open_groups: vec![None; config.gc.streams() as usize],
             t_buffer_flush: micros(config.ftl.buffer_flush_us),
+            t_background_idle: micros(config.gc.background_idle_ms * 1e3),
+            t_suspend: micros(config.gc.suspend_us),
             t_plane_extra: micros(config.multi_plane.extra_us_per_plane),
             holding_dies: false,
             cache: cache::Cache::new(config.cache.bytes()),
