@@ -227,6 +227,15 @@ pub struct Device {
     stats: DeviceStats,
 }
 
+/// The earlier of two times, either of which may be missing.
+fn earliest(a: Option<Nanos>, b: Option<Nanos>) -> Option<Nanos> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
 /// Microseconds of the configuration as the model's integer nanoseconds.
 fn micros(us: f64) -> Nanos {
     Nanos((us * 1e3).round() as u64)
@@ -309,15 +318,14 @@ impl Device {
     /// When the drive next has something to do: a completion, a die
     /// operation ending, or an idle GC step.
     pub fn next_event(&self) -> Option<Nanos> {
-        [
-            self.completions.peek().map(|Reverse((t, _))| *t),
-            self.die_events.peek().map(|Reverse((t, _, _))| *t),
-            self.next_background_gc(),
-            self.next_buffer_flush(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        // Asked at every step of a run: folded pairwise, not through an
+        // iterator over an array.
+        let completion = self.completions.peek().map(|Reverse((t, _))| *t);
+        let die = self.die_events.peek().map(|Reverse((t, _, _))| *t);
+        earliest(
+            earliest(completion, die),
+            earliest(self.next_background_gc(), self.next_buffer_flush()),
+        )
     }
 
     /// Moves the drive to `now`: plays die operations and idle GC, and
