@@ -97,6 +97,10 @@ impl Device {
 
     /// When the next partly filled group times out, if any.
     pub(super) fn next_buffer_flush(&self) -> Option<Nanos> {
+        // Asked at every event: a page-mapped drive never opens a group.
+        if !self.sector_mapped() {
+            return None;
+        }
         self.open_groups
             .iter()
             .flatten()

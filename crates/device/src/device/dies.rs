@@ -105,6 +105,17 @@ impl Running {
     }
 }
 
+/// The task at `index` of a die's queue: mostly the front one, which
+/// `pop_front` takes without the shuffle `remove` goes through.
+fn take_task(queue: &mut VecDeque<PageTask>, index: usize) -> PageTask {
+    let task = if index == 0 {
+        queue.pop_front()
+    } else {
+        queue.remove(index)
+    };
+    task.expect("index is in range")
+}
+
 impl Device {
     fn channel_of(&self, die: usize) -> usize {
         die % self.channels.len()
@@ -131,14 +142,21 @@ impl Device {
         let n = self.dies.len();
         let start = self.next_die;
         self.next_die = (start + 1) % n;
-        // From `start` round to `start - 1`, in two runs (no division per die).
-        (start..n)
-            .chain(0..start)
-            .min_by_key(|d| {
-                let die = &self.dies[*d];
-                die.busy_until.max(now) + die.queued_time + die.owed_time
-            })
-            .expect("a drive has dies")
+        let ends = |die: &Die| die.busy_until.max(now) + die.queued_time + die.owed_time;
+        // From `start` round to `start - 1`, the first of equals kept: two
+        // plain loops, as this runs for every page written.
+        let (mut best, mut best_ends) = (start, ends(&self.dies[start]));
+        for (d, die) in self.dies.iter().enumerate().skip(start + 1) {
+            if ends(die) < best_ends {
+                (best, best_ends) = (d, ends(die));
+            }
+        }
+        for (d, die) in self.dies[..start].iter().enumerate() {
+            if ends(die) < best_ends {
+                (best, best_ends) = (d, ends(die));
+            }
+        }
+        best
     }
 
     /// Queues a page operation at die `d`: a write of `(lpn, stream)` (on a
@@ -264,7 +282,7 @@ impl Device {
     pub(super) fn run_next(&mut self, d: usize, at: Nanos) {
         let end = match self.preempting_task(d) {
             Some(index) => {
-                let mut task = self.dies[d].host.remove(index).expect("index is in range");
+                let mut task = take_task(&mut self.dies[d].host, index);
                 if task.write && !task.placed {
                     // Placing it may owe GC that must go first: choose again.
                     self.place(d, &mut task, at);

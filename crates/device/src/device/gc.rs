@@ -19,7 +19,7 @@ use iosteer_sched::Nanos;
 use thiserror::Error;
 
 use super::dies::{Die, DieWork, Running};
-use super::{micros, Device};
+use super::Device;
 use crate::config::{DeviceConfig, GcMode};
 use crate::ftl::GcWork;
 
@@ -336,7 +336,7 @@ impl Device {
     /// preempt GC in the die's state, and suspending saves time.
     pub(super) fn suspend_gc_for_read(&mut self, d: usize, at: Nanos) {
         let gc = &self.config.gc;
-        let suspend = micros(gc.suspend_us);
+        let suspend = self.t_suspend;
         let die = &self.dies[d];
         let eligible = gc.suspend
             && gc.mode == GcMode::SemiPreemptive
@@ -376,7 +376,7 @@ impl Device {
         if !self.idle() {
             return None;
         }
-        let idle_time = micros(self.config.gc.background_idle_ms * 1e3);
+        let idle_time = self.t_background_idle;
         let link_idle = (self.idle_since + idle_time).max(self.link_free + idle_time);
         (0..self.dies.len())
             .filter(|d| self.needs_gc(*d))

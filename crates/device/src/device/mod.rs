@@ -181,6 +181,11 @@ pub struct Device {
     free_groups: Vec<u32>,
     open_groups: Vec<Option<OpenGroup>>,
     t_buffer_flush: Nanos,
+    /// How long the host link must be idle before background GC, and how
+    /// long a suspended GC operation takes to stop (asked at every event:
+    /// converted once).
+    t_background_idle: Nanos,
+    t_suspend: Nanos,
     /// Die time each plane beyond the first adds to a multi-plane operation.
     t_plane_extra: Nanos,
     /// While a command's pages are queued, dies do not start (multi-plane).
@@ -222,6 +227,15 @@ pub struct Device {
     stats: DeviceStats,
 }
 
+/// The earlier of two times, either of which may be missing.
+fn earliest(a: Option<Nanos>, b: Option<Nanos>) -> Option<Nanos> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
 /// Microseconds of the configuration as the model's integer nanoseconds.
 fn micros(us: f64) -> Nanos {
     Nanos((us * 1e3).round() as u64)
@@ -246,6 +260,8 @@ impl Device {
             free_groups: Vec::new(),
             open_groups: vec![None; config.gc.streams() as usize],
             t_buffer_flush: micros(config.ftl.buffer_flush_us),
+            t_background_idle: micros(config.gc.background_idle_ms * 1e3),
+            t_suspend: micros(config.gc.suspend_us),
             t_plane_extra: micros(config.multi_plane.extra_us_per_plane),
             holding_dies: false,
             cache: cache::Cache::new(config.cache.bytes()),
@@ -302,15 +318,14 @@ impl Device {
     /// When the drive next has something to do: a completion, a die
     /// operation ending, or an idle GC step.
     pub fn next_event(&self) -> Option<Nanos> {
-        [
-            self.completions.peek().map(|Reverse((t, _))| *t),
-            self.die_events.peek().map(|Reverse((t, _, _))| *t),
-            self.next_background_gc(),
-            self.next_buffer_flush(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        // Asked at every step of a run: folded pairwise, not through an
+        // iterator over an array.
+        let completion = self.completions.peek().map(|Reverse((t, _))| *t);
+        let die = self.die_events.peek().map(|Reverse((t, _, _))| *t);
+        earliest(
+            earliest(completion, die),
+            earliest(self.next_background_gc(), self.next_buffer_flush()),
+        )
     }
 
     /// Moves the drive to `now`: plays die operations and idle GC, and
