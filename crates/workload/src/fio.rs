@@ -82,9 +82,11 @@
 //!
 //! When a job ends, as fio: without `time_based` once it has moved `size`
 //! bytes (or `io_size`, times `loops`), or at `runtime` if that comes first;
-//! a sequential job with holes (`rw=read:4k`) after one pass over its
-//! region (times `loops`) unless `io_size` asks for more, since it moves
-//! less than `size` in a pass;
+//! a sequential job with holes (`rw=read:4k`) on a `/dev/...` whose region
+//! ends before the drive's end after one pass over the region (times
+//! `loops`) unless `io_size` asks for more, since fio stops there when the
+//! device goes on past the region (on a file fio creates at `size` it wraps
+//! until `size` bytes are moved, as here for every other job);
 //! with `time_based` at `runtime`, wrapping over its region (a `time_based`
 //! job without `runtime` runs as long as the longest timed job, or 60 s).
 //! Jobs after a `stonewall` start when the earlier ones have ended; their
@@ -310,7 +312,8 @@ impl JobSpec {
         shape.after = after;
         if !self.time_based {
             let bytes = self.io_size.unwrap_or_else(|| {
-                one_pass_bytes(&synthetic, &shape).map_or(synthetic.size, |b| b.min(synthetic.size))
+                one_pass_bytes(&synthetic, &shape, capacity)
+                    .map_or(synthetic.size, |b| b.min(synthetic.size))
             });
             shape.bytes_limit = Some(bytes.saturating_mul(self.loops));
         }
@@ -347,12 +350,24 @@ impl JobSpec {
 }
 
 /// fio ends a sequential job with holes (`rw=read:4k`) at the end of its
-/// region unless `io_size` asks for more: the bytes of one pass, each file
-/// walked once in strides of a block and its hole (the mean block when the
-/// sizes vary, so then about that). `None` for other jobs, and for a mix of
-/// reads and writes, whose directions fio walks each on its own.
-fn one_pass_bytes(s: &Synthetic, shape: &JobShape) -> Option<u64> {
-    if !s.sequential || (1..100).contains(&s.read_percent) || shape.offset_add <= 0 {
+/// region when its file goes on past it, as a block device does beyond
+/// `offset + size`, unless `io_size` asks for more; where the region ends
+/// with the file (a file fio creates at `size`, or a region to the drive's
+/// end) it wraps until `size` bytes are moved, as iosteer does for every
+/// other job. So: for a job on one `/dev/...` whose region ends before the
+/// drive's end, the bytes of one pass, walked in strides of a block and its
+/// hole (the mean block when the sizes vary, so then about that); `None`
+/// otherwise, and for a mix of reads and writes, whose directions fio walks
+/// each on its own.
+fn one_pass_bytes(s: &Synthetic, shape: &JobShape, capacity: u64) -> Option<u64> {
+    let on_device = matches!(shape.files.names.as_slice(), [name] if name.starts_with("/dev/"));
+    let region_ends_early = s.offset.saturating_add(s.size) < capacity;
+    if !s.sequential
+        || (1..100).contains(&s.read_percent)
+        || shape.offset_add <= 0
+        || !on_device
+        || !region_ends_early
+    {
         return None;
     }
     let direction = match (s.read_percent, s.trim) {
@@ -366,10 +381,9 @@ fn one_pass_bytes(s: &Synthetic, shape: &JobShape) -> Option<u64> {
         .map_or((s.block_min + s.block_max) as f64 / 2.0, |b| {
             b[direction].mean()
         });
-    let files = shape.files.count();
-    let file_size = (s.size / files / s.align * s.align) as f64;
-    let strides = ((file_size - block).max(0.0) / (block + shape.offset_add as f64)).floor();
-    Some(((strides + 1.0) * block * files as f64).round() as u64)
+    let region = (s.size / s.align * s.align) as f64;
+    let strides = ((region - block).max(0.0) / (block + shape.offset_add as f64)).floor();
+    Some(((strides + 1.0) * block).round() as u64)
 }
 
 mod reader;

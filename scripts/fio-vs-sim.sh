@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Does iosteer read a job file as fio does? Runs small jobs through real fio
+# (psync on an 8 MiB file in a temporary directory) and through `iosteer sim
+# --job` (enterprise-nvme), and compares what each issued: requests per
+# direction (read, write, trim) and flushes (fio's syncs).
+#
+#   scripts/fio-vs-sim.sh [CASE...]
+#
+# A CASE is a job's options separated by `;` (`rw=randrw;rate=2m`); each is
+# added to `[j] ioengine=psync size=8m` (a case may override size). Without
+# cases, the built-in list below runs: byte and request limits, holes,
+# block-size ranges and splits, mixes, per-direction rates, flushes.
+# The jobs run on a file fio creates at `size` (so a sequential job with
+# holes wraps over it; on a device that goes on past the region fio stops
+# after one pass, which iosteer does for a `/dev/...` filename: see
+# crates/workload/src/fio.rs). A count drawn at random (a mix, a random
+# size) agrees within four standard deviations of a count (4 sqrt(n)) plus
+# 3 requests; the rest must match exactly. fio's `end_fsync` flush is not
+# in its sync count, so the cases leave it out. Known and left out: a block
+# size that does not divide `size` (bs=12k in 8 MiB): on a file fio ends one
+# block short (682), on a device it writes the 683rd past the region, and
+# iosteer writes 683 with the last wrapped to the region's start. Random
+# jobs here use
+# `norandommap`: iosteer always draws offsets with replacement (see
+# crates/workload/src/fio.rs), and with fio's random map the last requests
+# of a pass are cut to fit the blocks left, so their count differs.
+# Needs fio (`apt-get install fio`) and python3; exits 1 when a case differs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v fio >/dev/null; then
+    echo "fio-vs-sim: fio is not installed (on Debian/Ubuntu: sudo apt-get install -y fio)" >&2
+    exit 2
+fi
+cases=("$@")
+if [ ${#cases[@]} -eq 0 ]; then
+    cases=(
+        "rw=read"
+        "rw=write;bs=16k"
+        "rw=read;io_size=24m"
+        "rw=write;loops=3"
+        "rw=randwrite;number_ios=100"
+        "rw=read:4k"
+        "rw=read:8k;bs=4k"
+        "rw=write:4k;io_size=16m"
+        "rw=read:-8k"
+        "rw=read;nrfiles=4"
+        "rw=randread;numjobs=3;norandommap"
+        "rw=randread:4;norandommap"
+        "rw=randread;bsrange=4k-16k;norandommap"
+        "rw=randrw;bssplit=4k/50:64k/50;norandommap"
+        "rw=randrw;norandommap"
+        "rw=rw;rwmixread=70"
+        "rw=randwrite;fsync=4;norandommap"
+        "rw=write;bs=64k;fsync=3"
+        "rw=randrw;rate=2m;runtime=2;time_based;norandommap"
+        "rw=randrw;rate=2m,512k;rwmixread=10;runtime=2;time_based;norandommap"
+        "rw=randread;rate_iops=100;bsrange=4k-64k;runtime=2;time_based;norandommap"
+    )
+fi
+cargo build --release -q -p iosteer
+iosteer="${CARGO_TARGET_DIR:-target}/release/iosteer"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+differ=0
+printf '%-70s %-26s %-26s %s\n' "case" "fio r/w/t/flush" "iosteer r/w/t/flush" "verdict"
+for case in "${cases[@]}"; do
+    printf '[j]\nioengine=psync\nfilename=%s/file\nsize=8m\n%s\n' "$tmp" "${case//;/$'\n'}" >"$tmp/job.fio"
+    fio_out=$(fio --output-format=json "$tmp/job.fio" 2>&1) || { echo "$case: fio failed: $fio_out" >&2; differ=1; continue; }
+    sim_out=$("$iosteer" sim --job "$tmp/job.fio" --device enterprise-nvme --sched fifo --json 2>&1) ||
+        { echo "$case: iosteer failed: $sim_out" >&2; differ=1; continue; }
+    verdict=$(python3 - "$case" <(printf '%s' "$fio_out") <(printf '%s' "$sim_out") <<'PY'
+import json, sys
+case, fio_path, sim_path = sys.argv[1:]
+text = open(fio_path).read()
+jobs = json.loads(text[text.index("{"):])["jobs"]  # fio may print notes first
+fio = [sum(j[d]["total_ios"] for j in jobs) for d in ("read", "write", "trim", "sync")]
+run = json.load(open(sim_path))["runs"][0]
+whole = next(p for p in run["phases"] if p["name"] == "job")
+sim = [whole[d]["ops"] for d in ("read", "write", "trim")] + [whole.get("flush", {}).get("ops", 0)]
+random = any(k in case for k in ("rand", "rw=rw", "rate"))
+def close(a, b):
+    return a == b if not random else abs(a - b) <= 4 * max(a, b) ** 0.5 + 3
+ok = all(close(a, b) for a, b in zip(fio, sim))
+print(f"{'/'.join(map(str, fio)):26} {'/'.join(map(str, sim)):26} {'agree' if ok else 'DIFFER'}")
+PY
+)
+    printf '%-70s %s\n' "$case" "$verdict"
+    [[ $verdict == *DIFFER* ]] && differ=1
+done
+exit $differ
