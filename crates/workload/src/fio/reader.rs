@@ -164,7 +164,8 @@ impl Reader {
                     size_or_percent(value, capacity).ok_or_else(|| bad("a size or a percentage"))?
             }
             "offset_increment" => {
-                self.offset_increment = size_value(value).ok_or_else(|| bad("a size"))?
+                self.offset_increment =
+                    size_or_percent(value, capacity).ok_or_else(|| bad("a size or a percentage"))?
             }
             "iodepth" => {
                 self.arrival.iodepth = value

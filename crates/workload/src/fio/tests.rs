@@ -465,3 +465,16 @@ fn a_sequential_job_with_holes_on_a_device_ends_after_one_pass_as_fios_does() {
         "one pass, no wrap"
     );
 }
+
+#[test]
+fn offset_increment_takes_a_percentage_of_the_drive() {
+    let jobs = jobs_of("[j]\nrw=randread\nsize=10%\noffset_increment=25%\nnumjobs=4\n");
+    let offsets: Vec<u64> = jobs.iter().map(|j| synthetic(j).offset).collect();
+    let quarter = GIB / 4;
+    assert_eq!(offsets, [0, quarter, 2 * quarter, 3 * quarter]);
+    assert_refused(
+        "[j]\noffset_increment=x\n",
+        "t.fio:2",
+        &["offset_increment=x", "a size or a percentage"],
+    );
+}
