@@ -50,6 +50,12 @@ if [ ${#cases[@]} -eq 0 ]; then
         "rw=randrw;bssplit=4k/50:64k/50;norandommap"
         "rw=randrw;norandommap"
         "rw=rw;rwmixread=70"
+        "rw=readwrite;bs=8k;rwmixread=30"
+        "rw=randrw;bs=4k,64k;norandommap"
+        "rw=randread;percentage_random=50;norandommap"
+        "rw=randread;random_distribution=zipf:1.2;norandommap"
+        "rw=read;offset=4m;size=4m"
+        "rw=randread:4;rw_sequencer=identical;norandommap"
         "rw=randwrite;fsync=4;norandommap"
         "rw=write;bs=64k;fsync=3"
         "rw=randrw;rate=2m;runtime=2;time_based;norandommap"
@@ -78,7 +84,7 @@ fio = [sum(j[d]["total_ios"] for j in jobs) for d in ("read", "write", "trim", "
 run = json.load(open(sim_path))["runs"][0]
 whole = next(p for p in run["phases"] if p["name"] == "job")
 sim = [whole[d]["ops"] for d in ("read", "write", "trim")] + [whole.get("flush", {}).get("ops", 0)]
-random = any(k in case for k in ("rand", "rw=rw", "rate"))
+random = any(k in case for k in ("rand", "rw=rw", "readwrite", "rate", "mix"))
 def close(a, b):
     return a == b if not random else abs(a - b) <= 4 * max(a, b) ** 0.5 + 3
 ok = all(close(a, b) for a, b in zip(fio, sim))
