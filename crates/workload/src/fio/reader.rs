@@ -189,7 +189,9 @@ impl Reader {
             }
             "rate_min" => {
                 self.shape.rate_min = Some(
-                    positive_size(value).ok_or_else(|| bad("bytes per second, such as 10m"))?
+                    positive_size(value).ok_or_else(|| {
+                        bad("bytes per second, such as 10m (one floor for the job: floors per direction are not modelled)")
+                    })?
                         as f64,
                 )
             }
