@@ -82,11 +82,11 @@
 //!
 //! When a job ends, as fio: without `time_based` once it has moved `size`
 //! bytes (or `io_size`, times `loops`), or at `runtime` if that comes first;
-//! a sequential job with holes (`rw=read:4k`) on a `/dev/...` whose region
-//! ends before the drive's end after one pass over the region (times
-//! `loops`) unless `io_size` asks for more, since fio stops there when the
-//! device goes on past the region (on a file fio creates at `size` it wraps
-//! until `size` bytes are moved, as here for every other job);
+//! a sequential job with holes (`rw=read:4k`) after one pass over its
+//! region (times `loops`) unless `io_size` asks for more, or the region is
+//! its whole file (from 0 to the end of a file fio creates, or of the
+//! drive), where fio wraps until `size` bytes are moved, as here for every
+//! other job;
 //! with `time_based` at `runtime`, wrapping over its region (a `time_based`
 //! job without `runtime` runs as long as the longest timed job, or 60 s).
 //! Jobs after a `stonewall` start when the earlier ones have ended; their
@@ -312,7 +312,8 @@ impl JobSpec {
         shape.after = after;
         if !self.time_based {
             let bytes = self.io_size.unwrap_or_else(|| {
-                one_pass_bytes(&synthetic, &shape, capacity)
+                let file_end = self.file_end(&shape, capacity);
+                one_pass_bytes(&synthetic, &shape, file_end)
                     .map_or(synthetic.size, |b| b.min(synthetic.size))
             });
             shape.bytes_limit = Some(bytes.saturating_mul(self.loops));
@@ -324,6 +325,24 @@ impl JobSpec {
             stop: self.runtime.map(|r| self.start + shape.ramp + r),
             shape,
         })
+    }
+
+    /// Where the file of a job of this section ends: a `/dev/...` ends
+    /// with the drive; a file fio creates is as long as the furthest region
+    /// in it: of all the copies when they share a named file, else of the
+    /// copy's own (fio names a file per copy).
+    fn file_end(&self, shape: &JobShape, capacity: u64) -> u64 {
+        let regions_end = |copies: u32| {
+            u64::from(copies.saturating_sub(1))
+                .saturating_mul(self.offset_increment)
+                .saturating_add(self.synthetic.offset)
+                .saturating_add(self.synthetic.size)
+        };
+        match shape.files.names.as_slice() {
+            [name] if name.starts_with("/dev/") => capacity,
+            [] => regions_end(1),
+            _ => regions_end(self.numjobs),
+        }
     }
 
     fn from_options(
@@ -349,25 +368,19 @@ impl JobSpec {
     }
 }
 
-/// fio ends a sequential job with holes (`rw=read:4k`) at the end of its
-/// region when its file goes on past it, as a block device does beyond
-/// `offset + size`, unless `io_size` asks for more; where the region ends
-/// with the file (a file fio creates at `size`, or a region to the drive's
-/// end) it wraps until `size` bytes are moved, as iosteer does for every
-/// other job. So: for a job on one `/dev/...` whose region ends before the
-/// drive's end, the bytes of one pass, walked in strides of a block and its
-/// hole (the mean block when the sizes vary, so then about that); `None`
-/// otherwise, and for a mix of reads and writes, whose directions fio walks
-/// each on its own.
-fn one_pass_bytes(s: &Synthetic, shape: &JobShape, capacity: u64) -> Option<u64> {
-    let on_device = matches!(shape.files.names.as_slice(), [name] if name.starts_with("/dev/"));
-    let region_ends_early = s.offset.saturating_add(s.size) < capacity;
-    if !s.sequential
-        || (1..100).contains(&s.read_percent)
-        || shape.offset_add <= 0
-        || !on_device
-        || !region_ends_early
-    {
+/// fio ends a sequential job with holes (`rw=read:4k`) after one pass over
+/// its region, unless `io_size` asks for more, except where the region is
+/// its whole file (it starts at 0 and ends with the file: a file fio
+/// creates at `size`, or a device from its start to its end): fio wraps
+/// only when the position reaches the file's size, and then moves `size`
+/// bytes, as iosteer does for every other job. `file_end` is where the
+/// job's file ends ([`JobSpec::file_end`]). So: the bytes of one pass,
+/// walked in strides of a block and its hole (the mean block when the sizes
+/// vary, so then about that); `None` when the job wraps, has no holes or
+/// mixes reads and writes, whose directions fio walks each on its own.
+fn one_pass_bytes(s: &Synthetic, shape: &JobShape, file_end: u64) -> Option<u64> {
+    let whole_file = s.offset == 0 && s.size >= file_end;
+    if !s.sequential || (1..100).contains(&s.read_percent) || shape.offset_add <= 0 || whole_file {
         return None;
     }
     let direction = match (s.read_percent, s.trim) {

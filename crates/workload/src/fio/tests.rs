@@ -456,6 +456,17 @@ fn a_sequential_job_with_holes_on_a_device_ends_after_one_pass_as_fios_does() {
     let wraps = |text: &str| jobs_of(text)[0].shape.bytes_limit;
     assert_eq!(wraps("[j]\nsize=8m\nrw=read:4k\n"), Some(8 * MIB));
     assert_eq!(wraps("[j]\nfilename=/dev/sdb\nrw=read:4k\n"), Some(GIB));
+    // A region that starts further in makes one pass wherever it ends (fio
+    // 3.33: 512 reads of `rw=read:4k offset=4m size=4m`, and 512 by each of
+    // two copies four MiB apart in one file).
+    assert_eq!(
+        wraps("[j]\nsize=4m\noffset=4m\nrw=read:4k\n"),
+        Some(2 * MIB)
+    );
+    let copies = jobs_of("[j]\nfilename=f\nsize=4m\noffset_increment=4m\nnumjobs=2\nrw=read:4k\n");
+    for copy in &copies {
+        assert_eq!(copy.shape.bytes_limit, Some(2 * MIB), "{}", copy.name);
+    }
     let job = jobs_of("[j]\nfilename=/dev/sdb\nsize=8m\nrw=read:8k\n")[0].clone();
     let out = crate::workload::Generator::new(job, 0, 1).requests_unloaded();
     assert_eq!(out.len(), 683);
