@@ -54,21 +54,6 @@ impl BlockSplit {
         Some(BlockSplit { sizes })
     }
 
-    /// `r[,w[,t]]`: each list parsed by [`parse`](Self::parse); a missing
-    /// direction takes the last one given, as fio does.
-    pub fn per_direction(text: &str) -> Option<[BlockSplit; 3]> {
-        let lists: Vec<BlockSplit> = text
-            .split(',')
-            .filter(|t| !t.trim().is_empty())
-            .map(BlockSplit::parse)
-            .collect::<Option<_>>()?;
-        if lists.is_empty() || lists.len() > 3 {
-            return None;
-        }
-        let at = |i: usize| lists[i.min(lists.len() - 1)].clone();
-        Some([at(0), at(1), at(2)])
-    }
-
     pub fn smallest(&self) -> u64 {
         self.sizes.iter().map(|s| s.0).min().unwrap_or(0)
     }
@@ -109,13 +94,8 @@ mod tests {
         assert_eq!(s.sizes, [(4096, 50.0), (65536, 50.0)]);
         let s = BlockSplit::parse("4k/20:8k/:16k/").unwrap();
         assert_eq!(s.sizes, [(4096, 20.0), (8192, 40.0), (16384, 40.0)]);
-        let [r, w, t] = BlockSplit::per_direction("4k/50:64k/50,8k/100").unwrap();
-        assert_eq!(
-            (r.largest(), w.sizes.clone(), t),
-            (65536, vec![(8192, 100.0)], w)
-        );
-        for bad in ["4k/50:64k/40", "4k/150", "4q/100", "", "4k,8k,16k,32k"] {
-            assert!(BlockSplit::per_direction(bad).is_none(), "{bad}");
+        for bad in ["4k/50:64k/40", "4k/150", "4q/100", ""] {
+            assert!(BlockSplit::parse(bad).is_none(), "{bad}");
         }
     }
 

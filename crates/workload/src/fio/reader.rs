@@ -137,8 +137,10 @@ impl Reader {
                     Some(range().ok_or_else(|| bad("min-max with max >= min, such as 4k-64k"))?);
             }
             "bssplit" => {
-                self.blocks = BlockSplit::per_direction(value)
-                    .ok_or_else(|| bad(crate::bssplit::ACCEPTED))?;
+                // A blank direction keeps fio's default block, 4k.
+                self.blocks = per_direction(value, BlockSplit::parse)
+                    .ok_or_else(|| bad(crate::bssplit::ACCEPTED))?
+                    .map(|split| split.unwrap_or_else(|| BlockSplit::single(4096)));
                 self.bsrange = None;
             }
             "size" | "filesize" => {

@@ -341,10 +341,27 @@ fn per_direction_values_follow_fios_commas() {
             });
         assert_eq!(sizes, want, "bs={bs}");
     }
+    // bssplit's lists alike, a blank one fio's default 4k.
+    let split = |text: &str| {
+        let job = jobs_of(&format!("[j]\nrw=randrw\nbssplit={text}\nsize=64m\n"))[0].clone();
+        let blocks = job.shape.blocks.clone().unwrap_or_else(|| {
+            [synthetic(&job).block_min; 3].map(crate::bssplit::BlockSplit::single)
+        });
+        blocks.map(|b| b.largest())
+    };
+    assert_eq!(split("4k/50:64k/50,8k/100"), [65536, 8192, 8192]);
+    assert_eq!(split(",64k/100"), [4096, 65536, 65536]);
+    assert_eq!(split("64k/100,"), [65536, 4096, 4096]);
     // A blank blockalign keeps the job's alignment.
     let jobs = jobs_of("[j]\nrw=randrw\nbs=8k\nba=,64k\nsize=64m\n");
     assert_eq!(jobs[0].shape.random_align, Some([8192, 65536, 65536]));
-    for bad in ["bs=,", "bs=4k,4k,4k,4k", "rate=1m,x"] {
+    for bad in [
+        "bs=,",
+        "bs=4k,4k,4k,4k",
+        "rate=1m,x",
+        "bssplit=4k/50,",
+        "bssplit=4k,8k,16k,32k",
+    ] {
         assert_refused(&format!("[j]\nrw=randrw\n{bad}\n"), "t.fio:3", &[bad]);
     }
 }

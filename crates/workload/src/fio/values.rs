@@ -34,7 +34,7 @@ pub(super) fn positive_size(value: &str) -> Option<u64> {
 /// stands for the directions after it unless the list ends in a comma
 /// (`8k,` is 8k for reads and the default for writes and trims). `None`
 /// when a value does not parse or there are more than three.
-pub(super) fn per_direction<T: Copy>(
+pub(super) fn per_direction<T: Clone>(
     value: &str,
     parse: impl Fn(&str) -> Option<T>,
 ) -> Option<[Option<T>; 3]> {
@@ -52,9 +52,9 @@ pub(super) fn per_direction<T: Copy>(
             }
         })
         .collect::<Option<_>>()?;
-    let last = *values.last()?;
+    let last = values.last()?.clone();
     Some(std::array::from_fn(|i| {
-        values.get(i).copied().unwrap_or(last)
+        values.get(i).cloned().unwrap_or_else(|| last.clone())
     }))
 }
 
