@@ -26,11 +26,11 @@
 //! | `iodepth` | requests outstanding (default 1) |
 //! | `rate` | bytes per second (`30m`: 30 MiB/s), or `read,write,trim` rates as `bs` writes sizes (a blank one uncapped: `rate=,10m` caps writes only). As in fio, each direction is capped on its own: `rate=10m` on a job that reads and writes lets it read 10 MiB/s and write 10 MiB/s ([`JobShape::direction_rates`](crate::job_shape::JobShape::direction_rates)) |
 //! | `rate_iops` | requests per second, per direction as `rate`; counted in bytes of the direction's smallest block, as fio does; `rate` wins where both are given |
-//! | `rate_process` | `linear` (default: the job keeps to the rate since its start) or `poisson` |
+//! | `rate_process` | `linear` (default: fixed gaps; in a job that reads and writes each direction keeps to its rate since the job's start, catching up after a stall as fio's jobs do, where a one-direction job resumes from when its iodepth frees it) or `poisson` (exponential gaps averaging the rate; fio draws them per request of the smallest block) |
 //! | `rate_min` | bytes per second; a job that issued less is named in the report's notes (fio would stop it); one floor, for a job that reads and writes checked against both together (fio checks each direction; floors per direction, `rate_min=1m,2m`, are refused) |
 //! | `startdelay`, `runtime` (`timeout`), `ramp_time` | times, seconds unless suffixed (`us`, `ms`, `s`, `m`, `h`); requests completed in the ramp do not count in the figures, and the ramp adds to the runtime |
 //! | `time_based` | run for `runtime`, wrapping over the region |
-//! | `thinktime`, `thinktime_blocks` | microseconds unless suffixed, after every so many requests (closed loop) |
+//! | `thinktime`, `thinktime_blocks` | microseconds unless suffixed: the job waits that long after every `thinktime_blocks` completions (default 1) before it issues again, under a rate too |
 //! | `numjobs` | copies of the job |
 //! | `stonewall` (`wait_for_previous`) | the job, and those after it, start once every earlier job has ended |
 //! | `wait_for` | a job name: start once every copy of that job has ended |

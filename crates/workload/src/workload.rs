@@ -801,7 +801,9 @@ impl Generator {
         let per_second = match (s.arrival.iops, s.arrival.bytes_per_s) {
             (Some(iops), _) => iops,
             (None, Some(bytes)) => bytes / mean_len,
-            (None, None) => return s.arrival.thinktime,
+            // Closed loop: the next request as soon as the iodepth allows;
+            // think time follows completions (`completed`).
+            (None, None) => return Nanos::ZERO,
         };
         let mean_gap = 1e9 / per_second.max(1e-9);
         let gap = if s.arrival.poisson {
@@ -818,10 +820,13 @@ impl Generator {
         self.outstanding = self.outstanding.saturating_sub(1);
         if let JobKind::Synthetic(s) = &self.job.kind {
             let closed_loop = s.arrival.iops.is_none() && s.arrival.bytes_per_s.is_none();
-            // An open-loop job held by its iodepth resumes on its own schedule
-            // (the loop never moves time backwards); a closed-loop one after
-            // its think time.
-            if closed_loop {
+            // fio's think time: after every `thinktime_blocks` completions
+            // the job waits before it issues again, on a rate's schedule
+            // too. An open-loop job held by its iodepth otherwise resumes
+            // on its own schedule (the loop never moves time backwards); a
+            // closed-loop one at once.
+            let thinks = s.arrival.thinktime > Nanos::ZERO;
+            if closed_loop || thinks {
                 self.shaped.completions += 1;
                 let every = u64::from(self.job.shape.thinktime_blocks.max(1));
                 let think = if self.shaped.completions % every == 0 {

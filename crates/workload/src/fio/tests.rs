@@ -506,3 +506,21 @@ fn offset_increment_takes_a_percentage_of_the_drive() {
         &["offset_increment=x", "a size or a percentage"],
     );
 }
+
+#[test]
+fn think_time_follows_every_thinktime_blocks_completions_rate_or_not() {
+    let count = |options: &str| {
+        let text = format!("[j]\nsize=64m\nruntime=1\ntime_based\nthinktime=1ms\n{options}\n");
+        let job = jobs_of(&text)[0].clone();
+        crate::workload::Generator::new(job, 0, 1)
+            .requests_unloaded()
+            .len()
+    };
+    // Requests that complete at once: 8 per think, 1,000 thinks a second
+    // (fio 3.33 on a cached file: 7,520; its reads take time).
+    assert_eq!(count("rw=read\nthinktime_blocks=8"), 8000);
+    assert_eq!(count("rw=read"), 1000);
+    // A rate above what the think time allows: the think time rules, as in
+    // fio (it ignored think time under a rate: 2,560 here).
+    assert_eq!(count("rw=randread\nrate=10m"), 1000);
+}
