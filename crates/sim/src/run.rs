@@ -567,7 +567,7 @@ impl State {
 /// that comes first or the scheduler keeps no timer.
 fn must_wait(job: &mut Generator, sched: &dyn Scheduler, now: Nanos) -> Option<Nanos> {
     let bound = job.backpressure()?;
-    let (op, trims) = job.next_classes()?;
+    let (op, trims) = job.next_classes(now)?;
     if op == Op::Read {
         return None;
     }

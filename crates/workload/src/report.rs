@@ -13,7 +13,8 @@
 //!            "phases": [{"name": "before"|"fill"|"after"|"all"|..., "start_s", "end_s",
 //!                        "read":  {"ops", "mbps", "iops", "lat_us": {"mean", "stddev", "p50", "p99", "p999", "max"},
 //!                                  "slo_violations"},
-//!                        "write": {...}, "trim": {...}, "all": {...}, "waf": W|null}],
+//!                        "write": {...}, "trim": {...}, "all": {...},
+//!                        "flush": {...} (only when the phase completed flushes), "waf": W|null}],
 //!            "device": {"waf", "gc_pages_moved", "erases", "foreground_gc_blocks", "background_gc_blocks",
 //!                       "read_wait_behind_gc_s", "read_wait_behind_program_s",
 //!                       "merged_writes", "merged_reads",
@@ -23,7 +24,7 @@
 //!
 //! `mbps` is 10^6 bytes per second of the phase; latencies are microseconds
 //! (`stddev` is the population standard deviation); `all` combines reads,
-//! writes and trims (flushes count as writes);
+//! writes and trims; flushes are apart in `flush`, as fio reports syncs;
 //! `slo_violations` counts requests slower than the SLO (35 ms by default).
 
 use hdrhistogram::Histogram;
@@ -446,8 +447,8 @@ pub fn table(run: &RunReport) -> String {
 /// simulator's loop and the real engine both report through it.
 ///
 /// Its memory does not grow with the requests, so an hour at 500,000 IOPS
-/// costs what a minute does: each phase keeps four histograms (read, write,
-/// trim, all) and the series a fixed-size summary per active second
+/// costs what a minute does: each phase keeps five histograms (read, write,
+/// trim, all, flush) and the series a fixed-size summary per active second
 /// ([`crate::series`]); no request is kept.
 #[derive(Clone, Debug)]
 pub struct Recorder {

@@ -126,6 +126,13 @@ fn draw_op(rng: &mut SmallRng, s: &Synthetic) -> Op {
     }
 }
 
+/// `ns` nanoseconds rounded, at most half the clock's range: a rate so low
+/// that its next request would come after the end of time comes at a time
+/// the loop can still add to.
+fn clamped_nanos(ns: f64) -> Nanos {
+    Nanos(ns.round().min(u64::MAX as f64 / 2.0) as u64)
+}
+
 /// One recorded request of a trace.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct TraceRecord {
@@ -338,7 +345,7 @@ impl Generator {
 
     /// The class of the next request, and whether trims ahead of it are due
     /// too (drawing it now; [`issue`](Self::issue) then issues it).
-    pub fn next_classes(&mut self) -> Option<(Op, bool)> {
+    pub fn next_classes(&mut self, now: Nanos) -> Option<(Op, bool)> {
         let JobKind::Synthetic(s) = &self.job.kind else {
             return None;
         };
@@ -346,7 +353,7 @@ impl Generator {
         let planned = match self.planned {
             Some(p) => p,
             None => {
-                let p = self.draw();
+                let p = self.draw(now);
                 self.planned = Some(p);
                 p
             }
@@ -470,9 +477,9 @@ impl Generator {
     }
 
     /// fio's direction under per-direction rates: the drawn one if it may
-    /// go when the job next issues, else the other (which may then, since
-    /// the job issues only once one can).
-    fn rated(&self, op: Op) -> Op {
+    /// go `now`, else the other (which may, since the job issues only once
+    /// one can).
+    fn rated(&self, op: Op, now: Nanos) -> Op {
         let Some(rates) = self.job.shape.direction_rates else {
             return op;
         };
@@ -481,8 +488,7 @@ impl Generator {
             Op::Write => (1, Op::Read),
             Op::Trim | Op::Flush => return op,
         };
-        let issues_at = self.rate_allows(self.next_at.unwrap_or(Nanos::ZERO));
-        if rates[direction].is_none() || self.shaped.rate_due[direction] <= issues_at {
+        if rates[direction].is_none() || self.shaped.rate_due[direction] <= now {
             op
         } else {
             other
@@ -507,10 +513,10 @@ impl Generator {
         state.rate_due[direction] = if poisson {
             let u: f64 = self.rng.random_range(f64::EPSILON..1.0);
             let gap = -u.ln() * len as f64 * 1e9 / bytes_per_s;
-            state.rate_due[direction].max(self.job.start) + Nanos(gap.round() as u64)
+            state.rate_due[direction].max(self.job.start) + clamped_nanos(gap)
         } else {
             let since_start = state.rate_bytes[direction] as f64 * 1e9 / bytes_per_s;
-            self.job.start + Nanos(since_start.round() as u64)
+            self.job.start + clamped_nanos(since_start)
         };
     }
 
@@ -583,9 +589,9 @@ impl Generator {
     }
 
     /// Draws the next request of a synthetic job (size, offset, class).
-    fn draw(&mut self) -> Planned {
+    fn draw(&mut self, now: Nanos) -> Planned {
         if !self.job.shape.draws_plainly() {
-            return self.draw_shaped();
+            return self.draw_shaped(now);
         }
         let JobKind::Synthetic(s) = &self.job.kind else {
             unreachable!()
@@ -609,19 +615,19 @@ impl Generator {
             s.offset + self.rng.random_range(0..=span / s.align) * s.align
         };
         let drawn = draw_op(&mut self.rng, s);
-        let op = self.rated(drawn);
+        let op = self.rated(drawn, now);
         Planned { op, offset, len }
     }
 
     /// [`draw`](Self::draw) for a job with fio's finer shapes: the class
     /// first (block sizes may differ by direction), then the size, the file
     /// (round robin) and the offset in it.
-    fn draw_shaped(&mut self) -> Planned {
+    fn draw_shaped(&mut self, now: Nanos) -> Planned {
         let JobKind::Synthetic(s) = &self.job.kind else {
             unreachable!()
         };
         let drawn = draw_op(&mut self.rng, s);
-        let op = self.rated(drawn);
+        let op = self.rated(drawn, now);
         let JobKind::Synthetic(s) = &self.job.kind else {
             unreachable!()
         };
@@ -705,7 +711,7 @@ impl Generator {
             mut len,
         } = match self.planned.take() {
             Some(p) => p,
-            None => self.draw(),
+            None => self.draw(now),
         };
         if let Some(limit) = self.job.shape.bytes_limit {
             // The last request stops at the limit, as fio's does at `size`.
@@ -812,7 +818,7 @@ impl Generator {
         } else {
             mean_gap
         };
-        Nanos(gap.round().min(u64::MAX as f64 / 2.0) as u64)
+        clamped_nanos(gap)
     }
 
     /// One of the job's requests completed at `now`.

@@ -176,18 +176,23 @@ impl Reader {
                     .filter(|d| (1..=MAX_IODEPTH).contains(d))
                     .ok_or_else(|| bad("an integer from 1 to 65536"))?
             }
+            // A blank or 0 direction is uncapped, as in fio.
             "rate" => {
-                self.rate = per_direction(value, positive_size).ok_or_else(|| {
-                    bad("bytes per second, such as 30m, or read,write,trim rates (a blank one uncapped)")
-                })?
+                self.rate = per_direction(value, |t| size_value(t).map(|b| (b > 0).then_some(b)))
+                    .ok_or_else(|| {
+                        bad("bytes per second, such as 30m, or read,write,trim rates (a blank or 0 one uncapped)")
+                    })?
+                    .map(Option::flatten)
             }
             "rate_iops" => {
                 self.rate_iops = per_direction(value, |t| {
-                    t.parse::<f64>().ok().filter(|r| *r > 0.0 && r.is_finite())
+                    let r = t.parse::<f64>().ok().filter(|r| *r >= 0.0 && r.is_finite())?;
+                    Some((r > 0.0).then_some(r))
                 })
                 .ok_or_else(|| {
-                    bad("requests per second, or read,write,trim rates (a blank one uncapped)")
+                    bad("requests per second, or read,write,trim rates (a blank or 0 one uncapped)")
                 })?
+                .map(Option::flatten)
             }
             "rate_min" => {
                 self.shape.rate_min = Some(

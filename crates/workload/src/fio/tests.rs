@@ -437,6 +437,18 @@ fn rate_of_a_one_direction_job_is_its_directions() {
         arrival("[j]\nrw=randtrim\nrate=1m,2m,3m\n").bytes_per_s,
         Some(3.0 * 1048576.0)
     );
+    // 0 is uncapped, as in fio.
+    assert_eq!(arrival("[j]\nrw=randread\nrate=0\n").bytes_per_s, None);
+    let mixed = jobs_of("[j]\nrw=randrw\nrate=0,1m\n");
+    assert_eq!(
+        mixed[0].shape.direction_rates,
+        Some([None, Some(1048576.0)])
+    );
+    // A rate too low to issue a second request in the clock's range: one
+    // request, then none before the job's stop.
+    let slow = jobs_of("[j]\nrw=randrw\nrate_iops=0.0000000001\nruntime=1\ntime_based\n");
+    let out = crate::workload::Generator::new(slow[0].clone(), 0, 1).requests_unloaded();
+    assert_eq!(out.len(), 2, "one read and one write at the start");
     // `rate` wins over `rate_iops`, as in fio.
     assert_eq!(
         arrival("[j]\nrw=randread\nrate_iops=10\nrate=1m\n").bytes_per_s,

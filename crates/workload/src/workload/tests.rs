@@ -71,7 +71,7 @@ fn a_held_open_loop_job_delays_its_arrivals_and_catches_up() {
     s.backpressure = Some(Nanos::from_millis(1));
     let mut g = Generator::new(job(s), 0, 1);
     assert_eq!(g.backpressure(), Some(Nanos::from_millis(1)));
-    assert_eq!(g.next_classes(), Some((Op::Write, false)));
+    assert_eq!(g.next_classes(Nanos::ZERO), Some((Op::Write, false)));
     g.hold(Nanos::ZERO, Nanos::from_millis(10));
     assert_eq!(g.next_at(), Some(Nanos::from_millis(10)), "asks again then");
     let (mut id, mut out) = (0, Vec::new());
@@ -100,7 +100,7 @@ fn a_held_open_loop_job_delays_its_arrivals_and_catches_up() {
         (1, 10, Nanos::from_millis(10))
     );
     // Held until after it stops: the arrivals it owed are counted.
-    g.next_classes();
+    g.next_classes(now);
     g.hold(now, Nanos::from_secs(2));
     assert_eq!(g.next_at(), None);
     assert_eq!(g.lag_at_stop(), Some(Nanos::from_millis(989)));
