@@ -536,3 +536,33 @@ fn think_time_follows_every_thinktime_blocks_completions_rate_or_not() {
     // fio (it ignored think time under a rate: 2,560 here).
     assert_eq!(count("rw=randread\nrate=10m"), 1000);
 }
+
+#[test]
+fn per_direction_rates_hold_under_poisson_and_after_a_stonewall() {
+    const MIB: u64 = 1 << 20;
+    // The second job starts when the first ends (released at its end), and
+    // its directions keep their rates from then.
+    let jobs = jobs_of(
+        "[first]\nrw=read\nsize=1m\n\
+         [second]\nstonewall\nrw=randrw\nrate=2m,1m\nrate_process=poisson\nruntime=10\ntime_based\n",
+    );
+    let mut second = crate::workload::Generator::new(jobs[1].clone(), 1, 1);
+    assert!(!second.waits_for().is_empty());
+    second.release(iosteer_sched::Nanos::from_secs(3));
+    let out = second.requests_unloaded();
+    assert!(out[0].submitted.0 >= 3_000_000_000, "starts at its release");
+    let bytes = bytes_by_direction(&out);
+    // Exponential gaps: the means within a few percent over 10 s.
+    assert!(bytes[0].abs_diff(20 * MIB) < 20 * MIB / 20, "{bytes:?}");
+    assert!(bytes[1].abs_diff(10 * MIB) < 10 * MIB / 20, "{bytes:?}");
+    // Reads capped, writes not: writes take the turns reads may not.
+    let jobs = jobs_of("[j]\nrw=randrw\nrate=1m,\nthinktime=1ms\nruntime=10\ntime_based\n");
+    let bytes = bytes_by_direction(
+        &crate::workload::Generator::new(jobs[0].clone(), 0, 1).requests_unloaded(),
+    );
+    assert!(bytes[0].abs_diff(10 * MIB) <= 4096, "{bytes:?}");
+    assert!(
+        bytes[1].abs_diff(10_000 * 4096 - 10 * MIB) <= 8192,
+        "{bytes:?}"
+    );
+}
