@@ -389,6 +389,8 @@ mod block_traces {
 
     const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/");
 
+    /// Requests the run completed: reads, writes and trims (`all`), and
+    /// flushes, which the report counts apart.
     fn all_ops(report: &serde_json::Value) -> u64 {
         let all = report["runs"][0]["phases"]
             .as_array()
@@ -396,7 +398,7 @@ mod block_traces {
             .iter()
             .find(|p| p["name"] == "all")
             .unwrap();
-        all["all"]["ops"].as_u64().unwrap()
+        all["all"]["ops"].as_u64().unwrap() + all["flush"]["ops"].as_u64().unwrap_or(0)
     }
 
     /// The JSON report of `iosteer sim` replaying the trace file `name` of
