@@ -303,3 +303,24 @@ fn every_example_job_file_parses_and_simulates() {
         assert_eq!(report.unfinished, 0, "{name}");
     }
 }
+
+#[test]
+fn rate_min_is_a_floor_per_direction_as_in_fio() {
+    // Reads held to 1 MiB/s under a 2 MiB/s floor, writes to 4 MiB/s over a
+    // 1 MiB/s one: only the reads are named.
+    let report = simulate(
+        "[a]\nrw=randrw\nrate=1m,4m\nrate_min=2m,1m\nruntime=2\ntime_based\nsize=64m\n",
+        "m.fio",
+        "enterprise-nvme",
+    );
+    let notes: Vec<&String> = report
+        .notes
+        .iter()
+        .filter(|n| n.contains("rate_min"))
+        .collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("of reads") && notes[0].contains("2.10 MB/s"),
+        "{notes:?}"
+    );
+}

@@ -532,25 +532,31 @@ impl State {
 }
 
 impl State {
-    /// Jobs that issued less than their `rate_min` over the time they ran
-    /// (fio would have stopped them).
+    /// Jobs that issued less than their `rate_min` in a direction they
+    /// issued, over the time they ran (fio would have stopped them).
     fn below_rate_min(&self) -> Vec<String> {
         let mut notes = Vec::new();
         for (job, ended) in self.jobs.iter().zip(&self.ended_at) {
-            let Some(floor) = job.job().shape.rate_min else {
-                continue;
-            };
             let start = job.job().start;
             let end = ended.unwrap_or(self.now);
-            let seconds = (end - start.min(end)).as_secs_f64();
-            let rate = job.bytes_issued as f64 / seconds.max(1e-9);
-            if rate < floor {
-                notes.push(format!(
-                    "job {} issued {:.2} MB/s, below its rate_min of {:.2} MB/s (fio would have stopped it)",
-                    job.name(),
-                    rate / 1e6,
-                    floor / 1e6
-                ));
+            let seconds = (end - start.min(end)).as_secs_f64().max(1e-9);
+            let floors = job.job().shape.rate_min;
+            let issued = job.bytes_by_direction();
+            for ((floor, bytes), class) in
+                floors.iter().zip(issued).zip(["reads", "writes", "trims"])
+            {
+                let Some(floor) = *floor else {
+                    continue;
+                };
+                let rate = bytes as f64 / seconds;
+                if bytes > 0 && rate < floor {
+                    notes.push(format!(
+                        "job {} issued {:.2} MB/s of {class}, below its rate_min of {:.2} MB/s (fio would have stopped it)",
+                        job.name(),
+                        rate / 1e6,
+                        floor / 1e6
+                    ));
+                }
             }
         }
         notes

@@ -60,9 +60,10 @@ pub struct JobShape {
     /// fio's `verify` method, kept for `iosteer run` (the simulator does not
     /// verify).
     pub verify: Option<String>,
-    /// Bytes per second below which fio would stop the job (`rate_min`):
-    /// the report notes a job that falls below it.
-    pub rate_min: Option<f64>,
+    /// Bytes per second of reads, writes and trims below which fio would
+    /// stop the job (`rate_min`, a floor per direction): the report notes a
+    /// job that falls below one in a direction it issued.
+    pub rate_min: [Option<f64>; 3],
     /// fio's `rate` and `rate_iops` on a job that mixes reads and writes:
     /// bytes per second for reads and for writes, each direction capped on
     /// its own (`None`: uncapped), in place of the arrival's one rate. fio's

@@ -126,6 +126,16 @@ fn draw_op(rng: &mut SmallRng, s: &Synthetic) -> Op {
     }
 }
 
+/// Read, write, trim: 0, 1, 2; a flush has no direction.
+fn direction_index(op: Op) -> Option<usize> {
+    match op {
+        Op::Read => Some(0),
+        Op::Write => Some(1),
+        Op::Trim => Some(2),
+        Op::Flush => None,
+    }
+}
+
 /// `ns` nanoseconds rounded, at most half the clock's range: a rate so low
 /// that its next request would come after the end of time comes at a time
 /// the loop can still add to.
@@ -287,6 +297,8 @@ struct ShapedState {
     /// Where the next request of a run goes, absolute.
     run_next: u64,
     writes_since_flush: u32,
+    /// Bytes issued per direction (read, write, trim).
+    direction_bytes: [u64; 3],
     completions: u64,
     flushed_at_end: bool,
     last_issue_at: Nanos,
@@ -435,6 +447,11 @@ impl Generator {
         &self.job
     }
 
+    /// Bytes a synthetic job issued in each direction (read, write, trim).
+    pub fn bytes_by_direction(&self) -> [u64; 3] {
+        self.shaped.direction_bytes
+    }
+
     /// Issued its `bytes_limit` or `ios_limit`.
     pub fn limit_reached(&self) -> bool {
         let shape = &self.job.shape;
@@ -500,10 +517,8 @@ impl Generator {
     /// over the rate since the job started, so a job held back catches up;
     /// poisson: exponential gaps averaging the rate).
     fn spend_rate(&mut self, op: Op, len: u64, poisson: bool) {
-        let direction = match op {
-            Op::Read => 0,
-            Op::Write => 1,
-            Op::Trim | Op::Flush => return,
+        let Some(direction @ 0..=1) = direction_index(op) else {
+            return;
         };
         let Some(Some(bytes_per_s)) = self.job.shape.direction_rates.map(|r| r[direction]) else {
             return;
@@ -745,6 +760,9 @@ impl Generator {
         self.outstanding += 1;
         self.retry_at = None;
         self.spend_rate(op, len, s.arrival.poisson);
+        if let Some(direction) = direction_index(op) {
+            self.shaped.direction_bytes[direction] += len;
+        }
         if op == Op::Write {
             self.flush_after_writes(now, next_id, out);
         }

@@ -195,12 +195,11 @@ impl Reader {
                 .map(Option::flatten)
             }
             "rate_min" => {
-                self.shape.rate_min = Some(
-                    positive_size(value).ok_or_else(|| {
-                        bad("bytes per second, such as 10m (one floor for the job: floors per direction are not modelled)")
+                self.shape.rate_min = per_direction(value, |t| size_value(t).map(|b| (b > 0).then_some(b as f64)))
+                    .ok_or_else(|| {
+                        bad("bytes per second, such as 10m, or read,write,trim floors (a blank or 0 one none)")
                     })?
-                        as f64,
-                )
+                    .map(Option::flatten)
             }
             "rate_process" => {
                 self.arrival.poisson = either(value, ("linear", "poisson")).map_err(|e| bad(&e))?
