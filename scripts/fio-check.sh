@@ -10,10 +10,8 @@
 #   sudo apt-get install -y fio
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v fio >/dev/null; then
-    echo "fio-check: fio is not installed (on Debian/Ubuntu: sudo apt-get install -y fio)" >&2
-    exit 2
-fi
+source scripts/lib.sh
+need_fio fio-check
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then
     files=(examples/fio/*.fio examples/*.fio)

@@ -35,10 +35,8 @@
 # Needs fio (`apt-get install fio`) and python3; exits 1 when a case differs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v fio >/dev/null; then
-    echo "fio-vs-sim: fio is not installed (on Debian/Ubuntu: sudo apt-get install -y fio)" >&2
-    exit 2
-fi
+source scripts/lib.sh
+need_fio fio-vs-sim
 cases=("$@")
 if [ ${#cases[@]} -eq 0 ]; then
     cases=(
