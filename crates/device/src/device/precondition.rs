@@ -386,22 +386,22 @@ fn overwrite_until_steady(
 /// dies). Copied samples all hold exactly `N / D`, and dies with equal
 /// shares reach foreground GC at the same moment. This draws each die's
 /// deviation (normal, then centred so they sum to zero) and moves that many
-/// units from the dies above their draw to those below: a giver gives one
-/// unit from each of its closed blocks holding the fewest valid units
-/// ([`Ftl::units_of_emptiest_blocks`]), and a taker writes them at its host
-/// frontier. The refill that follows restores each die's free pool.
+/// units from the dies above their draw to those below: the units each
+/// giver wrote last on its host stream ([`Ftl::last_written`]), as if
+/// those overwrites had been sent to a taker instead. The refill that
+/// follows restores each die's free pool.
 ///
-/// Why those units: a die that aging left with fewer valid units has
-/// somewhat cheaper victims, since its deficit is spread over its blocks;
-/// one unit fewer in each of its next victims is that. Two other choices
-/// were measured (default scenario, consumer-sata, seeds 1-30, against
-/// `aged`): random units knock one unit out of hundreds of fully valid
-/// blocks (over a third of the closed blocks are, a state aging never
-/// reaches) and raised fifo's fill p99 by about 10 %; the giver's
-/// last-written units empty its newest block or two, cheap victims that
-/// put steer's fill write amplification 5.4 % under aging's (it writes
-/// little, so a few victims weigh). One unit from each emptiest block: fifo
-/// p99 +4.0 %, netflix -0.9 %, steer's write amplification -2.5 %.
+/// Why the last-written units and not random ones: a random unit sits in a
+/// random block, and most blocks aging leaves are fully valid or nearly
+/// (over a third are at 100 % on consumer-sata), so ~1,200 random moves
+/// knocked one unit out of hundreds of fully valid blocks, a state aging
+/// never reaches, and raised the default scenario's fill-phase read p99 by
+/// about 10 % (fifo, ten seeds; the same moves applied to an `aged` drive
+/// raised it as much). Taking a die's newest units touches only its
+/// newest one or two blocks. One unit from each of the giver's emptiest
+/// blocks was tried too: closer on steer's fill write amplification, far
+/// off on the queue-depth limiter's fill p99 (docs/RESULTS.md, "Fast
+/// aging").
 fn spread_die_shares(ftl: &mut Ftl, overwrites: f64, seed: u64) -> Result<(), FtlError> {
     let dies = ftl.dies() as usize;
     let units = u64::from(ftl.logical_units());
@@ -423,12 +423,14 @@ fn spread_die_shares(ftl: &mut Ftl, overwrites: f64, seed: u64) -> Result<(), Ft
     let mut give: Vec<i64> = drawn.iter().map(|x| (mean - x).round() as i64).collect();
     let residual: i64 = give.iter().sum();
     give[0] -= residual;
-    // Each giver hands over a unit from each of its emptiest blocks; a
-    // taker writes them at its host frontier.
+    // Each giver hands over the units it wrote last (as if those overwrites
+    // had been sent to a taker instead); a taker writes them at its host
+    // frontier. Random units would instead knock one unit out of hundreds
+    // of blocks that aging leaves fully valid.
     let mut taken: Vec<u32> = Vec::new();
     for (die, n) in give.iter().enumerate() {
         if *n > 0 {
-            taken.extend(ftl.units_of_emptiest_blocks(die as u32, *n as usize));
+            taken.extend(ftl.last_written(die as u32, HOST_STREAM, *n as usize));
         }
     }
     taken.shuffle(&mut rng);

@@ -105,34 +105,33 @@ impl Ftl {
         ftl
     }
 
-    /// One valid logical unit from each of the `n` closed blocks of `die`
-    /// holding the fewest valid units (the next victims), fewest first; a
-    /// block gives again when `n` is more than the die's closed blocks.
-    pub fn units_of_emptiest_blocks(&self, die: u32, n: usize) -> Vec<u32> {
+    /// The logical units `die` last wrote in `stream` that are still
+    /// valid there, newest first, at most `n`: the open block's slots from
+    /// its frontier back, then the stream's closed blocks from the latest
+    /// closed, each from its last slot back.
+    pub fn last_written(&self, die: u32, stream: usize, n: usize) -> Vec<u32> {
         let first = die * self.blocks_per_die;
         let mut blocks: Vec<u32> = (first..first + self.blocks_per_die)
             .filter(|b| {
                 let block = &self.blocks[*b as usize];
-                block.state == super::BlockState::Closed && block.valid > 0
+                block.state == super::BlockState::Closed && usize::from(block.stream) == stream
             })
             .collect();
-        blocks.sort_by_key(|b| self.blocks[*b as usize].valid);
-        let mut taken = vec![0u32; blocks.len()];
+        blocks.sort_unstable_by_key(|b| std::cmp::Reverse(self.blocks[*b as usize].closed_at));
+        let open = self.dies[die as usize].open[stream];
         let mut units = Vec::with_capacity(n);
-        for (i, block) in blocks
-            .iter()
-            .cycle()
-            .enumerate()
-            .take(n.min(blocks.len() * 4))
-        {
-            let slot = taken[i % blocks.len()];
+        for block in (open != UNMAPPED).then_some(open).into_iter().chain(blocks) {
             let start = block * self.units_per_block;
-            let valid = (start..start + self.units_per_block)
-                .map(|pun| self.p2l[pun as usize])
-                .filter(|lpn| *lpn != UNMAPPED)
-                .nth(slot as usize);
-            taken[i % blocks.len()] += 1;
-            units.extend(valid);
+            let written = self.blocks[block as usize].written;
+            for pun in (start..start + written).rev() {
+                if units.len() == n {
+                    return units;
+                }
+                let lpn = self.p2l[pun as usize];
+                if lpn != UNMAPPED {
+                    units.push(lpn);
+                }
+            }
         }
         units
     }

@@ -66,22 +66,16 @@ fn gc_keeps_the_pool_and_moves_only_valid_pages() {
 }
 
 #[test]
-fn units_of_emptiest_blocks_takes_one_from_each_next_victim_first() {
+fn last_written_lists_a_streams_newest_valid_units_first() {
     let mut ftl = tiny(VictimPolicy::Greedy, true);
-    // 8 units per block: 24 writes fill three blocks of die 0 and close
-    // them; overwriting 0-2 on die 1 leaves block 0 with 5 valid units,
-    // and 8-9 leave block 1 with 6; block 2 stays full.
-    for lpn in 0..24 {
+    // 8 pages per block: 10 writes close one block and open another.
+    for lpn in 0..10 {
         ftl.write(lpn, 0, HOST_STREAM).unwrap();
     }
-    for lpn in [0, 1, 2, 8, 9] {
-        ftl.write(lpn, 1, HOST_STREAM).unwrap();
-    }
-    assert_eq!(ftl.units_of_emptiest_blocks(0, 2), vec![3, 10]);
-    // Round again, the next unit of each block.
-    assert_eq!(ftl.units_of_emptiest_blocks(0, 4), vec![3, 10, 16, 4]);
-    assert!(
-        ftl.units_of_emptiest_blocks(1, 3).is_empty(),
-        "no closed block"
-    );
+    ftl.write(3, 1, HOST_STREAM).unwrap();
+    ftl.write(8, 1, HOST_STREAM).unwrap();
+    assert_eq!(ftl.last_written(0, HOST_STREAM, 4), vec![9, 7, 6, 5]);
+    assert_eq!(ftl.last_written(0, HOST_STREAM, 100).len(), 8);
+    assert_eq!(ftl.last_written(1, HOST_STREAM, 100), vec![8, 3]);
+    assert!(ftl.last_written(0, GC_STREAM, 100).is_empty());
 }
