@@ -496,7 +496,7 @@ impl State {
                 bound.as_secs_f64() * 1e3,
                 l.holds,
                 l.delayed,
-                job.issued,
+                job.issued(),
                 mean,
                 l.delay_max.as_secs_f64(),
             );
@@ -543,7 +543,7 @@ impl State {
             let start = job.job().start;
             let end = ended.unwrap_or(self.now);
             let seconds = (end - start.min(end)).as_secs_f64();
-            let rate = job.bytes_issued as f64 / seconds.max(1e-9);
+            let rate = job.bytes_issued() as f64 / seconds.max(1e-9);
             if rate < floor {
                 notes.push(format!(
                     "job {} issued {:.2} MB/s, below its rate_min of {:.2} MB/s (fio would have stopped it)",

@@ -115,17 +115,6 @@ impl Arrival {
     }
 }
 
-/// A synthetic job's next class: trim, or read with its read percentage.
-fn draw_op(rng: &mut SmallRng, s: &Synthetic) -> Op {
-    if s.trim {
-        Op::Trim
-    } else if rng.random_range(0..100) < s.read_percent {
-        Op::Read
-    } else {
-        Op::Write
-    }
-}
-
 /// One recorded request of a trace.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct TraceRecord {
@@ -259,14 +248,19 @@ pub struct Generator {
     cursor: u64,
     trimmed_up_to: u64,
     trace_index: usize,
-    pub issued: u64,
+    issued: u64,
     /// Bytes issued (flushes count none), against `shape.bytes_limit`.
-    pub bytes_issued: u64,
+    bytes_issued: u64,
     pub listening: Listening,
     /// Waiting for the jobs in `shape.after` to end.
     waiting: bool,
     /// fio-shaped draws: see [`crate::job_shape`].
     shaped: ShapedState,
+    /// What the loop asks of every job every step, worked out once per
+    /// change of the job ([`refresh`](Self::refresh)) rather than per ask:
+    /// [`next_at`](Self::next_at) and [`done_issuing`](Self::done_issuing).
+    issues_at: Option<Nanos>,
+    issuing_done: bool,
 }
 
 /// Where a fio-shaped job is in its pattern.
@@ -301,7 +295,7 @@ impl Generator {
             JobKind::Trace(_) => 0,
         };
         let waiting = !job.shape.after.is_empty();
-        Generator {
+        let mut generator = Generator {
             next_at: if waiting { None } else { next_at },
             waiting,
             bytes_issued: 0,
@@ -321,7 +315,30 @@ impl Generator {
             issued: 0,
             listening: Listening::default(),
             job,
-        }
+            issues_at: None,
+            issuing_done: false,
+        };
+        generator.refresh();
+        generator
+    }
+
+    /// Requests issued (flushes and trims ahead of writes count none).
+    pub fn issued(&self) -> u64 {
+        self.issued
+    }
+
+    /// Bytes issued (flushes count none), against `shape.bytes_limit`.
+    pub fn bytes_issued(&self) -> u64 {
+        self.bytes_issued
+    }
+
+    /// Works out again what [`next_at`](Self::next_at) and
+    /// [`done_issuing`](Self::done_issuing) answer: every method that
+    /// changes what they read ends here.
+    fn refresh(&mut self) {
+        let end_flush = self.end_flush_pending();
+        self.issuing_done = self.issuing_over() && !end_flush;
+        self.issues_at = self.first_issue_at(end_flush);
     }
 
     pub fn name(&self) -> &str {
@@ -363,6 +380,7 @@ impl Generator {
         self.listening.holds += 1;
         self.behind = true;
         self.retry_at = Some(retry.max(now + Nanos(1)));
+        self.refresh();
     }
 
     /// How far behind its schedule a held open-loop job was when it stopped:
@@ -405,6 +423,7 @@ impl Generator {
         self.job.start += now;
         self.job.stop = self.job.stop.map(|stop| stop + now);
         self.next_at = Some(self.job.start);
+        self.refresh();
     }
 
     /// Every request the job issues when each completes the moment it is
@@ -439,7 +458,7 @@ impl Generator {
     /// past it), or its trace done, and its closing flush (`end_fsync`) out.
     /// A job still waiting has not started.
     pub fn done_issuing(&self) -> bool {
-        self.issuing_over() && !self.end_flush_pending()
+        self.issuing_done
     }
 
     /// [`done_issuing`](Self::done_issuing) but for the closing flush.
@@ -530,7 +549,13 @@ impl Generator {
 
     /// When the job next issues, if it will (not blocked on its iodepth).
     pub fn next_at(&self) -> Option<Nanos> {
-        if self.end_flush_pending() {
+        self.issues_at
+    }
+
+    /// [`next_at`](Self::next_at) worked out, `end_flush` being
+    /// [`end_flush_pending`](Self::end_flush_pending).
+    fn first_issue_at(&self, end_flush: bool) -> Option<Nanos> {
+        if end_flush {
             return Some(self.shaped.last_issue_at);
         }
         if self.limit_reached() {
@@ -555,12 +580,13 @@ impl Generator {
         if self.end_flush_pending() {
             self.shaped.flushed_at_end = true;
             self.push_flush(now, next_id, out);
-            return;
+        } else {
+            match self.job.kind {
+                JobKind::Trace(_) => self.issue_trace(now, next_id, out),
+                JobKind::Synthetic(_) => self.issue_synthetic(now, next_id, out),
+            }
         }
-        match self.job.kind {
-            JobKind::Trace(_) => self.issue_trace(now, next_id, out),
-            JobKind::Synthetic(_) => self.issue_synthetic(now, next_id, out),
-        }
+        self.refresh();
     }
 
     fn issue_trace(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
@@ -580,118 +606,6 @@ impl Generator {
             self.outstanding += 1;
         }
         self.next_at = None;
-    }
-
-    /// Draws the next request of a synthetic job (size, offset, class).
-    fn draw(&mut self) -> Planned {
-        if !self.job.shape.draws_plainly() {
-            return self.draw_shaped();
-        }
-        let JobKind::Synthetic(s) = &self.job.kind else {
-            unreachable!()
-        };
-        let len = if s.block_min == s.block_max {
-            s.block_min
-        } else {
-            let steps = (s.block_max - s.block_min) / s.align;
-            s.block_min + self.rng.random_range(0..=steps) * s.align
-        };
-        let span = s.size.saturating_sub(len);
-        let offset = if s.sequential {
-            if self.cursor + len > s.size {
-                self.cursor = 0;
-                self.trimmed_up_to = s.offset;
-            }
-            let at = s.offset + self.cursor;
-            self.cursor += len;
-            at
-        } else {
-            s.offset + self.rng.random_range(0..=span / s.align) * s.align
-        };
-        let drawn = draw_op(&mut self.rng, s);
-        let op = self.rated(drawn);
-        Planned { op, offset, len }
-    }
-
-    /// [`draw`](Self::draw) for a job with fio's finer shapes: the class
-    /// first (block sizes may differ by direction), then the size, the file
-    /// (round robin) and the offset in it.
-    fn draw_shaped(&mut self) -> Planned {
-        let JobKind::Synthetic(s) = &self.job.kind else {
-            unreachable!()
-        };
-        let drawn = draw_op(&mut self.rng, s);
-        let op = self.rated(drawn);
-        let JobKind::Synthetic(s) = &self.job.kind else {
-            unreachable!()
-        };
-        let shape = &self.job.shape;
-        let direction = match op {
-            Op::Read => 0,
-            Op::Write | Op::Flush => 1,
-            Op::Trim => 2,
-        };
-        let len = match &shape.blocks {
-            Some(blocks) => blocks[direction].draw(&mut self.rng),
-            None if s.block_min == s.block_max => s.block_min,
-            None => {
-                let steps = (s.block_max - s.block_min) / s.align;
-                s.block_min + self.rng.random_range(0..=steps) * s.align
-            }
-        };
-        let files = shape.files.count();
-        let file_size = (s.size / files / s.align * s.align).max(len);
-        let state = &mut self.shaped;
-        if state.file_cursors.len() != files as usize {
-            state.file_cursors = vec![0; files as usize];
-        }
-        let file = state.next_file;
-        state.next_file = (file + 1) % files as usize;
-        let file_start = shape.files.start(file, s.offset, file_size);
-        let random_align = shape.random_align.map_or(s.align, |a| a[direction]);
-        let random_slots = (file_size - len) / random_align + 1;
-        let offset = if s.sequential {
-            let cursor = &mut state.file_cursors[file];
-            if *cursor + len > file_size {
-                *cursor = 0;
-            }
-            let at = *cursor;
-            // fio's `rw=write:N`: the next request starts N bytes after this
-            // one ends; wraps at either end of the file.
-            let next = at as i64 + len as i64 + shape.offset_add;
-            *cursor = next.rem_euclid(file_size as i64) as u64 / s.align * s.align;
-            file_start + at
-        } else if state.run_left > 0 {
-            state.run_left -= 1;
-            let at = state.run_next;
-            if !shape.same_offset {
-                let next = at + len;
-                state.run_next = if next + len > file_start + file_size {
-                    file_start
-                } else {
-                    next
-                };
-            }
-            at
-        } else {
-            let random = shape
-                .percentage_random
-                .is_none_or(|p| self.rng.random_range(0..100) < p);
-            let at = if random || state.run_next < file_start {
-                file_start + shape.distribution.draw(&mut self.rng, random_slots) * random_align
-            } else {
-                state.run_next.min(file_start + file_size - len)
-            };
-            state.run_left = shape.ios_per_offset.saturating_sub(1);
-            let next = if shape.same_offset { at } else { at + len };
-            state.run_next = if next + len > file_start + file_size {
-                file_start
-            } else {
-                next
-            };
-            at
-        };
-        Planned { op, offset, len }
     }
 
     fn issue_synthetic(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
@@ -833,8 +747,10 @@ impl Generator {
                 self.next_at = Some(self.next_at.map_or(ready, |at| at.max(ready)));
             }
         }
+        self.refresh();
     }
 }
 
+mod draw;
 #[cfg(test)]
 mod tests;
