@@ -336,9 +336,15 @@ impl Generator {
     /// [`done_issuing`](Self::done_issuing) answer: every method that
     /// changes what they read ends here.
     fn refresh(&mut self) {
-        let end_flush = self.end_flush_pending();
-        self.issuing_done = self.issuing_over() && !end_flush;
-        self.issues_at = self.first_issue_at(end_flush);
+        let resume = self.resume_at();
+        let over = !self.waiting && resume.is_none();
+        let end_flush = self.job.shape.end_flush && !self.shaped.flushed_at_end && over;
+        self.issuing_done = over && !end_flush;
+        self.issues_at = if end_flush {
+            Some(self.shaped.last_issue_at)
+        } else {
+            resume.filter(|_| !self.iodepth_full())
+        };
     }
 
     pub fn name(&self) -> &str {
@@ -463,17 +469,27 @@ impl Generator {
 
     /// [`done_issuing`](Self::done_issuing) but for the closing flush.
     fn issuing_over(&self) -> bool {
-        if self.waiting {
-            return false;
-        }
+        !self.waiting && self.resume_at().is_none()
+    }
+
+    /// When the job issues next by its schedule, a held job's retry and its
+    /// rates, its iodepth aside; `None` when it will not: its limit reached,
+    /// nothing scheduled, or that moment at or past its stop.
+    fn resume_at(&self) -> Option<Nanos> {
         if self.limit_reached() {
-            return true;
+            return None;
         }
-        let Some(at) = self.next_at else {
-            return true;
-        };
+        let at = self.next_at?;
         let at = self.rate_allows(self.retry_at.map_or(at, |retry| retry.max(at)));
-        self.job.stop.is_some_and(|stop| at >= stop)
+        self.job.stop.is_none_or(|stop| at < stop).then_some(at)
+    }
+
+    /// A synthetic job with its iodepth of requests out.
+    fn iodepth_full(&self) -> bool {
+        match &self.job.kind {
+            JobKind::Synthetic(s) => self.outstanding >= s.arrival.iodepth,
+            JobKind::Trace(_) => false,
+        }
     }
 
     /// The first moment from `at` on when a job with per-direction rates
@@ -550,29 +566,6 @@ impl Generator {
     /// When the job next issues, if it will (not blocked on its iodepth).
     pub fn next_at(&self) -> Option<Nanos> {
         self.issues_at
-    }
-
-    /// [`next_at`](Self::next_at) worked out, `end_flush` being
-    /// [`end_flush_pending`](Self::end_flush_pending).
-    fn first_issue_at(&self, end_flush: bool) -> Option<Nanos> {
-        if end_flush {
-            return Some(self.shaped.last_issue_at);
-        }
-        if self.limit_reached() {
-            return None;
-        }
-        let at = self.next_at?;
-        if self.job.stop.is_some_and(|stop| at >= stop) {
-            return None;
-        }
-        let at = self.rate_allows(self.retry_at.map_or(at, |retry| retry.max(at)));
-        if self.job.stop.is_some_and(|stop| at >= stop) {
-            return None;
-        }
-        match &self.job.kind {
-            JobKind::Synthetic(s) if self.outstanding >= s.arrival.iodepth => None,
-            _ => Some(at),
-        }
     }
 
     /// Issues what is due at `now` into `out` (ids from `next_id`).
