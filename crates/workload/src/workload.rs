@@ -235,10 +235,10 @@ pub struct Generator {
     tenant: TenantId,
     rng: SmallRng,
     /// When the next request is due (on an open-loop job's schedule).
-    next_at: Option<Nanos>,
+    due: Option<Nanos>,
     /// A listening job held back by pressure asks again then.
     retry_at: Option<Nanos>,
-    /// Held since `next_at`: the job is behind its schedule and catches up.
+    /// Held since `due`: the job is behind its schedule and catches up.
     behind: bool,
     /// Open-loop arrivals keep their schedule however late they are issued
     /// (see [`Generator::keep_schedule`]).
@@ -296,7 +296,7 @@ impl Generator {
         };
         let waiting = !job.shape.after.is_empty();
         let mut generator = Generator {
-            next_at: if waiting { None } else { next_at },
+            due: if waiting { None } else { next_at },
             waiting,
             bytes_issued: 0,
             shaped: ShapedState::default(),
@@ -393,7 +393,7 @@ impl Generator {
     /// arrivals due before `stop` that it never issued.
     pub fn lag_at_stop(&self) -> Option<Nanos> {
         let stop = self.job.stop?;
-        let at = self.next_at?;
+        let at = self.due?;
         (self.behind && at < stop).then(|| stop - at)
     }
 
@@ -428,7 +428,7 @@ impl Generator {
         self.waiting = false;
         self.job.start += now;
         self.job.stop = self.job.stop.map(|stop| stop + now);
-        self.next_at = Some(self.job.start);
+        self.due = Some(self.job.start);
         self.refresh();
     }
 
@@ -479,7 +479,7 @@ impl Generator {
         if self.limit_reached() {
             return None;
         }
-        let at = self.next_at?;
+        let at = self.due?;
         let at = self.rate_allows(self.retry_at.map_or(at, |retry| retry.max(at)));
         self.job.stop.is_none_or(|stop| at < stop).then_some(at)
     }
@@ -516,7 +516,7 @@ impl Generator {
             Op::Write => (1, Op::Read),
             Op::Trim | Op::Flush => return op,
         };
-        let issues_at = self.rate_allows(self.next_at.unwrap_or(Nanos::ZERO));
+        let issues_at = self.rate_allows(self.due.unwrap_or(Nanos::ZERO));
         if rates[direction].is_none() || self.shaped.rate_due[direction] <= issues_at {
             op
         } else {
@@ -589,7 +589,7 @@ impl Generator {
         while let Some(r) = records.get(self.trace_index) {
             let at = r.at.max(self.job.start);
             if at > now {
-                self.next_at = Some(at);
+                self.due = Some(at);
                 return;
             }
             out.push(Request::new(*next_id, r.op, r.offset, r.len, now).with_tenant(self.tenant));
@@ -598,7 +598,7 @@ impl Generator {
             self.issued += 1;
             self.outstanding += 1;
         }
-        self.next_at = None;
+        self.due = None;
     }
 
     fn issue_synthetic(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
@@ -652,7 +652,7 @@ impl Generator {
         // A job behind its schedule (held by pressure) keeps the schedule:
         // the next arrival is one gap after this one was due, not after now.
         let open_loop = s.arrival.iops.is_some() || s.arrival.bytes_per_s.is_some();
-        let base = match self.next_at {
+        let base = match self.due {
             Some(due) if open_loop && (self.behind || self.keep_schedule) => {
                 let delay = now - due.min(now);
                 if self.behind && delay > Nanos::ZERO {
@@ -668,7 +668,7 @@ impl Generator {
         if next > now || !open_loop {
             self.behind = false;
         }
-        self.next_at = Some(next);
+        self.due = Some(next);
         self.shaped.last_issue_at = now;
     }
 
@@ -737,7 +737,7 @@ impl Generator {
                     Nanos::ZERO
                 };
                 let ready = now + think;
-                self.next_at = Some(self.next_at.map_or(ready, |at| at.max(ready)));
+                self.due = Some(self.due.map_or(ready, |at| at.max(ready)));
             }
         }
         self.refresh();
