@@ -245,6 +245,8 @@ struct State {
     ended_at: Vec<Option<Nanos>>,
     /// When every job had stopped issuing: the drain runs from then.
     issuing_ended: Option<Nanos>,
+    /// [`Simulation::workload_end`], which the loop asks every step.
+    workload_end: Nanos,
 }
 
 impl State {
@@ -271,6 +273,7 @@ impl State {
             tracker: sim.workload.job_phases.then(PhaseTracker::default),
             ended_at: vec![None; sim.workload.jobs.len()],
             issuing_ended: None,
+            workload_end: sim.workload_end(),
         }
     }
 
@@ -280,7 +283,7 @@ impl State {
         if sim.workload.job_phases {
             self.issuing_ended.map(|at| at + sim.drain)
         } else {
-            Some(sim.workload_end() + sim.drain)
+            Some(self.workload_end + sim.drain)
         }
     }
 
@@ -362,11 +365,10 @@ impl State {
             } else {
                 self.sched.next_timer()
             };
-            let Some(next) = [arrival, self.device.next_event(), timer, stop]
-                .into_iter()
-                .flatten()
-                .min()
-            else {
+            let Some(next) = earliest(
+                earliest(arrival, self.device.next_event()),
+                earliest(timer, stop),
+            ) else {
                 break;
             };
             if self.deadline(sim).is_some_and(|deadline| next > deadline) {
@@ -441,11 +443,12 @@ impl State {
         let counters = (c.host_pages_written, c.gc_pages_moved);
         let phases = self.recorder.phases();
         self.phase_counters.resize(phases.len(), [None; 2]);
-        for (phase, marks) in phases.iter().zip(&mut self.phase_counters) {
-            for (edge, mark) in [phase.start, phase.end].into_iter().zip(marks.iter_mut()) {
-                if mark.is_none() && now >= edge {
-                    *mark = Some(counters);
-                }
+        for (phase, [start, end]) in phases.iter().zip(&mut self.phase_counters) {
+            if start.is_none() && now >= phase.start {
+                *start = Some(counters);
+            }
+            if end.is_none() && now >= phase.end {
+                *end = Some(counters);
             }
         }
     }
@@ -496,7 +499,7 @@ impl State {
                 bound.as_secs_f64() * 1e3,
                 l.holds,
                 l.delayed,
-                job.issued,
+                job.issued(),
                 mean,
                 l.delay_max.as_secs_f64(),
             );
@@ -589,6 +592,15 @@ fn must_wait(job: &mut Generator, sched: &dyn Scheduler, now: Nanos) -> Option<N
     let backoff = Nanos(bound.0 / 4).clamp(Nanos::from_micros(100), Nanos::from_millis(10));
     let timer = sched.next_timer().filter(|t| *t > now);
     Some(timer.map_or(now + backoff, |t| t.min(now + backoff)))
+}
+
+/// The earlier of two times, either of which may be missing (folded pairwise:
+/// cheaper than flattening an array every step).
+fn earliest(a: Option<Nanos>, b: Option<Nanos>) -> Option<Nanos> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 /// Write amplification between two (host pages written, GC pages moved)

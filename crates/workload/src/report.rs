@@ -68,6 +68,12 @@ impl Default for ClassAccumulator {
 
 impl ClassAccumulator {
     pub(crate) fn record(&mut self, bytes: u64, latency: Nanos, slo: Nanos) {
+        self.count(bytes, latency, slo);
+        self.latency.saturating_record(latency.0.max(1));
+    }
+
+    /// [`record`](Self::record) but for the latency histogram.
+    fn count(&mut self, bytes: u64, latency: Nanos, slo: Nanos) {
         self.ops += 1;
         self.bytes += bytes;
         self.sum_ns += u128::from(latency.0);
@@ -76,7 +82,6 @@ impl ClassAccumulator {
         if latency > slo {
             self.slo_violations += 1;
         }
-        self.latency.saturating_record(latency.0.max(1));
     }
 
     fn merge(&mut self, other: &ClassAccumulator) {
@@ -160,7 +165,18 @@ impl PhaseAccumulator {
             }
         };
         self.classes[index].record(bytes, latency, slo);
-        self.classes[3].record(bytes, latency, slo);
+        // `all`'s histogram is its classes' added up when reported (exact:
+        // the same buckets), not a second record per request.
+        self.classes[3].count(bytes, latency, slo);
+    }
+
+    /// `all` with its latencies: those of reads, writes and trims.
+    fn all(&self) -> ClassAccumulator {
+        let mut all = self.classes[3].clone();
+        for class in &self.classes[..3] {
+            all.latency.add(&class.latency).expect("same bounds");
+        }
+        all
     }
 
     pub(crate) fn merge(&mut self, other: &PhaseAccumulator) {
@@ -178,7 +194,7 @@ impl PhaseAccumulator {
             read: self.classes[0].summary(seconds),
             write: self.classes[1].summary(seconds),
             trim: self.classes[2].summary(seconds),
-            all: self.classes[3].summary(seconds),
+            all: self.all().summary(seconds),
             flush: self.classes[4].summary(seconds),
             waf: None,
         }

@@ -115,17 +115,6 @@ impl Arrival {
     }
 }
 
-/// A synthetic job's next class: trim, or read with its read percentage.
-fn draw_op(rng: &mut SmallRng, s: &Synthetic) -> Op {
-    if s.trim {
-        Op::Trim
-    } else if rng.random_range(0..100) < s.read_percent {
-        Op::Read
-    } else {
-        Op::Write
-    }
-}
-
 /// Read, write, trim: 0, 1, 2; a flush has no direction.
 fn direction_index(op: Op) -> Option<usize> {
     match op {
@@ -263,10 +252,10 @@ pub struct Generator {
     tenant: TenantId,
     rng: SmallRng,
     /// When the next request is due (on an open-loop job's schedule).
-    next_at: Option<Nanos>,
+    due: Option<Nanos>,
     /// A listening job held back by pressure asks again then.
     retry_at: Option<Nanos>,
-    /// Held since `next_at`: the job is behind its schedule and catches up.
+    /// Held since `due`: the job is behind its schedule and catches up.
     behind: bool,
     /// Open-loop arrivals keep their schedule however late they are issued
     /// (see [`Generator::keep_schedule`]).
@@ -276,14 +265,19 @@ pub struct Generator {
     cursor: u64,
     trimmed_up_to: u64,
     trace_index: usize,
-    pub issued: u64,
+    issued: u64,
     /// Bytes issued (flushes count none), against `shape.bytes_limit`.
-    pub bytes_issued: u64,
+    bytes_issued: u64,
     pub listening: Listening,
     /// Waiting for the jobs in `shape.after` to end.
     waiting: bool,
     /// fio-shaped draws: see [`crate::job_shape`].
     shaped: ShapedState,
+    /// What the loop asks of every job every step, worked out once per
+    /// change of the job ([`refresh`](Self::refresh)) rather than per ask:
+    /// [`next_at`](Self::next_at) and [`done_issuing`](Self::done_issuing).
+    issues_at: Option<Nanos>,
+    issuing_done: bool,
 }
 
 /// Where a fio-shaped job is in its pattern.
@@ -320,8 +314,8 @@ impl Generator {
             JobKind::Trace(_) => 0,
         };
         let waiting = !job.shape.after.is_empty();
-        Generator {
-            next_at: if waiting { None } else { next_at },
+        let mut generator = Generator {
+            due: if waiting { None } else { next_at },
             waiting,
             bytes_issued: 0,
             shaped: ShapedState::default(),
@@ -340,7 +334,36 @@ impl Generator {
             issued: 0,
             listening: Listening::default(),
             job,
-        }
+            issues_at: None,
+            issuing_done: false,
+        };
+        generator.refresh();
+        generator
+    }
+
+    /// Requests issued (flushes and trims ahead of writes count none).
+    pub fn issued(&self) -> u64 {
+        self.issued
+    }
+
+    /// Bytes issued (flushes count none), against `shape.bytes_limit`.
+    pub fn bytes_issued(&self) -> u64 {
+        self.bytes_issued
+    }
+
+    /// Works out again what [`next_at`](Self::next_at) and
+    /// [`done_issuing`](Self::done_issuing) answer: every method that
+    /// changes what they read ends here.
+    fn refresh(&mut self) {
+        let resume = self.resume_at();
+        let over = !self.waiting && resume.is_none();
+        let end_flush = self.job.shape.end_flush && !self.shaped.flushed_at_end && over;
+        self.issuing_done = over && !end_flush;
+        self.issues_at = if end_flush {
+            Some(self.shaped.last_issue_at)
+        } else {
+            resume.filter(|_| !self.iodepth_full())
+        };
     }
 
     pub fn name(&self) -> &str {
@@ -382,13 +405,14 @@ impl Generator {
         self.listening.holds += 1;
         self.behind = true;
         self.retry_at = Some(retry.max(now + Nanos(1)));
+        self.refresh();
     }
 
     /// How far behind its schedule a held open-loop job was when it stopped:
     /// arrivals due before `stop` that it never issued.
     pub fn lag_at_stop(&self) -> Option<Nanos> {
         let stop = self.job.stop?;
-        let at = self.next_at?;
+        let at = self.due?;
         (self.behind && at < stop).then(|| stop - at)
     }
 
@@ -423,7 +447,8 @@ impl Generator {
         self.waiting = false;
         self.job.start += now;
         self.job.stop = self.job.stop.map(|stop| stop + now);
-        self.next_at = Some(self.job.start);
+        self.due = Some(self.job.start);
+        self.refresh();
     }
 
     /// Every request the job issues when each completes the moment it is
@@ -463,22 +488,32 @@ impl Generator {
     /// past it), or its trace done, and its closing flush (`end_fsync`) out.
     /// A job still waiting has not started.
     pub fn done_issuing(&self) -> bool {
-        self.issuing_over() && !self.end_flush_pending()
+        self.issuing_done
     }
 
     /// [`done_issuing`](Self::done_issuing) but for the closing flush.
     fn issuing_over(&self) -> bool {
-        if self.waiting {
-            return false;
-        }
+        !self.waiting && self.resume_at().is_none()
+    }
+
+    /// When the job issues next by its schedule, a held job's retry and its
+    /// rates, its iodepth aside; `None` when it will not: its limit reached,
+    /// nothing scheduled, or that moment at or past its stop.
+    fn resume_at(&self) -> Option<Nanos> {
         if self.limit_reached() {
-            return true;
+            return None;
         }
-        let Some(at) = self.next_at else {
-            return true;
-        };
+        let at = self.due?;
         let at = self.rate_allows(self.retry_at.map_or(at, |retry| retry.max(at)));
-        self.job.stop.is_some_and(|stop| at >= stop)
+        self.job.stop.is_none_or(|stop| at < stop).then_some(at)
+    }
+
+    /// A synthetic job with its iodepth of requests out.
+    fn iodepth_full(&self) -> bool {
+        match &self.job.kind {
+            JobKind::Synthetic(s) => self.outstanding >= s.arrival.iodepth,
+            JobKind::Trace(_) => false,
+        }
     }
 
     /// The first moment from `at` on when a job with per-direction rates
@@ -551,24 +586,7 @@ impl Generator {
 
     /// When the job next issues, if it will (not blocked on its iodepth).
     pub fn next_at(&self) -> Option<Nanos> {
-        if self.end_flush_pending() {
-            return Some(self.shaped.last_issue_at);
-        }
-        if self.limit_reached() {
-            return None;
-        }
-        let at = self.next_at?;
-        if self.job.stop.is_some_and(|stop| at >= stop) {
-            return None;
-        }
-        let at = self.rate_allows(self.retry_at.map_or(at, |retry| retry.max(at)));
-        if self.job.stop.is_some_and(|stop| at >= stop) {
-            return None;
-        }
-        match &self.job.kind {
-            JobKind::Synthetic(s) if self.outstanding >= s.arrival.iodepth => None,
-            _ => Some(at),
-        }
+        self.issues_at
     }
 
     /// Issues what is due at `now` into `out` (ids from `next_id`).
@@ -576,12 +594,13 @@ impl Generator {
         if self.end_flush_pending() {
             self.shaped.flushed_at_end = true;
             self.push_flush(now, next_id, out);
-            return;
+        } else {
+            match self.job.kind {
+                JobKind::Trace(_) => self.issue_trace(now, next_id, out),
+                JobKind::Synthetic(_) => self.issue_synthetic(now, next_id, out),
+            }
         }
-        match self.job.kind {
-            JobKind::Trace(_) => self.issue_trace(now, next_id, out),
-            JobKind::Synthetic(_) => self.issue_synthetic(now, next_id, out),
-        }
+        self.refresh();
     }
 
     fn issue_trace(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
@@ -591,7 +610,7 @@ impl Generator {
         while let Some(r) = records.get(self.trace_index) {
             let at = r.at.max(self.job.start);
             if at > now {
-                self.next_at = Some(at);
+                self.due = Some(at);
                 return;
             }
             out.push(Request::new(*next_id, r.op, r.offset, r.len, now).with_tenant(self.tenant));
@@ -600,119 +619,7 @@ impl Generator {
             self.issued += 1;
             self.outstanding += 1;
         }
-        self.next_at = None;
-    }
-
-    /// Draws the next request of a synthetic job (size, offset, class).
-    fn draw(&mut self, now: Nanos) -> Planned {
-        if !self.job.shape.draws_plainly() {
-            return self.draw_shaped(now);
-        }
-        let JobKind::Synthetic(s) = &self.job.kind else {
-            unreachable!()
-        };
-        let len = if s.block_min == s.block_max {
-            s.block_min
-        } else {
-            let steps = (s.block_max - s.block_min) / s.align;
-            s.block_min + self.rng.random_range(0..=steps) * s.align
-        };
-        let span = s.size.saturating_sub(len);
-        let offset = if s.sequential {
-            if self.cursor + len > s.size {
-                self.cursor = 0;
-                self.trimmed_up_to = s.offset;
-            }
-            let at = s.offset + self.cursor;
-            self.cursor += len;
-            at
-        } else {
-            s.offset + self.rng.random_range(0..=span / s.align) * s.align
-        };
-        let drawn = draw_op(&mut self.rng, s);
-        let op = self.rated(drawn, now);
-        Planned { op, offset, len }
-    }
-
-    /// [`draw`](Self::draw) for a job with fio's finer shapes: the class
-    /// first (block sizes may differ by direction), then the size, the file
-    /// (round robin) and the offset in it.
-    fn draw_shaped(&mut self, now: Nanos) -> Planned {
-        let JobKind::Synthetic(s) = &self.job.kind else {
-            unreachable!()
-        };
-        let drawn = draw_op(&mut self.rng, s);
-        let op = self.rated(drawn, now);
-        let JobKind::Synthetic(s) = &self.job.kind else {
-            unreachable!()
-        };
-        let shape = &self.job.shape;
-        let direction = match op {
-            Op::Read => 0,
-            Op::Write | Op::Flush => 1,
-            Op::Trim => 2,
-        };
-        let len = match &shape.blocks {
-            Some(blocks) => blocks[direction].draw(&mut self.rng),
-            None if s.block_min == s.block_max => s.block_min,
-            None => {
-                let steps = (s.block_max - s.block_min) / s.align;
-                s.block_min + self.rng.random_range(0..=steps) * s.align
-            }
-        };
-        let files = shape.files.count();
-        let file_size = (s.size / files / s.align * s.align).max(len);
-        let state = &mut self.shaped;
-        if state.file_cursors.len() != files as usize {
-            state.file_cursors = vec![0; files as usize];
-        }
-        let file = state.next_file;
-        state.next_file = (file + 1) % files as usize;
-        let file_start = shape.files.start(file, s.offset, file_size);
-        let random_align = shape.random_align.map_or(s.align, |a| a[direction]);
-        let random_slots = (file_size - len) / random_align + 1;
-        let offset = if s.sequential {
-            let cursor = &mut state.file_cursors[file];
-            if *cursor + len > file_size {
-                *cursor = 0;
-            }
-            let at = *cursor;
-            // fio's `rw=write:N`: the next request starts N bytes after this
-            // one ends; wraps at either end of the file.
-            let next = at as i64 + len as i64 + shape.offset_add;
-            *cursor = next.rem_euclid(file_size as i64) as u64 / s.align * s.align;
-            file_start + at
-        } else if state.run_left > 0 {
-            state.run_left -= 1;
-            let at = state.run_next;
-            if !shape.same_offset {
-                let next = at + len;
-                state.run_next = if next + len > file_start + file_size {
-                    file_start
-                } else {
-                    next
-                };
-            }
-            at
-        } else {
-            let random = shape
-                .percentage_random
-                .is_none_or(|p| self.rng.random_range(0..100) < p);
-            let at = if random || state.run_next < file_start {
-                file_start + shape.distribution.draw(&mut self.rng, random_slots) * random_align
-            } else {
-                state.run_next.min(file_start + file_size - len)
-            };
-            state.run_left = shape.ios_per_offset.saturating_sub(1);
-            let next = if shape.same_offset { at } else { at + len };
-            state.run_next = if next + len > file_start + file_size {
-                file_start
-            } else {
-                next
-            };
-            at
-        };
-        Planned { op, offset, len }
+        self.due = None;
     }
 
     fn issue_synthetic(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
@@ -769,7 +676,7 @@ impl Generator {
         // A job behind its schedule (held by pressure) keeps the schedule:
         // the next arrival is one gap after this one was due, not after now.
         let open_loop = s.arrival.iops.is_some() || s.arrival.bytes_per_s.is_some();
-        let base = match self.next_at {
+        let base = match self.due {
             Some(due) if open_loop && (self.behind || self.keep_schedule) => {
                 let delay = now - due.min(now);
                 if self.behind && delay > Nanos::ZERO {
@@ -785,7 +692,7 @@ impl Generator {
         if next > now || !open_loop {
             self.behind = false;
         }
-        self.next_at = Some(next);
+        self.due = Some(next);
         self.shaped.last_issue_at = now;
     }
 
@@ -859,11 +766,13 @@ impl Generator {
                     Nanos::ZERO
                 };
                 let ready = now + think;
-                self.next_at = Some(self.next_at.map_or(ready, |at| at.max(ready)));
+                self.due = Some(self.due.map_or(ready, |at| at.max(ready)));
             }
         }
+        self.refresh();
     }
 }
 
+mod draw;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,132 @@
+//! Drawing a synthetic job's next request: its class, size and offset.
+
+use iosteer_sched::{Nanos, Op};
+use rand::rngs::SmallRng;
+use rand::Rng;
+
+use super::{Generator, JobKind, Planned, Synthetic};
+
+/// A synthetic job's next class: trim, or read with its read percentage.
+fn draw_op(rng: &mut SmallRng, s: &Synthetic) -> Op {
+    if s.trim {
+        Op::Trim
+    } else if rng.random_range(0..100) < s.read_percent {
+        Op::Read
+    } else {
+        Op::Write
+    }
+}
+
+impl Generator {
+    /// Draws the next request of a synthetic job (size, offset, class).
+    pub(super) fn draw(&mut self, now: Nanos) -> Planned {
+        if !self.job.shape.draws_plainly() {
+            return self.draw_shaped(now);
+        }
+        let JobKind::Synthetic(s) = &self.job.kind else {
+            unreachable!()
+        };
+        let len = if s.block_min == s.block_max {
+            s.block_min
+        } else {
+            let steps = (s.block_max - s.block_min) / s.align;
+            s.block_min + self.rng.random_range(0..=steps) * s.align
+        };
+        let span = s.size.saturating_sub(len);
+        let offset = if s.sequential {
+            if self.cursor + len > s.size {
+                self.cursor = 0;
+                self.trimmed_up_to = s.offset;
+            }
+            let at = s.offset + self.cursor;
+            self.cursor += len;
+            at
+        } else {
+            s.offset + self.rng.random_range(0..=span / s.align) * s.align
+        };
+        let drawn = draw_op(&mut self.rng, s);
+        let op = self.rated(drawn, now);
+        Planned { op, offset, len }
+    }
+
+    /// [`draw`](Self::draw) for a job with fio's finer shapes: the class
+    /// first (block sizes may differ by direction), then the size, the file
+    /// (round robin) and the offset in it.
+    fn draw_shaped(&mut self, now: Nanos) -> Planned {
+        let JobKind::Synthetic(s) = &self.job.kind else {
+            unreachable!()
+        };
+        let drawn = draw_op(&mut self.rng, s);
+        let op = self.rated(drawn, now);
+        let JobKind::Synthetic(s) = &self.job.kind else {
+            unreachable!()
+        };
+        let shape = &self.job.shape;
+        let direction = match op {
+            Op::Read => 0,
+            Op::Write | Op::Flush => 1,
+            Op::Trim => 2,
+        };
+        let len = match &shape.blocks {
+            Some(blocks) => blocks[direction].draw(&mut self.rng),
+            None if s.block_min == s.block_max => s.block_min,
+            None => {
+                let steps = (s.block_max - s.block_min) / s.align;
+                s.block_min + self.rng.random_range(0..=steps) * s.align
+            }
+        };
+        let files = shape.files.count();
+        let file_size = (s.size / files / s.align * s.align).max(len);
+        let state = &mut self.shaped;
+        if state.file_cursors.len() != files as usize {
+            state.file_cursors = vec![0; files as usize];
+        }
+        let file = state.next_file;
+        state.next_file = (file + 1) % files as usize;
+        let file_start = shape.files.start(file, s.offset, file_size);
+        let random_align = shape.random_align.map_or(s.align, |a| a[direction]);
+        let random_slots = (file_size - len) / random_align + 1;
+        let offset = if s.sequential {
+            let cursor = &mut state.file_cursors[file];
+            if *cursor + len > file_size {
+                *cursor = 0;
+            }
+            let at = *cursor;
+            // fio's `rw=write:N`: the next request starts N bytes after this
+            // one ends; wraps at either end of the file.
+            let next = at as i64 + len as i64 + shape.offset_add;
+            *cursor = next.rem_euclid(file_size as i64) as u64 / s.align * s.align;
+            file_start + at
+        } else if state.run_left > 0 {
+            state.run_left -= 1;
+            let at = state.run_next;
+            if !shape.same_offset {
+                let next = at + len;
+                state.run_next = if next + len > file_start + file_size {
+                    file_start
+                } else {
+                    next
+                };
+            }
+            at
+        } else {
+            let random = shape
+                .percentage_random
+                .is_none_or(|p| self.rng.random_range(0..100) < p);
+            let at = if random || state.run_next < file_start {
+                file_start + shape.distribution.draw(&mut self.rng, random_slots) * random_align
+            } else {
+                state.run_next.min(file_start + file_size - len)
+            };
+            state.run_left = shape.ios_per_offset.saturating_sub(1);
+            let next = if shape.same_offset { at } else { at + len };
+            state.run_next = if next + len > file_start + file_size {
+                file_start
+            } else {
+                next
+            };
+            at
+        };
+        Planned { op, offset, len }
+    }
+}
