@@ -368,6 +368,17 @@ impl JobSpec {
     }
 }
 
+/// The one direction (read 0, write 1, trim 2) of a job that does not mix
+/// reads and writes; `None` for one that does.
+fn only_direction(read_percent: u32, trim: bool) -> Option<usize> {
+    match (read_percent, trim) {
+        (_, true) => Some(2),
+        (100, false) => Some(0),
+        (0, false) => Some(1),
+        _ => None,
+    }
+}
+
 /// fio ends a sequential job with holes (`rw=read:4k`) after one pass over
 /// its region, unless `io_size` asks for more, except where the region is
 /// its whole file (it starts at 0 and ends with the file: a file fio
@@ -380,14 +391,10 @@ impl JobSpec {
 /// mixes reads and writes, whose directions fio walks each on its own.
 fn one_pass_bytes(s: &Synthetic, shape: &JobShape, file_end: u64) -> Option<u64> {
     let whole_file = s.offset == 0 && s.size >= file_end;
-    if !s.sequential || (1..100).contains(&s.read_percent) || shape.offset_add <= 0 || whole_file {
+    let direction = only_direction(s.read_percent, s.trim)?;
+    if !s.sequential || shape.offset_add <= 0 || whole_file {
         return None;
     }
-    let direction = match (s.read_percent, s.trim) {
-        (100, _) => 0,
-        (_, true) => 2,
-        _ => 1,
-    };
     let block = shape
         .blocks
         .as_ref()

@@ -266,8 +266,9 @@ pub struct Generator {
     trimmed_up_to: u64,
     trace_index: usize,
     issued: u64,
-    /// Bytes issued (flushes count none), against `shape.bytes_limit`.
-    bytes_issued: u64,
+    /// Bytes issued per direction (read, write, trim; flushes count none);
+    /// their sum against `shape.bytes_limit`.
+    direction_bytes: [u64; 3],
     pub listening: Listening,
     /// Waiting for the jobs in `shape.after` to end.
     waiting: bool,
@@ -291,15 +292,12 @@ struct ShapedState {
     /// Where the next request of a run goes, absolute.
     run_next: u64,
     writes_since_flush: u32,
-    /// Bytes issued per direction (read, write, trim).
-    direction_bytes: [u64; 3],
     completions: u64,
     flushed_at_end: bool,
     last_issue_at: Nanos,
     /// Per-direction rates ([`JobShape::direction_rates`]): when reads and
-    /// writes may next go, and the bytes each has issued.
+    /// writes may next go.
     rate_due: [Nanos; 2],
-    rate_bytes: [u64; 2],
 }
 
 impl Generator {
@@ -317,7 +315,7 @@ impl Generator {
         let mut generator = Generator {
             due: if waiting { None } else { next_at },
             waiting,
-            bytes_issued: 0,
+            direction_bytes: [0; 3],
             shaped: ShapedState::default(),
             tenant: TenantId(index),
             rng: SmallRng::seed_from_u64(
@@ -348,7 +346,7 @@ impl Generator {
 
     /// Bytes issued (flushes count none), against `shape.bytes_limit`.
     pub fn bytes_issued(&self) -> u64 {
-        self.bytes_issued
+        self.direction_bytes.iter().sum()
     }
 
     /// Works out again what [`next_at`](Self::next_at) and
@@ -474,13 +472,13 @@ impl Generator {
 
     /// Bytes a synthetic job issued in each direction (read, write, trim).
     pub fn bytes_by_direction(&self) -> [u64; 3] {
-        self.shaped.direction_bytes
+        self.direction_bytes
     }
 
     /// Issued its `bytes_limit` or `ios_limit`.
     pub fn limit_reached(&self) -> bool {
         let shape = &self.job.shape;
-        shape.bytes_limit.is_some_and(|b| self.bytes_issued >= b)
+        shape.bytes_limit.is_some_and(|b| self.bytes_issued() >= b)
             || shape.ios_limit.is_some_and(|n| self.issued >= n)
     }
 
@@ -535,19 +533,20 @@ impl Generator {
         let Some(rates) = self.job.shape.direction_rates else {
             return op;
         };
-        let (direction, other) = match op {
-            Op::Read => (0, Op::Write),
-            Op::Write => (1, Op::Read),
-            Op::Trim | Op::Flush => return op,
+        let Some(direction @ 0..=1) = direction_index(op) else {
+            return op;
         };
         if rates[direction].is_none() || self.shaped.rate_due[direction] <= now {
             op
+        } else if op == Op::Read {
+            Op::Write
         } else {
-            other
+            Op::Read
         }
     }
 
-    /// A read or write of `len` bytes went out: its direction's next
+    /// A read or write of `len` bytes went out (and is counted in
+    /// `direction_bytes`): its direction's next
     /// moment under its rate, on fio's schedule (linear: the bytes issued
     /// over the rate since the job started, so a job held back catches up;
     /// poisson: exponential gaps averaging the rate).
@@ -558,14 +557,14 @@ impl Generator {
         let Some(Some(bytes_per_s)) = self.job.shape.direction_rates.map(|r| r[direction]) else {
             return;
         };
+        let issued = self.direction_bytes[direction];
         let state = &mut self.shaped;
-        state.rate_bytes[direction] += len;
         state.rate_due[direction] = if poisson {
             let u: f64 = self.rng.random_range(f64::EPSILON..1.0);
             let gap = -u.ln() * len as f64 * 1e9 / bytes_per_s;
             state.rate_due[direction].max(self.job.start) + clamped_nanos(gap)
         } else {
-            let since_start = state.rate_bytes[direction] as f64 * 1e9 / bytes_per_s;
+            let since_start = issued as f64 * 1e9 / bytes_per_s;
             self.job.start + clamped_nanos(since_start)
         };
     }
@@ -637,7 +636,7 @@ impl Generator {
         };
         if let Some(limit) = self.job.shape.bytes_limit {
             // The last request stops at the limit, as fio's does at `size`.
-            let left = limit.saturating_sub(self.bytes_issued);
+            let left = limit.saturating_sub(self.bytes_issued());
             if left < len {
                 len = (left / s.align * s.align).max(s.align.min(len));
             }
@@ -663,13 +662,12 @@ impl Generator {
         );
         *next_id += 1;
         self.issued += 1;
-        self.bytes_issued += len;
+        if let Some(direction) = direction_index(op) {
+            self.direction_bytes[direction] += len;
+        }
         self.outstanding += 1;
         self.retry_at = None;
         self.spend_rate(op, len, s.arrival.poisson);
-        if let Some(direction) = direction_index(op) {
-            self.shaped.direction_bytes[direction] += len;
-        }
         if op == Op::Write {
             self.flush_after_writes(now, next_id, out);
         }

@@ -479,16 +479,12 @@ impl Reader {
             })
         };
         let trim = matches!(self.rw.as_str(), "trim" | "randtrim");
-        if (1..100).contains(&read_percent) {
-            let rates = [rate(0), rate(1)];
-            self.shape.direction_rates = rates.iter().any(Option::is_some).then_some(rates);
-        } else {
-            let direction = match (read_percent, trim) {
-                (100, _) => 0,
-                (_, true) => 2,
-                _ => 1,
-            };
-            self.arrival.bytes_per_s = rate(direction);
+        match only_direction(read_percent, trim) {
+            Some(direction) => self.arrival.bytes_per_s = rate(direction),
+            None => {
+                let rates = [rate(0), rate(1)];
+                self.shape.direction_rates = rates.iter().any(Option::is_some).then_some(rates);
+            }
         }
         let offset = self.offset;
         let size = match (self.fill_device, self.size) {
