@@ -33,7 +33,8 @@ pub struct SweepArgs {
     #[arg(long, default_value = "p99<=2x")]
     pub objective: Vec<String>,
     /// With a drive list: static write limits per drive, halvings down from
-    /// the scenario's fill rate (refined around the best).
+    /// the scenario's fill rate (and on down to 10 kB/s while none meets;
+    /// refined around the best).
     #[arg(long, default_value_t = 7)]
     pub static_points: usize,
     /// Phase whose figures are compared [default for scenarios: fill]; for

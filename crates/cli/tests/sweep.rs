@@ -299,3 +299,35 @@ fn steer_pays_back_a_gc_burst_and_meets_on_family_6() {
     let mbps = point["write_mbps"].as_f64().unwrap();
     assert!(mbps > 5.1, "{point}");
 }
+
+/// A slow drive whose best static limit lies below the grid (6%/2 of its
+/// 300 MB/s link is 9 MB/s): the family sweep halves on below the grid until
+/// a limit meets, instead of reporting that none does.
+#[test]
+fn a_family_sweep_halves_below_its_grid_until_a_static_limit_meets() {
+    let r = common::json_of(&[
+        "sweep",
+        "fill-while-serving",
+        "--device",
+        "family:27..27",
+        "--seed",
+        "1",
+        "--static-points",
+        "2",
+        "--objective",
+        "p99<=2x",
+        "--sched",
+        "fifo",
+        "--chart",
+        "-",
+        "--json",
+    ]);
+    let drive = &r["objectives"][0]["drives"][0];
+    let spec = drive["best_static"].as_str().expect("a static limit meets");
+    let kb: u64 = spec.rsplit('=').next().unwrap().parse().unwrap();
+    assert!((10..=1000).contains(&kb), "{drive}");
+    assert!(
+        drive["settings"][0]["ratio"].as_f64().unwrap() > 1.0,
+        "{drive}"
+    );
+}

@@ -15,8 +15,12 @@
 //! all), then, for each objective, `REFINE` limits between the best one
 //! meeting it and the next above (a quarter-doubling apart, 2^(1/4) = 1.19):
 //! the best static limit is known within 19% without running a fine grid
-//! over a range as wide as the family's. A drive on which no limit of the
-//! grid meets the objective has no ratio (the report says so).
+//! over a range as wide as the family's. Where no limit of the grid meets an
+//! objective, the halvings go on below it, one at a time, until one does or
+//! the next would be under `STATIC_FLOOR`: a slow drive's best static limit
+//! can lie far below 6%/64 of its link (family:27, 300 MB/s: the grid
+//! ends at 281 kB/s and 80 kB/s meets `p99<=2x` on three seeds). A drive on
+//! which no limit down to the floor meets has no ratio (the report says so).
 //!
 //! A setting that states its own objective (`steer:objective=p99<=1.5x`) is
 //! judged only by that objective: judged by another it answers a question
@@ -38,6 +42,9 @@ pub const STATIC_TOP: f64 = 0.06;
 /// Limits added between the best static limit and the next above it, per
 /// objective: three quarter-doublings.
 pub const REFINE: u32 = 3;
+/// The lowest static limit tried, kB/s: a tenth of steer's floor
+/// (`min_rate`), one 128 KiB write every 13 s.
+pub const STATIC_FLOOR: u64 = 10;
 
 /// What is wrong with a family sweep's drives.
 #[derive(Debug, Error)]
@@ -165,8 +172,8 @@ pub struct SettingOnDrive {
     /// Mean over the seeds, and the lowest seed's.
     pub write_mbps: f64,
     pub write_min_mbps: f64,
-    /// `write_mbps` over the best static limit's (none: no static limit of
-    /// the grid meets the objective on this drive).
+    /// `write_mbps` over the best static limit's (none: no static limit
+    /// down to `STATIC_FLOOR` meets the objective on this drive).
     pub ratio: Option<f64>,
     pub seeds: usize,
     pub seeds_met: usize,
@@ -182,7 +189,7 @@ pub struct DriveResult {
     pub drive: String,
     pub link_mb_per_s: f64,
     /// The best static limit meeting the objective on every seed, and its
-    /// mean write rate; none when no limit of the grid does.
+    /// mean write rate; none when no limit down to `STATIC_FLOOR` does.
     pub best_static: Option<String>,
     pub best_static_mbps: Option<f64>,
     /// The best static limit is the grid's highest: the fill was never held
@@ -343,9 +350,12 @@ impl FamilySweep {
         let top = *limits.last().expect("one limit at least");
         let coarse = self.with_limits(drive, &limits);
         let mut runs = coarse.run_reports(&coarse.simulations()?)?;
+        for objective in &self.objectives {
+            self.descend(drive, objective, &mut limits, &mut runs)?;
+        }
         let mut extra: Vec<u64> = Vec::new();
         for objective in &self.objectives {
-            let report = coarse.judge(&runs, objective)?;
+            let report = self.with_limits(drive, &limits).judge(&runs, objective)?;
             if let Some(best) = best_static(&report, &limits).filter(|b| *b < top) {
                 let new: Vec<u64> = refinement(best)
                     .filter(|l| !limits.contains(l) && !extra.contains(l))
@@ -353,17 +363,51 @@ impl FamilySweep {
                 extra.extend(new);
             }
         }
-        if !extra.is_empty() {
-            let finer = self.on(drive, extra.iter().map(|&l| static_spec(l)).collect());
-            let more = finer.run_reports(&finer.simulations()?)?;
-            runs = merge_seeds(runs, coarse.specs.len(), more, extra.len());
-            limits.extend(extra);
-        }
+        self.run_more(drive, extra, &mut limits, &mut runs)?;
         let whole = self.with_limits(drive, &limits);
         self.objectives
             .iter()
             .map(|o| Ok(drive_result(drive, &whole.judge(&runs, o)?, &limits, o)))
             .collect()
+    }
+
+    /// Halvings below the lowest limit, one at a time, while none meets
+    /// `objective` and the next is at least `STATIC_FLOOR`.
+    fn descend(
+        &self,
+        drive: &DeviceConfig,
+        objective: &Objective,
+        limits: &mut Vec<u64>,
+        runs: &mut Vec<RunReport>,
+    ) -> Result<(), SweepError> {
+        loop {
+            let report = self.with_limits(drive, limits).judge(runs, objective)?;
+            let lowest = limits.iter().copied().min().expect("one limit at least");
+            if best_static(&report, limits).is_some() || lowest / 2 < STATIC_FLOOR {
+                return Ok(());
+            }
+            self.run_more(drive, vec![lowest / 2], limits, runs)?;
+        }
+    }
+
+    /// Runs the static limits `new` on `drive` and adds them to `limits`
+    /// and their runs to `runs` (in the order `with_limits` gives).
+    fn run_more(
+        &self,
+        drive: &DeviceConfig,
+        new: Vec<u64>,
+        limits: &mut Vec<u64>,
+        runs: &mut Vec<RunReport>,
+    ) -> Result<(), SweepError> {
+        if new.is_empty() {
+            return Ok(());
+        }
+        let specs_before = self.sweep.specs.len() + limits.len();
+        let more = self.on(drive, new.iter().map(|&l| static_spec(l)).collect());
+        let more_runs = more.run_reports(&more.simulations()?)?;
+        *runs = merge_seeds(std::mem::take(runs), specs_before, more_runs, new.len());
+        limits.extend(new);
+        Ok(())
     }
 
     /// The sweep of the settings and the static `limits` on `drive`.
@@ -541,13 +585,15 @@ pub fn table(report: &FamilyReport) -> String {
     let seeds: Vec<String> = report.seeds.iter().map(u64::to_string).collect();
     let mut out = format!(
         "family sweep of {} on {} drive(s), seeds {}, phase {}; static grid: {} limits per drive \
-         (halvings from {:.0}% of the link), refined by {} quarter-doublings above the best\n",
+         (halvings from {:.0}% of the link, on down to {} kB/s until one meets), refined by {} \
+         quarter-doublings above the best\n",
         report.scenario,
         report.objectives.first().map_or(0, |o| o.drives.len()),
         seeds.join(","),
         report.phase,
         report.static_points,
         STATIC_TOP * 100.0,
+        STATIC_FLOOR,
         REFINE,
     );
     for o in &report.objectives {
@@ -597,12 +643,13 @@ pub fn table(report: &FamilyReport) -> String {
         }
     }
     out += "  (static MB/s: the best static limit meeting the objective on every seed, mean over \
-            the seeds; ^: the grid's top, the fill never held back)\n";
+            the seeds; ^: the grid's top, the fill never held back; none: no limit down to the \
+            floor meets)\n";
     out
 }
 
 /// A chart of each setting's ratio to the best static limit, per drive.
-/// Drives on which no static limit of the grid meets some objective have
+/// Drives on which no static limit down to the floor meets some objective have
 /// no ratio there and are left out (the table lists them).
 pub fn chart(path: &Path, report: &FamilyReport) -> Result<(), OutputError> {
     let Some(first) = report.objectives.first() else {
