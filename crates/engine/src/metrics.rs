@@ -103,7 +103,7 @@ const CLASS_COUNTERS: [ClassCounter; 9] = [
     ),
     (
         "iosteer_requests_completed_total",
-        "Requests finished, by the device or by the scheduler (elided trims).",
+        "Requests finished, by the device or by the scheduler (elided trims, reads answered from queued writes).",
         |c| c.completed,
     ),
     (

@@ -5,7 +5,9 @@
 //!    covers completed writes only, on SATA and NVMe alike). Writes queued
 //!    after a flush stay behind it.
 //! 2. A read that overlaps a queued write is not sent before that write, so it
-//!    cannot return data older than what its producer wrote first.
+//!    cannot return data older than what its producer wrote first. (`steer`
+//!    answers a read that queued writes cover from their data instead,
+//!    without sending it.)
 //!
 //! Rule 2 must be cheap: a throttled write queue may hold thousands of
 //! writes, and every read would otherwise scan them. Queued writes are

@@ -184,9 +184,11 @@ impl Command {
 pub enum Dispatch {
     /// Send this command to the device, then report its [`Completion`].
     ToDevice(Command),
-    /// An advisory trim that the scheduler chose not to send (it piled up
-    /// behind other work, or a producer asked for a speed-up). Complete it to
-    /// its producer as successful; do not report a completion.
+    /// A request the scheduler finished itself: an advisory trim it chose
+    /// not to send (it piled up behind other work, or a producer asked for a
+    /// speed-up), or a read it answered from queued writes' data (steer).
+    /// Complete it to its producer as successful; do not report a
+    /// completion.
     CompletedWithoutDevice(Request),
 }
 

@@ -38,6 +38,21 @@ impl Unsent {
         }
     }
 
+    /// Whether the unsent writes cover every byte of `read`: then the
+    /// newest of them over each byte holds the data the read asks for.
+    pub(super) fn cover(&self, read: &Request) -> bool {
+        let from = read.offset.0.saturating_sub(self.longest);
+        // By offset, so a gap shows as a write starting past the covered end.
+        let mut covered_to = read.offset.0;
+        for ((offset, _), end) in self.by_offset.range((from, 0)..(read.end(), 0)) {
+            if *offset > covered_to {
+                return false;
+            }
+            covered_to = covered_to.max(*end);
+        }
+        covered_to >= read.end()
+    }
+
     /// Tags of the unsent writes `read` overlaps.
     pub(super) fn overlapping<'a>(&'a self, read: &'a Request) -> impl Iterator<Item = u64> + 'a {
         let from = read.offset.0.saturating_sub(self.longest);

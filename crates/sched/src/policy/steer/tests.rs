@@ -338,9 +338,10 @@ fn a_throttled_write_goes_at_its_deadline() {
 fn a_read_over_a_throttled_write_pulls_it_forward_and_only_it_waits() {
     let (mut s, mut bench) = throttled_writes("10s", 3, 4096);
     assert_eq!(bench.sent.len(), 1);
+    // Half in write 2, half past its end: the drive must serve the rest.
     bench.submit(
         &mut s,
-        Request::new(10, Op::Read, 2 << 20, 4096, Nanos::ZERO),
+        Request::new(10, Op::Read, (2 << 20) + 2048, 4096, Nanos::ZERO),
     );
     bench.submit(
         &mut s,
@@ -350,6 +351,32 @@ fn a_read_over_a_throttled_write_pulls_it_forward_and_only_it_waits() {
     let order: Vec<u64> = bench.sent.iter().map(|c| c.requests[0].id.0).collect();
     assert_eq!(order, [0, 2, 10, 11]);
     assert_eq!(s.stats().class(Op::Write).queued, 1);
+}
+
+#[test]
+fn a_read_within_a_throttled_write_is_answered_from_it_without_the_drive() {
+    let (mut s, mut bench) = throttled_writes("10s", 3, 128 << 10);
+    assert_eq!(bench.sent.len(), 1);
+    // Within write 1, and across writes 2 and 3 (contiguous): both are
+    // answered from the queue. Across write 3's end into unwritten space:
+    // that read waits for write 3, which goes ahead of the limit.
+    let next_to_2 = Request::new(3, Op::Write, (2 << 20) + (128 << 10), 4096, Nanos::ZERO);
+    bench.submit(&mut s, next_to_2);
+    let read =
+        |id: u64, offset: u64, len: u64| Request::new(id, Op::Read, offset, len, Nanos::ZERO);
+    bench.submit(&mut s, read(10, (1 << 20) + 4096, 8192));
+    bench.submit(&mut s, read(11, (2 << 20) + (124 << 10), 8192));
+    bench.submit(&mut s, read(12, (2 << 20) + (128 << 10), 8192));
+    let order: Vec<u64> = bench.sent.iter().map(|c| c.requests[0].id.0).collect();
+    assert_eq!(order, [0, 3, 12], "reads 10 and 11 never reach the drive");
+    let reads = s.stats().class(Op::Read);
+    assert_eq!((reads.elided, reads.completed), (2, 2));
+    assert_eq!(
+        s.stats().class(Op::Write).queued,
+        2,
+        "writes 1 and 2 still held"
+    );
+    assert!(s.notes().iter().any(|n| n.contains("answered 2 reads")));
 }
 
 #[test]
