@@ -133,7 +133,7 @@ impl Session {
                 Dispatch::CompletedWithoutDevice(request) => {
                     let mut done = self.completion(&request, Outcome::Ok, None, now);
                     if request.op == Op::Read {
-                        done.data = Some(self.from_held_writes(&request));
+                        done.data = Some(self.bytes_of_held_writes(&request));
                     }
                     out.push(done)
                 }
@@ -165,7 +165,7 @@ impl Session {
     /// The bytes of a read the policy answered from the writes it holds
     /// (steer does when they cover every byte): over each byte, the newest
     /// write's.
-    fn from_held_writes(&self, read: &Request) -> Vec<u8> {
+    fn bytes_of_held_writes(&self, read: &Request) -> Vec<u8> {
         let (start, end) = (read.offset.0, read.end());
         let mut overlapping: Vec<(&u64, &(u64, Vec<u8>))> = self
             .write_data
