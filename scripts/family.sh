@@ -15,9 +15,11 @@
 # One run of the default scenario takes 2 to 25 s of one core (the host
 # link sets the read rate, so the request count: 0.2 M requests on a
 # 300 MB/s SATA drive, 1.5 M at 4 GB/s), and each (drive, seed) pair costs
-# 2 steer runs, STATIC_POINTS static ones and up to 6 refinements: the
-# default 50 x 3 is about 2,000 runs, hours on 2 cores; DRIVES and SEEDS
-# size it to the time at hand.
+# 2 steer runs, STATIC_POINTS static ones, up to 6 refinements and, where
+# no limit of the grid meets an objective, one more per halving below it
+# until one does (down to 10 kB/s: up to 8 more on a 5 GB/s drive, whose
+# runs are the longest): the default 50 x 3 is over 2,000 runs, hours on 2
+# cores; DRIVES and SEEDS size it to the time at hand.
 #
 # CASES=1 runs instead the family drives where steer failed (issue 25; the
 # reasons are in docs/RESULTS.md), each with the objective it missed, steer
