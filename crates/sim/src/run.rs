@@ -247,6 +247,19 @@ struct State {
     issuing_ended: Option<Nanos>,
     /// [`Simulation::workload_end`], which the loop asks every step.
     workload_end: Nanos,
+    /// What the last full look at the jobs ([`follow_jobs`](Self::follow_jobs))
+    /// found still holds while no job moved and time stays before
+    /// `quiet_until`; the loop then skips the look.
+    jobs_moved: bool,
+    /// The first job start (past its ramp) or stop after the last full
+    /// look: time crossing one may end a job or open a phase.
+    quiet_until: Nanos,
+    /// [`next_stop`](Self::next_stop) as of the last full look.
+    stop_ahead: Option<Nanos>,
+    /// Jobs still waiting for others to end (none: nothing to release).
+    waiting: usize,
+    /// Before this no phase edge is left to mark.
+    phase_edge_ahead: Nanos,
 }
 
 impl State {
@@ -274,6 +287,16 @@ impl State {
             ended_at: vec![None; sim.workload.jobs.len()],
             issuing_ended: None,
             workload_end: sim.workload_end(),
+            jobs_moved: true,
+            quiet_until: Nanos::ZERO,
+            stop_ahead: None,
+            waiting: sim
+                .workload
+                .jobs
+                .iter()
+                .filter(|job| !job.shape.after.is_empty())
+                .count(),
+            phase_edge_ahead: Nanos::ZERO,
         }
     }
 
@@ -300,6 +323,8 @@ impl State {
             };
             if ready {
                 self.jobs[i].release(now);
+                self.waiting -= 1;
+                self.jobs_moved = true;
             }
         }
     }
@@ -316,8 +341,31 @@ impl State {
             .min()
     }
 
-    /// After a step: jobs that ended, the end of issuing, the phases.
+    /// After a step: jobs that ended, the end of issuing, the phases; and
+    /// how long that holds. A job's ending, end of issuing and measuring
+    /// change only when it is touched while done issuing (before or after:
+    /// it cannot end otherwise), when it is released, or when time passes
+    /// its start and ramp or its stop; until one of these, a look would
+    /// find what the last one found.
     fn follow_jobs(&mut self, now: Nanos) {
+        if !self.jobs_moved && now < self.quiet_until {
+            return;
+        }
+        self.jobs_moved = false;
+        self.quiet_until = self
+            .jobs
+            .iter()
+            .flat_map(|g| {
+                [
+                    g.job().start + g.job().shape.ramp,
+                    g.job().stop.unwrap_or(Nanos(u64::MAX)),
+                ]
+            })
+            .filter(|at| *at > now)
+            .min()
+            .unwrap_or(Nanos(u64::MAX));
+        // The tracker may open or close phases.
+        self.phase_edge_ahead = Nanos::ZERO;
         for (job, ended) in self.jobs.iter().zip(&mut self.ended_at) {
             if ended.is_none() && job.ended(now) {
                 *ended = Some(now);
@@ -329,6 +377,7 @@ impl State {
         if let Some(tracker) = &mut self.tracker {
             tracker.update(now, &self.jobs, &mut self.recorder);
         }
+        self.stop_ahead = self.next_stop();
     }
 
     fn next_arrival(&self) -> Option<Nanos> {
@@ -341,6 +390,7 @@ impl State {
         sim: &Simulation,
         progress: &mut dyn FnMut(Nanos, Nanos) -> bool,
     ) -> Result<bool, SimError> {
+        self.stop_ahead = self.next_stop();
         let mut steps = 0u64;
         loop {
             steps += 1;
@@ -350,7 +400,7 @@ impl State {
             let arrival = self.next_arrival();
             let busy = self.submitted > self.completed;
             let stop = if sim.workload.job_phases {
-                self.next_stop()
+                self.stop_ahead
             } else {
                 None
             };
@@ -402,13 +452,14 @@ impl State {
             }
         }
         self.finished = finished;
-        if sim.workload.job_phases {
+        if sim.workload.job_phases && self.waiting > 0 {
             self.release_waiting(now);
         }
         if self.sched.next_timer().is_some_and(|t| t <= now) {
             let _ = self.sched.tick(now);
         }
         for job in &mut self.jobs {
+            let was_done = job.done_issuing();
             while job.next_at().is_some_and(|t| t <= now) {
                 if let Some(retry) = must_wait(job, self.sched.as_ref(), now) {
                     job.hold(now, retry);
@@ -422,6 +473,7 @@ impl State {
                     self.sched.enqueue(request, now);
                 }
             }
+            self.jobs_moved |= was_done || job.done_issuing();
         }
         while let Some(d) = self.sched.dispatch(now, self.device.view()) {
             match d {
@@ -439,6 +491,9 @@ impl State {
 
     /// Notes the drive's counters at the phase boundaries `now` has passed.
     fn mark_phases(&mut self, now: Nanos) {
+        if now < self.phase_edge_ahead {
+            return;
+        }
         let c = self.device.ftl().counters;
         let counters = (c.host_pages_written, c.gc_pages_moved);
         let phases = self.recorder.phases();
@@ -451,6 +506,18 @@ impl State {
                 *end = Some(counters);
             }
         }
+        self.phase_edge_ahead = phases
+            .iter()
+            .zip(&self.phase_counters)
+            .flat_map(|(phase, [start, end])| {
+                [
+                    start.is_none().then_some(phase.start),
+                    end.is_none().then_some(phase.end),
+                ]
+            })
+            .flatten()
+            .min()
+            .unwrap_or(Nanos(u64::MAX));
     }
 
     fn request_done(&mut self, request: &Request, at: Nanos) {
@@ -459,7 +526,9 @@ impl State {
         self.recorder
             .request_done(request.op, request.len.0, latency, at);
         if let Some(job) = self.jobs.get_mut(request.tenant.0 as usize) {
+            let was_done = job.done_issuing();
             job.completed(at);
+            self.jobs_moved |= was_done || job.done_issuing();
         }
     }
 
