@@ -377,6 +377,15 @@ impl Device {
         if !self.idle() {
             return None;
         }
+        self.first_idle_gc()
+    }
+
+    /// [`next_background_gc`](Self::next_background_gc) on an idle drive.
+    /// Out of line: the loop asks at every step, mostly of a busy drive,
+    /// and the die scan inlined made each of those calls save and restore
+    /// the registers it uses.
+    #[inline(never)]
+    fn first_idle_gc(&self) -> Option<Nanos> {
         let idle_time = self.t_background_idle;
         let link_idle = (self.idle_since + idle_time).max(self.link_free + idle_time);
         (0..self.dies.len())
