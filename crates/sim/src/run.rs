@@ -459,7 +459,11 @@ impl State {
             let _ = self.sched.tick(now);
         }
         for job in &mut self.jobs {
-            let was_done = job.done_issuing();
+            // A job due to issue is not done issuing (it has no next
+            // moment once it is), so only its state after counts.
+            if job.next_at().is_none_or(|t| t > now) {
+                continue;
+            }
             while job.next_at().is_some_and(|t| t <= now) {
                 if let Some(retry) = must_wait(job, self.sched.as_ref(), now) {
                     job.hold(now, retry);
@@ -473,7 +477,7 @@ impl State {
                     self.sched.enqueue(request, now);
                 }
             }
-            self.jobs_moved |= was_done || job.done_issuing();
+            self.jobs_moved |= job.done_issuing();
         }
         while let Some(d) = self.sched.dispatch(now, self.device.view()) {
             match d {
