@@ -106,11 +106,12 @@ impl ClassAccumulator {
 
     fn summary(&self, seconds: f64) -> ClassReport {
         let us = |ns: u64| (ns as f64 / 1e3 * 10.0).round() / 10.0;
+        let latency = self.latency.histogram();
         let q = |p: f64| {
             if self.ops == 0 {
                 0.0
             } else {
-                us(self.latency.value_at_quantile(p))
+                us(latency.value_at_quantile(p))
             }
         };
         ClassReport {
@@ -130,7 +131,7 @@ impl ClassAccumulator {
                 max: if self.ops == 0 {
                     0.0
                 } else {
-                    us(self.latency.max())
+                    us(latency.max())
                 },
             },
             slo_violations: self.slo_violations,

@@ -224,7 +224,7 @@ impl SeriesCollector {
             let Some(mut histogram) = histogram else {
                 continue;
             };
-            let p99 = histogram.value_at_quantile(0.99);
+            let p99 = histogram.histogram().value_at_quantile(0.99);
             class.p99_us = p99.min(u64::from(class.max_us)) as u32;
             histogram.reset();
             self.spare.push(histogram);
