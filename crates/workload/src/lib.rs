@@ -41,7 +41,6 @@ pub mod ftrace;
 pub mod html;
 pub mod job_phases;
 pub mod job_shape;
-mod latency_counts;
 pub mod output;
 pub mod report;
 pub mod series;

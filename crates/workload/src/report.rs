@@ -27,11 +27,11 @@
 //! writes and trims; flushes are apart in `flush`, as fio reports syncs;
 //! `slo_violations` counts requests slower than the SLO (35 ms by default).
 
+use hdrhistogram::Histogram;
 use iosteer_sched::objective::Metric;
 use iosteer_sched::{Nanos, Op};
 use serde::Serialize;
 
-use crate::latency_counts::LatencyCounts;
 use crate::series::Gauges;
 
 /// A phase of a run, by completion time.
@@ -50,7 +50,7 @@ pub(crate) struct ClassAccumulator {
     /// Sum of squared latencies in µs², for the standard deviation.
     sum_sq_us: f64,
     slo_violations: u64,
-    latency: LatencyCounts<u64>,
+    latency: Histogram<u64>,
 }
 
 impl Default for ClassAccumulator {
@@ -61,7 +61,7 @@ impl Default for ClassAccumulator {
             sum_ns: 0,
             sum_sq_us: 0.0,
             slo_violations: 0,
-            latency: LatencyCounts::new(3_600_000_000_000, 3),
+            latency: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("constant bounds"),
         }
     }
 }
@@ -69,7 +69,7 @@ impl Default for ClassAccumulator {
 impl ClassAccumulator {
     pub(crate) fn record(&mut self, bytes: u64, latency: Nanos, slo: Nanos) {
         self.count(bytes, latency, slo);
-        self.latency.record(latency.0.max(1));
+        self.latency.saturating_record(latency.0.max(1));
     }
 
     /// [`record`](Self::record) but for the latency histogram.
@@ -90,7 +90,7 @@ impl ClassAccumulator {
         self.sum_ns += other.sum_ns;
         self.sum_sq_us += other.sum_sq_us;
         self.slo_violations += other.slo_violations;
-        self.latency.add(&other.latency);
+        self.latency.add(&other.latency).expect("same bounds");
     }
 
     /// Population standard deviation of latency, µs.
@@ -106,12 +106,11 @@ impl ClassAccumulator {
 
     fn summary(&self, seconds: f64) -> ClassReport {
         let us = |ns: u64| (ns as f64 / 1e3 * 10.0).round() / 10.0;
-        let latency = self.latency.histogram();
         let q = |p: f64| {
             if self.ops == 0 {
                 0.0
             } else {
-                us(latency.value_at_quantile(p))
+                us(self.latency.value_at_quantile(p))
             }
         };
         ClassReport {
@@ -131,7 +130,7 @@ impl ClassAccumulator {
                 max: if self.ops == 0 {
                     0.0
                 } else {
-                    us(latency.max())
+                    us(self.latency.max())
                 },
             },
             slo_violations: self.slo_violations,
@@ -175,7 +174,7 @@ impl PhaseAccumulator {
     fn all(&self) -> ClassAccumulator {
         let mut all = self.classes[3].clone();
         for class in &self.classes[..3] {
-            all.latency.add(&class.latency);
+            all.latency.add(&class.latency).expect("same bounds");
         }
         all
     }

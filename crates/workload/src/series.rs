@@ -27,9 +27,8 @@
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 
+use hdrhistogram::Histogram;
 use iosteer_sched::{Nanos, Op, Scheduler};
-
-use crate::latency_counts::LatencyCounts;
 
 /// Seconds a second stays open after a later one has begun.
 pub(crate) const GRACE_SECONDS: u64 = 2;
@@ -39,8 +38,8 @@ const HIGHEST_US: u64 = 3_600_000_000;
 /// Two significant digits: buckets at most 1/128 of their value wide.
 const SIGNIFICANT_DIGITS: u8 = 2;
 
-fn empty_histogram() -> LatencyCounts<u32> {
-    LatencyCounts::new(HIGHEST_US, SIGNIFICANT_DIGITS)
+fn empty_histogram() -> Histogram<u32> {
+    Histogram::new_with_bounds(1, HIGHEST_US, SIGNIFICANT_DIGITS).expect("constant bounds")
 }
 
 /// One class in one second, as far as it is known.
@@ -104,7 +103,7 @@ impl SecondSummary {
 #[derive(Clone, Debug)]
 struct OpenSecond {
     summary: SecondSummary,
-    latency: [Option<LatencyCounts<u32>>; 3],
+    latency: [Option<Histogram<u32>>; 3],
 }
 
 impl OpenSecond {
@@ -125,7 +124,7 @@ pub(crate) struct SeriesCollector {
     /// Open seconds, in order: at most `GRACE_SECONDS + 1`.
     open: VecDeque<OpenSecond>,
     /// Histograms of closed seconds, reset, for the next ones to reuse.
-    spare: Vec<LatencyCounts<u32>>,
+    spare: Vec<Histogram<u32>>,
     sampled_up_to: Option<u64>,
 }
 
@@ -164,7 +163,7 @@ impl SeriesCollector {
         open.summary.classes[class].add(bytes, latency_us);
         open.latency[class]
             .get_or_insert_with(|| self.spare.pop().unwrap_or_else(empty_histogram))
-            .record(u64::from(latency_us));
+            .saturating_record(u64::from(latency_us));
     }
 
     /// A completion in a second already closed: counted, but too late for
@@ -224,7 +223,7 @@ impl SeriesCollector {
             let Some(mut histogram) = histogram else {
                 continue;
             };
-            let p99 = histogram.histogram().value_at_quantile(0.99);
+            let p99 = histogram.value_at_quantile(0.99);
             class.p99_us = p99.min(u64::from(class.max_us)) as u32;
             histogram.reset();
             self.spare.push(histogram);
@@ -382,10 +381,12 @@ impl SeriesCollector {
             .iter()
             .flat_map(|s| s.latency.iter().flatten())
             .chain(&self.spare);
-        let counts: usize = histograms.map(|h| h.buckets() * size_of::<u32>()).sum();
+        let counts: usize = histograms
+            .map(|h| h.distinct_values() * size_of::<u32>())
+            .sum();
         self.closed.capacity() * size_of::<SecondSummary>()
             + self.open.capacity() * size_of::<OpenSecond>()
-            + self.spare.capacity() * size_of::<LatencyCounts<u32>>()
+            + self.spare.capacity() * size_of::<Histogram<u32>>()
             + counts
     }
 
