@@ -29,6 +29,8 @@ mod example_job_files;
 mod job_file_tests;
 pub mod plan;
 pub mod run;
+#[cfg(test)]
+mod run_tests;
 pub mod scenario;
 #[cfg(test)]
 mod start_state_tests;

@@ -247,6 +247,19 @@ struct State {
     issuing_ended: Option<Nanos>,
     /// [`Simulation::workload_end`], which the loop asks every step.
     workload_end: Nanos,
+    /// What the last full look at the jobs ([`follow_jobs`](Self::follow_jobs))
+    /// found still holds while no job moved and time stays before
+    /// `quiet_until`; the loop then skips the look.
+    jobs_moved: bool,
+    /// The first job start (past its ramp) or stop after the last full
+    /// look: time crossing one may end a job or open a phase.
+    quiet_until: Nanos,
+    /// [`next_stop`](Self::next_stop) as of the last full look.
+    stop_ahead: Option<Nanos>,
+    /// Jobs still waiting for others to end (none: nothing to release).
+    waiting: usize,
+    /// Before this no phase edge is left to mark.
+    phase_edge_ahead: Nanos,
 }
 
 impl State {
@@ -274,6 +287,16 @@ impl State {
             ended_at: vec![None; sim.workload.jobs.len()],
             issuing_ended: None,
             workload_end: sim.workload_end(),
+            jobs_moved: true,
+            quiet_until: Nanos::ZERO,
+            stop_ahead: None,
+            waiting: sim
+                .workload
+                .jobs
+                .iter()
+                .filter(|job| !job.shape.after.is_empty())
+                .count(),
+            phase_edge_ahead: Nanos::ZERO,
         }
     }
 
@@ -300,6 +323,8 @@ impl State {
             };
             if ready {
                 self.jobs[i].release(now);
+                self.waiting -= 1;
+                self.jobs_moved = true;
             }
         }
     }
@@ -316,8 +341,31 @@ impl State {
             .min()
     }
 
-    /// After a step: jobs that ended, the end of issuing, the phases.
+    /// After a step: jobs that ended, the end of issuing, the phases; and
+    /// how long that holds. A job's ending, end of issuing and measuring
+    /// change only when it is touched while done issuing (before or after:
+    /// it cannot end otherwise), when it is released, or when time passes
+    /// its start and ramp or its stop; until one of these, a look would
+    /// find what the last one found.
     fn follow_jobs(&mut self, now: Nanos) {
+        if !self.jobs_moved && now < self.quiet_until {
+            return;
+        }
+        self.jobs_moved = false;
+        self.quiet_until = self
+            .jobs
+            .iter()
+            .flat_map(|g| {
+                [
+                    g.job().start + g.job().shape.ramp,
+                    g.job().stop.unwrap_or(Nanos(u64::MAX)),
+                ]
+            })
+            .filter(|at| *at > now)
+            .min()
+            .unwrap_or(Nanos(u64::MAX));
+        // The tracker may open or close phases.
+        self.phase_edge_ahead = Nanos::ZERO;
         for (job, ended) in self.jobs.iter().zip(&mut self.ended_at) {
             if ended.is_none() && job.ended(now) {
                 *ended = Some(now);
@@ -329,6 +377,7 @@ impl State {
         if let Some(tracker) = &mut self.tracker {
             tracker.update(now, &self.jobs, &mut self.recorder);
         }
+        self.stop_ahead = self.next_stop();
     }
 
     fn next_arrival(&self) -> Option<Nanos> {
@@ -341,6 +390,7 @@ impl State {
         sim: &Simulation,
         progress: &mut dyn FnMut(Nanos, Nanos) -> bool,
     ) -> Result<bool, SimError> {
+        self.stop_ahead = self.next_stop();
         let mut steps = 0u64;
         loop {
             steps += 1;
@@ -350,7 +400,7 @@ impl State {
             let arrival = self.next_arrival();
             let busy = self.submitted > self.completed;
             let stop = if sim.workload.job_phases {
-                self.next_stop()
+                self.stop_ahead
             } else {
                 None
             };
@@ -402,13 +452,18 @@ impl State {
             }
         }
         self.finished = finished;
-        if sim.workload.job_phases {
+        if sim.workload.job_phases && self.waiting > 0 {
             self.release_waiting(now);
         }
         if self.sched.next_timer().is_some_and(|t| t <= now) {
             let _ = self.sched.tick(now);
         }
         for job in &mut self.jobs {
+            // A job due to issue is not done issuing (it has no next
+            // moment once it is), so only its state after counts.
+            if job.next_at().is_none_or(|t| t > now) {
+                continue;
+            }
             while job.next_at().is_some_and(|t| t <= now) {
                 if let Some(retry) = must_wait(job, self.sched.as_ref(), now) {
                     job.hold(now, retry);
@@ -422,6 +477,7 @@ impl State {
                     self.sched.enqueue(request, now);
                 }
             }
+            self.jobs_moved |= job.done_issuing();
         }
         while let Some(d) = self.sched.dispatch(now, self.device.view()) {
             match d {
@@ -439,6 +495,9 @@ impl State {
 
     /// Notes the drive's counters at the phase boundaries `now` has passed.
     fn mark_phases(&mut self, now: Nanos) {
+        if now < self.phase_edge_ahead {
+            return;
+        }
         let c = self.device.ftl().counters;
         let counters = (c.host_pages_written, c.gc_pages_moved);
         let phases = self.recorder.phases();
@@ -451,6 +510,18 @@ impl State {
                 *end = Some(counters);
             }
         }
+        self.phase_edge_ahead = phases
+            .iter()
+            .zip(&self.phase_counters)
+            .flat_map(|(phase, [start, end])| {
+                [
+                    start.is_none().then_some(phase.start),
+                    end.is_none().then_some(phase.end),
+                ]
+            })
+            .flatten()
+            .min()
+            .unwrap_or(Nanos(u64::MAX));
     }
 
     fn request_done(&mut self, request: &Request, at: Nanos) {
@@ -459,7 +530,9 @@ impl State {
         self.recorder
             .request_done(request.op, request.len.0, latency, at);
         if let Some(job) = self.jobs.get_mut(request.tenant.0 as usize) {
+            let was_done = job.done_issuing();
             job.completed(at);
+            self.jobs_moved |= was_done || job.done_issuing();
         }
     }
 
@@ -659,142 +732,4 @@ pub fn run_all(
         }
     }
     Ok((reports, started.elapsed().as_secs_f64()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use iosteer_sched::LifetimeHint;
-    use iosteer_workload::workload::{Arrival, JobKind, Synthetic};
-
-    /// A sequential writer offering 8 MB/s, 64 writes deep at most, for 5 s,
-    /// on a fresh drive.
-    fn writer(backpressure: Option<Nanos>) -> Simulation {
-        let fill = Synthetic {
-            read_percent: 0,
-            trim: false,
-            sequential: true,
-            block_min: 128 << 10,
-            block_max: 128 << 10,
-            align: 128 << 10,
-            offset: 0,
-            size: 1 << 30,
-            arrival: Arrival {
-                iops: None,
-                bytes_per_s: Some(8e6),
-                poisson: false,
-                iodepth: 64,
-                thinktime: Nanos::ZERO,
-            },
-            trim_ahead: Some(16 << 20),
-            hint: LifetimeHint::None,
-            backpressure,
-        };
-        let job = Job {
-            name: "fill".into(),
-            kind: JobKind::Synthetic(fill),
-            start: Nanos::ZERO,
-            stop: Some(Nanos::from_secs(5)),
-            shape: Default::default(),
-        };
-        let device = DeviceConfig::preset("consumer-sata").unwrap();
-        let mut sim = Simulation::of_jobs(device, vec![job], "run", 1, Nanos::from_secs(10));
-        // While the writer runs, and after (the deaf one's queue drains).
-        sim.workload.phases = vec![
-            Phase {
-                name: "run".into(),
-                start: Nanos::ZERO,
-                end: Nanos::from_secs(5),
-            },
-            Phase {
-                name: "drain".into(),
-                start: Nanos::from_secs(5),
-                end: Nanos::from_secs(15),
-            },
-        ];
-        sim.precondition = Precondition {
-            state: StartState::Empty,
-            seed: 1,
-        };
-        sim
-    }
-
-    fn run(sim: &Simulation, spec: &str) -> RunReport {
-        let aged = sim.aged_device().unwrap();
-        let report = sim.run(spec, &aged, &mut |_, _| true).unwrap();
-        assert!(!report.interrupted && report.unfinished == 0);
-        report
-    }
-
-    fn queued_writes(report: &RunReport) -> Vec<u32> {
-        report.series.iter().map(|s| s.gauges.queued[1]).collect()
-    }
-
-    fn max_queued_writes(report: &RunReport) -> u32 {
-        queued_writes(report).into_iter().max().unwrap()
-    }
-
-    /// A 2 MB/s write limit against a writer offering 8 MB/s: the deaf writer
-    /// fills the scheduler's queue up to its iodepth and its writes wait
-    /// seconds; the listening one keeps a write or two queued, its writes
-    /// wait about its bound (plus one write's 66 ms at the limit), and it
-    /// writes as much.
-    #[test]
-    fn a_listening_writer_keeps_the_queue_short_where_a_deaf_one_fills_it() {
-        const SPEC: &str = "netflix:write.limiter=bandwidth,write.current=2000";
-        let deaf = run(&writer(None), SPEC);
-        let listening = run(&writer(Some(Nanos::from_millis(50))), SPEC);
-        let (d, l) = (
-            &deaf.phase("all").unwrap().write,
-            &listening.phase("all").unwrap().write,
-        );
-        assert!(max_queued_writes(&deaf) >= 32, "{:?}", queued_writes(&deaf));
-        assert!(d.lat_us.max > 2e6, "deaf write max {} us", d.lat_us.max);
-        assert!(
-            max_queued_writes(&listening) <= 2,
-            "{:?}",
-            queued_writes(&listening)
-        );
-        assert!(
-            l.lat_us.max < 150e3,
-            "listening write max {} us",
-            l.lat_us.max
-        );
-        assert!(
-            l.lat_us.p99 < 0.1 * d.lat_us.p99,
-            "{} {}",
-            l.lat_us.p99,
-            d.lat_us.p99
-        );
-        let written = |r: &RunReport| r.phase("run").unwrap().write.ops as f64;
-        assert!(
-            written(&listening) >= 0.9 * written(&deaf),
-            "while it ran, the listening writer wrote {} writes, the deaf one {}",
-            written(&listening),
-            written(&deaf)
-        );
-        assert!(
-            listening.notes.iter().any(|n| n
-                .contains("job fill listens to back-pressure (bound 50 ms)")
-                && n.contains("behind when it stopped")),
-            "{:?}",
-            listening.notes
-        );
-        assert!(deaf.notes.is_empty(), "{:?}", deaf.notes);
-    }
-
-    /// A bound the scheduler never reaches changes nothing: the listening
-    /// job draws and issues exactly what the deaf one does.
-    #[test]
-    fn a_bound_never_reached_changes_nothing() {
-        let deaf = run(&writer(None), "fifo");
-        let listening = run(&writer(Some(Nanos::from_secs(3600))), "fifo");
-        assert_eq!(deaf.phases, listening.phases);
-        assert_eq!(deaf.series, listening.series);
-        assert!(
-            listening.notes[0].contains("held 0 times"),
-            "{:?}",
-            listening.notes
-        );
-    }
 }

@@ -758,7 +758,8 @@ impl Generator {
             if closed_loop || thinks {
                 self.shaped.completions += 1;
                 let every = u64::from(self.job.shape.thinktime_blocks.max(1));
-                let think = if self.shaped.completions % every == 0 {
+                // The remainder only when there is a think time to take.
+                let think = if thinks && self.shaped.completions % every == 0 {
                     s.arrival.thinktime
                 } else {
                     Nanos::ZERO

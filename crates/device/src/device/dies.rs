@@ -67,9 +67,14 @@ pub(super) struct Die {
     pub(super) owed: VecDeque<GcWork>,
     pub(super) owed_erases: u32,
     pub(super) owed_moves: u32,
+    /// NAND time of the GC owed (set with [`Die::set_owed_time`]).
     pub(super) owed_time: Nanos,
-    /// NAND time of host tasks queued here.
+    /// NAND time of host tasks queued here (set with
+    /// [`Die::set_queued_time`]).
     pub(super) queued_time: Nanos,
+    /// `queued_time + owed_time`, kept as they change: least-busy placement
+    /// reads it for every die on every page written.
+    backlog: Nanos,
     /// Merge: the logical pages of owed moves, in order (cancelled ones
     /// stay until reached), and moves whose array read a host read lent.
     pub(super) pending: VecDeque<u32>,
@@ -116,6 +121,18 @@ fn take_task(queue: &mut VecDeque<PageTask>, index: usize) -> PageTask {
     task.expect("index is in range")
 }
 
+impl Die {
+    pub(super) fn set_queued_time(&mut self, queued: Nanos) {
+        self.queued_time = queued;
+        self.backlog = self.queued_time + self.owed_time;
+    }
+
+    pub(super) fn set_owed_time(&mut self, owed: Nanos) {
+        self.owed_time = owed;
+        self.backlog = self.queued_time + self.owed_time;
+    }
+}
+
 impl Device {
     fn channel_of(&self, die: usize) -> usize {
         die % self.channels.len()
@@ -142,7 +159,9 @@ impl Device {
         let n = self.dies.len();
         let start = self.next_die;
         self.next_die = (start + 1) % n;
-        let ends = |die: &Die| die.busy_until.max(now) + die.queued_time + die.owed_time;
+        // `+` saturates, and saturating sums of non-negative terms do not
+        // depend on their grouping: the backlog sum is the same end.
+        let ends = |die: &Die| die.busy_until.max(now) + die.backlog;
         // From `start` round to `start - 1`, the first of equals kept: two
         // plain loops, as this runs for every page written.
         let (mut best, mut best_ends) = (start, ends(&self.dies[start]));
@@ -195,7 +214,7 @@ impl Device {
             arrived: at,
             seen,
         });
-        die.queued_time += cost;
+        die.set_queued_time(die.queued_time + cost);
         if self.holding_dies {
             return;
         }
@@ -323,7 +342,7 @@ impl Device {
             (self.t_read, DieWork::Read)
         };
         let die = &mut self.dies[d];
-        die.queued_time = die.queued_time - cost;
+        die.set_queued_time(die.queued_time - cost);
         die.running = Some(Running::Host(task));
         let c = self.channel_of(d);
         let transfer = Nanos(self.t_page_transfer.0 * u64::from(pages));

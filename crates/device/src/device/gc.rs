@@ -88,7 +88,7 @@ impl Die {
         self.lent_reads = 0;
         self.cancelled_moves = 0;
         self.suspended = None;
-        self.owed_time = Nanos::ZERO;
+        self.set_owed_time(Nanos::ZERO);
     }
 
     /// Takes the next step of the GC owed: one page move or one erase, or
@@ -196,7 +196,8 @@ impl Device {
             cost += self.gc_cost(victim);
             self.dies[d].owed.push_back(victim);
         }
-        self.dies[d].owed_time += cost;
+        let die = &mut self.dies[d];
+        die.set_owed_time(die.owed_time + cost);
     }
 
     /// Merge: a host read of logical page `lpn` lends an owed move of that
@@ -236,7 +237,7 @@ impl Device {
             work.pages_moved -= 1;
             die.owed_moves -= 1;
             die.cancelled_moves += 1;
-            die.owed_time = die.owed_time - t_move;
+            die.set_owed_time(die.owed_time - t_move);
         }
     }
 
@@ -289,7 +290,7 @@ impl Device {
         let step = die.take_gc_step(self.config.gc.mode == GcMode::Blocking, planes);
         let owed_cost = self.gc_cost(step);
         let die = &mut self.dies[d];
-        die.owed_time = die.owed_time - owed_cost;
+        die.set_owed_time(die.owed_time - owed_cost);
         let mut cost = owed_cost;
         if step.pages_moved == 1 && self.next_move_was_lent_a_read(d) {
             cost = cost - self.t_read;
@@ -376,6 +377,15 @@ impl Device {
         if !self.idle() {
             return None;
         }
+        self.first_idle_gc()
+    }
+
+    /// [`next_background_gc`](Self::next_background_gc) on an idle drive.
+    /// Out of line: the loop asks at every step, mostly of a busy drive,
+    /// and the die scan inlined made each of those calls save and restore
+    /// the registers it uses.
+    #[inline(never)]
+    fn first_idle_gc(&self) -> Option<Nanos> {
         let idle_time = self.t_background_idle;
         let link_idle = (self.idle_since + idle_time).max(self.link_free + idle_time);
         (0..self.dies.len())

@@ -137,10 +137,11 @@ impl Device {
                 Partner::Join => {}
             }
             let task = self.dies[d].host.remove(index).expect("index is in range");
+            let die = &mut self.dies[d];
             if task.write {
-                self.dies[d].queued_time = self.dies[d].queued_time - self.t_program;
+                die.set_queued_time(die.queued_time - self.t_program);
             } else {
-                self.dies[d].queued_time = self.dies[d].queued_time - self.t_read;
+                die.set_queued_time(die.queued_time - self.t_read);
                 self.count_read_wait(d, &task);
             }
             self.dies[d].batch.push(task);

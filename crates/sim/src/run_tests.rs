@@ -1,0 +1,140 @@
+//! The loop end to end: jobs that listen to back-pressure against ones
+//! that do not.
+
+use iosteer_device::{DeviceConfig, Precondition, StartState};
+use iosteer_sched::{LifetimeHint, Nanos};
+use iosteer_workload::report::{Phase, RunReport};
+use iosteer_workload::workload::{Arrival, Job, JobKind, Synthetic};
+
+use crate::run::Simulation;
+
+/// A sequential writer offering 8 MB/s, 64 writes deep at most, for 5 s,
+/// on a fresh drive.
+fn writer(backpressure: Option<Nanos>) -> Simulation {
+    let fill = Synthetic {
+        read_percent: 0,
+        trim: false,
+        sequential: true,
+        block_min: 128 << 10,
+        block_max: 128 << 10,
+        align: 128 << 10,
+        offset: 0,
+        size: 1 << 30,
+        arrival: Arrival {
+            iops: None,
+            bytes_per_s: Some(8e6),
+            poisson: false,
+            iodepth: 64,
+            thinktime: Nanos::ZERO,
+        },
+        trim_ahead: Some(16 << 20),
+        hint: LifetimeHint::None,
+        backpressure,
+    };
+    let job = Job {
+        name: "fill".into(),
+        kind: JobKind::Synthetic(fill),
+        start: Nanos::ZERO,
+        stop: Some(Nanos::from_secs(5)),
+        shape: Default::default(),
+    };
+    let device = DeviceConfig::preset("consumer-sata").unwrap();
+    let mut sim = Simulation::of_jobs(device, vec![job], "run", 1, Nanos::from_secs(10));
+    // While the writer runs, and after (the deaf one's queue drains).
+    sim.workload.phases = vec![
+        Phase {
+            name: "run".into(),
+            start: Nanos::ZERO,
+            end: Nanos::from_secs(5),
+        },
+        Phase {
+            name: "drain".into(),
+            start: Nanos::from_secs(5),
+            end: Nanos::from_secs(15),
+        },
+    ];
+    sim.precondition = Precondition {
+        state: StartState::Empty,
+        seed: 1,
+    };
+    sim
+}
+
+fn run(sim: &Simulation, spec: &str) -> RunReport {
+    let aged = sim.aged_device().unwrap();
+    let report = sim.run(spec, &aged, &mut |_, _| true).unwrap();
+    assert!(!report.interrupted && report.unfinished == 0);
+    report
+}
+
+fn queued_writes(report: &RunReport) -> Vec<u32> {
+    report.series.iter().map(|s| s.gauges.queued[1]).collect()
+}
+
+fn max_queued_writes(report: &RunReport) -> u32 {
+    queued_writes(report).into_iter().max().unwrap()
+}
+
+/// A 2 MB/s write limit against a writer offering 8 MB/s: the deaf writer
+/// fills the scheduler's queue up to its iodepth and its writes wait
+/// seconds; the listening one keeps a write or two queued, its writes
+/// wait about its bound (plus one write's 66 ms at the limit), and it
+/// writes as much.
+#[test]
+fn a_listening_writer_keeps_the_queue_short_where_a_deaf_one_fills_it() {
+    const SPEC: &str = "netflix:write.limiter=bandwidth,write.current=2000";
+    let deaf = run(&writer(None), SPEC);
+    let listening = run(&writer(Some(Nanos::from_millis(50))), SPEC);
+    let (d, l) = (
+        &deaf.phase("all").unwrap().write,
+        &listening.phase("all").unwrap().write,
+    );
+    assert!(max_queued_writes(&deaf) >= 32, "{:?}", queued_writes(&deaf));
+    assert!(d.lat_us.max > 2e6, "deaf write max {} us", d.lat_us.max);
+    assert!(
+        max_queued_writes(&listening) <= 2,
+        "{:?}",
+        queued_writes(&listening)
+    );
+    assert!(
+        l.lat_us.max < 150e3,
+        "listening write max {} us",
+        l.lat_us.max
+    );
+    assert!(
+        l.lat_us.p99 < 0.1 * d.lat_us.p99,
+        "{} {}",
+        l.lat_us.p99,
+        d.lat_us.p99
+    );
+    let written = |r: &RunReport| r.phase("run").unwrap().write.ops as f64;
+    assert!(
+        written(&listening) >= 0.9 * written(&deaf),
+        "while it ran, the listening writer wrote {} writes, the deaf one {}",
+        written(&listening),
+        written(&deaf)
+    );
+    assert!(
+        listening.notes.iter().any(|n| n
+            .contains("job fill listens to back-pressure (bound 50 ms)")
+            && n.contains("behind when it stopped")),
+        "{:?}",
+        listening.notes
+    );
+    assert!(deaf.notes.is_empty(), "{:?}", deaf.notes);
+}
+
+/// A bound the scheduler never reaches changes nothing: the listening
+/// job draws and issues exactly what the deaf one does.
+#[test]
+fn a_bound_never_reached_changes_nothing() {
+    let deaf = run(&writer(None), "fifo");
+    let listening = run(&writer(Some(Nanos::from_secs(3600))), "fifo");
+    assert_eq!(deaf.phases, listening.phases);
+    assert_eq!(deaf.series, listening.series);
+    assert!(
+        listening.notes[0].contains("held 0 times"),
+        "{:?}",
+        listening.notes
+    );
+}
