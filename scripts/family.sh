@@ -21,6 +21,9 @@
 # runs are the longest): the default 50 x 3 is over 2,000 runs, hours on 2
 # cores; DRIVES and SEEDS size it to the time at hand.
 #
+# STEER_ONLY=1 runs steer alone, without the static grid (minutes, not
+# hours): the share of pairs meeting each objective, nothing else.
+#
 # CASES=1 runs instead the family drives where steer failed (issue 25; the
 # reasons are in docs/RESULTS.md), each with the objective it missed, steer
 # and the static limit that met it: a fixed steer meets it on each. Steer
@@ -55,6 +58,24 @@ family:5 p99<=1.5x 516 was below the write deadline's floor (0.84 MB/s)
 family:2 p99<=1.5x - was below the write deadline's floor
 family:11 p99<=2x - was below the write deadline's floor
 LIST
+  exit 0
+fi
+if [ -n "${STEER_ONLY:-}" ]; then
+  # steer alone, no static grid: each (drive, seed, objective) as a one-drive
+  # sweep, two at a time; prints "drive seed objective write_MB/s value
+  # bound met" per run and the pairs met per objective. STEER_ONLY may carry
+  # tunables to add (STEER_ONLY=,min_rate=10; "1" for none). Drives are
+  # family numbers (FIRST..LAST of DRIVES=family:FIRST..LAST), seeds 1..3.
+  extra=${STEER_ONLY#1}
+  range=${DRIVES:-family:1..50}; range=${range#family:}
+  for d in $(seq "${range%..*}" "${range#*..}"); do for s in 1 2 3; do for o in 2x 1.5x; do
+    echo "$d $s $o"
+  done; done; done | xargs -P 2 -n 3 sh -c '
+    set -- "$0" "$1" "$2" $('"$bin"' sweep fill-while-serving --device "family:$0" --seed "$1" \
+      --objective "p99<=$2" --chart - --sched "steer:objective=p99<=$2'"$extra"'" 2>/dev/null \
+      | grep "^  steer")
+    echo "$1 $2 $3 $5 $6 $9 ${11}"' | sort -n -k1 -k2 | tee /dev/stderr |
+    awk '{n[$3]++; if ($7 == "yes") m[$3]++} END {for (o in n) print "p99<=" o ": met on " m[o]+0 " of " n[o] " (drive, seed) pairs"}'
   exit 0
 fi
 out=${OUT:-target/family}
