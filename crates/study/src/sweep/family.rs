@@ -42,8 +42,8 @@ pub const STATIC_TOP: f64 = 0.06;
 /// Limits added between the best static limit and the next above it, per
 /// objective: three quarter-doublings.
 pub const REFINE: u32 = 3;
-/// The lowest static limit tried, kB/s: a tenth of steer's floor
-/// (`min_rate`), one 128 KiB write every 13 s.
+/// The lowest static limit tried, kB/s: steer's floor (`min_rate`), one
+/// 128 KiB write every 13 s.
 pub const STATIC_FLOOR: u64 = 10;
 
 /// What is wrong with a family sweep's drives.

@@ -51,7 +51,7 @@ pub const TUNABLES: &[Tunable] = &[
     },
     Tunable {
         key: "min_rate",
-        default: "100",
+        default: "10",
         help: "lowest write limit, kB/s (1 kB = 1000 B)",
     },
     Tunable {
@@ -108,7 +108,7 @@ impl Default for SteerConfig {
             trim_deadline: Nanos::from_secs(1),
             trim_hold: Nanos::from_secs(5),
             write_depth: 4,
-            min_rate: 100,
+            min_rate: 10,
             max_rate: 10_000_000,
             start_rate: 10_000,
             quanta: 200,

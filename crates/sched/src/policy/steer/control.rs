@@ -35,8 +35,10 @@ pub(super) struct Window {
     /// Misses expected of the overdue writes sent in the window (the cost
     /// per byte times their bytes), not yet charged.
     pub(super) late_cost: f64,
-    /// A write waited on the limit during the window.
+    /// A write waited on the limiters during the window...
     pub(super) limited: bool,
+    /// ...on the bandwidth limit itself (not only on the writes in flight).
+    pub(super) rate_bound: bool,
     /// Writes were queued or in the device at some point of the window.
     pub(super) loaded: bool,
 }
@@ -50,8 +52,10 @@ pub(super) struct Span {
     misses: f64,
     background: f64,
     bytes: u64,
-    /// A write waited on the limit in the last `HORIZON` of it.
+    /// A write waited on the limiters, and on the bandwidth limit itself,
+    /// in the last `HORIZON` of it.
     limited: bool,
+    rate_bound: bool,
 }
 
 impl Span {
@@ -126,6 +130,7 @@ impl Steer {
             t.background += w.background;
             t.bytes += w.write_bytes;
             t.limited |= w.limited && n < windows;
+            t.rate_bound |= w.rate_bound && n < windows;
         }
         t
     }
@@ -231,7 +236,14 @@ impl Steer {
                 return;
             }
             let seconds = (recent.windows.max(1) as u64 * WINDOW.0) as f64 / 1e9;
-            let used = recent.bytes as f64 / 1000.0 / seconds;
+            let mut used = recent.bytes as f64 / 1000.0 / seconds;
+            // Held by the bandwidth limit itself, the writes use all of it
+            // (over a write's repayment): a 1 MiB write at a 10 kB/s floor
+            // repays for 100 s with nothing sent, which is no sign that
+            // the writer wants less.
+            if recent.rate_bound {
+                used = used.max(self.rate);
+            }
             rate = rate
                 .max(self.rate + MIN_STEP as f64)
                 .min((2.0 * used).max(self.rate));

@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use crate::limiter::LimiterKind;
 use crate::ordering::{flush_may_go, Queued};
 use crate::request::{Command, Op, Request};
 use crate::units::{Bytes, Nanos};
@@ -244,12 +245,15 @@ impl Steer {
         if self.trims_waiting(now) || self.calibrating(now) {
             return None;
         }
-        let ok = self
-            .limiter
-            .admits(self.base.stats.class(Op::Write).in_flight);
+        let in_flight = self.base.stats.class(Op::Write).in_flight;
+        let ok = self.limiter.admits(in_flight);
         if !ok {
             self.base.stats.class_mut(Op::Write).limited = true;
             self.current.limited = true;
+            self.current.rate_bound |= self
+                .limiter
+                .get(LimiterKind::Bandwidth)
+                .is_some_and(|l| !l.admits(in_flight));
         }
         ok.then_some(oldest)
     }
