@@ -108,7 +108,7 @@ const CLASS_COUNTERS: [ClassCounter; 9] = [
     ),
     (
         "iosteer_requests_elided_total",
-        "Trims the scheduler completed without sending them (advisory or sped up).",
+        "Requests the scheduler completed without sending them (advisory or sped-up trims, reads answered from queued writes).",
         |c| c.elided,
     ),
     (

@@ -164,13 +164,16 @@ impl Session {
 
     /// The bytes of a read the policy answered from the writes it holds
     /// (steer does when they cover every byte): over each byte, the newest
-    /// write's.
+    /// write's among those submitted before the read (a write submitted
+    /// after it, before the answer is handed back, is not what it read).
     fn bytes_of_held_writes(&self, read: &Request) -> Vec<u8> {
         let (start, end) = (read.offset.0, read.end());
         let mut overlapping: Vec<(&u64, &(u64, Vec<u8>))> = self
             .write_data
             .iter()
-            .filter(|(_, (offset, bytes))| *offset < end && offset + bytes.len() as u64 > start)
+            .filter(|(id, (offset, bytes))| {
+                **id < read.id.0 && *offset < end && offset + bytes.len() as u64 > start
+            })
             .collect();
         overlapping.sort_unstable_by_key(|(id, _)| **id);
         let mut data = vec![0; read.len.0 as usize];
@@ -301,12 +304,14 @@ mod tests {
         let Some(mut session) = session(&path, "steer:min_rate=1,start_rate=1") else {
             return;
         };
-        // The first write goes (in debt); the next three are held at 1 kB/s.
+        // Every write is held (no read baseline yet, then 1 kB/s).
         session.write(0, vec![9; 4096]);
         session.write(8192, vec![1; 8192]);
         session.write(16384, vec![2; 8192]);
         session.write(12288, vec![3; 4096]);
         let read = session.read(10240, 8192);
+        // Written after the read was asked for: not what it reads.
+        session.write(8192, vec![7; 16384]);
         let mut done = Vec::new();
         session.poll(Duration::from_millis(1), &mut done).unwrap();
         let answer = done

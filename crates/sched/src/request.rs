@@ -3,8 +3,8 @@
 //! A producer builds a [`Request`] and hands it to
 //! [`Scheduler::enqueue`](crate::Scheduler::enqueue). The scheduler later hands
 //! back a [`Dispatch`]: either a [`Command`] for the device (one request, or
-//! several trims coalesced into one command) or a trim that it completed
-//! without sending (an advisory trim). When the device finishes a command, the
+//! several trims coalesced into one command) or a request that it completed
+//! without sending (an advisory trim, or a read answered from queued writes). When the device finishes a command, the
 //! caller reports it with a [`Completion`] built from that command.
 
 use smallvec::SmallVec;

@@ -339,9 +339,10 @@ pub struct ClassStats {
     pub dispatched: u64,
     /// Device commands; fewer than `dispatched` when trims are coalesced.
     pub commands: u64,
-    /// Requests finished, by the device or as advisory trims.
+    /// Requests finished, by the device or by the scheduler itself.
     pub completed: u64,
-    /// Advisory trims completed without being sent.
+    /// Requests the scheduler finished without sending them: advisory
+    /// trims, and reads steer answered from queued writes.
     pub elided: u64,
     /// Requests whose command failed.
     pub errors: u64,

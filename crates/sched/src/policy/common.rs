@@ -129,13 +129,14 @@ pub(crate) trait Policy: Send {
     /// sped up); `None` for a policy that sends trims as writes.
     fn trims(&mut self) -> Option<&mut TrimQueue>;
 
-    /// A trim completed without the device (written over, or sped up): it
-    /// is handed back before anything is sent.
+    /// A request completed without the device (by default a trim written
+    /// over or sped up; steer also answers reads from queued writes): it is
+    /// handed back before anything is sent.
     fn pop_elided(&mut self) -> Option<Request> {
         self.trims()?.pop_elided()
     }
 
-    /// What a policy does once an elided trim is counted.
+    /// What a policy does once an elided request is counted.
     fn after_elide(&mut self, _now: Nanos) {}
 
     /// What a policy does before choosing, once the device's slots are

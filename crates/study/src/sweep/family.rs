@@ -341,9 +341,10 @@ impl FamilySweep {
         })
     }
 
-    /// One drive: the settings and the coarse grid, then the refinement
-    /// around each objective's best (only the new limits run), judged by
-    /// every objective.
+    /// One drive: the settings and the coarse grid, the descent below it
+    /// for an objective no limit meets, then the refinement around each
+    /// objective's best (only the new limits run), judged by every
+    /// objective.
     fn run_drive(&self, drive: &DeviceConfig) -> Result<Vec<DriveResult>, SweepError> {
         let mut limits = static_grid(drive, self.static_points);
         limits.dedup();
@@ -456,7 +457,6 @@ fn drive_result(
     let first = report.points.len() - limits.len();
     let best_index = best(&report.points[first..]);
     let best_point = best_index.map(|i| &report.points[first + i]);
-    // The refined limits follow the grid's, so the top is the largest.
     let top = limits.iter().copied().max().unwrap_or(0);
     let best_mbps = best_point.map(|p| p.write_mbps);
     let per_seed = report

@@ -184,7 +184,7 @@
 //! Ordering ([`crate::ordering::Barrier`]): a flush waits for the writes
 //! before it to complete, and the writes after it wait for the flush. A read
 //! whose every byte queued writes cover is answered from their data at once
-//! (for each byte the newest write's), without the drive, as a page cache
+//! (for each byte the newest queued write's), without the drive, as a page cache
 //! answers a read of dirty data; the run's notes count them. A read that
 //! overlaps queued writes otherwise waits for them, but only that read
 //! waits (aside), and only those writes go at once, ahead of the limit and of

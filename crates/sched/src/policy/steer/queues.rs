@@ -40,7 +40,9 @@ impl Unsent {
     }
 
     /// Whether the unsent writes cover every byte of `read`: then the
-    /// newest of them over each byte holds the data the read asks for.
+    /// newest unsent one over each byte holds the data the read is answered
+    /// with (a write sent ahead of an older one it overlaps, for a read it
+    /// held, is not newer data the drive will keep: the older lands last).
     pub(super) fn cover(&self, read: &Request) -> bool {
         let from = read.offset.0.saturating_sub(self.longest);
         // By offset, so a gap shows as a write starting past the covered end.
