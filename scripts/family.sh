@@ -16,10 +16,11 @@
 # link sets the read rate, so the request count: 0.2 M requests on a
 # 300 MB/s SATA drive, 1.5 M at 4 GB/s), and each (drive, seed) pair costs
 # 2 steer runs, STATIC_POINTS static ones, up to 6 refinements and, where
-# no limit of the grid meets an objective, one more per halving below it
-# until one does (down to 10 kB/s: up to 8 more on a 5 GB/s drive, whose
-# runs are the longest): the default 50 x 3 is over 2,000 runs, hours on 2
-# cores; DRIVES and SEEDS size it to the time at hand.
+# no limit of the grid meets an objective, the lowest halving below it
+# (10 kB/s or just above) and, if that meets, a bisection of the halvings
+# between (at most 4 more on a 7 GB/s drive, whose runs are the longest):
+# the default 50 x 3 is about 2,000 runs; DRIVES and SEEDS size it to the
+# time at hand.
 #
 # STEER_ONLY=1 runs steer alone, without the static grid (minutes, not
 # hours): the share of pairs meeting each objective, nothing else.

@@ -1,0 +1,99 @@
+//! The family sweep's own tests: drive lists, the static grid, stated
+//! objectives and the aggregate.
+
+use super::*;
+
+#[test]
+fn drive_lists_expand_ranges_presets_and_single_family_drives() {
+    let drives = parse_drives("family:1..3, consumer-sata,family:9").unwrap();
+    let names: Vec<_> = drives.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names.len(), 5);
+    assert!(names[0].starts_with("family:1 ") && names[2].starts_with("family:3 "));
+    assert_eq!(names[3], "consumer-sata");
+    assert!(names[4].starts_with("family:9 "));
+    assert!(is_drive_list("family:1..50") && is_drive_list("a,b"));
+    assert!(!is_drive_list("family:4") && !is_drive_list("consumer-sata"));
+}
+
+#[test]
+fn bad_drive_lists_name_the_item_and_what_is_accepted() {
+    let err = |t: &str| parse_drives(t).unwrap_err().to_string();
+    assert!(err("family:5..2").contains("reversed"));
+    assert!(err("family:a..2").contains("family:1..50"));
+    assert!(err("family:1..5000").contains("more than 1000"));
+    assert!(err("consumer-sata,nosuch").starts_with("nosuch"));
+    assert!(err(" , ").contains("no drive"));
+}
+
+#[test]
+fn the_static_grid_halves_down_from_the_fill_rate_and_refines_by_quarters() {
+    let drive = DeviceConfig::preset("consumer-sata").unwrap();
+    assert_eq!(static_grid(&drive, 4), vec![4125, 8250, 16500, 33000]);
+    assert_eq!(
+        refinement(8000).collect::<Vec<_>>(),
+        vec![9514, 11314, 13454]
+    );
+}
+
+#[test]
+fn static_limits_above_upstreams_maximum_build() {
+    for kb in [1, 300_000, 324_600, 4_200_000] {
+        let spec = static_spec(kb);
+        assert!(iosteer_sched::policy::build(&spec).is_ok(), "{spec}");
+    }
+}
+
+#[test]
+fn a_setting_stating_its_own_objective_is_judged_by_it_only() {
+    let two = crate::objective::parse("p99<=2x").unwrap();
+    assert_eq!(
+        stated_objective("steer:objective=p99<=2x").unwrap(),
+        Some(two)
+    );
+    assert_eq!(stated_objective("steer").unwrap(), None);
+    assert!(stated_objective("steer:objective=p42<=2x").is_err());
+}
+
+fn on_drive(drive: &str, ratio: Option<f64>, over_bound: &[f64]) -> DriveResult {
+    DriveResult {
+        drive: drive.into(),
+        link_mb_per_s: 550.0,
+        best_static: None,
+        best_static_mbps: None,
+        best_static_at_top: false,
+        settings: vec![SettingOnDrive {
+            spec: "steer".into(),
+            write_mbps: 1.0,
+            write_min_mbps: 1.0,
+            ratio,
+            seeds: over_bound.len(),
+            seeds_met: over_bound.iter().filter(|o| **o <= 1.0).count(),
+            worst_over_bound: over_bound.iter().copied().fold(0.0, f64::max),
+            over_bound: over_bound.to_vec(),
+        }],
+    }
+}
+
+#[test]
+fn the_aggregate_counts_pairs_and_takes_the_median_of_drives_with_a_ratio() {
+    let drives = [
+        on_drive("a", Some(1.5), &[0.9, 1.2]),
+        on_drive("b", None, &[0.5, 0.6]),
+        on_drive("c", Some(0.8), &[3.0, 0.9]),
+        on_drive("d", Some(1.1), &[1.0, 0.99]),
+    ];
+    let a = &aggregate(&drives, &[1, 2])[0];
+    assert_eq!((a.pairs, a.pairs_met), (8, 6));
+    assert_eq!(a.median_ratio, Some(1.1));
+    assert_eq!(a.drives_with_ratio, 3);
+    assert_eq!(a.worst_pairs[0], ("c".to_string(), 1, 3.0));
+    assert_eq!(a.worst_pairs[1], ("a".to_string(), 2, 1.2));
+    assert_eq!(a.lowest_ratios[0], ("c".to_string(), 0.8));
+}
+
+#[test]
+fn medians_of_odd_and_even_counts() {
+    assert_eq!(median(&[]), None);
+    assert_eq!(median(&[1.0, 2.0, 9.0]), Some(2.0));
+    assert_eq!(median(&[1.0, 2.0, 4.0, 9.0]), Some(3.0));
+}
