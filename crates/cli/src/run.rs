@@ -255,7 +255,8 @@ fn files_error(e: FilesError, args: &RunArgs) -> anyhow::Error {
         _ => "",
     };
     let text = e.to_string();
-    let on_target = (args.target.as_ref()).is_some_and(|p| text.starts_with(&*p.to_string_lossy()));
+    let on_target =
+        (args.target.as_ref()).is_some_and(|p| text.starts_with(&format!("{}:", p.display())));
     anyhow!("{}{text}{hint}", if on_target { "--target " } else { "" })
 }
 

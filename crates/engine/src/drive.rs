@@ -69,13 +69,78 @@ struct Watch {
     recorder: Recorder,
     /// This second's reads and writes: (ops, bytes, latencies in µs).
     second: [(u64, u64, Vec<u64>); 2],
-    errors: u64,
+    failures: Failures,
     /// Print the line (else only record).
     print: bool,
     /// Where to publish the metrics each second, and the spec they name.
     metrics: Option<(MetricsServer, String)>,
     /// Phases that follow the jobs ([`Workload::job_phases`]).
     tracker: Option<PhaseTracker>,
+}
+
+/// Failed requests, by operation and error: how many, and the first.
+#[derive(Default)]
+struct Failures(Vec<Failure>);
+
+struct Failure {
+    op: Op,
+    errno: Option<i32>,
+    count: u64,
+    first_job: u32,
+    first_at: Nanos,
+    first_offset: u64,
+    first_len: u64,
+}
+
+impl Failures {
+    fn add(&mut self, request: &Request, errno: Option<i32>, at: Nanos) {
+        let kind = |f: &&mut Failure| f.op == request.op && f.errno == errno;
+        match self.0.iter_mut().find(kind) {
+            Some(failure) => failure.count += 1,
+            None => self.0.push(Failure {
+                op: request.op,
+                errno,
+                count: 1,
+                first_job: request.tenant.0,
+                first_at: at,
+                first_offset: request.offset.0,
+                first_len: request.len.0,
+            }),
+        }
+    }
+
+    /// "N requests failed ...", naming each kind of failure and its first
+    /// (its job by `job_name`).
+    fn note(&self, job_name: impl Fn(u32) -> String) -> Option<String> {
+        let total: u64 = self.0.iter().map(|f| f.count).sum();
+        if total == 0 {
+            return None;
+        }
+        let kinds: Vec<String> = self
+            .0
+            .iter()
+            .map(|f| {
+                let error = f
+                    .errno
+                    .map_or("the device reported an error".to_string(), |e| {
+                        std::io::Error::from_raw_os_error(e).to_string()
+                    });
+                format!(
+                    "{} {}s: {error} (the first at {:.3} s: job {}, {} bytes at address {})",
+                    f.count,
+                    f.op.name(),
+                    f.first_at.as_secs_f64(),
+                    job_name(f.first_job),
+                    f.first_len,
+                    f.first_offset
+                )
+            })
+            .collect();
+        Some(format!(
+            "{total} requests failed and are left out of the figures: {}",
+            kinds.join("; ")
+        ))
+    }
 }
 
 fn percentile(sorted: &[u64], p: f64) -> f64 {
@@ -94,13 +159,18 @@ impl Observer for Watch {
         }
     }
 
+    fn request_failed(&mut self, request: &Request, errno: Option<i32>, at: Nanos) {
+        self.failures.add(request, errno, at);
+    }
+
     fn request_done(&mut self, request: &Request, outcome: Outcome, at: Nanos) {
+        // A failed request moved no data: it is in the notes, not the figures.
+        if outcome == Outcome::Error {
+            return;
+        }
         let latency = at - request.submitted;
         self.recorder
             .request_done(request.op, request.len.0, latency, at);
-        if outcome == Outcome::Error {
-            self.errors += 1;
-        }
         let class = match request.op {
             Op::Read => 0,
             Op::Write => 1,
@@ -267,7 +337,7 @@ pub fn drive<B: Backend>(
     let mut watch = Watch {
         recorder: Recorder::new(plan.workload.phases, plan.workload.slo),
         second: Default::default(),
-        errors: 0,
+        failures: Failures::default(),
         print: plan.per_second,
         metrics: plan.metrics.map(|server| (server, plan.spec.clone())),
         tracker: plan.workload.job_phases.then(PhaseTracker::default),
@@ -314,9 +384,10 @@ pub fn drive<B: Backend>(
             (0, 0, true, Nanos((wall * 1e9) as u64))
         }
     };
-    if watch.errors > 0 {
-        notes.push(format!("{} requests failed", watch.errors));
-    }
+    notes.extend(watch.failures.note(|tenant| {
+        let job = sources.get(tenant as usize).and_then(|s| s.generator());
+        job.map_or(format!("#{tenant}"), |g| g.name().to_string())
+    }));
     if let Ok(s) = &outcome {
         if s.late_wake_ups > 0 {
             notes.push(format!(
@@ -365,4 +436,29 @@ pub fn run_length(duration: Option<Nanos>, jobs: &[Job]) -> Nanos {
     duration
         .or_else(|| job_end(jobs))
         .unwrap_or(Nanos::from_secs(10))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_are_noted_by_operation_and_error_with_the_first_of_each() {
+        let mut failures = Failures::default();
+        assert_eq!(failures.note(|_| unreachable!()), None);
+        let write = |id, offset| Request::new(id, Op::Write, offset, 4096, Nanos::ZERO);
+        failures.add(
+            &write(1, 8192),
+            Some(libc::ENOSPC),
+            Nanos::from_millis(1500),
+        );
+        failures.add(&write(2, 0), Some(libc::ENOSPC), Nanos::from_secs(2));
+        failures.add(
+            &Request::new(3, Op::Read, 4096, 512, Nanos::ZERO),
+            None,
+            Nanos::from_secs(3),
+        );
+        let note = failures.note(|tenant| format!("job{tenant}")).unwrap();
+        assert!(note.starts_with("3 requests failed and are left out of the figures: 2 writes: No space left on device (os error 28) (the first at 1.500 s: job job0, 4096 bytes at address 8192); 1 reads: the device reported an error"), "{note}");
+    }
 }

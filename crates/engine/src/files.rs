@@ -17,7 +17,10 @@
 //! created or grown is laid out (written) before the run when a job reads
 //! the file, as fio lays out a file before reading it, so reads reach the
 //! disk rather than holes; write-only files are only sized, as fio sizes
-//! them. A read region that already holes (a sparse file) is named in the
+//! them. What a file grows by is reserved first (`fallocate`, as fio's
+//! default `fallocate=native` does), so a run whose files the file system
+//! cannot hold is refused before it starts, not failed write by write; a
+//! file system that cannot reserve is left to fail at run time. A read region that already holes (a sparse file) is named in the
 //! notes, since reads there never reach the disk.
 //!
 //! Every file gets its own range of the commands' byte addresses (the
@@ -65,6 +68,16 @@ pub enum FilesError {
     TrimAheadFiles { job: String, files: usize },
     #[error("laying out {path}: {source}")]
     Layout { path: PathBuf, source: io::Error },
+    /// The file system cannot hold what a file grows by; the file is left as
+    /// it was.
+    #[error("{path}: growing it by {needed} bytes needs that much free space, and its file system has {free} bytes free")]
+    NoSpace {
+        path: PathBuf,
+        needed: u64,
+        free: u64,
+    },
+    #[error("reserving space for {path}: {source}")]
+    Reserve { path: PathBuf, source: io::Error },
 }
 
 /// How to find and open the jobs' files.
@@ -350,10 +363,26 @@ fn open_one(
         });
     }
     target.check_fits(u.needed)?;
+    let old = existing.unwrap_or(0);
+    if target.kind == TargetKind::File && target.size > old {
+        if let Err(e) = reserve(&target.file, old, target.size) {
+            undo_growth(path, existing);
+            return Err(match e.raw_os_error() {
+                Some(libc::ENOSPC) => FilesError::NoSpace {
+                    path: path.to_path_buf(),
+                    needed: target.size - old,
+                    free: free_bytes(&target.file),
+                },
+                _ => FilesError::Reserve {
+                    path: path.to_path_buf(),
+                    source: e,
+                },
+            });
+        }
+    }
     if target.kind != TargetKind::File || u.reads.is_empty() {
         return Ok(target);
     }
-    let old = existing.unwrap_or(0);
     if target.size > old {
         let mib = (target.size - old) as f64 / (1 << 20) as f64;
         let what = if existing.is_some() {
@@ -392,6 +421,51 @@ fn open_one(
         notes.push(note);
     }
     Ok(target)
+}
+
+/// Allocates `[from, to)` of `file` without writing it; a file system
+/// that cannot (`EOPNOTSUPP`) is not an error.
+fn reserve(file: &File, from: u64, to: u64) -> io::Result<()> {
+    let (Ok(offset), Ok(len)) = (i64::try_from(from), i64::try_from(to - from)) else {
+        return Err(io::Error::from_raw_os_error(libc::EFBIG));
+    };
+    // SAFETY: fallocate takes a descriptor and integers, no memory.
+    if unsafe { libc::fallocate(file.as_raw_fd(), 0, offset, len) } == 0 {
+        return Ok(());
+    }
+    match io::Error::last_os_error() {
+        e if e.raw_os_error() == Some(libc::EOPNOTSUPP) => Ok(()),
+        e => Err(e),
+    }
+}
+
+/// Puts a file back as it was before it was created (removed) or grown
+/// (cut back); best effort, the error being reported is the reservation's.
+fn undo_growth(path: &Path, existing: Option<u64>) {
+    match existing {
+        None => {
+            let _ = std::fs::remove_file(path);
+        }
+        Some(len) => {
+            let _ = OpenOptions::new()
+                .write(true)
+                .open(path)
+                .and_then(|f| f.set_len(len));
+        }
+    }
+}
+
+/// Bytes an unprivileged writer may still allocate on `file`'s file
+/// system; 0 where it cannot be told.
+fn free_bytes(file: &File) -> u64 {
+    let mut stat = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: fstatvfs fills the struct it is given, which outlives the call.
+    if unsafe { libc::fstatvfs(file.as_raw_fd(), stat.as_mut_ptr()) } != 0 {
+        return 0;
+    }
+    // SAFETY: fstatvfs returned 0, so it filled the struct.
+    let stat = unsafe { stat.assume_init() };
+    stat.f_bavail.saturating_mul(stat.f_frsize)
 }
 
 /// Writes `[from, to)` of the file at `path` with a pattern (not zeros,

@@ -97,6 +97,9 @@ pub trait Observer {
     /// A request finished (through the target, or completed by the scheduler
     /// without it).
     fn request_done(&mut self, request: &Request, outcome: Outcome, at: Nanos);
+    /// A request failed (told before its `request_done`), with the error the
+    /// kernel gave (`errno`), if it gave one.
+    fn request_failed(&mut self, _request: &Request, _errno: Option<i32>, _at: Nanos) {}
     /// Called about every second of the run.
     fn second(&mut self, now: Nanos, sched: &dyn Scheduler, backend: &dyn Backend);
     /// Called after each turn of the loop, with the sources as they are.
@@ -300,6 +303,9 @@ fn complete(
 ) {
     let _ = sched.complete(&f.command.completion(f.outcome), f.at);
     for request in &f.command.requests {
+        if f.outcome == Outcome::Error {
+            observer.request_failed(request, f.errno, f.at);
+        }
         finish_request(sources, observer, request, f.outcome, f.at);
     }
 }

@@ -126,3 +126,19 @@ fn a_job_naming_the_target_itself_runs_on_it() {
     assert_eq!(placed.targets.len(), 1);
     assert_eq!(placed.targets[0].0.size, 1 << 20);
 }
+
+/// What a file grows by is reserved before the run, as fio's default
+/// `fallocate=native` does, so a file system too small for it refuses the
+/// run at the start rather than failing its writes one by one.
+#[test]
+fn a_created_write_only_file_has_its_space_reserved_before_the_run() {
+    use std::os::unix::fs::MetadataExt;
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
+    let text = "[w]\nrw=randwrite\nbs=4k\nfilename=a\nsize=2m\n";
+    place_in(dir, text, 1 << 40).unwrap();
+    let meta = std::fs::metadata(dir.join("a")).unwrap();
+    assert_eq!(meta.len(), 2 << 20);
+    assert!(meta.blocks() * 512 >= 2 << 20, "{} blocks", meta.blocks());
+    assert!(free_bytes(&File::open(dir.join("a")).unwrap()) > 0);
+}
