@@ -255,8 +255,10 @@ fn files_error(e: FilesError, args: &RunArgs) -> anyhow::Error {
         _ => "",
     };
     let text = e.to_string();
-    let on_target =
-        (args.target.as_ref()).is_some_and(|p| text.starts_with(&format!("{}:", p.display())));
+    // The target itself, not a file inside the target directory.
+    let on_target = (args.target.as_ref()).is_some_and(|p| {
+        (text.strip_prefix(&*p.to_string_lossy())).is_some_and(|rest| rest.starts_with([':', ' ']))
+    });
     anyhow!("{}{text}{hint}", if on_target { "--target " } else { "" })
 }
 
