@@ -121,6 +121,31 @@ fn take_task(queue: &mut VecDeque<PageTask>, index: usize) -> PageTask {
     task.expect("index is in range")
 }
 
+/// When the work queued at or owed by `die` ends, counted from `now` at the
+/// earliest: never before `now`. `+` saturates, and saturating sums of
+/// non-negative terms do not depend on their grouping: the backlog sum is
+/// the same end.
+fn work_ends(die: &Die, now: Nanos) -> Nanos {
+    die.busy_until.max(now) + die.backlog
+}
+
+/// Least-busy placement over `dies`, numbered from `first`: replaces `best`
+/// (die, end) by the first die that ends earlier. True once one ends at
+/// `now`: no die ends sooner, so the rest need not be looked at (on a drive
+/// with idle dies this saves most of the scan).
+fn improve_on(dies: &[Die], first: usize, now: Nanos, best: &mut (usize, Nanos)) -> bool {
+    for (d, die) in (first..).zip(dies) {
+        let ends = work_ends(die, now);
+        if ends < best.1 {
+            *best = (d, ends);
+            if ends == now {
+                return true;
+            }
+        }
+    }
+    false
+}
+
 impl Die {
     pub(super) fn set_queued_time(&mut self, queued: Nanos) {
         self.queued_time = queued;
@@ -159,23 +184,14 @@ impl Device {
         let n = self.dies.len();
         let start = self.next_die;
         self.next_die = (start + 1) % n;
-        // `+` saturates, and saturating sums of non-negative terms do not
-        // depend on their grouping: the backlog sum is the same end.
-        let ends = |die: &Die| die.busy_until.max(now) + die.backlog;
         // From `start` round to `start - 1`, the first of equals kept: two
         // plain loops, as this runs for every page written.
-        let (mut best, mut best_ends) = (start, ends(&self.dies[start]));
-        for (d, die) in self.dies.iter().enumerate().skip(start + 1) {
-            if ends(die) < best_ends {
-                (best, best_ends) = (d, ends(die));
-            }
+        let mut best = (start, work_ends(&self.dies[start], now));
+        if best.1 == now || improve_on(&self.dies[start + 1..], start + 1, now, &mut best) {
+            return best.0;
         }
-        for (d, die) in self.dies[..start].iter().enumerate() {
-            if ends(die) < best_ends {
-                (best, best_ends) = (d, ends(die));
-            }
-        }
-        best
+        improve_on(&self.dies[..start], 0, now, &mut best);
+        best.0
     }
 
     /// Queues a page operation at die `d`: a write of `(lpn, stream)` (on a

@@ -377,13 +377,30 @@ impl Device {
         if !self.idle() {
             return None;
         }
-        self.first_idle_gc()
+        debug_assert_eq!(
+            self.idle_gc_start,
+            self.first_idle_gc(),
+            "idle GC start not worked out again after a change"
+        );
+        self.idle_gc_start
+    }
+
+    /// Works out again when idle GC starts next, if the drive is idle: after
+    /// anything that may have changed it (a die's work or free blocks, the
+    /// host link, the drive going idle). The loop asks at every step, and
+    /// on a drive idle between requests most steps change nothing. Not
+    /// after a submission: that leaves the drive busy, and it goes idle
+    /// again only as a command finishes.
+    pub(super) fn update_idle_gc_start(&mut self) {
+        if self.idle() {
+            self.idle_gc_start = self.first_idle_gc();
+        }
     }
 
     /// [`next_background_gc`](Self::next_background_gc) on an idle drive.
-    /// Out of line: the loop asks at every step, mostly of a busy drive,
-    /// and the die scan inlined made each of those calls save and restore
-    /// the registers it uses.
+    /// Out of line: its callers run after every event, mostly on a busy
+    /// drive that does not need it, and the die scan inlined made each of
+    /// those calls save and restore the registers it uses.
     #[inline(never)]
     fn first_idle_gc(&self) -> Option<Nanos> {
         let idle_time = self.t_background_idle;

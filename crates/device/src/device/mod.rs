@@ -223,6 +223,9 @@ pub struct Device {
     aging: Option<Aging>,
     /// Dies where idle GC found nothing to reclaim.
     gc_stuck: Vec<bool>,
+    /// When idle GC next starts a victim, while the drive is idle: worked
+    /// out after each change (see [`Device::update_idle_gc_start`]).
+    idle_gc_start: Option<Nanos>,
     next_die: usize,
     stats: DeviceStats,
 }
@@ -251,7 +254,7 @@ impl Device {
         let page_size = u64::from(g.page_size);
         let mut ftl = Ftl::new(&config);
         ftl.record_moves(gc::merges(&config));
-        Ok(Device {
+        let mut device = Device {
             ftl,
             page_size,
             unit_size: u64::from(config.ftl.mapping_unit.min(g.page_size)),
@@ -285,11 +288,14 @@ impl Device {
             exclusive_until: None,
             idle_since: Nanos::ZERO,
             gc_stuck: vec![false; dies],
+            idle_gc_start: None,
             next_die: 0,
             stats: DeviceStats::fresh(dies),
             aging: None,
             config,
-        })
+        };
+        device.update_idle_gc_start();
+        Ok(device)
     }
 
     pub fn config(&self) -> &DeviceConfig {
@@ -344,6 +350,7 @@ impl Device {
                 Some(&Reverse((at, slot))) if at <= now => {
                     self.completions.pop();
                     self.finish_command(slot, at, finished);
+                    self.update_idle_gc_start();
                 }
                 _ => break,
             }
@@ -358,6 +365,7 @@ impl Device {
             if let Some(flush) = self.next_buffer_flush() {
                 if flush <= now && die_next.is_none_or(|t| flush <= t) {
                     self.flush_timed_out(flush);
+                    self.update_idle_gc_start();
                     continue;
                 }
             }
@@ -367,9 +375,13 @@ impl Device {
                     let Reverse((t, d, epoch)) = self.die_events.pop().expect("peeked");
                     if epoch == self.dies[d as usize].epoch {
                         self.finish_operation(d as usize, t);
+                        self.update_idle_gc_start();
                     }
                 }
-                (_, Some(g)) if g <= now => self.start_background_gc(g),
+                (_, Some(g)) if g <= now => {
+                    self.start_background_gc(g);
+                    self.update_idle_gc_start();
+                }
                 _ => return,
             }
         }

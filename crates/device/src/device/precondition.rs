@@ -225,6 +225,7 @@ impl Device {
         self.stats = DeviceStats::fresh(self.dies.len());
         self.dies.iter_mut().for_each(|die| die.forget_owed_gc());
         self.aging = Some(aging);
+        self.update_idle_gc_start();
         Ok(aging)
     }
 
