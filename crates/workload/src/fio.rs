@@ -19,7 +19,7 @@
 //! | `bssplit` | `4k/50:64k/50`, or one list per direction `read,write,trim`; a blank percentage shares the rest |
 //! | `size`, `filesize` | a size, or a percentage of the drive (default: the whole drive) |
 //! | `io_size` (`io_limit`) | bytes to move, when not `size` |
-//! | `number_ios` | requests to issue, at most |
+//! | `number_ios` | requests to issue per loop, at most (`number_ios × loops` in all); as in fio, a `time_based` job runs its `runtime` whatever it says |
 //! | `fill_device` (`fill_fs`) | write from `offset` to the end of the drive |
 //! | `loops` | times over `size` (a byte limit of `loops × size`) |
 //! | `offset` (`fileoffset`), `offset_increment` | a size or a percentage; copy *n* of `numjobs` starts *n* increments further |
@@ -28,7 +28,7 @@
 //! | `rate_iops` | requests per second, per direction as `rate`; counted in bytes of the direction's smallest block, as fio does; `rate` wins where both are given |
 //! | `rate_process` | `linear` (default: fixed gaps; in a job that reads and writes each direction keeps to its rate since the job's start, catching up after a stall as fio's jobs do, where a one-direction job resumes from when its iodepth frees it) or `poisson` (exponential gaps averaging the rate; fio draws them per request of the smallest block) |
 //! | `rate_min` | bytes per second, per direction as `rate`; a job that issued less in a direction it issued is named in the report's notes (fio would stop it) |
-//! | `startdelay`, `runtime` (`timeout`), `ramp_time` | times, seconds unless suffixed (`us`, `ms`, `s`, `m`, `h`); requests completed in the ramp do not count in the figures, and the ramp adds to the runtime |
+//! | `startdelay`, `runtime` (`timeout`), `ramp_time` | times, seconds unless suffixed (`us`, `ms`, `s`, `m`, `h`); requests completed in the ramp do not count in the figures, and the ramp adds to the runtime; `runtime=0` is no limit, as in fio |
 //! | `time_based` | run for `runtime`, wrapping over the region |
 //! | `thinktime`, `thinktime_blocks` | microseconds unless suffixed: the job waits that long after every `thinktime_blocks` completions (default 1) before it issues again, under a rate too |
 //! | `numjobs` | copies of the job |
@@ -184,6 +184,12 @@ pub fn parse_with_env(
     let mut untimed = Vec::new();
     for section in &sections {
         let spec = JobSpec::from_options(section, file, capacity, &mut notes)?;
+        if spec.time_based && spec.shape.ios_limit.is_some() {
+            notes.push(format!(
+                "job {}: number_ios does not end a time_based job (as in fio): it runs its runtime",
+                section.name
+            ));
+        }
         if spec.stonewall && !jobs.is_empty() {
             before_group = (0..jobs.len()).collect();
         }
@@ -317,6 +323,11 @@ impl JobSpec {
                     .map_or(synthetic.size, |b| b.min(synthetic.size))
             });
             shape.bytes_limit = Some(bytes.saturating_mul(self.loops));
+            // fio's limit is `number_ios` per loop (number_ios x loops).
+            shape.ios_limit = shape.ios_limit.map(|n| n.saturating_mul(self.loops));
+        } else {
+            // fio's time_based jobs run their runtime whatever `number_ios` says.
+            shape.ios_limit = None;
         }
         Ok(Job {
             name,

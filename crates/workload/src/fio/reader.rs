@@ -208,10 +208,12 @@ impl Reader {
                 self.start = time_value(value, 1_000_000_000)
                     .ok_or_else(|| bad("a time such as 10s or 500ms"))?
             }
+            // As in fio, `runtime=0` is no limit (not a job that ends at once).
             "runtime" => {
                 self.runtime = Some(
                     time_value(value, 1_000_000_000).ok_or_else(|| bad("a time such as 60s"))?,
                 )
+                .filter(|r| *r > Nanos::ZERO)
             }
             "ramp_time" => {
                 self.shape.ramp =

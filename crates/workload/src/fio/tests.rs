@@ -566,3 +566,46 @@ fn per_direction_rates_hold_under_poisson_and_after_a_stonewall() {
         "{bytes:?}"
     );
 }
+
+#[test]
+fn runtime_zero_is_no_limit_as_in_fio() {
+    // fio reads `runtime=0` as no runtime: the job moves its size.
+    let jobs = jobs_of("[j]\nrw=read\nsize=8m\nruntime=0\n");
+    assert_eq!(jobs[0].stop, None);
+    assert_eq!(jobs[0].shape.bytes_limit, Some(8 << 20));
+    // With time_based it is a time_based job without runtime.
+    let file = parse_file(
+        "[j]\nrw=read\nsize=8m\nruntime=0\ntime_based\n",
+        "t.fio",
+        GIB,
+    )
+    .unwrap();
+    assert!(file.jobs[0].stop.is_some_and(|s| s > Nanos::ZERO));
+    assert!(
+        file.notes
+            .iter()
+            .any(|n| n.contains("time_based without runtime")),
+        "{:?}",
+        file.notes
+    );
+}
+
+#[test]
+fn number_ios_is_per_loop_and_does_not_end_a_time_based_job() {
+    // fio stops at number_ios x loops requests (fio 3.33: 30 reads here).
+    let jobs = jobs_of("[j]\nrw=read\nsize=8m\nnumber_ios=10\nloops=3\n");
+    assert_eq!(jobs[0].shape.ios_limit, Some(30));
+    // A time_based job runs its runtime whatever number_ios says, as fio's.
+    let file = parse_file(
+        "[j]\nrw=read\nsize=8m\nnumber_ios=10\nruntime=1\ntime_based\n",
+        "t.fio",
+        GIB,
+    )
+    .unwrap();
+    assert_eq!(file.jobs[0].shape.ios_limit, None);
+    assert!(
+        file.notes.iter().any(|n| n.contains("number_ios")),
+        "{:?}",
+        file.notes
+    );
+}
