@@ -44,7 +44,7 @@
 //! | `fsync`, `fdatasync` | a flush after every N writes; flushes are reported as a class of their own (`flush`), not among the writes, as fio reports its syncs |
 //! | `end_fsync`, `fsync_on_close` | a flush when the job stops issuing |
 //! | `sync` | `0` or `none` (fio's default); synchronous writes (`1`, `sync`, `dsync`) are refused |
-//! | `verify` | a method (`md5`, `crc32c`, ...), kept on the job for `iosteer run`; the simulator does not verify |
+//! | `verify`, `do_verify` | a method (`md5`, `crc32c`, ...), kept on the job; neither the simulator nor `iosteer run` issues fio's read-back of what a job wrote (`do_verify=1`, fio's default), and the report's notes say so for a job that writes (`iosteer run --verify` checks data as it goes) |
 //! | `write_hint` | `none`, `short`, `medium`, `long`, `extreme` |
 //! | `ioengine` | an engine that issues block I/O (`libaio`, `io_uring`, `psync`, ...); network, zoned, file-system metadata and other engines are refused by name ([`crate::fio_options::check_engine`]) |
 //! | `zonemode` | `none`; `zbd` is refused (zoned drives are not modelled) |
@@ -74,7 +74,7 @@
 //! `random_generator`, `allrandrepeat`, `softrandommap`,
 //! `continue_on_error`, `ignore_error`, `error_dump`; `buffer_pattern`,
 //! `buffer_compress_*`, `refill_buffers`, `scramble_buffers`,
-//! `zero_buffers`, `dedupe_*`; `do_verify` and `verify_*`.
+//! `zero_buffers`, `dedupe_*`; `verify_*`.
 //!
 //! Sizes take fio's suffixes, powers of 1024 (`k`, `m`, `g`, `t`, with or
 //! without `b`/`ib`). Any other option is an error naming the file, the line
@@ -375,7 +375,21 @@ impl JobSpec {
                 .map_err(err)?;
         }
         let last_line = section.options.last().map_or(section.line, |o| o.2);
-        reader.finish(name, file, last_line, capacity)
+        let do_verify = reader.do_verify;
+        let spec = reader.finish(name, file, last_line, capacity)?;
+        let s = &spec.synthetic;
+        if let (Some(method), true, true) = (
+            &spec.shape.verify,
+            do_verify,
+            s.read_percent < 100 && !s.trim,
+        ) {
+            notes.push(format!(
+                "job {name}: verify={method}: fio reads back and checks what the job wrote \
+                 (do_verify=1, its default); those reads are not issued here \
+                 (do_verify=0 leaves them out in fio too; iosteer run --verify checks data as it goes)"
+            ));
+        }
+        Ok(spec)
     }
 }
 

@@ -33,6 +33,8 @@ pub(super) struct Reader {
     io_size: Option<u64>,
     loops: u64,
     fill_device: bool,
+    /// fio's `do_verify` (default 1): read back what was written, with `verify`.
+    pub(super) do_verify: bool,
 }
 
 impl Reader {
@@ -70,6 +72,7 @@ impl Reader {
             io_size: None,
             loops: 1,
             fill_device: false,
+            do_verify: true,
         }
     }
 
@@ -325,6 +328,7 @@ impl Reader {
                     }
                 }
             }
+            "do_verify" => self.do_verify = boolean(value).ok_or_else(|| bad("0 or 1"))?,
             "write_hint" => {
                 self.hint = LifetimeHint::ALL
                     .into_iter()

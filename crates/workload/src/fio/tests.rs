@@ -609,3 +609,22 @@ fn number_ios_is_per_loop_and_does_not_end_a_time_based_job() {
         file.notes
     );
 }
+
+#[test]
+fn a_verifying_writer_is_told_its_read_back_is_not_issued() {
+    // fio 3.33 issues 256 writes then 256 verify reads for this job.
+    let notes = |text: &str| parse_file(text, "t.fio", GIB).unwrap().notes;
+    let said = notes("[j]\nrw=write\nsize=1m\nverify=md5\n");
+    assert!(
+        said.iter()
+            .any(|n| n.contains("verify=md5") && n.contains("not issued")),
+        "{said:?}"
+    );
+    assert!(notes("[j]\nrw=write\nsize=1m\nverify=md5\ndo_verify=0\n").is_empty());
+    assert!(notes("[j]\nrw=read\nsize=1m\nverify=md5\n").is_empty());
+    assert_refused(
+        "[j]\ndo_verify=maybe\n",
+        "t.fio:2:",
+        &["do_verify", "0 or 1"],
+    );
+}
