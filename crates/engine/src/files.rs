@@ -65,6 +65,18 @@ pub enum FilesError {
     TrimAheadFiles { job: String, files: usize },
     #[error("laying out {path}: {source}")]
     Layout { path: PathBuf, source: io::Error },
+    /// A file to lay out (write before the jobs read it) that its file
+    /// system has no room for: refused before anything is written.
+    #[error(
+        "laying out {path} means writing {needed} bytes ({:.1} MiB) before the jobs read it, and its file system has {available} bytes ({:.1} MiB) free",
+        *.needed as f64 / 1048576.0,
+        *.available as f64 / 1048576.0
+    )]
+    NoRoom {
+        path: PathBuf,
+        needed: u64,
+        available: u64,
+    },
 }
 
 /// How to find and open the jobs' files.
@@ -324,6 +336,21 @@ fn open_one(
         (false, true) => Some(u.needed),
         (false, false) => None,
     };
+    // A file that will be laid out must fit its file system: checked before
+    // it is created or grown, not when the disk fills half way.
+    let grows = size.map_or(0, |s| s.saturating_sub(existing.unwrap_or(0)));
+    let regular = std::fs::metadata(path).map_or(true, |m| m.is_file());
+    if regular && grows > 0 && !u.reads.is_empty() {
+        if let Some(available) = free_bytes(path) {
+            if available < grows {
+                return Err(FilesError::NoRoom {
+                    path: path.to_path_buf(),
+                    needed: grows,
+                    available,
+                });
+            }
+        }
+    }
     let spec = OpenOptionsSpec {
         size,
         writes: u.writes,
@@ -416,6 +443,32 @@ pub fn lay_out(path: &Path, from: u64, to: u64) -> io::Result<()> {
     file.sync_data()?;
     drop_cache(&file);
     Ok(())
+}
+
+/// Bytes an unprivileged writer may still write on the file system that
+/// holds `path` (its directory's when it does not exist yet); `None` when
+/// it cannot be told.
+fn free_bytes(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let probe = if path.exists() {
+        path.to_path_buf()
+    } else {
+        match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        }
+    };
+    let name = std::ffi::CString::new(probe.as_os_str().as_bytes()).ok()?;
+    let mut stat = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `name` is a NUL-terminated path and `stat` points to a
+    // statvfs that the call fills when it returns 0.
+    let rc = unsafe { libc::statvfs(name.as_ptr(), stat.as_mut_ptr()) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: filled by the successful call above.
+    let stat = unsafe { stat.assume_init() };
+    Some((stat.f_bavail as u64).saturating_mul(stat.f_frsize as u64))
 }
 
 /// Asks the kernel to drop the file's cached pages (best effort).
