@@ -468,7 +468,10 @@ fn free_bytes(path: &Path) -> Option<u64> {
     }
     // SAFETY: filled by the successful call above.
     let stat = unsafe { stat.assume_init() };
-    Some((stat.f_bavail as u64).saturating_mul(stat.f_frsize as u64))
+    // fsblkcnt_t and c_ulong are 32 bits on some targets.
+    #[allow(clippy::unnecessary_cast)]
+    let (blocks, block_bytes) = (stat.f_bavail as u64, stat.f_frsize as u64);
+    Some(blocks.saturating_mul(block_bytes))
 }
 
 /// Asks the kernel to drop the file's cached pages (best effort).
