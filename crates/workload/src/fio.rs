@@ -17,7 +17,8 @@
 //! | `bs` (`blocksize`) | a size (default 4k), or `read,write,trim` sizes: as in fio, a blank one is the default and the last one stands for the directions after it unless the list ends in a comma (`,8k`: 4k reads, 8k writes and trims; `8k,`: 8k reads only) |
 //! | `bsrange` (`blocksize_range`) | `min-max` |
 //! | `bssplit` | `4k/50:64k/50`, or one list per direction `read,write,trim`; a blank percentage shares the rest |
-//! | `size`, `filesize` | a size, or a percentage of the drive (default: the whole drive) |
+//! | `size` | a size, or a percentage of the drive (default: the whole drive) |
+//! | `filesize` | each file's size, as in fio: the region is `filesize × nrfiles` (a `size` that differs is refused) |
 //! | `io_size` (`io_limit`) | bytes to move, when not `size` |
 //! | `number_ios` | requests to issue per loop, at most (`number_ios × loops` in all); as in fio, a `time_based` job runs its `runtime` whatever it says |
 //! | `fill_device` (`fill_fs`) | write from `offset` to the end of the drive |

@@ -13,6 +13,8 @@ pub(super) struct Reader {
     blocks: [BlockSplit; 3],
     bsrange: Option<(u64, u64)>,
     size: Option<u64>,
+    /// fio's `filesize` (each file's bytes) and its line.
+    filesize: Option<(u64, usize)>,
     offset: u64,
     offset_increment: u64,
     arrival: Arrival,
@@ -47,6 +49,7 @@ impl Reader {
             blocks: std::array::from_fn(|_| BlockSplit::single(4096)),
             bsrange: None,
             size: None,
+            filesize: None,
             offset: 0,
             offset_increment: 0,
             arrival: Arrival {
@@ -146,12 +149,21 @@ impl Reader {
                     .map(|split| split.unwrap_or_else(|| BlockSplit::single(4096)));
                 self.bsrange = None;
             }
-            "size" | "filesize" => {
+            "size" => {
                 self.shape.sized = true;
                 self.size = Some(
                     size_or_percent(value, capacity)
                         .ok_or_else(|| bad("a size or a percentage"))?,
                 )
+            }
+            // fio's `filesize` is each file's size (`size` the job's total).
+            "filesize" => {
+                self.shape.sized = true;
+                self.filesize = Some((
+                    size_or_percent(value, capacity)
+                        .ok_or_else(|| bad("a size or a percentage (one size per file)"))?,
+                    line,
+                ))
             }
             "io_size" => self.io_size = Some(positive_size(value).ok_or_else(|| bad("a size"))?),
             "number_ios" => {
@@ -490,6 +502,22 @@ impl Reader {
             None => {
                 let rates = [rate(0), rate(1)];
                 self.shape.direction_rates = rates.iter().any(Option::is_some).then_some(rates);
+            }
+        }
+        // `filesize` is per file: the job's region is that times its files,
+        // as fio sizes them; a `size` that says otherwise is refused.
+        if let Some((per_file, line)) = self.filesize {
+            let files = self.shape.files.count();
+            let total = per_file.checked_mul(files).unwrap_or(u64::MAX);
+            match self.size {
+                None => self.size = Some(total),
+                Some(size) if size == total => {}
+                Some(size) => {
+                    return Err(FioError { line, ..err(format!(
+                        "filesize={per_file} is each file's size, and {files} file(s) of it make {total} bytes where size={size}; \
+                         give size alone (the job's region, cut into nrfiles files) or filesize alone (each file's size)"
+                    )) })
+                }
             }
         }
         let offset = self.offset;

@@ -628,3 +628,19 @@ fn a_verifying_writer_is_told_its_read_back_is_not_issued() {
         &["do_verify", "0 or 1"],
     );
 }
+
+#[test]
+fn filesize_is_each_files_size_as_in_fio() {
+    // fio 3.33 reads 4 files of 1 MiB here: 1024 reads of 4 KiB.
+    let jobs = jobs_of("[j]\nrw=read\nnrfiles=4\nfilesize=1m\n");
+    assert_eq!(synthetic(&jobs[0]).size, 4 << 20);
+    assert_eq!(jobs[0].shape.bytes_limit, Some(4 << 20));
+    let jobs = jobs_of("[j]\nrw=read\nfilesize=1m\nnrfiles=2\nsize=2m\n");
+    assert_eq!(synthetic(&jobs[0]).size, 2 << 20);
+    assert_eq!(synthetic(&jobs[0]).size, 2 << 20);
+    assert_refused(
+        "[j]\nrw=read\nnrfiles=4\nfilesize=1m\nsize=8m\n",
+        "t.fio:4:",
+        &["filesize", "size=8388608"],
+    );
+}
