@@ -508,7 +508,7 @@ impl Reader {
         // as fio sizes them; a `size` that says otherwise is refused.
         if let Some((per_file, line)) = self.filesize {
             let files = self.shape.files.count();
-            let total = per_file.checked_mul(files).unwrap_or(u64::MAX);
+            let total = per_file.saturating_mul(files);
             match self.size {
                 None => self.size = Some(total),
                 Some(size) if size == total => {}
