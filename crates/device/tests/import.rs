@@ -196,3 +196,48 @@ fn import_errors_name_the_file_the_parameter_and_what_is_accepted() {
     );
     assert!(matches!(err, ImportError::Config { .. }), "{err}");
 }
+
+#[test]
+fn counts_that_overflow_or_are_fractions_are_refused_not_wrapped_or_cut() {
+    // 2147483649 chips x 2 dies wrapped to 2 dies per channel.
+    let xml = data("mqsim-ssdconfig.xml");
+    let chips = with_element(&xml, "Chip_No_Per_Channel", "2147483649");
+    let err = mqsim::import(&with_element(&chips, "Die_No_Per_Chip", "2"), "big.xml").unwrap_err();
+    assert_says(&err, &["big.xml", "Die_No_Per_Chip", "Chip_No_Per_Channel"]);
+
+    // 8388616 sectors of 512 bytes wrapped to a 4 KiB page.
+    let parv = data("disksim-ssd.parv");
+    let err = disksim::import(
+        &parv.replace("Page size = 8,", "Page size = 8388616,"),
+        "big.parv",
+    )
+    .unwrap_err();
+    assert_says(&err, &["big.parv", "Page size", "8388616"]);
+    // 1.9 parallel units became 1 die, the note saying 1.
+    let err = disksim::import(
+        &parv.replace(
+            "Number of parallel units = 1,",
+            "Number of parallel units = 1.9,",
+        ),
+        "frac.parv",
+    )
+    .unwrap_err();
+    assert_says(
+        &err,
+        &["frac.parv", "Number of parallel units", "whole number"],
+    );
+    let err = disksim::import(
+        &parv.replace("Element stride pages = 1,", "Element stride pages = 1.5,"),
+        "stride.parv",
+    )
+    .unwrap_err();
+    assert_says(&err, &["stride.parv", "Element stride pages"]);
+}
+
+/// `xml` with the element `name`'s text set to `value`.
+fn with_element(xml: &str, name: &str, value: &str) -> String {
+    let open = format!("<{name}>");
+    let start = xml.find(&open).expect("element present") + open.len();
+    let end = start + xml[start..].find('<').expect("closed");
+    format!("{}{value}{}", &xml[..start], &xml[end..])
+}

@@ -17,10 +17,10 @@
 //! created or grown is laid out (written) before the run when a job reads
 //! the file, as fio lays out a file before reading it, so reads reach the
 //! disk rather than holes; write-only files are only sized, as fio sizes
-//! them. What a file grows by is reserved first (`fallocate`, as fio's
+//! them. A file is created or grown only where its file system has the room
+//! free, and what it grows by is then reserved (`fallocate`, as fio's
 //! default `fallocate=native` does), so a run whose files the file system
-//! cannot hold is refused before it starts, not failed write by write; a
-//! file system that cannot reserve is left to fail at run time. A read region that already holes (a sparse file) is named in the
+//! cannot hold is refused before it starts, not failed write by write. A read region that already holes (a sparse file) is named in the
 //! notes, since reads there never reach the disk.
 //!
 //! Every file gets its own range of the commands' byte addresses (the
@@ -68,13 +68,17 @@ pub enum FilesError {
     TrimAheadFiles { job: String, files: usize },
     #[error("laying out {path}: {source}")]
     Layout { path: PathBuf, source: io::Error },
-    /// The file system cannot hold what a file grows by; the file is left as
-    /// it was.
-    #[error("{path}: growing it by {needed} bytes needs that much free space, and its file system has {free} bytes free")]
-    NoSpace {
+    /// A file to create or grow that its file system has no room for:
+    /// refused before anything is written.
+    #[error(
+        "{path}: growing it by {needed} bytes ({:.1} MiB) needs that much free space, and its file system has {available} bytes ({:.1} MiB) free",
+        *.needed as f64 / 1048576.0,
+        *.available as f64 / 1048576.0
+    )]
+    NoRoom {
         path: PathBuf,
         needed: u64,
-        free: u64,
+        available: u64,
     },
     #[error("reserving space for {path}: {source}")]
     Reserve { path: PathBuf, source: io::Error },
@@ -337,6 +341,21 @@ fn open_one(
         (false, true) => Some(u.needed),
         (false, false) => None,
     };
+    // A file to create or grow must fit its file system: checked before it
+    // is created or grown, not when the disk fills half way.
+    let grows = size.map_or(0, |s| s.saturating_sub(existing.unwrap_or(0)));
+    let regular = std::fs::metadata(path).map_or(true, |m| m.is_file());
+    if regular && grows > 0 {
+        if let Some(available) = free_bytes(path) {
+            if available < grows {
+                return Err(FilesError::NoRoom {
+                    path: path.to_path_buf(),
+                    needed: grows,
+                    available,
+                });
+            }
+        }
+    }
     let spec = OpenOptionsSpec {
         size,
         writes: u.writes,
@@ -368,10 +387,10 @@ fn open_one(
         if let Err(e) = reserve(&target.file, old, target.size) {
             undo_growth(path, existing);
             return Err(match e.raw_os_error() {
-                Some(libc::ENOSPC) => FilesError::NoSpace {
+                Some(libc::ENOSPC) => FilesError::NoRoom {
                     path: path.to_path_buf(),
                     needed: target.size - old,
-                    free: free_bytes(&target.file),
+                    available: free_bytes(path).unwrap_or(0),
                 },
                 _ => FilesError::Reserve {
                     path: path.to_path_buf(),
@@ -455,19 +474,6 @@ fn undo_growth(path: &Path, existing: Option<u64>) {
     }
 }
 
-/// Bytes an unprivileged writer may still allocate on `file`'s file
-/// system; 0 where it cannot be told.
-fn free_bytes(file: &File) -> u64 {
-    let mut stat = std::mem::MaybeUninit::<libc::statvfs>::uninit();
-    // SAFETY: fstatvfs fills the struct it is given, which outlives the call.
-    if unsafe { libc::fstatvfs(file.as_raw_fd(), stat.as_mut_ptr()) } != 0 {
-        return 0;
-    }
-    // SAFETY: fstatvfs returned 0, so it filled the struct.
-    let stat = unsafe { stat.assume_init() };
-    stat.f_bavail.saturating_mul(stat.f_frsize)
-}
-
 /// Writes `[from, to)` of the file at `path` with a pattern (not zeros,
 /// which some drives and file systems store as nothing), synced and
 /// dropped from the page cache so the run's reads go to the disk.
@@ -490,6 +496,35 @@ pub fn lay_out(path: &Path, from: u64, to: u64) -> io::Result<()> {
     file.sync_data()?;
     drop_cache(&file);
     Ok(())
+}
+
+/// Bytes an unprivileged writer may still write on the file system that
+/// holds `path` (its directory's when it does not exist yet); `None` when
+/// it cannot be told.
+fn free_bytes(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let probe = if path.exists() {
+        path.to_path_buf()
+    } else {
+        match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        }
+    };
+    let name = std::ffi::CString::new(probe.as_os_str().as_bytes()).ok()?;
+    let mut stat = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `name` is a NUL-terminated path and `stat` points to a
+    // statvfs that the call fills when it returns 0.
+    let rc = unsafe { libc::statvfs(name.as_ptr(), stat.as_mut_ptr()) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: filled by the successful call above.
+    let stat = unsafe { stat.assume_init() };
+    // fsblkcnt_t and c_ulong are 32 bits on some targets.
+    #[allow(clippy::unnecessary_cast)]
+    let (blocks, block_bytes) = (stat.f_bavail as u64, stat.f_frsize as u64);
+    Some(blocks.saturating_mul(block_bytes))
 }
 
 /// Asks the kernel to drop the file's cached pages (best effort).

@@ -598,6 +598,7 @@ impl State {
         }
         notes.extend(self.below_rate_min());
         notes.extend(self.sched.notes());
+        notes.extend(self.recorder.series_note());
         if self.errors > 0 {
             notes.push(format!("{} requests failed in the drive", self.errors));
         }

@@ -17,9 +17,10 @@
 //! | `bs` (`blocksize`) | a size (default 4k), or `read,write,trim` sizes: as in fio, a blank one is the default and the last one stands for the directions after it unless the list ends in a comma (`,8k`: 4k reads, 8k writes and trims; `8k,`: 8k reads only) |
 //! | `bsrange` (`blocksize_range`) | `min-max` |
 //! | `bssplit` | `4k/50:64k/50`, or one list per direction `read,write,trim`; a blank percentage shares the rest |
-//! | `size`, `filesize` | a size, or a percentage of the drive (default: the whole drive) |
+//! | `size` | a size, or a percentage of the drive (default: the whole drive) |
+//! | `filesize` | each file's size, as in fio: the region is `filesize × nrfiles` (a `size` that differs is refused) |
 //! | `io_size` (`io_limit`) | bytes to move, when not `size` |
-//! | `number_ios` | requests to issue, at most |
+//! | `number_ios` | requests to issue per loop, at most (`number_ios × loops` in all); as in fio, a `time_based` job runs its `runtime` whatever it says |
 //! | `fill_device` (`fill_fs`) | write from `offset` to the end of the drive |
 //! | `loops` | times over `size` (a byte limit of `loops × size`) |
 //! | `offset` (`fileoffset`), `offset_increment` | a size or a percentage; copy *n* of `numjobs` starts *n* increments further |
@@ -28,7 +29,7 @@
 //! | `rate_iops` | requests per second, per direction as `rate`; counted in bytes of the direction's smallest block, as fio does; `rate` wins where both are given |
 //! | `rate_process` | `linear` (default: fixed gaps; in a job that reads and writes each direction keeps to its rate since the job's start, catching up after a stall as fio's jobs do, where a one-direction job resumes from when its iodepth frees it) or `poisson` (exponential gaps averaging the rate; fio draws them per request of the smallest block) |
 //! | `rate_min` | bytes per second, per direction as `rate`; a job that issued less in a direction it issued is named in the report's notes (fio would stop it) |
-//! | `startdelay`, `runtime` (`timeout`), `ramp_time` | times, seconds unless suffixed (`us`, `ms`, `s`, `m`, `h`); requests completed in the ramp do not count in the figures, and the ramp adds to the runtime |
+//! | `startdelay`, `runtime` (`timeout`), `ramp_time` | times, seconds unless suffixed (`us`, `ms`, `s`, `m`, `h`); requests completed in the ramp do not count in the figures, and the ramp adds to the runtime; `runtime=0` is no limit, as in fio |
 //! | `time_based` | run for `runtime`, wrapping over the region |
 //! | `thinktime`, `thinktime_blocks` | microseconds unless suffixed: the job waits that long after every `thinktime_blocks` completions (default 1) before it issues again, under a rate too |
 //! | `numjobs` | copies of the job |
@@ -44,7 +45,7 @@
 //! | `fsync`, `fdatasync` | a flush after every N writes; flushes are reported as a class of their own (`flush`), not among the writes, as fio reports its syncs |
 //! | `end_fsync`, `fsync_on_close` | a flush when the job stops issuing |
 //! | `sync` | `0` or `none` (fio's default); synchronous writes (`1`, `sync`, `dsync`) are refused |
-//! | `verify` | a method (`md5`, `crc32c`, ...), kept on the job for `iosteer run`; the simulator does not verify |
+//! | `verify`, `do_verify` | a method (`md5`, `crc32c`, ...), kept on the job; neither the simulator nor `iosteer run` issues fio's read-back of what a job wrote (`do_verify=1`, fio's default), and the report's notes say so for a job that writes (`iosteer run --verify` checks data as it goes) |
 //! | `write_hint` | `none`, `short`, `medium`, `long`, `extreme` |
 //! | `ioengine` | an engine that issues block I/O (`libaio`, `io_uring`, `psync`, ...); network, zoned, file-system metadata and other engines are refused by name ([`crate::fio_options::check_engine`]) |
 //! | `zonemode` | `none`; `zbd` is refused (zoned drives are not modelled) |
@@ -74,7 +75,7 @@
 //! `random_generator`, `allrandrepeat`, `softrandommap`,
 //! `continue_on_error`, `ignore_error`, `error_dump`; `buffer_pattern`,
 //! `buffer_compress_*`, `refill_buffers`, `scramble_buffers`,
-//! `zero_buffers`, `dedupe_*`; `do_verify` and `verify_*`.
+//! `zero_buffers`, `dedupe_*`; `verify_*`.
 //!
 //! Sizes take fio's suffixes, powers of 1024 (`k`, `m`, `g`, `t`, with or
 //! without `b`/`ib`). Any other option is an error naming the file, the line
@@ -184,6 +185,12 @@ pub fn parse_with_env(
     let mut untimed = Vec::new();
     for section in &sections {
         let spec = JobSpec::from_options(section, file, capacity, &mut notes)?;
+        if spec.time_based && spec.shape.ios_limit.is_some() {
+            notes.push(format!(
+                "job {}: number_ios does not end a time_based job (as in fio): it runs its runtime",
+                section.name
+            ));
+        }
         if spec.stonewall && !jobs.is_empty() {
             before_group = (0..jobs.len()).collect();
         }
@@ -317,6 +324,11 @@ impl JobSpec {
                     .map_or(synthetic.size, |b| b.min(synthetic.size))
             });
             shape.bytes_limit = Some(bytes.saturating_mul(self.loops));
+            // fio's limit is `number_ios` per loop (number_ios x loops).
+            shape.ios_limit = shape.ios_limit.map(|n| n.saturating_mul(self.loops));
+        } else {
+            // fio's time_based jobs run their runtime whatever `number_ios` says.
+            shape.ios_limit = None;
         }
         Ok(Job {
             name,
@@ -364,7 +376,21 @@ impl JobSpec {
                 .map_err(err)?;
         }
         let last_line = section.options.last().map_or(section.line, |o| o.2);
-        reader.finish(name, file, last_line, capacity)
+        let do_verify = reader.do_verify;
+        let spec = reader.finish(name, file, last_line, capacity)?;
+        let s = &spec.synthetic;
+        if let (Some(method), true, true) = (
+            &spec.shape.verify,
+            do_verify,
+            s.read_percent < 100 && !s.trim,
+        ) {
+            notes.push(format!(
+                "job {name}: verify={method}: fio reads back and checks what the job wrote \
+                 (do_verify=1, its default); those reads are not issued here \
+                 (do_verify=0 leaves them out in fio too; iosteer run --verify checks data as it goes)"
+            ));
+        }
+        Ok(spec)
     }
 }
 

@@ -51,6 +51,7 @@ pub const SUPPORTED: &[&str] = &[
     "end_fsync",
     "fsync_on_close",
     "verify",
+    "do_verify",
     "write_hint",
     "ioengine",
     "zonemode",
@@ -168,7 +169,6 @@ pub const IGNORED: &[&str] = &[
     "dedupe_percentage",
     "dedupe_mode",
     // Verification settings (`verify` itself is kept on the job).
-    "do_verify",
     "verify_interval",
     "verify_offset",
     "verify_pattern",

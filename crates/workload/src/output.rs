@@ -25,6 +25,8 @@ pub enum PathError {
     IsADirectory { path: String },
     #[error("{path}: the directory {} does not exist; give a file in an existing directory", dir.display())]
     NoDirectory { path: String, dir: PathBuf },
+    #[error("{path}: {entry} in it is a directory where the report writes a file of that name; move it, or give another directory")]
+    EntryIsADirectory { path: String, entry: String },
     #[error("{path}: cannot write in {} ({source}); give a writable location", dir.display())]
     NotWritable {
         path: String,
@@ -44,7 +46,41 @@ pub fn check_dir(dir: &str) -> Result<(), PathError> {
         path: dir.into(),
         source,
     })?;
-    check_writable(dir, path)
+    check_writable(dir, path)?;
+    // A directory where a report file goes would fail the write after the run.
+    if let Ok(entries) = std::fs::read_dir(path) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if written_here(&name) && entry.path().is_dir() {
+                return Err(PathError::EntryIsADirectory {
+                    path: dir.into(),
+                    entry: name,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether a command's report may write a file named `name` in `--out`:
+/// report.json and report.html, a run's `runN-SPEC.csv` and its charts,
+/// the overlay, a probe's and a sweep's files.
+fn written_here(name: &str) -> bool {
+    const FIXED: &[&str] = &[
+        "report.json",
+        "report.html",
+        "overlay-read-p99.svg",
+        "probe.csv",
+        "probe.json",
+        "probe.svg",
+        "sweep.json",
+        "sweep.svg",
+    ];
+    let run_file = name
+        .strip_prefix("run")
+        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+        && (name.ends_with(".csv") || name.ends_with(".svg"));
+    FIXED.contains(&name) || run_file
 }
 
 /// Checks that the file `file` can be written: its directory exists and is
@@ -133,6 +169,19 @@ mod tests {
             Err(PathError::NoDirectory { .. })
         ));
         assert!(check_dir(dir.join("new").to_str().unwrap()).is_ok());
+        // A directory where the report writes a file: refused before the run.
+        let out = dir.join("out");
+        std::fs::create_dir_all(out.join("report.html")).unwrap();
+        assert!(matches!(
+            check_dir(out.to_str().unwrap()),
+            Err(PathError::EntryIsADirectory { ref entry, .. }) if entry == "report.html"
+        ));
+        std::fs::remove_dir(out.join("report.html")).unwrap();
+        std::fs::create_dir(out.join("run1-fifo.csv")).unwrap();
+        assert!(check_dir(out.to_str().unwrap()).is_err());
+        std::fs::remove_dir(out.join("run1-fifo.csv")).unwrap();
+        std::fs::create_dir(out.join("notes")).unwrap();
+        assert!(check_dir(out.to_str().unwrap()).is_ok());
         assert!(check_file(file_s).is_ok());
     }
 }

@@ -557,6 +557,17 @@ impl Recorder {
         reports
     }
 
+    /// What the report should say when the one-second series could not
+    /// keep every second ([`crate::series::MAX_SECONDS`]); `None` when it did.
+    pub fn series_note(&self) -> Option<String> {
+        self.series.left_out().map(|(seconds, first)| {
+            format!(
+                "the one-second series (CSV and charts) keeps the first {} seconds with activity, to bound memory: {seconds} later ones, from second {first}, are left out of it; the phase tables cover the whole run",
+                crate::series::MAX_SECONDS
+            )
+        })
+    }
+
     /// The one-second series so far (the recorder keeps recording afresh).
     pub fn take_series(&mut self, gc_pages_total: u64) -> Vec<crate::series::Second> {
         std::mem::take(&mut self.series).finish(gc_pages_total)
@@ -577,6 +588,8 @@ impl Recorder {
         for phase in &mut self.phases {
             phase.end = phase.end.min(end).max(phase.start);
         }
+        let mut notes = notes;
+        notes.extend(self.series_note());
         RunReport {
             scheduler: label.to_string(),
             device: target.to_string(),

@@ -30,6 +30,12 @@ use std::fmt::Write as _;
 use hdrhistogram::Histogram;
 use iosteer_sched::{Nanos, Op, Scheduler};
 
+/// Most seconds with activity the series keeps (about six days of a run
+/// active every second, some 200 MB): a longer run keeps the first ones
+/// and counts the rest ([`SeriesCollector::left_out`]), so a simulation of
+/// months at one request a second does not fill memory.
+pub const MAX_SECONDS: usize = 1 << 19;
+
 /// Seconds a second stays open after a later one has begun.
 pub(crate) const GRACE_SECONDS: u64 = 2;
 
@@ -126,6 +132,9 @@ pub(crate) struct SeriesCollector {
     /// Histograms of closed seconds, reset, for the next ones to reuse.
     spare: Vec<Histogram<u32>>,
     sampled_up_to: Option<u64>,
+    /// Seconds with activity past [`MAX_SECONDS`], not kept, and the first.
+    left_out: u64,
+    first_left_out: Option<u64>,
 }
 
 /// The series' class of `op`; `None` for flushes, which the phase tables
@@ -169,19 +178,38 @@ impl SeriesCollector {
     /// A completion in a second already closed: counted, but too late for
     /// the p99.
     fn record_late(&mut self, second: u64, class: usize, bytes: u64, latency_us: u32) {
-        self.closed_second(second).classes[class].add(bytes, latency_us);
+        if let Some(summary) = self.closed_second(second) {
+            summary.classes[class].add(bytes, latency_us);
+        }
     }
 
-    /// The closed second `second`, added in its place if it had no activity.
-    fn closed_second(&mut self, second: u64) -> &mut SecondSummary {
+    /// The closed second `second`, added in its place if it had no
+    /// activity; `None` when the series is full and it is not kept.
+    fn closed_second(&mut self, second: u64) -> Option<&mut SecondSummary> {
         let index = match self.closed.binary_search_by_key(&second, |s| s.second) {
             Ok(index) => index,
+            Err(_) if self.closed.len() >= MAX_SECONDS => {
+                self.leave_out(second);
+                return None;
+            }
             Err(index) => {
                 self.closed.insert(index, SecondSummary::new(second));
                 index
             }
         };
-        &mut self.closed[index]
+        Some(&mut self.closed[index])
+    }
+
+    /// Counts a second with activity that the full series does not keep.
+    fn leave_out(&mut self, second: u64) {
+        self.left_out += 1;
+        self.first_left_out = Some(self.first_left_out.map_or(second, |s| s.min(second)));
+    }
+
+    /// Seconds with activity the series left out past [`MAX_SECONDS`], and
+    /// the first of them; `None` when it kept every one.
+    pub(crate) fn left_out(&self) -> Option<(u64, u64)> {
+        self.first_left_out.map(|first| (self.left_out, first))
     }
 
     /// Where the open second `second` is, opened (and those more than
@@ -228,7 +256,11 @@ impl SeriesCollector {
             histogram.reset();
             self.spare.push(histogram);
         }
-        self.closed.push(summary);
+        if self.closed.len() >= MAX_SECONDS {
+            self.leave_out(summary.second);
+        } else {
+            self.closed.push(summary);
+        }
     }
 
     /// Whether the gauges of the second holding `now` still need a sample.
@@ -240,7 +272,11 @@ impl SeriesCollector {
         let second = second_of(now);
         match self.open_second(second) {
             Some(index) => self.open[index].summary.gauges = Some(gauges),
-            None => self.closed_second(second).gauges = Some(gauges),
+            None => {
+                if let Some(summary) = self.closed_second(second) {
+                    summary.gauges = Some(gauges);
+                }
+            }
         }
         self.sampled_up_to = Some(second);
     }
@@ -548,5 +584,42 @@ mod tests {
         // What the policy steered to, where it has it; empty where not.
         assert!(lines[1].ends_with(",500,60,5000,1.500"), "{}", lines[1]);
         assert!(lines[2].ends_with(",480,30,,"), "{}", lines[2]);
+    }
+}
+
+#[cfg(test)]
+mod bound_tests {
+    use super::*;
+
+    #[test]
+    fn a_run_longer_than_the_series_holds_keeps_its_first_seconds_and_counts_the_rest() {
+        // One request a second for MAX_SECONDS + 100 seconds: a month-long
+        // run at that pace grew memory by ~400 bytes a simulated second.
+        let mut series = SeriesCollector::default();
+        let extra = 100u64;
+        for second in 0..MAX_SECONDS as u64 + extra {
+            let at = Nanos(second * 1_000_000_000 + 1);
+            series.record(Op::Read, 4096, Nanos(100_000), at);
+            if series.wants_sample(at) {
+                series.sample(at, Gauges::default());
+            }
+        }
+        series.close_before(u64::MAX);
+        assert_eq!(series.closed.len(), MAX_SECONDS);
+        assert_eq!(series.left_out(), Some((extra, MAX_SECONDS as u64)));
+        // A late completion in a second left out stays left out.
+        series.record_late(MAX_SECONDS as u64 + 5, 0, 4096, 100);
+        assert_eq!(series.closed.len(), MAX_SECONDS);
+        let kept = series.finish(0);
+        assert_eq!(kept.len(), MAX_SECONDS);
+        assert_eq!(kept.last().map(|s| s.second), Some(MAX_SECONDS as u64 - 1));
+    }
+
+    #[test]
+    fn a_run_within_the_bound_leaves_nothing_out() {
+        let mut series = SeriesCollector::default();
+        series.record(Op::Read, 4096, Nanos(100_000), Nanos(1));
+        series.close_before(u64::MAX);
+        assert_eq!(series.left_out(), None);
     }
 }

@@ -120,9 +120,7 @@ pub fn import(text: &str, file: &str) -> Result<Imported, ImportError> {
 
 fn geometry(p: &mut Params, c: &mut DeviceConfig, notes: &mut Notes) -> Result<(), ImportError> {
     let elements = p.required_count("Flash chip elements")?;
-    let units = p
-        .number("Number of parallel units")?
-        .map_or(1, |u| (u as u32).max(1));
+    let units = p.count("Number of parallel units")?.unwrap_or(1);
     let planes = p.required_count("Planes per package")?;
     if planes % units != 0 {
         return Err(p.bad(
@@ -132,16 +130,27 @@ fn geometry(p: &mut Params, c: &mut DeviceConfig, notes: &mut Notes) -> Result<(
         ));
     }
     let sectors = p.required_count("Page size")?;
+    // Checked: a wrapped product would be a silently different page.
+    let page_size = sectors.checked_mul(SECTOR_BYTES).ok_or_else(|| {
+        p.bad(
+            "Page size",
+            &sectors.to_string(),
+            &format!(
+                "at most {} sectors of {SECTOR_BYTES} bytes",
+                u32::MAX / SECTOR_BYTES
+            ),
+        )
+    })?;
     let g = &mut c.geometry;
     g.channels = elements;
     g.dies_per_channel = units;
     g.planes_per_die = planes / units;
     g.blocks_per_plane = p.required_count("Blocks per plane")?;
     g.pages_per_block = p.required_count("Pages per block")?;
-    g.page_size = sectors * SECTOR_BYTES;
+    g.page_size = page_size;
     c.ftl.mapping_unit = g.page_size;
     if let Some(stride) = p.number("Element stride pages")? {
-        if stride as u32 != 1 {
+        if stride != 1.0 {
             let accepted = "1 (pages striped over the elements one by one)";
             return Err(p.bad("Element stride pages", &stride.to_string(), accepted));
         }
@@ -260,10 +269,11 @@ fn cleaning(p: &mut Params, c: &mut DeviceConfig, notes: &mut Notes) -> Result<(
     }
     if let Some(policy) = p.number("Cleaning policy")? {
         c.gc.victim = VictimPolicy::Greedy;
-        let how = match policy as u32 {
-            2 => "greedy",
-            3 => "greedy (its wear awareness is not modelled)",
-            1 => "greedy (random cleaning is not modelled)",
+        // Compared as written: `2.5` is no policy (not policy 2).
+        let how = match policy {
+            2.0 => "greedy",
+            3.0 => "greedy (its wear awareness is not modelled)",
+            1.0 => "greedy (random cleaning is not modelled)",
             _ => {
                 return Err(p.bad(
                     "Cleaning policy",
@@ -302,7 +312,7 @@ fn cleaning(p: &mut Params, c: &mut DeviceConfig, notes: &mut Notes) -> Result<(
         );
     }
     if let Some(policy) = p.number("Write policy")? {
-        if policy as u32 != 2 {
+        if policy != 2.0 {
             return Err(p.bad("Write policy", &policy.to_string(), "2 (out of place, osr)"));
         }
         notes.mapped(

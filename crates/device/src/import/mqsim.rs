@@ -205,9 +205,20 @@ fn geometry(p: &mut Params, c: &mut DeviceConfig, notes: &mut Notes) -> Result<(
     let channels = p.required_count("Flash_Channel_Count")?;
     let chips = p.required_count("Chip_No_Per_Channel")?;
     let dies = p.required_count("Die_No_Per_Chip")?;
+    // Checked: a wrapped product would be a silently different drive.
+    let dies_per_channel = chips.checked_mul(dies).ok_or_else(|| {
+        p.bad(
+            "Die_No_Per_Chip",
+            &dies.to_string(),
+            &format!(
+                "at most {} with Chip_No_Per_Channel = {chips} (dies per channel must fit 32 bits)",
+                u32::MAX / chips
+            ),
+        )
+    })?;
     let g = &mut c.geometry;
     g.channels = channels;
-    g.dies_per_channel = chips * dies;
+    g.dies_per_channel = dies_per_channel;
     g.planes_per_die = p.required_count("Plane_No_Per_Die")?;
     g.blocks_per_plane = p.required_count("Block_No_Per_Plane")?;
     g.pages_per_block = p.required_count("Page_No_Per_Block")?;

@@ -72,9 +72,23 @@ impl Params {
     }
 
     pub(crate) fn required_count(&mut self, name: &str) -> Result<u32, ImportError> {
-        let value = self.required(name)?;
-        match value.parse::<u32>() {
-            Ok(n) if n > 0 => Ok(n),
+        self.required(name)?;
+        Ok(self.count(name)?.expect("present"))
+    }
+
+    /// A whole number of at least 1, if the file sets `name` (`2.5` is
+    /// refused, not cut to 2).
+    pub(crate) fn count(&mut self, name: &str) -> Result<Option<u32>, ImportError> {
+        let Some(value) = self.text(name) else {
+            return Ok(None);
+        };
+        // `8` or `8.0`; never a fraction cut or a value wrapped.
+        let whole = value.parse::<u32>().ok().or_else(|| {
+            let x = value.parse::<f64>().ok()?;
+            (x.fract() == 0.0 && (1.0..=f64::from(u32::MAX)).contains(&x)).then_some(x as u32)
+        });
+        match whole {
+            Some(n) if n > 0 => Ok(Some(n)),
             _ => Err(self.bad(name, &value, "a whole number of at least 1")),
         }
     }

@@ -140,5 +140,22 @@ fn a_created_write_only_file_has_its_space_reserved_before_the_run() {
     let meta = std::fs::metadata(dir.join("a")).unwrap();
     assert_eq!(meta.len(), 2 << 20);
     assert!(meta.blocks() * 512 >= 2 << 20, "{} blocks", meta.blocks());
-    assert!(free_bytes(&File::open(dir.join("a")).unwrap()) > 0);
+}
+
+#[test]
+fn a_file_to_lay_out_larger_than_its_file_system_is_refused_before_writing() {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
+    // A read job on a file bigger than the temp file system has free: the
+    // layout would fill the disk and fail half way.
+    let free = free_bytes(dir).expect("statvfs on the temp directory");
+    let size = free.saturating_add(1 << 30).min(u64::MAX / 4);
+    let text = format!("[r]\nrw=randread\nbs=4k\nfilename=big\nsize={size}\n");
+    let err = place_in(dir, &text, u64::MAX / 2).unwrap_err();
+    assert!(matches!(err, FilesError::NoRoom { .. }), "{err}");
+    assert!(
+        err.to_string().contains("big") && err.to_string().contains("free"),
+        "{err}"
+    );
+    assert!(names(dir).is_empty(), "nothing created: {:?}", names(dir));
 }

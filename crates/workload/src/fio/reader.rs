@@ -13,6 +13,8 @@ pub(super) struct Reader {
     blocks: [BlockSplit; 3],
     bsrange: Option<(u64, u64)>,
     size: Option<u64>,
+    /// fio's `filesize` (each file's bytes) and its line.
+    filesize: Option<(u64, usize)>,
     offset: u64,
     offset_increment: u64,
     arrival: Arrival,
@@ -33,6 +35,8 @@ pub(super) struct Reader {
     io_size: Option<u64>,
     loops: u64,
     fill_device: bool,
+    /// fio's `do_verify` (default 1): read back what was written, with `verify`.
+    pub(super) do_verify: bool,
 }
 
 impl Reader {
@@ -45,6 +49,7 @@ impl Reader {
             blocks: std::array::from_fn(|_| BlockSplit::single(4096)),
             bsrange: None,
             size: None,
+            filesize: None,
             offset: 0,
             offset_increment: 0,
             arrival: Arrival {
@@ -70,6 +75,7 @@ impl Reader {
             io_size: None,
             loops: 1,
             fill_device: false,
+            do_verify: true,
         }
     }
 
@@ -143,12 +149,21 @@ impl Reader {
                     .map(|split| split.unwrap_or_else(|| BlockSplit::single(4096)));
                 self.bsrange = None;
             }
-            "size" | "filesize" => {
+            "size" => {
                 self.shape.sized = true;
                 self.size = Some(
                     size_or_percent(value, capacity)
                         .ok_or_else(|| bad("a size or a percentage"))?,
                 )
+            }
+            // fio's `filesize` is each file's size (`size` the job's total).
+            "filesize" => {
+                self.shape.sized = true;
+                self.filesize = Some((
+                    size_or_percent(value, capacity)
+                        .ok_or_else(|| bad("a size or a percentage (one size per file)"))?,
+                    line,
+                ))
             }
             "io_size" => self.io_size = Some(positive_size(value).ok_or_else(|| bad("a size"))?),
             "number_ios" => {
@@ -208,10 +223,12 @@ impl Reader {
                 self.start = time_value(value, 1_000_000_000)
                     .ok_or_else(|| bad("a time such as 10s or 500ms"))?
             }
+            // As in fio, `runtime=0` is no limit (not a job that ends at once).
             "runtime" => {
                 self.runtime = Some(
                     time_value(value, 1_000_000_000).ok_or_else(|| bad("a time such as 60s"))?,
                 )
+                .filter(|r| *r > Nanos::ZERO)
             }
             "ramp_time" => {
                 self.shape.ramp =
@@ -323,6 +340,7 @@ impl Reader {
                     }
                 }
             }
+            "do_verify" => self.do_verify = boolean(value).ok_or_else(|| bad("0 or 1"))?,
             "write_hint" => {
                 self.hint = LifetimeHint::ALL
                     .into_iter()
@@ -484,6 +502,22 @@ impl Reader {
             None => {
                 let rates = [rate(0), rate(1)];
                 self.shape.direction_rates = rates.iter().any(Option::is_some).then_some(rates);
+            }
+        }
+        // `filesize` is per file: the job's region is that times its files,
+        // as fio sizes them; a `size` that says otherwise is refused.
+        if let Some((per_file, line)) = self.filesize {
+            let files = self.shape.files.count();
+            let total = per_file.saturating_mul(files);
+            match self.size {
+                None => self.size = Some(total),
+                Some(size) if size == total => {}
+                Some(size) => {
+                    return Err(FioError { line, ..err(format!(
+                        "filesize={per_file} is each file's size, and {files} file(s) of it make {total} bytes where size={size}; \
+                         give size alone (the job's region, cut into nrfiles files) or filesize alone (each file's size)"
+                    )) })
+                }
             }
         }
         let offset = self.offset;

@@ -566,3 +566,81 @@ fn per_direction_rates_hold_under_poisson_and_after_a_stonewall() {
         "{bytes:?}"
     );
 }
+
+#[test]
+fn runtime_zero_is_no_limit_as_in_fio() {
+    // fio reads `runtime=0` as no runtime: the job moves its size.
+    let jobs = jobs_of("[j]\nrw=read\nsize=8m\nruntime=0\n");
+    assert_eq!(jobs[0].stop, None);
+    assert_eq!(jobs[0].shape.bytes_limit, Some(8 << 20));
+    // With time_based it is a time_based job without runtime.
+    let file = parse_file(
+        "[j]\nrw=read\nsize=8m\nruntime=0\ntime_based\n",
+        "t.fio",
+        GIB,
+    )
+    .unwrap();
+    assert!(file.jobs[0].stop.is_some_and(|s| s > Nanos::ZERO));
+    assert!(
+        file.notes
+            .iter()
+            .any(|n| n.contains("time_based without runtime")),
+        "{:?}",
+        file.notes
+    );
+}
+
+#[test]
+fn number_ios_is_per_loop_and_does_not_end_a_time_based_job() {
+    // fio stops at number_ios x loops requests (fio 3.33: 30 reads here).
+    let jobs = jobs_of("[j]\nrw=read\nsize=8m\nnumber_ios=10\nloops=3\n");
+    assert_eq!(jobs[0].shape.ios_limit, Some(30));
+    // A time_based job runs its runtime whatever number_ios says, as fio's.
+    let file = parse_file(
+        "[j]\nrw=read\nsize=8m\nnumber_ios=10\nruntime=1\ntime_based\n",
+        "t.fio",
+        GIB,
+    )
+    .unwrap();
+    assert_eq!(file.jobs[0].shape.ios_limit, None);
+    assert!(
+        file.notes.iter().any(|n| n.contains("number_ios")),
+        "{:?}",
+        file.notes
+    );
+}
+
+#[test]
+fn a_verifying_writer_is_told_its_read_back_is_not_issued() {
+    // fio 3.33 issues 256 writes then 256 verify reads for this job.
+    let notes = |text: &str| parse_file(text, "t.fio", GIB).unwrap().notes;
+    let said = notes("[j]\nrw=write\nsize=1m\nverify=md5\n");
+    assert!(
+        said.iter()
+            .any(|n| n.contains("verify=md5") && n.contains("not issued")),
+        "{said:?}"
+    );
+    assert!(notes("[j]\nrw=write\nsize=1m\nverify=md5\ndo_verify=0\n").is_empty());
+    assert!(notes("[j]\nrw=read\nsize=1m\nverify=md5\n").is_empty());
+    assert_refused(
+        "[j]\ndo_verify=maybe\n",
+        "t.fio:2:",
+        &["do_verify", "0 or 1"],
+    );
+}
+
+#[test]
+fn filesize_is_each_files_size_as_in_fio() {
+    // fio 3.33 reads 4 files of 1 MiB here: 1024 reads of 4 KiB.
+    let jobs = jobs_of("[j]\nrw=read\nnrfiles=4\nfilesize=1m\n");
+    assert_eq!(synthetic(&jobs[0]).size, 4 << 20);
+    assert_eq!(jobs[0].shape.bytes_limit, Some(4 << 20));
+    let jobs = jobs_of("[j]\nrw=read\nfilesize=1m\nnrfiles=2\nsize=2m\n");
+    assert_eq!(synthetic(&jobs[0]).size, 2 << 20);
+    assert_eq!(synthetic(&jobs[0]).size, 2 << 20);
+    assert_refused(
+        "[j]\nrw=read\nnrfiles=4\nfilesize=1m\nsize=8m\n",
+        "t.fio:4:",
+        &["filesize", "size=8388608"],
+    );
+}
