@@ -411,7 +411,9 @@ pub fn drive<B: Backend>(
             unfinished_jobs.join(", ")
         ));
     }
-    if watch.tracker.is_some() {
+    if let Some(tracker) = &watch.tracker {
+        let jobs: Vec<&Generator> = sources.iter().filter_map(|s| s.generator()).collect();
+        notes.extend(tracker.ramp_notes(&jobs));
         job_phases::settle(end, &mut watch.recorder);
     }
     let mut report = watch

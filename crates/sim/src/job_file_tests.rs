@@ -324,3 +324,23 @@ fn rate_min_is_a_floor_per_direction_as_in_fio() {
         "{notes:?}"
     );
 }
+
+/// A job that ends within its ramp_time is measured nowhere, as in fio; the
+/// report says so rather than showing an empty table alone. A job measured
+/// after its ramp gets no such note.
+#[test]
+fn a_job_ending_within_its_ramp_is_named_in_the_notes() {
+    let text = "[short]\nrw=randread\nsize=1m\nramp_time=100\n[long]\nrw=randread\nsize=1m\nramp_time=10ms\ntime_based\nruntime=1\n";
+    let report = simulate(text, "ramp.fio", "consumer-sata");
+    let ramp: Vec<&String> = report
+        .notes
+        .iter()
+        .filter(|n| n.contains("ramp_time"))
+        .collect();
+    assert_eq!(ramp.len(), 1, "{:?}", report.notes);
+    assert!(
+        ramp[0].starts_with("job short: it or the run ended within its ramp_time (100.0 s), so none of its 256 requests"),
+        "{}",
+        ramp[0]
+    );
+}

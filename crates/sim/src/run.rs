@@ -597,6 +597,9 @@ impl State {
             notes.push(note);
         }
         notes.extend(self.below_rate_min());
+        if let Some(tracker) = &self.tracker {
+            notes.extend(tracker.ramp_notes(&self.jobs));
+        }
         notes.extend(self.sched.notes());
         notes.extend(self.recorder.series_note());
         if self.errors > 0 {

@@ -21,6 +21,9 @@ pub fn lines(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Vec<Line>, FioError> {
     let mut out = Vec::new();
+    // A byte-order mark (editors on Windows write one) is not part of the
+    // first line.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (index, raw) in text.lines().enumerate() {
         let number = index + 1;
         let err = |message: String| FioError {

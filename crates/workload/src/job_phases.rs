@@ -35,6 +35,8 @@ pub struct PhaseTracker {
     measuring: Vec<bool>,
     /// The jobs measured, one per section (reused: no allocation per step).
     running: Vec<usize>,
+    /// Whether each job was ever measured.
+    ever_measured: Vec<bool>,
 }
 
 /// The `job` phase, whose edges the tracker sets.
@@ -134,7 +136,33 @@ impl PhaseTracker {
             changed |= *measuring != now_measured;
             *measuring = now_measured;
         }
+        if changed {
+            self.ever_measured.resize(jobs.len(), false);
+            for (ever, &now) in self.ever_measured.iter_mut().zip(&self.measuring) {
+                *ever |= now;
+            }
+        }
         changed
+    }
+
+    /// A note for each job with a `ramp_time` that issued requests and was
+    /// never measured: it, or the run, ended within its ramp, so none of
+    /// its requests are in the figures (fio counts nothing in a ramp
+    /// either), which an empty table would not say.
+    pub fn ramp_notes<G: Borrow<Generator>>(&self, jobs: &[G]) -> Vec<String> {
+        jobs.iter()
+            .map(|g| g.borrow())
+            .zip(self.ever_measured.iter().chain(std::iter::repeat(&false)))
+            .filter(|(g, &ever)| !ever && g.job().shape.ramp > Nanos::ZERO && g.issued() > 0)
+            .map(|(g, _)| {
+                format!(
+                    "job {}: it or the run ended within its ramp_time ({:.1} s), so none of its {} requests are in the figures",
+                    g.name(),
+                    g.job().shape.ramp.as_secs_f64(),
+                    g.issued()
+                )
+            })
+            .collect()
     }
 }
 

@@ -48,9 +48,15 @@ pub const STEADY_TOLERANCE: f64 = 0.01;
 /// capacities, and a drive that has not by then is reported as such.
 pub const STEADY_MAX_CAPACITY_WRITES: u32 = 16;
 
+/// Most capacities of random overwrites `aged` and `aged-fast` take: the
+/// state settles within a few (see `STEADY_MAX_CAPACITY_WRITES`), so more
+/// only costs time (about a second a capacity on the presets; a typo such
+/// as `aged=20000000` would age for months).
+pub const MAX_AGED_OVERWRITES: f64 = 100.0;
+
 /// The accepted forms, for errors.
 pub const START_STATE_FORMS: &str =
-    "empty, fill[=PCT] (0..100), aged[=N] (N >= 0), aged-fast[=N] (N >= 0), steady";
+    "empty, fill[=PCT] (0..100), aged[=N] (0..100), aged-fast[=N] (0..100), steady";
 
 /// The state a fresh drive is put in before a run.
 #[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -116,7 +122,7 @@ impl FromStr for StartState {
         match state {
             StartState::Fill { percent } if !(0.0..=100.0).contains(&percent) => Err(bad()),
             StartState::Aged { overwrites } | StartState::AgedFast { overwrites }
-                if !(overwrites.is_finite() && overwrites >= 0.0) =>
+                if !(0.0..=MAX_AGED_OVERWRITES).contains(&overwrites) =>
             {
                 Err(bad())
             }
@@ -498,6 +504,8 @@ mod tests {
             "aged=-1",
             "aged-fast=-1",
             "aged-fast=nan",
+            "aged=100.5",
+            "aged=18446744073709551615",
             "empty=3",
             "steady=2",
             "",

@@ -644,3 +644,10 @@ fn filesize_is_each_files_size_as_in_fio() {
         &["filesize", "size=8388608"],
     );
 }
+
+#[test]
+fn a_byte_order_mark_before_the_first_section_is_not_part_of_it() {
+    let jobs = jobs_of("\u{feff}[j]\r\nrw=randread\r\nbs=8k\r\nsize=1m\r\n");
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(jobs[0].name, "j");
+}
