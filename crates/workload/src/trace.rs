@@ -359,6 +359,22 @@ fn short(x: f64) -> String {
     }
 }
 
+/// `bytes` in the largest binary unit it fills at least once: 1.5 GiB,
+/// 64.0 MiB, 512 bytes.
+fn binary_size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut value = bytes as f64;
+    let mut unit = None;
+    for name in UNITS {
+        if value < 1024.0 {
+            break;
+        }
+        value /= 1024.0;
+        unit = Some(name);
+    }
+    unit.map_or(format!("{bytes} bytes"), |u| format!("{value:.1} {u}"))
+}
+
 /// "; it looks like ascii or spc", or that it looks like none of them.
 fn looks_like_hint(formats: &[TraceFormat]) -> String {
     if formats.is_empty() {
@@ -441,15 +457,15 @@ pub enum TraceError {
     #[error("{file}: holds no request")]
     Empty { file: String },
     #[error(
-        "{file} addresses {needed} bytes ({needed_gib:.1} GiB) but the drive holds {capacity} bytes \
-         ({capacity_gib:.1} GiB); use a drive that large, or remap the addresses"
+        "{file} addresses {needed} bytes ({}) but the drive holds {capacity} bytes ({}); use a \
+         drive that large, or remap the addresses",
+        binary_size(*.needed),
+        binary_size(*.capacity)
     )]
     TooLarge {
         file: String,
         needed: u64,
-        needed_gib: f64,
         capacity: u64,
-        capacity_gib: f64,
     },
 }
 
@@ -659,14 +675,11 @@ pub fn fit_counted(
     if needed <= capacity {
         return Ok(None);
     }
-    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
     if how == Fit::Refuse {
         return Err(TraceError::TooLarge {
             file: file.to_string(),
             needed,
-            needed_gib: gib(needed),
             capacity,
-            capacity_gib: gib(capacity),
         });
     }
     let page = page.max(512);

@@ -178,11 +178,7 @@ pub(super) fn non_negative(field: &'static str, value: f64) -> Result<(), Config
     if value.is_finite() && value >= 0.0 {
         return Ok(());
     }
-    Err(ConfigError::Invalid {
-        field,
-        value: value.to_string(),
-        reason: "must be a number of zero or more".to_string(),
-    })
+    super::invalid(field, value, "must be a number of zero or more")
 }
 
 /// When a write completes with a DRAM write cache.

@@ -574,12 +574,26 @@ impl DeviceConfig {
     }
 }
 
-fn invalid(field: &'static str, value: impl ToString, reason: &str) -> Result<(), ConfigError> {
+pub(super) fn invalid(
+    field: &'static str,
+    value: impl ToString,
+    reason: &str,
+) -> Result<(), ConfigError> {
     Err(ConfigError::Invalid {
         field,
-        value: value.to_string(),
+        value: readable(value.to_string()),
         reason: reason.to_string(),
     })
+}
+
+/// A number too long to read (`1e-300` prints 300 digits; every u64 fits)
+/// in scientific notation; anything else as it is.
+fn readable(text: String) -> String {
+    const LONGEST: usize = 24;
+    match text.parse::<f64>() {
+        Ok(x) if text.len() > LONGEST => format!("{x:e}"),
+        _ => text,
+    }
 }
 
 /// `value` must be a finite number from 0 to `max`; `reason` says so.
@@ -597,6 +611,15 @@ pub use presets::*;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_too_long_to_read_are_shown_in_scientific_notation() {
+        assert_eq!(readable(1e-300.to_string()), "1e-300");
+        assert_eq!(readable((-1e300).to_string()), "-1e300");
+        assert_eq!(readable(u64::MAX.to_string()), "18446744073709551615");
+        assert_eq!(readable("0.5".into()), "0.5");
+        assert_eq!(readable("a name".into()), "a name");
+    }
 
     #[test]
     fn every_preset_is_valid_and_round_trips_through_toml() {
