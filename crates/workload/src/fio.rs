@@ -4,7 +4,7 @@
 //! The text is read as fio does ([`crate::fio_text`]): `#` and `;` start
 //! comments (at a line's start or after a value), `${VAR}` comes from the
 //! environment (an unset one is an error naming it), `$ncpus`, `$pagesize`
-//! and `$mb_memory` are fio's; `include` is an error naming its line.
+//! and `$mb_memory` are fio's; `include FILE` reads FILE beside the job file.
 //! Sections are `[global]` (defaults for the jobs after it) and one section
 //! per job. Options, with fio's meaning and units (fio's other names in
 //! parentheses):
@@ -164,9 +164,13 @@ pub fn parse(text: &str, file: &str, capacity: u64) -> Result<Vec<Job>, FioError
     parse_file(text, file, capacity).map(|f| f.jobs)
 }
 
-/// Parses `text` into jobs and notes, variables from the environment.
+/// Parses `text` into jobs and notes, variables from the environment;
+/// `include` lines read their files beside `file`.
 pub fn parse_file(text: &str, file: &str, capacity: u64) -> Result<JobFile, FioError> {
-    parse_with_env(text, file, capacity, &fio_text::environment)
+    let read = |path: &std::path::Path| std::fs::read_to_string(path);
+    let included = fio_text::with_includes(text, file, &read)?;
+    parse_with_env(&included.text, file, capacity, &fio_text::environment)
+        .map_err(|e| included.locate(e))
 }
 
 /// [`parse_file`] with variables looked up by `env`.

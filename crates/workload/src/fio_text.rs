@@ -1,10 +1,87 @@
 //! A job file's text as fio reads it, before options mean anything:
-//! comments (`#` or `;` at a line's start or after a value), `${VAR}` from
-//! the environment (an undefined one is an error naming it), fio's own
-//! `$ncpus`, `$pagesize` and `$mb_memory`, and `include` (refused, naming
-//! the line: the included file is not read here).
+//! `include FILE` replaced by that file's lines ([`with_includes`]: a
+//! relative name is found beside the file that includes it, as fio finds
+//! it), comments (`#` or `;` at a line's start or after a value), `${VAR}`
+//! from the environment (an undefined one is an error naming it), fio's own
+//! `$ncpus`, `$pagesize` and `$mb_memory`. A text given without its files
+//! ([`lines`] alone) refuses `include`, naming the line.
+
+use std::path::Path;
 
 use crate::fio::FioError;
+
+/// Deepest nesting of included files: deeper is taken for a loop.
+pub const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// A job file's text with its includes in place, and where each of its
+/// lines came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Included {
+    pub text: String,
+    /// Per line of `text` (the first at index 0): its file and line there.
+    pub origins: Vec<(String, usize)>,
+}
+
+impl Included {
+    /// `error`, naming the included file and line it came from rather than
+    /// the line of the joined text.
+    pub fn locate(&self, mut error: FioError) -> FioError {
+        if let Some((file, line)) = error.line.checked_sub(1).and_then(|i| self.origins.get(i)) {
+            error.file.clone_from(file);
+            error.line = *line;
+        }
+        error
+    }
+}
+
+/// `text` (of `file`) with every `include NAME` line replaced by the lines
+/// of that file, read by `read`, recursively.
+pub fn with_includes(
+    text: &str,
+    file: &str,
+    read: &dyn Fn(&Path) -> std::io::Result<String>,
+) -> Result<Included, FioError> {
+    let mut out = Included {
+        text: String::with_capacity(text.len()),
+        origins: Vec::new(),
+    };
+    include_into(text, file, read, 0, &mut out)?;
+    Ok(out)
+}
+
+fn include_into(
+    text: &str,
+    file: &str,
+    read: &dyn Fn(&Path) -> std::io::Result<String>,
+    depth: usize,
+    out: &mut Included,
+) -> Result<(), FioError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    for (index, raw) in text.lines().enumerate() {
+        let err = |message: String| FioError {
+            file: file.to_string(),
+            line: index + 1,
+            message,
+        };
+        let code = raw.find(['#', ';']).map_or(raw, |at| &raw[..at]).trim();
+        let Some(name) = code.strip_prefix("include ").map(str::trim) else {
+            out.text.push_str(raw);
+            out.text.push('\n');
+            out.origins.push((file.to_string(), index + 1));
+            continue;
+        };
+        if depth == MAX_INCLUDE_DEPTH {
+            return Err(err(format!(
+                "`include {name}`: includes nest deeper than {MAX_INCLUDE_DEPTH} (does a file include itself?)"
+            )));
+        }
+        let path = Path::new(file).parent().unwrap_or(Path::new("")).join(name);
+        let included =
+            read(&path).map_err(|e| err(format!("`include {name}`: {}: {e}", path.display())))?;
+        include_into(&included, &path.to_string_lossy(), read, depth + 1, out)?;
+    }
+    Ok(())
+}
 
 /// One meaningful line: its number in the file and its text, trimmed.
 #[derive(Clone, Debug, PartialEq, Eq)]

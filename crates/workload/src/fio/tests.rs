@@ -651,3 +651,25 @@ fn a_byte_order_mark_before_the_first_section_is_not_part_of_it() {
     assert_eq!(jobs.len(), 1);
     assert_eq!(jobs[0].name, "j");
 }
+
+/// fio reads `include NAME` from beside the including file (checked with
+/// fio 3.33's --showcmd); an error inside names the included file and line.
+#[test]
+fn includes_are_read_beside_the_file_and_errors_name_their_own_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::write(sub.join("common.fio"), "bs=8k ; shared\n").unwrap();
+    std::fs::write(sub.join("bad.fio"), "bs=8k\nrw=sideways\n").unwrap();
+    std::fs::write(sub.join("loop.fio"), "include loop.fio\n").unwrap();
+    let main = sub.join("main.fio").to_string_lossy().into_owned();
+    let text = "[global]\ninclude common.fio\n[j]\nrw=read\nsize=1m\n";
+    let jobs = parse_file(text, &main, GIB).unwrap().jobs;
+    assert_eq!(synthetic(&jobs[0]).block_max, 8192);
+    let err = parse_file("[j]\ninclude bad.fio\nsize=1m\n", &main, GIB).unwrap_err();
+    assert!(err.file.ends_with("bad.fio") && err.line == 2, "{err}");
+    let err = parse_file("[j]\ninclude loop.fio\n", &main, GIB).unwrap_err();
+    assert!(err.to_string().contains("nest deeper"), "{err}");
+    let err = parse_file("[j]\nrw=read\ninclude none.fio\n", &main, GIB).unwrap_err();
+    assert!(err.to_string().starts_with(&format!("{main}:3:")), "{err}");
+}
