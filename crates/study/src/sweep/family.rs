@@ -348,11 +348,22 @@ impl FamilySweep {
     fn run_drive(&self, drive: &DeviceConfig) -> Result<Vec<DriveResult>, SweepError> {
         let mut limits = static_grid(drive, self.static_points);
         limits.dedup();
+        let grid = limits.clone();
         let top = *limits.last().expect("one limit at least");
         let coarse = self.with_limits(drive, &limits);
         let mut runs = coarse.run_reports(&coarse.simulations()?)?;
+        // Below the grid: the same halvings for every objective, so one
+        // objective's runs there cannot stand for another's search.
+        let halvings: Vec<u64> = std::iter::successors(Some(grid[0] / 2), |l| Some(l / 2))
+            .take_while(|l| *l >= STATIC_FLOOR)
+            .collect();
         for objective in &self.objectives {
-            self.descend(drive, objective, &mut limits, &mut runs)?;
+            let met = self.met(drive, objective, &limits, &runs)?;
+            if !grid.iter().any(|l| met.contains(l)) {
+                highest_meeting(&halvings, |limit| {
+                    self.meets_at(drive, objective, limit, &mut limits, &mut runs)
+                })?;
+            }
         }
         let mut extra: Vec<u64> = Vec::new();
         for objective in &self.objectives {
@@ -372,46 +383,6 @@ impl FamilySweep {
             .collect()
     }
 
-    /// Below the grid, for an objective no limit of it meets: the halvings
-    /// of the lowest limit down to `STATIC_FLOOR`, the lowest run first (if
-    /// it misses, none of them is taken to meet) and then searched by
-    /// bisection for the highest that meets. This rests on a lower limit
-    /// never reading worse than a higher one, which holds on the family
-    /// (fewer writes, fewer collections): one run where nothing meets and
-    /// about log2 of the halvings where one does, not one run a halving.
-    fn descend(
-        &self,
-        drive: &DeviceConfig,
-        objective: &Objective,
-        limits: &mut Vec<u64>,
-        runs: &mut Vec<RunReport>,
-    ) -> Result<(), SweepError> {
-        let report = self.with_limits(drive, limits).judge(runs, objective)?;
-        if best_static(&report, limits).is_some() {
-            return Ok(());
-        }
-        let lowest = limits.iter().copied().min().expect("one limit at least");
-        let halvings: Vec<u64> = std::iter::successors(Some(lowest / 2), |l| Some(l / 2))
-            .take_while(|l| *l >= STATIC_FLOOR)
-            .collect();
-        let Some((&floor, _)) = halvings.split_last() else {
-            return Ok(());
-        };
-        if !self.meets_at(drive, objective, floor, limits, runs)? {
-            return Ok(());
-        }
-        let (mut missed, mut met) = (0, halvings.len() - 1);
-        while missed < met {
-            let mid = (missed + met) / 2;
-            if self.meets_at(drive, objective, halvings[mid], limits, runs)? {
-                met = mid;
-            } else {
-                missed = mid + 1;
-            }
-        }
-        Ok(())
-    }
-
     /// Whether the static `limit` meets `objective` on `drive`, running it
     /// first if it has not run.
     fn meets_at(
@@ -425,10 +396,26 @@ impl FamilySweep {
         if !limits.contains(&limit) {
             self.run_more(drive, vec![limit], limits, runs)?;
         }
+        Ok(self.met(drive, objective, limits, runs)?.contains(&limit))
+    }
+
+    /// The static limits that have run on `drive` and meet `objective`.
+    fn met(
+        &self,
+        drive: &DeviceConfig,
+        objective: &Objective,
+        limits: &[u64],
+        runs: &[RunReport],
+    ) -> Result<Vec<u64>, SweepError> {
         let report = self.with_limits(drive, limits).judge(runs, objective)?;
         let first = report.points.len() - limits.len();
-        let index = limits.iter().position(|l| *l == limit).expect("it ran");
-        Ok(report.points[first + index].meets)
+        let points = &report.points[first..];
+        Ok(limits
+            .iter()
+            .zip(points)
+            .filter(|(_, p)| p.meets)
+            .map(|(l, _)| *l)
+            .collect())
     }
 
     /// Runs the static limits `new` on `drive` and adds them to `limits`
@@ -461,6 +448,34 @@ impl FamilySweep {
                 .collect(),
         )
     }
+}
+
+/// The highest of `halvings` (highest first) that `meets`: the lowest
+/// asked first (if it misses, none is taken to meet), then a bisection.
+/// This rests on a lower limit never reading worse than a higher one, which
+/// holds on the family (fewer writes, fewer collections): one run where
+/// nothing meets and about log2 of the halvings where one does, not one
+/// run a halving.
+fn highest_meeting<E>(
+    halvings: &[u64],
+    mut meets: impl FnMut(u64) -> Result<bool, E>,
+) -> Result<Option<u64>, E> {
+    let Some(&floor) = halvings.last() else {
+        return Ok(None);
+    };
+    if !meets(floor)? {
+        return Ok(None);
+    }
+    let (mut missed, mut met) = (0, halvings.len() - 1);
+    while missed < met {
+        let mid = (missed + met) / 2;
+        if meets(halvings[mid])? {
+            met = mid;
+        } else {
+            missed = mid + 1;
+        }
+    }
+    Ok(Some(halvings[met]))
 }
 
 /// Two sweeps' runs (each seed by seed, `a` and `b` specs a seed) as one,

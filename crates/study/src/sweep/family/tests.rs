@@ -97,3 +97,26 @@ fn medians_of_odd_and_even_counts() {
     assert_eq!(median(&[1.0, 2.0, 9.0]), Some(2.0));
     assert_eq!(median(&[1.0, 2.0, 4.0, 9.0]), Some(3.0));
 }
+
+/// The search below the grid finds the highest halving that meets, asking
+/// the lowest first and then about log2 of them; with nothing meeting it
+/// asks once.
+#[test]
+fn the_search_below_the_grid_bisects_for_the_highest_limit_meeting() {
+    let halvings = [4000, 2000, 1000, 500, 250, 125, 62, 31, 15];
+    for bound in [0, 15, 31, 500, 2000, 4000, 5000] {
+        let mut asked = Vec::new();
+        let found = highest_meeting::<()>(&halvings, |l| {
+            asked.push(l);
+            Ok(l <= bound)
+        })
+        .unwrap();
+        assert_eq!(
+            found,
+            halvings.iter().copied().find(|l| *l <= bound),
+            "{bound}"
+        );
+        assert_eq!(asked[0], 15);
+        assert!(asked.len() <= 5, "{bound}: {asked:?}");
+    }
+}
