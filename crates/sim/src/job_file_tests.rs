@@ -325,7 +325,8 @@ fn rate_min_is_a_floor_per_direction_as_in_fio() {
     );
 }
 
-/// A job that ends within its ramp_time is measured nowhere, as in fio; the
+/// A job that ends within its ramp_time is measured nowhere (fio would
+/// report it whole, clearing its figures only at the ramp's end); the
 /// report says so rather than showing an empty table alone. A job measured
 /// after its ramp gets no such note.
 #[test]

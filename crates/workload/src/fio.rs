@@ -88,8 +88,8 @@
 //! its whole file (from 0 to the end of a file fio creates, or of the
 //! drive), where fio wraps until `size` bytes are moved, as here for every
 //! other job;
-//! with `time_based` at `runtime`, wrapping over its region (a `time_based`
-//! job without `runtime` runs as long as the longest timed job, or 60 s).
+//! with `time_based` at `runtime`, wrapping over its region (`time_based`
+//! without `runtime` is ignored, with a note, as fio ignores it).
 //! Jobs after a `stonewall` start when the earlier ones have ended; their
 //! `startdelay` and `runtime` count from then.
 
@@ -130,9 +130,6 @@ pub const MAX_JOBS: usize = 4096;
 /// Most options in force in one section, `[global]`'s included (fio has
 /// about 300 options in all): each section reads every one of them.
 pub const MAX_SECTION_OPTIONS: usize = 256;
-
-/// Default length of `time_based` jobs without `runtime` when no job is timed.
-const UNTIMED_RUNTIME: Nanos = Nanos::from_secs(60);
 
 /// Verification methods fio knows (`verify=`).
 const VERIFY_METHODS: &[&str] = &[
@@ -186,9 +183,14 @@ pub fn parse_with_env(
     let mut notes = Vec::new();
     // Jobs of earlier stonewall groups: a group starts when they have ended.
     let mut before_group: Vec<usize> = Vec::new();
-    let mut untimed = Vec::new();
     for section in &sections {
         let spec = JobSpec::from_options(section, file, capacity, &mut notes)?;
+        if spec.time_based_ignored {
+            notes.push(format!(
+                "job {}: time_based without a runtime is ignored, as fio ignores it (\"time_based requires a runtime/timeout setting\"): the job ends on its size",
+                section.name
+            ));
+        }
         if spec.time_based && spec.shape.ios_limit.is_some() {
             notes.push(format!(
                 "job {}: number_ios does not end a time_based job (as in fio): it runs its runtime",
@@ -233,9 +235,6 @@ pub fn parse_with_env(
             } else {
                 section.name.clone()
             };
-            if spec.time_based && spec.runtime.is_none() {
-                untimed.push(jobs.len());
-            }
             jobs.push(spec.job(name, &section.name, copy, after.clone(), capacity, file)?);
         }
     }
@@ -245,25 +244,6 @@ pub fn parse_with_env(
             line: 1,
             message: "no job section (only [global], or nothing)".into(),
         });
-    }
-    let end = jobs
-        .iter()
-        .filter(|j| j.shape.after.is_empty())
-        .filter_map(|j| j.stop)
-        .max()
-        .unwrap_or(UNTIMED_RUNTIME);
-    for i in untimed {
-        let at_least = jobs[i].start + Nanos::from_secs(1);
-        jobs[i].stop = Some(if jobs[i].shape.after.is_empty() {
-            end.max(at_least)
-        } else {
-            end
-        });
-        notes.push(format!(
-            "job {}: time_based without runtime runs {:.1} s here (as long as the longest timed job)",
-            jobs[i].name,
-            (jobs[i].stop.unwrap_or(end) - jobs[i].start.min(end)).as_secs_f64()
-        ));
     }
     notes.dedup();
     Ok(JobFile { jobs, notes })
@@ -277,6 +257,8 @@ struct JobSpec {
     start: Nanos,
     runtime: Option<Nanos>,
     time_based: bool,
+    /// `time_based` given without a runtime (dropped, as fio drops it).
+    time_based_ignored: bool,
     numjobs: u32,
     offset_increment: u64,
     stonewall: bool,

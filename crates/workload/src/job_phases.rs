@@ -147,8 +147,9 @@ impl PhaseTracker {
 
     /// A note for each job with a `ramp_time` that issued requests and was
     /// never measured: it, or the run, ended within its ramp, so none of
-    /// its requests are in the figures (fio counts nothing in a ramp
-    /// either), which an empty table would not say.
+    /// its requests are in the figures. fio differs there: it clears a
+    /// job's figures when the ramp ends, so a job that ends first is
+    /// reported whole; an empty table alone would not say either.
     pub fn ramp_notes<G: Borrow<Generator>>(&self, jobs: &[G]) -> Vec<String> {
         jobs.iter()
             .map(|g| g.borrow())
@@ -156,7 +157,7 @@ impl PhaseTracker {
             .filter(|(g, &ever)| !ever && g.job().shape.ramp > Nanos::ZERO && g.issued() > 0)
             .map(|(g, _)| {
                 format!(
-                    "job {}: it or the run ended within its ramp_time ({:.1} s), so none of its {} requests are in the figures",
+                    "job {}: it or the run ended within its ramp_time ({:.1} s), so none of its {} requests are in the figures (fio would report them all: it clears a job's figures only when its ramp ends)",
                     g.name(),
                     g.job().shape.ramp.as_secs_f64(),
                     g.issued()

@@ -552,7 +552,10 @@ impl Reader {
             shape: self.shape,
             start: self.start,
             runtime: self.runtime,
-            time_based: self.time_based,
+            // fio: "time_based requires a runtime/timeout setting", and
+            // drops it (the caller notes it).
+            time_based: self.time_based && self.runtime.is_some(),
+            time_based_ignored: self.time_based && self.runtime.is_none(),
             numjobs: self.numjobs,
             offset_increment: self.offset_increment,
             stonewall: self.stonewall,
