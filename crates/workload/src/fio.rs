@@ -185,6 +185,12 @@ pub fn parse_with_env(
     let mut before_group: Vec<usize> = Vec::new();
     for section in &sections {
         let spec = JobSpec::from_options(section, file, capacity, &mut notes)?;
+        if let Some((size, region)) = spec.size_cut {
+            notes.push(format!(
+                "job {}: size={size} is more than filesize x nrfiles = {region} bytes: the job moves {region}, as fio cuts it",
+                section.name
+            ));
+        }
         if spec.time_based_ignored {
             notes.push(format!(
                 "job {}: time_based without a runtime is ignored, as fio ignores it (\"time_based requires a runtime/timeout setting\"): the job ends on its size",
@@ -257,6 +263,8 @@ struct JobSpec {
     start: Nanos,
     runtime: Option<Nanos>,
     time_based: bool,
+    /// `size` given over `filesize` x files, and that region: cut to it.
+    size_cut: Option<(u64, u64)>,
     /// `time_based` given without a runtime (dropped, as fio drops it).
     time_based_ignored: bool,
     numjobs: u32,

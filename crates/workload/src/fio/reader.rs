@@ -13,8 +13,8 @@ pub(super) struct Reader {
     blocks: [BlockSplit; 3],
     bsrange: Option<(u64, u64)>,
     size: Option<u64>,
-    /// fio's `filesize` (each file's bytes) and its line.
-    filesize: Option<(u64, usize)>,
+    /// fio's `filesize` (each file's bytes).
+    filesize: Option<u64>,
     offset: u64,
     offset_increment: u64,
     arrival: Arrival,
@@ -159,11 +159,10 @@ impl Reader {
             // fio's `filesize` is each file's size (`size` the job's total).
             "filesize" => {
                 self.shape.sized = true;
-                self.filesize = Some((
+                self.filesize = Some(
                     size_or_percent(value, capacity)
                         .ok_or_else(|| bad("a size or a percentage (one size per file)"))?,
-                    line,
-                ))
+                )
             }
             "io_size" => self.io_size = Some(positive_size(value).ok_or_else(|| bad("a size"))?),
             "number_ios" => {
@@ -505,20 +504,19 @@ impl Reader {
             }
         }
         // `filesize` is per file: the job's region is that times its files,
-        // as fio sizes them; a `size` that says otherwise is refused.
-        if let Some((per_file, line)) = self.filesize {
-            let files = self.shape.files.count();
-            let total = per_file.saturating_mul(files);
+        // as fio sizes them. A smaller `size` is then the bytes to move (as
+        // `io_size`), a larger one is cut to the region (noted), as fio
+        // does with `size=100m filesize=1g` (100 MiB moved) and `size=4g
+        // filesize=256m nrfiles=2` (512 MiB).
+        let mut size_cut = None;
+        if let Some(per_file) = self.filesize {
+            let total = per_file.saturating_mul(self.shape.files.count());
             match self.size {
-                None => self.size = Some(total),
-                Some(size) if size == total => {}
-                Some(size) => {
-                    return Err(FioError { line, ..err(format!(
-                        "filesize={per_file} is each file's size, and {files} file(s) of it make {total} bytes where size={size}; \
-                         give size alone (the job's region, cut into nrfiles files) or filesize alone (each file's size)"
-                    )) })
-                }
+                Some(size) if size < total => self.io_size = self.io_size.or(Some(size)),
+                Some(size) if size > total => size_cut = Some((size, total)),
+                _ => {}
             }
+            self.size = Some(total);
         }
         let offset = self.offset;
         let size = match (self.fill_device, self.size) {
@@ -552,6 +550,7 @@ impl Reader {
             shape: self.shape,
             start: self.start,
             runtime: self.runtime,
+            size_cut,
             // fio: "time_based requires a runtime/timeout setting", and
             // drops it (the caller notes it).
             time_based: self.time_based && self.runtime.is_some(),

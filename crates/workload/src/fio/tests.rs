@@ -640,11 +640,27 @@ fn filesize_is_each_files_size_as_in_fio() {
     assert_eq!(jobs[0].shape.bytes_limit, Some(4 << 20));
     let jobs = jobs_of("[j]\nrw=read\nfilesize=1m\nnrfiles=2\nsize=2m\n");
     assert_eq!(synthetic(&jobs[0]).size, 2 << 20);
-    assert_eq!(synthetic(&jobs[0]).size, 2 << 20);
-    assert_refused(
+    assert_eq!(jobs[0].shape.bytes_limit, Some(2 << 20));
+    // fio: size=100m filesize=1g moves 100 MiB of a 1 GiB file; a size
+    // over filesize x nrfiles is cut to it (size=4g filesize=256m
+    // nrfiles=2: 512 MiB), and the notes say so.
+    let jobs = jobs_of("[j]\nrw=read\nsize=100m\nfilesize=512m\n");
+    assert_eq!(synthetic(&jobs[0]).size, 512 << 20);
+    assert_eq!(jobs[0].shape.bytes_limit, Some(100 << 20));
+    let file = parse_file(
         "[j]\nrw=read\nnrfiles=4\nfilesize=1m\nsize=8m\n",
-        "t.fio:4:",
-        &["filesize", "size=8388608"],
+        "t.fio",
+        GIB,
+    )
+    .unwrap();
+    assert_eq!(synthetic(&file.jobs[0]).size, 4 << 20);
+    assert_eq!(file.jobs[0].shape.bytes_limit, Some(4 << 20));
+    assert!(
+        file.notes
+            .iter()
+            .any(|n| n.contains("size=8388608 is more than filesize x nrfiles = 4194304")),
+        "{:?}",
+        file.notes
     );
 }
 
