@@ -4,7 +4,8 @@
 //! The text is read as fio does ([`crate::fio_text`]): `#` and `;` start
 //! comments (at a line's start or after a value), `${VAR}` comes from the
 //! environment (an unset one is an error naming it), `$ncpus`, `$pagesize`
-//! and `$mb_memory` are fio's; `include FILE` reads FILE beside the job file.
+//! and `$mb_memory` are fio's; `include FILE` reads FILE beside the file
+//! that includes it (options only: an included `[section]` is refused).
 //! Sections are `[global]` (defaults for the jobs after it) and one section
 //! per job. Options, with fio's meaning and units (fio's other names in
 //! parentheses):

@@ -64,12 +64,21 @@ fn include_into(
             message,
         };
         let code = raw.find(['#', ';']).map_or(raw, |at| &raw[..at]).trim();
-        let Some(name) = code.strip_prefix("include ").map(str::trim) else {
+        if depth > 0 && code.starts_with('[') {
+            return Err(err(format!(
+                "`{code}`: an included file holds options only, no [section] (as fio says: no new sections in included files)"
+            )));
+        }
+        let directive = code.split_whitespace().next() == Some("include");
+        let Some(name) = directive.then(|| code["include".len()..].trim()) else {
             out.text.push_str(raw);
             out.text.push('\n');
             out.origins.push((file.to_string(), index + 1));
             continue;
         };
+        if name.is_empty() {
+            return Err(err("`include` needs a file name: include FILE".into()));
+        }
         if depth == MAX_INCLUDE_DEPTH {
             return Err(err(format!(
                 "`include {name}`: includes nest deeper than {MAX_INCLUDE_DEPTH} (does a file include itself?)"

@@ -689,6 +689,18 @@ fn includes_are_read_beside_the_file_and_errors_name_their_own_line() {
     assert!(err.file.ends_with("bad.fio") && err.line == 2, "{err}");
     let err = parse_file("[j]\ninclude loop.fio\n", &main, GIB).unwrap_err();
     assert!(err.to_string().contains("nest deeper"), "{err}");
+    std::fs::write(sub.join("job.fio"), "bs=8k\n[k]\nrw=write\n").unwrap();
+    let err = parse_file("[j]\ninclude job.fio\n", &main, GIB).unwrap_err();
+    assert!(err.file.ends_with("job.fio") && err.line == 2, "{err}");
+    assert!(err.to_string().contains("no [section]"), "{err}");
+    let err = parse_file("[j]\ninclude\t\n", &main, GIB).unwrap_err();
+    assert!(err.to_string().contains("needs a file name"), "{err}");
+    let jobs = parse_file(
+        "[global]\ninclude\tcommon.fio\n[j]\nrw=read\nsize=1m\n",
+        &main,
+        GIB,
+    );
+    assert_eq!(synthetic(&jobs.unwrap().jobs[0]).block_max, 8192);
     let err = parse_file("[j]\nrw=read\ninclude none.fio\n", &main, GIB).unwrap_err();
     assert!(err.to_string().starts_with(&format!("{main}:3:")), "{err}");
 }
