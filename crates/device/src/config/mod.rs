@@ -49,7 +49,7 @@ pub enum ConfigError {
     UnknownPreset { name: String, known: String },
     #[error("{file}: {message}")]
     Toml { file: String, message: String },
-    #[error("`{field}` = {value}: {reason}")]
+    #[error("`{field}` = {}: {reason}", readable(value))]
     Invalid {
         field: &'static str,
         value: String,
@@ -581,18 +581,18 @@ pub(super) fn invalid(
 ) -> Result<(), ConfigError> {
     Err(ConfigError::Invalid {
         field,
-        value: readable(value.to_string()),
+        value: value.to_string(),
         reason: reason.to_string(),
     })
 }
 
 /// A number too long to read (`1e-300` prints 300 digits; every u64 fits)
 /// in scientific notation; anything else as it is.
-fn readable(text: String) -> String {
+fn readable(text: &str) -> String {
     const LONGEST: usize = 24;
     match text.parse::<f64>() {
         Ok(x) if text.len() > LONGEST => format!("{x:e}"),
-        _ => text,
+        _ => text.to_string(),
     }
 }
 
@@ -614,11 +614,15 @@ mod tests {
 
     #[test]
     fn numbers_too_long_to_read_are_shown_in_scientific_notation() {
-        assert_eq!(readable(1e-300.to_string()), "1e-300");
-        assert_eq!(readable((-1e300).to_string()), "-1e300");
-        assert_eq!(readable(u64::MAX.to_string()), "18446744073709551615");
-        assert_eq!(readable("0.5".into()), "0.5");
-        assert_eq!(readable("a name".into()), "a name");
+        assert_eq!(readable(&1e-300.to_string()), "1e-300");
+        assert_eq!(readable(&(-1e300).to_string()), "-1e300");
+        assert_eq!(readable(&u64::MAX.to_string()), "18446744073709551615");
+        assert_eq!(readable("0.5"), "0.5");
+        assert_eq!(readable("a name"), "a name");
+        let mut drive = DeviceConfig::preset("consumer-sata").unwrap();
+        drive.over_provisioning = 1e-300;
+        let e = drive.validate().unwrap_err().to_string();
+        assert!(e.starts_with("`over_provisioning` = 1e-300:"), "{e}");
     }
 
     #[test]
