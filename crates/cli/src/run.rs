@@ -252,6 +252,7 @@ fn files_error(e: FilesError, args: &RunArgs) -> anyhow::Error {
         FilesError::Target(TooSmall { .. }) => ": give --size to create or grow a file",
         FilesError::Target(DirectIoUnsupported { .. }) => " (pass --buffered)",
         FilesError::Missing { .. } | FilesError::Short { .. } => ", or --size",
+        FilesError::NoRoom { .. } => ": free space, or give the jobs (size=) or --size less",
         _ => "",
     };
     let text = e.to_string();

@@ -126,7 +126,7 @@ impl Failures {
                         std::io::Error::from_raw_os_error(e).to_string()
                     });
                 format!(
-                    "{} {}s: {error} (the first at {:.3} s: job {}, {} bytes at address {})",
+                    "{} {} requests: {error} (the first at {:.3} s: job {}, {} bytes at address {})",
                     f.count,
                     f.op.name(),
                     f.first_at.as_secs_f64(),
@@ -461,6 +461,6 @@ mod tests {
             Nanos::from_secs(3),
         );
         let note = failures.note(|tenant| format!("job{tenant}")).unwrap();
-        assert!(note.starts_with("3 requests failed and are left out of the figures: 2 writes: No space left on device (os error 28) (the first at 1.500 s: job job0, 4096 bytes at address 8192); 1 reads: the device reported an error"), "{note}");
+        assert!(note.starts_with("3 requests failed and are left out of the figures: 2 write requests: No space left on device (os error 28) (the first at 1.500 s: job job0, 4096 bytes at address 8192); 1 read requests: the device reported an error"), "{note}");
     }
 }

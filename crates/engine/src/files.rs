@@ -71,7 +71,7 @@ pub enum FilesError {
     /// A file to create or grow that its file system has no room for:
     /// refused before anything is written.
     #[error(
-        "{path}: growing it by {needed} bytes ({:.1} MiB) needs that much free space, and its file system has {available} bytes ({:.1} MiB) free",
+        "{path}: creating or growing it to the jobs' size needs {needed} bytes ({:.1} MiB) of free space, and its file system has {available} bytes ({:.1} MiB)",
         *.needed as f64 / 1048576.0,
         *.available as f64 / 1048576.0
     )]

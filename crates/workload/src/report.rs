@@ -559,7 +559,8 @@ impl Recorder {
 
     /// What the report should say when the one-second series could not
     /// keep every second ([`crate::series::MAX_SECONDS`]); `None` when it did.
-    pub fn series_note(&self) -> Option<String> {
+    /// Call it once the run is over: it closes the seconds still open.
+    pub fn series_note(&mut self) -> Option<String> {
         self.series.left_out().map(|(seconds, first)| {
             format!(
                 "the one-second series (CSV and charts) keeps the first {} seconds with activity, to bound memory: {seconds} later ones, from second {first}, are left out of it; the phase tables cover the whole run",

@@ -208,7 +208,9 @@ impl SeriesCollector {
 
     /// Seconds with activity the series left out past [`MAX_SECONDS`], and
     /// the first of them; `None` when it kept every one.
-    pub(crate) fn left_out(&self) -> Option<(u64, u64)> {
+    pub(crate) fn left_out(&mut self) -> Option<(u64, u64)> {
+        // The seconds still open are kept or left out as they close.
+        self.close_before(u64::MAX);
         self.first_left_out.map(|first| (self.left_out, first))
     }
 

@@ -359,8 +359,8 @@ fn short(x: f64) -> String {
     }
 }
 
-/// `bytes` in the largest binary unit it fills at least once: 1.5 GiB,
-/// 64.0 MiB, 512 bytes.
+/// `bytes`, and in the largest binary unit it fills at least once:
+/// "1610612736 bytes (1.5 GiB)", "512 bytes".
 fn binary_size(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut value = bytes as f64;
@@ -372,7 +372,9 @@ fn binary_size(bytes: u64) -> String {
         value /= 1024.0;
         unit = Some(name);
     }
-    unit.map_or(format!("{bytes} bytes"), |u| format!("{value:.1} {u}"))
+    unit.map_or(format!("{bytes} bytes"), |u| {
+        format!("{bytes} bytes ({value:.1} {u})")
+    })
 }
 
 /// "; it looks like ascii or spc", or that it looks like none of them.
@@ -457,8 +459,8 @@ pub enum TraceError {
     #[error("{file}: holds no request")]
     Empty { file: String },
     #[error(
-        "{file} addresses {needed} bytes ({}) but the drive holds {capacity} bytes ({}); use a \
-         drive that large, or remap the addresses",
+        "{file} addresses {} but the drive holds {}; use a drive that large, or remap the \
+         addresses",
         binary_size(*.needed),
         binary_size(*.capacity)
     )]

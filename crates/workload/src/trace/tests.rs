@@ -323,7 +323,10 @@ fn endless_or_binary_input_is_refused_after_a_bounded_read() {
 #[test]
 fn sizes_in_errors_take_the_unit_they_fill() {
     assert_eq!(binary_size(512), "512 bytes");
-    assert_eq!(binary_size(64 << 20), "64.0 MiB");
-    assert_eq!(binary_size(3 << 29), "1.5 GiB");
-    assert_eq!(binary_size(u64::MAX), "16384.0 PiB");
+    assert_eq!(binary_size(64 << 20), "67108864 bytes (64.0 MiB)");
+    assert_eq!(binary_size(3 << 29), "1610612736 bytes (1.5 GiB)");
+    assert_eq!(
+        binary_size(u64::MAX),
+        "18446744073709551615 bytes (16384.0 PiB)"
+    );
 }
