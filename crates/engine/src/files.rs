@@ -68,15 +68,16 @@ pub enum FilesError {
     TrimAheadFiles { job: String, files: usize },
     #[error("laying out {path}: {source}")]
     Layout { path: PathBuf, source: io::Error },
-    /// A file to create or grow that its file system has no room for:
-    /// refused before anything is written.
+    /// Files to create or grow that their file system has no room for:
+    /// refused before any is created (`path` is the first of `files`).
     #[error(
-        "{path}: creating or growing it to the jobs' size needs {needed} bytes ({:.1} MiB) of free space, and its file system has {available} bytes ({:.1} MiB)",
+        "{path}: creating or growing the jobs' {files} file(s) on its file system to their size needs {needed} bytes ({:.1} MiB) of free space, and it has {available} bytes ({:.1} MiB)",
         *.needed as f64 / 1048576.0,
         *.available as f64 / 1048576.0
     )]
     NoRoom {
         path: PathBuf,
+        files: usize,
         needed: u64,
         available: u64,
     },
@@ -268,6 +269,7 @@ pub fn place(jobs: &mut [Job], options: &FileOptions) -> Result<Placement, Files
             }
         }
     }
+    check_room(&paths, &uses, options)?;
     let mut notes = Vec::new();
     let mut targets = Vec::new();
     let mut base = 0;
@@ -320,18 +322,21 @@ fn move_to_files(job: &mut Job, starts: &[u64]) -> Result<(), FilesError> {
     Ok(())
 }
 
-/// Opens one file: created or grown when the jobs size it, laid out where
-/// it grew and is read, its holes in read regions noted.
-fn open_one(
-    path: &Path,
-    u: &Use,
-    options: &FileOptions,
-    notes: &mut Vec<String>,
-) -> Result<Target, FilesError> {
-    let existing = std::fs::metadata(path)
-        .ok()
-        .filter(|m| m.is_file())
-        .map(|m| m.len());
+/// What opening a file for its jobs makes of it.
+struct Growth {
+    /// Its length now, when it is a regular file.
+    existing: Option<u64>,
+    /// The size it is opened to, if the jobs (or `--size`) give one.
+    size: Option<u64>,
+    /// Whether it is the target (`--target`) itself.
+    is_default: bool,
+    /// Bytes it grows by (0 for a device).
+    grows: u64,
+}
+
+fn growth(path: &Path, u: &Use, options: &FileOptions) -> Growth {
+    let meta = std::fs::metadata(path).ok();
+    let existing = meta.as_ref().filter(|m| m.is_file()).map(|m| m.len());
     let is_default = options
         .target
         .as_deref()
@@ -341,21 +346,79 @@ fn open_one(
         (false, true) => Some(u.needed),
         (false, false) => None,
     };
-    // A file to create or grow must fit its file system: checked before it
-    // is created or grown, not when the disk fills half way.
+    let regular = meta.is_none_or(|m| m.is_file());
     let grows = size.map_or(0, |s| s.saturating_sub(existing.unwrap_or(0)));
-    let regular = std::fs::metadata(path).map_or(true, |m| m.is_file());
-    if regular && grows > 0 {
-        if let Some(available) = free_bytes(path) {
-            if available < grows {
-                return Err(FilesError::NoRoom {
-                    path: path.to_path_buf(),
-                    needed: grows,
-                    available,
-                });
+    Growth {
+        existing,
+        size,
+        is_default,
+        grows: if regular { grows } else { 0 },
+    }
+}
+
+/// The files the jobs create or grow fit their file systems, all of them
+/// together: checked before any is created, not when the disk fills half
+/// way, so a refusal leaves nothing behind.
+fn check_room(paths: &[PathBuf], uses: &[Use], options: &FileOptions) -> Result<(), FilesError> {
+    // Per file system (its device number): the first file, how many, bytes.
+    let mut by_fs: Vec<(u64, &Path, usize, u64)> = Vec::new();
+    for (path, u) in paths.iter().zip(uses) {
+        let grows = growth(path, u, options).grows;
+        let Some(fs) = file_system_of(path).filter(|_| grows > 0) else {
+            continue;
+        };
+        match by_fs.iter_mut().find(|(id, ..)| *id == fs) {
+            Some((_, _, files, needed)) => {
+                *files += 1;
+                *needed = needed.saturating_add(grows);
             }
+            None => by_fs.push((fs, path, 1, grows)),
         }
     }
+    for (_, path, files, needed) in by_fs {
+        match free_bytes(path) {
+            Some(available) if available < needed => {
+                return Err(FilesError::NoRoom {
+                    path: path.to_path_buf(),
+                    files,
+                    needed,
+                    available,
+                })
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The device number of the file system that holds `path` (its
+/// directory's when it does not exist yet).
+fn file_system_of(path: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    std::fs::metadata(path)
+        .or_else(|_| std::fs::metadata(dir))
+        .ok()
+        .map(|m| m.dev())
+}
+
+/// Opens one file: created or grown when the jobs size it, laid out where
+/// it grew and is read, its holes in read regions noted.
+fn open_one(
+    path: &Path,
+    u: &Use,
+    options: &FileOptions,
+    notes: &mut Vec<String>,
+) -> Result<Target, FilesError> {
+    let Growth {
+        existing,
+        size,
+        is_default,
+        ..
+    } = growth(path, u, options);
     let spec = OpenOptionsSpec {
         size,
         writes: u.writes,
@@ -389,6 +452,7 @@ fn open_one(
             return Err(match e.raw_os_error() {
                 Some(libc::ENOSPC) => FilesError::NoRoom {
                     path: path.to_path_buf(),
+                    files: 1,
                     needed: target.size - old,
                     available: free_bytes(path).unwrap_or(0),
                 },

@@ -159,3 +159,25 @@ fn a_file_to_lay_out_larger_than_its_file_system_is_refused_before_writing() {
     );
     assert!(names(dir).is_empty(), "nothing created: {:?}", names(dir));
 }
+
+/// Two files that each fit the free space but not together: refused before
+/// either is created (the check adds up what every file grows by on one
+/// file system).
+#[test]
+fn files_that_fit_one_by_one_but_not_together_are_refused_before_any_is_created() {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
+    let free = free_bytes(dir).expect("statvfs on the temp directory");
+    // Each file 60% of the free space (rounded to MiB), two files.
+    let each = (free / 10 * 6) >> 20 << 20;
+    let text = format!(
+        "[r]\nrw=randread\nbs=4k\nfilename=a:b\nsize={}\n",
+        each * 2
+    );
+    let err = place_in(dir, &text, u64::MAX / 2).unwrap_err();
+    assert!(
+        matches!(err, FilesError::NoRoom { files: 2, .. }),
+        "{err}"
+    );
+    assert!(names(dir).is_empty(), "nothing created: {:?}", names(dir));
+}
