@@ -20,7 +20,8 @@
 //! them. A file is created or grown only where its file system has the room
 //! free, and what it grows by is then reserved (`fallocate`, as fio's
 //! default `fallocate=native` does), so a run whose files the file system
-//! cannot hold is refused before it starts, not failed write by write. A read region that already holes (a sparse file) is named in the
+//! cannot hold is refused before it starts, not failed write by write; a
+//! job's `fallocate=none` leaves a file it only writes sparse and unchecked. A read region that already holes (a sparse file) is named in the
 //! notes, since reads there never reach the disk.
 //!
 //! Every file gets its own range of the commands' byte addresses (the
@@ -115,6 +116,8 @@ struct Use {
     /// Bytes the jobs reach (offset + region).
     needed: u64,
     writes: bool,
+    /// A job asked for it to stay sparse (fio's `fallocate=none`).
+    sparse: bool,
     /// Byte ranges the jobs read.
     reads: Vec<(u64, u64)>,
     /// Created or grown to `needed` when short.
@@ -257,6 +260,7 @@ pub fn place(jobs: &mut [Job], options: &FileOptions) -> Result<Placement, Files
             let u = &mut uses[i];
             u.needed = u.needed.max(end);
             u.writes |= writes(job);
+            u.sparse |= job.shape.sparse;
             if reads(job) {
                 u.reads.push((start, end));
             }
@@ -363,7 +367,12 @@ fn check_room(paths: &[PathBuf], uses: &[Use], options: &FileOptions) -> Result<
     // Per file system (its device number): the first file, how many, bytes.
     let mut by_fs: Vec<(u64, &Path, usize, u64)> = Vec::new();
     for (path, u) in paths.iter().zip(uses) {
-        let grows = growth(path, u, options).grows;
+        // A sparse file that is only written fills as it is written, as
+        // fio's `fallocate=none` leaves it to.
+        let grows = match u.sparse && u.reads.is_empty() {
+            true => 0,
+            false => growth(path, u, options).grows,
+        };
         let Some(fs) = file_system_of(path).filter(|_| grows > 0) else {
             continue;
         };
@@ -446,7 +455,7 @@ fn open_one(
     }
     target.check_fits(u.needed)?;
     let old = existing.unwrap_or(0);
-    if target.kind == TargetKind::File && target.size > old {
+    if target.kind == TargetKind::File && target.size > old && !u.sparse {
         if let Err(e) = reserve(&target.file, old, target.size) {
             undo_growth(path, existing);
             return Err(match e.raw_os_error() {

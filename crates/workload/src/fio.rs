@@ -46,6 +46,7 @@
 //! | `fsync`, `fdatasync` | a flush after every N writes; flushes are reported as a class of their own (`flush`), not among the writes, as fio reports its syncs |
 //! | `end_fsync`, `fsync_on_close` | a flush when the job stops issuing |
 //! | `sync` | `0` or `none` (fio's default); synchronous writes (`1`, `sync`, `dsync`) are refused |
+//! | `fallocate` | `native`, `posix`, `keep`, `1` (fio's default: `iosteer run` reserves what a file it creates or grows needs before the run) or `none`, `0`, `truncate` (left sparse) |
 //! | `verify`, `do_verify` | a method (`md5`, `crc32c`, ...), kept on the job; neither the simulator nor `iosteer run` issues fio's read-back of what a job wrote (`do_verify=1`, fio's default), and the report's notes say so for a job that writes (`iosteer run --verify` checks data as it goes) |
 //! | `write_hint` | `none`, `short`, `medium`, `long`, `extreme` |
 //! | `ioengine` | an engine that issues block I/O (`libaio`, `io_uring`, `psync`, ...); network, zoned, file-system metadata and other engines are refused by name ([`crate::fio_options::check_engine`]) |
@@ -71,7 +72,7 @@
 //! `io_submit_mode`, `fixedbufs`, `registerfiles`, `sqthread_poll*`,
 //! `cmd_type`, `hipri`, `nonvectored`, `uncached`, `force_async`, `iomem`,
 //! `iomem_align`, `hugepage-size`, `lockmem`, `invalidate`, `create_*`,
-//! `allow_file_create`, `allow_mounted_write`, `unlink*`, `fallocate`,
+//! `allow_file_create`, `allow_mounted_write`, `unlink*`,
 //! `fadvise_hint`, `overwrite`, `filename_format`, `lockfile`,
 //! `random_generator`, `allrandrepeat`, `softrandommap`,
 //! `continue_on_error`, `ignore_error`, `error_dump`; `buffer_pattern`,

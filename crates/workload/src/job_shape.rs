@@ -57,6 +57,9 @@ pub struct JobShape {
     pub flush_every: Option<u32>,
     /// A flush when the job stops issuing (fio's `end_fsync`).
     pub end_flush: bool,
+    /// fio's `fallocate=none` (or `0`, `truncate`): `iosteer run` leaves a
+    /// file it creates or grows sparse instead of reserving its space.
+    pub sparse: bool,
     /// fio's `verify` method, kept for `iosteer run` (the simulator does not
     /// verify).
     pub verify: Option<String>,

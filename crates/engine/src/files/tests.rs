@@ -170,14 +170,20 @@ fn files_that_fit_one_by_one_but_not_together_are_refused_before_any_is_created(
     let free = free_bytes(dir).expect("statvfs on the temp directory");
     // Each file 60% of the free space (rounded to MiB), two files.
     let each = (free / 10 * 6) >> 20 << 20;
-    let text = format!(
-        "[r]\nrw=randread\nbs=4k\nfilename=a:b\nsize={}\n",
-        each * 2
-    );
+    let text = format!("[r]\nrw=randread\nbs=4k\nfilename=a:b\nsize={}\n", each * 2);
     let err = place_in(dir, &text, u64::MAX / 2).unwrap_err();
-    assert!(
-        matches!(err, FilesError::NoRoom { files: 2, .. }),
-        "{err}"
-    );
+    assert!(matches!(err, FilesError::NoRoom { files: 2, .. }), "{err}");
     assert!(names(dir).is_empty(), "nothing created: {:?}", names(dir));
+}
+
+/// fio's `fallocate=none` leaves a written file sparse.
+#[test]
+fn fallocate_none_leaves_a_written_file_sparse() {
+    use std::os::unix::fs::MetadataExt;
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
+    let text = "[w]\nrw=randwrite\nbs=4k\nfilename=a\nsize=2m\nfallocate=none\n";
+    place_in(dir, text, 1 << 40).unwrap();
+    let meta = std::fs::metadata(dir.join("a")).unwrap();
+    assert_eq!((meta.len(), meta.blocks()), (2 << 20, 0));
 }

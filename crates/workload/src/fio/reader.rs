@@ -327,6 +327,13 @@ impl Reader {
             "end_fsync" | "fsync_on_close" => {
                 self.shape.end_flush = boolean(value).ok_or_else(|| bad("0 or 1"))?
             }
+            "fallocate" => {
+                self.shape.sparse = match value {
+                    "none" | "0" | "truncate" => true,
+                    "native" | "posix" | "keep" | "1" => false,
+                    _ => return Err(bad("none, native, posix, keep, truncate, 0 or 1")),
+                }
+            }
             "verify" => {
                 self.shape.verify = match value {
                     "0" | "none" | "" => None,
