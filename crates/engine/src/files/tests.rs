@@ -129,17 +129,20 @@ fn a_job_naming_the_target_itself_runs_on_it() {
 
 /// What a file grows by is reserved before the run, as fio's default
 /// `fallocate=native` does, so a file system too small for it refuses the
-/// run at the start rather than failing its writes one by one.
+/// run at the start rather than failing its writes one by one; fio's
+/// `fallocate=none` leaves it sparse.
 #[test]
-fn a_created_write_only_file_has_its_space_reserved_before_the_run() {
+fn a_created_write_only_file_has_its_space_reserved_unless_fallocate_none() {
     use std::os::unix::fs::MetadataExt;
-    let temp = tempfile::tempdir().unwrap();
-    let dir = temp.path();
-    let text = "[w]\nrw=randwrite\nbs=4k\nfilename=a\nsize=2m\n";
-    place_in(dir, text, 1 << 40).unwrap();
-    let meta = std::fs::metadata(dir.join("a")).unwrap();
-    assert_eq!(meta.len(), 2 << 20);
-    assert!(meta.blocks() * 512 >= 2 << 20, "{} blocks", meta.blocks());
+    for (option, reserved) in [("", true), ("fallocate=none\n", false)] {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path();
+        let text = format!("[w]\nrw=randwrite\nbs=4k\nfilename=a\nsize=2m\n{option}");
+        place_in(dir, &text, 1 << 40).unwrap();
+        let meta = std::fs::metadata(dir.join("a")).unwrap();
+        assert_eq!(meta.len(), 2 << 20);
+        assert_eq!(meta.blocks() * 512 >= 2 << 20, reserved, "{option}");
+    }
 }
 
 #[test]
@@ -174,16 +177,4 @@ fn files_that_fit_one_by_one_but_not_together_are_refused_before_any_is_created(
     let err = place_in(dir, &text, u64::MAX / 2).unwrap_err();
     assert!(matches!(err, FilesError::NoRoom { files: 2, .. }), "{err}");
     assert!(names(dir).is_empty(), "nothing created: {:?}", names(dir));
-}
-
-/// fio's `fallocate=none` leaves a written file sparse.
-#[test]
-fn fallocate_none_leaves_a_written_file_sparse() {
-    use std::os::unix::fs::MetadataExt;
-    let temp = tempfile::tempdir().unwrap();
-    let dir = temp.path();
-    let text = "[w]\nrw=randwrite\nbs=4k\nfilename=a\nsize=2m\nfallocate=none\n";
-    place_in(dir, text, 1 << 40).unwrap();
-    let meta = std::fs::metadata(dir.join("a")).unwrap();
-    assert_eq!((meta.len(), meta.blocks()), (2 << 20, 0));
 }

@@ -15,6 +15,15 @@ fn synthetic(job: &Job) -> &Synthetic {
     }
 }
 
+/// One of `file`'s notes says `says`.
+fn assert_noted(file: &JobFile, says: &str) {
+    assert!(
+        file.notes.iter().any(|n| n.contains(says)),
+        "{:?}",
+        file.notes
+    );
+}
+
 /// Parsing `text` on a 1 GiB drive fails with an error that starts with
 /// `at` (the file's name, then maybe its line) and says each of `says`.
 fn assert_refused(text: &str, at: &str, says: &[&str]) {
@@ -584,13 +593,7 @@ fn runtime_zero_is_no_limit_as_in_fio() {
     .unwrap();
     assert_eq!(file.jobs[0].stop, None);
     assert_eq!(file.jobs[0].shape.ios_limit, Some(10));
-    assert!(
-        file.notes
-            .iter()
-            .any(|n| n.contains("time_based without a runtime is ignored")),
-        "{:?}",
-        file.notes
-    );
+    assert_noted(&file, "time_based without a runtime is ignored");
 }
 
 #[test]
@@ -655,12 +658,9 @@ fn filesize_is_each_files_size_as_in_fio() {
     .unwrap();
     assert_eq!(synthetic(&file.jobs[0]).size, 4 << 20);
     assert_eq!(file.jobs[0].shape.bytes_limit, Some(4 << 20));
-    assert!(
-        file.notes
-            .iter()
-            .any(|n| n.contains("size=8388608 is more than filesize x nrfiles = 4194304")),
-        "{:?}",
-        file.notes
+    assert_noted(
+        &file,
+        "size=8388608 is more than filesize x nrfiles = 4194304",
     );
 }
 
