@@ -404,14 +404,21 @@ fn check_room(paths: &[PathBuf], uses: &[Use], options: &FileOptions) -> Result<
 /// directory's when it does not exist yet).
 fn file_system_of(path: &Path) -> Option<u64> {
     use std::os::unix::fs::MetadataExt;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    std::fs::metadata(path)
-        .or_else(|_| std::fs::metadata(dir))
+    std::fs::metadata(on_its_file_system(path))
         .ok()
         .map(|m| m.dev())
+}
+
+/// `path` when it exists, else its directory: where to ask about the file
+/// system a file to create would be on.
+fn on_its_file_system(path: &Path) -> &Path {
+    if path.exists() {
+        return path;
+    }
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
 }
 
 /// Opens one file: created or grown when the jobs size it, laid out where
@@ -576,14 +583,7 @@ pub fn lay_out(path: &Path, from: u64, to: u64) -> io::Result<()> {
 /// it cannot be told.
 fn free_bytes(path: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
-    let probe = if path.exists() {
-        path.to_path_buf()
-    } else {
-        match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        }
-    };
+    let probe = on_its_file_system(path);
     let name = std::ffi::CString::new(probe.as_os_str().as_bytes()).ok()?;
     let mut stat = std::mem::MaybeUninit::<libc::statvfs>::uninit();
     // SAFETY: `name` is a NUL-terminated path and `stat` points to a
