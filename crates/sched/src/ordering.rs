@@ -19,7 +19,8 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
-use crate::request::{Op, Request};
+use crate::request::{Command, Op, Request};
+use crate::units::Nanos;
 
 /// Granule of the overlap filter: 1 MiB, about one large sequential write.
 const GRANULE_SHIFT: u32 = 20;
@@ -412,27 +413,29 @@ pub struct ReadWriteQueues {
 impl ReadWriteQueues {
     /// Whether a read may go: looks for the first queued read that `ready`
     /// (the tracker's rule) lets go, and keeps it for
-    /// [`ReadWriteQueues::take_ready_read`].
+    /// [`ReadWriteQueues::send_ready_read`].
     pub fn find_ready_read(&mut self, ready: impl FnMut(&mut Queued) -> bool) -> bool {
         self.ready_read = self.reads.iter_mut().position(ready);
         self.ready_read.is_some()
     }
 
-    /// Takes the read the last [`ReadWriteQueues::find_ready_read`] found.
-    pub fn take_ready_read(&mut self) -> Queued {
-        self.ready_read
+    /// Sends the read the last [`ReadWriteQueues::find_ready_read`] found.
+    pub fn send_ready_read(&mut self, now: Nanos) -> Command {
+        let read = self
+            .ready_read
             .take()
             .and_then(|index| self.reads.remove(index))
-            .expect("find_ready_read found a read that may go")
+            .expect("find_ready_read found a read that may go");
+        Command::single(read.request, now)
     }
 
-    /// Takes the write (or flush) at the head of the write queue and tells
+    /// Sends the write (or flush) at the head of the write queue and tells
     /// `sent` of it, the tracker's `sent_write`, so that the reads it held
-    /// may go.
-    pub fn take_write(&mut self, sent: impl FnOnce(&Queued)) -> Option<Queued> {
-        let write = self.writes.pop_front()?;
+    /// may go. Policies pick the write class only when a write is queued.
+    pub fn send_write(&mut self, sent: impl FnOnce(&Queued), now: Nanos) -> Command {
+        let write = self.writes.pop_front().expect("a write is queued");
         sent(&write);
-        Some(write)
+        Command::single(write.request, now)
     }
 
     /// Whether neither queue holds anything.
@@ -444,7 +447,6 @@ impl ReadWriteQueues {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::Nanos;
 
     fn req(id: u64, op: Op, offset: u64, len: u64) -> Request {
         Request::new(id, op, offset, len, Nanos::ZERO)
@@ -518,12 +520,14 @@ mod tests {
             queues.reads.push_back(Queued { request: read, tag });
         }
         assert!(queues.find_ready_read(|read| order.read_may_go(read.tag)));
-        assert_eq!(queues.take_ready_read().request.id.0, 3);
+        let now = Nanos::ZERO;
+        let first_id = |command: Command| command.requests[0].id.0;
+        assert_eq!(first_id(queues.send_ready_read(now)), 3);
         assert!(!queues.find_ready_read(|read| order.read_may_go(read.tag)));
-        let sent = queues.take_write(|write| order.sent_write(write)).unwrap();
-        assert_eq!(sent.request.id.0, 1);
+        let sent = queues.send_write(|write| order.sent_write(write), now);
+        assert_eq!(first_id(sent), 1);
         assert!(queues.find_ready_read(|read| order.read_may_go(read.tag)));
-        assert_eq!(queues.take_ready_read().request.id.0, 2);
+        assert_eq!(first_id(queues.send_ready_read(now)), 2);
         assert!(queues.is_empty());
     }
 

@@ -331,14 +331,10 @@ impl Kyber {
 
     fn take(&mut self, domain: Domain, now: Nanos) -> Command {
         match domain {
-            Domain::Read => Command::single(self.queues.take_ready_read().request, now),
-            Domain::Write => {
-                let write = self
-                    .queues
-                    .take_write(|write| self.barrier.sent_write(write))
-                    .expect("domain has a request");
-                Command::single(write.request, now)
-            }
+            Domain::Read => self.queues.send_ready_read(now),
+            Domain::Write => self
+                .queues
+                .send_write(|write| self.barrier.sent_write(write), now),
             Domain::Discard => self.trims.take_command(now).expect("domain has a request"),
             Domain::Other => {
                 let flush = self.barrier.take_flush().expect("flush is due");

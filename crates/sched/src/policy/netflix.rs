@@ -296,14 +296,10 @@ impl Netflix {
 
     fn take(&mut self, pick: Pick, now: Nanos) -> Command {
         match pick {
-            Pick::Read => Command::single(self.queues.take_ready_read().request, now),
-            Pick::Write => {
-                let entry = self
-                    .queues
-                    .take_write(|write| self.order.sent_write(write))
-                    .expect("picked a non-empty queue");
-                Command::single(entry.request, now)
-            }
+            Pick::Read => self.queues.send_ready_read(now),
+            Pick::Write => self
+                .queues
+                .send_write(|write| self.order.sent_write(write), now),
             Pick::Trim => self
                 .trims
                 .take_command(now)
