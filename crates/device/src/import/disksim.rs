@@ -130,17 +130,8 @@ fn geometry(p: &mut Params, c: &mut DeviceConfig, notes: &mut Notes) -> Result<(
         ));
     }
     let sectors = p.required_count("Page size")?;
-    // Checked: a wrapped product would be a silently different page.
-    let page_size = sectors.checked_mul(SECTOR_BYTES).ok_or_else(|| {
-        p.bad(
-            "Page size",
-            &sectors.to_string(),
-            &format!(
-                "at most {} sectors of {SECTOR_BYTES} bytes",
-                u32::MAX / SECTOR_BYTES
-            ),
-        )
-    })?;
+    let unit = format!("sectors of {SECTOR_BYTES} bytes");
+    let page_size = p.product("Page size", sectors, SECTOR_BYTES, &unit)?;
     let g = &mut c.geometry;
     g.channels = elements;
     g.dies_per_channel = units;

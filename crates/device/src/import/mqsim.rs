@@ -205,17 +205,8 @@ fn geometry(p: &mut Params, c: &mut DeviceConfig, notes: &mut Notes) -> Result<(
     let channels = p.required_count("Flash_Channel_Count")?;
     let chips = p.required_count("Chip_No_Per_Channel")?;
     let dies = p.required_count("Die_No_Per_Chip")?;
-    // Checked: a wrapped product would be a silently different drive.
-    let dies_per_channel = chips.checked_mul(dies).ok_or_else(|| {
-        p.bad(
-            "Die_No_Per_Chip",
-            &dies.to_string(),
-            &format!(
-                "at most {} with Chip_No_Per_Channel = {chips} (dies per channel must fit 32 bits)",
-                u32::MAX / chips
-            ),
-        )
-    })?;
+    let unit = format!("with Chip_No_Per_Channel = {chips} (dies per channel must fit 32 bits)");
+    let dies_per_channel = p.product("Die_No_Per_Chip", dies, chips, &unit)?;
     let g = &mut c.geometry;
     g.channels = channels;
     g.dies_per_channel = dies_per_channel;

@@ -126,6 +126,23 @@ impl Params {
         }
     }
 
+    /// `count`, the value of `name`, times `factor`; refused when the
+    /// product does not fit 32 bits, since a wrapped product would be a
+    /// silently different drive. `unit` says, in the error, what `count`
+    /// counts.
+    pub(crate) fn product(
+        &self,
+        name: &str,
+        count: u32,
+        factor: u32,
+        unit: &str,
+    ) -> Result<u32, ImportError> {
+        count.checked_mul(factor).ok_or_else(|| {
+            let most = u32::MAX / factor;
+            self.bad(name, &count.to_string(), &format!("at most {most} {unit}"))
+        })
+    }
+
     pub(crate) fn bad(&self, name: &str, value: &str, accepted: &str) -> ImportError {
         ImportError::BadValue {
             file: self.file.clone(),
