@@ -54,31 +54,29 @@ struct Cell {
     erase_us: (f64, f64),
 }
 
+impl Cell {
+    const fn new(
+        name: &'static str,
+        read_us: (f64, f64),
+        program_us: (f64, f64),
+        erase_us: (f64, f64),
+    ) -> Cell {
+        Cell {
+            name,
+            read_us,
+            program_us,
+            erase_us,
+        }
+    }
+}
+
+/// The cell classes, one a row: name, then the ranges of read, program and
+/// erase times.
 const CELLS: [Cell; 4] = [
-    Cell {
-        name: "slc",
-        read_us: (20.0, 35.0),
-        program_us: (150.0, 300.0),
-        erase_us: (1500.0, 3000.0),
-    },
-    Cell {
-        name: "mlc",
-        read_us: (45.0, 90.0),
-        program_us: (500.0, 1300.0),
-        erase_us: (3000.0, 6000.0),
-    },
-    Cell {
-        name: "tlc",
-        read_us: (55.0, 110.0),
-        program_us: (800.0, 2200.0),
-        erase_us: (3500.0, 10_000.0),
-    },
-    Cell {
-        name: "qlc",
-        read_us: (90.0, 170.0),
-        program_us: (1500.0, 4000.0),
-        erase_us: (8000.0, 15_000.0),
-    },
+    Cell::new("slc", (20.0, 35.0), (150.0, 300.0), (1500.0, 3000.0)),
+    Cell::new("mlc", (45.0, 90.0), (500.0, 1300.0), (3000.0, 6000.0)),
+    Cell::new("tlc", (55.0, 110.0), (800.0, 2200.0), (3500.0, 10_000.0)),
+    Cell::new("qlc", (90.0, 170.0), (1500.0, 4000.0), (8000.0, 15_000.0)),
 ];
 
 const PAGE_SIZES: [u32; 3] = [4096, 8192, 16384];
@@ -255,37 +253,51 @@ fn gc(rng: &mut SmallRng, geometry: &Geometry, over_provisioning: f64) -> GcConf
     }
 }
 
-/// The host interface, its TRIM cost and FLUSH time.
+/// The ranges of a host interface's TRIM (deallocate) costs and FLUSH time,
+/// microseconds.
+struct HostCosts {
+    trim_fixed_us: (f64, f64),
+    trim_per_range_us: (f64, f64),
+    trim_per_mib_us: (f64, f64),
+    flush_us: (f64, f64),
+}
+
+const NVME_COSTS: HostCosts = HostCosts {
+    trim_fixed_us: (20.0, 200.0),
+    trim_per_range_us: (5.0, 20.0),
+    trim_per_mib_us: (5.0, 50.0),
+    flush_us: (10.0, 50.0),
+};
+
+const SATA_COSTS: HostCosts = HostCosts {
+    trim_fixed_us: (1000.0, 3000.0),
+    trim_per_range_us: (50.0, 200.0),
+    trim_per_mib_us: (100.0, 500.0),
+    flush_us: (100.0, 500.0),
+};
+
+/// The host interface, its TRIM cost and FLUSH time. NVMe queues its
+/// deallocates and flushes; SATA's TRIM and FLUSH are non-queued.
 fn host(rng: &mut SmallRng, nvme: bool) -> (Interface, TrimCost, f64) {
-    if nvme {
-        let interface = Interface {
-            kind: InterfaceKind::Nvme,
-            queue_depth: pick(rng, &[64, 128, 256, 1024]),
-            queued_trim: true,
-            queued_flush: true,
-        };
-        let trim = TrimCost {
-            fixed_us: round(uniform(rng, (20.0, 200.0))),
-            per_range_us: round(uniform(rng, (5.0, 20.0))),
-            per_mib_us: round(uniform(rng, (5.0, 50.0))),
-            size_exponent: 1.0,
-        };
-        (interface, trim, round(uniform(rng, (10.0, 50.0))))
+    let (kind, queue_depth, costs) = if nvme {
+        let depth = pick(rng, &[64, 128, 256, 1024]);
+        (InterfaceKind::Nvme, depth, &NVME_COSTS)
     } else {
-        let interface = Interface {
-            kind: InterfaceKind::Sata,
-            queue_depth: 32,
-            queued_trim: false,
-            queued_flush: false,
-        };
-        let trim = TrimCost {
-            fixed_us: round(uniform(rng, (1000.0, 3000.0))),
-            per_range_us: round(uniform(rng, (50.0, 200.0))),
-            per_mib_us: round(uniform(rng, (100.0, 500.0))),
-            size_exponent: 1.0,
-        };
-        (interface, trim, round(uniform(rng, (100.0, 500.0))))
-    }
+        (InterfaceKind::Sata, 32, &SATA_COSTS)
+    };
+    let interface = Interface {
+        kind,
+        queue_depth,
+        queued_trim: nvme,
+        queued_flush: nvme,
+    };
+    let trim = TrimCost {
+        fixed_us: round(uniform(rng, costs.trim_fixed_us)),
+        per_range_us: round(uniform(rng, costs.trim_per_range_us)),
+        per_mib_us: round(uniform(rng, costs.trim_per_mib_us)),
+        size_exponent: 1.0,
+    };
+    (interface, trim, round(uniform(rng, costs.flush_us)))
 }
 
 fn pick<T: Copy>(rng: &mut SmallRng, from: &[T]) -> T {
