@@ -235,19 +235,21 @@ mod tests {
     use super::*;
     use crate::engine::tests::{engine_with, temp_file};
     use crate::EngineConfig;
+    use tempfile::TempPath;
 
-    fn session(path: &std::path::Path, spec: &str) -> Option<Session> {
+    /// A session of `spec` over a new 1 MiB file `name`, kept as long as the
+    /// path; `None` where io_uring is not allowed.
+    fn session(name: &str, spec: &str) -> Option<(Session, TempPath)> {
+        let path = temp_file(name, 1 << 20);
         let config = EngineConfig {
             queue_depth: 4,
             max_io_bytes: 64 << 10,
             keep_read_data: true,
             ..EngineConfig::default()
         };
-        let engine = engine_with(path, &config)?;
-        Some(Session::new(
-            engine,
-            iosteer_sched::policy::build(spec).unwrap(),
-        ))
+        let engine = engine_with(&path, &config)?;
+        let policy = iosteer_sched::policy::build(spec).unwrap();
+        Some((Session::new(engine, policy), path))
     }
 
     fn wait_for(session: &mut Session, count: usize) -> Vec<Completion> {
@@ -266,9 +268,8 @@ mod tests {
 
     #[test]
     fn a_servers_bytes_go_through_a_throttling_policy_and_read_back() {
-        let path = temp_file("session.img", 1 << 20);
         let spec = "netflix:write.limiter=queue_depth,write.current=1";
-        let Some(mut session) = session(&path, spec) else {
+        let Some((mut session, _file)) = session("session.img", spec) else {
             return;
         };
         let block = |i: u64| vec![i as u8 ^ 0x5a; 8192];
@@ -300,8 +301,9 @@ mod tests {
     /// newest over each byte), without the target.
     #[test]
     fn a_read_of_held_writes_gets_their_newest_bytes() {
-        let path = temp_file("session-held.img", 1 << 20);
-        let Some(mut session) = session(&path, "steer:min_rate=1,start_rate=1") else {
+        let Some((mut session, _file)) =
+            session("session-held.img", "steer:min_rate=1,start_rate=1")
+        else {
             return;
         };
         // Every write is held (no read baseline yet, then 1 kB/s).
@@ -327,8 +329,7 @@ mod tests {
 
     #[test]
     fn a_write_whose_bytes_do_not_fit_fails_alone() {
-        let path = temp_file("session-big.img", 1 << 20);
-        let Some(mut session) = session(&path, "fifo") else {
+        let Some((mut session, _file)) = session("session-big.img", "fifo") else {
             return;
         };
         let too_big = session.write(0, vec![0; 128 << 10]);

@@ -7,6 +7,11 @@ fn jobs_of(text: &str) -> Vec<Job> {
     parse(text, "t.fio", GIB).unwrap()
 }
 
+/// The job file `text` on a 1 GiB drive, with its notes; it must parse.
+fn file_of(text: &str) -> JobFile {
+    parse_file(text, "t.fio", GIB).unwrap()
+}
+
 /// The synthetic workload of `job`.
 fn synthetic(job: &Job) -> &Synthetic {
     match &job.kind {
@@ -585,12 +590,7 @@ fn runtime_zero_is_no_limit_as_in_fio() {
     // With time_based it is time_based without a runtime, which fio ignores
     // (fio 3.33 with number_ios=10 issues 10 requests): the job ends on
     // its size or number_ios.
-    let file = parse_file(
-        "[j]\nrw=read\nsize=8m\nruntime=0\ntime_based\nnumber_ios=10\n",
-        "t.fio",
-        GIB,
-    )
-    .unwrap();
+    let file = file_of("[j]\nrw=read\nsize=8m\nruntime=0\ntime_based\nnumber_ios=10\n");
     assert_eq!(file.jobs[0].stop, None);
     assert_eq!(file.jobs[0].shape.ios_limit, Some(10));
     assert_noted(&file, "time_based without a runtime is ignored");
@@ -602,24 +602,15 @@ fn number_ios_is_per_loop_and_does_not_end_a_time_based_job() {
     let jobs = jobs_of("[j]\nrw=read\nsize=8m\nnumber_ios=10\nloops=3\n");
     assert_eq!(jobs[0].shape.ios_limit, Some(30));
     // A time_based job runs its runtime whatever number_ios says, as fio's.
-    let file = parse_file(
-        "[j]\nrw=read\nsize=8m\nnumber_ios=10\nruntime=1\ntime_based\n",
-        "t.fio",
-        GIB,
-    )
-    .unwrap();
+    let file = file_of("[j]\nrw=read\nsize=8m\nnumber_ios=10\nruntime=1\ntime_based\n");
     assert_eq!(file.jobs[0].shape.ios_limit, None);
-    assert!(
-        file.notes.iter().any(|n| n.contains("number_ios")),
-        "{:?}",
-        file.notes
-    );
+    assert_noted(&file, "number_ios");
 }
 
 #[test]
 fn a_verifying_writer_is_told_its_read_back_is_not_issued() {
     // fio 3.33 issues 256 writes then 256 verify reads for this job.
-    let notes = |text: &str| parse_file(text, "t.fio", GIB).unwrap().notes;
+    let notes = |text: &str| file_of(text).notes;
     let said = notes("[j]\nrw=write\nsize=1m\nverify=md5\n");
     assert!(
         said.iter()
@@ -650,12 +641,7 @@ fn filesize_is_each_files_size_as_in_fio() {
     let jobs = jobs_of("[j]\nrw=read\nsize=100m\nfilesize=512m\n");
     assert_eq!(synthetic(&jobs[0]).size, 512 << 20);
     assert_eq!(jobs[0].shape.bytes_limit, Some(100 << 20));
-    let file = parse_file(
-        "[j]\nrw=read\nnrfiles=4\nfilesize=1m\nsize=8m\n",
-        "t.fio",
-        GIB,
-    )
-    .unwrap();
+    let file = file_of("[j]\nrw=read\nnrfiles=4\nfilesize=1m\nsize=8m\n");
     assert_eq!(synthetic(&file.jobs[0]).size, 4 << 20);
     assert_eq!(file.jobs[0].shape.bytes_limit, Some(4 << 20));
     assert_noted(
