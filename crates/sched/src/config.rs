@@ -226,16 +226,22 @@ impl<T> PerTenant<T> {
             .or_insert_with(|| default.clone())
     }
 
-    /// Sets the override of the tenant that `key` names, when the key has the
-    /// form of `pattern`, a per-tenant tunable's key with `<id>` in it
-    /// (`weight.<id>`, `tenant.<id>.weight`), to the value `parse` reads;
-    /// `Ok(false)` when the key has not that form, so the policy can go on.
-    pub fn set_for_tenant(
+    /// Sets, to the value `parse` reads, every tenant's default when `key`
+    /// is `every` (`weight`), or the override of the tenant `key` names when
+    /// it has the form of `pattern`, a per-tenant tunable's key with `<id>`
+    /// in it (`weight.<id>`, `tenant.<id>.weight`); `Ok(false)` when the key
+    /// is neither, so the policy can go on.
+    pub fn set(
         &mut self,
         key: &str,
+        every: &str,
         pattern: &str,
         parse: impl FnOnce() -> Result<T, ConfigError>,
     ) -> Result<bool, ConfigError> {
+        if key == every {
+            self.default = parse()?;
+            return Ok(true);
+        }
         let Some(tenant) = tenant_in_key(key, pattern)? else {
             return Ok(false);
         };
@@ -446,23 +452,18 @@ mod tests {
     fn a_tenant_has_its_own_setting_or_the_default() {
         let mut weights = PerTenant::new(100u32);
         assert_eq!(*weights.get(TenantId(3)), 100);
-        assert_eq!(
-            weights.set_for_tenant("weight.3", "weight.<id>", || Ok(200)),
-            Ok(true)
-        );
-        assert_eq!(
-            weights.set_for_tenant("weight", "weight.<id>", || Ok(1)),
-            Ok(false)
-        );
-        assert!(weights
-            .set_for_tenant("weight.x", "weight.<id>", || Ok(1))
-            .is_err());
+        let mut set = |key: &str, parse: fn() -> Result<u32, ConfigError>| {
+            weights.set(key, "weight", "weight.<id>", parse)
+        };
+        assert_eq!(set("weight.3", || Ok(200)), Ok(true));
+        assert_eq!(set("weighty", || Ok(1)), Ok(false));
+        assert!(set("weight.x", || Ok(1)).is_err());
         // A value that does not parse sets nothing.
-        assert!(weights
-            .set_for_tenant("weight.4", "weight.<id>", || {
-                Ok(parse_int("weight.4", "0", 1, 1000)? as u32)
-            })
-            .is_err());
+        assert!(set("weight.4", || Ok(
+            parse_int("weight.4", "0", 1, 1000)? as u32
+        ))
+        .is_err());
+        assert!(set("weight", || Ok(parse_int("weight", "0", 1, 1000)? as u32)).is_err());
         assert_eq!(
             (*weights.get(TenantId(3)), *weights.get(TenantId(4))),
             (200, 100)

@@ -262,9 +262,8 @@ impl Configurable for IocostConfig {
             "wlat" => self.lat[1] = parse_duration_in(key, value, us)?,
             "min" => self.vrate_min_ppm = parse_pct_ppm(key, value, 1.0, 10_000.0)?,
             "max" => self.vrate_max_ppm = parse_pct_ppm(key, value, 1.0, 10_000.0)?,
-            "weight" => self.weight.default = parse_int(key, value, 1, 10_000)? as u32,
             _ if self.common.set(key, value)? => {}
-            _ if self.weight.set_for_tenant(key, "tenant.<id>.weight", || {
+            _ if self.weight.set(key, "weight", "tenant.<id>.weight", || {
                 Ok(parse_int(key, value, 1, 10_000)? as u32)
             })? => {}
             _ => return Err(unknown_key(INFO.name, key, TUNABLES)),

@@ -157,12 +157,11 @@ impl Configurable for IolatencyConfig {
     fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
         let us = Nanos::from_micros(1);
         match key {
-            "target" => self.target.default = parse_duration_in(key, value, us)?,
             "nr_requests" => self.nr_requests = parse_int(key, value, 0, 1 << 20)? as u32,
             _ if self.common.set(key, value)? => {}
-            _ if self
-                .target
-                .set_for_tenant(key, "target.<id>", || parse_duration_in(key, value, us))? => {}
+            _ if self.target.set(key, "target", "target.<id>", || {
+                parse_duration_in(key, value, us)
+            })? => {}
             _ => return Err(unknown_key(INFO.name, key, TUNABLES)),
         }
         Ok(())

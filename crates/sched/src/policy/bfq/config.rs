@@ -136,7 +136,6 @@ impl Configurable for BfqConfig {
     fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
         let ms = Nanos::from_millis(1);
         match key {
-            "weight" => self.weight.default = parse_int(key, value, 1, 1000)? as u32,
             "slice_idle" => self.slice_idle = parse_duration_in(key, value, ms)?,
             "low_latency" => self.low_latency = flag(key, value)?,
             "max_budget" => self.max_budget = parse_int(key, value, 0, 1 << 30)?,
@@ -149,7 +148,7 @@ impl Configurable for BfqConfig {
             "sync_writes" => self.sync_writes = flag(key, value)?,
             "groups" => self.groups = flag(key, value)?,
             _ if self.common.set(key, value)? => {}
-            _ if self.weight.set_for_tenant(key, "weight.<id>", || {
+            _ if self.weight.set(key, "weight", "weight.<id>", || {
                 Ok(parse_int(key, value, 1, 1000)? as u32)
             })? => {}
             _ => return Err(unknown_key(INFO.name, key, TUNABLES)),
