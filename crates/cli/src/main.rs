@@ -167,7 +167,8 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("iosteer: error: {error}");
-            ExitCode::FAILURE
+            // 128 + SIGINT, as a shell reports a command Ctrl-C ended.
+            ExitCode::from(if interrupt::requested() { 130 } else { 1 })
         }
     }
 }

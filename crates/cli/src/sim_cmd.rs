@@ -210,14 +210,13 @@ pub fn sim(args: SimArgs) -> Result<()> {
     interrupt::requested();
     let mut progress = |run: usize, now: Nanos, end: Nanos| {
         if show && started.elapsed().as_secs_f64() > 1.0 {
-            eprint!(
-                "\r  run {}/{} {}: {:.0} of {:.0} s simulated   ",
-                run + 1,
-                specs.len(),
-                specs[run],
-                now.as_secs_f64(),
-                end.as_secs_f64()
-            );
+            if end == Nanos::ZERO {
+                eprint!("\r  aging the drive (Ctrl-C stops)   ");
+            } else {
+                let (now, end) = (now.as_secs_f64(), end.as_secs_f64());
+                let run = format!("run {}/{} {}", run + 1, specs.len(), specs[run]);
+                eprint!("\r  {run}: {now:.0} of {end:.0} s simulated   ");
+            }
             shown = true;
         }
         !interrupt::requested()

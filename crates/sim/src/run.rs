@@ -14,7 +14,8 @@
 use std::time::Instant;
 
 use iosteer_device::{
-    Aging, Device, DeviceConfig, DeviceStats, Finished, Precondition, PreconditionTable, StartState,
+    Aging, Device, DeviceConfig, DeviceStats, Finished, KeepGoing, Precondition, PreconditionTable,
+    StartState,
 };
 use iosteer_sched::{policy, Dispatch, Nanos, Op, Request, Scheduler};
 use thiserror::Error;
@@ -174,11 +175,18 @@ impl Simulation {
 
     /// The preconditioned drive every run starts from.
     pub fn aged_device(&self) -> Result<Device, SimError> {
+        self.aged_device_until(&mut || true)
+    }
+
+    /// [`aged_device`](Self::aged_device), asking `keep_going` now and then
+    /// whether to go on ([`Device::precondition_until`]).
+    pub fn aged_device_until(&self, keep_going: KeepGoing) -> Result<Device, SimError> {
         let mut device = Device::new(self.device.clone())?;
-        device.precondition(Precondition {
+        let plan = Precondition {
             state: self.start_state(),
             seed: self.precondition.seed,
-        })?;
+        };
+        device.precondition_until(plan, keep_going)?;
         Ok(device)
     }
 
@@ -721,9 +729,11 @@ pub fn device_report(stats: &DeviceStats, aging: Option<Aging>) -> DeviceReport 
 }
 
 /// Runs every spec on the same aged drive; returns the reports and the wall
-/// time. `progress` hears (run index, simulated now, simulated end); when it
-/// returns `false` the current run stops, reports what it measured, and the
-/// remaining runs are skipped.
+/// time. `progress` hears (run index, simulated now, simulated end), and
+/// (0, 0, 0) now and then while the drive ages; when it returns `false` the
+/// current run stops, reports what it measured, and the remaining runs are
+/// skipped (during aging: [`FtlError::Stopped`](iosteer_device::FtlError),
+/// nothing measured).
 pub fn run_all(
     sim: &Simulation,
     specs: &[String],
@@ -736,7 +746,7 @@ pub fn run_all(
             source: Box::new(source),
         })?;
     }
-    let mut aged = Some(sim.aged_device()?);
+    let mut aged = Some(sim.aged_device_until(&mut || progress(0, Nanos::ZERO, Nanos::ZERO))?);
     let started = Instant::now();
     let mut reports = Vec::new();
     for (i, spec) in specs.iter().enumerate() {

@@ -82,7 +82,9 @@ pub fn run_cases(
             None => {
                 let mut base = case.sim.clone();
                 base.device = key.clone();
-                aged.push((key, case.sim.precondition, base.aged_device()?));
+                let device =
+                    base.aged_device_until(&mut || progress(i, Nanos::ZERO, Nanos::ZERO))?;
+                aged.push((key, case.sim.precondition, device));
                 aged.len() - 1
             }
         };

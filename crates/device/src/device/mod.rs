@@ -71,8 +71,8 @@ use host::InFlight;
 pub use gc::GcModeBusy;
 pub use host::{Finished, Refused};
 pub use precondition::{
-    Aging, Precondition, StartState, StartStateError, AGED_OVERWRITES, START_STATE_FORMS,
-    STEADY_MAX_CAPACITY_WRITES, STEADY_TOLERANCE,
+    Aging, KeepGoing, Precondition, StartState, StartStateError, AGED_OVERWRITES,
+    START_STATE_FORMS, STEADY_MAX_CAPACITY_WRITES, STEADY_TOLERANCE, WRITES_BETWEEN_ASKS,
 };
 
 /// What the drive did, since it was built or last preconditioned.

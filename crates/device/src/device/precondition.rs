@@ -212,17 +212,37 @@ impl Device {
     /// GC refill every die to the high watermark. Counters start afresh;
     /// wear is kept.
     pub fn precondition(&mut self, plan: Precondition) -> Result<Aging, FtlError> {
+        self.precondition_until(plan, &mut || true)
+    }
+
+    /// [`Device::precondition`], asking `keep_going` every
+    /// [`WRITES_BETWEEN_ASKS`] writes whether to go on (aging a large drive
+    /// many times over takes minutes, and a user may change their mind).
+    /// When it says no, aging ends with [`FtlError::Stopped`] and leaves the
+    /// drive half aged: not a state to run on.
+    pub fn precondition_until(
+        &mut self,
+        plan: Precondition,
+        keep_going: KeepGoing,
+    ) -> Result<Aging, FtlError> {
         let high_watermark = self.config.gc.high_watermark;
         let aging = match plan.state {
             StartState::AgedFast { overwrites } => {
-                self.age_sample_dies_and_copy(overwrites, plan.seed)?;
+                self.age_sample_dies_and_copy(overwrites, plan.seed, keep_going)?;
                 Aging::plain(plan.state, overwrites)
             }
             _ => {
                 let filled = (f64::from(self.ftl.logical_units())
                     * plan.state.fill_fraction().clamp(0.0, 1.0))
                     as u64;
-                age(&mut self.ftl, plan, filled, high_watermark, &mut |_| {})?
+                age(
+                    &mut self.ftl,
+                    plan,
+                    filled,
+                    high_watermark,
+                    &mut |_| {},
+                    keep_going,
+                )?
             }
         };
         self.ftl.reset_counters();
@@ -245,7 +265,12 @@ impl Device {
     /// seed, copies them onto every die ([`Ftl::replicate`]), then writes in
     /// order the few logical units the shares leave over and refills the
     /// free pools.
-    fn age_sample_dies_and_copy(&mut self, overwrites: f64, seed: u64) -> Result<(), FtlError> {
+    fn age_sample_dies_and_copy(
+        &mut self,
+        overwrites: f64,
+        seed: u64,
+        keep_going: KeepGoing,
+    ) -> Result<(), FtlError> {
         let dies = self.ftl.dies();
         let share = self.ftl.logical_units() / dies;
         let high_watermark = self.config.gc.high_watermark;
@@ -264,6 +289,7 @@ impl Device {
                 u64::from(share),
                 high_watermark,
                 &mut |lpn| touched[lpn as usize] = true,
+                keep_going,
             )?;
             samples.push(sample);
             overwritten.push(touched);
@@ -278,6 +304,22 @@ impl Device {
     }
 }
 
+/// Asked now and then during aging: `false` stops it.
+pub type KeepGoing<'a> = &'a mut dyn FnMut() -> bool;
+
+/// How many writes aging makes between two questions to its `keep_going`:
+/// a few milliseconds of work.
+pub const WRITES_BETWEEN_ASKS: u64 = 1 << 16;
+
+/// [`FtlError::Stopped`] after every [`WRITES_BETWEEN_ASKS`]-th write if
+/// `keep_going` says so.
+fn ask(write: u64, keep_going: KeepGoing) -> Result<(), FtlError> {
+    if write % WRITES_BETWEEN_ASKS == 0 && !keep_going() {
+        return Err(FtlError::Stopped);
+    }
+    Ok(())
+}
+
 /// `plan` on `ftl`, untimed: `filled` logical units written in order, the
 /// random overwrites of `plan` (each overwritten unit shown to
 /// `on_overwrite`), then idle GC up to `high_watermark` free blocks per die.
@@ -287,16 +329,17 @@ fn age(
     filled: u64,
     high_watermark: u32,
     on_overwrite: &mut dyn FnMut(u32),
+    keep_going: KeepGoing,
 ) -> Result<Aging, FtlError> {
-    fill(ftl, filled)?;
+    fill(ftl, filled, keep_going)?;
     let mut rng = SmallRng::seed_from_u64(plan.seed);
     let aging = match plan.state {
         StartState::Aged { overwrites } | StartState::AgedFast { overwrites } => {
             let count = (filled as f64 * overwrites) as u64;
-            overwrite(ftl, filled, count, &mut rng, on_overwrite)?;
+            overwrite(ftl, filled, count, &mut rng, on_overwrite, keep_going)?;
             Aging::plain(plan.state, overwrites)
         }
-        StartState::Steady => overwrite_until_steady(ftl, filled, &mut rng)?,
+        StartState::Steady => overwrite_until_steady(ftl, filled, &mut rng, keep_going)?,
         StartState::Empty | StartState::Fill { .. } => Aging::plain(plan.state, 0.0),
     };
     refill_free_blocks(ftl, high_watermark)?;
@@ -304,9 +347,10 @@ fn age(
 }
 
 /// Writes logical pages `0..filled` in order, spread over the dies.
-fn fill(ftl: &mut Ftl, filled: u64) -> Result<(), FtlError> {
+fn fill(ftl: &mut Ftl, filled: u64, keep_going: KeepGoing) -> Result<(), FtlError> {
     let dies = u64::from(ftl.dies());
     for lpn in 0..filled {
+        ask(lpn, keep_going)?;
         ftl.write(lpn, (lpn % dies) as u32, HOST_STREAM)?;
     }
     Ok(())
@@ -319,6 +363,7 @@ fn overwrite(
     count: u64,
     rng: &mut SmallRng,
     on_overwrite: &mut dyn FnMut(u32),
+    keep_going: KeepGoing,
 ) -> Result<(), FtlError> {
     if filled == 0 {
         return Ok(());
@@ -347,6 +392,7 @@ fn overwrite(
             draw(i + AHEAD, ftl, &mut ring);
         }
         on_overwrite(lpn);
+        ask(i, keep_going)?;
         ftl.write(u64::from(lpn), (i % dies) as u32, HOST_STREAM)?;
     }
     Ok(())
@@ -359,11 +405,12 @@ fn overwrite_until_steady(
     ftl: &mut Ftl,
     filled: u64,
     rng: &mut SmallRng,
+    keep_going: KeepGoing,
 ) -> Result<Aging, FtlError> {
     let mut previous: Option<f64> = None;
     for round in 1..=STEADY_MAX_CAPACITY_WRITES {
         ftl.reset_counters();
-        overwrite(ftl, filled, filled, rng, &mut |_| {})?;
+        overwrite(ftl, filled, filled, rng, &mut |_| {}, keep_going)?;
         let waf = ftl.counters.write_amplification();
         let settled = previous.is_some_and(|p| (waf - p).abs() <= STEADY_TOLERANCE * p);
         if settled || round == STEADY_MAX_CAPACITY_WRITES {
@@ -539,6 +586,29 @@ mod tests {
     }
 
     #[test]
+    fn aging_asks_whether_to_go_on_and_stops_when_told() {
+        for text in ["fill", "aged=2", "aged-fast=2", "steady"] {
+            let mut asked = 0;
+            let mut keep_going = || {
+                asked += 1;
+                asked < 2
+            };
+            let aged = small_drive().precondition_until(state(text), &mut keep_going);
+            assert_eq!((aged, asked), (Err(FtlError::Stopped), 2), "{text}");
+        }
+        let mut asked = 0;
+        let mut d = small_drive();
+        d.precondition_until(state("aged=2"), &mut || {
+            asked += 1;
+            true
+        })
+        .unwrap();
+        // Three capacities written: the fill and two of overwrites.
+        let writes = 3 * u64::from(d.ftl().logical_units());
+        assert!(asked >= writes / WRITES_BETWEEN_ASKS, "{asked}");
+    }
+
+    #[test]
     fn fill_50_maps_half_the_logical_space_and_empty_none() {
         let mut d = small_drive();
         let aging = d.precondition(state("fill=50")).unwrap();
@@ -571,7 +641,15 @@ mod tests {
     fn next_writes_waf(d: &mut Device, count: u64, seed: u64) -> f64 {
         let logical = u64::from(d.ftl().logical_units());
         let mut rng = SmallRng::seed_from_u64(seed);
-        overwrite(&mut d.ftl, logical, count, &mut rng, &mut |_| {}).unwrap();
+        overwrite(
+            &mut d.ftl,
+            logical,
+            count,
+            &mut rng,
+            &mut |_| {},
+            &mut || true,
+        )
+        .unwrap();
         d.ftl.counters.write_amplification()
     }
 

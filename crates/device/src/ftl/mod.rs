@@ -55,6 +55,9 @@ pub enum FtlError {
         "die {die} has no free block and GC can reclaim nothing (the drive is full of valid data)"
     )]
     NoSpace { die: u32 },
+    /// The caller asked aging to stop ([`crate::Device::precondition_until`]).
+    #[error("aging was stopped before the drive reached its start state")]
+    Stopped,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
