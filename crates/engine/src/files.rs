@@ -124,6 +124,8 @@ struct Use {
     sized: bool,
     /// A job that needs it and gives no size, for the error.
     unsized_job: Option<String>,
+    /// The finest boundary the jobs' requests fall on, and the job.
+    granule: Option<(u64, String)>,
 }
 
 /// Where each job's I/O goes: its files, or `None` for the target's ranges.
@@ -261,6 +263,14 @@ pub fn place(jobs: &mut [Job], options: &FileOptions) -> Result<Placement, Files
             u.needed = u.needed.max(end);
             u.writes |= writes(job);
             u.sparse |= job.shape.sparse;
+            if let Some(granule) = job.granule() {
+                if u.granule
+                    .as_ref()
+                    .is_none_or(|(finest, _)| granule < *finest)
+                {
+                    u.granule = Some((granule, job.name.clone()));
+                }
+            }
             if reads(job) {
                 u.reads.push((start, end));
             }
@@ -274,7 +284,7 @@ pub fn place(jobs: &mut [Job], options: &FileOptions) -> Result<Placement, Files
         }
     }
     check_room(&paths, &uses, options)?;
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = io_mode_note(jobs, options.direct).into_iter().collect();
     let mut targets = Vec::new();
     let mut base = 0;
     let mut bases = Vec::new();
@@ -293,6 +303,24 @@ pub fn place(jobs: &mut [Job], options: &FileOptions) -> Result<Placement, Files
         move_to_files(job, &starts)?;
     }
     Ok(Placement { targets, notes })
+}
+
+/// A note naming the job-file sections whose jobs ask for another I/O
+/// mode than the run's: buffered (fio's default) in an O_DIRECT run, or
+/// direct in a buffered one.
+fn io_mode_note(jobs: &[Job], direct: bool) -> Option<String> {
+    let mut sections: Vec<&str> = jobs
+        .iter()
+        .filter(|job| job.shape.direct.is_some_and(|asks| asks != direct))
+        .map(|job| job.shape.section.as_str())
+        .collect();
+    sections.dedup();
+    let named = sections.join(", ");
+    match (sections.is_empty(), direct) {
+        (true, _) => None,
+        (false, true) => Some(format!("{named}: fio would run these jobs buffered (direct=0, its default); this run bypasses the page cache (O_DIRECT), as iosteer run does unless --buffered")),
+        (false, false) => Some(format!("{named}: direct=1 asks for O_DIRECT; this run goes through the page cache (--buffered)")),
+    }
 }
 
 /// The same file by name, or by device and inode when both exist
@@ -461,6 +489,12 @@ fn open_one(
         });
     }
     target.check_fits(u.needed)?;
+    if let Some((granule, job)) = &u.granule {
+        if let Err(e) = target.check_aligned(job, *granule) {
+            undo_growth(path, existing);
+            return Err(e.into());
+        }
+    }
     let old = existing.unwrap_or(0);
     if target.kind == TargetKind::File && target.size > old && !u.sparse {
         if let Err(e) = reserve(&target.file, old, target.size) {

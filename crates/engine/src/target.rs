@@ -30,6 +30,15 @@ pub enum TargetError {
         "{path}: its file system does not take direct I/O (O_DIRECT); it can be opened buffered"
     )]
     DirectIoUnsupported { path: PathBuf },
+    /// A job's requests off the boundary direct I/O needs on the target:
+    /// every one of them would fail.
+    #[error("job {job}: its offsets and sizes fall on {granule}-byte boundaries, and direct I/O (O_DIRECT) on {path} needs multiples of {needed} bytes; give bs, bssplit, blockalign and offset multiples of {needed}, or run --buffered")]
+    Unaligned {
+        job: String,
+        path: PathBuf,
+        granule: u64,
+        needed: u64,
+    },
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -112,6 +121,43 @@ impl Target {
 
     pub(crate) fn fd(&self) -> i32 {
         self.file.as_raw_fd()
+    }
+
+    /// Refuses, on a target opened for direct I/O, a job whose requests
+    /// fall on `granule`-byte boundaries finer than the target's direct-I/O
+    /// alignment (as the kernel reports it; where it does not, nothing is
+    /// refused and a failing request is reported when it fails).
+    pub fn check_aligned(&self, job: &str, granule: u64) -> Result<(), TargetError> {
+        match self.direct_io_alignment() {
+            Some(needed) if self.direct && granule % needed != 0 => Err(TargetError::Unaligned {
+                job: job.to_string(),
+                path: self.path.clone(),
+                granule,
+                needed,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// The boundary direct I/O offsets and sizes need (`statx`'s
+    /// `STATX_DIOALIGN`, Linux 6.1 on; `None` where it is not reported).
+    pub(crate) fn direct_io_alignment(&self) -> Option<u64> {
+        let mut stat = std::mem::MaybeUninit::<libc::statx>::zeroed();
+        // SAFETY: `stat` is as large as the kernel writes, the path is an
+        // empty C string and the descriptor is open for `self`'s lifetime.
+        let done = unsafe {
+            libc::statx(
+                self.file.as_raw_fd(),
+                c"".as_ptr(),
+                libc::AT_EMPTY_PATH,
+                libc::STATX_DIOALIGN,
+                stat.as_mut_ptr(),
+            )
+        };
+        // SAFETY: zeroed, then filled by the kernel where it succeeded.
+        let stat = unsafe { stat.assume_init() };
+        let reported = done == 0 && stat.stx_mask & libc::STATX_DIOALIGN != 0;
+        (reported && stat.stx_dio_offset_align > 0).then(|| u64::from(stat.stx_dio_offset_align))
     }
 
     /// Refuses a job that reaches past the end.

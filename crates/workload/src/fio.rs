@@ -43,6 +43,7 @@
 //! | `randrepeat`, `randseed` | accepted with a note: `--seed` seeds every job, so a run always repeats itself for a given seed |
 //! | `nrfiles`, `filename` | files (or a `:` list of names, `\:` a colon within a name): the region is cut into that many equal, contiguous ranges, used round robin (`file_service_type=roundrobin`, the default); `iosteer run` opens the named files, each holding `size / files` bytes from `offset` |
 //! | `directory` | where `iosteer run` finds relative file names (one directory) |
+//! | `direct`, `buffered` | kept: `iosteer run` bypasses the page cache (O_DIRECT) unless `--buffered`, whatever a job asks, and notes the jobs that ask otherwise (fio's default is buffered) |
 //! | `fsync`, `fdatasync` | a flush after every N writes; flushes are reported as a class of their own (`flush`), not among the writes, as fio reports its syncs |
 //! | `end_fsync`, `fsync_on_close` | a flush when the job stops issuing |
 //! | `sync` | `0` or `none` (fio's default); synchronous writes (`1`, `sync`, `dsync`) are refused |
@@ -67,8 +68,7 @@
 //! `unit_base`, `bwavgtime`, `iopsavgtime`, `gtod_reduce`,
 //! `gtod_cpu`, `clocksource`; `thread`, `cpus_allowed`,
 //! `cpus_allowed_policy`, `cpumask`, `numa_cpu_nodes`, `numa_mem_policy`,
-//! `nice`, `prio`, `prioclass`, `uid`, `gid`, `cgroup*`; `direct`,
-//! `buffered`, `ioscheduler`, `iodepth_batch*`, `iodepth_low`,
+//! `nice`, `prio`, `prioclass`, `uid`, `gid`, `cgroup*`; `ioscheduler`, `iodepth_batch*`, `iodepth_low`,
 //! `io_submit_mode`, `fixedbufs`, `registerfiles`, `sqthread_poll*`,
 //! `cmd_type`, `hipri`, `nonvectored`, `uncached`, `force_async`, `iomem`,
 //! `iomem_align`, `hugepage-size`, `lockmem`, `invalidate`, `create_*`,

@@ -30,6 +30,8 @@ pub const SUPPORTED: &[&str] = &[
     "startdelay",
     "runtime",
     "time_based",
+    "direct",
+    "buffered",
     "ramp_time",
     "thinktime",
     "thinktime_blocks",
@@ -119,8 +121,6 @@ pub const IGNORED: &[&str] = &[
     "cgroup_weight",
     "cgroup_nodelete",
     // Engine tuning, memory and how files are opened.
-    "direct",
-    "buffered",
     "ioscheduler",
     "iodepth_batch_submit",
     "iodepth_batch_complete",

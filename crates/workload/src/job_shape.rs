@@ -60,6 +60,11 @@ pub struct JobShape {
     /// fio's `fallocate=none` (or `0`, `truncate`): `iosteer run` leaves a
     /// file it creates or grows sparse instead of reserving its space.
     pub sparse: bool,
+    /// Whether the job file asks for direct I/O (fio's `direct`, or
+    /// `buffered` turned round; fio's default, `Some(false)`, is buffered);
+    /// `None` for a job of no job file. `iosteer run` notes the jobs whose
+    /// mode is not its own.
+    pub direct: Option<bool>,
     /// fio's `verify` method, kept for `iosteer run` (the simulator does not
     /// verify).
     pub verify: Option<String>,

@@ -38,6 +38,7 @@ pub mod fio;
 pub mod fio_options;
 pub mod fio_text;
 pub mod ftrace;
+pub mod granule;
 pub mod html;
 pub mod job_phases;
 pub mod job_shape;

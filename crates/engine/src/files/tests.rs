@@ -178,3 +178,46 @@ fn files_that_fit_one_by_one_but_not_together_are_refused_before_any_is_created(
     assert!(matches!(err, FilesError::NoRoom { files: 2, .. }), "{err}");
     assert!(names(dir).is_empty(), "nothing created: {:?}", names(dir));
 }
+
+/// Direct I/O refuses a job whose requests are finer than the file
+/// system's direct-I/O boundary, before its file is made (where the file
+/// system takes direct I/O and the kernel reports the boundary).
+#[test]
+fn a_direct_job_finer_than_the_direct_io_boundary_is_refused_before_its_file_is_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = FileOptions {
+        direct: true,
+        ..in_dir(dir.path())
+    };
+    let mut fine = jobs("[j]\nrw=randwrite\nbs=4k\nsize=1m\nfilename=ok\n", 1 << 30);
+    let Ok(placed) = place(&mut fine, &options) else {
+        return; // no direct I/O on this file system
+    };
+    let Some(boundary) = placed.targets[0].0.direct_io_alignment() else {
+        return;
+    };
+    let mut odd = jobs(
+        "[j]\nrw=randwrite\nbs=1000\nsize=1m\nfilename=odd\n",
+        1 << 30,
+    );
+    let err = place(&mut odd, &options).unwrap_err().to_string();
+    let needs = format!("multiples of {boundary} bytes");
+    assert!(
+        err.starts_with("job j:") && err.contains("8-byte") && err.contains(&needs),
+        "{err}"
+    );
+    assert!(!dir.path().join("odd").exists());
+}
+
+/// The sections whose jobs ask for another I/O mode than the run's are
+/// named once each; jobs of no job file ask nothing.
+#[test]
+fn jobs_asking_for_another_io_mode_are_named() {
+    let text = "[global]\ndirect=1\n[r]\nrw=read\nnumjobs=2\n[w]\nrw=write\nbuffered=1\n";
+    let mut jobs = jobs(text, 1 << 30);
+    let said = |jobs: &[Job], direct| io_mode_note(jobs, direct).unwrap_or_default();
+    assert!(said(&jobs, true).starts_with("w: fio would run these jobs buffered"));
+    assert!(said(&jobs, false).starts_with("r: direct=1 asks for O_DIRECT"));
+    jobs.iter_mut().for_each(|job| job.shape.direct = None);
+    assert_eq!(io_mode_note(&jobs, true), None);
+}

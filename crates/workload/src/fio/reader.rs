@@ -69,7 +69,10 @@ impl Reader {
             hint: LifetimeHint::None,
             backpressure: None,
             trim_ahead: None,
-            shape: JobShape::default(),
+            shape: JobShape {
+                direct: Some(false),
+                ..JobShape::default()
+            },
             stonewall: false,
             wait_for: Vec::new(),
             io_size: None,
@@ -323,6 +326,10 @@ impl Reader {
                     .parse()
                     .map_err(|_| bad("a count of writes (0: never)"))?;
                 self.shape.flush_every = (every > 0).then_some(every);
+            }
+            "direct" | "buffered" => {
+                let on = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?;
+                self.shape.direct = Some(on == (key == "direct"));
             }
             "end_fsync" | "fsync_on_close" => {
                 self.shape.end_flush = boolean(value).ok_or_else(|| bad("0 or 1"))?
