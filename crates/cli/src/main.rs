@@ -231,7 +231,7 @@ fn run_device(command: DeviceCommand) -> Result<()> {
     match command {
         DeviceCommand::List => print_text(device::preset_list()?),
         DeviceCommand::Import { format, file } => print_text(import_cmd::import(&format, &file)?),
-        DeviceCommand::Show { device } => print_text(load_device("--device", &device)?.to_toml()),
+        DeviceCommand::Show { device: d } => print_text(load_device("device show", &d)?.to_toml()),
         DeviceCommand::Random { seed } => {
             print_text(iosteer_device::family::random_drive(seed).to_toml())
         }

@@ -204,6 +204,7 @@ const SIM: &[Case] = &[
     bad(&["sim", "--trace", "b.txt", "--device", "tiny.toml"], &[("b.txt", "0 0 99999999999 4096 1\n"), DRIVE], &["b.txt", "--trace-fit wrap|scale"]),
     // Accepted, with the note that says what was adjusted.
     Case { args: &["sim", "--job", "n.fio", "--device", "tiny.toml"], files: &[("n.fio", "[r]\nrw=randread\nbs=4k\nsize=1m\nruntime=100ms\nrandseed=7\n"), DRIVE], expect: &["note: job r: randseed=7 is not used"], ok: true },
+    bad(&["sim", "--trace", "b.txt", "--trace-fit", "wrap"], &[("b.txt", "0 0 36028797018963968 8 1\n")], &["--trace b.txt:1", "field 3 (lba)", "below 2^55"]),
     Case { args: &["sim", "--trace", "b.txt", "--device", "tiny.toml", "--trace-fit", "wrap"], files: &[("b.txt", "0 0 99999999999 4096 1\n"), DRIVE], expect: &["note: trace addresses remapped", "--trace-fit wrap"], ok: true },
 ];
 
@@ -359,6 +360,14 @@ fn drive_files_out_of_range_name_the_field_and_range() {
             &[("d.toml".into(), drive_with(from, to))],
         );
     }
+}
+
+#[test]
+fn device_show_names_itself_not_the_device_flag() {
+    let expect = &["device show d.toml: `over_provisioning` = 2"];
+    let case = bad(&["device", "show", "d.toml"], &[], expect);
+    let drive = drive_with("over_provisioning = 0.25", "over_provisioning = 2");
+    check("show", 0, &case, &[("d.toml".into(), drive)]);
 }
 
 #[test]

@@ -241,3 +241,29 @@ fn with_element(xml: &str, name: &str, value: &str) -> String {
     let end = start + xml[start..].find('<').expect("closed");
     format!("{}{value}{}", &xml[..start], &xml[end..])
 }
+
+#[test]
+fn a_parameter_set_twice_or_an_element_left_open_is_refused_naming_its_line() {
+    // The second value was listed as "unknown to the importer; ignored".
+    let xml = data("mqsim-ssdconfig.xml");
+    let twice = xml.replace(
+        "<Page_Capacity>8192</Page_Capacity>",
+        "<Page_Capacity>8192</Page_Capacity>\n<Page_Capacity>4096</Page_Capacity>",
+    );
+    let err = mqsim::import(&twice, "twice.xml").unwrap_err();
+    assert_says(
+        &err,
+        &["twice.xml: line 70", "`Page_Capacity` is set again"],
+    );
+    let parv = data("disksim-ssd.parv");
+    let twice = parv.replace("Page size = 8,", "Page size = 8,\n  page size = 16,");
+    let err = disksim::import(&twice, "twice.parv").unwrap_err();
+    assert_says(&err, &["twice.parv", "(first at line 35)"]);
+    // An element without its end tag was reported missing.
+    let open = xml.replace("8192</Page_Capacity>", "8192");
+    let err = mqsim::import(&open, "open.xml").unwrap_err();
+    assert_says(
+        &err,
+        &["open.xml: line 69", "`<Page_Capacity>` is not closed"],
+    );
+}

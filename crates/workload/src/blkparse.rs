@@ -93,9 +93,8 @@ impl LineFormat for Blkparse {
             return Ok(());
         }
         let rwbs = rwbs(p, "7 (RWBS)", tokens[6])?;
-        let (sector, sectors) = span(p, &tokens[7..])?;
+        let bytes = span(p, &tokens[7..])?;
         let device = DeviceKey::Name(tokens[0].to_string());
-        let bytes = (sector.saturating_mul(512), sectors.saturating_mul(512));
         push_request(sink, rwbs, (at, device, bytes), Place::Line(p.line))
     }
 }
@@ -108,13 +107,14 @@ fn header(p: &LineParser, tokens: &[&str]) -> Result<u128, TraceError> {
     p.seconds("4 (time)", tokens[3])
 }
 
-/// `sector + count [process]` or `[process]` (no data): sector and count.
+/// `sector + count [process]` or `[process]` (no data): offset and length
+/// in bytes.
 fn span(p: &LineParser, rest: &[&str]) -> Result<(u64, u64), TraceError> {
     match rest {
         [first, ..] if first.starts_with('[') => Ok((0, 0)),
         [sector, "+", count, ..] => Ok((
-            p.number("8 (sector)", sector, "a sector number")?,
-            p.number("10 (count)", count, "a sector count")?,
+            p.sectors("8 (sector)", sector, "a sector number")?,
+            p.sectors("10 (count)", count, "a sector count")?,
         )),
         _ => Err(p.bad(
             "8 (request)",
@@ -307,6 +307,10 @@ pub(crate) mod tests {
                 (
                     "  8,0    3        2     0.1   697  Q  W 1 - 8 [k]",
                     "b.txt:2: field 8 (request) `1 - 8 [k]`",
+                ),
+                (
+                    "  8,0    3        2     0.1   697  Q  W 36028797018963968 + 8 [k]",
+                    "b.txt:2: field 8 (sector) `36028797018963968`: expected a sector number below 2^55",
                 ),
                 ("  8,0    3        2", "b.txt:2: expected 7 fields, found 3"),
                 ("hello there", "b.txt:2: field 1 (device) `hello`"),

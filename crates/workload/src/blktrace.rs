@@ -270,14 +270,21 @@ pub(crate) fn read(
             let code = t.action & 0xffff;
             return Err(bad(format!("action code {code}: not one blktrace writes")));
         };
-        one(&t, letter, record, sink)?;
+        one(&t, letter, record, sink, &bad)?;
         byte += RECORD_BYTES as u64 + pdu;
     }
     Ok(())
 }
 
-/// Keeps one record if it is an arrival, else counts it.
-fn one(t: &BlkIoTrace, letter: &str, record: u64, sink: &mut Sink) -> Result<(), TraceError> {
+/// Keeps one record if it is an arrival, else counts it; `bad` makes the
+/// error of an arrival whose sector's bytes pass 2^64.
+fn one(
+    t: &BlkIoTrace,
+    letter: &str,
+    record: u64,
+    sink: &mut Sink,
+    bad: &dyn Fn(String) -> TraceError,
+) -> Result<(), TraceError> {
     let arrival = match sink.event {
         Event::Queue => QUEUE_ACTION,
         Event::Issue => ISSUE_ACTION,
@@ -287,7 +294,13 @@ fn one(t: &BlkIoTrace, letter: &str, record: u64, sink: &mut Sink) -> Result<(),
         return Ok(());
     }
     let device = DeviceKey::Name(format!("{},{}", t.device >> 20, t.device & 0xf_ffff));
-    let span = (t.sector.saturating_mul(512), u64::from(t.bytes));
+    let Some(offset) = t.sector.checked_mul(512) else {
+        return Err(bad(format!(
+            "sector {}: expected a sector number below 2^55 (512-byte sectors: 2^64 bytes)",
+            t.sector
+        )));
+    };
+    let span = (offset, u64::from(t.bytes));
     push_request(
         sink,
         t.rwbs(),
@@ -517,6 +530,25 @@ mod tests {
         assert!(err.contains("record 1 at byte 52: action code 99"), "{err}");
         let text = binary(b"0 0 1 8 0\n").unwrap_err().to_string();
         assert!(text.contains("cut short"), "{text}");
+    }
+
+    #[test]
+    fn a_sector_past_2_to_the_64_bytes_names_the_record() {
+        let mut far = cpu_records(0);
+        far[1].0.sector = 1 << 55;
+        let err = binary(&encode(&far, false)).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "x.blktrace.0: record 1 at byte 52: sector 36028797018963968: expected a sector \
+             number below 2^55 (512-byte sectors: 2^64 bytes)"
+        );
+        // The last whole sector is read, and its request ends past 2^64.
+        far[1].0.sector = (1 << 55) - 1;
+        let err = binary(&encode(&far, false)).unwrap_err().to_string();
+        assert!(
+            err.ends_with(":record 1: 4096 bytes at byte 18446744073709551104 end past 2^64 bytes"),
+            "{err}"
+        );
     }
 
     /// traces/synthetic.blktrace.{0,1} are this helper's output: regenerate

@@ -87,10 +87,10 @@ fn request(p: &LineParser, at: u128, fields: &[&str], sink: &mut Sink) -> Result
         return Err(p.bad_line("no count after `sector +`"));
     }
     let rwbs = rwbs(p, "RWBS", fields[1])?;
-    let sector: u64 = p.number("sector", fields[plus - 1], "a sector number")?;
-    let sectors: u64 = p.number("count", fields[plus + 1], "a sector count")?;
+    let offset = p.sectors("sector", fields[plus - 1], "a sector number")?;
+    let len = p.sectors("count", fields[plus + 1], "a sector count")?;
     let device = DeviceKey::Name(fields[0].to_string());
-    let span = (sector.saturating_mul(512), sectors.saturating_mul(512));
+    let span = (offset, len);
     push_request(sink, rwbs, (at, device, span), Place::Line(p.line))
 }
 
@@ -185,6 +185,10 @@ CPU:1 [LOST 17 EVENTS]
                 (
                     "fio-1 [001] ..... 2781.2: block_bio_queue: 254,0 R x + 32 [fio]",
                     "f.txt:2: field sector `x`",
+                ),
+                (
+                    "fio-1 [001] ..... 2781.2: block_bio_queue: 254,0 R 1 + 36028797018963968 [fio]",
+                    "f.txt:2: field count `36028797018963968`: expected a sector count below 2^55",
                 ),
                 (
                     "fio-1 [001] ..... 2781.2.3: block_bio_queue: 254,0 R 1 + 32 [fio]",

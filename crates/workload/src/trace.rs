@@ -456,6 +456,13 @@ pub enum TraceError {
     },
     #[error("replay speed {}: expected a positive finite number", short(*.speed))]
     Speed { speed: f64 },
+    #[error("{file}:{place}: {len} bytes at byte {offset} end past 2^64 bytes")]
+    PastEnd {
+        file: String,
+        place: Place,
+        offset: u64,
+        len: u64,
+    },
     #[error("{file}: holds no request")]
     Empty { file: String },
     #[error(

@@ -99,7 +99,7 @@ fn ssd_block(text: &str, file: &str) -> Result<Vec<Param>, ImportError> {
 
 /// The drive of a DiskSim SSD parameter file; `file` names it in errors.
 pub fn import(text: &str, file: &str) -> Result<Imported, ImportError> {
-    let mut p = Params::new(file, ssd_block(text, file)?);
+    let mut p = Params::new(file, ssd_block(text, file)?)?;
     let mut notes = Notes::new();
     let mut c = DeviceConfig::preset(BASE_PRESET).expect("the base preset exists");
     geometry(&mut p, &mut c, &mut notes)?;

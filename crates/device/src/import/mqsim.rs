@@ -133,10 +133,13 @@ fn leaf_elements(text: &str, file: &str) -> Result<Vec<Param>, ImportError> {
         let name = tag.split_whitespace().next().unwrap_or("");
         if is_open_tag {
             let end_tag = format!("</{name}>");
-            if let Some(end) = body.find(&end_tag) {
-                if !body[..end].contains('<') {
-                    params.push(Param::new(name, &body[..end], line));
-                }
+            let end = body.find(&end_tag).ok_or_else(|| ImportError::Syntax {
+                file: file.to_string(),
+                line,
+                message: format!("`<{name}>` is not closed: no `{end_tag}` after it"),
+            })?;
+            if !body[..end].contains('<') {
+                params.push(Param::new(name, &body[..end], line));
             }
         }
         let consumed = open + 1 + close + 1;
@@ -164,7 +167,7 @@ fn blank_comments(text: &str) -> String {
 
 /// The drive of an MQSim `ssdconfig.xml`; `file` names it in errors.
 pub fn import(text: &str, file: &str) -> Result<Imported, ImportError> {
-    let mut p = Params::new(file, leaf_elements(text, file)?);
+    let mut p = Params::new(file, leaf_elements(text, file)?)?;
     let mut notes = Notes::new();
     let memory = p.text("Memory_Type").unwrap_or_else(|| "FLASH".to_string());
     if !memory.eq_ignore_ascii_case("FLASH") {

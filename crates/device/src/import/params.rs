@@ -30,11 +30,28 @@ pub(crate) struct Params {
 }
 
 impl Params {
-    pub(crate) fn new(file: &str, list: Vec<Param>) -> Params {
-        Params {
+    /// The parameters of `file`; one set twice is refused (the simulators
+    /// differ on which would count, and the other would be dropped).
+    pub(crate) fn new(file: &str, list: Vec<Param>) -> Result<Params, ImportError> {
+        for (i, param) in list.iter().enumerate() {
+            let earlier = list[..i]
+                .iter()
+                .find(|p| p.name.eq_ignore_ascii_case(&param.name));
+            if let Some(first) = earlier {
+                return Err(ImportError::Syntax {
+                    file: file.to_string(),
+                    line: param.line,
+                    message: format!(
+                        "`{}` is set again (first at line {}); set it once",
+                        param.name, first.line
+                    ),
+                });
+            }
+        }
+        Ok(Params {
             file: file.to_string(),
             list,
-        }
+        })
     }
 
     /// The value of `name`, if the file sets it; marks it used.
@@ -170,7 +187,8 @@ mod tests {
                 Param::new("Suspension", "program_erase", 3),
                 Param::new("Policy", "maybe", 4),
             ],
-        );
+        )
+        .unwrap();
         let choices = [("NONE", false), ("PROGRAM_ERASE", true)];
         assert_eq!(
             p.choice("SUSPENSION", &choices).unwrap(),
@@ -183,5 +201,19 @@ mod tests {
             "d.xml: `Policy` = maybe: accepted: NONE, PROGRAM_ERASE"
         );
         assert_eq!(p.unused().count(), 0, "both were read");
+    }
+
+    #[test]
+    fn a_parameter_set_twice_is_refused_naming_both_lines() {
+        let twice = vec![
+            Param::new("Page size", "8", 35),
+            Param::new("Pages per block", "64", 36),
+            Param::new("PAGE SIZE", "16", 40),
+        ];
+        let err = Params::new("d.parv", twice).err().unwrap().to_string();
+        assert_eq!(
+            err,
+            "d.parv: line 40: `PAGE SIZE` is set again (first at line 35); set it once"
+        );
     }
 }

@@ -96,6 +96,14 @@ impl Sink {
         place: Place,
     ) -> Result<(), TraceError> {
         let (offset, len) = span;
+        if offset.checked_add(len).is_none() {
+            return Err(TraceError::PastEnd {
+                file: self.file.clone(),
+                place,
+                offset,
+                len,
+            });
+        }
         if len == 0 && op != Op::Flush {
             self.tally
                 .add("requests of zero length skipped (a flush is kept)", 1);
@@ -200,6 +208,17 @@ impl LineParser<'_> {
             .checked_mul(1_000_000_000)
             .map(|ns| ns + frac_ns)
             .ok_or_else(|| self.bad(field, value, expected))
+    }
+
+    /// A count of 512-byte sectors (`what` says of what: "a sector number")
+    /// in bytes; one whose bytes pass 2^64 is refused, not saturated (two
+    /// such addresses would become one).
+    pub(crate) fn sectors(&self, field: &str, value: &str, what: &str) -> Result<u64, TraceError> {
+        let n: u64 = self.number(field, value, what)?;
+        n.checked_mul(512).ok_or_else(|| {
+            let expected = format!("{what} below 2^55 (512-byte sectors: 2^64 bytes)");
+            self.bad(field, value, &expected)
+        })
     }
 
     pub(crate) fn number<T: std::str::FromStr>(
@@ -322,15 +341,14 @@ pub(crate) fn ascii_line(
 ) -> Result<Columns4, TraceError> {
     let f = p.fields(text, None, (5, 5), sink)?;
     let time = p.time("1 (arrival time)", f[0], unit.nanos())?;
-    let lba: u64 = p.number("3 (lba)", f[2], "a sector number")?;
-    let sectors: u64 = p.number("4 (size)", f[3], "a sector count")?;
+    let offset = p.sectors("3 (lba)", f[2], "a sector number")?;
+    let len = p.sectors("4 (size)", f[3], "a sector count")?;
     let op = match f[4] {
         "1" => Op::Read,
         "0" => Op::Write,
         other => return Err(p.bad("5 (type)", other, "1 (read) or 0 (write)")),
     };
-    let span = (lba.saturating_mul(512), sectors.saturating_mul(512));
-    Ok((time, op, DeviceKey::of(f[1]), span))
+    Ok((time, op, DeviceKey::of(f[1]), (offset, len)))
 }
 
 pub(crate) fn spc_line(
@@ -339,7 +357,7 @@ pub(crate) fn spc_line(
     sink: &mut Sink,
 ) -> Result<Columns4, TraceError> {
     let f = p.fields(text, Some(','), (5, 5), sink)?;
-    let lba: u64 = p.number("2 (LBA)", f[1], "a sector number")?;
+    let offset = p.sectors("2 (LBA)", f[1], "a sector number")?;
     let bytes: u64 = p.number("3 (size)", f[2], "a byte count")?;
     let op = match f[3].trim() {
         "r" | "R" => Op::Read,
@@ -347,12 +365,7 @@ pub(crate) fn spc_line(
         other => return Err(p.bad("4 (opcode)", other, "r or w")),
     };
     let at = p.time("5 (timestamp)", f[4], 1_000_000_000)?;
-    Ok((
-        at,
-        op,
-        DeviceKey::of(f[0]),
-        (lba.saturating_mul(512), bytes),
-    ))
+    Ok((at, op, DeviceKey::of(f[0]), (offset, bytes)))
 }
 
 pub(crate) fn msr_line(

@@ -94,6 +94,29 @@ fn errors_name_the_file_line_and_field() {
 }
 
 #[test]
+fn sectors_whose_bytes_pass_2_to_the_64_are_refused_not_saturated() {
+    let expected = "below 2^55 (512-byte sectors: 2^64 bytes)";
+    let lba = ascii("0 0 36028797018963968 8 1\n", "a", Devices::Merge).unwrap_err();
+    assert_eq!(
+        lba.to_string(),
+        format!("a:1: field 3 (lba) `36028797018963968`: expected a sector number {expected}")
+    );
+    let size = ascii("0 0 0 18446744073709551615 1\n", "a", Devices::Merge).unwrap_err();
+    assert!(size.to_string().contains("field 4 (size)"), "{size}");
+    let spc = spc("0,36028797018963968,4096,r,0\n", Devices::Merge).unwrap_err();
+    assert!(spc.to_string().contains("field 2 (LBA)"), "{spc}");
+    // The last whole sector parses; a request from it ends past 2^64.
+    let end = ascii("0 0 36028797018963967 8 1\n", "a", Devices::Merge).unwrap_err();
+    assert_eq!(
+        end.to_string(),
+        "a:1: 4096 bytes at byte 18446744073709551104 end past 2^64 bytes"
+    );
+    let msr = "128166372003061629,hm,0,Read,18446744073709551615,1,0\n";
+    let err = parse_as(msr, "m", TraceFormat::Msr).unwrap_err();
+    assert!(matches!(err, TraceError::PastEnd { .. }), "{err}");
+}
+
+#[test]
 fn a_trace_too_large_says_how_large_a_drive_it_needs_or_is_remapped() {
     let mut r = ascii(
         "0 0 2000000000 16 1\n1 0 10 16 0\n",
