@@ -135,7 +135,11 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
                 family::FamilyError::StaticPoints { .. } => anyhow!("--static-points {e}"),
                 e => anyhow!("--device {e}"),
             })?;
-        let report = family.run(&mut |r| eprintln!("iosteer: {}", family::drive_line(r)))?;
+        crate::interrupt::requested(); // The first Ctrl-C stops after the drive under way.
+        let report = family.run(&mut |r| {
+            eprintln!("iosteer: {}", family::drive_line(r));
+            !crate::interrupt::requested()
+        })?;
         if args.chart != "-" {
             family::chart(Path::new(&args.chart), &report)?;
         }

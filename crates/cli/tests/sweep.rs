@@ -331,3 +331,46 @@ fn a_family_sweep_halves_below_its_grid_until_a_static_limit_meets() {
         "{drive}"
     );
 }
+
+/// Ctrl-C in a family sweep stops it after the drive under way, and the
+/// report covers the drives run, saying how many were asked for.
+#[test]
+fn ctrl_c_stops_a_family_sweep_after_its_drive_and_keeps_it() {
+    let args = [
+        "sweep",
+        "fill-while-serving",
+        "--device",
+        "family:27..28",
+        "--seed",
+        "1",
+        "--static-points",
+        "2",
+        "--objective",
+        "p99<=2x",
+        "--sched",
+        "fifo",
+        "--chart",
+        "-",
+        "--json",
+    ];
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iosteer"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Well after the handler is installed, well before a drive's runs end.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let pid = child.id().to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status();
+    assert!(sent.unwrap().success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["drives_asked"], 2, "{stderr}");
+    let drives = r["objectives"][0]["drives"].as_array().unwrap();
+    assert_eq!(drives.len(), 1, "{stderr}");
+}

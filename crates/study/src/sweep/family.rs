@@ -228,6 +228,8 @@ pub struct FamilyReport {
     pub phase: String,
     pub static_points: usize,
     pub objectives: Vec<ObjectiveResult>,
+    /// Drives asked for; fewer were run when the sweep was stopped.
+    pub drives_asked: usize,
     pub wall_s: f64,
 }
 
@@ -304,10 +306,12 @@ impl FamilySweep {
     }
 
     /// Runs every drive in turn (each drive's runs in parallel); `progress`
-    /// hears each drive's results (one per objective) as it finishes.
+    /// hears each drive's results (one per objective) as it finishes, and
+    /// when it returns `false` the sweep stops there and reports the drives
+    /// run so far (a Ctrl-C an hour in keeps the hour's drives).
     pub fn run(
         &self,
-        progress: &mut dyn FnMut(&[DriveResult]),
+        progress: &mut dyn FnMut(&[DriveResult]) -> bool,
     ) -> Result<FamilyReport, FamilyError> {
         let started = std::time::Instant::now();
         let mut per_objective: Vec<Vec<DriveResult>> = vec![Vec::new(); self.objectives.len()];
@@ -316,9 +320,12 @@ impl FamilySweep {
                 drive: drive.name.clone(),
                 source: Box::new(source),
             })?;
-            progress(&results);
+            let go_on = progress(&results);
             for (list, result) in per_objective.iter_mut().zip(results) {
                 list.push(result);
+            }
+            if !go_on {
+                break;
             }
         }
         let objectives = self
@@ -337,6 +344,7 @@ impl FamilySweep {
             phase: self.sweep.phase.clone(),
             static_points: self.static_points,
             objectives,
+            drives_asked: self.drives.len(),
             wall_s: round(started.elapsed().as_secs_f64(), 1),
         })
     }
@@ -651,6 +659,11 @@ pub fn table(report: &FamilyReport) -> String {
         STATIC_FLOOR,
         REFINE,
     );
+    let run = report.objectives.first().map_or(0, |o| o.drives.len());
+    if run < report.drives_asked {
+        let asked = report.drives_asked;
+        out += &format!("stopped after {run} of {asked} drives: the figures cover those\n");
+    }
     for o in &report.objectives {
         out += &format!("\nobjective: {}\n", o.objective);
         out += &format!(
