@@ -6,10 +6,12 @@ use iosteer_workload::trace::{self, Devices, Options, TimeUnit, TraceFormat};
 
 /// Devices laid side by side: an address at the top of `u64` overflowed the
 /// alignment of the next device's base (`attempt to multiply with overflow`
-/// in `device_bases`; a wrapped, overlapping base in release).
+/// in `device_bases`; a wrapped, overlapping base in release). The fuzzer's
+/// sector, `u64::MAX`, is now refused (its bytes pass 2^64); the highest
+/// sector whose 8 KiB still end below 2^64 keeps the case.
 #[test]
 fn a_device_ending_at_the_top_of_the_address_space_saturates_the_next_base() {
-    let text = "0,18446744073709551615,8192,W,0.5\n1,8,4096,R,0.6\n";
+    let text = "0,36028797018963951,8192,W,0.5\n1,8,4096,R,0.6\n";
     let options = Options {
         unit: TimeUnit::S,
         devices: Devices::Separate,
