@@ -4,7 +4,9 @@
 //! arrival of any job, the drive's next event (a completion or an idle GC
 //! step) and the scheduler's timer. At each instant, in this order: the drive
 //! hands back what it finished (each completion goes to the scheduler and to
-//! the job that issued it), the scheduler ticks if due, due jobs issue (a
+//! the job that issued it), the scheduler ticks if due, the scheduler
+//! dispatches what was already queued (a driver refills the slots a
+//! completion freed before any application hears of it), due jobs issue (a
 //! job that listens to back-pressure first asks the scheduler's `pressure()`
 //! and may hold a write or trim, [`iosteer_workload::workload::Synthetic::backpressure`]),
 //! and the scheduler dispatches into the drive until it holds back. Equal
@@ -478,6 +480,10 @@ impl State {
         if self.sched.next_timer().is_some_and(|t| t <= now) {
             let _ = self.sched.tick(now);
         }
+        // The slots the completions freed go first to what was already
+        // queued, as a driver refills them from its queue on completion,
+        // before any application hears of it and issues again.
+        self.dispatch(now)?;
         for job in &mut self.jobs {
             // A job due to issue is not done issuing (it has no next
             // moment once it is), so only its state after counts.
@@ -499,16 +505,20 @@ impl State {
             }
             self.jobs_moved |= job.done_issuing();
         }
-        while let Some(d) = self.sched.dispatch(now, self.device.view()) {
-            match d {
-                Dispatch::ToDevice(command) => {
-                    self.device.submit(command, now)?;
-                }
-                Dispatch::CompletedWithoutDevice(request) => self.request_done(&request, now),
-            }
-        }
+        self.dispatch(now)?;
         if sim.workload.job_phases {
             self.follow_jobs(now);
+        }
+        Ok(())
+    }
+
+    /// Sends into the drive what the scheduler lets go at `now`.
+    fn dispatch(&mut self, now: Nanos) -> Result<(), SimError> {
+        while let Some(d) = self.sched.dispatch(now, self.device.view()) {
+            match d {
+                Dispatch::ToDevice(command) => self.device.submit(command, now)?,
+                Dispatch::CompletedWithoutDevice(request) => self.request_done(&request, now),
+            }
         }
         Ok(())
     }
