@@ -391,8 +391,8 @@ fn overwrite(
         if i + AHEAD < count {
             draw(i + AHEAD, ftl, &mut ring);
         }
-        on_overwrite(lpn);
         ask(i, keep_going)?;
+        on_overwrite(lpn);
         ftl.write(u64::from(lpn), (i % dies) as u32, HOST_STREAM)?;
     }
     Ok(())
