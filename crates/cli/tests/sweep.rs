@@ -305,23 +305,7 @@ fn steer_pays_back_a_gc_burst_and_meets_on_family_6() {
 /// a limit meets, instead of reporting that none does.
 #[test]
 fn a_family_sweep_halves_below_its_grid_until_a_static_limit_meets() {
-    let r = common::json_of(&[
-        "sweep",
-        "fill-while-serving",
-        "--device",
-        "family:27..27",
-        "--seed",
-        "1",
-        "--static-points",
-        "2",
-        "--objective",
-        "p99<=2x",
-        "--sched",
-        "fifo",
-        "--chart",
-        "-",
-        "--json",
-    ]);
+    let r = common::json_of(&fifo_on_family("family:27..27"));
     let drive = &r["objectives"][0]["drives"][0];
     let spec = drive["best_static"].as_str().expect("a static limit meets");
     let kb: u64 = spec.rsplit('=').next().unwrap().parse().unwrap();
@@ -332,15 +316,13 @@ fn a_family_sweep_halves_below_its_grid_until_a_static_limit_meets() {
     );
 }
 
-/// Ctrl-C in a family sweep stops it after the drive under way, and the
-/// report covers the drives run, saying how many were asked for.
-#[test]
-fn ctrl_c_stops_a_family_sweep_after_its_drive_and_keeps_it() {
-    let args = [
+/// A two-point family sweep of `fifo` at `p99<=2x` on `drives`, seed 1.
+fn fifo_on_family(drives: &str) -> [&str; 15] {
+    [
         "sweep",
         "fill-while-serving",
         "--device",
-        "family:27..28",
+        drives,
         "--seed",
         "1",
         "--static-points",
@@ -352,25 +334,18 @@ fn ctrl_c_stops_a_family_sweep_after_its_drive_and_keeps_it() {
         "--chart",
         "-",
         "--json",
-    ];
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iosteer"))
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    ]
+}
+
+/// Ctrl-C in a family sweep stops it after the drive under way, and the
+/// report covers the drives run, saying how many were asked for.
+#[test]
+fn ctrl_c_stops_a_family_sweep_after_its_drive_and_keeps_it() {
     // Well after the handler is installed, well before a drive's runs end.
-    std::thread::sleep(std::time::Duration::from_secs(2));
-    let pid = child.id().to_string();
-    let sent = std::process::Command::new("kill")
-        .args(["-INT", &pid])
-        .status();
-    assert!(sent.unwrap().success());
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(r["drives_asked"], 2, "{stderr}");
+    let wait = std::time::Duration::from_secs(2);
+    let out = common::interrupted_after(&fifo_on_family("family:27..28"), wait);
+    let r = out.succeeded().json();
+    assert_eq!(r["drives_asked"], 2);
     let drives = r["objectives"][0]["drives"].as_array().unwrap();
-    assert_eq!(drives.len(), 1, "{stderr}");
+    assert_eq!(drives.len(), 1, "{r}");
 }

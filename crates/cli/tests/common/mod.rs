@@ -48,6 +48,33 @@ where
     }
 }
 
+/// Runs `iosteer ARGS` and sends it a Ctrl-C (SIGINT) after `wait`, long
+/// after the binary has installed its handler; what it then printed.
+pub fn interrupted_after(args: &[&str], wait: std::time::Duration) -> Outcome {
+    use std::process::{Command, Stdio};
+    let child = Command::new(assert_cmd::cargo::cargo_bin("iosteer"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(wait);
+    let pid = child.id().to_string();
+    let sent = Command::new("kill").args(["-INT", &pid]).status();
+    assert!(sent.unwrap().success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code().map(|c| c == 0 || c == 130),
+        Some(true),
+        "{out:?}"
+    );
+    Outcome {
+        ok: out.status.success(),
+        stdout: out.stdout,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
 /// Stdout of `iosteer ARGS`, which must succeed.
 pub fn stdout_of(args: &[&str]) -> String {
     String::from_utf8(outcome(args).succeeded().stdout).unwrap()
