@@ -115,23 +115,6 @@ impl Arrival {
     }
 }
 
-/// Read, write, trim: 0, 1, 2; a flush has no direction.
-fn direction_index(op: Op) -> Option<usize> {
-    match op {
-        Op::Read => Some(0),
-        Op::Write => Some(1),
-        Op::Trim => Some(2),
-        Op::Flush => None,
-    }
-}
-
-/// `ns` nanoseconds rounded, at most half the clock's range: a rate so low
-/// that its next request would come after the end of time comes at a time
-/// the loop can still add to.
-fn clamped_nanos(ns: f64) -> Nanos {
-    Nanos(ns.round().min(u64::MAX as f64 / 2.0) as u64)
-}
-
 /// One recorded request of a trace.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct TraceRecord {
@@ -514,61 +497,6 @@ impl Generator {
         }
     }
 
-    /// The first moment from `at` on when a job with per-direction rates
-    /// may issue: one of its directions is uncapped or due.
-    fn rate_allows(&self, at: Nanos) -> Nanos {
-        match self.job.shape.direction_rates {
-            Some([Some(_), Some(_)]) => {
-                let [read, write] = self.shaped.rate_due;
-                at.max(read.min(write))
-            }
-            _ => at,
-        }
-    }
-
-    /// fio's direction under per-direction rates: the drawn one if it may
-    /// go `now`, else the other (which may, since the job issues only once
-    /// one can).
-    fn rated(&self, op: Op, now: Nanos) -> Op {
-        let Some(rates) = self.job.shape.direction_rates else {
-            return op;
-        };
-        let Some(direction @ 0..=1) = direction_index(op) else {
-            return op;
-        };
-        if rates[direction].is_none() || self.shaped.rate_due[direction] <= now {
-            op
-        } else if op == Op::Read {
-            Op::Write
-        } else {
-            Op::Read
-        }
-    }
-
-    /// A read or write of `len` bytes went out (and is counted in
-    /// `direction_bytes`): its direction's next
-    /// moment under its rate, on fio's schedule (linear: the bytes issued
-    /// over the rate since the job started, so a job held back catches up;
-    /// poisson: exponential gaps averaging the rate).
-    fn spend_rate(&mut self, op: Op, len: u64, poisson: bool) {
-        let Some(direction @ 0..=1) = direction_index(op) else {
-            return;
-        };
-        let Some(Some(bytes_per_s)) = self.job.shape.direction_rates.map(|r| r[direction]) else {
-            return;
-        };
-        let issued = self.direction_bytes[direction];
-        let state = &mut self.shaped;
-        state.rate_due[direction] = if poisson {
-            let u: f64 = self.rng.random_range(f64::EPSILON..1.0);
-            let gap = -u.ln() * len as f64 * 1e9 / bytes_per_s;
-            state.rate_due[direction].max(self.job.start) + clamped_nanos(gap)
-        } else {
-            let since_start = issued as f64 * 1e9 / bytes_per_s;
-            self.job.start + clamped_nanos(since_start)
-        };
-    }
-
     /// Done issuing and every request completed: fio's end of a job.
     pub fn finished(&self) -> bool {
         // The count first: the loop asks every step, and a running job has
@@ -773,5 +701,7 @@ impl Generator {
 }
 
 mod draw;
+mod rates;
+use rates::{clamped_nanos, direction_index};
 #[cfg(test)]
 mod tests;
