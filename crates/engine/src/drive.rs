@@ -33,8 +33,8 @@ impl Source for JobSource {
         self.0.issue(now, next_id, out);
     }
 
-    fn completed(&mut self, at: Nanos) {
-        self.0.completed(at);
+    fn completed(&mut self, request: &Request, at: Nanos) {
+        self.0.completed(request, at);
     }
 
     /// Will issue nothing more: moved its size (fio's end of an untimed
@@ -411,6 +411,8 @@ pub fn drive<B: Backend>(
             unfinished_jobs.join(", ")
         ));
     }
+    let generators = sources.iter().filter_map(|s| s.generator());
+    notes.extend(generators.filter_map(Generator::depth_search_note));
     if let Some(tracker) = &watch.tracker {
         let jobs: Vec<&Generator> = sources.iter().filter_map(|s| s.generator()).collect();
         notes.extend(tracker.ramp_notes(&jobs));

@@ -262,12 +262,12 @@ fn every_ignored_option_and_alias_parses() {
 
 #[test]
 fn unsupported_options_and_unmodelled_engines_name_file_line_and_what() {
-    let err = parse("[a]\nrw=read\n\nlatency_target=5ms\n", "u.fio", GIB)
+    let err = parse("[a]\nrw=read\n\nmax_latency=5ms\n", "u.fio", GIB)
         .unwrap_err()
         .to_string();
     assert!(
         err.starts_with("u.fio:4:")
-            && err.contains("`latency_target`")
+            && err.contains("`max_latency`")
             && err.contains("supported: rw"),
         "{err}"
     );
@@ -344,4 +344,26 @@ fn a_job_ending_within_its_ramp_is_named_in_the_notes() {
         "{}",
         ramp[0]
     );
+}
+
+/// fio's examples/latency-profile.fio, on a model drive and with a shorter
+/// window: the job searches its depth, runs a final window at it and ends
+/// (fio prints `latency : target=..., depth=N`); the report names the depth
+/// and its figures are that final window, as fio's.
+#[test]
+fn a_latency_target_finds_a_depth_and_reports_it() {
+    let text = "[global]\nbs=4k\nrw=randread\nioengine=libaio\niodepth=128\n\
+                latency_target=2ms\nlatency_window=50ms\nlatency_percentile=99.9\n[device]\n";
+    let report = simulate(text, "latency-profile.fio", "consumer-sata");
+    let note = report
+        .notes
+        .iter()
+        .find(|n| n.starts_with("job device: latency_target 2 ms for 99.9% of requests"))
+        .unwrap_or_else(|| panic!("{:?}", report.notes));
+    assert!(note.contains(" found (depths tried: 1, 2, "), "{note}");
+    let phase = report.phase("device").expect("the job's phase");
+    // One 50 ms window (and the requests out when it ended).
+    let seconds = phase.end_s - phase.start_s;
+    assert!((0.05..0.1).contains(&seconds), "{seconds} s: {note}");
+    assert!(phase.read.ops < report.requests / 2, "{note}");
 }

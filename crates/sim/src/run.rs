@@ -377,7 +377,7 @@ impl State {
             .iter()
             .flat_map(|g| {
                 [
-                    g.job().start + g.job().shape.ramp,
+                    g.measured_from().unwrap_or(Nanos(u64::MAX)),
                     g.job().stop.unwrap_or(Nanos(u64::MAX)),
                 ]
             })
@@ -551,8 +551,10 @@ impl State {
             .request_done(request.op, request.len.0, latency, at);
         if let Some(job) = self.jobs.get_mut(request.tenant.0 as usize) {
             let was_done = job.done_issuing();
-            job.completed(at);
-            self.jobs_moved |= was_done || job.done_issuing();
+            job.completed(request, at);
+            // A latency target's search may start the job's measuring.
+            let searching = job.job().shape.latency_target.is_some();
+            self.jobs_moved |= was_done || searching || job.done_issuing();
         }
     }
 
@@ -604,6 +606,7 @@ impl State {
             }
             notes.push(note);
         }
+        notes.extend(self.jobs.iter().filter_map(Generator::depth_search_note));
         notes.extend(self.below_rate_min());
         if let Some(tracker) = &self.tracker {
             notes.extend(tracker.ramp_notes(&self.jobs));

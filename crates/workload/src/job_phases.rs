@@ -130,8 +130,9 @@ impl PhaseTracker {
         self.measuring.resize(jobs.len(), false);
         for (generator, measuring) in jobs.iter().zip(&mut self.measuring) {
             let generator = generator.borrow();
-            let job = generator.job();
-            let started = generator.waits_for().is_empty() && now >= job.start + job.shape.ramp;
+            let measured_from = generator.measured_from();
+            let started =
+                generator.waits_for().is_empty() && measured_from.is_some_and(|t| now >= t);
             let now_measured = started && !generator.ended(now);
             changed |= *measuring != now_measured;
             *measuring = now_measured;
@@ -154,7 +155,11 @@ impl PhaseTracker {
         jobs.iter()
             .map(|g| g.borrow())
             .zip(self.ever_measured.iter().chain(std::iter::repeat(&false)))
-            .filter(|(g, &ever)| !ever && g.job().shape.ramp > Nanos::ZERO && g.issued() > 0)
+            .filter(|(g, &ever)| {
+                let shape = &g.job().shape;
+                // A latency target's search says why in its own note.
+                !ever && shape.ramp > Nanos::ZERO && shape.latency_target.is_none() && g.issued() > 0
+            })
             .map(|(g, _)| {
                 format!(
                     "job {}: it or the run ended within its ramp_time ({:.1} s), so none of its {} requests are in the figures (fio would report them all: it clears a job's figures only when its ramp ends)",

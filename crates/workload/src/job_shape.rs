@@ -8,6 +8,7 @@
 use iosteer_sched::Nanos;
 
 use crate::bssplit::BlockSplit;
+use crate::depth_search::LatencyTarget;
 use crate::distribution::Distribution;
 
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -78,6 +79,10 @@ pub struct JobShape {
     /// choice: the drawn direction when it may go, else the other one when
     /// it may, else whichever may go first, when it may.
     pub direction_rates: Option<[Option<f64>; 2]>,
+    /// fio's `latency_target` (with `latency_window`, `latency_percentile`
+    /// and `latency_run`): the job searches the depth that keeps its
+    /// latency under the target ([`crate::depth_search`]).
+    pub latency_target: Option<LatencyTarget>,
 }
 
 impl JobShape {

@@ -20,6 +20,7 @@ use iosteer_sched::{LifetimeHint, Nanos, Op, Request, TenantId};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use crate::depth_search::DepthSearch;
 use crate::report::Phase;
 
 pub use crate::job_shape::JobShape;
@@ -257,6 +258,8 @@ pub struct Generator {
     waiting: bool,
     /// fio-shaped draws: see [`crate::job_shape`].
     shaped: ShapedState,
+    /// fio's latency target: the depth the job searches.
+    depth_search: Option<DepthSearch>,
     /// What the loop asks of every job every step, worked out once per
     /// change of the job ([`refresh`](Self::refresh)) rather than per ask:
     /// [`next_at`](Self::next_at) and [`done_issuing`](Self::done_issuing).
@@ -300,6 +303,7 @@ impl Generator {
             waiting,
             direction_bytes: [0; 3],
             shaped: ShapedState::default(),
+            depth_search: new_depth_search(&job),
             tenant: TenantId(index),
             rng: SmallRng::seed_from_u64(
                 seed ^ (u64::from(index) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
@@ -429,6 +433,7 @@ impl Generator {
         self.job.start += now;
         self.job.stop = self.job.stop.map(|stop| stop + now);
         self.due = Some(self.job.start);
+        self.depth_search = new_depth_search(&self.job);
         self.refresh();
     }
 
@@ -441,8 +446,8 @@ impl Generator {
         while let Some(at) = self.next_at() {
             let before = out.len();
             self.issue(at, &mut next_id, &mut out);
-            for _ in before..out.len() {
-                self.completed(at);
+            for request in &out[before..] {
+                self.completed(request, at);
             }
         }
         out
@@ -458,11 +463,16 @@ impl Generator {
         self.direction_bytes
     }
 
-    /// Issued its `bytes_limit` or `ios_limit`.
+    /// Issued its `bytes_limit` or `ios_limit`, or its latency target's
+    /// search ended it ([`crate::depth_search`]).
     pub fn limit_reached(&self) -> bool {
         let shape = &self.job.shape;
         shape.bytes_limit.is_some_and(|b| self.bytes_issued() >= b)
             || shape.ios_limit.is_some_and(|n| self.issued >= n)
+            || self
+                .depth_search
+                .as_ref()
+                .is_some_and(DepthSearch::ends_job)
     }
 
     /// Will issue nothing more: its limit reached, its stop passed (or held
@@ -492,7 +502,7 @@ impl Generator {
     /// A synthetic job with its iodepth of requests out.
     fn iodepth_full(&self) -> bool {
         match &self.job.kind {
-            JobKind::Synthetic(s) => self.outstanding >= s.arrival.iodepth,
+            JobKind::Synthetic(s) => self.outstanding >= self.depth_limit(s.arrival.iodepth),
             JobKind::Trace(_) => false,
         }
     }
@@ -672,9 +682,10 @@ impl Generator {
         clamped_nanos(gap)
     }
 
-    /// One of the job's requests completed at `now`.
-    pub fn completed(&mut self, now: Nanos) {
+    /// `request`, one of the job's, completed at `now`.
+    pub fn completed(&mut self, request: &Request, now: Nanos) {
         self.outstanding = self.outstanding.saturating_sub(1);
+        self.search_depth(request, now);
         if let JobKind::Synthetic(s) = &self.job.kind {
             let closed_loop = s.arrival.iops.is_none() && s.arrival.bytes_per_s.is_none();
             // fio's think time: after every `thinktime_blocks` completions
@@ -700,7 +711,9 @@ impl Generator {
     }
 }
 
+mod controls;
 mod draw;
+use controls::new_depth_search;
 mod rates;
 use rates::{clamped_nanos, direction_index};
 #[cfg(test)]
