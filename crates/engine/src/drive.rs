@@ -324,16 +324,11 @@ pub fn drive<B: Backend>(
     description: &str,
 ) -> Measured {
     let run_for = plan.run_for;
-    let mut sources: Vec<Box<dyn Source>> = plan
-        .workload
-        .jobs
-        .into_iter()
-        .enumerate()
-        .map(|(i, job)| {
-            let generator = Generator::new(job, i as u32, plan.workload.seed).keep_schedule();
-            Box::new(JobSource(generator)) as _
-        })
-        .collect();
+    let mut sources: Vec<Box<dyn Source>> =
+        Generator::for_jobs(&plan.workload.jobs, plan.workload.seed)
+            .into_iter()
+            .map(|generator| Box::new(JobSource(generator.keep_schedule())) as _)
+            .collect();
     let mut watch = Watch {
         recorder: Recorder::new(plan.workload.phases, plan.workload.slo),
         second: Default::default(),
@@ -412,7 +407,7 @@ pub fn drive<B: Backend>(
         ));
     }
     let generators = sources.iter().filter_map(|s| s.generator());
-    notes.extend(generators.filter_map(Generator::depth_search_note));
+    notes.extend(generators.flat_map(Generator::control_notes));
     if let Some(tracker) = &watch.tracker {
         let jobs: Vec<&Generator> = sources.iter().filter_map(|s| s.generator()).collect();
         notes.extend(tracker.ramp_notes(&jobs));

@@ -287,13 +287,7 @@ impl State {
         State {
             sched,
             device,
-            jobs: sim
-                .workload
-                .jobs
-                .iter()
-                .enumerate()
-                .map(|(i, job)| Generator::new(job.clone(), i as u32, sim.workload.seed))
-                .collect(),
+            jobs: Generator::for_jobs(&sim.workload.jobs, sim.workload.seed),
             recorder: Recorder::new(sim.workload.phases.clone(), sim.workload.slo),
             phase_counters: vec![[None; 2]; sim.workload.phases.len()],
             now: Nanos::ZERO,
@@ -606,7 +600,7 @@ impl State {
             }
             notes.push(note);
         }
-        notes.extend(self.jobs.iter().filter_map(Generator::depth_search_note));
+        notes.extend(self.jobs.iter().flat_map(Generator::control_notes));
         notes.extend(self.below_rate_min());
         if let Some(tracker) = &self.tracker {
             notes.extend(tracker.ramp_notes(&self.jobs));

@@ -54,6 +54,7 @@
 //! | `zonemode` | `none`; `zbd` is refused (zoned drives are not modelled) |
 //! | `exitall` | accepted with a note: the other jobs run to their own end here |
 //! | `latency_target`, `latency_window`, `latency_percentile`, `latency_run` | times in microseconds unless suffixed, a percentage (default 100), a flag: the job searches the depth (1 to `iodepth`) at which that share of each window's requests stays under the target, runs one more window at it and ends, as fio's does (`latency_run=1`: adjusts for its whole run); the report's notes give the depth found, and the figures are that final window, as fio clears a job's figures then ([`crate::depth_search`]) |
+//! | `flow`, `flow_id`, `flow_sleep` | a weight up to 1000, a flow number (default 0), microseconds: jobs of a flow keep their requests in the ratio of their weights, a job ahead of its share holding back (letting its requests complete and waiting `flow_sleep`), as fio's shared flow counter does; a negative weight is taken as fio 3.33 takes it, unsigned, with a note ([`crate::flow`]); the report's notes give each job's share |
 //! | `cmdprio_percentage`, `cmdprio_class`, `cmdprio`, `cmdprio_bssplit` | checked as fio checks them (0-100, classes 1-3, levels 0-7, `size/percent[/class/level]` entries; libaio and io_uring only; a percentage and a bssplit not both), and noted: I/O priorities are not modelled |
 //! | `rwmixcycle`, `percentage_sequential` | refused, as fio refuses them: deprecated |
 //! | `name`, `description` | labels |

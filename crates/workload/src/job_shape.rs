@@ -10,6 +10,7 @@ use iosteer_sched::Nanos;
 use crate::bssplit::BlockSplit;
 use crate::depth_search::LatencyTarget;
 use crate::distribution::Distribution;
+use crate::flow::FlowWeight;
 
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct JobShape {
@@ -83,6 +84,10 @@ pub struct JobShape {
     /// and `latency_run`): the job searches the depth that keeps its
     /// latency under the target ([`crate::depth_search`]).
     pub latency_target: Option<LatencyTarget>,
+    /// fio's `flow` (with `flow_id` and `flow_sleep`): the job's weight in
+    /// a flow whose jobs keep their requests in the ratio of their weights
+    /// ([`crate::flow`]).
+    pub flow: Option<FlowWeight>,
 }
 
 impl JobShape {

@@ -38,6 +38,7 @@ pub mod distribution;
 pub mod fio;
 pub mod fio_options;
 pub mod fio_text;
+pub mod flow;
 pub mod ftrace;
 pub mod granule;
 pub mod html;

@@ -21,6 +21,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use crate::depth_search::DepthSearch;
+use crate::flow::FlowMember;
 use crate::report::Phase;
 
 pub use crate::job_shape::JobShape;
@@ -284,6 +285,10 @@ struct ShapedState {
     /// Per-direction rates ([`JobShape::direction_rates`]): when reads and
     /// writes may next go.
     rate_due: [Nanos; 2],
+    /// fio's flow ([`crate::flow`]), and whether the job, held back by it,
+    /// is letting its requests out complete.
+    flow: Option<FlowMember>,
+    flow_quiescing: bool,
 }
 
 impl Generator {
@@ -349,6 +354,7 @@ impl Generator {
         } else {
             resume.filter(|_| !self.iodepth_full())
         };
+        self.leave_flow_when_finished();
     }
 
     pub fn name(&self) -> &str {
@@ -564,6 +570,9 @@ impl Generator {
             unreachable!()
         };
         let s = s.clone();
+        if self.held_by_flow(now) {
+            return;
+        }
         let Planned {
             op,
             offset,
@@ -686,6 +695,7 @@ impl Generator {
     pub fn completed(&mut self, request: &Request, now: Nanos) {
         self.outstanding = self.outstanding.saturating_sub(1);
         self.search_depth(request, now);
+        self.flow_completed(now);
         if let JobKind::Synthetic(s) = &self.job.kind {
             let closed_loop = s.arrival.iops.is_none() && s.arrival.bytes_per_s.is_none();
             // fio's think time: after every `thinktime_blocks` completions
@@ -713,6 +723,7 @@ impl Generator {
 
 mod controls;
 mod draw;
+pub use controls::join_flows;
 use controls::new_depth_search;
 mod rates;
 use rates::{clamped_nanos, direction_index};

@@ -1,12 +1,14 @@
 //! Options that steer a job rather than shape its requests: fio's latency
 //! target (`latency_target`, `latency_window`, `latency_percentile`,
-//! `latency_run`), and the I/O priorities of the libaio and io_uring
+//! `latency_run`), flows (`flow`, `flow_id`, `flow_sleep`), and the I/O
+//! priorities of the libaio and io_uring
 //! engines (`cmdprio_percentage`, `cmdprio_class`, `cmdprio`,
 //! `cmdprio_bssplit`), which are checked as fio checks them and noted as
 //! not modelled; and fio's deprecated options, refused as fio refuses them.
 
 use super::*;
 use crate::depth_search::LatencyTarget;
+use crate::flow::FlowWeight;
 
 /// The options this file reads, by their canonical names.
 pub(super) const OPTIONS: &[&str] = &[
@@ -14,6 +16,9 @@ pub(super) const OPTIONS: &[&str] = &[
     "latency_window",
     "latency_percentile",
     "latency_run",
+    "flow",
+    "flow_id",
+    "flow_sleep",
     "cmdprio_percentage",
     "cmdprio_class",
     "cmdprio",
@@ -34,6 +39,11 @@ pub(super) struct Controls {
     latency_window: Nanos,
     latency_percentile: Option<f64>,
     latency_run: bool,
+    /// fio's `flow` weight (0: in no flow), `flow_id` and `flow_sleep`.
+    flow: u32,
+    flow_id: u32,
+    flow_sleep: Nanos,
+    negative_flow: bool,
     /// The `cmdprio_*` options given, with the line of the first.
     priorities: Vec<String>,
     priority_line: usize,
@@ -70,6 +80,26 @@ impl Controls {
                 self.latency_percentile = Some(p);
             }
             "latency_run" => self.latency_run = boolean(value).ok_or_else(|| bad("0 or 1"))?,
+            "flow" => {
+                let weight: i32 = value
+                    .parse()
+                    .ok()
+                    .filter(|w| *w <= 1000)
+                    .ok_or_else(|| bad("a weight up to 1000 (0: in no flow)"))?;
+                // fio 3.33 takes a negative weight (without a word) as the
+                // unsigned number of the same bits.
+                self.flow = weight as u32;
+                self.negative_flow = weight < 0;
+            }
+            "flow_id" => {
+                self.flow_id = value.parse().map_err(|_| bad("a flow number, 0 or more"))?
+            }
+            "flow_sleep" => {
+                let us: u64 = value
+                    .parse()
+                    .map_err(|_| bad("microseconds, a whole number"))?;
+                self.flow_sleep = Nanos::from_micros(us);
+            }
             _ => return self.priority_option(key, value, line).map_err(|e| bad(&e)),
         }
         Ok(())
@@ -130,6 +160,17 @@ impl Controls {
                 percentile: self.latency_percentile.unwrap_or(100.0),
                 keep_adjusting: self.latency_run,
             });
+        if self.negative_flow {
+            notes.push(format!(
+                "job {job}: flow={}: a negative weight (the sign of fio's older flow counter) is taken as fio 3.33 takes it, as the unsigned {} (its weights add up in 32 bits, and a flow whose weights come to 0 holds no job back)",
+                self.flow as i32, self.flow
+            ));
+        }
+        shape.flow = (self.flow != 0).then_some(FlowWeight {
+            id: self.flow_id,
+            weight: self.flow,
+            sleep: self.flow_sleep,
+        });
         if self.priorities.is_empty() {
             return Ok(());
         }

@@ -215,7 +215,7 @@ fn a_latency_target_holds_the_job_to_the_depth_found_then_ends_it() {
     assert_eq!(deepest, 4);
     let from = g.measured_from().expect("measured from its final window");
     assert!(from > Nanos::from_millis(300) && g.limit_reached());
-    let note = g.depth_search_note().unwrap();
+    let note = g.control_notes().join("\n");
     assert!(
         note.starts_with("job j: latency_target 2.5 ms for 100% of requests over 100 ms windows, iodepth 16: depth 2 found (depths tried: 1, 2, 4, 3, 2)"),
         "{note}"

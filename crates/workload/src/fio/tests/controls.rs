@@ -102,3 +102,38 @@ fn deprecated_options_are_refused_as_fio_refuses_them() {
         &["rwmixcycle", "deprecated", "fio", "refuses"],
     );
 }
+
+#[test]
+fn flow_options_are_read_as_fio_reads_them() {
+    use crate::flow::FlowWeight;
+    // examples/flow.fio: flow_sleep in microseconds, flow_id 0 by default.
+    let jobs =
+        jobs_of("[global]\nflow_sleep=1000\n[a]\nrw=write\nflow=1\n[b]\nflow=8\nflow_id=3\n");
+    let flows: Vec<_> = jobs.iter().map(|j| j.shape.flow.clone()).collect();
+    let sleep = Nanos::from_millis(1);
+    assert_eq!(
+        flows,
+        [
+            Some(FlowWeight {
+                id: 0,
+                weight: 1,
+                sleep
+            }),
+            Some(FlowWeight {
+                id: 3,
+                weight: 8,
+                sleep
+            })
+        ]
+    );
+    assert_eq!(jobs_of("[a]\nflow=0\n")[0].shape.flow, None);
+    assert_refused("[a]\nflow=1001\n", "t.fio:2:", &["flow=1001", "up to 1000"]);
+    assert_refused("[a]\nflow_sleep=soon\n", "t.fio:2:", &["microseconds"]);
+    // examples/butterfly.fio: fio 3.33 takes flow=-2 as 4294967294.
+    let file = file_of("[a]\nflow=2\n[b]\nflow=-2\n");
+    assert_eq!(
+        file.jobs[1].shape.flow.as_ref().unwrap().weight,
+        u32::MAX - 1
+    );
+    assert_noted(&file, "flow=-2: a negative weight");
+}
