@@ -393,3 +393,35 @@ fn flow_weights_keep_jobs_in_their_ratio() {
         report.notes
     );
 }
+
+/// fio 3.33 on `rw=randread latency_target=1us`: one read, over the target
+/// at depth 1, and the job ends with ETIMEDOUT; that read is in its
+/// figures. A search that shares its phases with another job cannot have
+/// its figures cleared alone, and a note says so.
+#[test]
+fn a_latency_target_missed_at_depth_one_ends_the_job_as_fios() {
+    let report = simulate(
+        "[a]\nrw=randread\nsize=8m\nlatency_target=1us\n",
+        "l.fio",
+        "enterprise-nvme",
+    );
+    assert_eq!(report.phase("job").unwrap().read.ops, 1);
+    assert!(
+        report.notes.iter().any(|n| n.contains("ETIMEDOUT")),
+        "{:?}",
+        report.notes
+    );
+    let report = simulate(
+        "[a]\nrw=randread\nsize=8m\nlatency_target=1s\nlatency_window=10ms\n[b]\nrw=randread\nsize=8m\n",
+        "l.fio",
+        "enterprise-nvme",
+    );
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.starts_with("job a: fio clears its figures") && n.contains("not cleared")),
+        "{:?}",
+        report.notes
+    );
+}

@@ -371,7 +371,7 @@ impl State {
             .iter()
             .flat_map(|g| {
                 [
-                    g.measured_from().unwrap_or(Nanos(u64::MAX)),
+                    g.job().start + g.job().shape.ramp,
                     g.job().stop.unwrap_or(Nanos(u64::MAX)),
                 ]
             })
@@ -546,7 +546,7 @@ impl State {
         if let Some(job) = self.jobs.get_mut(request.tenant.0 as usize) {
             let was_done = job.done_issuing();
             job.completed(request, at);
-            // A latency target's search may start the job's measuring.
+            // A latency target's search may clear the job's figures.
             let searching = job.job().shape.latency_target.is_some();
             self.jobs_moved |= was_done || searching || job.done_issuing();
         }

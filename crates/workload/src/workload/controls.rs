@@ -106,21 +106,15 @@ impl Generator {
         }
     }
 
-    /// From when the job's requests count in the figures: after its ramp,
-    /// or, for a job searching its depth for a latency target, from its
-    /// final window at the depth found (fio clears a job's figures then);
-    /// `None` while it has not got there.
-    pub fn measured_from(&self) -> Option<Nanos> {
-        let after_ramp = self.job.start + self.job.shape.ramp;
-        let Some(search) = &self.depth_search else {
-            return Some(after_ramp);
-        };
+    /// When fio clears the job's figures, if it has: the start of its
+    /// final window at the depth its latency target's search found (none
+    /// with `latency_run=1`, which never stops searching).
+    pub fn figures_cleared_at(&self) -> Option<Nanos> {
+        let search = self.depth_search.as_ref()?;
         if search.target().keep_adjusting {
-            return Some(after_ramp);
+            return None;
         }
-        search
-            .final_window_since()
-            .map(|since| since.max(after_ramp))
+        search.final_window_since()
     }
 }
 
@@ -150,19 +144,18 @@ impl Generator {
                 "latency_run=1: the depth followed the target for the whole run ({tried}), at {depth} when the job stopped; the figures are the whole run"
             ),
             Outcome::Found => format!(
-                "depth {depth} found (depths tried: {tried}); the figures are the final window at it, as fio reports them (it clears a job's figures then), and the job ended after that window, as fio's does"
+                "depth {depth} found (depths tried: {tried}); fio clears the job's figures when its final window at that depth starts, and so does the report, and the job ended after that window, as fio's does"
             ),
             Outcome::FinalWindow => format!(
                 "depth {depth} found (depths tried: {tried}); the job stopped (its runtime or size) during its final window at it, which the figures hold"
             ),
             Outcome::GaveUp { latency } => format!(
-                "a request took {} at depth 1 with every request bound to the target (latency_percentile=100): fio ends the job there with an error (ETIMEDOUT, \"max latency exceeded\"), and the job stopped issuing; its {} requests are not in the figures (fio reports them)",
+                "a request took {} at depth 1 with every request bound to the target (latency_percentile=100): fio ends the job there with an error (ETIMEDOUT, \"max latency exceeded\"), and the job stopped issuing after its {} requests",
                 millis(*latency),
                 self.issued()
             ),
             Outcome::Searching => format!(
-                "the search had not settled when the job stopped (depths tried: {tried}; its runtime or size came first): fio then reports all of its requests, none of its {} are in the figures here",
-                self.issued()
+                "the search had not settled when the job stopped (depths tried: {tried}; its runtime or size came first), so its figures are the whole job, as fio's are then"
             ),
         };
         Some(format!("{head}: {body}"))

@@ -207,13 +207,17 @@ fn a_latency_target_holds_the_job_to_the_depth_found_then_ends_it() {
         keep_adjusting: false,
     });
     let mut g = Generator::new(j, 0, 1);
-    assert_eq!(g.measured_from(), None, "not measured while searching");
+    assert_eq!(
+        g.figures_cleared_at(),
+        None,
+        "not before the depth is found"
+    );
     let deepest = run_against_queueing_drive(&mut g);
     // Depths 1, 2, 4 (over: 3 ms, 4 ms), 3 (over), then 2 and its final
     // window: never more out than the depth tried, and the job ended
     // long before its stop.
     assert_eq!(deepest, 4);
-    let from = g.measured_from().expect("measured from its final window");
+    let from = g.figures_cleared_at().expect("cleared at its final window");
     assert!(from > Nanos::from_millis(300) && g.limit_reached());
     let note = g.control_notes().join("\n");
     assert!(
