@@ -392,6 +392,25 @@ fn flow_weights_keep_jobs_in_their_ratio() {
         "{:?}",
         report.notes
     );
+    // examples/butterfly.fio: flow=2 and flow=-2, whose weights fio 3.33
+    // adds up to 0; it holds neither job (256 reads each of 1 MiB here).
+    let text = "[global]
+bs=4k
+size=1m
+[forward]
+rw=read
+flow=2
+[backward]
+rw=read:-8k
+flow=-2
+";
+    let report = simulate(text, "butterfly.fio", "consumer-sata");
+    assert_eq!(report.phase("job").unwrap().read.ops, 512);
+    assert!(
+        report.notes.iter().any(|n| n.contains("add up to 0")),
+        "{:?}",
+        report.notes
+    );
 }
 
 /// fio 3.33 on `rw=randread latency_target=1us`: one read, over the target

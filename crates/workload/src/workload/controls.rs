@@ -192,7 +192,10 @@ impl Generator {
         let (issued, flow_requests, weights) = member.shares();
         let w = &member.weight;
         let share = issued as f64 * 100.0 / flow_requests.max(1) as f64;
-        let weight_share = f64::from(w.weight) * 100.0 / f64::from(weights);
+        let weight_share = match weights {
+            0 => "its weights add up to 0 in 32 bits: no job is held back".to_string(),
+            _ => format!("{:.1}%", f64::from(w.weight) * 100.0 / f64::from(weights)),
+        };
         let wait = if w.sleep == Nanos::ZERO {
             format!(
                 "looking again every {} µs (fio spins: flow_sleep=0)",
@@ -205,7 +208,7 @@ impl Generator {
             )
         };
         Some(format!(
-            "job {}: flow={} of flow {}'s weight {weights} ({weight_share:.1}%): {issued} of the flow's {flow_requests} requests ({share:.1}%); held back {} times, {wait}",
+            "job {}: flow={} of flow {}'s weight {weights} ({weight_share}): {issued} of the flow's {flow_requests} requests ({share:.1}%); held back {} times, {wait}",
             self.name(),
             w.weight,
             w.id,
