@@ -33,8 +33,8 @@ impl Source for JobSource {
         self.0.issue(now, next_id, out);
     }
 
-    fn completed(&mut self, at: Nanos) {
-        self.0.completed(at);
+    fn completed(&mut self, request: &Request, at: Nanos) {
+        self.0.completed(request, at);
     }
 
     /// Will issue nothing more: moved its size (fio's end of an untimed
@@ -324,16 +324,11 @@ pub fn drive<B: Backend>(
     description: &str,
 ) -> Measured {
     let run_for = plan.run_for;
-    let mut sources: Vec<Box<dyn Source>> = plan
-        .workload
-        .jobs
-        .into_iter()
-        .enumerate()
-        .map(|(i, job)| {
-            let generator = Generator::new(job, i as u32, plan.workload.seed).keep_schedule();
-            Box::new(JobSource(generator)) as _
-        })
-        .collect();
+    let mut sources: Vec<Box<dyn Source>> =
+        Generator::for_jobs(&plan.workload.jobs, plan.workload.seed)
+            .into_iter()
+            .map(|generator| Box::new(JobSource(generator.keep_schedule())) as _)
+            .collect();
     let mut watch = Watch {
         recorder: Recorder::new(plan.workload.phases, plan.workload.slo),
         second: Default::default(),
@@ -411,6 +406,8 @@ pub fn drive<B: Backend>(
             unfinished_jobs.join(", ")
         ));
     }
+    let generators = sources.iter().filter_map(|s| s.generator());
+    notes.extend(generators.flat_map(Generator::control_notes));
     if let Some(tracker) = &watch.tracker {
         let jobs: Vec<&Generator> = sources.iter().filter_map(|s| s.generator()).collect();
         notes.extend(tracker.ramp_notes(&jobs));

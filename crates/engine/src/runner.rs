@@ -63,8 +63,8 @@ pub trait Source {
     fn next_at(&self) -> Option<Nanos>;
     /// Issues what is due at `now` into `out`, numbering from `next_id`.
     fn issue(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>);
-    /// One of its requests completed at `at`.
-    fn completed(&mut self, at: Nanos);
+    /// `request`, one of its requests, completed at `at`.
+    fn completed(&mut self, request: &Request, at: Nanos);
     /// Ended before the run's duration (a fio job that moved its size):
     /// when every source has, the run ends once the requests are done.
     fn done(&self) -> bool {
@@ -319,6 +319,6 @@ fn finish_request(
 ) {
     observer.request_done(request, outcome, at);
     if let Some(source) = sources.get_mut(request.tenant.0 as usize) {
-        source.completed(at);
+        source.completed(request, at);
     }
 }

@@ -262,12 +262,12 @@ fn every_ignored_option_and_alias_parses() {
 
 #[test]
 fn unsupported_options_and_unmodelled_engines_name_file_line_and_what() {
-    let err = parse("[a]\nrw=read\n\nlatency_target=5ms\n", "u.fio", GIB)
+    let err = parse("[a]\nrw=read\n\nmax_latency=5ms\n", "u.fio", GIB)
         .unwrap_err()
         .to_string();
     assert!(
         err.starts_with("u.fio:4:")
-            && err.contains("`latency_target`")
+            && err.contains("`max_latency`")
             && err.contains("supported: rw"),
         "{err}"
     );
@@ -362,4 +362,103 @@ fn a_completion_frees_its_slot_for_what_was_queued_before_the_job_issues_again()
     assert!(job.trim.ops > 100, "{} trims", job.trim.ops);
     // About one write between two trims, as many as the trims.
     assert!(job.write.ops * 2 > job.trim.ops, "{} writes", job.write.ops);
+}
+
+/// fio's examples/latency-profile.fio, on a model drive and with a shorter
+/// window: the job searches its depth, runs a final window at it and ends
+/// (fio prints `latency : target=..., depth=N`); the report names the depth
+/// and its figures are that final window, as fio's.
+#[test]
+fn a_latency_target_finds_a_depth_and_reports_it() {
+    let text = "[global]\nbs=4k\nrw=randread\nioengine=libaio\niodepth=128\n\
+                latency_target=2ms\nlatency_window=50ms\nlatency_percentile=99.9\n[device]\n";
+    let report = simulate(text, "latency-profile.fio", "consumer-sata");
+    let note = report
+        .notes
+        .iter()
+        .find(|n| n.starts_with("job device: latency_target 2 ms for 99.9% of requests"))
+        .unwrap_or_else(|| panic!("{:?}", report.notes));
+    assert!(note.contains(" found (depths tried: 1, 2, "), "{note}");
+    let phase = report.phase("device").expect("the job's phase");
+    // One 50 ms window (and the requests out when it ended).
+    let seconds = phase.end_s - phase.start_s;
+    assert!((0.05..0.1).contains(&seconds), "{seconds} s: {note}");
+    assert!(phase.read.ops < report.requests / 2, "{note}");
+}
+
+/// fio's examples/flow.fio, smaller: job1 (flow=8) issues eight times what
+/// job2 (flow=1) does, as fio 3.33 does on a file (56,057 reads to 7,006
+/// writes in 5 s; iosteer run on the same file: 48,097 to 6,013).
+#[test]
+fn flow_weights_keep_jobs_in_their_ratio() {
+    let text = "[global]\nnorandommap\ntime_based\nruntime=1\nioengine=libaio\niodepth=256\n\
+                size=256m\nbs=8k\nflow_sleep=1000\n[job2]\nrw=write\nflow=1\n[job1]\nrw=randread\nflow=8\n";
+    let report = simulate(text, "flow.fio", "consumer-sata");
+    let job = report.phase("job").unwrap();
+    let ratio = job.read.ops as f64 / job.write.ops as f64;
+    assert!(
+        (7.9..8.1).contains(&ratio),
+        "{} reads, {} writes",
+        job.read.ops,
+        job.write.ops
+    );
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.starts_with("job job1: flow=8 of flow 0's weight 9 (88.9%)")),
+        "{:?}",
+        report.notes
+    );
+    // examples/butterfly.fio: flow=2 and flow=-2, whose weights fio 3.33
+    // adds up to 0; it holds neither job (256 reads each of 1 MiB here).
+    let text = "[global]
+bs=4k
+size=1m
+[forward]
+rw=read
+flow=2
+[backward]
+rw=read:-8k
+flow=-2
+";
+    let report = simulate(text, "butterfly.fio", "consumer-sata");
+    assert_eq!(report.phase("job").unwrap().read.ops, 512);
+    assert!(
+        report.notes.iter().any(|n| n.contains("add up to 0")),
+        "{:?}",
+        report.notes
+    );
+}
+
+/// fio 3.33 on `rw=randread latency_target=1us`: one read, over the target
+/// at depth 1, and the job ends with ETIMEDOUT; that read is in its
+/// figures. A search that shares its phases with another job cannot have
+/// its figures cleared alone, and a note says so.
+#[test]
+fn a_latency_target_missed_at_depth_one_ends_the_job_as_fios() {
+    let report = simulate(
+        "[a]\nrw=randread\nsize=8m\nlatency_target=1us\n",
+        "l.fio",
+        "enterprise-nvme",
+    );
+    assert_eq!(report.phase("job").unwrap().read.ops, 1);
+    assert!(
+        report.notes.iter().any(|n| n.contains("ETIMEDOUT")),
+        "{:?}",
+        report.notes
+    );
+    let report = simulate(
+        "[a]\nrw=randread\nsize=8m\nlatency_target=1s\nlatency_window=10ms\n[b]\nrw=randread\nsize=8m\n",
+        "l.fio",
+        "enterprise-nvme",
+    );
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.starts_with("job a: fio clears its figures") && n.contains("not cleared")),
+        "{:?}",
+        report.notes
+    );
 }

@@ -289,13 +289,7 @@ impl State {
         State {
             sched,
             device,
-            jobs: sim
-                .workload
-                .jobs
-                .iter()
-                .enumerate()
-                .map(|(i, job)| Generator::new(job.clone(), i as u32, sim.workload.seed))
-                .collect(),
+            jobs: Generator::for_jobs(&sim.workload.jobs, sim.workload.seed),
             recorder: Recorder::new(sim.workload.phases.clone(), sim.workload.slo),
             phase_counters: vec![[None; 2]; sim.workload.phases.len()],
             now: Nanos::ZERO,
@@ -561,8 +555,10 @@ impl State {
             .request_done(request.op, request.len.0, latency, at);
         if let Some(job) = self.jobs.get_mut(request.tenant.0 as usize) {
             let was_done = job.done_issuing();
-            job.completed(at);
-            self.jobs_moved |= was_done || job.done_issuing();
+            job.completed(request, at);
+            // A latency target's search may clear the job's figures.
+            let searching = job.job().shape.latency_target.is_some();
+            self.jobs_moved |= was_done || searching || job.done_issuing();
         }
     }
 
@@ -614,6 +610,7 @@ impl State {
             }
             notes.push(note);
         }
+        notes.extend(self.jobs.iter().flat_map(Generator::control_notes));
         notes.extend(self.below_rate_min());
         if let Some(tracker) = &self.tracker {
             notes.extend(tracker.ramp_notes(&self.jobs));

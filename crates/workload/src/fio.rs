@@ -53,6 +53,10 @@
 //! | `ioengine` | an engine that issues block I/O (`libaio`, `io_uring`, `psync`, ...); network, zoned, file-system metadata and other engines are refused by name ([`crate::fio_options::check_engine`]) |
 //! | `zonemode` | `none`; `zbd` is refused (zoned drives are not modelled) |
 //! | `exitall` | accepted with a note: the other jobs run to their own end here |
+//! | `latency_target`, `latency_window`, `latency_percentile`, `latency_run` | times in microseconds unless suffixed, a percentage (default 100), a flag: the job searches the depth (1 to `iodepth`) at which that share of each window's requests stays under the target, runs one more window at it and ends, as fio's does (`latency_run=1`: adjusts for its whole run); the report's notes give the depth found, and the figures are that final window, as fio clears a job's figures then (when the job ran alone; a note says when it did not) ([`crate::depth_search`]) |
+//! | `flow`, `flow_id`, `flow_sleep` | a weight up to 1000, a flow number (default 0), microseconds: jobs of a flow keep their requests in the ratio of their weights, a job ahead of its share holding back (letting its requests complete and waiting `flow_sleep`), as fio's shared flow counter does; a negative weight is taken as fio 3.33 takes it, unsigned, with a note ([`crate::flow`]); the report's notes give each job's share |
+//! | `cmdprio_percentage`, `cmdprio_class`, `cmdprio`, `cmdprio_bssplit` | checked as fio checks them (0-100, classes 1-3, levels 0-7, `size/percent[/class/level]` entries; libaio and io_uring only; a percentage and a bssplit not both), and noted: I/O priorities are not modelled |
+//! | `rwmixcycle`, `percentage_sequential` | refused, as fio refuses them: deprecated |
 //! | `name`, `description` | labels |
 //! | `iosteer_trim_ahead` | not fio's: a size; a sequential writer trims each segment of that size just before it writes over it, content replaced by new content ([`Synthetic::trim_ahead`](crate::workload::Synthetic::trim_ahead); the built-in scenarios' fill does) |
 //! | `iosteer_backpressure` | not fio's: a time, microseconds unless suffixed (as fio's `latency_target`); the job listens to the scheduler's back-pressure and holds a write or trim while it would wait longer than this ([`Synthetic::backpressure`](crate::workload::Synthetic::backpressure)) |
@@ -373,7 +377,7 @@ impl JobSpec {
         }
         let last_line = section.options.last().map_or(section.line, |o| o.2);
         let do_verify = reader.do_verify;
-        let spec = reader.finish(name, file, last_line, capacity)?;
+        let spec = reader.finish(name, file, (last_line, capacity), notes)?;
         let s = &spec.synthetic;
         if let (Some(method), true, true) = (
             &spec.shape.verify,
@@ -428,9 +432,11 @@ fn one_pass_bytes(s: &Synthetic, shape: &JobShape, file_end: u64) -> Option<u64>
     Some(((strides + 1.0) * block).round() as u64)
 }
 
+mod controls;
 mod reader;
 mod sections;
 mod values;
+use controls::Controls;
 use reader::Reader;
 use sections::{sections, Section};
 use values::{

@@ -37,6 +37,11 @@ pub struct PhaseTracker {
     running: Vec<usize>,
     /// Whether each job was ever measured.
     ever_measured: Vec<bool>,
+    /// Whether each job's figures were cleared as fio clears them
+    /// ([`Generator::figures_cleared_at`]), and the jobs whose could not be
+    /// (other jobs ran in the same phases).
+    cleared: Vec<bool>,
+    not_cleared: Vec<usize>,
 }
 
 /// The `job` phase, whose edges the tracker sets.
@@ -49,8 +54,52 @@ pub fn whole_workload() -> Phase {
 }
 
 impl PhaseTracker {
-    /// Looks at the jobs at `now` (after a step) and moves the phases.
+    /// Looks at the jobs at `now` (after a step), moves the phases and
+    /// clears what fio clears.
     pub fn update<G: Borrow<Generator>>(
+        &mut self,
+        now: Nanos,
+        jobs: &[G],
+        recorder: &mut Recorder,
+    ) {
+        self.move_phases(now, jobs, recorder);
+        self.clear_figures(now, jobs, recorder);
+    }
+
+    /// A job that ran alone so far and whose figures fio clears now (its
+    /// latency target's final window started): the phases holding it start
+    /// again then, cleared.
+    fn clear_figures<G: Borrow<Generator>>(
+        &mut self,
+        now: Nanos,
+        jobs: &[G],
+        recorder: &mut Recorder,
+    ) {
+        self.cleared.resize(jobs.len(), false);
+        for (index, generator) in jobs.iter().enumerate() {
+            let Some(at) = generator.borrow().figures_cleared_at() else {
+                continue;
+            };
+            if self.cleared[index] || at > now {
+                continue;
+            }
+            self.cleared[index] = true;
+            let others = self.ever_measured.iter().enumerate();
+            if others
+                .filter(|(other, _)| *other != index)
+                .any(|(_, &ever)| ever)
+            {
+                self.not_cleared.push(index);
+                continue;
+            }
+            recorder.restart_phase(0, at);
+            if let Some((_, current)) = &self.current {
+                recorder.restart_phase(*current, at);
+            }
+        }
+    }
+
+    fn move_phases<G: Borrow<Generator>>(
         &mut self,
         now: Nanos,
         jobs: &[G],
@@ -149,8 +198,15 @@ impl PhaseTracker {
     /// never measured: it, or the run, ended within its ramp, so none of
     /// its requests are in the figures. fio differs there: it clears a
     /// job's figures when the ramp ends, so a job that ends first is
-    /// reported whole; an empty table alone would not say either.
+    /// reported whole; an empty table alone would not say either. And one
+    /// for each job whose figures fio clears and these could not be.
     pub fn ramp_notes<G: Borrow<Generator>>(&self, jobs: &[G]) -> Vec<String> {
+        let not_cleared = self.not_cleared.iter().map(|&index| {
+            format!(
+                "job {}: fio clears its figures when the final window of its latency target's search starts; other jobs ran in the same phases, so they are not cleared here and hold its search too",
+                jobs[index].borrow().name()
+            )
+        });
         jobs.iter()
             .map(|g| g.borrow())
             .zip(self.ever_measured.iter().chain(std::iter::repeat(&false)))
@@ -163,6 +219,7 @@ impl PhaseTracker {
                     g.issued()
                 )
             })
+            .chain(not_cleared)
             .collect()
     }
 }

@@ -8,7 +8,9 @@
 use iosteer_sched::Nanos;
 
 use crate::bssplit::BlockSplit;
+use crate::depth_search::LatencyTarget;
 use crate::distribution::Distribution;
+use crate::flow::FlowWeight;
 
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct JobShape {
@@ -78,6 +80,14 @@ pub struct JobShape {
     /// choice: the drawn direction when it may go, else the other one when
     /// it may, else whichever may go first, when it may.
     pub direction_rates: Option<[Option<f64>; 2]>,
+    /// fio's `latency_target` (with `latency_window`, `latency_percentile`
+    /// and `latency_run`): the job searches the depth that keeps its
+    /// latency under the target ([`crate::depth_search`]).
+    pub latency_target: Option<LatencyTarget>,
+    /// fio's `flow` (with `flow_id` and `flow_sleep`): the job's weight in
+    /// a flow whose jobs keep their requests in the ratio of their weights
+    /// ([`crate::flow`]).
+    pub flow: Option<FlowWeight>,
 }
 
 impl JobShape {

@@ -16,7 +16,7 @@
 //!   ([`fio_options`]: which options it takes, ignores and refuses;
 //!   [`fio_text`]: comments, `${VAR}`; [`bssplit`], [`distribution`] and
 //!   [`job_shape`]: the finer shapes of a job; [`job_phases`]: phases that
-//!   follow the jobs); [`trace`]: trace formats (ascii, SPC, MSR) and
+//!   follow the jobs; [`depth_search`]: fio's latency target); [`trace`]: trace formats (ascii, SPC, MSR) and
 //!   fitting one to a drive, with [`blkparse`], [`blktrace`] and [`ftrace`]
 //!   for the kernel's block-layer events.
 //! - [`report`]: phases, the [`Recorder`](report::Recorder) of every
@@ -33,10 +33,12 @@ pub mod blkparse;
 pub mod blktrace;
 pub mod bssplit;
 pub mod chart;
+pub mod depth_search;
 pub mod distribution;
 pub mod fio;
 pub mod fio_options;
 pub mod fio_text;
+pub mod flow;
 pub mod ftrace;
 pub mod granule;
 pub mod html;

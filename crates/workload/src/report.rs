@@ -503,6 +503,17 @@ impl Recorder {
         }
     }
 
+    /// Clears phase `index`'s figures and starts it again at `from`, as fio
+    /// clears a job's figures when the final window of its latency
+    /// target's search starts.
+    pub fn restart_phase(&mut self, index: usize, from: Nanos) {
+        let accumulator = self.accumulators.get_mut(index);
+        if let (Some(phase), Some(accumulator)) = (self.phases.get_mut(index), accumulator) {
+            phase.start = from;
+            *accumulator = PhaseAccumulator::default();
+        }
+    }
+
     /// Leaves phase `index` out of `all` (it overlaps the others).
     pub fn overlaps(&mut self, index: usize) {
         self.overlapping.push(index);

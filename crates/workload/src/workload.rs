@@ -20,6 +20,8 @@ use iosteer_sched::{LifetimeHint, Nanos, Op, Request, TenantId};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use crate::depth_search::DepthSearch;
+use crate::flow::FlowMember;
 use crate::report::Phase;
 
 pub use crate::job_shape::JobShape;
@@ -113,23 +115,6 @@ impl Arrival {
             thinktime: Nanos::ZERO,
         }
     }
-}
-
-/// Read, write, trim: 0, 1, 2; a flush has no direction.
-fn direction_index(op: Op) -> Option<usize> {
-    match op {
-        Op::Read => Some(0),
-        Op::Write => Some(1),
-        Op::Trim => Some(2),
-        Op::Flush => None,
-    }
-}
-
-/// `ns` nanoseconds rounded, at most half the clock's range: a rate so low
-/// that its next request would come after the end of time comes at a time
-/// the loop can still add to.
-fn clamped_nanos(ns: f64) -> Nanos {
-    Nanos(ns.round().min(u64::MAX as f64 / 2.0) as u64)
 }
 
 /// One recorded request of a trace.
@@ -274,6 +259,8 @@ pub struct Generator {
     waiting: bool,
     /// fio-shaped draws: see [`crate::job_shape`].
     shaped: ShapedState,
+    /// fio's latency target: the depth the job searches.
+    depth_search: Option<DepthSearch>,
     /// What the loop asks of every job every step, worked out once per
     /// change of the job ([`refresh`](Self::refresh)) rather than per ask:
     /// [`next_at`](Self::next_at) and [`done_issuing`](Self::done_issuing).
@@ -298,6 +285,10 @@ struct ShapedState {
     /// Per-direction rates ([`JobShape::direction_rates`]): when reads and
     /// writes may next go.
     rate_due: [Nanos; 2],
+    /// fio's flow ([`crate::flow`]), and whether the job, held back by it,
+    /// is letting its requests out complete.
+    flow: Option<FlowMember>,
+    flow_quiescing: bool,
 }
 
 impl Generator {
@@ -317,6 +308,7 @@ impl Generator {
             waiting,
             direction_bytes: [0; 3],
             shaped: ShapedState::default(),
+            depth_search: new_depth_search(&job),
             tenant: TenantId(index),
             rng: SmallRng::seed_from_u64(
                 seed ^ (u64::from(index) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
@@ -362,6 +354,7 @@ impl Generator {
         } else {
             resume.filter(|_| !self.iodepth_full())
         };
+        self.leave_flow_when_finished();
     }
 
     pub fn name(&self) -> &str {
@@ -446,6 +439,7 @@ impl Generator {
         self.job.start += now;
         self.job.stop = self.job.stop.map(|stop| stop + now);
         self.due = Some(self.job.start);
+        self.depth_search = new_depth_search(&self.job);
         self.refresh();
     }
 
@@ -458,8 +452,8 @@ impl Generator {
         while let Some(at) = self.next_at() {
             let before = out.len();
             self.issue(at, &mut next_id, &mut out);
-            for _ in before..out.len() {
-                self.completed(at);
+            for request in &out[before..] {
+                self.completed(request, at);
             }
         }
         out
@@ -475,11 +469,16 @@ impl Generator {
         self.direction_bytes
     }
 
-    /// Issued its `bytes_limit` or `ios_limit`.
+    /// Issued its `bytes_limit` or `ios_limit`, or its latency target's
+    /// search ended it ([`crate::depth_search`]).
     pub fn limit_reached(&self) -> bool {
         let shape = &self.job.shape;
         shape.bytes_limit.is_some_and(|b| self.bytes_issued() >= b)
             || shape.ios_limit.is_some_and(|n| self.issued >= n)
+            || self
+                .depth_search
+                .as_ref()
+                .is_some_and(DepthSearch::ends_job)
     }
 
     /// Will issue nothing more: its limit reached, its stop passed (or held
@@ -509,64 +508,9 @@ impl Generator {
     /// A synthetic job with its iodepth of requests out.
     fn iodepth_full(&self) -> bool {
         match &self.job.kind {
-            JobKind::Synthetic(s) => self.outstanding >= s.arrival.iodepth,
+            JobKind::Synthetic(s) => self.outstanding >= self.depth_limit(s.arrival.iodepth),
             JobKind::Trace(_) => false,
         }
-    }
-
-    /// The first moment from `at` on when a job with per-direction rates
-    /// may issue: one of its directions is uncapped or due.
-    fn rate_allows(&self, at: Nanos) -> Nanos {
-        match self.job.shape.direction_rates {
-            Some([Some(_), Some(_)]) => {
-                let [read, write] = self.shaped.rate_due;
-                at.max(read.min(write))
-            }
-            _ => at,
-        }
-    }
-
-    /// fio's direction under per-direction rates: the drawn one if it may
-    /// go `now`, else the other (which may, since the job issues only once
-    /// one can).
-    fn rated(&self, op: Op, now: Nanos) -> Op {
-        let Some(rates) = self.job.shape.direction_rates else {
-            return op;
-        };
-        let Some(direction @ 0..=1) = direction_index(op) else {
-            return op;
-        };
-        if rates[direction].is_none() || self.shaped.rate_due[direction] <= now {
-            op
-        } else if op == Op::Read {
-            Op::Write
-        } else {
-            Op::Read
-        }
-    }
-
-    /// A read or write of `len` bytes went out (and is counted in
-    /// `direction_bytes`): its direction's next
-    /// moment under its rate, on fio's schedule (linear: the bytes issued
-    /// over the rate since the job started, so a job held back catches up;
-    /// poisson: exponential gaps averaging the rate).
-    fn spend_rate(&mut self, op: Op, len: u64, poisson: bool) {
-        let Some(direction @ 0..=1) = direction_index(op) else {
-            return;
-        };
-        let Some(Some(bytes_per_s)) = self.job.shape.direction_rates.map(|r| r[direction]) else {
-            return;
-        };
-        let issued = self.direction_bytes[direction];
-        let state = &mut self.shaped;
-        state.rate_due[direction] = if poisson {
-            let u: f64 = self.rng.random_range(f64::EPSILON..1.0);
-            let gap = -u.ln() * len as f64 * 1e9 / bytes_per_s;
-            state.rate_due[direction].max(self.job.start) + clamped_nanos(gap)
-        } else {
-            let since_start = issued as f64 * 1e9 / bytes_per_s;
-            self.job.start + clamped_nanos(since_start)
-        };
     }
 
     /// Done issuing and every request completed: fio's end of a job.
@@ -626,6 +570,9 @@ impl Generator {
             unreachable!()
         };
         let s = s.clone();
+        if self.held_by_flow(now) {
+            return;
+        }
         let Planned {
             op,
             offset,
@@ -744,9 +691,11 @@ impl Generator {
         clamped_nanos(gap)
     }
 
-    /// One of the job's requests completed at `now`.
-    pub fn completed(&mut self, now: Nanos) {
+    /// `request`, one of the job's, completed at `now`.
+    pub fn completed(&mut self, request: &Request, now: Nanos) {
         self.outstanding = self.outstanding.saturating_sub(1);
+        self.search_depth(request, now);
+        self.flow_completed(now);
         if let JobKind::Synthetic(s) = &self.job.kind {
             let closed_loop = s.arrival.iops.is_none() && s.arrival.bytes_per_s.is_none();
             // fio's think time: after every `thinktime_blocks` completions
@@ -772,6 +721,11 @@ impl Generator {
     }
 }
 
+mod controls;
 mod draw;
+pub use controls::join_flows;
+use controls::new_depth_search;
+mod rates;
+use rates::{clamped_nanos, direction_index};
 #[cfg(test)]
 mod tests;

@@ -164,7 +164,7 @@ impl Source for RandomSource {
         self.next = now + Nanos(1 + self.dice.next_u64() % (2 * self.gap.0));
     }
 
-    fn completed(&mut self, at: Nanos) {
+    fn completed(&mut self, _request: &Request, at: Nanos) {
         self.outstanding -= 1;
         self.next = self.next.max(at);
         self.completed.set(self.completed.get() + 1);

@@ -37,6 +37,8 @@ pub(super) struct Reader {
     fill_device: bool,
     /// fio's `do_verify` (default 1): read back what was written, with `verify`.
     pub(super) do_verify: bool,
+    /// Latency target, priorities, the engine ([`Controls`]).
+    controls: Controls,
 }
 
 impl Reader {
@@ -79,6 +81,7 @@ impl Reader {
             loops: 1,
             fill_device: false,
             do_verify: true,
+            controls: Controls::default(),
         }
     }
 
@@ -360,7 +363,16 @@ impl Reader {
                     .find(|h| h.name() == value)
                     .ok_or_else(|| bad("none, short, medium, long or extreme"))?
             }
-            "ioengine" => check_engine(value)?,
+            "ioengine" => {
+                check_engine(value)?;
+                self.controls.engine = Some(value.to_string());
+            }
+            k if controls::OPTIONS.contains(&k) => self.controls.option(k, given, value, line)?,
+            k if controls::DEPRECATED.contains(&k) => {
+                return Err(format!(
+                    "job [{job}]: option `{given}` is deprecated in fio, which refuses it too (\"Option {k} is deprecated\", and fio drops the job): remove the line"
+                ))
+            }
             "kb_base" => {
                 // Sizes are read as fio reads them by default (kb_base=1024:
                 // 4k and 4KB are 4096 bytes, 4KiB is 4000); the other base
@@ -421,14 +433,22 @@ impl Reader {
         mut self,
         job: &str,
         file: &str,
-        last_line: usize,
-        capacity: u64,
+        (last_line, capacity): (usize, u64),
+        notes: &mut Vec<String>,
     ) -> Result<JobSpec, FioError> {
         let err = |message: String| FioError {
             file: file.to_string(),
             line: last_line,
             message: format!("job [{job}]: {message}"),
         };
+        let controls = std::mem::take(&mut self.controls);
+        controls
+            .finish(job, &mut self.shape, notes)
+            .map_err(|(line, message)| FioError {
+                file: file.to_string(),
+                line,
+                message,
+            })?;
         // fio's trimwrite trims each block and then writes it, in order: a
         // sequential writer that trims just ahead of itself.
         let trimwrite = self.rw == "trimwrite";

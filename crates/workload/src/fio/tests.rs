@@ -690,3 +690,5 @@ fn includes_are_read_beside_the_file_and_errors_name_their_own_line() {
     let err = parse_file("[j]\nrw=read\ninclude none.fio\n", &main, GIB).unwrap_err();
     assert!(err.to_string().starts_with(&format!("{main}:3:")), "{err}");
 }
+
+mod controls;

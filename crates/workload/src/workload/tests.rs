@@ -39,7 +39,7 @@ fn a_rate_spaces_requests_evenly_and_stays_in_the_region() {
     let (mut id, mut out) = (0, Vec::new());
     while let Some(at) = g.next_at() {
         g.issue(at, &mut id, &mut out);
-        g.completed(at);
+        g.completed(out.last().unwrap(), at);
     }
     assert_eq!(out.len(), 1000);
     assert_eq!(out[1].submitted - out[0].submitted, Nanos::from_millis(1));
@@ -57,7 +57,7 @@ fn iodepth_holds_an_open_loop_job() {
         g.issue(at, &mut id, &mut out);
     }
     assert_eq!(g.next_at(), None, "two outstanding");
-    g.completed(Nanos::from_millis(10));
+    g.completed(&out[0], Nanos::from_millis(10));
     assert_eq!(
         g.next_at(),
         Some(Nanos::from_millis(2)),
@@ -142,7 +142,7 @@ fn random_offsets_reach_every_block_of_the_region() {
     let (mut id, mut out) = (0, Vec::new());
     while let Some(at) = g.next_at() {
         g.issue(at, &mut id, &mut out);
-        g.completed(at);
+        g.completed(out.last().unwrap(), at);
     }
     let blocks: std::collections::BTreeSet<u64> = out
         .iter()
@@ -168,4 +168,60 @@ fn poisson_gaps_average_the_rate() {
         g.issue(at, &mut id, &mut out);
     }
     assert!((out.len() as f64 - 20_000.0).abs() < 600.0, "{}", out.len());
+}
+
+/// Runs `g` against a drive where a request takes 1 ms for each request
+/// out when it was issued, until it ends; the most requests it had out.
+fn run_against_queueing_drive(g: &mut Generator) -> u32 {
+    let (mut id, mut out) = (0, Vec::new());
+    let mut pending: Vec<(Nanos, Request)> = Vec::new();
+    let mut deepest = 0;
+    while !g.finished() {
+        match g.next_at() {
+            Some(at) if pending.iter().all(|(done, _)| at <= *done) => {
+                g.issue(at, &mut id, &mut out);
+                for request in out.drain(..) {
+                    let took = Nanos::from_millis(pending.len() as u64 + 1);
+                    pending.push((at + took, request));
+                }
+                deepest = deepest.max(pending.len() as u32);
+            }
+            _ => {
+                let next = (0..pending.len()).min_by_key(|&i| pending[i].0).unwrap();
+                let (done, request) = pending.swap_remove(next);
+                g.completed(&request, done);
+            }
+        }
+    }
+    deepest
+}
+
+#[test]
+fn a_latency_target_holds_the_job_to_the_depth_found_then_ends_it() {
+    let mut j = job(synthetic(100, false, None, 16));
+    j.stop = Some(Nanos::from_secs(60));
+    j.shape.latency_target = Some(crate::depth_search::LatencyTarget {
+        target: Nanos::from_micros(2_500),
+        window: Nanos::from_millis(100),
+        percentile: 100.0,
+        keep_adjusting: false,
+    });
+    let mut g = Generator::new(j, 0, 1);
+    assert_eq!(
+        g.figures_cleared_at(),
+        None,
+        "not before the depth is found"
+    );
+    let deepest = run_against_queueing_drive(&mut g);
+    // Depths 1, 2, 4 (over: 3 ms, 4 ms), 3 (over), then 2 and its final
+    // window: never more out than the depth tried, and the job ended
+    // long before its stop.
+    assert_eq!(deepest, 4);
+    let from = g.figures_cleared_at().expect("cleared at its final window");
+    assert!(from > Nanos::from_millis(300) && g.limit_reached());
+    let note = g.control_notes().join("\n");
+    assert!(
+        note.starts_with("job j: latency_target 2.5 ms for 100% of requests over 100 ms windows, iodepth 16: depth 2 found (depths tried: 1, 2, 4, 3, 2)"),
+        "{note}"
+    );
 }

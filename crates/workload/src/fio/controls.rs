@@ -1,0 +1,221 @@
+//! Options that steer a job rather than shape its requests: fio's latency
+//! target (`latency_target`, `latency_window`, `latency_percentile`,
+//! `latency_run`), flows (`flow`, `flow_id`, `flow_sleep`), and the I/O
+//! priorities of the libaio and io_uring
+//! engines (`cmdprio_percentage`, `cmdprio_class`, `cmdprio`,
+//! `cmdprio_bssplit`), which are checked as fio checks them and noted as
+//! not modelled; and fio's deprecated options, refused as fio refuses them.
+
+use super::*;
+use crate::depth_search::LatencyTarget;
+use crate::flow::FlowWeight;
+
+/// The options this file reads, by their canonical names.
+pub(super) const OPTIONS: &[&str] = &[
+    "latency_target",
+    "latency_window",
+    "latency_percentile",
+    "latency_run",
+    "flow",
+    "flow_id",
+    "flow_sleep",
+    "cmdprio_percentage",
+    "cmdprio_class",
+    "cmdprio",
+    "cmdprio_bssplit",
+];
+
+/// Options fio 3.33 declares deprecated: it says "Option NAME is
+/// deprecated" and drops the job.
+pub(super) const DEPRECATED: &[&str] = &["rwmixcycle", "percentage_sequential"];
+
+/// Engines whose options include the `cmdprio_*` ones.
+const PRIORITY_ENGINES: &[&str] = &["libaio", "io_uring", "io_uring_cmd"];
+
+/// What a section's steering options said.
+#[derive(Default)]
+pub(super) struct Controls {
+    latency_target: Option<Nanos>,
+    latency_window: Nanos,
+    latency_percentile: Option<f64>,
+    latency_run: bool,
+    /// fio's `flow` weight (0: in no flow), `flow_id` and `flow_sleep`.
+    flow: u32,
+    flow_id: u32,
+    flow_sleep: Nanos,
+    negative_flow: bool,
+    /// The `cmdprio_*` options given, with the line of the first.
+    priorities: Vec<String>,
+    priority_line: usize,
+    /// `cmdprio_percentage` and `cmdprio_bssplit` given (fio: one or the other).
+    priority_percentage: bool,
+    priority_bssplit: bool,
+    /// The job's `ioengine`, as written (fio's default: psync).
+    pub(super) engine: Option<String>,
+}
+
+impl Controls {
+    /// Reads one of [`OPTIONS`]; an error is the message.
+    pub(super) fn option(
+        &mut self,
+        key: &str,
+        given: &str,
+        value: &str,
+        line: usize,
+    ) -> Result<(), String> {
+        let bad = |expected: &str| format!("option `{given}={value}`: expected {expected}");
+        let time = |value: &str| {
+            time_value(value, 1_000)
+                .ok_or_else(|| bad("a time, microseconds unless suffixed (such as 500ms)"))
+        };
+        match key {
+            "latency_target" => self.latency_target = Some(time(value)?),
+            "latency_window" => self.latency_window = time(value)?,
+            "latency_percentile" => {
+                let p = value
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|p| (0.0..=100.0).contains(p))
+                    .ok_or_else(|| bad("a percentage from 0 to 100, such as 99.9"))?;
+                self.latency_percentile = Some(p);
+            }
+            "latency_run" => self.latency_run = boolean(value).ok_or_else(|| bad("0 or 1"))?,
+            "flow" => {
+                let weight: i32 = value
+                    .parse()
+                    .ok()
+                    .filter(|w| *w <= 1000)
+                    .ok_or_else(|| bad("a weight up to 1000 (0: in no flow)"))?;
+                // fio 3.33 takes a negative weight (without a word) as the
+                // unsigned number of the same bits.
+                self.flow = weight as u32;
+                self.negative_flow = weight < 0;
+            }
+            "flow_id" => {
+                self.flow_id = value.parse().map_err(|_| bad("a flow number, 0 or more"))?
+            }
+            "flow_sleep" => {
+                let us: u64 = value
+                    .parse()
+                    .map_err(|_| bad("microseconds, a whole number"))?;
+                self.flow_sleep = Nanos::from_micros(us);
+            }
+            _ => return self.priority_option(key, value, line).map_err(|e| bad(&e)),
+        }
+        Ok(())
+    }
+
+    /// `cmdprio_*`: values as fio checks them (the message is what is
+    /// expected).
+    fn priority_option(&mut self, key: &str, value: &str, line: usize) -> Result<(), String> {
+        let (accepted, range) = match key {
+            "cmdprio_percentage" => (
+                "a percentage 0-100, or one for reads and one for writes",
+                0..=100,
+            ),
+            "cmdprio_class" => (
+                "a priority class 1-3 (1 real-time, 2 best-effort, 3 idle), or one per direction",
+                1..=3,
+            ),
+            "cmdprio" => (
+                "a priority level 0-7 (0 the highest), or one per direction",
+                0..=7,
+            ),
+            _ => ("", 0..=0),
+        };
+        if key == "cmdprio_bssplit" {
+            priority_bssplit(value)?;
+            self.priority_bssplit = true;
+        } else {
+            let fits = |t: &str| t.trim().parse::<u32>().is_ok_and(|n| range.contains(&n));
+            if value.is_empty() || !value.split(',').all(fits) {
+                return Err(accepted.into());
+            }
+            self.priority_percentage |= key == "cmdprio_percentage";
+        }
+        if self.priorities.is_empty() {
+            self.priority_line = line;
+        }
+        if !self.priorities.iter().any(|p| p == key) {
+            self.priorities.push(key.to_string());
+        }
+        Ok(())
+    }
+
+    /// The section is read: the latency target onto `shape`, the
+    /// priorities checked against the engine and noted. An error is the
+    /// line it is about and the message.
+    pub(super) fn finish(
+        self,
+        job: &str,
+        shape: &mut JobShape,
+        notes: &mut Vec<String>,
+    ) -> Result<(), (usize, String)> {
+        shape.latency_target = self
+            .latency_target
+            .filter(|t| *t > Nanos::ZERO)
+            .map(|target| LatencyTarget {
+                target,
+                window: self.latency_window,
+                percentile: self.latency_percentile.unwrap_or(100.0),
+                keep_adjusting: self.latency_run,
+            });
+        if self.negative_flow {
+            notes.push(format!(
+                "job {job}: flow={}: a negative weight (the sign of fio's older flow counter) is taken as fio 3.33 takes it, as the unsigned {} (its weights add up in 32 bits, and a flow whose weights come to 0 holds no job back)",
+                self.flow as i32, self.flow
+            ));
+        }
+        shape.flow = (self.flow != 0).then_some(FlowWeight {
+            id: self.flow_id,
+            weight: self.flow,
+            sleep: self.flow_sleep,
+        });
+        if self.priorities.is_empty() {
+            return Ok(());
+        }
+        let engine = self.engine.as_deref().unwrap_or("psync");
+        let engine = engine.split(':').next().unwrap_or(engine).trim();
+        let given = self.priorities.join(", ");
+        if !PRIORITY_ENGINES.contains(&engine) {
+            return Err((
+                self.priority_line,
+                format!(
+                    "job [{job}]: {given}: options of the {} engines, and the job's engine is {engine} (fio: \"Bad option\")",
+                    PRIORITY_ENGINES.join(", ")
+                ),
+            ));
+        }
+        if self.priority_percentage && self.priority_bssplit {
+            return Err((
+                self.priority_line,
+                format!("job [{job}]: cmdprio_percentage and cmdprio_bssplit go one without the other, as in fio"),
+            ));
+        }
+        notes.push(format!(
+            "job {job}: {given}: I/O priorities are not modelled (iosteer's drives and schedulers serve every request alike), so the job runs as without them"
+        ));
+        Ok(())
+    }
+}
+
+/// fio's `cmdprio_bssplit`: per direction (`,`), entries (`:`) of
+/// `size/percent` or `size/percent/class/level`; the message says what is
+/// expected.
+fn priority_bssplit(value: &str) -> Result<(), String> {
+    const EXPECTED: &str = "entries size/percent or size/percent/class/level separated by `:`, one list per direction separated by `,` (such as 64k/25/1/1:64k/75/3/2,1024k/0)";
+    let entry_fits = |entry: &str| {
+        let fields: Vec<&str> = entry.split('/').map(str::trim).collect();
+        let numbers = |fields: &[&str]| fields.iter().all(|f| f.parse::<u32>().is_ok());
+        matches!(fields.len(), 2 | 4) && size_value(fields[0]).is_some() && numbers(&fields[1..])
+    };
+    let fits = value
+        .split(',')
+        .filter(|list| !list.trim().is_empty())
+        .flat_map(|list| list.split(':'))
+        .all(entry_fits);
+    if value.trim().is_empty() || !fits {
+        return Err(EXPECTED.into());
+    }
+    Ok(())
+}

@@ -1,0 +1,218 @@
+//! What steers a job beyond its rate and depth: fio's latency target (the
+//! depth the job searches, [`crate::depth_search`]) and flows (jobs kept
+//! in a ratio, [`crate::flow`]), and when the job's requests count in the
+//! figures.
+
+use iosteer_sched::{Nanos, Op, Request};
+
+use super::{Generator, Job, JobKind};
+use crate::depth_search::{DepthSearch, Outcome};
+use crate::flow::{self, SPIN};
+
+impl Generator {
+    /// The generators of a workload's `jobs` (job `i` the tenant `i`), those
+    /// of one flow sharing it ([`join_flows`]).
+    pub fn for_jobs(jobs: &[Job], seed: u64) -> Vec<Generator> {
+        let mut generators: Vec<Generator> = (0..jobs.len())
+            .map(|i| Generator::new(jobs[i].clone(), i as u32, seed))
+            .collect();
+        join_flows(&mut generators);
+        generators
+    }
+}
+
+/// Puts the generators of jobs with a `flow` in their flows (fio's
+/// `flow_id`), each flow's weights counted from the start.
+pub fn join_flows(generators: &mut [Generator]) {
+    let weights: Vec<_> = generators
+        .iter()
+        .map(|g| g.job.shape.flow.clone())
+        .collect();
+    for (generator, member) in generators.iter_mut().zip(flow::members(&weights)) {
+        generator.shaped.flow = member;
+    }
+}
+
+/// The search a job with a latency target starts with, from its start.
+pub(super) fn new_depth_search(job: &Job) -> Option<DepthSearch> {
+    let JobKind::Synthetic(s) = &job.kind else {
+        return None;
+    };
+    let target = job.shape.latency_target.clone()?;
+    Some(DepthSearch::new(target, s.arrival.iodepth, job.start))
+}
+
+impl Generator {
+    /// The most requests the job may have out: its `iodepth`, or the
+    /// depth its latency target allows now.
+    pub(super) fn depth_limit(&self, iodepth: u32) -> u32 {
+        if self.shaped.flow_quiescing {
+            return 0;
+        }
+        self.depth_search
+            .as_ref()
+            .map_or(iodepth, DepthSearch::limit)
+    }
+
+    /// fio's flow check before a request: `true` when the job is ahead of
+    /// its weight's share and does not issue now; it looks again after
+    /// its requests out complete and `flow_sleep`, or soon ([`SPIN`]).
+    pub(super) fn held_by_flow(&mut self, now: Nanos) -> bool {
+        let Some(member) = &mut self.shaped.flow else {
+            return false;
+        };
+        if member.may_issue() {
+            return false;
+        }
+        let sleep = member.weight.sleep;
+        if sleep == Nanos::ZERO {
+            self.retry_at = Some(now + SPIN);
+        } else if self.outstanding > 0 {
+            self.shaped.flow_quiescing = true;
+        } else {
+            self.retry_at = Some(now + sleep);
+        }
+        true
+    }
+
+    /// A request completed: a job held back by its flow waits `flow_sleep`
+    /// once its last request out completed.
+    pub(super) fn flow_completed(&mut self, now: Nanos) {
+        let Some(member) = &self.shaped.flow else {
+            return;
+        };
+        if self.shaped.flow_quiescing && self.outstanding == 0 {
+            self.shaped.flow_quiescing = false;
+            self.retry_at = Some(now + member.weight.sleep);
+        }
+    }
+
+    /// A finished job leaves its flow (fio's jobs do when they exit).
+    pub(super) fn leave_flow_when_finished(&mut self) {
+        if self.issuing_done && self.outstanding == 0 {
+            if let Some(member) = &mut self.shaped.flow {
+                member.leave();
+            }
+        }
+    }
+
+    /// Tells the job's depth search that `request` completed at `now`.
+    pub(super) fn search_depth(&mut self, request: &Request, now: Nanos) {
+        let counts = now >= self.job.start + self.job.shape.ramp;
+        let outstanding = self.outstanding;
+        if let (Some(search), false) = (&mut self.depth_search, request.op == Op::Flush) {
+            let latency = now - request.submitted.min(now);
+            search.completed(now, latency, outstanding, counts);
+        }
+    }
+
+    /// When fio clears the job's figures, if it has: the start of its
+    /// final window at the depth its latency target's search found (none
+    /// with `latency_run=1`, which never stops searching).
+    pub fn figures_cleared_at(&self) -> Option<Nanos> {
+        let search = self.depth_search.as_ref()?;
+        if search.target().keep_adjusting {
+            return None;
+        }
+        search.final_window_since()
+    }
+}
+
+impl Generator {
+    /// What the job's depth search found, for the report's notes (fio
+    /// prints it as its `latency : target=..., depth=N` line).
+    fn depth_search_note(&self) -> Option<String> {
+        let search = self.depth_search.as_ref()?;
+        let t = search.target();
+        let head = format!(
+            "job {}: latency_target {} for {}% of requests over {} windows, iodepth {}",
+            self.name(),
+            millis(t.target),
+            t.percentile,
+            millis(t.window),
+            self.iodepth(),
+        );
+        let (depths, changes) = search.depths_tried();
+        let mut tried: Vec<String> = depths.iter().map(u32::to_string).collect();
+        if changes + 1 > depths.len() {
+            tried.push(format!("... ({} changes in all)", changes));
+        }
+        let tried = tried.join(", ");
+        let depth = search.depth();
+        let body = match search.outcome() {
+            _ if t.keep_adjusting => format!(
+                "latency_run=1: the depth followed the target for the whole run ({tried}), at {depth} when the job stopped; the figures are the whole run"
+            ),
+            Outcome::Found => format!(
+                "depth {depth} found (depths tried: {tried}); fio clears the job's figures when its final window at that depth starts, and so does the report, and the job ended after that window, as fio's does"
+            ),
+            Outcome::FinalWindow => format!(
+                "depth {depth} found (depths tried: {tried}); the job stopped (its runtime or size) during its final window at it, which the figures hold"
+            ),
+            Outcome::GaveUp { latency } => format!(
+                "a request took {} at depth 1 with every request bound to the target (latency_percentile=100): fio ends the job there with an error (ETIMEDOUT, \"max latency exceeded\"), and the job stopped issuing after its {} requests",
+                millis(*latency),
+                self.issued()
+            ),
+            Outcome::Searching => format!(
+                "the search had not settled when the job stopped (depths tried: {tried}; its runtime or size came first), so its figures are the whole job, as fio's are then"
+            ),
+        };
+        Some(format!("{head}: {body}"))
+    }
+
+    fn iodepth(&self) -> u32 {
+        match &self.job.kind {
+            JobKind::Synthetic(s) => s.arrival.iodepth,
+            JobKind::Trace(_) => 1,
+        }
+    }
+}
+
+/// A time in milliseconds, as few decimals as it needs (up to three).
+fn millis(time: Nanos) -> String {
+    let text = format!("{:.3}", time.0 as f64 / 1e6);
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text} ms")
+}
+
+impl Generator {
+    /// The report's notes on what steered the job: its latency target's
+    /// search and its flow.
+    pub fn control_notes(&self) -> Vec<String> {
+        [self.depth_search_note(), self.flow_note()]
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
+    /// How the job's flow held it (its share against its weight's).
+    fn flow_note(&self) -> Option<String> {
+        let member = self.shaped.flow.as_ref()?;
+        let (issued, flow_requests, weights) = member.shares();
+        let w = &member.weight;
+        let share = issued as f64 * 100.0 / flow_requests.max(1) as f64;
+        let weight_share = match weights {
+            0 => "its weights add up to 0 in 32 bits: no job is held back".to_string(),
+            _ => format!("{:.1}%", f64::from(w.weight) * 100.0 / f64::from(weights)),
+        };
+        let wait = if w.sleep == Nanos::ZERO {
+            format!(
+                "looking again every {} µs (fio spins: flow_sleep=0)",
+                SPIN.0 / 1_000
+            )
+        } else {
+            format!(
+                "each time waiting for its requests out and flow_sleep={} µs",
+                w.sleep.0 / 1_000
+            )
+        };
+        Some(format!(
+            "job {}: flow={} of flow {}'s weight {weights} ({weight_share}): {issued} of the flow's {flow_requests} requests ({share:.1}%); held back {} times, {wait}",
+            self.name(),
+            w.weight,
+            w.id,
+            member.holds,
+        ))
+    }
+}

@@ -1,0 +1,82 @@
+//! Rates per direction on a job that reads and writes (fio's `rate` and
+//! `rate_iops` with one cap per direction): when a direction may go, and
+//! which one goes.
+
+use iosteer_sched::{Nanos, Op};
+use rand::Rng;
+
+use super::Generator;
+
+/// Read, write, trim: 0, 1, 2; a flush has no direction.
+pub(super) fn direction_index(op: Op) -> Option<usize> {
+    match op {
+        Op::Read => Some(0),
+        Op::Write => Some(1),
+        Op::Trim => Some(2),
+        Op::Flush => None,
+    }
+}
+
+/// `ns` nanoseconds rounded, at most half the clock's range: a rate so low
+/// that its next request would come after the end of time comes at a time
+/// the loop can still add to.
+pub(super) fn clamped_nanos(ns: f64) -> Nanos {
+    Nanos(ns.round().min(u64::MAX as f64 / 2.0) as u64)
+}
+
+impl Generator {
+    /// The first moment from `at` on when a job with per-direction rates
+    /// may issue: one of its directions is uncapped or due.
+    pub(super) fn rate_allows(&self, at: Nanos) -> Nanos {
+        match self.job.shape.direction_rates {
+            Some([Some(_), Some(_)]) => {
+                let [read, write] = self.shaped.rate_due;
+                at.max(read.min(write))
+            }
+            _ => at,
+        }
+    }
+
+    /// fio's direction under per-direction rates: the drawn one if it may
+    /// go `now`, else the other (which may, since the job issues only once
+    /// one can).
+    pub(super) fn rated(&self, op: Op, now: Nanos) -> Op {
+        let Some(rates) = self.job.shape.direction_rates else {
+            return op;
+        };
+        let Some(direction @ 0..=1) = direction_index(op) else {
+            return op;
+        };
+        if rates[direction].is_none() || self.shaped.rate_due[direction] <= now {
+            op
+        } else if op == Op::Read {
+            Op::Write
+        } else {
+            Op::Read
+        }
+    }
+
+    /// A read or write of `len` bytes went out (and is counted in
+    /// `direction_bytes`): its direction's next
+    /// moment under its rate, on fio's schedule (linear: the bytes issued
+    /// over the rate since the job started, so a job held back catches up;
+    /// poisson: exponential gaps averaging the rate).
+    pub(super) fn spend_rate(&mut self, op: Op, len: u64, poisson: bool) {
+        let Some(direction @ 0..=1) = direction_index(op) else {
+            return;
+        };
+        let Some(Some(bytes_per_s)) = self.job.shape.direction_rates.map(|r| r[direction]) else {
+            return;
+        };
+        let issued = self.direction_bytes[direction];
+        let state = &mut self.shaped;
+        state.rate_due[direction] = if poisson {
+            let u: f64 = self.rng.random_range(f64::EPSILON..1.0);
+            let gap = -u.ln() * len as f64 * 1e9 / bytes_per_s;
+            state.rate_due[direction].max(self.job.start) + clamped_nanos(gap)
+        } else {
+            let since_start = issued as f64 * 1e9 / bytes_per_s;
+            self.job.start + clamped_nanos(since_start)
+        };
+    }
+}
