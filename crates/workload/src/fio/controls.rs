@@ -10,21 +10,6 @@ use super::*;
 use crate::depth_search::LatencyTarget;
 use crate::flow::FlowWeight;
 
-/// The options this file reads, by their canonical names.
-pub(super) const OPTIONS: &[&str] = &[
-    "latency_target",
-    "latency_window",
-    "latency_percentile",
-    "latency_run",
-    "flow",
-    "flow_id",
-    "flow_sleep",
-    "cmdprio_percentage",
-    "cmdprio_class",
-    "cmdprio",
-    "cmdprio_bssplit",
-];
-
 /// Options fio 3.33 declares deprecated: it says "Option NAME is
 /// deprecated" and drops the job.
 pub(super) const DEPRECATED: &[&str] = &["rwmixcycle", "percentage_sequential"];
@@ -55,14 +40,15 @@ pub(super) struct Controls {
 }
 
 impl Controls {
-    /// Reads one of [`OPTIONS`]; an error is the message.
+    /// Reads `key` if it is one of this file's options (`Ok(false)` if it
+    /// is not); an error is the message.
     pub(super) fn option(
         &mut self,
         key: &str,
         given: &str,
         value: &str,
         line: usize,
-    ) -> Result<(), String> {
+    ) -> Result<bool, String> {
         let bad = |expected: &str| format!("option `{given}={value}`: expected {expected}");
         let time = |value: &str| {
             time_value(value, 1_000)
@@ -100,9 +86,12 @@ impl Controls {
                     .map_err(|_| bad("microseconds, a whole number"))?;
                 self.flow_sleep = Nanos::from_micros(us);
             }
-            _ => return self.priority_option(key, value, line).map_err(|e| bad(&e)),
+            "cmdprio_percentage" | "cmdprio_class" | "cmdprio" | "cmdprio_bssplit" => self
+                .priority_option(key, value, line)
+                .map_err(|e| bad(&e))?,
+            _ => return Ok(false),
         }
-        Ok(())
+        Ok(true)
     }
 
     /// `cmdprio_*`: values as fio checks them (the message is what is
@@ -121,7 +110,7 @@ impl Controls {
                 "a priority level 0-7 (0 the highest), or one per direction",
                 0..=7,
             ),
-            _ => ("", 0..=0),
+            _ => ("", 0..=0), // cmdprio_bssplit, read below
         };
         if key == "cmdprio_bssplit" {
             priority_bssplit(value)?;

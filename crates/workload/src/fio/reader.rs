@@ -367,7 +367,7 @@ impl Reader {
                 check_engine(value)?;
                 self.controls.engine = Some(value.to_string());
             }
-            k if controls::OPTIONS.contains(&k) => self.controls.option(k, given, value, line)?,
+            k if self.controls.option(k, given, value, line)? => {}
             k if controls::DEPRECATED.contains(&k) => {
                 return Err(format!(
                     "job [{job}]: option `{given}` is deprecated in fio, which refuses it too (\"Option {k} is deprecated\", and fio drops the job): remove the line"
