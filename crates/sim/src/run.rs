@@ -476,8 +476,12 @@ impl State {
         }
         // The slots the completions freed go first to what was already
         // queued, as a driver refills them from its queue on completion,
-        // before any application hears of it and issues again.
-        self.dispatch(now)?;
+        // before any application hears of it and issues again. (With
+        // nothing queued the scheduler has nothing to send: skipped, as
+        // it is on most steps of a fast drive.)
+        if self.sched.stats().queued() > 0 {
+            self.dispatch(now)?;
+        }
         for job in &mut self.jobs {
             // A job due to issue is not done issuing (it has no next
             // moment once it is), so only its state after counts.
