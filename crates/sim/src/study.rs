@@ -17,7 +17,7 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use iosteer_device::{Device, DeviceConfig, GcMode, Precondition};
+use iosteer_device::{Device, DeviceConfig, FtlError, GcMode, Precondition};
 use iosteer_sched::{LifetimeHint, Nanos};
 
 use crate::run::{SimError, Simulation};
@@ -69,7 +69,7 @@ pub fn run_cases(
 ) -> Result<(Vec<RunReport>, f64), SimError> {
     let mut aged: Vec<(DeviceConfig, Precondition, Device)> = Vec::new();
     let mut wall = 0.0;
-    let mut reports = Vec::new();
+    let mut reports: Vec<RunReport> = Vec::new();
     for (i, case) in cases.iter().enumerate() {
         case.sim.validate()?;
         let mut key = case.sim.device.clone();
@@ -82,8 +82,21 @@ pub fn run_cases(
             None => {
                 let mut base = case.sim.clone();
                 base.device = key.clone();
-                let device =
-                    base.aged_device_until(&mut || progress(i, Nanos::ZERO, Nanos::ZERO))?;
+                let aging = base.aged_device_until(&mut || progress(i, Nanos::ZERO, Nanos::ZERO));
+                let device = match (aging, reports.last_mut()) {
+                    (Ok(device), _) => device,
+                    // Stopped while a later case's drive aged: the cases run
+                    // so far are kept, and the last says why the rest are not.
+                    (Err(SimError::Aging(FtlError::Stopped)), Some(last)) => {
+                        last.notes.push(format!(
+                            "stopped while the drive of case {} of {} aged: the cases after this one did not run",
+                            i + 1,
+                            cases.len()
+                        ));
+                        break;
+                    }
+                    (Err(e), _) => return Err(e),
+                };
                 aged.push((key, case.sim.precondition, device));
                 aged.len() - 1
             }
@@ -650,6 +663,25 @@ mod tests {
         assert!(
             table.contains("49.8%") && table.contains("83.3%"),
             "{table}"
+        );
+    }
+
+    /// A stop asked while a later case's drive ages keeps the cases run
+    /// before it, the last saying why the others did not run.
+    #[test]
+    fn a_stop_while_a_later_drive_ages_keeps_the_cases_run() {
+        let cases: Vec<Case> = hints(None, "fifo", 1)
+            .into_iter()
+            .filter(|c| c.label.starts_with("single"))
+            .collect();
+        assert_eq!(cases.len(), 2);
+        let (runs, _) = run_cases(&cases, &mut |case, _, end| case == 0 || end > Nanos::ZERO)
+            .expect("the first case's report");
+        assert_eq!(runs.len(), 1);
+        let said = runs[0].notes.join("; ");
+        assert!(
+            said.contains("stopped while the drive of case 2 of 2 aged"),
+            "{said}"
         );
     }
 

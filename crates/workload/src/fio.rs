@@ -231,6 +231,13 @@ pub fn parse_with_env(
         }
         after.sort_unstable();
         after.dedup();
+        refuse_waiting_on_own_flow(&spec.shape, &jobs, &after, &section.name).map_err(
+            |message| FioError {
+                file: file.to_string(),
+                line: section.line,
+                message,
+            },
+        )?;
         if jobs.len() + spec.numjobs as usize > MAX_JOBS {
             return Err(FioError {
                 file: file.to_string(),
@@ -259,6 +266,35 @@ pub fn parse_with_env(
     }
     notes.dedup();
     Ok(JobFile { jobs, notes })
+}
+
+/// Refuses a job of a flow that waits (stonewall, `wait_for`) for a job of
+/// the same flow: the waiting job's weight counts from the start, so the
+/// one it waits for is held back for it and can never end (fio hangs on
+/// such a file too).
+fn refuse_waiting_on_own_flow(
+    shape: &JobShape,
+    jobs: &[Job],
+    after: &[usize],
+    section: &str,
+) -> Result<(), String> {
+    let Some(flow) = &shape.flow else {
+        return Ok(());
+    };
+    let same_flow = |i: &&usize| {
+        jobs[**i]
+            .shape
+            .flow
+            .as_ref()
+            .is_some_and(|f| f.id == flow.id)
+    };
+    match after.iter().find(same_flow) {
+        Some(&i) => Err(format!(
+            "job [{section}]: waits (stonewall or wait_for) for job {}, which is in its flow (flow_id={}): the flow holds that job back for this one's share, so neither ends (fio hangs on this file); give them different flow_id values or drop the wait",
+            jobs[i].name, flow.id
+        )),
+        None => Ok(()),
+    }
 }
 
 /// One section's options, read.

@@ -81,10 +81,11 @@ impl Controls {
                 self.flow_id = value.parse().map_err(|_| bad("a flow number, 0 or more"))?
             }
             "flow_sleep" => {
-                let us: u64 = value
+                // fio keeps it in 32 bits and refuses more.
+                let us: u32 = value
                     .parse()
-                    .map_err(|_| bad("microseconds, a whole number"))?;
-                self.flow_sleep = Nanos::from_micros(us);
+                    .map_err(|_| bad("microseconds, a whole number below 2^32"))?;
+                self.flow_sleep = Nanos::from_micros(u64::from(us));
             }
             "cmdprio_percentage" | "cmdprio_class" | "cmdprio" | "cmdprio_bssplit" => self
                 .priority_option(key, value, line)

@@ -129,6 +129,11 @@ fn flow_options_are_read_as_fio_reads_them() {
     assert_eq!(jobs_of("[a]\nflow=0\n")[0].shape.flow, None);
     assert_refused("[a]\nflow=1001\n", "t.fio:2:", &["flow=1001", "up to 1000"]);
     assert_refused("[a]\nflow_sleep=soon\n", "t.fio:2:", &["microseconds"]);
+    assert_refused(
+        "[a]\nflow_sleep=18446744073709551615\n",
+        "t.fio:2:",
+        &["below 2^32"],
+    );
     // examples/butterfly.fio: fio 3.33 takes flow=-2 as 4294967294.
     let file = file_of("[a]\nflow=2\n[b]\nflow=-2\n");
     assert_eq!(
@@ -136,4 +141,20 @@ fn flow_options_are_read_as_fio_reads_them() {
         u32::MAX - 1
     );
     assert_noted(&file, "flow=-2: a negative weight");
+}
+
+#[test]
+fn a_flow_job_waiting_for_its_own_flow_is_refused() {
+    // fio 3.33 hangs on this file: `a` is held for `b`'s share, and `b`
+    // waits for `a` to end.
+    assert_refused(
+        "[global]\nsize=1m\n[a]\nrw=read\nflow=1\n[b]\nstonewall\nrw=read\nflow=8\n",
+        "t.fio:6:",
+        &["job [b]", "job a", "flow_id=0", "neither ends"],
+    );
+    // Other flows, or no flow on either side, may wait.
+    jobs_of(
+        "[global]\nsize=1m\n[a]\nrw=read\nflow=1\n[b]\nstonewall\nrw=read\nflow=8\nflow_id=2\n",
+    );
+    jobs_of("[global]\nsize=1m\n[a]\nrw=read\n[b]\nstonewall\nrw=read\nflow=8\n");
 }
