@@ -462,3 +462,18 @@ fn a_latency_target_missed_at_depth_one_ends_the_job_as_fios() {
         report.notes
     );
 }
+
+/// `rw=write:N` and `rw=read:-N` go where fio 3.33 goes (its
+/// `write_iolog` of these jobs on a 64 KiB file): holes not rounded away,
+/// and backwards past the start on to the end less N.
+#[test]
+fn holes_and_backward_steps_land_where_fios_do() {
+    let offsets = |text: &str| -> Vec<u64> { requests(text).iter().map(|r| r.offset.0).collect() };
+    let holes = offsets("[j]\nfilename=f\nrw=write:2k\nbs=8k\nsize=64k\n");
+    assert_eq!(holes, [0, 10240, 20480, 30720, 40960, 51200]);
+    let backwards = offsets("[j]\nfilename=f\nrw=read:-16k\nbs=8k\nsize=64k\nio_size=96k\n");
+    let fio = [
+        0, 49152, 40960, 32768, 24576, 16384, 8192, 0, 49152, 40960, 32768, 24576,
+    ];
+    assert_eq!(backwards, fio);
+}

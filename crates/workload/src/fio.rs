@@ -444,17 +444,19 @@ fn only_direction(read_percent: u32, trim: bool) -> Option<usize> {
 /// fio ends a sequential job with holes (`rw=read:4k`) after one pass over
 /// its region, unless `io_size` asks for more, except where the region is
 /// its whole file (it starts at 0 and ends with the file: a file fio
-/// creates at `size`, or a device from its start to its end): fio wraps
-/// only when the position reaches the file's size, and then moves `size`
-/// bytes, as iosteer does for every other job. `file_end` is where the
-/// job's file ends ([`JobSpec::file_end`]). So: the bytes of one pass,
-/// walked in strides of a block and its hole (the mean block when the sizes
-/// vary, so then about that); `None` when the job wraps, has no holes or
-/// mixes reads and writes, whose directions fio walks each on its own.
+/// creates at `size`, or a device from its start to its end) and the
+/// position after the pass's last request reaches the file's size: fio
+/// then wraps and moves `size` bytes, as iosteer does for every other job
+/// (`rw=read:4k bs=4k` wraps; `rw=write:2k bs=8k` on 64 KiB stops after
+/// six writes, the next position 61,440). `file_end` is where the job's
+/// file ends ([`JobSpec::file_end`]). So: the bytes of one pass, walked in
+/// strides of a block and its hole (the mean block when the sizes vary, so
+/// then about that); `None` when the job wraps, has no holes or mixes reads
+/// and writes, whose directions fio walks each on its own.
 fn one_pass_bytes(s: &Synthetic, shape: &JobShape, file_end: u64) -> Option<u64> {
     let whole_file = s.offset == 0 && s.size >= file_end;
     let direction = only_direction(s.read_percent, s.trim)?;
-    if !s.sequential || shape.offset_add <= 0 || whole_file {
+    if !s.sequential || shape.offset_add <= 0 {
         return None;
     }
     let block = shape
@@ -464,8 +466,10 @@ fn one_pass_bytes(s: &Synthetic, shape: &JobShape, file_end: u64) -> Option<u64>
             b[direction].mean()
         });
     let region = (s.size / s.align * s.align) as f64;
-    let strides = ((region - block).max(0.0) / (block + shape.offset_add as f64)).floor();
-    Some(((strides + 1.0) * block).round() as u64)
+    let stride = block + shape.offset_add as f64;
+    let strides = ((region - block).max(0.0) / stride).floor();
+    let wraps = whole_file && (strides + 1.0) * stride >= region;
+    (!wraps).then(|| ((strides + 1.0) * block).round() as u64)
 }
 
 mod controls;

@@ -4,29 +4,46 @@
 //! it against each job's granule before the run, not after thousands of
 //! failed requests.
 
-use crate::workload::{Job, JobKind};
+use crate::job_shape::JobShape;
+use crate::workload::{Job, JobKind, Synthetic};
 
 impl Job {
     /// The largest power of two dividing every offset and length the job
     /// may issue; `None` when they are all zero (no boundary binds them).
+    /// Only the directions the job issues count (`bs=4k,1000` on a reader
+    /// is 4 KiB reads).
     pub fn granule(&self) -> Option<u64> {
         let bits = match &self.kind {
-            JobKind::Synthetic(s) => {
-                let shape = &self.shape;
-                let splits = shape.blocks.iter().flatten();
-                let sizes = splits.flat_map(|split| split.sizes.iter().map(|&(size, _)| size));
-                let aligns = shape.random_align.iter().flatten().copied();
-                [s.offset, s.align, s.block_min, s.block_max]
-                    .into_iter()
-                    .chain(sizes)
-                    .chain(aligns)
-                    .chain([shape.offset_add.unsigned_abs()])
-                    .fold(0, |bits, value| bits | value)
-            }
+            JobKind::Synthetic(s) => synthetic_bits(s, &self.shape),
             JobKind::Trace(records) => records.iter().fold(0, |bits, r| bits | r.offset | r.len),
         };
         (bits != 0).then(|| 1 << bits.trailing_zeros())
     }
+}
+
+/// The OR of every offset step and length a synthetic job may issue: its
+/// start and `rw=...:N` step, and per direction it issues, its block
+/// sizes and, if random, the boundary its offsets fall on.
+fn synthetic_bits(s: &Synthetic, shape: &JobShape) -> u64 {
+    let issues = [
+        !s.trim && s.read_percent > 0,
+        !s.trim && s.read_percent < 100,
+        s.trim,
+    ];
+    let mut bits = s.offset | shape.offset_add.unsigned_abs();
+    for direction in (0..3).filter(|&d| issues[d]) {
+        bits |= match &shape.blocks {
+            Some(blocks) => blocks[direction]
+                .sizes
+                .iter()
+                .fold(0, |b, &(size, _)| b | size),
+            None => s.block_min | s.block_max | s.align,
+        };
+        if !s.sequential {
+            bits |= shape.random_align.map_or(s.align, |align| align[direction]);
+        }
+    }
+    bits
 }
 
 #[cfg(test)]
@@ -52,5 +69,10 @@ mod tests {
         );
         assert_eq!(granule("[j]\nrw=read\nbs=8k\noffset=4k\n"), Some(4096));
         assert_eq!(granule("[j]\nrw=write:2k\nbs=8k\n"), Some(2048));
+        // Only the directions issued: a reader's 1000-byte writes never go
+        // (its random offsets fall on 512 bytes, the job's block alignment).
+        assert_eq!(granule("[j]\nrw=randread\nbs=4k,1000\n"), Some(512));
+        assert_eq!(granule("[j]\nrw=read\nbs=4k,1000\n"), Some(4096));
+        assert_eq!(granule("[j]\nrw=randrw\nbs=4k,1000\n"), Some(8));
     }
 }

@@ -93,9 +93,17 @@ impl Generator {
             }
             let at = *cursor;
             // fio's `rw=write:N`: the next request starts N bytes after this
-            // one ends; wraps at either end of the file.
-            let next = at as i64 + len as i64 + shape.offset_add;
-            *cursor = next.rem_euclid(file_size as i64) as u64 / s.align * s.align;
+            // one ends (not rounded: `write:2k` with 8 KiB blocks goes 0,
+            // 10240, 20480); past the end it starts again at the file's
+            // start, and backwards past the start at the end less N.
+            let next = (at + len) as i64 + shape.offset_add;
+            *cursor = if (0..file_size as i64).contains(&next) {
+                next as u64
+            } else if shape.offset_add > 0 {
+                0
+            } else {
+                (file_size as i64 + shape.offset_add).max(0) as u64
+            };
             file_start + at
         } else if state.run_left > 0 {
             state.run_left -= 1;
