@@ -343,9 +343,11 @@ fn fifo_on_family(drives: &str) -> [&str; 15] {
 fn ctrl_c_stops_a_family_sweep_after_its_drive_and_keeps_it() {
     // Well after the handler is installed, well before a drive's runs end.
     let wait = std::time::Duration::from_secs(2);
-    let out = common::interrupted_after(&fifo_on_family("family:27..28"), wait);
+    let out = common::interrupted_after(&fifo_on_family("family:27..29"), wait);
     let r = out.succeeded().json();
-    assert_eq!(r["drives_asked"], 2);
+    assert_eq!(r["drives_asked"], 3);
+    // The drive under way at the Ctrl-C is the first, or on a fast machine
+    // the second: either way the third never starts.
     let drives = r["objectives"][0]["drives"].as_array().unwrap();
-    assert_eq!(drives.len(), 1, "{r}");
+    assert!((1..3).contains(&drives.len()), "{r}");
 }

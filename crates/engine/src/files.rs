@@ -40,7 +40,7 @@ use iosteer_sched::Op;
 use iosteer_workload::workload::{Job, JobKind};
 use thiserror::Error;
 
-use crate::target::{OpenOptionsSpec, Target, TargetError, TargetKind};
+use crate::target::{direct_io_alignment, OpenOptionsSpec, Target, TargetError, TargetKind};
 
 #[derive(Debug, Error)]
 #[non_exhaustive]
@@ -284,6 +284,7 @@ pub fn place(jobs: &mut [Job], options: &FileOptions) -> Result<Placement, Files
         }
     }
     check_room(&paths, &uses, options)?;
+    check_aligned(&paths, &uses, options)?;
     let mut notes: Vec<String> = io_mode_note(jobs, options.direct).into_iter().collect();
     let mut targets = Vec::new();
     let mut base = 0;
@@ -303,6 +304,34 @@ pub fn place(jobs: &mut [Job], options: &FileOptions) -> Result<Placement, Files
         move_to_files(job, &starts)?;
     }
     Ok(Placement { targets, notes })
+}
+
+/// With direct I/O, refuses a job whose requests fall on boundaries finer
+/// than its file's direct-I/O alignment ([`direct_io_alignment`]): every
+/// one of them would fail. Checked for all the files before any is made;
+/// where the kernel does not say, a failing request is reported when it
+/// fails.
+fn check_aligned(paths: &[PathBuf], uses: &[Use], options: &FileOptions) -> Result<(), FilesError> {
+    if !options.direct {
+        return Ok(());
+    }
+    for (path, u) in paths.iter().zip(uses) {
+        let Some((granule, job)) = &u.granule else {
+            continue;
+        };
+        match direct_io_alignment(path) {
+            Some(needed) if granule % needed != 0 => {
+                return Err(FilesError::Target(TargetError::Unaligned {
+                    job: job.clone(),
+                    path: path.clone(),
+                    granule: *granule,
+                    needed,
+                }))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// A note naming the job-file sections whose jobs ask for another I/O
@@ -489,12 +518,6 @@ fn open_one(
         });
     }
     target.check_fits(u.needed)?;
-    if let Some((granule, job)) = &u.granule {
-        if let Err(e) = target.check_aligned(job, *granule) {
-            undo_growth(path, existing);
-            return Err(e.into());
-        }
-    }
     let old = existing.unwrap_or(0);
     if target.kind == TargetKind::File && target.size > old && !u.sparse {
         if let Err(e) = reserve(&target.file, old, target.size) {

@@ -123,43 +123,6 @@ impl Target {
         self.file.as_raw_fd()
     }
 
-    /// Refuses, on a target opened for direct I/O, a job whose requests
-    /// fall on `granule`-byte boundaries finer than the target's direct-I/O
-    /// alignment (as the kernel reports it; where it does not, nothing is
-    /// refused and a failing request is reported when it fails).
-    pub fn check_aligned(&self, job: &str, granule: u64) -> Result<(), TargetError> {
-        match self.direct_io_alignment() {
-            Some(needed) if self.direct && granule % needed != 0 => Err(TargetError::Unaligned {
-                job: job.to_string(),
-                path: self.path.clone(),
-                granule,
-                needed,
-            }),
-            _ => Ok(()),
-        }
-    }
-
-    /// The boundary direct I/O offsets and sizes need (`statx`'s
-    /// `STATX_DIOALIGN`, Linux 6.1 on; `None` where it is not reported).
-    pub(crate) fn direct_io_alignment(&self) -> Option<u64> {
-        let mut stat = std::mem::MaybeUninit::<libc::statx>::zeroed();
-        // SAFETY: `stat` is as large as the kernel writes, the path is an
-        // empty C string and the descriptor is open for `self`'s lifetime.
-        let done = unsafe {
-            libc::statx(
-                self.file.as_raw_fd(),
-                c"".as_ptr(),
-                libc::AT_EMPTY_PATH,
-                libc::STATX_DIOALIGN,
-                stat.as_mut_ptr(),
-            )
-        };
-        // SAFETY: zeroed, then filled by the kernel where it succeeded.
-        let stat = unsafe { stat.assume_init() };
-        let reported = done == 0 && stat.stx_mask & libc::STATX_DIOALIGN != 0;
-        (reported && stat.stx_dio_offset_align > 0).then(|| u64::from(stat.stx_dio_offset_align))
-    }
-
     /// Refuses a job that reaches past the end.
     pub fn check_fits(&self, needed: u64) -> Result<(), TargetError> {
         if needed > self.size {
@@ -226,6 +189,43 @@ pub(crate) fn discard(fd: i32, offset: u64, len: u64) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// The boundary direct I/O offsets and sizes need on `path` (`statx`'s
+/// `STATX_DIOALIGN`, Linux 6.1 on), or, where it does not exist yet, on a
+/// file made beside it (an unnamed `O_TMPFILE`, gone when closed), so it
+/// is known before anything is created; `None` where it is not reported.
+pub fn direct_io_alignment(path: &Path) -> Option<u64> {
+    let file = if path.exists() {
+        File::open(path).ok()?
+    } else {
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_TMPFILE)
+            .open(dir)
+            .ok()?
+    };
+    let mut stat = std::mem::MaybeUninit::<libc::statx>::zeroed();
+    // SAFETY: `stat` is as large as the kernel writes, the path is an
+    // empty C string and the descriptor is open until `file` drops.
+    let done = unsafe {
+        libc::statx(
+            file.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            libc::STATX_DIOALIGN,
+            stat.as_mut_ptr(),
+        )
+    };
+    // SAFETY: zeroed, then filled by the kernel where it succeeded.
+    let stat = unsafe { stat.assume_init() };
+    let reported = done == 0 && stat.stx_mask & libc::STATX_DIOALIGN != 0;
+    (reported && stat.stx_dio_offset_align > 0).then(|| u64::from(stat.stx_dio_offset_align))
 }
 
 #[cfg(test)]
