@@ -479,3 +479,16 @@ fn holes_and_backward_steps_land_where_fios_do() {
     ];
     assert_eq!(backwards, fio);
 }
+
+/// Random offsets fall on each direction's own block by default, as fio's
+/// (`bs=4k,1000`: fio 3.33's reads all start on 4 KiB).
+#[test]
+fn random_offsets_fall_on_each_directions_block() {
+    let out = requests("[j]\nfilename=f\nrw=randrw\nbs=4k,1000\nsize=1m\nnumber_ios=400\n");
+    let on = |op: Op, boundary: u64| {
+        out.iter()
+            .filter(|r| r.op == op)
+            .all(|r| r.offset.0 % boundary == 0)
+    };
+    assert!(on(Op::Read, 4096) && on(Op::Write, 1000));
+}

@@ -37,7 +37,7 @@
 //! | `stonewall` (`wait_for_previous`) | the job, and those after it, start once every earlier job has ended |
 //! | `wait_for` | a job name: start once every copy of that job has ended |
 //! | `random_distribution` | `random`, `zipf:θ`, `pareto:h`, `normal:σ%` (`gauss`), each with an optional `:center` (0.0 to 1.0); `zoned:access%/range%:...` ([`crate::distribution`]) |
-//! | `blockalign` (`ba`) | the boundary random offsets fall on (one size, or read,write,trim sizes as `bs`); the job's block alignment by default |
+//! | `blockalign` (`ba`) | the boundary random offsets fall on (one size, or read,write,trim sizes as `bs`); by default, as in fio, each direction's smallest block (`bs=4k,1000`: reads on 4 KiB, writes on 1000 bytes) |
 //! | `percentage_random` | percent of a random job's requests at random offsets (the others follow on) |
 //! | `norandommap` | accepted: random offsets here are always drawn as fio draws them with it, with replacement (fio's default random map visits each block once per pass; over many passes the two agree) |
 //! | `randrepeat`, `randseed` | accepted with a note: `--seed` seeds every job, so a run always repeats itself for a given seed |

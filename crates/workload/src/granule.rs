@@ -70,8 +70,8 @@ mod tests {
         assert_eq!(granule("[j]\nrw=read\nbs=8k\noffset=4k\n"), Some(4096));
         assert_eq!(granule("[j]\nrw=write:2k\nbs=8k\n"), Some(2048));
         // Only the directions issued: a reader's 1000-byte writes never go
-        // (its random offsets fall on 512 bytes, the job's block alignment).
-        assert_eq!(granule("[j]\nrw=randread\nbs=4k,1000\n"), Some(512));
+        // (and its random offsets fall on its 4 KiB reads, as fio's).
+        assert_eq!(granule("[j]\nrw=randread\nbs=4k,1000\n"), Some(4096));
         assert_eq!(granule("[j]\nrw=read\nbs=4k,1000\n"), Some(4096));
         assert_eq!(granule("[j]\nrw=randrw\nbs=4k,1000\n"), Some(8));
     }

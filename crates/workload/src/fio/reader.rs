@@ -508,8 +508,6 @@ impl Reader {
             .chain([bs_min, bs_max])
             .fold(0, gcd)
             .max(512);
-        // A blank `blockalign` direction keeps the job's block alignment.
-        self.shape.random_align = self.blockalign.map(|a| a.map(|a| a.unwrap_or(align)));
         let min_block = |direction: usize| {
             self.bsrange.map_or_else(
                 || {
@@ -522,6 +520,14 @@ impl Reader {
                 },
                 |(lo, _)| lo,
             )
+        };
+        // fio aligns random offsets on each direction's smallest block
+        // unless `blockalign` says otherwise (a blank direction keeps it):
+        // `bs=4k,1000` reads on 4 KiB, writes on 1000 bytes.
+        let own_blocks = [0, 1, 2].map(min_block);
+        self.shape.random_align = match self.blockalign {
+            Some(given) => Some([0, 1, 2].map(|d| given[d].unwrap_or(own_blocks[d]))),
+            None => own_blocks.iter().any(|&b| b != align).then_some(own_blocks),
         };
         // fio: `rate` wins over `rate_iops`, which counts the smallest block.
         let rate = |direction: usize| {
