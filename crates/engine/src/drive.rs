@@ -234,7 +234,10 @@ fn job_end(jobs: &[Job]) -> Option<Nanos> {
     jobs.iter()
         .filter_map(|j| match (&j.kind, j.stop) {
             (_, Some(stop)) => Some(stop),
-            (JobKind::Trace(records), None) => Some(j.start + records.last()?.at),
+            (JobKind::Trace(records), None) => {
+                let summary = records.summary();
+                summary.first_at.map(|_| j.start + summary.last_at)
+            }
             _ => None,
         })
         .max()
@@ -244,7 +247,7 @@ fn job_end(jobs: &[Job]) -> Option<Nanos> {
 pub fn writes(jobs: &[Job]) -> bool {
     jobs.iter().any(|j| match &j.kind {
         JobKind::Synthetic(s) => s.trim || s.read_percent < 100,
-        JobKind::Trace(records) => records.iter().any(|r| r.op != Op::Read),
+        JobKind::Trace(records) => records.summary().has_non_read(),
     })
 }
 
@@ -252,7 +255,7 @@ pub fn writes(jobs: &[Job]) -> bool {
 pub fn trims(job: &Job) -> bool {
     match &job.kind {
         JobKind::Synthetic(s) => s.trim || s.trim_ahead.is_some(),
-        JobKind::Trace(records) => records.iter().any(|r| r.op == Op::Trim),
+        JobKind::Trace(records) => records.summary().has(Op::Trim),
     }
 }
 
@@ -261,7 +264,7 @@ pub fn largest_io(jobs: &[Job]) -> u64 {
     jobs.iter()
         .map(|j| match &j.kind {
             JobKind::Synthetic(s) => s.block_max,
-            JobKind::Trace(records) => records.iter().map(|r| r.len).max().unwrap_or(0),
+            JobKind::Trace(records) => records.summary().max_len,
         })
         .max()
         .unwrap_or(0)

@@ -172,7 +172,7 @@ fn file_region(job: &Job, files: u64) -> (u64, u64) {
 fn reads(job: &Job) -> bool {
     match &job.kind {
         JobKind::Synthetic(s) => !s.trim && s.read_percent > 0,
-        JobKind::Trace(records) => records.iter().any(|r| r.op == Op::Read),
+        JobKind::Trace(records) => records.summary().has(Op::Read),
     }
 }
 

@@ -132,7 +132,7 @@ impl Simulation {
             .map(|j| match (&j.kind, j.stop) {
                 (_, Some(stop)) => stop,
                 (iosteer_workload::workload::JobKind::Trace(r), None) => {
-                    j.start + r.last().map_or(Nanos::ZERO, |x| x.at)
+                    j.start + r.summary().last_at
                 }
                 _ => j.start,
             })

@@ -112,19 +112,13 @@ pub fn trace_simulation(
         devices: options.devices,
         event: options.event,
     };
-    let trace = trace::read_path(file, options.format, &read_options)?;
-    let mut records = trace.records;
     let page = u64::from(device.geometry.page_size);
-    let remapped = trace::fit_counted(
-        &mut records,
-        device.logical_bytes(),
-        page,
-        options.fit,
-        file,
-    )?;
+    let drive = (device.logical_bytes(), page);
+    let trace = trace::open_replay(file, options.format, &read_options, options.fit, drive)?;
+    let remapped = trace.remap;
     let job = Job {
         name: file.to_string(),
-        kind: JobKind::Trace(records),
+        kind: JobKind::Trace(trace.records),
         start: Nanos::ZERO,
         stop: None,
         shape: Default::default(),

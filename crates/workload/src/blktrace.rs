@@ -219,14 +219,35 @@ fn byte_order(raw: &[u8; RECORD_BYTES]) -> Option<bool> {
 }
 
 /// Reads one file's records into `sink`.
-pub(crate) fn read(
-    mut source: impl BufRead,
-    file: &str,
-    sink: &mut Sink,
-) -> Result<(), TraceError> {
-    let mut big_endian = None;
-    let mut byte = 0u64;
-    for record in 0u64.. {
+pub(crate) fn read(source: impl BufRead, file: &str, sink: &mut Sink) -> Result<(), TraceError> {
+    let mut reader = RecordReader::new(source, file);
+    while reader.step(sink)? {}
+    Ok(())
+}
+
+/// A blktrace file read one record at a time.
+pub(crate) struct RecordReader<R> {
+    source: R,
+    file: String,
+    big_endian: Option<bool>,
+    record: u64,
+    byte: u64,
+}
+
+impl<R: BufRead> RecordReader<R> {
+    pub(crate) fn new(source: R, file: &str) -> Self {
+        RecordReader {
+            source,
+            file: file.to_string(),
+            big_endian: None,
+            record: 0,
+            byte: 0,
+        }
+    }
+
+    /// Reads the next record into `sink`; `false` at the end of the file.
+    pub(crate) fn step(&mut self, sink: &mut Sink) -> Result<bool, TraceError> {
+        let (record, byte, file) = (self.record, self.byte, self.file.as_str());
         let bad = |problem: String| TraceError::Record {
             file: file.to_string(),
             record,
@@ -234,8 +255,8 @@ pub(crate) fn read(
             problem,
         };
         let mut raw = [0u8; RECORD_BYTES];
-        match fill(&mut source, &mut raw).map_err(|e| io_error(file, &e))? {
-            None => break,
+        match fill(&mut self.source, &mut raw).map_err(|e| io_error(file, &e))? {
+            None => return Ok(false),
             Some(n) if n < RECORD_BYTES => {
                 return Err(bad(format!("cut short: {n} of {RECORD_BYTES} bytes")))
             }
@@ -247,7 +268,7 @@ pub(crate) fn read(
                 &raw[..4]
             ))
         })?;
-        if *big_endian.get_or_insert(order) != order {
+        if *self.big_endian.get_or_insert(order) != order {
             return Err(bad("byte order changes within the file".into()));
         }
         let (magic, t) = BlkIoTrace::decode(&raw, order);
@@ -255,7 +276,7 @@ pub(crate) fn read(
             return Err(bad(format!("version {}: expected {VERSION}", magic & 0xff)));
         }
         let pdu = u64::from(t.pdu_len);
-        let skipped = std::io::copy(&mut source.by_ref().take(pdu), &mut std::io::sink())
+        let skipped = std::io::copy(&mut self.source.by_ref().take(pdu), &mut std::io::sink())
             .map_err(|e| io_error(file, &e))?;
         if skipped < pdu {
             return Err(bad(format!("payload cut short: {skipped} of {pdu} bytes")));
@@ -263,17 +284,17 @@ pub(crate) fn read(
         if (t.action >> 16) & category::NOTIFY != 0 {
             // Messages and process names, not I/O (blkparse's `m`).
             sink.tally.skip("m");
-            byte += RECORD_BYTES as u64 + pdu;
-            continue;
+        } else {
+            let Some(letter) = t.letter() else {
+                let code = t.action & 0xffff;
+                return Err(bad(format!("action code {code}: not one blktrace writes")));
+            };
+            one(&t, letter, record, sink, &bad)?;
         }
-        let Some(letter) = t.letter() else {
-            let code = t.action & 0xffff;
-            return Err(bad(format!("action code {code}: not one blktrace writes")));
-        };
-        one(&t, letter, record, sink, &bad)?;
-        byte += RECORD_BYTES as u64 + pdu;
+        self.record += 1;
+        self.byte += RECORD_BYTES as u64 + pdu;
+        Ok(true)
     }
-    Ok(())
 }
 
 /// Keeps one record if it is an arrival, else counts it; `bad` makes the
@@ -350,7 +371,7 @@ pub(crate) fn cpu_files(path: &str) -> Result<Vec<String>, TraceError> {
 mod tests {
     use super::*;
     use crate::blkparse::tests::by_op;
-    use crate::trace::{read, read_path, Options, Trace, TraceFormat};
+    use crate::trace::{open_replay, read, read_path, Fit, Options, Trace, TraceFormat};
 
     const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/synthetic");
 
@@ -498,6 +519,19 @@ mod tests {
             .collect();
         assert_eq!(reads, [0, 500, 1000]);
         assert!(!by_prefix.notes.iter().any(|n| n.contains("sorted")));
+        // Streamed, the files are merged as the sort above orders them.
+        let replay = open_replay(
+            &prefix,
+            TraceFormat::Blktrace,
+            &options,
+            Fit::Refuse,
+            (1 << 40, 4096),
+        )
+        .unwrap();
+        assert!(replay.records.is_streamed());
+        let streamed: Vec<_> = replay.records.cursor().map(Result::unwrap).collect();
+        assert_eq!(streamed, by_prefix.records);
+        assert_eq!(replay.notes, by_prefix.notes);
         let none = read_path(&format!("{prefix}x"), TraceFormat::Blktrace, &options);
         assert!(none.unwrap_err().to_string().contains("no per-CPU files"));
     }

@@ -15,7 +15,7 @@ impl Job {
     pub fn granule(&self) -> Option<u64> {
         let bits = match &self.kind {
             JobKind::Synthetic(s) => synthetic_bits(s, &self.shape),
-            JobKind::Trace(records) => records.iter().fold(0, |bits, r| bits | r.offset | r.len),
+            JobKind::Trace(records) => records.summary().bits,
         };
         (bits != 0).then(|| 1 << bits.trailing_zeros())
     }

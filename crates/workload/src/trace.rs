@@ -238,9 +238,10 @@ pub struct Trace {
 /// without line breaks (a binary file, `/dev/zero`) must not fill memory.
 pub const MAX_LINE_BYTES: usize = 64 << 10;
 
-/// Most requests a trace may hold (about 1.5 GB while read): a longer one
-/// is refused rather than cut, so that a replay never covers less than the
-/// trace without saying so.
+/// Most requests a trace read into memory may hold (about 1.5 GB while
+/// read): a longer one is refused rather than cut, so that a replay never
+/// covers less than the trace without saying so. Only a trace out of time
+/// order is read into memory for a replay ([`open_replay`]).
 pub const MAX_REQUESTS: usize = 16 << 20;
 
 /// Latest arrival, after the shift to zero and the replay speed: the
@@ -270,11 +271,28 @@ impl DeviceKey {
 /// Start of each device's range when devices are laid side by side: each
 /// after the end of the highest address of the one before, aligned.
 fn device_bases(raw: &[RawRecord]) -> BTreeMap<DeviceKey, u64> {
-    let mut ends: BTreeMap<DeviceKey, u64> = BTreeMap::new();
+    let mut ends = DeviceEnds::new();
     for r in raw {
-        let end = ends.entry(r.device.clone()).or_default();
-        *end = (*end).max(r.offset.saturating_add(r.len));
+        note_end(&mut ends, r);
     }
+    bases_after(ends)
+}
+
+/// The highest address each device reaches.
+pub(crate) type DeviceEnds = BTreeMap<DeviceKey, u64>;
+
+pub(crate) fn note_end(ends: &mut DeviceEnds, r: &RawRecord) {
+    let end = r.offset.saturating_add(r.len);
+    match ends.get_mut(&r.device) {
+        Some(e) => *e = (*e).max(end),
+        None => {
+            ends.insert(r.device.clone(), end);
+        }
+    }
+}
+
+/// Each device's base, from the ends of the devices before it.
+pub(crate) fn bases_after(ends: DeviceEnds) -> BTreeMap<DeviceKey, u64> {
     let mut next = 0u64;
     ends.into_iter()
         .map(|(key, end)| {
@@ -440,7 +458,11 @@ pub enum TraceError {
     Io { file: String, message: String },
     #[error("{file}: is {kind}, not a trace file")]
     NotAFile { file: String, kind: String },
-    #[error("{file}: holds more than {limit} requests; cut it to a shorter window")]
+    #[error(
+        "{file}: holds more than {limit} requests to sort in memory (its arrivals go back in \
+         time within a file; a trace in time order is replayed as it is read, at any length); \
+         sort it by time or cut it to a shorter window"
+    )]
     TooMany { file: String, limit: usize },
     #[error(
         "{file}:{place}: arrives {after_s:.4e} s after the first request (at replay speed \
@@ -478,7 +500,7 @@ pub enum TraceError {
     },
 }
 
-fn check_speed(speed: f64) -> Result<(), TraceError> {
+pub(crate) fn check_speed(speed: f64) -> Result<(), TraceError> {
     if speed.is_finite() && speed > 0.0 {
         Ok(())
     } else {
@@ -533,7 +555,7 @@ pub fn read_path(path: &str, format: TraceFormat, options: &Options) -> Result<T
 
 /// Opens a trace file; a device or directory is refused (a FIFO is read,
 /// bounded like any file, so `<(blkparse ...)` works).
-fn open(file: &str) -> Result<BufReader<std::fs::File>, TraceError> {
+pub(crate) fn open(file: &str) -> Result<BufReader<std::fs::File>, TraceError> {
     let f = std::fs::File::open(file).map_err(|e| io_error(file, &e))?;
     let meta = f.metadata().map_err(|e| io_error(file, &e))?;
     if let Some(kind) = not_a_file(&meta) {
@@ -580,7 +602,7 @@ fn finish(
     let mut records = Vec::with_capacity(sink.raw.len());
     for r in &sink.raw {
         records.push(TraceRecord {
-            at: arrival(r, first, options.speed, &files[r.source])?,
+            at: arrival(r.at, r.place, first, options.speed, &files[r.source])?,
             op: r.op,
             offset: r
                 .offset
@@ -595,9 +617,16 @@ fn finish(
     })
 }
 
-/// `r`'s arrival after the first request at `first`, at `speed`.
-fn arrival(r: &RawRecord, first: u128, speed: f64, file: &str) -> Result<Nanos, TraceError> {
-    let since = r.at - first;
+/// The arrival of a request read at `at` (at `place` of `file`), after the
+/// first request at `first`, at `speed`.
+pub(crate) fn arrival(
+    at: u128,
+    place: Place,
+    first: u128,
+    speed: f64,
+    file: &str,
+) -> Result<Nanos, TraceError> {
+    let since = at - first;
     let limit = u128::from(MAX_ARRIVAL.0);
     // At speed 1 integers stay exact; otherwise f64, whose infinities and
     // huge values fail the same comparison.
@@ -609,7 +638,7 @@ fn arrival(r: &RawRecord, first: u128, speed: f64, file: &str) -> Result<Nanos, 
     };
     at.map(Nanos).ok_or_else(|| TraceError::TooLate {
         file: file.to_string(),
-        place: r.place,
+        place,
         after_s: since as f64 / speed / 1e9,
         speed,
         limit_s: limit as f64 / 1e9,
@@ -707,7 +736,7 @@ pub fn fit_counted(
     Ok(Some(remap))
 }
 
-fn remap_one(r: &mut TraceRecord, capacity: u64, page: u64, needed: u64, how: Fit) {
+pub(crate) fn remap_one(r: &mut TraceRecord, capacity: u64, page: u64, needed: u64, how: Fit) {
     r.len = r.len.min(capacity);
     let room = capacity - r.len;
     let moved = match how {
@@ -722,5 +751,7 @@ fn remap_one(r: &mut TraceRecord, capacity: u64, page: u64, needed: u64, how: Fi
 
 mod lines;
 pub(crate) use lines::*;
+mod replay;
+pub use replay::{open_replay, Replay, TraceCursor, TraceRecords, TraceSummary};
 #[cfg(test)]
 mod tests;

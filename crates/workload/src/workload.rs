@@ -23,6 +23,8 @@ use rand::{Rng, SeedableRng};
 use crate::depth_search::DepthSearch;
 use crate::flow::FlowMember;
 use crate::report::Phase;
+pub use crate::trace::TraceRecords;
+use crate::trace::{TraceCursor, TraceError};
 
 pub use crate::job_shape::JobShape;
 
@@ -129,7 +131,7 @@ pub struct TraceRecord {
 #[derive(Clone, Debug, PartialEq)]
 pub enum JobKind {
     Synthetic(Synthetic),
-    Trace(Vec<TraceRecord>),
+    Trace(TraceRecords),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -150,7 +152,7 @@ impl Job {
     pub fn start_offset(&self) -> u64 {
         match &self.kind {
             JobKind::Synthetic(s) => s.offset,
-            JobKind::Trace(records) => records.iter().map(|r| r.offset).min().unwrap_or(0),
+            JobKind::Trace(records) => records.summary().min_offset,
         }
     }
 
@@ -158,11 +160,7 @@ impl Job {
     pub fn end_offset(&self) -> u64 {
         match &self.kind {
             JobKind::Synthetic(s) => s.offset.saturating_add(s.size),
-            JobKind::Trace(records) => records
-                .iter()
-                .map(|r| r.offset.saturating_add(r.len))
-                .max()
-                .unwrap_or(0),
+            JobKind::Trace(records) => records.summary().max_end,
         }
     }
 }
@@ -230,6 +228,38 @@ pub struct Listening {
     pub delay_max: Nanos,
 }
 
+/// A trace job's next request, read ahead one, and the error that ended
+/// the trace early, if one did.
+#[derive(Debug)]
+struct TraceQueue {
+    cursor: TraceCursor,
+    next: Option<TraceRecord>,
+    error: Option<TraceError>,
+}
+
+impl TraceQueue {
+    fn new(records: &TraceRecords) -> TraceQueue {
+        let mut queue = TraceQueue {
+            cursor: records.cursor(),
+            next: None,
+            error: None,
+        };
+        queue.advance();
+        queue
+    }
+
+    fn advance(&mut self) {
+        self.next = match self.cursor.next() {
+            Some(Ok(r)) => Some(r),
+            Some(Err(e)) => {
+                self.error = Some(e);
+                None
+            }
+            None => None,
+        };
+    }
+}
+
 /// A running job: when it wants to issue next, and what.
 #[derive(Debug)]
 pub struct Generator {
@@ -249,7 +279,8 @@ pub struct Generator {
     outstanding: u32,
     cursor: u64,
     trimmed_up_to: u64,
-    trace_index: usize,
+    /// A trace job's requests still to issue.
+    trace: Option<TraceQueue>,
     issued: u64,
     /// Bytes issued per direction (read, write, trim; flushes count none);
     /// their sum against `shape.bytes_limit`.
@@ -294,9 +325,13 @@ struct ShapedState {
 impl Generator {
     pub fn new(job: Job, index: u32, seed: u64) -> Generator {
         let start = job.start;
-        let next_at = match &job.kind {
-            JobKind::Trace(records) => records.first().map(|r| r.at.max(start)),
-            JobKind::Synthetic(_) => Some(start),
+        let trace = match &job.kind {
+            JobKind::Trace(records) => Some(TraceQueue::new(records)),
+            JobKind::Synthetic(_) => None,
+        };
+        let next_at = match &trace {
+            Some(trace) => trace.next.map(|r| r.at.max(start)),
+            None => Some(start),
         };
         let trimmed_up_to = match &job.kind {
             JobKind::Synthetic(s) => s.offset,
@@ -320,7 +355,7 @@ impl Generator {
             outstanding: 0,
             cursor: 0,
             trimmed_up_to,
-            trace_index: 0,
+            trace,
             issued: 0,
             listening: Listening::default(),
             job,
@@ -547,10 +582,10 @@ impl Generator {
     }
 
     fn issue_trace(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
-        let JobKind::Trace(records) = &self.job.kind else {
+        let Some(trace) = self.trace.as_mut() else {
             unreachable!()
         };
-        while let Some(r) = records.get(self.trace_index) {
+        while let Some(r) = trace.next {
             let at = r.at.max(self.job.start);
             if at > now {
                 self.due = Some(at);
@@ -558,7 +593,7 @@ impl Generator {
             }
             out.push(Request::new(*next_id, r.op, r.offset, r.len, now).with_tenant(self.tenant));
             *next_id += 1;
-            self.trace_index += 1;
+            trace.advance();
             self.issued += 1;
             self.outstanding += 1;
         }

@@ -163,10 +163,10 @@ fn simulation_on(name: &str, adjust: &dyn Fn(&mut DeviceConfig)) -> Result<Simul
             let device = preset("enterprise-nvme");
             let job = Job {
                 name: "large-trace".into(),
-                kind: JobKind::Trace(large_trace(
-                    device.logical_bytes(),
-                    u64::from(device.geometry.page_size),
-                )),
+                kind: JobKind::Trace(
+                    large_trace(device.logical_bytes(), u64::from(device.geometry.page_size))
+                        .into(),
+                ),
                 start: Nanos::ZERO,
                 stop: None,
                 shape: Default::default(),

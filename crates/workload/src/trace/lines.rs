@@ -400,49 +400,78 @@ pub(crate) fn line_format(format: TraceFormat, options: &Options) -> Box<dyn Lin
 
 /// Reads `source` line by line, each at most [`MAX_LINE_BYTES`] long.
 pub(crate) fn read_lines(
-    mut source: impl BufRead,
+    source: impl BufRead,
     file: &str,
     format: TraceFormat,
     options: &Options,
     sink: &mut Sink,
 ) -> Result<(), TraceError> {
-    let mut reader = line_format(format, options);
-    let mut buf = Vec::new();
-    for line in 1.. {
-        buf.clear();
+    let mut reader = LineReader::new(source, file, format, options);
+    while reader.step(sink)? {}
+    Ok(())
+}
+
+/// A text trace read one line at a time.
+pub(crate) struct LineReader<R> {
+    source: R,
+    file: String,
+    format: TraceFormat,
+    reader: Box<dyn LineFormat>,
+    line: usize,
+    buf: Vec<u8>,
+}
+
+impl<R: BufRead> LineReader<R> {
+    pub(crate) fn new(source: R, file: &str, format: TraceFormat, options: &Options) -> Self {
+        LineReader {
+            source,
+            file: file.to_string(),
+            format,
+            reader: line_format(format, options),
+            line: 0,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Reads the next line into `sink`; `false` at the end of the file.
+    pub(crate) fn step(&mut self, sink: &mut Sink) -> Result<bool, TraceError> {
+        self.buf.clear();
+        self.line += 1;
+        let (file, line) = (self.file.as_str(), self.line);
         let limit = MAX_LINE_BYTES as u64 + 1;
-        let n = source
+        let n = self
+            .source
             .by_ref()
             .take(limit)
-            .read_until(b'\n', &mut buf)
+            .read_until(b'\n', &mut self.buf)
             .map_err(|e| io_error(file, &e))?;
         if n == 0 {
-            break;
+            return Ok(false);
         }
-        if buf.last() != Some(&b'\n') && n as u64 == limit {
+        if self.buf.last() != Some(&b'\n') && n as u64 == limit {
             return Err(TraceError::LineTooLong {
                 file: file.to_string(),
                 line,
                 limit: MAX_LINE_BYTES,
             });
         }
-        let text = std::str::from_utf8(&buf).map_err(|_| TraceError::NotText {
+        let text = std::str::from_utf8(&self.buf).map_err(|_| TraceError::NotText {
             file: file.to_string(),
             line,
         })?;
         let trimmed = text.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') {
-            continue;
+            return Ok(true);
         }
         let p = LineParser {
             file,
             line,
-            format,
+            format: self.format,
             hint: true,
         };
-        reader.line(&p, trimmed, sink)?;
+        self.reader.line(&p, trimmed, sink)?;
+        Ok(true)
     }
-    Ok(())
 }
 
 pub(crate) fn io_error(file: &str, e: &std::io::Error) -> TraceError {

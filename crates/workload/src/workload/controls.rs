@@ -180,10 +180,24 @@ impl Generator {
     /// The report's notes on what steered the job: its latency target's
     /// search and its flow.
     pub fn control_notes(&self) -> Vec<String> {
-        [self.depth_search_note(), self.flow_note()]
-            .into_iter()
-            .flatten()
-            .collect()
+        [
+            self.depth_search_note(),
+            self.flow_note(),
+            self.trace_note(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+
+    /// Why a trace's replay ended before its last request, if it did.
+    fn trace_note(&self) -> Option<String> {
+        let error = self.trace.as_ref()?.error.as_ref()?;
+        Some(format!(
+            "job {}: the trace's replay stopped after {} requests: {error}",
+            self.name(),
+            self.issued
+        ))
     }
 
     /// How the job's flow held it (its share against its weight's).

@@ -1,0 +1,541 @@
+//! Replaying a trace as it is read, so a trace of a month (hundreds of
+//! millions of requests) runs in the memory of a short one.
+//!
+//! [`open_replay`] reads the trace twice, or three times, before the run
+//! reads it once more:
+//! 1. a first pass keeps no request, only what the replay needs to know
+//!    ahead: the earliest arrival (time zero), the latest (the clock's range),
+//!    each device's highest address (their bases with `--trace-devices
+//!    separate`, and whether the trace fits the drive), whether every file
+//!    is in time order, and the notes of what the readers skipped;
+//! 2. when devices are laid apart or addresses remapped, a second pass
+//!    works out the replayed requests' extent and counts what the remap
+//!    moved and cut, for the notes, with the same code the replay runs;
+//! 3. the run pulls requests through a [`TraceCursor`], which merges the
+//!    files (blktrace's per-CPU files) by arrival, earlier file first on a
+//!    tie, as a stable sort of them would.
+//!
+//! A trace whose arrivals go back in time within a file cannot be replayed
+//! that way; it is read into memory and sorted, as before, up to
+//! [`MAX_REQUESTS`]. Either way the run issues the same requests in the
+//! same order. A file that changes between the passes is not trusted: a
+//! request the replay cannot read ends the replay, and the run's notes say
+//! where and why.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::BufReader;
+use std::sync::Arc;
+
+use super::*;
+use crate::blktrace::RecordReader;
+
+/// Every op a trace holds, and the extent of its requests.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct TraceSummary {
+    pub requests: u64,
+    /// The earliest and latest arrivals.
+    pub first_at: Option<Nanos>,
+    pub last_at: Nanos,
+    /// The lowest byte and the end of the highest request (0 when empty).
+    pub min_offset: u64,
+    pub max_end: u64,
+    pub max_len: u64,
+    /// Every offset and length or-ed together: its lowest set bit is the
+    /// finest alignment the trace uses.
+    pub bits: u64,
+    ops: u8,
+}
+
+impl TraceSummary {
+    fn add(&mut self, r: &TraceRecord) {
+        self.min_offset = if self.requests == 0 {
+            r.offset
+        } else {
+            self.min_offset.min(r.offset)
+        };
+        self.requests += 1;
+        self.first_at = Some(self.first_at.map_or(r.at, |a| a.min(r.at)));
+        self.last_at = self.last_at.max(r.at);
+        self.max_end = self.max_end.max(r.offset.saturating_add(r.len));
+        self.max_len = self.max_len.max(r.len);
+        self.bits |= r.offset | r.len;
+        self.ops |= 1 << r.op.index();
+    }
+
+    /// Whether the trace holds a request of `op`.
+    pub fn has(&self, op: Op) -> bool {
+        self.ops & (1 << op.index()) != 0
+    }
+
+    /// Whether it holds a request other than a read.
+    pub fn has_non_read(&self) -> bool {
+        self.ops & !(1 << Op::Read.index()) != 0
+    }
+
+    fn of<'a>(records: impl IntoIterator<Item = &'a TraceRecord>) -> TraceSummary {
+        let mut summary = TraceSummary::default();
+        for r in records {
+            summary.add(r);
+        }
+        summary
+    }
+}
+
+/// A trace job's requests: held in memory, or read from the trace's files
+/// as the run goes.
+#[derive(Clone, Debug)]
+pub struct TraceRecords {
+    summary: TraceSummary,
+    source: Source,
+}
+
+#[derive(Clone, Debug)]
+enum Source {
+    Memory(Arc<[TraceRecord]>),
+    Stream(Arc<Plan>),
+}
+
+impl TraceRecords {
+    pub fn summary(&self) -> &TraceSummary {
+        &self.summary
+    }
+
+    /// The requests from the first, in arrival order.
+    pub fn cursor(&self) -> TraceCursor {
+        TraceCursor(match &self.source {
+            Source::Memory(records) => Inner::Memory {
+                records: Arc::clone(records),
+                next: 0,
+            },
+            Source::Stream(plan) => Inner::Stream(Box::new(Stream::new(Arc::clone(plan)))),
+        })
+    }
+
+    /// Whether the requests are read from the files as the run goes.
+    pub fn is_streamed(&self) -> bool {
+        matches!(self.source, Source::Stream(_))
+    }
+}
+
+impl From<Vec<TraceRecord>> for TraceRecords {
+    fn from(records: Vec<TraceRecord>) -> TraceRecords {
+        TraceRecords {
+            summary: TraceSummary::of(&records),
+            source: Source::Memory(records.into()),
+        }
+    }
+}
+
+impl PartialEq for TraceRecords {
+    fn eq(&self, other: &TraceRecords) -> bool {
+        self.summary == other.summary
+            && match (&self.source, &other.source) {
+                (Source::Memory(a), Source::Memory(b)) => a == b,
+                (Source::Stream(a), Source::Stream(b)) => Arc::ptr_eq(a, b),
+                _ => false,
+            }
+    }
+}
+
+/// How a streamed trace's requests are made from what its files hold.
+#[derive(Debug)]
+struct Plan {
+    files: Vec<String>,
+    format: TraceFormat,
+    options: Options,
+    /// The earliest arrival, in the trace's own time.
+    first: u128,
+    bases: BTreeMap<DeviceKey, u64>,
+    remap: Option<Remapping>,
+}
+
+/// A `--trace-fit` remap, as [`fit_counted`] does it.
+#[derive(Copy, Clone, Debug)]
+struct Remapping {
+    how: Fit,
+    capacity: u64,
+    page: u64,
+    needed: u64,
+}
+
+impl Plan {
+    /// The request replayed for `r`, before any remap.
+    fn unmapped(&self, r: &RawRecord) -> Result<TraceRecord, TraceError> {
+        let file = &self.files[r.source];
+        Ok(TraceRecord {
+            at: arrival(r.at, r.place, self.first, self.options.speed, file)?,
+            op: r.op,
+            offset: r
+                .offset
+                .saturating_add(self.bases.get(&r.device).copied().unwrap_or(0)),
+            len: r.len,
+        })
+    }
+
+    fn record(&self, r: &RawRecord) -> Result<TraceRecord, TraceError> {
+        let mut record = self.unmapped(r)?;
+        if let Some(m) = self.remap {
+            remap_one(&mut record, m.capacity, m.page, m.needed, m.how);
+        }
+        Ok(record)
+    }
+}
+
+/// A trace read for replay, and what reading it adjusted or skipped.
+#[derive(Debug)]
+pub struct Replay {
+    pub records: TraceRecords,
+    pub notes: Vec<String>,
+    /// What `--trace-fit` moved and cut, if the trace did not fit.
+    pub remap: Option<Remap>,
+}
+
+/// Reads the trace at `path` for a replay on a drive of `capacity` bytes
+/// with `page`-byte pages, remapped by `fit` if it addresses more: streamed
+/// when every file is in time order, else held in memory and sorted.
+pub fn open_replay(
+    path: &str,
+    format: TraceFormat,
+    options: &Options,
+    fit: Fit,
+    drive: (u64, u64),
+) -> Result<Replay, TraceError> {
+    let (capacity, page) = drive;
+    check_speed(options.speed)?;
+    let files = match format {
+        TraceFormat::Blktrace => crate::blktrace::cpu_files(path)?,
+        _ => vec![path.to_string()],
+    };
+    let scan = Scan::of(&files, format, options)?;
+    let Some(latest) = scan.latest else {
+        return Err(TraceError::Empty {
+            file: path.to_string(),
+        });
+    };
+    if !scan.in_order {
+        let mut trace = read_path(path, format, options)?;
+        let remap = fit_counted(&mut trace.records, capacity, page, fit, path)?;
+        return Ok(Replay {
+            records: trace.records.into(),
+            notes: trace.notes,
+            remap,
+        });
+    }
+    let bases = match options.devices {
+        Devices::Merge => BTreeMap::new(),
+        Devices::Separate => bases_after(scan.ends.clone()),
+    };
+    let mut plan = Plan {
+        files,
+        format,
+        options: *options,
+        first: scan.first,
+        bases,
+        remap: None,
+    };
+    let (at, place, source) = latest;
+    if let Err(late) = arrival(at, place, scan.first, options.speed, &plan.files[source]) {
+        // Name the first request past the clock, as the replay meets it.
+        let plan = Arc::new(plan);
+        return Err(Stream::new(plan).find_map(Result::err).unwrap_or(late));
+    }
+    let needed = scan
+        .ends
+        .iter()
+        .map(|(device, end)| end.saturating_add(plan.bases.get(device).copied().unwrap_or(0)))
+        .max()
+        .unwrap_or(0);
+    plan.remap = match (needed > capacity, fit) {
+        (false, _) => None,
+        (true, Fit::Refuse) => {
+            return Err(TraceError::TooLarge {
+                file: path.to_string(),
+                needed,
+                capacity,
+            })
+        }
+        (true, how) => Some(Remapping {
+            how,
+            capacity,
+            page: page.max(512),
+            needed,
+        }),
+    };
+    let plan = Arc::new(plan);
+    let (summary, remap) = if plan.bases.is_empty() && plan.remap.is_none() {
+        let mut summary = scan.unshifted;
+        summary.first_at = Some(Nanos::ZERO);
+        summary.last_at = arrival(at, place, scan.first, options.speed, path)?;
+        (summary, None)
+    } else {
+        second_pass(&plan)?
+    };
+    Ok(Replay {
+        records: TraceRecords {
+            summary,
+            source: Source::Stream(plan),
+        },
+        notes: scan.tally.notes(options.event),
+        remap,
+    })
+}
+
+/// The replayed requests' summary, and what the remap moved and cut.
+fn second_pass(plan: &Arc<Plan>) -> Result<(TraceSummary, Option<Remap>), TraceError> {
+    let unmapped = Arc::new(Plan {
+        files: plan.files.clone(),
+        format: plan.format,
+        options: plan.options,
+        first: plan.first,
+        bases: plan.bases.clone(),
+        remap: None,
+    });
+    let mut summary = TraceSummary::default();
+    let mut remap = plan.remap.map(|m| Remap {
+        how: m.how,
+        moved: 0,
+        cut: 0,
+        requests: 0,
+    });
+    for r in Stream::new(unmapped) {
+        let before = r?;
+        let mut after = before;
+        if let (Some(m), Some(counts)) = (plan.remap, remap.as_mut()) {
+            remap_one(&mut after, m.capacity, m.page, m.needed, m.how);
+            counts.requests += 1;
+            counts.cut += u64::from(after.len < before.len);
+            counts.moved += u64::from(after.offset != before.offset);
+        }
+        summary.add(&after);
+    }
+    Ok((summary, remap))
+}
+
+/// What a first pass over a trace's files found, holding no request.
+struct Scan {
+    first: u128,
+    /// The latest arrival, where it was read, and its file's index.
+    latest: Option<(u128, Place, usize)>,
+    in_order: bool,
+    ends: DeviceEnds,
+    /// The requests as read, all at time zero.
+    unshifted: TraceSummary,
+    tally: Tally,
+}
+
+impl Scan {
+    fn of(files: &[String], format: TraceFormat, options: &Options) -> Result<Scan, TraceError> {
+        let mut scan = Scan {
+            first: u128::MAX,
+            latest: None,
+            in_order: true,
+            ends: DeviceEnds::new(),
+            unshifted: TraceSummary::default(),
+            tally: Tally::default(),
+        };
+        let mut sink = Sink::new(options.event);
+        for (index, file) in files.iter().enumerate() {
+            let mut reader = FileReader::open(file, format, options)?;
+            sink.start(file, index);
+            let mut last = None;
+            while reader.step(&mut sink)? {
+                for r in sink.raw.drain(..) {
+                    scan.in_order &= last.is_none_or(|l| r.at >= l);
+                    last = Some(r.at);
+                    scan.add(&r);
+                }
+            }
+        }
+        scan.tally = sink.tally;
+        Ok(scan)
+    }
+
+    fn add(&mut self, r: &RawRecord) {
+        self.first = self.first.min(r.at);
+        if self.latest.is_none_or(|(at, _, _)| r.at > at) {
+            self.latest = Some((r.at, r.place, r.source));
+        }
+        note_end(&mut self.ends, r);
+        self.unshifted.add(&TraceRecord {
+            at: Nanos::ZERO,
+            op: r.op,
+            offset: r.offset,
+            len: r.len,
+        });
+    }
+}
+
+/// One trace file being read, a line or a record at a time.
+enum FileReader {
+    Lines(LineReader<BufReader<File>>),
+    Records(RecordReader<BufReader<File>>),
+}
+
+impl FileReader {
+    fn open(file: &str, format: TraceFormat, options: &Options) -> Result<Self, TraceError> {
+        let source = open(file)?;
+        Ok(match format {
+            TraceFormat::Blktrace => FileReader::Records(RecordReader::new(source, file)),
+            _ => FileReader::Lines(LineReader::new(source, file, format, options)),
+        })
+    }
+
+    /// Reads one line or record into `sink`; `false` at the end.
+    fn step(&mut self, sink: &mut Sink) -> Result<bool, TraceError> {
+        match self {
+            FileReader::Lines(r) => r.step(sink),
+            FileReader::Records(r) => r.step(sink),
+        }
+    }
+}
+
+/// A trace's requests in arrival order, from memory or read as they are
+/// asked for. An error (a file changed or gone since it was first read)
+/// comes once, and then the cursor ends.
+pub struct TraceCursor(Inner);
+
+enum Inner {
+    Memory {
+        records: Arc<[TraceRecord]>,
+        next: usize,
+    },
+    Stream(Box<Stream>),
+}
+
+impl Iterator for TraceCursor {
+    type Item = Result<TraceRecord, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match &mut self.0 {
+            Inner::Memory { records, next } => {
+                let r = records.get(*next).copied()?;
+                *next += 1;
+                Some(Ok(r))
+            }
+            Inner::Stream(stream) => stream.next(),
+        }
+    }
+}
+
+impl fmt::Debug for TraceCursor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Inner::Memory { records, next } => {
+                write!(f, "TraceCursor(memory, {next} of {})", records.len())
+            }
+            Inner::Stream(s) => write!(f, "TraceCursor(streamed from {:?})", s.plan.files),
+        }
+    }
+}
+
+/// The files of a streamed trace, merged by arrival.
+struct Stream {
+    plan: Arc<Plan>,
+    /// Each file's reader and its next request; `None` until first asked.
+    files: Option<Vec<FileCursor>>,
+    /// An error met while reading ahead, given after the request before it.
+    error: Option<TraceError>,
+    done: bool,
+}
+
+struct FileCursor {
+    reader: FileReader,
+    sink: Sink,
+    pending: VecDeque<RawRecord>,
+    head: Option<TraceRecord>,
+}
+
+impl Stream {
+    fn new(plan: Arc<Plan>) -> Stream {
+        Stream {
+            plan,
+            files: None,
+            error: None,
+            done: false,
+        }
+    }
+
+    fn open(&self) -> Result<Vec<FileCursor>, TraceError> {
+        let plan = &self.plan;
+        let mut files = Vec::with_capacity(plan.files.len());
+        for (index, file) in plan.files.iter().enumerate() {
+            let mut sink = Sink::new(plan.options.event);
+            sink.start(file, index);
+            let mut cursor = FileCursor {
+                reader: FileReader::open(file, plan.format, &plan.options)?,
+                sink,
+                pending: VecDeque::new(),
+                head: None,
+            };
+            cursor.head = cursor.pull(plan)?;
+            files.push(cursor);
+        }
+        Ok(files)
+    }
+
+    fn take_next(&mut self) -> Result<Option<TraceRecord>, TraceError> {
+        if self.files.is_none() {
+            self.files = Some(self.open()?);
+        }
+        let files = self.files.as_mut().expect("opened above");
+        // The earliest head, the lowest file on a tie (`min_by_key` keeps
+        // the first of equal keys).
+        let Some(cursor) = files
+            .iter_mut()
+            .filter(|c| c.head.is_some())
+            .min_by_key(|c| c.head.map(|r| r.at))
+        else {
+            return Ok(None);
+        };
+        let record = cursor.head.take();
+        match cursor.pull(&self.plan) {
+            Ok(head) => cursor.head = head,
+            Err(e) => self.error = Some(e),
+        }
+        Ok(record)
+    }
+}
+
+impl Iterator for Stream {
+    type Item = Result<TraceRecord, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        if let Some(e) = self.error.take() {
+            self.done = true;
+            return Some(Err(e));
+        }
+        match self.take_next() {
+            Ok(Some(r)) => Some(Ok(r)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+impl FileCursor {
+    /// The file's next request, reading on as far as it takes.
+    fn pull(&mut self, plan: &Plan) -> Result<Option<TraceRecord>, TraceError> {
+        loop {
+            if let Some(raw) = self.pending.pop_front() {
+                return plan.record(&raw).map(Some);
+            }
+            if !self.reader.step(&mut self.sink)? {
+                return Ok(None);
+            }
+            self.pending.extend(self.sink.raw.drain(..));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

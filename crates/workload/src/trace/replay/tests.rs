@@ -1,0 +1,177 @@
+use proptest::prelude::*;
+
+use super::*;
+use crate::workload::{Generator, Job, JobKind};
+
+fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
+    let path = dir.path().join(name).to_string_lossy().into_owned();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn ascii_options(devices: Devices, speed: f64) -> Options {
+    Options {
+        devices,
+        speed,
+        ..Options::default()
+    }
+}
+
+/// What the replay of `path` issues, or its error.
+fn replayed(
+    path: &str,
+    options: &Options,
+    fit: Fit,
+    drive: (u64, u64),
+) -> Result<(Vec<TraceRecord>, Replay), TraceError> {
+    let replay = open_replay(path, TraceFormat::Ascii, options, fit, drive)?;
+    let records = replay.records.cursor().collect::<Result<Vec<_>, _>>()?;
+    Ok((records, replay))
+}
+
+/// The same trace read whole into memory, sorted and fitted.
+fn sorted(
+    path: &str,
+    options: &Options,
+    fit: Fit,
+    drive: (u64, u64),
+) -> Result<(Trace, Option<Remap>), TraceError> {
+    let mut trace = read_path(path, TraceFormat::Ascii, options)?;
+    let remap = fit_counted(&mut trace.records, drive.0, drive.1, fit, path)?;
+    Ok((trace, remap))
+}
+
+#[test]
+fn a_trace_in_time_order_is_streamed_and_one_out_of_order_is_sorted_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let in_order = write(&dir, "a", "0 0 8 8 1\n10 0 16 8 0\n10 0 0 8 1\n");
+    let unsorted = write(&dir, "b", "10 0 8 8 1\n0 0 16 8 0\n");
+    let options = Options::default();
+    let drive = (1 << 30, 4096);
+    let (records, replay) = replayed(&in_order, &options, Fit::Refuse, drive).unwrap();
+    assert!(replay.records.is_streamed());
+    // Equal arrivals keep the file's order.
+    let offsets: Vec<u64> = records.iter().map(|r| r.offset).collect();
+    assert_eq!(offsets, [4096, 8192, 0]);
+    let summary = replay.records.summary();
+    assert_eq!(
+        (summary.requests, summary.min_offset, summary.max_end),
+        (3, 0, 12288)
+    );
+    assert_eq!(
+        (summary.first_at, summary.last_at),
+        (Some(Nanos(0)), Nanos(10))
+    );
+    let (records, replay) = replayed(&unsorted, &options, Fit::Refuse, drive).unwrap();
+    assert!(!replay.records.is_streamed());
+    assert_eq!(records[0].offset, 8192);
+    assert!(replay.notes.iter().any(|n| n.contains("sorted by time")));
+}
+
+#[test]
+fn a_trace_that_changes_under_the_replay_ends_it_with_a_note_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "0 0 8 8 1\n10 0 16 8 1\n20 0 24 8 1\n";
+    let path = write(&dir, "t", text);
+    let replay = open_replay(
+        &path,
+        TraceFormat::Ascii,
+        &Options::default(),
+        Fit::Refuse,
+        (1 << 30, 4096),
+    )
+    .unwrap();
+    std::fs::write(&path, "0 0 8 8 1\n10 0 16 8 1\n20 0 24 x 1\n").unwrap();
+    let job = Job {
+        name: "t".into(),
+        kind: JobKind::Trace(replay.records),
+        start: Nanos::ZERO,
+        stop: None,
+        shape: Default::default(),
+    };
+    let mut generator = Generator::new(job, 0, 1);
+    let mut out = Vec::new();
+    generator.issue(Nanos(1_000), &mut 0, &mut out);
+    assert_eq!(out.len(), 2);
+    let notes = generator.control_notes();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("replay stopped after 2 requests") && notes[0].contains(":3: field 4"),
+        "{}",
+        notes[0]
+    );
+}
+
+#[test]
+fn a_trace_larger_than_the_drive_is_refused_before_it_is_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(&dir, "t", "0 0 0 8 1\n10 0 2048 8 0\n");
+    let err = open_replay(
+        &path,
+        TraceFormat::Ascii,
+        &Options::default(),
+        Fit::Refuse,
+        (1 << 20, 4096),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            TraceError::TooLarge {
+                needed: 1052672,
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+/// One ascii line: arrival (ns), device, sector, sectors, read or write.
+fn line() -> impl Strategy<Value = (u64, u8, u64, u64, bool)> {
+    (0u64..50, 0u8..3, 0u64..4096, 0u64..64, any::<bool>())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Streamed or not, a replay issues the requests, notes and remap counts
+    /// of the trace read whole, sorted and fitted, and its summary is theirs.
+    #[test]
+    fn a_replay_issues_what_the_sorted_trace_holds(
+        lines in prop::collection::vec(line(), 1..40),
+        in_order in any::<bool>(),
+        separate in any::<bool>(),
+        speed in prop::sample::select(vec![1.0, 2.5, 0.5, 1e-17]),
+        fit in prop::sample::select(vec![Fit::Refuse, Fit::Wrap, Fit::Scale]),
+        capacity_sectors in 8u64..8192,
+    ) {
+        let mut lines = lines;
+        if in_order {
+            lines.sort_by_key(|l| l.0);
+        }
+        let text: String = lines
+            .iter()
+            .map(|(at, dev, sector, n, read)| format!("{at} {dev} {sector} {n} {}\n", u8::from(*read)))
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(&dir, "t.ascii", &text);
+        let devices = if separate { Devices::Separate } else { Devices::Merge };
+        let options = ascii_options(devices, speed);
+        let drive = (capacity_sectors * 512, 4096);
+        let expected = sorted(&path, &options, fit, drive);
+        match replayed(&path, &options, fit, drive) {
+            Ok((records, replay)) => {
+                let (trace, remap) = expected.unwrap();
+                prop_assert_eq!(&records, &trace.records);
+                prop_assert_eq!(&replay.notes, &trace.notes);
+                prop_assert_eq!(replay.remap, remap);
+                prop_assert_eq!(*replay.records.summary(), TraceSummary::of(&trace.records));
+                // Lines of no bytes are skipped before the order is judged.
+                let kept: Vec<u64> = lines.iter().filter(|l| l.3 > 0).map(|l| l.0).collect();
+                let sorted_already = kept.windows(2).all(|w| w[0] <= w[1]);
+                prop_assert_eq!(replay.records.is_streamed(), sorted_already);
+            }
+            Err(e) => prop_assert_eq!(Err(e), expected.map(|_| ())),
+        }
+    }
+}
