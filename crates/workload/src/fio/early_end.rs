@@ -14,7 +14,7 @@
 //!   4 KiB blocks) and, when it is used, takes the next free one, which may
 //!   be the 257th: offset 1 MiB, past the end, and fio ends the job there,
 //!   without an error. `rw=randread bs=4k,1000 size=1m` issues 155 reads
-//!   (75 to 246 over twenty runs with `randrepeat=0`), `rw=randrw` 97 reads
+//!   (from 75 to 255 over forty runs with `randrepeat=0`), `rw=randrw` 97 reads
 //!   and 100 writes: about half the bytes. A `time_based` job starts a new
 //!   pass instead, and so does one with `io_size`; `loops` ends each pass
 //!   early.
