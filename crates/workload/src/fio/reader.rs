@@ -22,6 +22,9 @@ pub(super) struct Reader {
     rate: [Option<u64>; 3],
     rate_iops: [Option<f64>; 3],
     blockalign: Option<[Option<u64>; 3]>,
+    /// fio's `norandommap`: it draws random offsets with replacement, as
+    /// iosteer always does.
+    norandommap: bool,
     start: Nanos,
     runtime: Option<Nanos>,
     time_based: bool,
@@ -64,6 +67,7 @@ impl Reader {
             rate: [None; 3],
             rate_iops: [None; 3],
             blockalign: None,
+            norandommap: false,
             start: Nanos::ZERO,
             runtime: None,
             time_based: false,
@@ -281,7 +285,7 @@ impl Reader {
                 )
             }
             "norandommap" => {
-                boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?;
+                self.norandommap = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?;
             }
             "randrepeat" => {
                 if !boolean(value).ok_or_else(|| bad("0 or 1"))? {
@@ -529,13 +533,28 @@ impl Reader {
             Some(given) => Some([0, 1, 2].map(|d| given[d].unwrap_or(own_blocks[d]))),
             None => own_blocks.iter().any(|&b| b != align).then_some(own_blocks),
         };
+        let trim = matches!(self.rw.as_str(), "trim" | "randtrim");
+        let issued = match only_direction(read_percent, trim) {
+            Some(direction) => vec![direction],
+            None => vec![0, 1],
+        };
+        if !sequential && self.shape.percentage_random != Some(0) {
+            let random = RandomJob {
+                blocks: own_blocks,
+                align: self.shape.random_align.unwrap_or(own_blocks),
+                issued: &issued,
+                distribution: &self.shape.distribution,
+                norandommap: self.norandommap,
+                passes_again: (self.time_based && self.runtime.is_some()) || self.io_size.is_some(),
+            };
+            notes.extend(early_end_note(job, &random));
+        }
         // fio: `rate` wins over `rate_iops`, which counts the smallest block.
         let rate = |direction: usize| {
             self.rate[direction].map(|b| b as f64).or_else(|| {
                 self.rate_iops[direction].map(|iops| iops * min_block(direction) as f64)
             })
         };
-        let trim = matches!(self.rw.as_str(), "trim" | "randtrim");
         match only_direction(read_percent, trim) {
             Some(direction) => self.arrival.bytes_per_s = rate(direction),
             None => {

@@ -692,3 +692,54 @@ fn includes_are_read_beside_the_file_and_errors_name_their_own_line() {
 }
 
 mod controls;
+
+#[test]
+fn a_random_job_fio_would_end_early_is_noted() {
+    // fio 3.33 counts the file in 1000-byte blocks and places reads on
+    // 4 KiB: `rw=randrw bs=4k,1000 size=1m` stopped at 97 reads and 100
+    // writes, `rw=randread` at 155 reads (of 256).
+    let noted = |text: &str| {
+        file_of(&format!("[j]\nsize=1m\n{text}\n"))
+            .notes
+            .iter()
+            .any(|n| n.contains("fio 3.33 may end this job"))
+    };
+    assert_noted(
+        &file_of("[j]\nrw=randrw\nbs=4k,1000\nsize=1m\n"),
+        "the reads' offsets fall on 4 KiB",
+    );
+    assert!(noted("rw=randread\nbs=4k,1000"));
+    assert_noted(
+        &file_of("[j]\nrw=randrw\nbs=1000,4k\nsize=1m\n"),
+        "the writes' offsets fall on 4 KiB",
+    );
+    // The writes are the smallest blocks: fio 3.33 writes 1048 of them.
+    assert!(!noted("rw=randwrite\nbs=4k,1000"));
+    // fio agrees with iosteer where its map is off (norandommap, a
+    // blockalign other than the blocks), where it starts a new pass
+    // (time_based, io_size), and where there is nothing random.
+    for agreed in [
+        "rw=randrw\nbs=4k,1000\nnorandommap",
+        "rw=randrw\nbs=4k,1000\nblockalign=1000",
+        "rw=randrw\nbs=4k,1000\nruntime=1\ntime_based",
+        "rw=randrw\nbs=4k,1000\nio_size=1m",
+        "rw=randrw\nbs=4k,1000\nrandom_distribution=zoned:50/50:50/50",
+        "rw=randrw\nbs=4k,1000\npercentage_random=0",
+        "rw=rw\nbs=4k,1000",
+        "rw=randrw\nbs=4k",
+        "rw=randread\nbsrange=4k-16k",
+    ] {
+        assert!(!noted(agreed), "{agreed}");
+    }
+    // fio's zipf, pareto and normal draw over the smaller block whatever
+    // the map: no I/O at all for this reader in fio 3.33.
+    assert_noted(
+        &file_of(
+            "[j]\nrw=randread\nbs=4k,1000\nsize=1m\nrandom_distribution=zipf:1.2\nnorandommap\n",
+        ),
+        "fio 3.33 may end this job almost at once",
+    );
+    assert!(!noted(
+        "rw=randwrite\nbs=4k,1000\nrandom_distribution=zipf:1.2"
+    ));
+}
