@@ -6,21 +6,44 @@
 #
 #   scripts/memory-flat.sh [SHORT_REQUESTS] [LONG_REQUESTS]
 #                          (default: 1000000 100000000)
+#   scripts/memory-flat.sh --trace [SHORT_REQUESTS] [LONG_REQUESTS]
+#                          (default: 1000000 20000000)
+#
+# With --trace, the runs replay two ascii traces it writes to a temporary
+# directory (4 KiB requests, 70% reads, 100,000 a second, spread over 32
+# GiB; 27 bytes a request on disk) on enterprise-nvme filled to 90% first,
+# so the drive's own tables are resident in both runs.
 #
 # Uses the release binary in $CARGO_TARGET_DIR (or target/), built first.
 # The long run takes a few minutes: the simulator does about half a million
 # requests per second of wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+trace=false
+if [[ ${1:-} == --trace ]]; then
+    trace=true
+    shift
+fi
 short=${1:-1000000}
-long=${2:-100000000}
+long=${2:-$($trace && echo 20000000 || echo 100000000)}
 target=${CARGO_TARGET_DIR:-target}
 cargo build --release -q -p iosteer
 bin="$target/release/iosteer"
 
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+
 peak_kb() { # peak_kb REQUESTS
-    IOSTEER_REQUESTS=$1 /usr/bin/time -v "$bin" sim --job bench/long-randread.fio \
-        2>&1 >/dev/null | sed -n 's/.*Maximum resident set size (kbytes): //p'
+    local args=(--job bench/long-randread.fio)
+    if $trace; then
+        awk -v n="$1" 'BEGIN { for (i = 0; i < n; i++)
+            printf "%.0f 0 %.0f 8 %d\n", i * 10000, (i * 7919 % 8000000) * 8, i % 10 < 7 }' \
+            >"$dir/trace.ascii"
+        args=(--trace "$dir/trace.ascii" --device enterprise-nvme --precondition fill=90
+            --sched fifo)
+    fi
+    IOSTEER_REQUESTS=$1 /usr/bin/time -v "$bin" sim "${args[@]}" 2>&1 >/dev/null |
+        sed -n 's/.*Maximum resident set size (kbytes): //p'
 }
 
 short_kb=$(peak_kb "$short")

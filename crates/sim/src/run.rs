@@ -74,6 +74,11 @@ pub struct Simulation {
     pub drain: Nanos,
     /// Said in the report (for example, that a trace was remapped).
     pub notes: Vec<String>,
+    /// The phases end when the run does, if sooner: a trace's phase is
+    /// measured until its last request completes, not over the drain time
+    /// it was allowed (which, for a 10 s trace, would count 60 s of idle
+    /// drive in its IOPS and MB/s).
+    pub phases_end_with_run: bool,
 }
 
 impl Simulation {
@@ -89,6 +94,7 @@ impl Simulation {
             workload,
             drain,
             notes: Vec::new(),
+            phases_end_with_run: false,
         }
     }
 
@@ -567,7 +573,7 @@ impl State {
     }
 
     fn report(&mut self, sim: &Simulation, spec: &str) -> RunReport {
-        if sim.workload.job_phases {
+        if sim.workload.job_phases || sim.phases_end_with_run {
             job_phases::settle(self.now, &mut self.recorder);
             self.phase_counters
                 .resize(self.recorder.phases().len(), [None; 2]);

@@ -192,6 +192,7 @@ impl FillWhileServing {
             ),
             drain: Nanos::from_secs(5),
             notes: Vec::new(),
+            phases_end_with_run: false,
             device,
         }
     }

@@ -124,6 +124,7 @@ pub fn trace_simulation(
         shape: Default::default(),
     };
     let mut sim = Simulation::of_jobs(device, vec![job], "trace", seed, TRACE_DRAIN);
+    sim.phases_end_with_run = true;
     if let Some(remap) = remapped {
         sim.notes.push(format!(
             "trace addresses remapped to fit the drive (--trace-fit {}): {remap}",

@@ -242,8 +242,8 @@ fn measured<G: Borrow<Generator>>(jobs: &[G], measuring: &[bool], running: &mut 
     }
 }
 
-/// Closes what is still open at `now` (a run cut short): a phase never
-/// opened is empty at `now`.
+/// Closes what is still open at `now` (a run cut short, or over before its
+/// phases' planned ends): a phase never opened is empty at `now`.
 pub fn settle(now: Nanos, recorder: &mut Recorder) {
     for index in 0..recorder.phases().len() {
         let phase = &recorder.phases()[index];
