@@ -252,24 +252,33 @@ impl LineParser<'_> {
         }
     }
 
-    /// The line's fields, at least `at_least` of them; fields past
-    /// `at_most` are counted in `sink` as ignored.
+    /// The line's first fields, at least `at_least` of them; fields past
+    /// `at_most` are counted in `sink` as ignored. Kept on the stack: a
+    /// trace of a billion lines should not allocate for each.
     pub(crate) fn fields<'t>(
         &self,
         text: &'t str,
         sep: Option<char>,
         range: (usize, usize),
         sink: &mut Sink,
-    ) -> Result<Vec<&'t str>, TraceError> {
-        let fields: Vec<&str> = match sep {
-            Some(c) => text.split(c).collect(),
-            None => text.split_whitespace().collect(),
-        };
+    ) -> Result<[&'t str; MAX_COLUMNS], TraceError> {
         let (at_least, at_most) = range;
-        if fields.len() < at_least {
-            return Err(self.too_few(text, at_least, fields.len()));
+        let mut fields = [""; MAX_COLUMNS];
+        let mut found = 0;
+        let mut keep = |field| {
+            if let Some(slot) = fields.get_mut(found) {
+                *slot = field;
+            }
+            found += 1;
+        };
+        match sep {
+            Some(c) => text.split(c).for_each(&mut keep),
+            None => text.split_whitespace().for_each(&mut keep),
         }
-        if fields.len() > at_most {
+        if found < at_least {
+            return Err(self.too_few(text, at_least, found));
+        }
+        if found > at_most {
             sink.tally.add(
                 "lines with more fields than the format has (the extra fields ignored)",
                 1,
@@ -313,6 +322,9 @@ pub(crate) fn looks_like(text: &str, except: TraceFormat) -> Vec<TraceFormat> {
         })
         .collect()
 }
+
+/// Most columns a column format reads (MSR's seven).
+const MAX_COLUMNS: usize = 7;
 
 /// The five-, comma- and MSR-column formats.
 pub(crate) struct Columns {
