@@ -16,7 +16,8 @@
 //!    tie, as a stable sort of them would.
 //!
 //! A trace whose arrivals go back in time within a file cannot be replayed
-//! that way; it is read into memory and sorted, as before, up to
+//! that way, nor can a pipe (`<(blkparse ...)`), which can be read only
+//! once; they are read into memory and sorted, as before, up to
 //! [`MAX_REQUESTS`]. Either way the run issues the same requests in the
 //! same order. A file that changes between the passes is not trusted: a
 //! request the replay cannot read ends the replay, and the run's notes say
@@ -207,13 +208,17 @@ pub fn open_replay(
         TraceFormat::Blktrace => crate::blktrace::cpu_files(path)?,
         _ => vec![path.to_string()],
     };
-    let scan = Scan::of(&files, format, options)?;
-    let Some(latest) = scan.latest else {
+    // A pipe (`<(blkparse ...)`) can be read only once: it is read whole.
+    let scan = match files.iter().all(|f| is_regular(f)) {
+        true => Some(Scan::of(&files, format, options)?),
+        false => None,
+    };
+    if scan.as_ref().is_some_and(|s| s.latest.is_none()) {
         return Err(TraceError::Empty {
             file: path.to_string(),
         });
-    };
-    if !scan.in_order {
+    }
+    let Some(scan) = scan.filter(|s| s.in_order) else {
         let mut trace = read_path(path, format, options)?;
         let remap = fit_counted(&mut trace.records, capacity, page, fit, path)?;
         return Ok(Replay {
@@ -221,7 +226,8 @@ pub fn open_replay(
             notes: trace.notes,
             remap,
         });
-    }
+    };
+    let latest = scan.latest.expect("checked above");
     let bases = match options.devices {
         Devices::Merge => BTreeMap::new(),
         Devices::Separate => bases_after(scan.ends.clone()),
@@ -279,6 +285,10 @@ pub fn open_replay(
         notes: scan.tally.notes(options.event),
         remap,
     })
+}
+
+fn is_regular(file: &str) -> bool {
+    std::fs::metadata(file).is_ok_and(|m| m.is_file())
 }
 
 /// The replayed requests' summary, and what the remap moved and cut.

@@ -175,3 +175,30 @@ proptest! {
         }
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn a_pipe_is_read_once_into_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pipe").to_string_lossy().into_owned();
+    let made = std::process::Command::new("mkfifo").arg(&path).status();
+    if !made.is_ok_and(|s| s.success()) {
+        return; // no mkfifo here: nothing to check
+    }
+    let writer = {
+        let path = path.clone();
+        std::thread::spawn(move || std::fs::write(path, "0 0 8 8 1\n10 0 16 8 0\n").unwrap())
+    };
+    let replay = open_replay(
+        &path,
+        TraceFormat::Ascii,
+        &Options::default(),
+        Fit::Refuse,
+        (1 << 30, 4096),
+    )
+    .unwrap();
+    writer.join().unwrap();
+    assert!(!replay.records.is_streamed());
+    let records: Vec<_> = replay.records.cursor().map(Result::unwrap).collect();
+    assert_eq!(records.len(), 2);
+}
