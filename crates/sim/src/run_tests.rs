@@ -141,22 +141,8 @@ fn a_bound_never_reached_changes_nothing() {
 
 #[test]
 fn a_trace_is_measured_until_its_last_request_completes_not_over_the_drain() {
-    use crate::workload_file::{trace_simulation, TraceOptions};
-    use iosteer_workload::trace::{Devices, Event, Fit, TimeUnit, TraceFormat};
-    let options = TraceOptions {
-        format: TraceFormat::Ascii,
-        unit: TimeUnit::Ns,
-        speed: 1.0,
-        fit: Fit::Wrap,
-        devices: Devices::Merge,
-        event: Event::Queue,
-    };
-    let file = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../traces/financial1-excerpt.ascii"
-    );
     let device = DeviceConfig::preset("consumer-sata").unwrap();
-    let mut sim = trace_simulation(file, &options, device, 1).unwrap();
+    let mut sim = crate::workload_file::financial1_excerpt(device);
     sim.set_start_state(StartState::Empty);
     let report = run(&sim, "fifo");
     let trace = &report.phases[0];

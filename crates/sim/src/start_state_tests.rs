@@ -5,10 +5,9 @@ use iosteer_device::{DeviceConfig, StartState};
 use iosteer_sched::Nanos;
 use iosteer_workload::fio::parse;
 use iosteer_workload::report::RunReport;
-use iosteer_workload::trace::{Devices, Event, Fit, TimeUnit, TraceFormat};
 
 use crate::run::Simulation;
-use crate::workload_file::{self, TraceOptions};
+use crate::workload_file;
 
 /// The default drive (its presets are small enough to precondition in
 /// a moment; a smaller one would not keep GC's share of blocks).
@@ -42,19 +41,7 @@ fn an_empty_drive_writes_without_amplification_until_it_fills() {
 
 #[test]
 fn a_filled_and_an_aged_drive_amplify_the_same_trace_differently() {
-    let options = TraceOptions {
-        format: TraceFormat::Ascii,
-        unit: TimeUnit::Ns,
-        speed: 1.0,
-        fit: Fit::Wrap,
-        devices: Devices::Merge,
-        event: Event::Queue,
-    };
-    let file = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../traces/financial1-excerpt.ascii"
-    );
-    let mut sim = workload_file::trace_simulation(file, &options, drive(), 1).unwrap();
+    let mut sim = workload_file::financial1_excerpt(drive());
     let filled = run(&mut sim, "fill=100").device_stats.unwrap();
     let aged = run(&mut sim, "aged").device_stats.unwrap();
     assert_eq!(filled.precondition.as_deref(), Some("fill=100"));

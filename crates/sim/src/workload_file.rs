@@ -69,6 +69,22 @@ pub struct TraceOptions {
     pub event: Event,
 }
 
+impl Default for TraceOptions {
+    /// Ascii in nanoseconds, at its own speed, refused if it does not fit,
+    /// devices merged, arrivals at the queue event: the command line's
+    /// defaults.
+    fn default() -> TraceOptions {
+        TraceOptions {
+            format: TraceFormat::Ascii,
+            unit: TimeUnit::Ns,
+            speed: 1.0,
+            fit: Fit::Refuse,
+            devices: Devices::Merge,
+            event: Event::Queue,
+        }
+    }
+}
+
 fn read(file: &str) -> Result<String, WorkloadFileError> {
     std::fs::read_to_string(file).map_err(|source| WorkloadFileError::Read {
         file: file.to_string(),
@@ -173,4 +189,19 @@ pub fn add_time_window(sim: &mut Simulation, text: &str) -> Result<(), WorkloadF
         end,
     });
     Ok(())
+}
+
+/// The shipped Financial1 excerpt, wrapped onto `device`: the trace the
+/// crate's tests replay.
+#[cfg(test)]
+pub(crate) fn financial1_excerpt(device: DeviceConfig) -> Simulation {
+    let options = TraceOptions {
+        fit: Fit::Wrap,
+        ..TraceOptions::default()
+    };
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../traces/financial1-excerpt.ascii"
+    );
+    trace_simulation(file, &options, device, 1).expect("the shipped trace")
 }

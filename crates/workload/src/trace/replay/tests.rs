@@ -9,6 +9,19 @@ fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
     path
 }
 
+/// An ascii trace at `path` opened for replay on a drive of `capacity`
+/// bytes, refused if it does not fit.
+fn open_ascii(path: &str, capacity: u64) -> Result<Replay, TraceError> {
+    let options = Options::default();
+    open_replay(
+        path,
+        TraceFormat::Ascii,
+        &options,
+        Fit::Refuse,
+        (capacity, 4096),
+    )
+}
+
 fn ascii_options(devices: Devices, speed: f64) -> Options {
     Options {
         devices,
@@ -73,14 +86,7 @@ fn a_trace_that_changes_under_the_replay_ends_it_with_a_note_naming_the_line() {
     let dir = tempfile::tempdir().unwrap();
     let text = "0 0 8 8 1\n10 0 16 8 1\n20 0 24 8 1\n";
     let path = write(&dir, "t", text);
-    let replay = open_replay(
-        &path,
-        TraceFormat::Ascii,
-        &Options::default(),
-        Fit::Refuse,
-        (1 << 30, 4096),
-    )
-    .unwrap();
+    let replay = open_ascii(&path, 1 << 30).unwrap();
     std::fs::write(&path, "0 0 8 8 1\n10 0 16 8 1\n20 0 24 x 1\n").unwrap();
     let job = Job {
         name: "t".into(),
@@ -106,14 +112,7 @@ fn a_trace_that_changes_under_the_replay_ends_it_with_a_note_naming_the_line() {
 fn a_trace_larger_than_the_drive_is_refused_before_it_is_replayed() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(&dir, "t", "0 0 0 8 1\n10 0 2048 8 0\n");
-    let err = open_replay(
-        &path,
-        TraceFormat::Ascii,
-        &Options::default(),
-        Fit::Refuse,
-        (1 << 20, 4096),
-    )
-    .unwrap_err();
+    let err = open_ascii(&path, 1 << 20).unwrap_err();
     assert!(
         matches!(
             err,
@@ -189,14 +188,7 @@ fn a_pipe_is_read_once_into_memory() {
         let path = path.clone();
         std::thread::spawn(move || std::fs::write(path, "0 0 8 8 1\n10 0 16 8 0\n").unwrap())
     };
-    let replay = open_replay(
-        &path,
-        TraceFormat::Ascii,
-        &Options::default(),
-        Fit::Refuse,
-        (1 << 30, 4096),
-    )
-    .unwrap();
+    let replay = open_ascii(&path, 1 << 30).unwrap();
     writer.join().unwrap();
     assert!(!replay.records.is_streamed());
     let records: Vec<_> = replay.records.cursor().map(Result::unwrap).collect();
