@@ -7,8 +7,9 @@
 #   scripts/same-output.sh [BASE_REV]     (default: HEAD)
 #
 # The commands: the default `iosteer sim`, `iosteer sim quick --json`, one
-# `sweep` on fixed seeds (JSON) and one `probe --emulate` on a small drive
-# (JSON). Wall-clock figures are masked before the comparison: the speed
+# trace replay (JSON), one `sweep` on fixed seeds (JSON) and one `probe
+# --emulate` on a small drive (JSON). (The trace replay's rates differ from
+# bases before 97a3a8f, where its phase counted the drain time.) Wall-clock figures are masked before the comparison: the speed
 # lines of `sim`; and of the probe only its plan is compared (steps, rates,
 # specs, report keys), because the emulated drive runs in real time and what
 # it measures moves from run to run.
@@ -49,6 +50,8 @@ outputs() { # outputs BIN DIR
     mkdir -p "$out"
     "$bin" sim 2>/dev/null | mask_wall >"$out/sim.txt"
     "$bin" sim quick --json 2>/dev/null | mask_wall >"$out/sim-quick.json"
+    "$bin" sim --trace traces/financial1-excerpt.ascii --sched fifo --sched steer --json \
+        2>/dev/null | mask_wall >"$out/trace.json"
     "$bin" sweep quick --seed 1..2 --objective 'p99<=2x' --json --chart - \
         --vary 'netflix:write.limiter=bandwidth,write.current=10000..20000/10000' \
         --sched steer 2>/dev/null | mask_wall >"$out/sweep.json"
@@ -78,7 +81,7 @@ rm -rf "$work/now"
 outputs "${CARGO_TARGET_DIR:-$root/target}/release/iosteer" "$work/now"
 
 status=0
-for f in sim.txt sim-quick.json sweep.json probe.json; do
+for f in sim.txt sim-quick.json trace.json sweep.json probe.json; do
     if cmp -s "$work/$base/$f" "$work/now/$f"; then
         echo "same      $f"
     else

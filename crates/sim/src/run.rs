@@ -51,6 +51,12 @@ pub enum SimError {
     /// The workload has no job to run.
     #[error("the workload has no job")]
     NoJobs,
+    /// A trace job could not read on.
+    #[error("job {job}: {source}")]
+    Trace {
+        job: String,
+        source: Box<iosteer_workload::trace::TraceError>,
+    },
     /// A job reaches past the drive's logical capacity.
     #[error("job {job} reaches byte {end} but drive {drive} holds {capacity} bytes")]
     BeyondDrive {
@@ -290,6 +296,18 @@ struct State {
     phase_edge_ahead: Nanos,
 }
 
+/// A trace job that could not read on stops the run: what would follow is
+/// another workload than the one asked for.
+fn trace_read_on(job: &mut Generator) -> Result<(), SimError> {
+    match job.take_trace_error() {
+        Some(source) => Err(SimError::Trace {
+            job: job.name().to_string(),
+            source: Box::new(source),
+        }),
+        None => Ok(()),
+    }
+}
+
 impl State {
     fn new(sim: &Simulation, sched: Box<dyn Scheduler>, device: Device) -> State {
         State {
@@ -413,6 +431,7 @@ impl State {
         progress: &mut dyn FnMut(Nanos, Nanos) -> bool,
     ) -> Result<bool, SimError> {
         self.stop_ahead = self.next_stop();
+        self.jobs.iter_mut().try_for_each(trace_read_on)?;
         let mut steps = 0u64;
         loop {
             steps += 1;
@@ -508,6 +527,7 @@ impl State {
                 }
             }
             self.jobs_moved |= job.done_issuing();
+            trace_read_on(job)?;
         }
         self.dispatch(now)?;
         if sim.workload.job_phases {

@@ -160,3 +160,29 @@ fn a_trace_is_measured_until_its_last_request_completes_not_over_the_drain() {
         trace.read.iops
     );
 }
+
+#[test]
+fn a_trace_changed_after_it_was_checked_stops_the_run_saying_so() {
+    let dir = std::env::temp_dir().join(format!("iosteer-changed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("t.ascii");
+    std::fs::write(&file, "0 0 8 8 1\n1000000 0 16 8 1\n").unwrap();
+    let options = crate::workload_file::TraceOptions::default();
+    let device = DeviceConfig::preset("consumer-sata").unwrap();
+    let path = file.to_string_lossy();
+    let mut sim = crate::workload_file::trace_simulation(&path, &options, device, 1).unwrap();
+    sim.set_start_state(StartState::Empty);
+    let aged = sim.aged_device().unwrap();
+    std::fs::write(&file, "0 0 8 8 0\n1000000 0 16 8 0\n2000000 0 24 8 0\n").unwrap();
+    let report = sim.run("fifo", &aged, &mut |_, _| true).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(report.interrupted);
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.contains("by an error: job") && n.contains("changed since it was checked")),
+        "{:?}",
+        report.notes
+    );
+}

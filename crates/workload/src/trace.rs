@@ -487,6 +487,12 @@ pub enum TraceError {
     },
     #[error("{file}: holds no request")]
     Empty { file: String },
+    /// A streamed trace read otherwise than when it was checked.
+    #[error(
+        "{file}: changed since it was checked before the run ({what}); the replay stops \
+         rather than replay another trace"
+    )]
+    Changed { file: String, what: String },
     #[error(
         "{file} addresses {} but the drive holds {}; use a drive that large, or remap the \
          addresses",

@@ -19,14 +19,18 @@
 //! that way, nor can a pipe (`<(blkparse ...)`), which can be read only
 //! once; they are read into memory and sorted, as before, up to
 //! [`MAX_REQUESTS`]. Either way the run issues the same requests in the
-//! same order. A file that changes between the passes is not trusted: a
-//! request the replay cannot read ends the replay, and the run's notes say
-//! where and why.
+//! same order. The files are held open from the first pass on and read by
+//! position, so a file renamed, rotated or deleted meanwhile still replays
+//! as it was checked; one written to since (its length or modification
+//! time changed, or what it reads no longer matches the first pass: fewer
+//! requests, arrivals out of order) is an error, [`TraceError::Changed`],
+//! not another trace replayed.
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufReader, Read};
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use super::*;
 use crate::blktrace::RecordReader;
@@ -140,9 +144,11 @@ impl PartialEq for TraceRecords {
 }
 
 /// How a streamed trace's requests are made from what its files hold.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Plan {
-    files: Vec<String>,
+    files: Vec<TraceFile>,
+    /// Requests the first pass read: the replay must read as many.
+    requests: u64,
     format: TraceFormat,
     options: Options,
     /// The earliest arrival, in the trace's own time.
@@ -163,7 +169,10 @@ struct Remapping {
 impl Plan {
     /// The request replayed for `r`, before any remap.
     fn unmapped(&self, r: &RawRecord) -> Result<TraceRecord, TraceError> {
-        let file = &self.files[r.source];
+        let file = &self.files[r.source].name;
+        if r.at < self.first {
+            return Err(changed(file, "an arrival earlier than the first one read"));
+        }
         Ok(TraceRecord {
             at: arrival(r.at, r.place, self.first, self.options.speed, file)?,
             op: r.op,
@@ -209,7 +218,15 @@ pub fn open_replay(
         _ => vec![path.to_string()],
     };
     // A pipe (`<(blkparse ...)`) can be read only once: it is read whole.
-    let scan = match files.iter().all(|f| is_regular(f)) {
+    let regular = files.iter().all(|f| is_regular(f));
+    let files = match regular {
+        true => files
+            .iter()
+            .map(|f| TraceFile::open(f))
+            .collect::<Result<Vec<_>, _>>()?,
+        false => Vec::new(),
+    };
+    let scan = match regular {
         true => Some(Scan::of(&files, format, options)?),
         false => None,
     };
@@ -234,6 +251,7 @@ pub fn open_replay(
     };
     let mut plan = Plan {
         files,
+        requests: scan.requests,
         format,
         options: *options,
         first: scan.first,
@@ -241,7 +259,13 @@ pub fn open_replay(
         remap: None,
     };
     let (at, place, source) = latest;
-    if let Err(late) = arrival(at, place, scan.first, options.speed, &plan.files[source]) {
+    if let Err(late) = arrival(
+        at,
+        place,
+        scan.first,
+        options.speed,
+        &plan.files[source].name,
+    ) {
         // Name the first request past the clock, as the replay meets it.
         let plan = Arc::new(plan);
         return Err(Stream::new(plan).find_map(Result::err).unwrap_or(late));
@@ -294,12 +318,8 @@ fn is_regular(file: &str) -> bool {
 /// The replayed requests' summary, and what the remap moved and cut.
 fn second_pass(plan: &Arc<Plan>) -> Result<(TraceSummary, Option<Remap>), TraceError> {
     let unmapped = Arc::new(Plan {
-        files: plan.files.clone(),
-        format: plan.format,
-        options: plan.options,
-        first: plan.first,
-        bases: plan.bases.clone(),
         remap: None,
+        ..Plan::clone(plan)
     });
     let mut summary = TraceSummary::default();
     let mut remap = plan.remap.map(|m| Remap {
@@ -329,25 +349,27 @@ struct Scan {
     latest: Option<(u128, Place, usize)>,
     in_order: bool,
     ends: DeviceEnds,
+    requests: u64,
     /// The requests as read, all at time zero.
     unshifted: TraceSummary,
     tally: Tally,
 }
 
 impl Scan {
-    fn of(files: &[String], format: TraceFormat, options: &Options) -> Result<Scan, TraceError> {
+    fn of(files: &[TraceFile], format: TraceFormat, options: &Options) -> Result<Scan, TraceError> {
         let mut scan = Scan {
             first: u128::MAX,
             latest: None,
             in_order: true,
             ends: DeviceEnds::new(),
+            requests: 0,
             unshifted: TraceSummary::default(),
             tally: Tally::default(),
         };
         let mut sink = Sink::new(options.event);
         for (index, file) in files.iter().enumerate() {
             let mut reader = FileReader::open(file, format, options)?;
-            sink.start(file, index);
+            sink.start(&file.name, index);
             let mut last = None;
             while reader.step(&mut sink)? {
                 for r in sink.raw.drain(..) {
@@ -362,6 +384,7 @@ impl Scan {
     }
 
     fn add(&mut self, r: &RawRecord) {
+        self.requests += 1;
         self.first = self.first.min(r.at);
         if self.latest.is_none_or(|(at, _, _)| r.at > at) {
             self.latest = Some((r.at, r.place, r.source));
@@ -376,18 +399,94 @@ impl Scan {
     }
 }
 
+/// A trace file held open from the first pass on, with what it was then.
+#[derive(Clone, Debug)]
+struct TraceFile {
+    name: String,
+    file: Arc<File>,
+    len: u64,
+    modified: Option<SystemTime>,
+}
+
+impl TraceFile {
+    fn open(name: &str) -> Result<TraceFile, TraceError> {
+        let file = open(name)?.into_inner();
+        let meta = file.metadata().map_err(|e| io_error(name, &e))?;
+        Ok(TraceFile {
+            name: name.to_string(),
+            file: Arc::new(file),
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        })
+    }
+
+    /// A reader of the file from its start, as long as it was; an error if
+    /// it was written to since it was opened.
+    fn reader(&self) -> Result<BufReader<At>, TraceError> {
+        let meta = self.file.metadata().map_err(|e| io_error(&self.name, &e))?;
+        if meta.len() != self.len || meta.modified().ok() != self.modified {
+            let what = format!("{} bytes, {} when first read", meta.len(), self.len);
+            return Err(changed(&self.name, &what));
+        }
+        let at = At {
+            file: Arc::clone(&self.file),
+            pos: 0,
+            end: self.len,
+        };
+        Ok(BufReader::with_capacity(1 << 16, at))
+    }
+}
+
+/// Reads a shared file by position (several runs replay it at once).
+struct At {
+    file: Arc<File>,
+    pos: u64,
+    end: u64,
+}
+
+impl Read for At {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = usize::try_from(self.end - self.pos).unwrap_or(usize::MAX);
+        let len = buf.len().min(left);
+        if len == 0 {
+            return Ok(0);
+        }
+        let n = read_at(&self.file, &mut buf[..len], self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], pos: u64) -> std::io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, pos)
+}
+
+#[cfg(windows)]
+fn read_at(file: &File, buf: &mut [u8], pos: u64) -> std::io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(file, buf, pos)
+}
+
+fn changed(file: &str, what: &str) -> TraceError {
+    TraceError::Changed {
+        file: file.to_string(),
+        what: what.to_string(),
+    }
+}
+
 /// One trace file being read, a line or a record at a time.
 enum FileReader {
-    Lines(LineReader<BufReader<File>>),
-    Records(RecordReader<BufReader<File>>),
+    Lines(LineReader<BufReader<At>>),
+    Records(RecordReader<BufReader<At>>),
 }
 
 impl FileReader {
-    fn open(file: &str, format: TraceFormat, options: &Options) -> Result<Self, TraceError> {
-        let source = open(file)?;
+    fn open(file: &TraceFile, format: TraceFormat, options: &Options) -> Result<Self, TraceError> {
+        let source = file.reader()?;
+        let name = &file.name;
         Ok(match format {
-            TraceFormat::Blktrace => FileReader::Records(RecordReader::new(source, file)),
-            _ => FileReader::Lines(LineReader::new(source, file, format, options)),
+            TraceFormat::Blktrace => FileReader::Records(RecordReader::new(source, name)),
+            _ => FileReader::Lines(LineReader::new(source, name, format, options)),
         })
     }
 
@@ -446,6 +545,8 @@ struct Stream {
     files: Option<Vec<FileCursor>>,
     /// An error met while reading ahead, given after the request before it.
     error: Option<TraceError>,
+    /// Requests given so far.
+    given: u64,
     done: bool,
 }
 
@@ -454,6 +555,8 @@ struct FileCursor {
     sink: Sink,
     pending: VecDeque<RawRecord>,
     head: Option<TraceRecord>,
+    /// The last arrival read, in the file's own time.
+    last: Option<u128>,
 }
 
 impl Stream {
@@ -462,6 +565,7 @@ impl Stream {
             plan,
             files: None,
             error: None,
+            given: 0,
             done: false,
         }
     }
@@ -471,12 +575,13 @@ impl Stream {
         let mut files = Vec::with_capacity(plan.files.len());
         for (index, file) in plan.files.iter().enumerate() {
             let mut sink = Sink::new(plan.options.event);
-            sink.start(file, index);
+            sink.start(&file.name, index);
             let mut cursor = FileCursor {
                 reader: FileReader::open(file, plan.format, &plan.options)?,
                 sink,
                 pending: VecDeque::new(),
                 head: None,
+                last: None,
             };
             cursor.head = cursor.pull(plan)?;
             files.push(cursor);
@@ -496,8 +601,14 @@ impl Stream {
             .filter(|c| c.head.is_some())
             .min_by_key(|c| c.head.map(|r| r.at))
         else {
+            let plan = &self.plan;
+            if self.given != plan.requests {
+                let what = format!("{} requests where it held {}", self.given, plan.requests);
+                return Err(changed(&plan.files[0].name, &what));
+            }
             return Ok(None);
         };
+        self.given += 1;
         let record = cursor.head.take();
         match cursor.pull(&self.plan) {
             Ok(head) => cursor.head = head,
@@ -537,6 +648,11 @@ impl FileCursor {
     fn pull(&mut self, plan: &Plan) -> Result<Option<TraceRecord>, TraceError> {
         loop {
             if let Some(raw) = self.pending.pop_front() {
+                if self.last.is_some_and(|last| raw.at < last) {
+                    let file = &plan.files[raw.source].name;
+                    return Err(changed(file, "its arrivals are no longer in time order"));
+                }
+                self.last = Some(raw.at);
                 return plan.record(&raw).map(Some);
             }
             if !self.reader.step(&mut self.sink)? {

@@ -8,6 +8,7 @@ use iosteer_sched::{Nanos, Op, Request};
 use super::{Generator, Job, JobKind};
 use crate::depth_search::{DepthSearch, Outcome};
 use crate::flow::{self, SPIN};
+use crate::trace::TraceError;
 
 impl Generator {
     /// The generators of a workload's `jobs` (job `i` the tenant `i`), those
@@ -190,7 +191,8 @@ impl Generator {
         .collect()
     }
 
-    /// Why a trace's replay ended before its last request, if it did.
+    /// Why a trace's replay ended before its last request, if it did and
+    /// no one took the error ([`Generator::take_trace_error`]).
     fn trace_note(&self) -> Option<String> {
         let error = self.trace.as_ref()?.error.as_ref()?;
         Some(format!(
@@ -198,6 +200,12 @@ impl Generator {
             self.name(),
             self.issued
         ))
+    }
+
+    /// The error that ended a trace's replay early, if one did: a run that
+    /// cannot go on without it takes it to stop.
+    pub fn take_trace_error(&mut self) -> Option<TraceError> {
+        self.trace.as_mut()?.error.take()
     }
 
     /// How the job's flow held it (its share against its weight's).

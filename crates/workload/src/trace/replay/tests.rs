@@ -81,31 +81,50 @@ fn a_trace_in_time_order_is_streamed_and_one_out_of_order_is_sorted_in_memory() 
     assert!(replay.notes.iter().any(|n| n.contains("sorted by time")));
 }
 
-#[test]
-fn a_trace_that_changes_under_the_replay_ends_it_with_a_note_naming_the_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let text = "0 0 8 8 1\n10 0 16 8 1\n20 0 24 8 1\n";
-    let path = write(&dir, "t", text);
-    let replay = open_ascii(&path, 1 << 30).unwrap();
-    std::fs::write(&path, "0 0 8 8 1\n10 0 16 8 1\n20 0 24 x 1\n").unwrap();
+/// The requests a replay of `records` issues by `until`, and its notes.
+fn issued_by(records: TraceRecords, until: Nanos) -> (usize, Vec<String>) {
     let job = Job {
         name: "t".into(),
-        kind: JobKind::Trace(replay.records),
+        kind: JobKind::Trace(records),
         start: Nanos::ZERO,
         stop: None,
         shape: Default::default(),
     };
     let mut generator = Generator::new(job, 0, 1);
     let mut out = Vec::new();
-    generator.issue(Nanos(1_000), &mut 0, &mut out);
-    assert_eq!(out.len(), 2);
-    let notes = generator.control_notes();
+    generator.issue(until, &mut 0, &mut out);
+    (out.len(), generator.control_notes())
+}
+
+#[test]
+fn a_trace_written_to_after_it_was_checked_is_not_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "0 0 8 8 1\n10 0 16 8 1\n20 0 24 8 1\n";
+    let path = write(&dir, "t", text);
+    let replay = open_ascii(&path, 1 << 30).unwrap();
+    std::fs::write(&path, format!("{text}30 0 1000000000 8 0\n")).unwrap();
+    let (issued, notes) = issued_by(replay.records, Nanos(1_000));
+    assert_eq!(issued, 0);
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(
-        notes[0].contains("replay stopped after 2 requests") && notes[0].contains(":3: field 4"),
+        notes[0].contains("replay stopped after 0 requests")
+            && notes[0].contains(
+                "changed since it was checked before the run (54 bytes, 34 when first read)"
+            ),
         "{}",
         notes[0]
     );
+}
+
+#[test]
+fn a_trace_renamed_or_deleted_after_it_was_checked_replays_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(&dir, "t", "0 0 8 8 1\n10 0 16 8 1\n20 0 24 8 1\n");
+    let replay = open_ascii(&path, 1 << 30).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    write(&dir, "t", "0 0 8 8 0\n");
+    let (issued, notes) = issued_by(replay.records, Nanos(1_000));
+    assert_eq!((issued, notes), (3, Vec::new()));
 }
 
 #[test]
