@@ -254,7 +254,8 @@ pub fn parse_with_env(
             } else {
                 section.name.clone()
             };
-            jobs.push(spec.job(name, &section.name, copy, after.clone(), capacity, file)?);
+            let place = (file, capacity);
+            jobs.push(spec.job(name, &section.name, copy, after.clone(), place, &mut notes)?);
         }
     }
     if jobs.is_empty() {
@@ -319,6 +320,8 @@ struct JobSpec {
     loops: u64,
     /// Line of the section's last option, for errors about the whole job.
     last_line: usize,
+    /// fio's `read_iolog`: the job replays this log.
+    iolog: Option<IologJob>,
 }
 
 impl JobSpec {
@@ -329,9 +332,24 @@ impl JobSpec {
         section: &str,
         copy: u32,
         after: Vec<usize>,
-        capacity: u64,
-        file: &str,
+        (file, capacity): (&str, u64),
+        notes: &mut Vec<String>,
     ) -> Result<Job, FioError> {
+        if let Some(iolog) = &self.iolog {
+            let iodepth = self.synthetic.arrival.iodepth;
+            let (kind, pacing) = iolog.kind(&name, iodepth, (file, capacity), notes)?;
+            let mut shape = self.shape.clone();
+            shape.section = section.to_string();
+            shape.after = after;
+            shape.iolog_pacing = Some(pacing);
+            return Ok(Job {
+                name,
+                kind,
+                start: self.start,
+                stop: self.runtime.map(|r| self.start + shape.ramp + r),
+                shape,
+            });
+        }
         let mut synthetic = self.synthetic.clone();
         // Checked rather than saturating: on a drive of u64::MAX bytes a
         // saturated end would pass as fitting.
@@ -474,11 +492,13 @@ fn one_pass_bytes(s: &Synthetic, shape: &JobShape, file_end: u64) -> Option<u64>
 
 mod controls;
 mod early_end;
+mod iolog_job;
 mod reader;
 mod sections;
 mod values;
 use controls::Controls;
 use early_end::{early_end_note, RandomJob};
+use iolog_job::{IologJob, IologReader};
 use reader::Reader;
 use sections::{sections, Section};
 use values::{
