@@ -37,6 +37,11 @@
 //! not shifted to the first request). What a `read_iolog` job does with
 //! them, its I/O depth and the gaps, is the job's ([`crate::fio`]).
 //!
+//! Where fio 3.33 and its later iolog reader differ, this follows the
+//! later one: 3.33 drops `trim` lines (it prints "bad ddir: 2") and
+//! ignores `replay_skip`; later fio replays trims and drops what
+//! `replay_skip` names, as here (a `read_iolog` job's notes say so).
+//!
 //! Lines fio skips with a complaint (too few fields, an unknown action) are
 //! errors here, naming the line and the field; what fio drops on purpose is
 //! counted in the notes: `wait` in version 3, the kinds `replay_skip` names.

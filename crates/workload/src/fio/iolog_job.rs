@@ -15,9 +15,14 @@
 //! - Each file the log names is a range of the drive of its own, as fio
 //!   replays each to its own file; with `replay_redirect` they overlap on
 //!   the one device, as fio sends them all to the one it names.
-//! - `replay_time_scale`, `replay_skip`, `replay_scale`, `replay_align`
-//!   change what is read, as in fio; `read_iolog_chunked` only how fio
-//!   reads (accepted).
+//! - `replay_time_scale`, `replay_scale`, `replay_align` change what is
+//!   read, as in fio 3.33; `read_iolog_chunked` only how fio reads
+//!   (accepted).
+//! - Two things fio 3.33 does that later fio does not, and where this
+//!   follows later fio, with a note: 3.33 drops an iolog's `trim` lines
+//!   (it prints "bad ddir: 2"), and ignores `replay_skip` for an iolog;
+//!   here trims are replayed and `replay_skip` drops its kinds, as in fio's
+//!   iolog reader since.
 //!
 //! Options that would change a replay in ways not reproduced here (rates,
 //! think time, flushes, loops, `numjobs` copies, time-based runs, a
@@ -294,6 +299,18 @@ impl IologJob {
                 "; each file the log names in a range of the drive of its own"
             }
         ));
+        if summary.has(iosteer_sched::Op::Trim) {
+            notes.push(format!(
+                "job {job}: read_iolog={path}: its trims are replayed, as fio's later iolog reader does; fio \
+                 3.33 drops an iolog's trim lines (\"bad ddir: 2\") and replays the rest"
+            ));
+        }
+        if self.options.skip != Skip::default() {
+            notes.push(format!(
+                "job {job}: replay_skip drops those lines, as fio's later iolog reader does; fio 3.33 \
+                 ignores replay_skip for an iolog (it skips only in blktrace replays)"
+            ));
+        }
         if !self.replaced.is_empty() {
             notes.push(format!(
                 "job {job}: {} accepted: the iolog's requests replace their I/O, as in fio",
