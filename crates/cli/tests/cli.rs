@@ -370,7 +370,10 @@ mod job_files {
         );
 
         let file = scratch_file("iolog.fio", "[check]\nrw=randread\nread_iolog=trace.log\n");
-        assert_refused_saying(&["sim", "--job", &file], &["iolog.fio:3", "`read_iolog`"]);
+        assert_refused_saying(
+            &["sim", "--job", &file],
+            &["iolog.fio:3", "read_iolog=trace.log", "no such file"],
+        );
         let file = scratch_file(
             "net.fio",
             "[global]\nioengine=netsplice\n[check]\nrw=read\n",

@@ -127,6 +127,7 @@ pub fn trace_simulation(
         speed: options.speed,
         devices: options.devices,
         event: options.event,
+        ..trace::Options::default()
     };
     let page = u64::from(device.geometry.page_size);
     let drive = (device.logical_bytes(), page);

@@ -57,6 +57,12 @@
 //! | `flow`, `flow_id`, `flow_sleep` | a weight up to 1000, a flow number (default 0), microseconds: jobs of a flow keep their requests in the ratio of their weights, a job ahead of its share holding back (letting its requests complete and waiting `flow_sleep`), as fio's shared flow counter does; a negative weight is taken as fio 3.33 takes it, unsigned, with a note ([`crate::flow`]); the report's notes give each job's share |
 //! | `cmdprio_percentage`, `cmdprio_class`, `cmdprio`, `cmdprio_bssplit` | checked as fio checks them (0-100, classes 1-3, levels 0-7, `size/percent[/class/level]` entries; libaio and io_uring only; a percentage and a bssplit not both), and noted: I/O priorities are not modelled |
 //! | `rwmixcycle`, `percentage_sequential` | refused, as fio refuses them: deprecated |
+//! | `read_iolog` | an iolog of fio's (versions 2 and 3, [`crate::iolog`]), opened from the current directory as fio opens it: the job replays it as fio does, at most `iodepth` requests out, a version 3 log's gaps counted from the request before, a version 2 log's `wait N` holding the next ones until N ms after the start; its `rw`, `bs`, `size`, `offset`, `filename` (and the other options that shape drawn I/O) are replaced by the log, with a note; options a replay does not model (rates, think time, flushes, loops, `numjobs`, `time_based`, a latency target, flows) are refused (`fio/iolog_job.rs`) |
+//! | `replay_no_stall`, `replay_time_scale` | with `read_iolog`: no waits; percent of the recorded rate (version 3 gaps, truncated to whole microseconds, as fio does) |
+//! | `replay_skip` | with `read_iolog`: `read`, `write`, `trim`, `sync` lines dropped (each line's gap with it), as fio's later iolog reader does; fio 3.33 ignores it for an iolog (noted) |
+//! | `replay_scale`, `replay_align` | with `read_iolog`: offsets divided, then rounded down to a power of two |
+//! | `replay_redirect` | with `read_iolog`: the log's files overlap on one device (without it each lies in a range of the drive of its own, as fio replays each to its own file) |
+//! | `read_iolog_chunked` | accepted: how fio reads the log, not what it replays |
 //! | `name`, `description` | labels |
 //! | `iosteer_trim_ahead` | not fio's: a size; a sequential writer trims each segment of that size just before it writes over it, content replaced by new content ([`Synthetic::trim_ahead`](crate::workload::Synthetic::trim_ahead); the built-in scenarios' fill does) |
 //! | `iosteer_backpressure` | not fio's: a time, microseconds unless suffixed (as fio's `latency_target`); the job listens to the scheduler's back-pressure and holds a write or trim while it would wait longer than this ([`Synthetic::backpressure`](crate::workload::Synthetic::backpressure)) |
@@ -66,6 +72,7 @@
 //! which I/O is issued or when ([`crate::fio_options::IGNORED`]):
 //! `description`, `group_reporting`, `new_group`, `stats`, `per_job_logs`,
 //! `write_lat_log`, `write_bw_log`, `write_iops_log`, `write_hist_log`,
+//! `write_iolog`,
 //! `log_avg_msec`, `log_hist_msec`, `log_*`, `clat_percentiles`,
 //! `slat_percentiles`, `lat_percentiles`, `percentile_list`, `disable_lat`,
 //! `disable_clat`, `disable_slat`, `disable_bw`, `unified_rw_reporting`,
@@ -254,7 +261,8 @@ pub fn parse_with_env(
             } else {
                 section.name.clone()
             };
-            jobs.push(spec.job(name, &section.name, copy, after.clone(), capacity, file)?);
+            let place = (file, capacity);
+            jobs.push(spec.job(name, &section.name, copy, after.clone(), place, &mut notes)?);
         }
     }
     if jobs.is_empty() {
@@ -319,6 +327,8 @@ struct JobSpec {
     loops: u64,
     /// Line of the section's last option, for errors about the whole job.
     last_line: usize,
+    /// fio's `read_iolog`: the job replays this log.
+    iolog: Option<IologJob>,
 }
 
 impl JobSpec {
@@ -329,9 +339,24 @@ impl JobSpec {
         section: &str,
         copy: u32,
         after: Vec<usize>,
-        capacity: u64,
-        file: &str,
+        (file, capacity): (&str, u64),
+        notes: &mut Vec<String>,
     ) -> Result<Job, FioError> {
+        if let Some(iolog) = &self.iolog {
+            let iodepth = self.synthetic.arrival.iodepth;
+            let (kind, pacing) = iolog.kind(&name, iodepth, (file, capacity), notes)?;
+            let mut shape = self.shape.clone();
+            shape.section = section.to_string();
+            shape.after = after;
+            shape.iolog_pacing = Some(pacing);
+            return Ok(Job {
+                name,
+                kind,
+                start: self.start,
+                stop: self.runtime.map(|r| self.start + shape.ramp + r),
+                shape,
+            });
+        }
         let mut synthetic = self.synthetic.clone();
         // Checked rather than saturating: on a drive of u64::MAX bytes a
         // saturated end would pass as fitting.
@@ -474,11 +499,13 @@ fn one_pass_bytes(s: &Synthetic, shape: &JobShape, file_end: u64) -> Option<u64>
 
 mod controls;
 mod early_end;
+mod iolog_job;
 mod reader;
 mod sections;
 mod values;
 use controls::Controls;
 use early_end::{early_end_note, RandomJob};
+use iolog_job::{IologJob, IologReader};
 use reader::Reader;
 use sections::{sections, Section};
 use values::{

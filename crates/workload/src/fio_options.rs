@@ -73,6 +73,14 @@ pub const SUPPORTED: &[&str] = &[
     "cmdprio_bssplit",
     "iosteer_backpressure",
     "iosteer_trim_ahead",
+    "read_iolog",
+    "read_iolog_chunked",
+    "replay_no_stall",
+    "replay_time_scale",
+    "replay_skip",
+    "replay_align",
+    "replay_scale",
+    "replay_redirect",
 ];
 
 /// Accepted and ignored: they do not change which I/O is issued or when.
@@ -87,6 +95,7 @@ pub const IGNORED: &[&str] = &[
     "write_bw_log",
     "write_iops_log",
     "write_hist_log",
+    "write_iolog",
     "log_avg_msec",
     "log_hist_msec",
     "log_hist_coarseness",

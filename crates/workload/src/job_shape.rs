@@ -88,6 +88,25 @@ pub struct JobShape {
     /// a flow whose jobs keep their requests in the ratio of their weights
     /// ([`crate::flow`]).
     pub flow: Option<FlowWeight>,
+    /// A trace job replayed as fio replays `read_iolog`: at most
+    /// `iodepth` requests out, and the log's waits as fio takes them
+    /// ([`IologPacing`]). `None`: a trace replays open loop, every request
+    /// at its arrival.
+    pub iolog_pacing: Option<IologPacing>,
+}
+
+/// How fio paces an iolog's replay: it never has more than `iodepth`
+/// requests out, and it waits before a request only as long as the log
+/// says and the I/O depth lets it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct IologPacing {
+    pub iodepth: u32,
+    /// Version 3: a request's wait counts from when the one before it was
+    /// issued (fio's `iolog_delay` against its last issue), so a request
+    /// held by the I/O depth delays every later one by as much. Version 2:
+    /// a `wait` is a time since the run's start, which a late replay does
+    /// not wait for.
+    pub waits_from_previous: bool,
 }
 
 impl JobShape {

@@ -18,7 +18,7 @@
 //!   [`job_shape`]: the finer shapes of a job; [`job_phases`]: phases that
 //!   follow the jobs; [`depth_search`]: fio's latency target); [`trace`]: trace formats (ascii, SPC, MSR) and
 //!   fitting one to a drive, with [`blkparse`], [`blktrace`] and [`ftrace`]
-//!   for the kernel's block-layer events.
+//!   for the kernel's block-layer events, and [`iolog`] for fio's iologs.
 //! - [`report`]: phases, the [`Recorder`](report::Recorder) of every
 //!   completed request, the per-phase [`RunReport`] with its JSON schema, and
 //!   the terminal table.
@@ -42,6 +42,7 @@ pub mod flow;
 pub mod ftrace;
 pub mod granule;
 pub mod html;
+pub mod iolog;
 pub mod job_phases;
 pub mod job_shape;
 pub mod output;

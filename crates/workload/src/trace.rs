@@ -12,6 +12,9 @@
 //! - `blkparse`: blkparse's default text output ([`crate::blkparse`]).
 //! - `blktrace`: blktrace's binary per-CPU files ([`crate::blktrace`]).
 //! - `ftrace`: the kernel's block tracepoints as text ([`crate::ftrace`]).
+//! - `iolog`: fio's iolog, versions 2 and 3 ([`crate::iolog`]); each file
+//!   it names is a device, and its times count from the run's start, as
+//!   fio's do, not from its first request.
 //!
 //! The last three record several events per request; [`Event`] says which
 //! one is its arrival, and the others are skipped and counted in the notes.
@@ -47,10 +50,11 @@ pub enum TraceFormat {
     Blkparse,
     Blktrace,
     Ftrace,
+    Iolog,
 }
 
 impl TraceFormat {
-    pub const NAMES: &'static str = "ascii, spc, msr, blkparse, blktrace, ftrace";
+    pub const NAMES: &'static str = "ascii, spc, msr, blkparse, blktrace, ftrace, iolog";
 
     /// The text formats, in the order a line is tried against them when it
     /// does not fit the one asked for.
@@ -70,6 +74,7 @@ impl TraceFormat {
             "blkparse" => Some(TraceFormat::Blkparse),
             "blktrace" => Some(TraceFormat::Blktrace),
             "ftrace" => Some(TraceFormat::Ftrace),
+            "iolog" => Some(TraceFormat::Iolog),
             _ => None,
         }
     }
@@ -82,6 +87,7 @@ impl TraceFormat {
             TraceFormat::Blkparse => "blkparse",
             TraceFormat::Blktrace => "blktrace",
             TraceFormat::Ftrace => "ftrace",
+            TraceFormat::Iolog => "iolog",
         }
     }
 
@@ -97,6 +103,11 @@ impl TraceFormat {
             TraceFormat::Blktrace => "binary struct blk_io_trace records",
             TraceFormat::Ftrace => {
                 "`task-pid [cpu] flags seconds: block_event: maj,min RWBS ... sector + count ...`"
+            }
+            TraceFormat::Iolog => {
+                "`FILE ACTION [OFFSET LENGTH]` (version 2) or `MICROSECONDS FILE ACTION [OFFSET \
+                 LENGTH]` (version 3), after a first line `fio version 2 iolog` or `fio version 3 \
+                 iolog`"
             }
         }
     }
@@ -214,6 +225,8 @@ pub struct Options {
     pub devices: Devices,
     /// The arrival event of blktrace and ftrace traces.
     pub event: Event,
+    /// fio's `replay_*` options, for iologs.
+    pub iolog: crate::iolog::IologOptions,
 }
 
 impl Default for Options {
@@ -223,6 +236,7 @@ impl Default for Options {
             speed: 1.0,
             devices: Devices::Merge,
             event: Event::Queue,
+            iolog: crate::iolog::IologOptions::default(),
         }
     }
 }
@@ -596,11 +610,12 @@ fn finish(
     files: &[String],
     options: &Options,
 ) -> Result<Trace, TraceError> {
-    let Some(first) = sink.raw.iter().map(|r| r.at).min() else {
+    let Some(earliest) = sink.raw.iter().map(|r| r.at).min() else {
         return Err(TraceError::Empty {
             file: name.to_string(),
         });
     };
+    let first = if sink.own_origin { 0 } else { earliest };
     let bases = match options.devices {
         Devices::Merge => BTreeMap::new(),
         Devices::Separate => device_bases(&sink.raw),

@@ -281,6 +281,10 @@ pub struct Generator {
     trimmed_up_to: u64,
     /// A trace job's requests still to issue.
     trace: Option<TraceQueue>,
+    /// A paced iolog replay ([`JobShape::iolog_pacing`]) issued late by
+    /// this much, which its later requests carry (fio's gaps count from
+    /// the request before).
+    trace_slip: Nanos,
     issued: u64,
     /// Bytes issued per direction (read, write, trim; flushes count none);
     /// their sum against `shape.bytes_limit`.
@@ -356,6 +360,7 @@ impl Generator {
             cursor: 0,
             trimmed_up_to,
             trace,
+            trace_slip: Nanos::ZERO,
             issued: 0,
             listening: Listening::default(),
             job,
@@ -540,11 +545,15 @@ impl Generator {
         self.job.stop.is_none_or(|stop| at < stop).then_some(at)
     }
 
-    /// A synthetic job with its iodepth of requests out.
+    /// A synthetic job, or a paced trace, with its iodepth of requests out.
     fn iodepth_full(&self) -> bool {
         match &self.job.kind {
             JobKind::Synthetic(s) => self.outstanding >= self.depth_limit(s.arrival.iodepth),
-            JobKind::Trace(_) => false,
+            JobKind::Trace(_) => self
+                .job
+                .shape
+                .iolog_pacing
+                .is_some_and(|p| self.outstanding >= p.iodepth),
         }
     }
 
@@ -581,15 +590,34 @@ impl Generator {
         self.refresh();
     }
 
+    /// Issues the trace's requests due by `now`: all of them, open loop,
+    /// or as fio replays an iolog ([`JobShape::iolog_pacing`]), up to its
+    /// I/O depth, a request held by it carrying its lateness to the next
+    /// ones when the log's waits count from the request before.
     fn issue_trace(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
         let Some(trace) = self.trace.as_mut() else {
             unreachable!()
         };
+        let pacing = self.job.shape.iolog_pacing;
+        let carries = pacing.is_some_and(|p| p.waits_from_previous);
         while let Some(r) = trace.next {
-            let at = r.at.max(self.job.start);
+            let slip = if carries {
+                self.trace_slip
+            } else {
+                Nanos::ZERO
+            };
+            let at = (r.at + slip).max(self.job.start);
             if at > now {
                 self.due = Some(at);
                 return;
+            }
+            if pacing.is_some_and(|p| self.outstanding >= p.iodepth) {
+                // Held by the I/O depth: due now, issued when one completes.
+                self.due = Some(at);
+                return;
+            }
+            if carries {
+                self.trace_slip = now - r.at.min(now);
             }
             out.push(Request::new(*next_id, r.op, r.offset, r.len, now).with_tenant(self.tenant));
             *next_id += 1;

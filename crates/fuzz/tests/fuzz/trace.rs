@@ -1,4 +1,5 @@
 use iosteer_fuzz::{fuzz, head, repo_file, Outcome};
+use iosteer_workload::iolog::{IologOptions, Skip};
 use iosteer_workload::trace::{self, Devices, Event, Options, TimeUnit, TraceFormat};
 
 /// Lines kept of a sample trace for a seed.
@@ -20,6 +21,7 @@ fn seeds(format: TraceFormat) -> Vec<Vec<u8>> {
         (TraceFormat::Ftrace, text_seed("traces/vda-ftrace-sample.txt")),
         (TraceFormat::Blktrace, repo_file("traces/synthetic.blktrace.0")),
         (TraceFormat::Blktrace, repo_file("traces/synthetic.blktrace.1")),
+        (TraceFormat::Iolog, text_seed("traces/fio-iolog-sample.log")),
         // spc and msr have no sample in the repository: their documented layouts.
         (
             TraceFormat::Spc,
@@ -62,6 +64,20 @@ fn options(bytes: &[u8]) -> Options {
             Devices::Separate
         },
         event: [Event::Queue, Event::Issue][n / 40 % 2],
+        // fio's replay options, for iologs: each now and then.
+        iolog: IologOptions {
+            no_stall: n / 80 % 2 == 1,
+            time_scale: [100, 100, 1, 50, 200, u32::MAX][n / 7 % 6],
+            skip: Skip {
+                read: n % 11 == 0,
+                write: n % 13 == 0,
+                trim: n % 17 == 0,
+                sync: n % 19 == 0,
+            },
+            scale: [1, 1, 0, 2, 4096][n / 3 % 5],
+            align: [0, 0, 512, 4096][n / 5 % 4],
+            redirect: n % 23 == 0,
+        },
     }
 }
 
@@ -103,4 +119,5 @@ trace_targets! {
     blkparse_traces: Blkparse,
     ftrace_traces: Ftrace,
     blktrace_traces: Blktrace,
+    iolog_traces: Iolog,
 }

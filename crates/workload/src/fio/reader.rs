@@ -42,6 +42,8 @@ pub(super) struct Reader {
     pub(super) do_verify: bool,
     /// Latency target, priorities, the engine ([`Controls`]).
     controls: Controls,
+    /// `read_iolog` and the `replay_*` options ([`IologReader`]).
+    iolog: IologReader,
 }
 
 impl Reader {
@@ -86,6 +88,7 @@ impl Reader {
             fill_device: false,
             do_verify: true,
             controls: Controls::default(),
+            iolog: IologReader::default(),
         }
     }
 
@@ -102,6 +105,9 @@ impl Reader {
     ) -> Result<(), String> {
         let bad = |expected: &str| format!("option `{given}={value}`: expected {expected}");
         let capacity = self.capacity;
+        if self.iolog.option(key, given, value, line)? {
+            return Ok(());
+        }
         match key {
             "rw" => {
                 const MODES: &[&str] = &[
@@ -453,6 +459,17 @@ impl Reader {
                 line,
                 message,
             })?;
+        let iolog =
+            std::mem::take(&mut self.iolog)
+                .finish(job, notes)
+                .map_err(|(line, message)| FioError {
+                    file: file.to_string(),
+                    line,
+                    message,
+                })?;
+        if let Some(iolog) = iolog {
+            return Ok(self.replay_spec(iolog, last_line));
+        }
         // fio's trimwrite trims each block and then writes it, in order: a
         // sequential writer that trims just ahead of itself.
         let trimwrite = self.rw == "trimwrite";
@@ -621,7 +638,32 @@ impl Reader {
             io_size: self.io_size,
             loops: self.loops,
             last_line,
+            iolog: None,
         })
+    }
+}
+
+impl Reader {
+    /// A job that replays an iolog: its start, runtime, waits and I/O
+    /// depth are the job's; what it issues is the log's.
+    fn replay_spec(self, iolog: IologJob, last_line: usize) -> JobSpec {
+        JobSpec {
+            synthetic: Synthetic::reads(4096, 0, self.capacity, self.arrival),
+            shape: self.shape,
+            start: self.start,
+            runtime: self.runtime,
+            time_based: false,
+            size_cut: None,
+            time_based_ignored: false,
+            numjobs: 1,
+            offset_increment: 0,
+            stonewall: self.stonewall,
+            wait_for: self.wait_for,
+            io_size: None,
+            loops: 1,
+            last_line,
+            iolog: Some(iolog),
+        }
     }
 }
 

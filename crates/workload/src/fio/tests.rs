@@ -122,9 +122,9 @@ fn mixes_and_untimed_jobs() {
 fn unsupported_options_and_bad_values_name_file_line_and_option() {
     for (text, at, says) in [
         (
-            "[a]\nrw=randread\nread_iolog=trace.log\n",
+            "[a]\nrw=randread\nmerge_blktrace_file=m.bin\n",
             "v.fio:3:",
-            &["`read_iolog`", "not supported"][..],
+            &["`merge_blktrace_file`", "not supported"][..],
         ),
         ("[a]\nrw=sideways\n", "v.fio:2:", &["randread"]),
         ("[a]\nbs=4q\n", "v.fio", &["`bs=4q`"]),
@@ -692,6 +692,7 @@ fn includes_are_read_beside_the_file_and_errors_name_their_own_line() {
 }
 
 mod controls;
+mod iolog;
 
 #[test]
 fn a_random_job_fio_would_end_early_is_noted() {

@@ -64,6 +64,9 @@ pub(crate) struct Sink {
     pub(crate) file: String,
     pub(crate) source: usize,
     pub(crate) last: Option<u128>,
+    /// The trace's times count from the run's start (an iolog's), not
+    /// from its first request.
+    pub(crate) own_origin: bool,
 }
 
 impl Sink {
@@ -75,6 +78,7 @@ impl Sink {
             file: String::new(),
             source: 0,
             last: None,
+            own_origin: false,
         }
     }
 
@@ -306,6 +310,9 @@ impl LineParser<'_> {
 /// The text formats other than `except` that read `text` as a request or a
 /// known event.
 pub(crate) fn looks_like(text: &str, except: TraceFormat) -> Vec<TraceFormat> {
+    if except != TraceFormat::Iolog && crate::iolog::is_header(text) {
+        return vec![TraceFormat::Iolog];
+    }
     TraceFormat::TEXT
         .into_iter()
         .filter(|&format| format != except)
@@ -403,6 +410,7 @@ pub(crate) fn line_format(format: TraceFormat, options: &Options) -> Box<dyn Lin
     match format {
         TraceFormat::Blkparse => Box::new(crate::blkparse::Blkparse::new(options.event)),
         TraceFormat::Ftrace => Box::new(crate::ftrace::Ftrace::new(options.event)),
+        TraceFormat::Iolog => Box::new(crate::iolog::Iolog::new(options.iolog)),
         _ => Box::new(Columns {
             format,
             unit: options.unit,

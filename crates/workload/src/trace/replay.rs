@@ -295,7 +295,13 @@ pub fn open_replay(
     let plan = Arc::new(plan);
     let (summary, remap) = if plan.bases.is_empty() && plan.remap.is_none() {
         let mut summary = scan.unshifted;
-        summary.first_at = Some(Nanos::ZERO);
+        summary.first_at = Some(arrival(
+            scan.earliest,
+            place,
+            scan.first,
+            options.speed,
+            path,
+        )?);
         summary.last_at = arrival(at, place, scan.first, options.speed, path)?;
         (summary, None)
     } else {
@@ -344,7 +350,10 @@ fn second_pass(plan: &Arc<Plan>) -> Result<(TraceSummary, Option<Remap>), TraceE
 
 /// What a first pass over a trace's files found, holding no request.
 struct Scan {
+    /// Time zero of the replay: the earliest arrival, or 0 for a trace
+    /// whose times count from the run's start (an iolog's).
     first: u128,
+    earliest: u128,
     /// The latest arrival, where it was read, and its file's index.
     latest: Option<(u128, Place, usize)>,
     in_order: bool,
@@ -359,6 +368,7 @@ impl Scan {
     fn of(files: &[TraceFile], format: TraceFormat, options: &Options) -> Result<Scan, TraceError> {
         let mut scan = Scan {
             first: u128::MAX,
+            earliest: u128::MAX,
             latest: None,
             in_order: true,
             ends: DeviceEnds::new(),
@@ -378,6 +388,10 @@ impl Scan {
                     scan.add(&r);
                 }
             }
+        }
+        scan.earliest = scan.first;
+        if sink.own_origin {
+            scan.first = 0;
         }
         scan.tally = sink.tally;
         Ok(scan)

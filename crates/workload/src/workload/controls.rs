@@ -165,7 +165,7 @@ impl Generator {
     fn iodepth(&self) -> u32 {
         match &self.job.kind {
             JobKind::Synthetic(s) => s.arrival.iodepth,
-            JobKind::Trace(_) => 1,
+            JobKind::Trace(_) => self.job.shape.iolog_pacing.map_or(1, |p| p.iodepth),
         }
     }
 }
