@@ -7,7 +7,7 @@
 //! ## Where to start
 //!
 //! - [`Simulation`] ([`run`]): the drive, its aging, the jobs and the phases;
-//!   [`run::run_all`] runs several scheduler specs, each on a fresh copy of
+//!   [`plan::run_all`] runs several scheduler specs, each on a fresh copy of
 //!   the same aged drive.
 //! - [`scenario`]: built-in scenarios, `fill-while-serving` (the Netflix
 //!   paper's problem) first.

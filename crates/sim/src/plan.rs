@@ -2,14 +2,14 @@
 //! specs, or a study's cases; how it runs them, and the study's own table.
 
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use iosteer_device::{DeviceConfig, StartState};
-use iosteer_sched::Nanos;
+use iosteer_sched::{policy, Nanos};
 use iosteer_workload::chart::OutputError;
 use iosteer_workload::report::table;
 use iosteer_workload::{summary, RunReport};
 
-use crate::run::run_all;
 use crate::study::{
     gc_cases, gc_table, hints_table, run_cases, study, write_sweep_charts, Case, STUDIES,
 };
@@ -139,4 +139,43 @@ impl Plan {
             _ => Ok(Vec::new()),
         }
     }
+}
+
+/// Runs every spec on the same aged drive; returns the reports and the wall
+/// time. `progress` hears (run index, simulated now, simulated end), and
+/// (0, 0, 0) now and then while the drive ages; when it returns `false` the
+/// current run stops, reports what it measured, and the remaining runs are
+/// skipped (during aging: [`FtlError::Stopped`](iosteer_device::FtlError),
+/// nothing measured).
+pub fn run_all(
+    sim: &Simulation,
+    specs: &[String],
+    progress: &mut dyn FnMut(usize, Nanos, Nanos) -> bool,
+) -> Result<(Vec<RunReport>, f64), SimError> {
+    sim.validate()?;
+    for spec in specs {
+        policy::build(spec).map_err(|source| SimError::Scheduler {
+            spec: spec.clone(),
+            source: Box::new(source),
+        })?;
+    }
+    let mut aged = Some(sim.aged_device_until(&mut || progress(0, Nanos::ZERO, Nanos::ZERO))?);
+    let started = Instant::now();
+    let mut reports = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        // The last run takes the aged drive itself.
+        let device = if i + 1 == specs.len() {
+            aged.take()
+        } else {
+            aged.clone()
+        }
+        .expect("the aged drive lasts until the last run");
+        let (report, _) = sim.run_on(spec, device, &mut |now, end| progress(i, now, end))?;
+        let stop = report.interrupted;
+        reports.push(report);
+        if stop {
+            break;
+        }
+    }
+    Ok((reports, started.elapsed().as_secs_f64()))
 }

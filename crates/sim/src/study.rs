@@ -62,7 +62,7 @@ pub fn study(name: &str, device: Option<DeviceConfig>, spec: &str, seed: u64) ->
 
 /// Runs every case; cases whose drives differ only in GC mode share one
 /// aging. Returns the reports and the wall time of the runs (aging
-/// excluded). `progress` is as for [`crate::run::run_all`].
+/// excluded). `progress` is as for [`crate::plan::run_all`].
 pub fn run_cases(
     cases: &[Case],
     progress: &mut dyn FnMut(usize, Nanos, Nanos) -> bool,
