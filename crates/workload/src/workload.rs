@@ -24,7 +24,6 @@ use crate::depth_search::DepthSearch;
 use crate::flow::FlowMember;
 use crate::report::Phase;
 pub use crate::trace::TraceRecords;
-use crate::trace::{TraceCursor, TraceError};
 
 pub use crate::job_shape::JobShape;
 
@@ -228,38 +227,6 @@ pub struct Listening {
     pub delay_max: Nanos,
 }
 
-/// A trace job's next request, read ahead one, and the error that ended
-/// the trace early, if one did.
-#[derive(Debug)]
-struct TraceQueue {
-    cursor: TraceCursor,
-    next: Option<TraceRecord>,
-    error: Option<TraceError>,
-}
-
-impl TraceQueue {
-    fn new(records: &TraceRecords) -> TraceQueue {
-        let mut queue = TraceQueue {
-            cursor: records.cursor(),
-            next: None,
-            error: None,
-        };
-        queue.advance();
-        queue
-    }
-
-    fn advance(&mut self) {
-        self.next = match self.cursor.next() {
-            Some(Ok(r)) => Some(r),
-            Some(Err(e)) => {
-                self.error = Some(e);
-                None
-            }
-            None => None,
-        };
-    }
-}
-
 /// A running job: when it wants to issue next, and what.
 #[derive(Debug)]
 pub struct Generator {
@@ -281,10 +248,6 @@ pub struct Generator {
     trimmed_up_to: u64,
     /// A trace job's requests still to issue.
     trace: Option<TraceQueue>,
-    /// A paced iolog replay ([`JobShape::iolog_pacing`]) issued late by
-    /// this much, which its later requests carry (fio's gaps count from
-    /// the request before).
-    trace_slip: Nanos,
     issued: u64,
     /// Bytes issued per direction (read, write, trim; flushes count none);
     /// their sum against `shape.bytes_limit`.
@@ -360,7 +323,6 @@ impl Generator {
             cursor: 0,
             trimmed_up_to,
             trace,
-            trace_slip: Nanos::ZERO,
             issued: 0,
             listening: Listening::default(),
             job,
@@ -549,11 +511,7 @@ impl Generator {
     fn iodepth_full(&self) -> bool {
         match &self.job.kind {
             JobKind::Synthetic(s) => self.outstanding >= self.depth_limit(s.arrival.iodepth),
-            JobKind::Trace(_) => self
-                .job
-                .shape
-                .iolog_pacing
-                .is_some_and(|p| self.outstanding >= p.iodepth),
+            JobKind::Trace(_) => self.trace_full(),
         }
     }
 
@@ -588,44 +546,6 @@ impl Generator {
             }
         }
         self.refresh();
-    }
-
-    /// Issues the trace's requests due by `now`: all of them, open loop,
-    /// or as fio replays an iolog ([`JobShape::iolog_pacing`]), up to its
-    /// I/O depth, a request held by it carrying its lateness to the next
-    /// ones when the log's waits count from the request before.
-    fn issue_trace(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
-        let Some(trace) = self.trace.as_mut() else {
-            unreachable!()
-        };
-        let pacing = self.job.shape.iolog_pacing;
-        let carries = pacing.is_some_and(|p| p.waits_from_previous);
-        while let Some(r) = trace.next {
-            let slip = if carries {
-                self.trace_slip
-            } else {
-                Nanos::ZERO
-            };
-            let at = (r.at + slip).max(self.job.start);
-            if at > now {
-                self.due = Some(at);
-                return;
-            }
-            if pacing.is_some_and(|p| self.outstanding >= p.iodepth) {
-                // Held by the I/O depth: due now, issued when one completes.
-                self.due = Some(at);
-                return;
-            }
-            if carries {
-                self.trace_slip = now - r.at.min(now);
-            }
-            out.push(Request::new(*next_id, r.op, r.offset, r.len, now).with_tenant(self.tenant));
-            *next_id += 1;
-            trace.advance();
-            self.issued += 1;
-            self.outstanding += 1;
-        }
-        self.due = None;
     }
 
     fn issue_synthetic(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
@@ -790,5 +710,7 @@ pub use controls::join_flows;
 use controls::new_depth_search;
 mod rates;
 use rates::{clamped_nanos, direction_index};
+mod trace_job;
+use trace_job::TraceQueue;
 #[cfg(test)]
 mod tests;

@@ -8,7 +8,6 @@ use iosteer_sched::{Nanos, Op, Request};
 use super::{Generator, Job, JobKind};
 use crate::depth_search::{DepthSearch, Outcome};
 use crate::flow::{self, SPIN};
-use crate::trace::TraceError;
 
 impl Generator {
     /// The generators of a workload's `jobs` (job `i` the tenant `i`), those
@@ -179,33 +178,17 @@ fn millis(time: Nanos) -> String {
 
 impl Generator {
     /// The report's notes on what steered the job: its latency target's
-    /// search and its flow.
+    /// search, its flow, and a trace's end or backlog.
     pub fn control_notes(&self) -> Vec<String> {
         [
             self.depth_search_note(),
             self.flow_note(),
             self.trace_note(),
+            self.backlog_note(),
         ]
         .into_iter()
         .flatten()
         .collect()
-    }
-
-    /// Why a trace's replay ended before its last request, if it did and
-    /// no one took the error ([`Generator::take_trace_error`]).
-    fn trace_note(&self) -> Option<String> {
-        let error = self.trace.as_ref()?.error.as_ref()?;
-        Some(format!(
-            "job {}: the trace's replay stopped after {} requests: {error}",
-            self.name(),
-            self.issued
-        ))
-    }
-
-    /// The error that ended a trace's replay early, if one did: a run that
-    /// cannot go on without it takes it to stop.
-    pub fn take_trace_error(&mut self) -> Option<TraceError> {
-        self.trace.as_mut()?.error.take()
     }
 
     /// How the job's flow held it (its share against its weight's).

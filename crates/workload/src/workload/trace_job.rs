@@ -1,0 +1,198 @@
+//! A trace job's issuing: its requests at their arrivals (open loop), or
+//! paced as fio replays an iolog ([`JobShape::iolog_pacing`]).
+//!
+//! Open loop, a drive slower than the trace falls behind and the requests
+//! wait in the host. That backlog is bounded at [`MAX_BACKLOG`] requests
+//! out (about 150 MB), so that a day's trace at twice what the drive can do
+//! does not fill memory hours into the run: past it, a request waits in the
+//! trace until one completes, then enters the scheduler with its arrival
+//! time, so its latency still counts from when the trace says it arrived,
+//! as with an unbounded queue. What differs is only what a scheduler sees:
+//! it cannot reorder a request it has not been given. The run's notes say
+//! when the bound held requests back, how many, and by how much at most.
+
+use iosteer_sched::{Nanos, Request};
+
+use super::{Generator, JobShape, TraceRecord, TraceRecords};
+use crate::trace::{TraceCursor, TraceError};
+
+/// Most requests an open-loop trace job has out (queued in the scheduler
+/// or in the drive) before the rest wait in the trace.
+pub const MAX_BACKLOG: u32 = 1 << 20;
+
+/// A trace job's next request, read ahead one, and the error that ended
+/// the trace early, if one did.
+#[derive(Debug)]
+pub(super) struct TraceQueue {
+    cursor: TraceCursor,
+    pub(super) next: Option<TraceRecord>,
+    pub(super) error: Option<TraceError>,
+    /// A paced iolog replay issued late by this much, which its later
+    /// requests carry (fio's gaps count from the request before).
+    slip: Nanos,
+    /// Open loop: whether the backlog bound has held a request back, the
+    /// requests issued past their arrival since, and the longest such wait.
+    bound_hit: bool,
+    held: u64,
+    held_max: Nanos,
+}
+
+impl TraceQueue {
+    pub(super) fn new(records: &TraceRecords) -> TraceQueue {
+        let mut queue = TraceQueue {
+            cursor: records.cursor(),
+            next: None,
+            error: None,
+            slip: Nanos::ZERO,
+            bound_hit: false,
+            held: 0,
+            held_max: Nanos::ZERO,
+        };
+        queue.advance();
+        queue
+    }
+
+    fn advance(&mut self) {
+        self.next = match self.cursor.next() {
+            Some(Ok(r)) => Some(r),
+            Some(Err(e)) => {
+                self.error = Some(e);
+                None
+            }
+            None => None,
+        };
+    }
+}
+
+impl Generator {
+    /// Most requests the trace job may have out.
+    fn trace_depth(shape: &JobShape) -> u32 {
+        shape.iolog_pacing.map_or(MAX_BACKLOG, |p| p.iodepth)
+    }
+
+    /// Whether the trace job has as many requests out as it may.
+    pub(super) fn trace_full(&self) -> bool {
+        self.outstanding >= Generator::trace_depth(&self.job.shape)
+    }
+
+    /// Issues the trace's requests due by `now`: all of them, open loop,
+    /// up to [`MAX_BACKLOG`] out, or as fio replays an iolog, up to its I/O
+    /// depth, a request held by it carrying its lateness to the next ones
+    /// when the log's waits count from the request before.
+    pub(super) fn issue_trace(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
+        let pacing = self.job.shape.iolog_pacing;
+        let carries = pacing.is_some_and(|p| p.waits_from_previous);
+        let depth = Generator::trace_depth(&self.job.shape);
+        let Some(trace) = self.trace.as_mut() else {
+            unreachable!()
+        };
+        while let Some(r) = trace.next {
+            let slip = if carries { trace.slip } else { Nanos::ZERO };
+            let at = (r.at + slip).max(self.job.start);
+            if at > now {
+                self.due = Some(at);
+                return;
+            }
+            if self.outstanding >= depth {
+                // Held: due now, issued when one completes.
+                trace.bound_hit |= pacing.is_none();
+                self.due = Some(at);
+                return;
+            }
+            if carries {
+                trace.slip = now - r.at.min(now);
+            }
+            // Paced, latency counts from the issue, as fio's; open loop,
+            // from the arrival (later than `now` only when held).
+            let submitted = if pacing.is_some() { now } else { at };
+            if trace.bound_hit && submitted < now {
+                trace.held += 1;
+                trace.held_max = trace.held_max.max(now - submitted);
+            }
+            out.push(
+                Request::new(*next_id, r.op, r.offset, r.len, submitted).with_tenant(self.tenant),
+            );
+            *next_id += 1;
+            trace.advance();
+            self.issued += 1;
+            self.outstanding += 1;
+        }
+        self.due = None;
+    }
+
+    /// Why a trace's replay ended before its last request, if it did and
+    /// no one took the error ([`Generator::take_trace_error`]).
+    pub(super) fn trace_note(&self) -> Option<String> {
+        let error = self.trace.as_ref()?.error.as_ref()?;
+        Some(format!(
+            "job {}: the trace's replay stopped after {} requests: {error}",
+            self.name(),
+            self.issued
+        ))
+    }
+
+    /// The error that ended a trace's replay early, if one did: a run that
+    /// cannot go on without it takes it to stop.
+    pub fn take_trace_error(&mut self) -> Option<TraceError> {
+        self.trace.as_mut()?.error.take()
+    }
+
+    /// When the backlog bound held requests back, what it cost them.
+    pub(super) fn backlog_note(&self) -> Option<String> {
+        let trace = self.trace.as_ref().filter(|t| t.held > 0)?;
+        Some(format!(
+            "job {}: the drive fell behind the trace and {MAX_BACKLOG} requests were out at once (the most a trace replay holds, to bound memory): {} requests waited in the trace up to {:.3} s past their arrival before the scheduler saw them; their latencies count from their arrival",
+            self.name(),
+            trace.held,
+            trace.held_max.as_secs_f64()
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use iosteer_sched::Op;
+
+    use super::*;
+    use crate::workload::{Job, JobKind};
+
+    #[test]
+    fn an_open_loop_trace_holds_past_the_backlog_bound_and_keeps_the_arrival_time() {
+        let n = MAX_BACKLOG as u64 + 2;
+        let records: Vec<TraceRecord> = (0..n)
+            .map(|i| TraceRecord {
+                at: Nanos(i),
+                op: Op::Read,
+                offset: 0,
+                len: 4096,
+            })
+            .collect();
+        let job = Job {
+            name: "t".into(),
+            kind: JobKind::Trace(records.into()),
+            start: Nanos::ZERO,
+            stop: None,
+            shape: Default::default(),
+        };
+        let mut g = Generator::new(job, 0, 1);
+        let mut out = Vec::new();
+        g.issue(Nanos(n), &mut 0, &mut out);
+        assert_eq!(out.len(), MAX_BACKLOG as usize);
+        assert_eq!(g.next_at(), None, "full: nothing more until one completes");
+        assert!(g.control_notes().is_empty());
+        let done = Nanos::from_millis(2);
+        g.completed(&out[0], done);
+        assert_eq!(g.next_at(), Some(Nanos(u64::from(MAX_BACKLOG))));
+        let mut more = Vec::new();
+        g.issue(done, &mut 0, &mut more);
+        assert_eq!(more.len(), 1);
+        assert_eq!(more[0].submitted, Nanos(u64::from(MAX_BACKLOG)));
+        let notes = g.control_notes();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].contains("1 requests waited in the trace up to 0.001 s"),
+            "{}",
+            notes[0]
+        );
+    }
+}
