@@ -371,7 +371,8 @@ pub(crate) fn cpu_files(path: &str) -> Result<Vec<String>, TraceError> {
 mod tests {
     use super::*;
     use crate::blkparse::tests::by_op;
-    use crate::trace::{open_replay, read, read_path, Fit, Options, Trace, TraceFormat};
+    use crate::trace::replay::streamed;
+    use crate::trace::{read, read_path, Options, Trace, TraceFormat};
 
     const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/synthetic");
 
@@ -520,17 +521,8 @@ mod tests {
         assert_eq!(reads, [0, 500, 1000]);
         assert!(!by_prefix.notes.iter().any(|n| n.contains("sorted")));
         // Streamed, the files are merged as the sort above orders them.
-        let replay = open_replay(
-            &prefix,
-            TraceFormat::Blktrace,
-            &options,
-            Fit::Refuse,
-            (1 << 40, 4096),
-        )
-        .unwrap();
-        assert!(replay.records.is_streamed());
-        let streamed: Vec<_> = replay.records.cursor().map(Result::unwrap).collect();
-        assert_eq!(streamed, by_prefix.records);
+        let (records, replay) = streamed(&prefix, TraceFormat::Blktrace, &options, 1 << 40);
+        assert_eq!(records, by_prefix.records);
         assert_eq!(replay.notes, by_prefix.notes);
         let none = read_path(&format!("{prefix}x"), TraceFormat::Blktrace, &options);
         assert!(none.unwrap_err().to_string().contains("no per-CPU files"));

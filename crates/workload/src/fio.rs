@@ -112,7 +112,7 @@ use thiserror::Error;
 
 use crate::bssplit::BlockSplit;
 use crate::distribution::{self, Distribution};
-use crate::fio_options::{canonical, check_engine, near_miss, IGNORED, SUPPORTED};
+use crate::fio_options::{canonical, check_engine, near_miss, IGNORED, REPLAY, SUPPORTED};
 use crate::fio_text;
 use crate::job_shape::JobShape;
 use crate::workload::{Arrival, Job, JobKind, Synthetic};

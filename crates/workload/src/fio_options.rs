@@ -73,6 +73,11 @@ pub const SUPPORTED: &[&str] = &[
     "cmdprio_bssplit",
     "iosteer_backpressure",
     "iosteer_trim_ahead",
+];
+
+/// A replay's options ([`crate::fio::iolog_job`]): modelled too, and the
+/// only ones a replay takes besides its timing and identity.
+pub const REPLAY: &[&str] = &[
     "read_iolog",
     "read_iolog_chunked",
     "replay_no_stall",
@@ -300,6 +305,7 @@ pub fn check_engine(engine: &str) -> Result<(), String> {
 pub fn near_miss(key: &str) -> Option<&'static str> {
     SUPPORTED
         .iter()
+        .chain(REPLAY)
         .chain(IGNORED)
         .copied()
         .filter(|known| known.len() > 3)

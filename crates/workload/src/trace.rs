@@ -772,7 +772,7 @@ pub(crate) fn remap_one(r: &mut TraceRecord, capacity: u64, page: u64, needed: u
 
 mod lines;
 pub(crate) use lines::*;
-mod replay;
+pub(crate) mod replay;
 pub use replay::{open_replay, Replay, TraceCursor, TraceRecords, TraceSummary};
 #[cfg(test)]
 mod tests;

@@ -34,16 +34,9 @@ use crate::job_shape::IologPacing;
 use crate::trace::{self, Devices, Fit, TraceFormat};
 use crate::workload::JobKind;
 
-/// Options a replay takes with the meaning they have for one.
+/// Options a replay takes with the meaning they have for one, besides
+/// its own ([`REPLAY`]).
 const MODELLED: &[&str] = &[
-    "read_iolog",
-    "read_iolog_chunked",
-    "replay_no_stall",
-    "replay_time_scale",
-    "replay_skip",
-    "replay_align",
-    "replay_scale",
-    "replay_redirect",
     "iodepth",
     "startdelay",
     "runtime",
@@ -201,10 +194,11 @@ impl IologReader {
         };
         let mut replaced = Vec::new();
         for (key, given, at) in &self.given {
-            if MODELLED.contains(&key.as_str()) || IGNORED.contains(&key.as_str()) {
+            let key = key.as_str();
+            if REPLAY.contains(&key) || MODELLED.contains(&key) || IGNORED.contains(&key) {
                 continue;
             }
-            if REPLACED.contains(&key.as_str()) {
+            if REPLACED.contains(&key) {
                 if !replaced.contains(given) {
                     replaced.push(given.clone());
                 }
@@ -217,7 +211,7 @@ impl IologReader {
                      applies it to the replayed requests, or ends the replay by it, in ways iosteer \
                      does not reproduce); a replay takes {}, and accepts {} (the log's requests \
                      replace their I/O, as in fio)",
-                    MODELLED.join(", "),
+                    [REPLAY, MODELLED].concat().join(", "),
                     REPLACED.join(", ")
                 ),
             ));

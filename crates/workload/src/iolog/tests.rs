@@ -1,7 +1,8 @@
 use iosteer_sched::Nanos;
 
 use super::*;
-use crate::trace::{self, Devices, Fit, Options, Trace, TraceFormat};
+use crate::trace::replay::streamed;
+use crate::trace::{self, Devices, Options, Trace, TraceFormat};
 use crate::workload::TraceRecord;
 
 fn read_with(text: &str, iolog: IologOptions, devices: Devices) -> Result<Trace, TraceError> {
@@ -200,32 +201,39 @@ fn version_3_waits_are_ignored_and_closed_files_counted() {
 
 #[test]
 fn errors_name_the_line_the_field_and_what_fio_reads() {
-    let e = error("0 0 303567 7 0\n");
-    assert!(
-        e.contains("t.log:1") && e.contains("`fio version 2 iolog` or `fio version 3 iolog`"),
-        "{e}"
-    );
-    let e = error("fio version 2 iolog\nf add\nf open\nf append 0 4096\n");
-    assert!(
-        e.starts_with("t.log:4: field 2 (action) `append`: expected read, write, trim"),
-        "{e}"
-    );
-    let e = error("fio version 3 iolog\n1 f add\n2 f open\n3 f read x 4096\n");
-    assert!(e.starts_with("t.log:4: field 4 (offset) `x`"), "{e}");
-    let e = error("fio version 2 iolog\nf read 0 4096\n");
-    assert!(
-        e.contains("field 1 (file name) `f`: expected a file added by an earlier `add` line"),
-        "{e}"
-    );
-    let e = error("fio version 2 iolog\nf add\nf open\nf read 0\n");
-    assert!(e.contains("t.log:4: expected 4 fields, found 3"), "{e}");
-    let e = error("fio version 3 iolog\n1 f add\n2 f open\n3 f read 0 5000000000\n");
-    assert!(e.contains("expected a byte count below 2^32"), "{e}");
-    let e = error("fio version 2 iolog\nf delete\n");
-    assert!(
-        e.contains("field 2 (action) `delete`: expected add, open or close"),
-        "{e}"
-    );
+    for (text, expected) in [
+        (
+            "0 0 303567 7 0\n",
+            "t.log:1: `0 0 303567 7 0` is not an iolog's first line; expected `fio version 2 iolog` or `fio version 3 iolog`",
+        ),
+        (
+            "fio version 2 iolog\nf add\nf open\nf append 0 4096\n",
+            "t.log:4: field 2 (action) `append`: expected read, write, trim",
+        ),
+        (
+            "fio version 3 iolog\n1 f add\n2 f open\n3 f read x 4096\n",
+            "t.log:4: field 4 (offset) `x`",
+        ),
+        (
+            "fio version 2 iolog\nf read 0 4096\n",
+            "field 1 (file name) `f`: expected a file added by an earlier `add` line",
+        ),
+        (
+            "fio version 2 iolog\nf add\nf open\nf read 0\n",
+            "t.log:4: expected 4 fields, found 3",
+        ),
+        (
+            "fio version 3 iolog\n1 f add\n2 f open\n3 f read 0 5000000000\n",
+            "expected a byte count below 2^32",
+        ),
+        (
+            "fio version 2 iolog\nf delete\n",
+            "field 2 (action) `delete`: expected add, open or close",
+        ),
+    ] {
+        let e = error(text);
+        assert!(e.contains(expected), "{text:?}: {e}");
+    }
     // Another format's reader points at this one.
     let e = trace::parse(
         V3,
@@ -248,17 +256,8 @@ fn a_log_on_disk_is_replayed_as_it_is_read() {
     let path = path.to_str().unwrap();
     assert_eq!(version(path).unwrap(), 3);
     let options = Options::default();
-    let replay = trace::open_replay(
-        path,
-        TraceFormat::Iolog,
-        &options,
-        Fit::Refuse,
-        (8 << 20, 4096),
-    )
-    .unwrap();
-    assert!(replay.records.is_streamed());
-    let streamed: Vec<TraceRecord> = replay.records.cursor().map(Result::unwrap).collect();
-    assert_eq!(streamed, read(V3).records);
+    let (records, replay) = streamed(path, TraceFormat::Iolog, &options, 8 << 20);
+    assert_eq!(records, read(V3).records);
     assert_eq!(replay.records.summary().first_at, Some(Nanos(129_000)));
 }
 

@@ -677,5 +677,20 @@ impl FileCursor {
     }
 }
 
+/// The requests of the trace at `path`, which must be streamed, and its
+/// replay (for tests of the readers).
+#[cfg(test)]
+pub(crate) fn streamed(
+    path: &str,
+    format: TraceFormat,
+    options: &Options,
+    capacity: u64,
+) -> (Vec<TraceRecord>, Replay) {
+    let replay = open_replay(path, format, options, Fit::Refuse, (capacity, 4096)).unwrap();
+    assert!(replay.records.is_streamed());
+    let records = replay.records.cursor().map(Result::unwrap).collect();
+    (records, replay)
+}
+
 #[cfg(test)]
 mod tests;
