@@ -95,20 +95,20 @@ fn a_version_2_log_issues_at_once_and_waits_until_a_time_since_the_start() {
     );
     assert!(t.notes.iter().any(|n| n.starts_with("2 flushes")));
 
-    let fast = read_with(
-        text,
-        IologOptions {
-            no_stall: true,
-            ..IologOptions::default()
-        },
-        Devices::Merge,
-    )
-    .unwrap();
+    let no_stall = IologOptions {
+        no_stall: true,
+        ..IologOptions::default()
+    };
+    let fast = read_with(text, no_stall, Devices::Merge).unwrap();
     assert!(fast.records.iter().all(|r| r.at == Nanos::ZERO));
-    assert!(fast
-        .notes
-        .iter()
-        .any(|n| n == "2 wait lines dropped (replay_no_stall), as fio drops them"));
+    assert!(
+        has_note(
+            &fast,
+            "2 wait lines dropped (replay_no_stall), as fio drops them"
+        ),
+        "{:?}",
+        fast.notes
+    );
 }
 
 #[test]
@@ -129,10 +129,11 @@ fn replay_options_scale_time_skip_kinds_and_move_offsets_as_fio_does() {
     };
     let t = read_with(V3, skip, Devices::Merge).unwrap();
     assert_eq!(at_us(&t.records), [228]);
-    assert!(t
-        .notes
-        .iter()
-        .any(|n| n == "3 requests dropped by replay_skip, as fio drops them"));
+    assert!(
+        has_note(&t, "3 requests dropped by replay_skip, as fio drops them"),
+        "{:?}",
+        t.notes
+    );
     assert_eq!(Skip::parse("write,trim,flush"), Err("flush".to_string()));
 
     let moved = IologOptions {
@@ -144,10 +145,11 @@ fn replay_options_scale_time_skip_kinds_and_move_offsets_as_fio_does() {
     let offsets: Vec<u64> = t.records.iter().map(|r| r.offset).collect();
     // 503808 / 2 = 251904 = 61.5 x 4096, rounded down to 61 x 4096.
     assert_eq!(offsets, [249_856, 3_104_768, 3_534_848, 1_970_176]);
-    assert!(t
-        .notes
-        .iter()
-        .any(|n| n == "4 offsets moved by replay_scale or replay_align"));
+    assert!(
+        has_note(&t, "4 offsets moved by replay_scale or replay_align"),
+        "{:?}",
+        t.notes
+    );
 }
 
 #[test]
@@ -168,15 +170,11 @@ b write 0 4096
         (apart.records[0].offset, apart.records[1].offset),
         (0, 1 << 20)
     );
-    let redirected = read_with(
-        text,
-        IologOptions {
-            redirect: true,
-            ..IologOptions::default()
-        },
-        Devices::Separate,
-    )
-    .unwrap();
+    let redirect = IologOptions {
+        redirect: true,
+        ..IologOptions::default()
+    };
+    let redirected = read_with(text, redirect, Devices::Separate).unwrap();
     assert_eq!(redirected.records[1].offset, 0);
 }
 
@@ -307,4 +305,9 @@ fn fios_own_log_replays_its_requests_in_its_order() {
         t.records.last().unwrap().at,
         Nanos::from_micros(last_us - first_us)
     );
+}
+
+/// Whether `trace` has exactly `note` among its notes.
+fn has_note(trace: &Trace, note: &str) -> bool {
+    trace.notes.iter().any(|n| n == note)
 }
