@@ -1,17 +1,14 @@
-//! `iosteer device import disksim FILE.parv | mqsim FILE.xml`: another
-//! simulator's drive as our TOML, with every parameter's fate as comments
-//! (the work is in `iosteer_device::import`).
+//! `iosteer device import disksim FILE.parv | mqsim FILE.xml | ssdsim
+//! page.parameters`: another simulator's drive as our TOML, with every
+//! parameter's fate as comments (the work is in `iosteer_device::import`).
 
 use anyhow::{anyhow, Result};
-use iosteer_device::import::{disksim, mqsim};
 
-/// The drive of `file`, read as `format` (disksim or mqsim), as TOML.
+/// The drive of `file`, read as `format` (disksim, mqsim or ssdsim), as
+/// TOML. The file is read as UTF-8, an invalid byte (SSDsim's GBK comments)
+/// replaced: a value with one is then refused, never misread.
 pub fn import(format: &str, file: &str) -> Result<String> {
-    let read = match format {
-        "disksim" => disksim::import,
-        "mqsim" => mqsim::import,
-        _ => return Err(anyhow!("device import {format}: expected disksim or mqsim")),
-    };
-    let text = std::fs::read_to_string(file).map_err(|e| anyhow!("{file}: {e}"))?;
-    Ok(read(&text, file)?.to_toml())
+    let read = iosteer_device::import::importer(format).map_err(|e| anyhow!(e))?;
+    let bytes = std::fs::read(file).map_err(|e| anyhow!("{file}: {e}"))?;
+    Ok(read(&String::from_utf8_lossy(&bytes), file)?.to_toml())
 }

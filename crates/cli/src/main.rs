@@ -82,10 +82,10 @@ enum DeviceCommand {
         seed: u64,
     },
     /// Print another simulator's drive as TOML: `disksim FILE.parv` (the
-    /// SSD block of DiskSim 4.0 + SSD extension) or `mqsim FILE.xml`
-    /// (ssdconfig.xml); unmodelled parameters are listed as comments.
+    /// SSD block of DiskSim 4.0 + SSD extension), `mqsim FILE.xml` or
+    /// `ssdsim page.parameters`; unmodelled parameters are comments.
     Import {
-        /// disksim or mqsim.
+        /// disksim, mqsim or ssdsim.
         format: String,
         file: String,
     },

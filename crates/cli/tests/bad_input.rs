@@ -288,6 +288,10 @@ const DEVICE: &[Case] = &[
     bad(&["device", "show", "b.toml"], &[("b.toml", "name = \"x\"\nname = \"y\"\n")], &["b.toml", "duplicate"]),
     bad(&["device", "show", "b.toml"], &[("b.toml", "name = \n")], &["b.toml", "line 1"]),
     bad(&["device", "show", "b.toml"], &[("b.toml", "frob = 1\n")], &["b.toml", "unknown field"]),
+    bad(&["device", "import", "ssd", "x"], &[], &["device import ssd", "disksim, mqsim, ssdsim"]),
+    bad(&["device", "import", "ssdsim", "p.parameters"], &[("p.parameters", "channel number 2\n")], &["p.parameters: line 1", "name = value"]),
+    bad(&["device", "import", "ssdsim", "p.parameters"], &[("p.parameters", "#x\n t_R = 1;\n")], &["line 2", "`t_R` is indented"]),
+    bad(&["device", "import", "ssdsim", "p.parameters"], &[("p.parameters", "t_R = 1;\n")], &["`channel number` is missing"]),
     bad(&["device", "waf", "--victim", "bogus"], &[], &["--victim bogus", "greedy"]),
     bad(&["device", "waf", "--blocks", "1"], &[], &["--blocks 1", "at least 16 blocks"]),
     bad(&["device", "waf", "--alpha", "0.5"], &[], &["--alpha 0.5"]),
@@ -570,4 +574,52 @@ fn run_queue_depth_errors_name_the_flag() {
         ];
         assert_refused(&args, &["--queue-depth", "4096"]);
     }
+}
+
+#[test]
+fn an_ssdsim_file_with_gbk_comments_imports_and_loads_back() {
+    let dir = scratch("ssdsim_gbk");
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../device/tests/data/ssdsim-page.parameters"
+    );
+    let text = std::fs::read_to_string(fixture).unwrap();
+    // As SSDsim ships it: full-width commas in GBK (A3 AC), not UTF-8.
+    let gbk: Vec<u8> = text
+        .split('，')
+        .collect::<Vec<_>>()
+        .join("\u{0}")
+        .bytes()
+        .flat_map(|b| if b == 0 { vec![0xa3, 0xac] } else { vec![b] })
+        .collect();
+    assert!(std::str::from_utf8(&gbk).is_err(), "the copy is not UTF-8");
+    let source = dir.join("page.parameters");
+    std::fs::write(&source, gbk).unwrap();
+    let out = iosteer()
+        .args(["device", "import", "ssdsim"])
+        .arg(&source)
+        .output()
+        .unwrap();
+    let toml = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        toml.contains("channels = 2") && toml.contains("page_read_us = 20.0"),
+        "{toml}"
+    );
+    let drive = dir.join("ssdsim.toml");
+    std::fs::write(&drive, &toml).unwrap();
+    let shown = iosteer()
+        .args(["device", "show"])
+        .arg(&drive)
+        .output()
+        .unwrap();
+    assert!(
+        shown.status.success(),
+        "{}",
+        String::from_utf8_lossy(&shown.stderr)
+    );
 }

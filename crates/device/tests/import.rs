@@ -1,11 +1,12 @@
-//! Importing other simulators' drives: MQSim's own `ssdconfig.xml` (copied
-//! into tests/data, its origin noted there) and a DiskSim SSD block written
-//! from the validation suite's published parameters give drives whose TOML
+//! Importing other simulators' drives: MQSim's own `ssdconfig.xml` and
+//! SSDsim's default `page.parameters` (copied into tests/data, their origin
+//! noted there) and a DiskSim SSD block written from the validation suite's
+//! published parameters give drives whose TOML
 //! (what `iosteer device show` prints) carries those parameters, and every
 //! source parameter is either mapped or listed as not modelled.
 
 use iosteer_device::config::{CachePolicy, WritePlacement};
-use iosteer_device::import::{disksim, mqsim, ImportError, Imported};
+use iosteer_device::import::{disksim, mqsim, ssdsim, ImportError, Imported, Importer};
 use iosteer_device::{DeviceConfig, GcMode, VictimPolicy};
 
 fn data(name: &str) -> String {
@@ -147,9 +148,6 @@ fn the_disksim_validation_ssd_imports_with_its_parameters() {
     );
 }
 
-/// An importer: the source text and its file's name in, a drive out.
-type Importer = fn(&str, &str) -> Result<Imported, ImportError>;
-
 /// The error `import` gives for the data file `source` with `from` replaced
 /// by `to`, read as `file`.
 fn refused_when_edited(
@@ -266,4 +264,178 @@ fn a_parameter_set_twice_or_an_element_left_open_is_refused_naming_its_line() {
         &err,
         &["open.xml: line 69", "`<Page_Capacity>` is not closed"],
     );
+}
+
+#[test]
+fn ssdsims_default_page_parameters_import_with_its_parameters() {
+    let imported = ssdsim::import(&data("ssdsim-page.parameters"), "page.parameters").unwrap();
+    let c = shown(&imported);
+    // 2 channels of 2 chips of 2 dies: 8 dies of 2 planes, 4 GiB of NAND.
+    assert_eq!(geometry(&c), (2, 4, 2, 2048, 64, 2048));
+    assert_eq!(c.geometry.physical_bytes(), 4 << 30);
+    assert_eq!(c.ftl.mapping_unit, 2048, "page-mapped");
+    assert_eq!(nand_us(&c), (20.0, 200.0, 1500.0));
+    // A byte per 25 ns (t_RC = t_WC).
+    assert_eq!(c.timing.channel_mb_per_s, 40.0);
+    assert_eq!(c.timing.command_overhead_us, 0.0);
+    assert_eq!(c.over_provisioning, 0.1);
+    // SSDsim's 30% of a plane's pages is more than its 10% spare leaves
+    // room for: the most the drive takes (409.6 spare blocks a die, less
+    // the open block and one).
+    assert_greedy_blocking_gc(&c, 407, false);
+    assert_eq!(c.gc.high_watermark, 407);
+    assert!(!c.gc.separate_frontier, "GC writes into the active block");
+    assert_eq!(c.ftl.write_placement, WritePlacement::LeastBusy);
+    // advanced command = 31: two-plane operations, t_DBSY between planes.
+    assert!(c.multi_plane.enabled && c.multi_plane.same_page_offset);
+    assert_eq!(c.multi_plane.extra_us_per_plane, 0.05);
+    // 131074 bytes of buffer: below the 1 MiB the cache here counts in.
+    assert_eq!(c.cache.size_mib, 0);
+    let gc_note = imported
+        .mapped
+        .iter()
+        .find(|n| n.source.contains("gc hard threshold"));
+    assert!(
+        gc_note.unwrap().outcome.contains("1229 blocks"),
+        "the clamp is said"
+    );
+    assert_not_modelled(
+        &imported,
+        &[
+            "t_CLS = 12",
+            "chip number[2] = 0",
+            "aged ratio",
+            "static_allocation = 2",
+        ],
+    );
+}
+
+#[test]
+fn every_ssdsim_parameter_is_mapped_or_listed() {
+    let text = data("ssdsim-page.parameters");
+    let imported = ssdsim::import(&text, "page.parameters").unwrap();
+    let notes: Vec<&str> = imported
+        .mapped
+        .iter()
+        .chain(&imported.not_modelled)
+        .map(|n| n.source.as_str())
+        .collect();
+    let names = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once('='))
+        .map(|(name, _)| name.trim());
+    for name in names {
+        let name = name
+            .strip_suffix("[0]")
+            .or(name.strip_suffix("[1]"))
+            .unwrap_or(name);
+        assert!(
+            notes.iter().any(|n| n.contains(name)),
+            "{name} is neither mapped nor listed"
+        );
+    }
+    assert!(
+        !imported
+            .not_modelled
+            .iter()
+            .any(|n| n.outcome.contains("unknown")),
+        "every parameter of SSDsim 2.1's file is known"
+    );
+}
+
+#[test]
+fn a_fork_s_parameters_are_listed_and_its_static_allocation_maps() {
+    // tcyfree/ssdsim's additions, and a static allocation.
+    let text = data("ssdsim-page.parameters")
+        .replace(
+            "t_PROG = 200000;",
+            "t_PROG = 200000;\nt_PROG_L = 500000;\nturbo_mode = 1;",
+        )
+        .replace("\nallocation=0;", "\nallocation=1;");
+    let imported = ssdsim::import(&text, "fork.parameters").unwrap();
+    assert_eq!(imported.config.ftl.write_placement, WritePlacement::Striped);
+    assert_not_modelled(
+        &imported,
+        &[
+            "t_PROG_L = 500000",
+            "turbo_mode = 1",
+            "dynamic_allocation = 0",
+        ],
+    );
+}
+
+#[test]
+fn ssdsim_errors_name_the_file_the_line_the_parameter_and_what_is_accepted() {
+    let ssdsim_with = |from, to| {
+        refused_when_edited(
+            ssdsim::import,
+            "ssdsim-page.parameters",
+            (from, to),
+            "bad.parameters",
+        )
+    };
+    // Not `name = value`: line 63 of the copy.
+    let err = ssdsim_with("t_PROG = 200000;", "t_PROG 200000;");
+    assert_says(
+        &err,
+        &["bad.parameters: line 63", "t_PROG 200000", "name = value"],
+    );
+    // SSDsim skips an indented line: it would not set t_PROG.
+    let err = ssdsim_with("t_PROG = 200000;", " t_PROG = 200000;");
+    assert_says(&err, &["line 63", "`t_PROG` is indented"]);
+    let err = ssdsim_with("t_R = 20000;", "t_R = fast;");
+    assert_says(&err, &["bad.parameters", "`t_R` = fast", "number"]);
+    let err = ssdsim_with("t_RC = 25;", "t_RC = 0;");
+    assert_says(&err, &["`t_RC` = 0", "above 0 ns"]);
+    let err = ssdsim_with("page number = 64;", "");
+    assert!(
+        matches!(err, ImportError::Missing { ref name, .. } if name == "page number"),
+        "{err}"
+    );
+    let err = ssdsim_with("chip number[1] = 2;", "chip number[1] = 3;");
+    assert_says(&err, &["`chip number[1]` = 3", "2, as chip number[0]"]);
+    let err = ssdsim_with("chip number = 4;", "chip number = 5;");
+    assert_says(&err, &["`chip number` = 5", "= 4"]);
+    let err = ssdsim_with("subpage page = 4;", "subpage page = 8;");
+    assert_says(&err, &["`subpage page` = 8", "= 4"]);
+    let err = ssdsim_with("advanced command=31;", "advanced command=32;");
+    assert_says(&err, &["`advanced command` = 32", "0 to 31"]);
+    let err = ssdsim_with("allocation=0;", "allocation=2;");
+    assert_says(&err, &["`allocation` = 2", "0 (dynamic) or 1 (static)"]);
+    let err = ssdsim_with("address mapping=1;", "address mapping=2;");
+    assert_says(&err, &["`address mapping` = 2", "1 (page mapping)"]);
+    let err = ssdsim_with("overprovide=0.10;", "");
+    assert_says(&err, &["`overprovide` is missing", "spare area"]);
+    let err = ssdsim_with("die number = 2;", "die number = 2.5;");
+    assert_says(&err, &["`die number` = 2.5", "whole number"]);
+    // Set twice: SSDsim keeps the later, which this would drop.
+    let err = ssdsim_with("t_WH = 10;", "t_WH = 10;\nt_WH = 1000000;");
+    assert_says(&err, &["line 77", "`t_WH` is set again (first at line 76)"]);
+    // Spare too small for the drive: refused by the drive's own checks.
+    let err = ssdsim_with("overprovide=0.10;", "overprovide=0.0001;");
+    assert!(matches!(err, ImportError::Config { .. }), "{err}");
+}
+
+#[test]
+fn no_ssdsim_input_panics() {
+    let text = data("ssdsim-page.parameters");
+    let edits = [
+        ("channel number = 2;", "channel number = 4294967295;"),
+        ("channel number = 2;", "channel number = 101;"),
+        ("chip number[0] = 2;", "chip number[0] = 4294967295;"),
+        ("block number = 2048;", "block number = 4294967295;"),
+        ("page capacity = 2048;", "page capacity = 4294967295;"),
+        ("t_R = 20000;", "t_R = 1e308;"),
+        ("t_RC = 25;", "t_RC = 1e-300;"),
+        ("dram capacity = 131074;", "dram capacity = 1e300;"),
+        ("gc hard threshold=0.30;", "gc hard threshold=1e300;"),
+        ("overprovide=0.10;", "overprovide=1e300;"),
+        ("=", "=="),
+    ];
+    for (from, to) in edits {
+        let _ = ssdsim::import(&text.replace(from, to), "edge.parameters");
+    }
+    assert!(ssdsim::import("", "empty.parameters").is_err());
+    assert!(ssdsim::import("=1", "noname.parameters").is_err());
 }

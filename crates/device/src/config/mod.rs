@@ -74,12 +74,15 @@ pub struct Geometry {
 }
 
 impl Geometry {
+    /// Dies of the drive; saturates at `u32::MAX` for a geometry that
+    /// `validate` refuses, so an importer's thresholds never overflow.
     pub fn dies(&self) -> u32 {
-        self.channels * self.dies_per_channel
+        self.channels.saturating_mul(self.dies_per_channel)
     }
 
+    /// Blocks of a die; saturates as [`Geometry::dies`] does.
     pub fn blocks_per_die(&self) -> u32 {
-        self.planes_per_die * self.blocks_per_plane
+        self.planes_per_die.saturating_mul(self.blocks_per_plane)
     }
 
     pub fn blocks(&self) -> u64 {

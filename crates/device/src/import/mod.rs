@@ -1,6 +1,7 @@
 //! Drives from other simulators' configurations: an MQSim `ssdconfig.xml`
-//! ([`mqsim`]) or the SSD block of a DiskSim 4.0 + SSD extension parameter
-//! file ([`disksim`]) becomes a [`DeviceConfig`], printed as our drive TOML
+//! ([`mqsim`]), the SSD block of a DiskSim 4.0 + SSD extension parameter
+//! file ([`disksim`]) or an SSDsim `page.parameters` ([`ssdsim`]) becomes a
+//! [`DeviceConfig`], printed as our drive TOML
 //! (`iosteer device import`). Every parameter of the source is either mapped,
 //! its unit converted, or listed as not modelled, both as TOML comments
 //! above the drive, so nothing is dropped silently. What the source does not
@@ -9,6 +10,7 @@
 pub mod disksim;
 pub mod mqsim;
 mod params;
+pub mod ssdsim;
 
 use std::fmt::Write as _;
 
@@ -46,6 +48,29 @@ pub enum ImportError {
         #[source]
         source: ConfigError,
     },
+}
+
+/// An importer: the source text and its file's name (for errors) in, a
+/// drive out.
+pub type Importer = fn(&str, &str) -> Result<Imported, ImportError>;
+
+/// Every source format `iosteer device import` reads, by name.
+pub const FORMATS: &[(&str, Importer)] = &[
+    ("disksim", disksim::import),
+    ("mqsim", mqsim::import),
+    ("ssdsim", ssdsim::import),
+];
+
+/// The importer of `format`, or an error naming the formats.
+pub fn importer(format: &str) -> Result<Importer, String> {
+    FORMATS
+        .iter()
+        .find(|(name, _)| *name == format)
+        .map(|(_, import)| *import)
+        .ok_or_else(|| {
+            let names: Vec<&str> = FORMATS.iter().map(|(name, _)| *name).collect();
+            format!("device import {format}: expected {}", names.join(", "))
+        })
 }
 
 /// One source parameter and what became of it.

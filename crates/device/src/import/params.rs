@@ -66,11 +66,17 @@ impl Params {
 
     /// The value of `name`, which the drive cannot do without.
     pub(crate) fn required(&mut self, name: &str) -> Result<String, ImportError> {
-        self.text(name).ok_or_else(|| ImportError::Missing {
+        self.text(name)
+            .ok_or_else(|| self.missing(name, "the drive's geometry and timing need it"))
+    }
+
+    /// `name` is not set and is `needed`.
+    pub(crate) fn missing(&self, name: &str, needed: &str) -> ImportError {
+        ImportError::Missing {
             file: self.file.clone(),
             name: name.to_string(),
-            needed: "the drive's geometry and timing need it".to_string(),
-        })
+            needed: needed.to_string(),
+        }
     }
 
     pub(crate) fn number(&mut self, name: &str) -> Result<Option<f64>, ImportError> {
