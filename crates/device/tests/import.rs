@@ -375,43 +375,80 @@ fn ssdsim_errors_name_the_file_the_line_the_parameter_and_what_is_accepted() {
             "bad.parameters",
         )
     };
-    // Not `name = value`: line 63 of the copy.
-    let err = ssdsim_with("t_PROG = 200000;", "t_PROG 200000;");
-    assert_says(
-        &err,
-        &["bad.parameters: line 63", "t_PROG 200000", "name = value"],
-    );
-    // SSDsim skips an indented line: it would not set t_PROG.
-    let err = ssdsim_with("t_PROG = 200000;", " t_PROG = 200000;");
-    assert_says(&err, &["line 63", "`t_PROG` is indented"]);
-    let err = ssdsim_with("t_R = 20000;", "t_R = fast;");
-    assert_says(&err, &["bad.parameters", "`t_R` = fast", "number"]);
-    let err = ssdsim_with("t_RC = 25;", "t_RC = 0;");
-    assert_says(&err, &["`t_RC` = 0", "above 0 ns"]);
+    let cases: &[(&str, &str, &[&str])] = &[
+        // Not `name = value`: line 63 of the copy.
+        (
+            "t_PROG = 200000;",
+            "t_PROG 200000;",
+            &["bad.parameters: line 63", "t_PROG 200000", "name = value"],
+        ),
+        // SSDsim skips an indented line: it would not set t_PROG.
+        (
+            "t_PROG = 200000;",
+            " t_PROG = 200000;",
+            &["line 63", "`t_PROG` is indented"],
+        ),
+        (
+            "t_R = 20000;",
+            "t_R = fast;",
+            &["bad.parameters", "`t_R` = fast", "number"],
+        ),
+        ("t_RC = 25;", "t_RC = 0;", &["`t_RC` = 0", "above 0 ns"]),
+        (
+            "chip number[1] = 2;",
+            "chip number[1] = 3;",
+            &["`chip number[1]` = 3", "2, as chip number[0]"],
+        ),
+        (
+            "chip number = 4;",
+            "chip number = 5;",
+            &["`chip number` = 5", "= 4"],
+        ),
+        (
+            "subpage page = 4;",
+            "subpage page = 8;",
+            &["`subpage page` = 8", "= 4"],
+        ),
+        (
+            "advanced command=31;",
+            "advanced command=32;",
+            &["`advanced command` = 32", "0 to 31"],
+        ),
+        (
+            "allocation=0;",
+            "allocation=2;",
+            &["`allocation` = 2", "0 (dynamic) or 1 (static)"],
+        ),
+        (
+            "address mapping=1;",
+            "address mapping=2;",
+            &["`address mapping` = 2", "1 (page mapping)"],
+        ),
+        (
+            "overprovide=0.10;",
+            "",
+            &["`overprovide` is missing", "spare area"],
+        ),
+        (
+            "die number = 2;",
+            "die number = 2.5;",
+            &["`die number` = 2.5", "whole number"],
+        ),
+        // Set twice: SSDsim keeps the later, which this would drop.
+        (
+            "t_WH = 10;",
+            "t_WH = 10;\nt_WH = 1000000;",
+            &["line 77", "`t_WH` is set again (first at line 76)"],
+        ),
+    ];
+    for &(from, to, says) in cases {
+        assert_says(&ssdsim_with(from, to), says);
+    }
     let err = ssdsim_with("page number = 64;", "");
     assert!(
         matches!(err, ImportError::Missing { ref name, .. } if name == "page number"),
         "{err}"
     );
-    let err = ssdsim_with("chip number[1] = 2;", "chip number[1] = 3;");
-    assert_says(&err, &["`chip number[1]` = 3", "2, as chip number[0]"]);
-    let err = ssdsim_with("chip number = 4;", "chip number = 5;");
-    assert_says(&err, &["`chip number` = 5", "= 4"]);
-    let err = ssdsim_with("subpage page = 4;", "subpage page = 8;");
-    assert_says(&err, &["`subpage page` = 8", "= 4"]);
-    let err = ssdsim_with("advanced command=31;", "advanced command=32;");
-    assert_says(&err, &["`advanced command` = 32", "0 to 31"]);
-    let err = ssdsim_with("allocation=0;", "allocation=2;");
-    assert_says(&err, &["`allocation` = 2", "0 (dynamic) or 1 (static)"]);
-    let err = ssdsim_with("address mapping=1;", "address mapping=2;");
-    assert_says(&err, &["`address mapping` = 2", "1 (page mapping)"]);
-    let err = ssdsim_with("overprovide=0.10;", "");
-    assert_says(&err, &["`overprovide` is missing", "spare area"]);
-    let err = ssdsim_with("die number = 2;", "die number = 2.5;");
-    assert_says(&err, &["`die number` = 2.5", "whole number"]);
-    // Set twice: SSDsim keeps the later, which this would drop.
-    let err = ssdsim_with("t_WH = 10;", "t_WH = 10;\nt_WH = 1000000;");
-    assert_says(&err, &["line 77", "`t_WH` is set again (first at line 76)"]);
     // Spare too small for the drive: refused by the drive's own checks.
     let err = ssdsim_with("overprovide=0.10;", "overprovide=0.0001;");
     assert!(matches!(err, ImportError::Config { .. }), "{err}");

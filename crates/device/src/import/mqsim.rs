@@ -211,11 +211,12 @@ fn geometry(p: &mut Params, c: &mut DeviceConfig, notes: &mut Notes) -> Result<(
     let unit = format!("with Chip_No_Per_Channel = {chips} (dies per channel must fit 32 bits)");
     let dies_per_channel = p.product("Die_No_Per_Chip", dies, chips, &unit)?;
     let g = &mut c.geometry;
-    g.channels = channels;
-    g.dies_per_channel = dies_per_channel;
-    g.planes_per_die = p.required_count("Plane_No_Per_Die")?;
-    g.blocks_per_plane = p.required_count("Block_No_Per_Plane")?;
-    g.pages_per_block = p.required_count("Page_No_Per_Block")?;
+    let counts = [
+        "Plane_No_Per_Die",
+        "Block_No_Per_Plane",
+        "Page_No_Per_Block",
+    ];
+    p.geometry_into(g, (channels, dies_per_channel), counts)?;
     g.page_size = p.required_count("Page_Capacity")?;
     notes.mapped(
         format!("Flash_Channel_Count = {channels}"),

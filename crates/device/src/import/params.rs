@@ -94,6 +94,22 @@ impl Params {
         Ok(self.number(name)?.expect("present"))
     }
 
+    /// Sets `g`'s channels and dies per channel, then its planes per die,
+    /// blocks per plane and pages per block from the parameters `names`.
+    pub(crate) fn geometry_into(
+        &mut self,
+        g: &mut crate::config::Geometry,
+        (channels, dies_per_channel): (u32, u32),
+        [planes, blocks, pages]: [&str; 3],
+    ) -> Result<(), ImportError> {
+        g.channels = channels;
+        g.dies_per_channel = dies_per_channel;
+        g.planes_per_die = self.required_count(planes)?;
+        g.blocks_per_plane = self.required_count(blocks)?;
+        g.pages_per_block = self.required_count(pages)?;
+        Ok(())
+    }
+
     pub(crate) fn required_count(&mut self, name: &str) -> Result<u32, ImportError> {
         self.required(name)?;
         Ok(self.count(name)?.expect("present"))

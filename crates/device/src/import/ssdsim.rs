@@ -295,11 +295,8 @@ fn geometry(
         return Err(p.bad("subpage page", &subpages.to_string(), &accepted));
     }
     let g = &mut c.geometry;
-    g.channels = channels;
-    g.dies_per_channel = dies_per_channel;
-    g.planes_per_die = p.required_count("plane number")?;
-    g.blocks_per_plane = p.required_count("block number")?;
-    g.pages_per_block = p.required_count("page number")?;
+    let counts = ["plane number", "block number", "page number"];
+    p.geometry_into(g, (channels, dies_per_channel), counts)?;
     g.page_size = page;
     c.ftl.mapping_unit = page;
     notes.mapped(
