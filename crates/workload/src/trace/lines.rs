@@ -114,8 +114,10 @@ impl Sink {
             return Ok(());
         }
         if op == Op::Flush {
-            self.tally
-                .add("flushes (the report counts them with the writes)", 1);
+            self.tally.add(
+                "flushes (replayed as flushes: a row of their own in the report)",
+                1,
+            );
         }
         if self.raw.len() >= MAX_REQUESTS {
             return Err(TraceError::TooMany {
