@@ -5,10 +5,15 @@
 use anyhow::{anyhow, Result};
 
 /// The drive of `file`, read as `format` (disksim, mqsim or ssdsim), as
-/// TOML. The file is read as UTF-8, an invalid byte (SSDsim's GBK comments)
-/// replaced: a value with one is then refused, never misread.
+/// TOML. An SSDsim file's invalid UTF-8 (its GBK comments) is replaced: a
+/// value with one is then refused, never misread; other files must be UTF-8.
 pub fn import(format: &str, file: &str) -> Result<String> {
     let read = iosteer_device::import::importer(format).map_err(|e| anyhow!(e))?;
     let bytes = std::fs::read(file).map_err(|e| anyhow!("{file}: {e}"))?;
-    Ok(read(&String::from_utf8_lossy(&bytes), file)?.to_toml())
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) if format == "ssdsim" => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        Err(e) => return Err(anyhow!("{file}: not UTF-8 text: {}", e.utf8_error())),
+    };
+    Ok(read(&text, file)?.to_toml())
 }

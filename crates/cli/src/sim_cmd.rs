@@ -139,7 +139,7 @@ pub(crate) fn file_error(e: WorkloadFileError, option: &str) -> anyhow::Error {
 pub struct TraceArgs {
     /// Trace format: ascii (five columns), spc, msr, blkparse (its text
     /// output), blktrace (binary DEV.blktrace.N files; FILE may be the prefix
-    /// DEV) or ftrace (block tracepoints from trace_pipe).
+    /// DEV), ftrace (block tracepoints from trace_pipe) or iolog (fio's).
     #[arg(long, default_value = "ascii", value_parser = crate::one_of(TraceFormat::parse, TraceFormat::NAMES))]
     pub trace_format: TraceFormat,
     /// The event of blkparse, blktrace and ftrace traces that is a request's

@@ -623,3 +623,22 @@ fn an_ssdsim_file_with_gbk_comments_imports_and_loads_back() {
         String::from_utf8_lossy(&shown.stderr)
     );
 }
+
+#[test]
+fn a_disksim_file_not_in_utf8_is_refused_not_read_around() {
+    let dir = scratch("disksim_not_utf8");
+    let source = dir.join("d.parv");
+    // `Reserve pages percentage` with its `a` corrupted: a name read around
+    // the bad byte would be unknown and left at the preset's value.
+    std::fs::write(&source, b"Reserve p\xe4ges percentage = 30\n").unwrap();
+    let out = iosteer()
+        .args(["device", "import", "disksim"])
+        .arg(&source)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("not UTF-8 text"),
+        "{err}"
+    );
+}

@@ -13,7 +13,7 @@ use iosteer_sched::{Nanos, Op, Outcome, Request, Scheduler};
 use iosteer_workload::job_phases::{self, PhaseTracker};
 use iosteer_workload::report::{round, CpuReport, Recorder, RunReport};
 use iosteer_workload::series::gauges_of;
-use iosteer_workload::workload::{Generator, Job, JobKind, Workload};
+use iosteer_workload::workload::{Generator, Job, JobKind, Workload, TRACE_DRAIN};
 
 use crate::engine::EngineError;
 use crate::metrics::{self, MetricsServer, RunGauges};
@@ -235,8 +235,16 @@ fn job_end(jobs: &[Job]) -> Option<Nanos> {
         .filter_map(|j| match (&j.kind, j.stop) {
             (_, Some(stop)) => Some(stop),
             (JobKind::Trace(records), None) => {
+                // A paced replay (read_iolog) may fall behind its log, or
+                // hold every request at time zero (a version 2 log): it has
+                // the simulator's drain time to finish, and the run ends
+                // sooner when it does.
                 let summary = records.summary();
-                summary.first_at.map(|_| j.start + summary.last_at)
+                let drain = match j.shape.iolog_pacing {
+                    Some(_) => TRACE_DRAIN,
+                    None => Nanos::ZERO,
+                };
+                summary.first_at.map(|_| j.start + summary.last_at + drain)
             }
             _ => None,
         })
@@ -443,6 +451,31 @@ pub fn run_length(duration: Option<Nanos>, jobs: &[Job]) -> Nanos {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_paced_replay_has_the_drain_time_to_finish_and_an_open_one_its_log() {
+        use iosteer_workload::job_shape::IologPacing;
+        use iosteer_workload::workload::TraceRecord;
+        let record = TraceRecord {
+            at: Nanos::ZERO,
+            op: Op::Write,
+            offset: 0,
+            len: 4096,
+        };
+        let mut job = Job {
+            name: "v2".into(),
+            kind: JobKind::Trace(vec![record; 200].into()),
+            start: Nanos::ZERO,
+            stop: None,
+            shape: Default::default(),
+        };
+        assert_eq!(run_length(None, std::slice::from_ref(&job)), Nanos::ZERO);
+        job.shape.iolog_pacing = Some(IologPacing {
+            iodepth: 4,
+            waits_from_previous: false,
+        });
+        assert_eq!(run_length(None, &[job]), TRACE_DRAIN);
+    }
 
     #[test]
     fn failures_are_noted_by_operation_and_error_with_the_first_of_each() {

@@ -18,8 +18,7 @@ use crate::run::Simulation;
 
 /// How long after a job file's last job requests may still finish.
 pub const JOB_DRAIN: Nanos = Nanos::from_secs(5);
-/// How long after a trace's last request the others may still finish.
-pub const TRACE_DRAIN: Nanos = Nanos::from_secs(60);
+pub use iosteer_workload::workload::TRACE_DRAIN;
 
 /// What is wrong with a job or trace file, or a time window of a trace.
 #[derive(Debug, Error)]

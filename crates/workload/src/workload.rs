@@ -712,5 +712,6 @@ mod rates;
 use rates::{clamped_nanos, direction_index};
 mod trace_job;
 use trace_job::TraceQueue;
+pub use trace_job::{MAX_BACKLOG, TRACE_DRAIN};
 #[cfg(test)]
 mod tests;

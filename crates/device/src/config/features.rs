@@ -145,9 +145,17 @@ impl MultiPlane {
                 reason: format!("must be at most {MAX_PLANES} with multi_plane.enabled"),
             });
         }
-        non_negative("multi_plane.extra_us_per_plane", self.extra_us_per_plane)
+        super::at_most(
+            "multi_plane.extra_us_per_plane",
+            self.extra_us_per_plane,
+            MAX_PLANE_EXTRA_US,
+            "must be from 0 to 1,000,000 us (a second a plane is no flash operation)",
+        )
     }
 }
+
+/// The most die time a plane beyond the first may add, us.
+const MAX_PLANE_EXTRA_US: f64 = 1e6;
 
 /// The comments `iosteer device show` prints above each section of this
 /// file, so every key is documented where it is edited.

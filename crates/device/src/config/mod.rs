@@ -460,6 +460,13 @@ impl DeviceConfig {
         }
         self.ftl.validate(g)?;
         self.multi_plane.validate(g)?;
+        if self.cache.bytes() > g.physical_bytes() {
+            return invalid(
+                "cache.size_mib",
+                self.cache.size_mib,
+                "a write cache larger than the drive's NAND holds nothing the drive could",
+            );
+        }
         let units =
             dies * blocks_per_die * u64::from(g.pages_per_block) * u64::from(self.units_per_page());
         if units >= u64::from(u32::MAX) {
@@ -626,6 +633,18 @@ mod tests {
         drive.over_provisioning = 1e-300;
         let e = drive.validate().unwrap_err().to_string();
         assert!(e.starts_with("`over_provisioning` = 1e-300:"), "{e}");
+    }
+
+    #[test]
+    fn a_cache_larger_than_the_drive_or_a_plane_slower_than_a_second_is_refused() {
+        let mut drive = DeviceConfig::preset("consumer-sata").unwrap();
+        drive.cache.size_mib = u64::MAX;
+        let e = drive.validate().unwrap_err().to_string();
+        assert!(e.contains("`cache.size_mib` = 18446744073709551615"), "{e}");
+        let mut drive = DeviceConfig::preset("consumer-sata").unwrap();
+        drive.multi_plane.extra_us_per_plane = 1e297;
+        let e = drive.validate().unwrap_err().to_string();
+        assert!(e.contains("multi_plane.extra_us_per_plane"), "{e}");
     }
 
     #[test]

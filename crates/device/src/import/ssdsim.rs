@@ -157,6 +157,8 @@ const NOT_MODELLED: &[(&str, &str)] = &[
 /// a value is cut at `#` and a trailing `;`, and a line SSDsim would skip
 /// or misread is refused, not dropped.
 fn parameter_lines(text: &str, file: &str) -> Result<Vec<Param>, ImportError> {
+    // A byte-order mark (an editor's) is not part of the first name.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut params = Vec::new();
     for (index, raw) in text.lines().enumerate() {
         let syntax = |message: String| ImportError::Syntax {

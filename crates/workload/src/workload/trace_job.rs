@@ -13,12 +13,16 @@
 
 use iosteer_sched::{Nanos, Request};
 
-use super::{Generator, JobShape, TraceRecord, TraceRecords};
+use super::{Generator, JobKind, JobShape, TraceRecord, TraceRecords};
 use crate::trace::{TraceCursor, TraceError};
 
 /// Most requests an open-loop trace job has out (queued in the scheduler
 /// or in the drive) before the rest wait in the trace.
 pub const MAX_BACKLOG: u32 = 1 << 20;
+
+/// How long a run goes on after a trace's last arrival, for the requests
+/// still out (and a paced replay's held ones) to finish.
+pub const TRACE_DRAIN: Nanos = Nanos::from_secs(60);
 
 /// A trace job's next request, read ahead one, and the error that ended
 /// the trace early, if one did.
@@ -28,8 +32,10 @@ pub(super) struct TraceQueue {
     pub(super) next: Option<TraceRecord>,
     pub(super) error: Option<TraceError>,
     /// A paced iolog replay issued late by this much, which its later
-    /// requests carry (fio's gaps count from the request before).
+    /// requests carry (fio's gaps count from the request before), and
+    /// whether its I/O depth was full when the last request went.
     slip: Nanos,
+    depth_held: bool,
     /// Open loop: whether the backlog bound has held a request back, the
     /// requests issued past their arrival since, and the longest such wait.
     bound_hit: bool,
@@ -44,6 +50,7 @@ impl TraceQueue {
             next: None,
             error: None,
             slip: Nanos::ZERO,
+            depth_held: false,
             bound_hit: false,
             held: 0,
             held_max: Nanos::ZERO,
@@ -96,10 +103,13 @@ impl Generator {
             if self.outstanding >= depth {
                 // Held: due now, issued when one completes.
                 trace.bound_hit |= pacing.is_none();
+                trace.depth_held = true;
                 self.due = Some(at);
                 return;
             }
-            if carries {
+            // Only a hold by the depth moves the schedule, as in fio: a
+            // real-time loop waking late does not (fio corrects its sleeps).
+            if carries && trace.depth_held {
                 trace.slip = now - r.at.min(now);
             }
             // Paced, latency counts from the issue, as fio's; open loop,
@@ -116,6 +126,9 @@ impl Generator {
             trace.advance();
             self.issued += 1;
             self.outstanding += 1;
+            // Full: the next request, if due before a completion, waits
+            // for one (the flag is set whether or not the loop looks then).
+            trace.depth_held = self.outstanding >= depth;
         }
         self.due = None;
     }
@@ -137,15 +150,36 @@ impl Generator {
         self.trace.as_mut()?.error.take()
     }
 
-    /// When the backlog bound held requests back, what it cost them.
+    /// Requests of the trace never issued (the job or the run ended first,
+    /// the drive behind), and when the backlog bound held requests back,
+    /// what it cost them.
     pub(super) fn backlog_note(&self) -> Option<String> {
-        let trace = self.trace.as_ref().filter(|t| t.held > 0)?;
-        Some(format!(
+        let trace = self.trace.as_ref()?;
+        let JobKind::Trace(records) = &self.job.kind else {
+            return None;
+        };
+        let left = records.summary().requests.saturating_sub(self.issued);
+        let unissued = (left > 0 && trace.error.is_none()).then(|| {
+            format!(
+                "job {}: {left} of the trace's {} requests were never issued: the job or the run ended first (the run ends {} s after the last arrival)",
+                self.name(),
+                records.summary().requests,
+                TRACE_DRAIN.as_secs_f64()
+            )
+        });
+        if trace.held == 0 {
+            return unissued;
+        }
+        let held = format!(
             "job {}: the drive fell behind the trace and {MAX_BACKLOG} requests were out at once (the most a trace replay holds, to bound memory): {} requests waited in the trace up to {:.3} s past their arrival before the scheduler saw them; their latencies count from their arrival",
             self.name(),
             trace.held,
             trace.held_max.as_secs_f64()
-        ))
+        );
+        Some(match unissued {
+            Some(u) => format!("{held}; {u}"),
+            None => held,
+        })
     }
 }
 
@@ -179,7 +213,13 @@ mod tests {
         g.issue(Nanos(n), &mut 0, &mut out);
         assert_eq!(out.len(), MAX_BACKLOG as usize);
         assert_eq!(g.next_at(), None, "full: nothing more until one completes");
-        assert!(g.control_notes().is_empty());
+        let notes = g.control_notes();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].contains("2 of the trace's 1048578 requests were never issued"),
+            "{}",
+            notes[0]
+        );
         let done = Nanos::from_millis(2);
         g.completed(&out[0], done);
         assert_eq!(g.next_at(), Some(Nanos(u64::from(MAX_BACKLOG))));
@@ -190,9 +230,49 @@ mod tests {
         let notes = g.control_notes();
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(
-            notes[0].contains("1 requests waited in the trace up to 0.001 s"),
+            notes[0].contains("1 requests waited in the trace up to 0.001 s")
+                && notes[0].contains("1 of the trace's 1048578 requests were never issued"),
             "{}",
             notes[0]
         );
+    }
+
+    #[test]
+    fn a_paced_replay_woken_late_keeps_the_log_s_schedule_and_a_held_one_moves_it() {
+        let records: Vec<TraceRecord> = [0, 100, 200, 300]
+            .map(|us| TraceRecord {
+                at: Nanos::from_micros(us),
+                op: Op::Write,
+                offset: 0,
+                len: 4096,
+            })
+            .to_vec();
+        let shape = JobShape {
+            iolog_pacing: Some(crate::job_shape::IologPacing {
+                iodepth: 2,
+                waits_from_previous: true,
+            }),
+            ..JobShape::default()
+        };
+        let job = Job {
+            name: "t".into(),
+            kind: JobKind::Trace(records.into()),
+            start: Nanos::ZERO,
+            stop: None,
+            shape,
+        };
+        let mut g = Generator::new(job, 0, 1);
+        let mut out = Vec::new();
+        // Woken 60 us late: both due requests go, and the next stays at 200.
+        g.issue(Nanos::from_micros(160), &mut 0, &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!(g.next_at(), None, "two out: the depth holds the next");
+        g.completed(&out[0], Nanos::from_micros(250));
+        // Held by the depth from 200 to 250 us: the rest move 50 us later.
+        assert_eq!(g.next_at(), Some(Nanos::from_micros(200)));
+        g.issue(Nanos::from_micros(250), &mut 0, &mut out);
+        assert_eq!(out.len(), 3);
+        g.completed(&out[1], Nanos::from_micros(260));
+        assert_eq!(g.next_at(), Some(Nanos::from_micros(350)));
     }
 }
