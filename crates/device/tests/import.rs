@@ -9,6 +9,12 @@ use iosteer_device::config::{CachePolicy, WritePlacement};
 use iosteer_device::import::{disksim, mqsim, ssdsim, ImportError, Imported, Importer};
 use iosteer_device::{DeviceConfig, GcMode, VictimPolicy};
 
+/// Every source parameter the import says something of, mapped or not.
+fn sources(imported: &Imported) -> Vec<&str> {
+    let notes = imported.mapped.iter().chain(&imported.not_modelled);
+    notes.map(|n| n.source.as_str()).collect()
+}
+
 fn data(name: &str) -> String {
     let path = format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
@@ -105,12 +111,7 @@ fn mqsim_ssdconfig_imports_with_its_parameters() {
 fn every_mqsim_parameter_is_mapped_or_listed() {
     let xml = data("mqsim-ssdconfig.xml");
     let imported = mqsim::import(&xml, "ssdconfig.xml").unwrap();
-    let notes: Vec<&str> = imported
-        .mapped
-        .iter()
-        .chain(&imported.not_modelled)
-        .map(|n| n.source.as_str())
-        .collect();
+    let notes = sources(&imported);
     let leaves = xml
         .lines()
         .filter_map(|l| l.trim().strip_prefix('<'))
@@ -314,12 +315,7 @@ fn ssdsims_default_page_parameters_import_with_its_parameters() {
 fn every_ssdsim_parameter_is_mapped_or_listed() {
     let text = data("ssdsim-page.parameters");
     let imported = ssdsim::import(&text, "page.parameters").unwrap();
-    let notes: Vec<&str> = imported
-        .mapped
-        .iter()
-        .chain(&imported.not_modelled)
-        .map(|n| n.source.as_str())
-        .collect();
+    let notes = sources(&imported);
     let names = text
         .lines()
         .filter(|l| !l.starts_with('#'))
