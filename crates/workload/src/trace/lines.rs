@@ -55,6 +55,9 @@ impl Tally {
     }
 }
 
+/// The note on arrivals out of time order within a file.
+const UNSORTED: &str = "arrivals earlier than the one before them in their file (sorted by time)";
+
 /// Where readers put what they read.
 pub(crate) struct Sink {
     pub(crate) raw: Vec<RawRecord>,
@@ -126,10 +129,7 @@ impl Sink {
             });
         }
         if self.last.is_some_and(|last| at < last) {
-            self.tally.add(
-                "arrivals earlier than the one before them in their file (sorted by time)",
-                1,
-            );
+            self.tally.add(UNSORTED, 1);
         }
         self.last = Some(at);
         self.raw.push(RawRecord {
@@ -142,6 +142,11 @@ impl Sink {
             source: self.source,
         });
         Ok(())
+    }
+
+    /// Whether an arrival went back in time within a file read so far.
+    pub(crate) fn saw_unsorted(&self) -> bool {
+        self.tally.counts.contains_key(UNSORTED)
     }
 
     pub(crate) fn produced(&self) -> bool {

@@ -380,15 +380,13 @@ impl Scan {
         for (index, file) in files.iter().enumerate() {
             let mut reader = FileReader::open(file, format, options)?;
             sink.start(&file.name, index);
-            let mut last = None;
             while reader.step(&mut sink)? {
                 for r in sink.raw.drain(..) {
-                    scan.in_order &= last.is_none_or(|l| r.at >= l);
-                    last = Some(r.at);
                     scan.add(&r);
                 }
             }
         }
+        scan.in_order = !sink.saw_unsorted();
         scan.earliest = scan.first;
         if sink.own_origin {
             scan.first = 0;
@@ -569,8 +567,6 @@ struct FileCursor {
     sink: Sink,
     pending: VecDeque<RawRecord>,
     head: Option<TraceRecord>,
-    /// The last arrival read, in the file's own time.
-    last: Option<u128>,
 }
 
 impl Stream {
@@ -595,7 +591,6 @@ impl Stream {
                 sink,
                 pending: VecDeque::new(),
                 head: None,
-                last: None,
             };
             cursor.head = cursor.pull(plan)?;
             files.push(cursor);
@@ -662,15 +657,14 @@ impl FileCursor {
     fn pull(&mut self, plan: &Plan) -> Result<Option<TraceRecord>, TraceError> {
         loop {
             if let Some(raw) = self.pending.pop_front() {
-                if self.last.is_some_and(|last| raw.at < last) {
-                    let file = &plan.files[raw.source].name;
-                    return Err(changed(file, "its arrivals are no longer in time order"));
-                }
-                self.last = Some(raw.at);
                 return plan.record(&raw).map(Some);
             }
             if !self.reader.step(&mut self.sink)? {
                 return Ok(None);
+            }
+            if self.sink.saw_unsorted() {
+                let what = "its arrivals are no longer in time order";
+                return Err(changed(&self.sink.file, what));
             }
             self.pending.extend(self.sink.raw.drain(..));
         }
