@@ -15,6 +15,17 @@ fn sources(imported: &Imported) -> Vec<&str> {
     notes.map(|n| n.source.as_str()).collect()
 }
 
+/// Each of `names` is mapped or listed as not modelled.
+fn assert_each_spoken_of<'a>(imported: &Imported, names: impl Iterator<Item = &'a str>) {
+    let notes = sources(imported);
+    for name in names {
+        assert!(
+            notes.iter().any(|n| n.contains(name)),
+            "{name} is neither mapped nor listed"
+        );
+    }
+}
+
 fn data(name: &str) -> String {
     let path = format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
@@ -111,19 +122,13 @@ fn mqsim_ssdconfig_imports_with_its_parameters() {
 fn every_mqsim_parameter_is_mapped_or_listed() {
     let xml = data("mqsim-ssdconfig.xml");
     let imported = mqsim::import(&xml, "ssdconfig.xml").unwrap();
-    let notes = sources(&imported);
     let leaves = xml
         .lines()
         .filter_map(|l| l.trim().strip_prefix('<'))
         .filter_map(|l| l.split_once('>'))
         .filter(|(name, rest)| rest.contains(&format!("</{name}>")))
-        .map(|(name, _)| name.to_string());
-    for name in leaves {
-        assert!(
-            notes.iter().any(|n| n.contains(&name)),
-            "{name} is neither mapped nor listed"
-        );
-    }
+        .map(|(name, _)| name);
+    assert_each_spoken_of(&imported, leaves);
 }
 
 #[test]
@@ -315,22 +320,16 @@ fn ssdsims_default_page_parameters_import_with_its_parameters() {
 fn every_ssdsim_parameter_is_mapped_or_listed() {
     let text = data("ssdsim-page.parameters");
     let imported = ssdsim::import(&text, "page.parameters").unwrap();
-    let notes = sources(&imported);
     let names = text
         .lines()
         .filter(|l| !l.starts_with('#'))
         .filter_map(|l| l.split_once('='))
-        .map(|(name, _)| name.trim());
-    for name in names {
-        let name = name
-            .strip_suffix("[0]")
-            .or(name.strip_suffix("[1]"))
-            .unwrap_or(name);
-        assert!(
-            notes.iter().any(|n| n.contains(name)),
-            "{name} is neither mapped nor listed"
-        );
-    }
+        .map(|(name, _)| name.trim())
+        .map(|name| {
+            let numbered = name.strip_suffix("[0]").or(name.strip_suffix("[1]"));
+            numbered.unwrap_or(name)
+        });
+    assert_each_spoken_of(&imported, names);
     assert!(
         !imported
             .not_modelled

@@ -315,11 +315,7 @@ fn rate_min_is_a_floor_per_direction_as_in_fio() {
         "m.fio",
         "enterprise-nvme",
     );
-    let notes: Vec<&String> = report
-        .notes
-        .iter()
-        .filter(|n| n.contains("rate_min"))
-        .collect();
+    let notes = notes_with(&report.notes, "rate_min");
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(
         notes[0].contains("of reads") && notes[0].contains("2.10 MB/s"),
@@ -335,11 +331,7 @@ fn rate_min_is_a_floor_per_direction_as_in_fio() {
 fn a_job_ending_within_its_ramp_is_named_in_the_notes() {
     let text = "[short]\nrw=randread\nsize=1m\nramp_time=100\n[long]\nrw=randread\nsize=1m\nramp_time=10ms\ntime_based\nruntime=1\n";
     let report = simulate(text, "ramp.fio", "consumer-sata");
-    let ramp: Vec<&String> = report
-        .notes
-        .iter()
-        .filter(|n| n.contains("ramp_time"))
-        .collect();
+    let ramp = notes_with(&report.notes, "ramp_time");
     assert_eq!(ramp.len(), 1, "{:?}", report.notes);
     assert!(
         ramp[0].starts_with("job short: it or the run ended within its ramp_time (100.0 s), so none of its 256 requests"),
@@ -491,4 +483,9 @@ fn random_offsets_fall_on_each_directions_block() {
             .all(|r| r.offset.0 % boundary == 0)
     };
     assert!(on(Op::Read, 4096) && on(Op::Write, 1000));
+}
+
+/// The notes that speak of `text`.
+fn notes_with<'a>(notes: &'a [String], text: &str) -> Vec<&'a String> {
+    notes.iter().filter(|n| n.contains(text)).collect()
 }

@@ -432,9 +432,13 @@ impl JobSpec {
                 line: *line,
                 message,
             };
-            reader
-                .option(name, canonical(key), key, value, *line, notes)
-                .map_err(err)?;
+            let setting = Setting {
+                key: canonical(key),
+                given: key,
+                value,
+                line: *line,
+            };
+            reader.option(name, &setting, notes).map_err(err)?;
         }
         let last_line = section.options.last().map_or(section.line, |o| o.2);
         let do_verify = reader.do_verify;
@@ -510,7 +514,7 @@ use reader::Reader;
 use sections::{sections, Section};
 use values::{
     boolean, either, gcd, per_direction, per_direction_sizes, percent, positive_count,
-    positive_size, signed_size, size_or_percent,
+    positive_size, signed_size, size_or_percent, Setting,
 };
 pub use values::{size_value, time_value};
 

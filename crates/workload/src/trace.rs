@@ -335,13 +335,18 @@ impl fmt::Display for Place {
     }
 }
 
-/// A request as read: time in the trace's own origin, in nanoseconds.
+/// A request as read.
 pub(crate) struct RawRecord {
+    /// Arrival, nanoseconds in the trace's own origin (wide: a trace's
+    /// clock may start anywhere, and scaled times must not overflow).
     pub(crate) at: u128,
     pub(crate) op: Op,
+    /// The device (or volume, disk number, ASU) the trace names.
     pub(crate) device: DeviceKey,
+    /// Bytes from the start of that device, and bytes long.
     pub(crate) offset: u64,
     pub(crate) len: u64,
+    /// Where in its file it was read, for messages.
     pub(crate) place: Place,
     /// Index of the file it came from (per-CPU blktrace files).
     pub(crate) source: usize,

@@ -42,14 +42,11 @@ pub(super) struct Controls {
 impl Controls {
     /// Reads `key` if it is one of this file's options (`Ok(false)` if it
     /// is not); an error is the message.
-    pub(super) fn option(
-        &mut self,
-        key: &str,
-        given: &str,
-        value: &str,
-        line: usize,
-    ) -> Result<bool, String> {
-        let bad = |expected: &str| format!("option `{given}={value}`: expected {expected}");
+    pub(super) fn option(&mut self, setting: &Setting) -> Result<bool, String> {
+        let Setting {
+            key, value, line, ..
+        } = *setting;
+        let bad = |expected: &str| setting.bad(expected);
         let time = |value: &str| {
             time_value(value, 1_000)
                 .ok_or_else(|| bad("a time, microseconds unless suffixed (such as 500ms)"))

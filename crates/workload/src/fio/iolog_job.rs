@@ -105,15 +105,11 @@ pub(super) struct IologJob {
 impl IologReader {
     /// Reads `key` if it is one of `read_iolog` and the `replay_*` options
     /// (`Ok(false)` if not); remembers every option for [`Self::finish`].
-    pub(super) fn option(
-        &mut self,
-        key: &str,
-        given: &str,
-        value: &str,
-        line: usize,
-    ) -> Result<bool, String> {
-        self.given.push((key.to_string(), given.to_string(), line));
-        let bad = |expected: &str| format!("option `{given}={value}`: expected {expected}");
+    pub(super) fn option(&mut self, setting: &Setting) -> Result<bool, String> {
+        let Setting { key, value, .. } = *setting;
+        let given = (key.to_string(), setting.given.to_string(), setting.line);
+        self.given.push(given);
+        let bad = |expected: &str| setting.bad(expected);
         match key {
             "read_iolog" => {
                 if value.is_empty() {
@@ -129,7 +125,7 @@ impl IologReader {
                         "one file (fio's `:` list, a log for each numjobs copy, is not supported)",
                     ));
                 }
-                self.path = Some((value.replace("\\:", ":"), line));
+                self.path = Some((value.replace("\\:", ":"), setting.line));
             }
             "read_iolog_chunked" => {
                 boolean(value).ok_or_else(|| bad("0 or 1"))?;
@@ -146,7 +142,8 @@ impl IologReader {
             "replay_skip" => {
                 self.options.skip = Skip::parse(value).map_err(|word| {
                     format!(
-                        "option `{given}={value}`: `{word}`: expected a comma-separated list of {}",
+                        "option `{}={value}`: `{word}`: expected a comma-separated list of {}",
+                        setting.given,
                         Skip::NAMES
                     )
                 })?

@@ -97,15 +97,18 @@ impl Reader {
     pub(super) fn option(
         &mut self,
         job: &str,
-        key: &str,
-        given: &str,
-        value: &str,
-        line: usize,
+        setting: &Setting,
         notes: &mut Vec<String>,
     ) -> Result<(), String> {
-        let bad = |expected: &str| format!("option `{given}={value}`: expected {expected}");
+        let Setting {
+            key,
+            given,
+            value,
+            line,
+        } = *setting;
+        let bad = |expected: &str| setting.bad(expected);
         let capacity = self.capacity;
-        if self.iolog.option(key, given, value, line)? {
+        if self.iolog.option(setting)? {
             return Ok(());
         }
         match key {
@@ -377,7 +380,7 @@ impl Reader {
                 check_engine(value)?;
                 self.controls.engine = Some(value.to_string());
             }
-            k if self.controls.option(k, given, value, line)? => {}
+            _ if self.controls.option(setting)? => {}
             k if controls::DEPRECATED.contains(&k) => {
                 return Err(format!(
                     "job [{job}]: option `{given}` is deprecated in fio, which refuses it too (\"Option {k} is deprecated\", and fio drops the job): remove the line"

@@ -4,6 +4,27 @@
 
 use super::*;
 
+/// One option of a job section as the parsers read it.
+#[derive(Clone, Copy)]
+pub(super) struct Setting<'a> {
+    /// The option's canonical name (fio's aliases merged: [`canonical`]).
+    pub(super) key: &'a str,
+    /// The option as written.
+    pub(super) given: &'a str,
+    pub(super) value: &'a str,
+    pub(super) line: usize,
+}
+
+impl Setting<'_> {
+    /// The message of a value the option does not take.
+    pub(super) fn bad(&self, expected: &str) -> String {
+        format!(
+            "option `{}={}`: expected {expected}",
+            self.given, self.value
+        )
+    }
+}
+
 /// A flag as fio writes it: alone, or `=1`/`=0` (and words).
 pub(super) fn boolean(value: &str) -> Option<bool> {
     match value {
