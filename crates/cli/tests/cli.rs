@@ -455,6 +455,29 @@ mod block_traces {
     }
 
     #[test]
+    fn a_gzip_compressed_trace_replays_as_the_plain_one() {
+        use std::io::Write;
+        let plain = std::fs::read(format!("{ROOT}financial1-excerpt.ascii")).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let packed = dir.path().join("financial1.ascii.gz");
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(&plain).unwrap();
+        std::fs::write(&packed, e.finish().unwrap()).unwrap();
+        let report = json_of(&["sim", "--trace", packed.to_str().unwrap(), "--json"]);
+        let want = replayed("financial1-excerpt.ascii", &[]);
+        assert_eq!(report["runs"][0]["phases"], want["runs"][0]["phases"]);
+        assert_eq!(all_ops(&report), 10_000);
+        let cut = dir.path().join("cut.gz");
+        let bytes = std::fs::read(&packed).unwrap();
+        std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+        let cut = cut.to_str().unwrap();
+        assert_refused_saying(
+            &["sim", "--trace", cut],
+            &["cut.gz: gzip data: the compressed stream is cut short"],
+        );
+    }
+
+    #[test]
     fn a_trace_past_the_clock_or_unbounded_is_an_error_not_a_short_replay() {
         let fin = format!("{ROOT}financial1-excerpt.ascii");
         for (args, expected) in [

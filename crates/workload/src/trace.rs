@@ -18,6 +18,7 @@
 //!
 //! The last three record several events per request; [`Event`] says which
 //! one is its arrival, and the others are skipped and counted in the notes.
+//! Any of them may be compressed with gzip, bzip2 or zstd (`compressed`).
 //!
 //! Times are shifted so the first request arrives at zero, then divided by the
 //! replay speed. The device column (ASU, disk number) is ignored by default,
@@ -475,6 +476,12 @@ pub enum TraceError {
     },
     #[error("{file}: {message}")]
     Io { file: String, message: String },
+    #[error("{file}: is {what}, which is not read as a trace; unpack it first ({unpack})")]
+    Packed {
+        file: String,
+        what: String,
+        unpack: String,
+    },
     #[error("{file}: is {kind}, not a trace file")]
     NotAFile { file: String, kind: String },
     #[error(
@@ -578,9 +585,16 @@ pub fn read_path(path: &str, format: TraceFormat, options: &Options) -> Result<T
     finish(sink, path, &files, options)
 }
 
+/// Opens a trace file to read its content, decompressed if it is
+/// compressed ([`compressed`]).
+pub(crate) fn open(file: &str) -> Result<compressed::Content, TraceError> {
+    let source = BufReader::with_capacity(1 << 16, open_file(file)?);
+    compressed::decompressed(file, source)
+}
+
 /// Opens a trace file; a device or directory is refused (a FIFO is read,
 /// bounded like any file, so `<(blkparse ...)` works).
-pub(crate) fn open(file: &str) -> Result<BufReader<std::fs::File>, TraceError> {
+pub(crate) fn open_file(file: &str) -> Result<std::fs::File, TraceError> {
     let f = std::fs::File::open(file).map_err(|e| io_error(file, &e))?;
     let meta = f.metadata().map_err(|e| io_error(file, &e))?;
     if let Some(kind) = not_a_file(&meta) {
@@ -589,7 +603,7 @@ pub(crate) fn open(file: &str) -> Result<BufReader<std::fs::File>, TraceError> {
             kind: kind.to_string(),
         });
     }
-    Ok(BufReader::with_capacity(1 << 16, f))
+    Ok(f)
 }
 
 fn not_a_file(meta: &std::fs::Metadata) -> Option<&'static str> {
@@ -775,6 +789,7 @@ pub(crate) fn remap_one(r: &mut TraceRecord, capacity: u64, page: u64, needed: u
     }
 }
 
+mod compressed;
 mod lines;
 pub(crate) use lines::*;
 pub(crate) mod replay;

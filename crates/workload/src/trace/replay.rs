@@ -32,6 +32,7 @@ use std::io::{BufReader, Read};
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use super::compressed::{decompressed, Content};
 use super::*;
 use crate::blktrace::RecordReader;
 
@@ -422,7 +423,7 @@ struct TraceFile {
 
 impl TraceFile {
     fn open(name: &str) -> Result<TraceFile, TraceError> {
-        let file = open(name)?.into_inner();
+        let file = open_file(name)?;
         let meta = file.metadata().map_err(|e| io_error(name, &e))?;
         Ok(TraceFile {
             name: name.to_string(),
@@ -434,7 +435,7 @@ impl TraceFile {
 
     /// A reader of the file from its start, as long as it was; an error if
     /// it was written to since it was opened.
-    fn reader(&self) -> Result<BufReader<At>, TraceError> {
+    fn reader(&self) -> Result<Content, TraceError> {
         let meta = self.file.metadata().map_err(|e| io_error(&self.name, &e))?;
         if meta.len() != self.len || meta.modified().ok() != self.modified {
             let what = format!("{} bytes, {} when first read", meta.len(), self.len);
@@ -445,7 +446,7 @@ impl TraceFile {
             pos: 0,
             end: self.len,
         };
-        Ok(BufReader::with_capacity(1 << 16, at))
+        decompressed(&self.name, BufReader::with_capacity(1 << 16, at))
     }
 }
 
@@ -488,8 +489,8 @@ fn changed(file: &str, what: &str) -> TraceError {
 
 /// One trace file being read, a line or a record at a time.
 enum FileReader {
-    Lines(LineReader<BufReader<At>>),
-    Records(RecordReader<BufReader<At>>),
+    Lines(LineReader<Content>),
+    Records(RecordReader<Content>),
 }
 
 impl FileReader {

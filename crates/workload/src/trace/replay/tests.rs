@@ -213,3 +213,30 @@ fn a_pipe_is_read_once_into_memory() {
     let records: Vec<_> = replay.records.cursor().map(Result::unwrap).collect();
     assert_eq!(records.len(), 2);
 }
+
+#[test]
+fn a_compressed_trace_replays_as_the_plain_one_streamed_or_sorted() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let gzip = |name: &str, text: &str| {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(text.as_bytes()).unwrap();
+        let path = dir.path().join(name).to_string_lossy().into_owned();
+        std::fs::write(&path, e.finish().unwrap()).unwrap();
+        path
+    };
+    let options = Options::default();
+    let drive = (1 << 30, 4096);
+    for text in [
+        "0 0 8 8 1\n10 0 16 8 0\n10 0 0 8 1\n",
+        "10 0 8 8 1\n0 0 16 8 0\n",
+    ] {
+        let plain = write(&dir, "plain", text);
+        let packed = gzip("packed.gz", text);
+        let (want, plain) = replayed(&plain, &options, Fit::Refuse, drive).unwrap();
+        let (got, packed) = replayed(&packed, &options, Fit::Refuse, drive).unwrap();
+        assert_eq!(got, want);
+        assert_eq!(packed.notes, plain.notes);
+        assert_eq!(packed.records.is_streamed(), plain.records.is_streamed());
+    }
+}
