@@ -9,6 +9,11 @@
 //!   WebSearch); the LBA is in 512-byte sectors.
 //! - `msr`: `Timestamp,Hostname,DiskNumber,Type(Read|Write),Offset(bytes),
 //!   Size(bytes),ResponseTime` (MSR Cambridge), timestamps in 100 ns ticks.
+//! - `alibaba`: `device_id,opcode(R|W),offset(bytes),length(bytes),
+//!   timestamp(us)` (Alibaba Cloud's block traces of 2020).
+//! - `tencent`: `Timestamp(s),Offset(sectors),Size(sectors),IOType(0 read|
+//!   1 write),VolumeID` (Tencent CBS, SNIA IOTTA); whole-second
+//!   timestamps, so a second's requests arrive together, as a note says.
 //! - `blkparse`: blkparse's default text output ([`crate::blkparse`]).
 //! - `blktrace`: blktrace's binary per-CPU files ([`crate::blktrace`]).
 //! - `ftrace`: the kernel's block tracepoints as text ([`crate::ftrace`]).
@@ -52,17 +57,22 @@ pub enum TraceFormat {
     Blktrace,
     Ftrace,
     Iolog,
+    Alibaba,
+    Tencent,
 }
 
 impl TraceFormat {
-    pub const NAMES: &'static str = "ascii, spc, msr, blkparse, blktrace, ftrace, iolog";
+    pub const NAMES: &'static str =
+        "ascii, spc, msr, alibaba, tencent, blkparse, blktrace, ftrace, iolog";
 
     /// The text formats, in the order a line is tried against them when it
     /// does not fit the one asked for.
-    const TEXT: [TraceFormat; 5] = [
+    const TEXT: [TraceFormat; 7] = [
         TraceFormat::Ascii,
         TraceFormat::Spc,
         TraceFormat::Msr,
+        TraceFormat::Alibaba,
+        TraceFormat::Tencent,
         TraceFormat::Blkparse,
         TraceFormat::Ftrace,
     ];
@@ -76,6 +86,8 @@ impl TraceFormat {
             "blktrace" => Some(TraceFormat::Blktrace),
             "ftrace" => Some(TraceFormat::Ftrace),
             "iolog" => Some(TraceFormat::Iolog),
+            "alibaba" => Some(TraceFormat::Alibaba),
+            "tencent" => Some(TraceFormat::Tencent),
             _ => None,
         }
     }
@@ -89,6 +101,8 @@ impl TraceFormat {
             TraceFormat::Blktrace => "blktrace",
             TraceFormat::Ftrace => "ftrace",
             TraceFormat::Iolog => "iolog",
+            TraceFormat::Alibaba => "alibaba",
+            TraceFormat::Tencent => "tencent",
         }
     }
 
@@ -98,6 +112,8 @@ impl TraceFormat {
             TraceFormat::Ascii => "`arrival_time device lba size type`, separated by spaces",
             TraceFormat::Spc => "`ASU,LBA,size,opcode,timestamp`",
             TraceFormat::Msr => "`Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`",
+            TraceFormat::Alibaba => "`device_id,opcode,offset,length,timestamp`",
+            TraceFormat::Tencent => "`Timestamp,Offset,Size,IOType,VolumeID`",
             TraceFormat::Blkparse => {
                 "`maj,min cpu sequence seconds pid action RWBS sector + count [process]`"
             }

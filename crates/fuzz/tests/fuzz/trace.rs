@@ -22,7 +22,8 @@ fn seeds(format: TraceFormat) -> Vec<Vec<u8>> {
         (TraceFormat::Blktrace, repo_file("traces/synthetic.blktrace.0")),
         (TraceFormat::Blktrace, repo_file("traces/synthetic.blktrace.1")),
         (TraceFormat::Iolog, text_seed("traces/fio-iolog-sample.log")),
-        // spc and msr have no sample in the repository: their documented layouts.
+        // spc, msr, alibaba and tencent have no sample in the repository: their
+    // documented layouts.
         (
             TraceFormat::Spc,
             b"0,20941264,8192,W,0.551706\n0,20939840,8192,W,0.554041\n1,3436288,4096,R,0.556231\n"
@@ -34,6 +35,17 @@ fn seeds(format: TraceFormat) -> Vec<Vec<u8>> {
               128166372016382155,hm,1,Write,3154152448,4096,1963\n\
               128166372026382245,prxy,0,Read,1024,512,100\n"
                 .to_vec(),
+        ),
+        (
+            TraceFormat::Alibaba,
+            b"device_id,opcode,offset,length,timestamp\n\
+              3,W,126703644672,4096,1577808000000626\n\
+              0,R,8192,16384,1577808000001626\n"
+                .to_vec(),
+        ),
+        (
+            TraceFormat::Tencent,
+            b"1538323200,1024,8,0,1063\n1538323200,2048,16,1,1063\n1538323201,0,8,1,7\n".to_vec(),
         ),
     ];
     let mut seeds: Vec<Vec<u8>> = samples
@@ -116,6 +128,8 @@ trace_targets! {
     ascii_traces: Ascii,
     spc_traces: Spc,
     msr_traces: Msr,
+    alibaba_traces: Alibaba,
+    tencent_traces: Tencent,
     blkparse_traces: Blkparse,
     ftrace_traces: Ftrace,
     blktrace_traces: Blktrace,

@@ -1,7 +1,7 @@
 //! Reading a trace line by line: the parser of one line's fields (with
 //! errors naming file, line and field), the sink that collects records and
 //! counts what was skipped or adjusted for the notes, and the column formats
-//! (ascii, spc, msr). The block-layer formats plug in through
+//! (ascii, spc, msr, alibaba, tencent). The block-layer formats plug in through
 //! [`LineFormat`].
 
 use super::*;
@@ -351,6 +351,9 @@ impl LineFormat for Columns {
         let (at, op, device, span) = match self.format {
             TraceFormat::Spc => spc_line(p, text, sink)?,
             TraceFormat::Msr => msr_line(p, text, sink)?,
+            TraceFormat::Alibaba | TraceFormat::Tencent if is_header(p, text) => return Ok(()),
+            TraceFormat::Alibaba => alibaba_line(p, text, sink)?,
+            TraceFormat::Tencent => tencent_line(p, text, sink)?,
             _ => ascii_line(p, text, self.unit, sink)?,
         };
         sink.push(at, op, device, span, Place::Line(p.line))
@@ -411,6 +414,52 @@ pub(crate) fn msr_line(
     let bytes: u64 = p.number("6 (size)", f[5], "a byte count")?;
     let device = DeviceKey::Name(format!("{}/{}", f[1].trim(), f[2].trim()));
     Ok((at, op, device, (offset, bytes)))
+}
+
+/// The first line of a CSV that names the columns of the format's layout
+/// (`device_id,opcode,...`): skipped.
+fn is_header(p: &LineParser, text: &str) -> bool {
+    let names = p.format.layout().trim_matches('`');
+    p.line == 1 && text.replace(' ', "").eq_ignore_ascii_case(names)
+}
+
+pub(crate) fn alibaba_line(
+    p: &LineParser,
+    text: &str,
+    sink: &mut Sink,
+) -> Result<Columns4, TraceError> {
+    let f = p.fields(text, Some(','), (5, 5), sink)?;
+    let op = match f[1].trim() {
+        "R" | "r" => Op::Read,
+        "W" | "w" => Op::Write,
+        other => return Err(p.bad("2 (opcode)", other, "R or W")),
+    };
+    let offset: u64 = p.number("3 (offset)", f[2], "a byte offset")?;
+    let bytes: u64 = p.number("4 (length)", f[3], "a byte count")?;
+    let at = p.time("5 (timestamp)", f[4], 1_000)?;
+    Ok((at, op, DeviceKey::of(f[0]), (offset, bytes)))
+}
+
+/// Tencent CBS's timestamps are whole seconds.
+const WHOLE_SECONDS: &str = "requests arrive at the start of their second, in file order \
+    (tencent timestamps are whole seconds)";
+
+pub(crate) fn tencent_line(
+    p: &LineParser,
+    text: &str,
+    sink: &mut Sink,
+) -> Result<Columns4, TraceError> {
+    let f = p.fields(text, Some(','), (5, 5), sink)?;
+    let at = p.time("1 (timestamp)", f[0], 1_000_000_000)?;
+    let offset = p.sectors("2 (offset)", f[1], "a sector number")?;
+    let len = p.sectors("3 (size)", f[2], "a sector count")?;
+    let op = match f[3].trim() {
+        "0" => Op::Read,
+        "1" => Op::Write,
+        other => return Err(p.bad("4 (IOType)", other, "0 (read) or 1 (write)")),
+    };
+    sink.tally.add(WHOLE_SECONDS, 1);
+    Ok((at, op, DeviceKey::of(f[4]), (offset, len)))
 }
 
 pub(crate) fn line_format(format: TraceFormat, options: &Options) -> Box<dyn LineFormat> {

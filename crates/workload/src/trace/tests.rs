@@ -56,6 +56,65 @@ fn spc_and_msr_samples_parse() {
 }
 
 #[test]
+fn alibaba_and_tencent_samples_parse_with_or_without_their_header() {
+    // Alibaba: bytes, microseconds since the epoch, R or W.
+    let alibaba = "device_id,opcode,offset,length,timestamp\n\
+                   3,W,126703644672,4096,1577808000000626\n\
+                   0,R,8192,16384,1577808000001626\n";
+    let t = parse_as(alibaba, "io_traces.csv", TraceFormat::Alibaba).unwrap();
+    let r = &t.records;
+    assert_eq!(r.len(), 2);
+    assert_eq!(
+        (r[0].op, r[0].offset, r[0].len),
+        (Op::Write, 126_703_644_672, 4096)
+    );
+    assert_eq!(
+        (r[1].op, r[1].at, r[1].len),
+        (Op::Read, Nanos(1_000_000), 16_384)
+    );
+    assert!(t.notes.is_empty(), "{:?}", t.notes);
+    // Tencent: sectors, whole seconds, 0 read and 1 write; the whole-second
+    // arrivals are said.
+    let tencent = "1538323200,1024,8,0,1063\n1538323200,2048,16,1,1063\n1538323201,0,8,1,7\n";
+    let t = parse_as(tencent, "2018-10-01-01.csv", TraceFormat::Tencent).unwrap();
+    let r = &t.records;
+    assert_eq!((r[0].op, r[0].offset, r[0].len), (Op::Read, 524_288, 4096));
+    assert_eq!(
+        (r[1].op, r[1].at, r[2].at),
+        (Op::Write, Nanos(0), Nanos(1_000_000_000))
+    );
+    assert_eq!(
+        t.notes,
+        ["3 requests arrive at the start of their second, in file order (tencent timestamps are whole seconds)"]
+    );
+    let with_header = format!("Timestamp,Offset,Size,IOType,VolumeID\n{tencent}");
+    let headed = parse_as(&with_header, "t", TraceFormat::Tencent).unwrap();
+    assert_eq!(headed.records, t.records);
+    // Errors name the field and what it takes; a header past line 1 is
+    // not skipped.
+    for (format, text, expected) in [
+        (
+            TraceFormat::Alibaba,
+            "0,X,0,4096,1\n",
+            "t:1: field 2 (opcode) `X`: expected R or W",
+        ),
+        (
+            TraceFormat::Tencent,
+            "1,0,8,2,0\n",
+            "t:1: field 4 (IOType) `2`: expected 0 (read) or 1 (write)",
+        ),
+        (
+            TraceFormat::Tencent,
+            "1,0,8,0,0\nTimestamp,Offset,Size,IOType,VolumeID\n",
+            "t:2: field 1 (timestamp)",
+        ),
+    ] {
+        let err = parse_as(text, "t", format).unwrap_err().to_string();
+        assert!(err.starts_with(expected), "{err}");
+    }
+}
+
+#[test]
 fn separate_devices_get_ranges_of_their_own_in_device_order() {
     // Devices in numeric order 0, 2, 10: device 0 ends at 1 MiB; device
     // 2 starts there and ends 3 MiB and 4 KiB later, rounded up to 4 MiB;
@@ -297,7 +356,7 @@ fn a_line_of_another_format_names_the_format_expected_and_the_ones_it_looks_like
     .unwrap_err();
     assert!(
         err.to_string()
-            .ends_with("it fits none of the text formats (ascii, spc, msr, blkparse, ftrace)"),
+            .ends_with("it fits none of the text formats (ascii, spc, msr, alibaba, tencent, blkparse, ftrace)"),
         "{err}"
     );
 }
