@@ -14,6 +14,9 @@
 //! - `tencent`: `Timestamp(s),Offset(sectors),Size(sectors),IOType(0 read|
 //!   1 write),VolumeID` (Tencent CBS, SNIA IOTTA); whole-second
 //!   timestamps, so a second's requests arrive together, as a note says.
+//! - `fiu`: `ts(ns) pid process lba(sectors) size(sectors) W|R major minor
+//!   md5` (FIU's SRCMap and deduplication traces, SNIA IOTTA); the device is
+//!   `major,minor` and the content digests are not read.
 //! - `blkparse`: blkparse's default text output ([`crate::blkparse`]).
 //! - `blktrace`: blktrace's binary per-CPU files ([`crate::blktrace`]).
 //! - `ftrace`: the kernel's block tracepoints as text ([`crate::ftrace`]).
@@ -59,20 +62,22 @@ pub enum TraceFormat {
     Iolog,
     Alibaba,
     Tencent,
+    Fiu,
 }
 
 impl TraceFormat {
     pub const NAMES: &'static str =
-        "ascii, spc, msr, alibaba, tencent, blkparse, blktrace, ftrace, iolog";
+        "ascii, spc, msr, alibaba, tencent, fiu, blkparse, blktrace, ftrace, iolog";
 
     /// The text formats, in the order a line is tried against them when it
     /// does not fit the one asked for.
-    const TEXT: [TraceFormat; 7] = [
+    const TEXT: [TraceFormat; 8] = [
         TraceFormat::Ascii,
         TraceFormat::Spc,
         TraceFormat::Msr,
         TraceFormat::Alibaba,
         TraceFormat::Tencent,
+        TraceFormat::Fiu,
         TraceFormat::Blkparse,
         TraceFormat::Ftrace,
     ];
@@ -88,6 +93,7 @@ impl TraceFormat {
             "iolog" => Some(TraceFormat::Iolog),
             "alibaba" => Some(TraceFormat::Alibaba),
             "tencent" => Some(TraceFormat::Tencent),
+            "fiu" => Some(TraceFormat::Fiu),
             _ => None,
         }
     }
@@ -103,6 +109,7 @@ impl TraceFormat {
             TraceFormat::Iolog => "iolog",
             TraceFormat::Alibaba => "alibaba",
             TraceFormat::Tencent => "tencent",
+            TraceFormat::Fiu => "fiu",
         }
     }
 
@@ -114,6 +121,9 @@ impl TraceFormat {
             TraceFormat::Msr => "`Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`",
             TraceFormat::Alibaba => "`device_id,opcode,offset,length,timestamp`",
             TraceFormat::Tencent => "`Timestamp,Offset,Size,IOType,VolumeID`",
+            TraceFormat::Fiu => {
+                "`ts_ns pid process lba size R|W major minor md5`, separated by spaces"
+            }
             TraceFormat::Blkparse => {
                 "`maj,min cpu sequence seconds pid action RWBS sector + count [process]`"
             }

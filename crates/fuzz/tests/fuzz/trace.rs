@@ -22,8 +22,8 @@ fn seeds(format: TraceFormat) -> Vec<Vec<u8>> {
         (TraceFormat::Blktrace, repo_file("traces/synthetic.blktrace.0")),
         (TraceFormat::Blktrace, repo_file("traces/synthetic.blktrace.1")),
         (TraceFormat::Iolog, text_seed("traces/fio-iolog-sample.log")),
-        // spc, msr, alibaba and tencent have no sample in the repository: their
-    // documented layouts.
+        // spc, msr, alibaba, tencent and fiu have no sample in the repository:
+    // their documented layouts.
         (
             TraceFormat::Spc,
             b"0,20941264,8192,W,0.551706\n0,20939840,8192,W,0.554041\n1,3436288,4096,R,0.556231\n"
@@ -46,6 +46,12 @@ fn seeds(format: TraceFormat) -> Vec<Vec<u8>> {
         (
             TraceFormat::Tencent,
             b"1538323200,1024,8,0,1063\n1538323200,2048,16,1,1063\n1538323201,0,8,1,7\n".to_vec(),
+        ),
+        (
+            TraceFormat::Fiu,
+            b"89968195792462 20782 gzip 283193184 8 R 6 0 56f11b711d91a065a2b6458eca924523\n\
+              89968195892462 1432 kworker/u8:2 fs 100 16 W 6 1 0123456789abcdef\n"
+                .to_vec(),
         ),
     ];
     let mut seeds: Vec<Vec<u8>> = samples
@@ -130,6 +136,7 @@ trace_targets! {
     msr_traces: Msr,
     alibaba_traces: Alibaba,
     tencent_traces: Tencent,
+    fiu_traces: Fiu,
     blkparse_traces: Blkparse,
     ftrace_traces: Ftrace,
     blktrace_traces: Blktrace,

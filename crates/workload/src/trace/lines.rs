@@ -1,7 +1,7 @@
 //! Reading a trace line by line: the parser of one line's fields (with
 //! errors naming file, line and field), the sink that collects records and
 //! counts what was skipped or adjusted for the notes, and the column formats
-//! (ascii, spc, msr, alibaba, tencent). The block-layer formats plug in through
+//! (ascii, spc, msr, alibaba, tencent, fiu). The block-layer formats plug in through
 //! [`LineFormat`].
 
 use super::*;
@@ -354,6 +354,7 @@ impl LineFormat for Columns {
             TraceFormat::Alibaba | TraceFormat::Tencent if is_header(p, text) => return Ok(()),
             TraceFormat::Alibaba => alibaba_line(p, text, sink)?,
             TraceFormat::Tencent => tencent_line(p, text, sink)?,
+            TraceFormat::Fiu => fiu_line(p, text)?,
             _ => ascii_line(p, text, self.unit, sink)?,
         };
         sink.push(at, op, device, span, Place::Line(p.line))
@@ -460,6 +461,51 @@ pub(crate) fn tencent_line(
     };
     sink.tally.add(WHOLE_SECONDS, 1);
     Ok((at, op, DeviceKey::of(f[4]), (offset, len)))
+}
+
+/// Fields a FIU line may have: nine, and a few more where the process name
+/// holds spaces.
+const FIU_MAX_FIELDS: usize = 16;
+
+/// A FIU line, its fields counted from both ends (a process name may hold
+/// spaces): time and pid first; lba, size, type, major, minor and the
+/// digest last.
+pub(crate) fn fiu_line(p: &LineParser, text: &str) -> Result<Columns4, TraceError> {
+    let mut f = [""; FIU_MAX_FIELDS];
+    let mut n = 0;
+    for field in text.split_whitespace() {
+        if n == FIU_MAX_FIELDS {
+            return Err(p.bad_line("more fields than a process name with spaces explains"));
+        }
+        f[n] = field;
+        n += 1;
+    }
+    if n < 9 {
+        return Err(p.too_few(text, 9, n));
+    }
+    let end = |back: usize| f[n - back];
+    let at = p.time("1 (ts)", f[0], 1)?;
+    let offset = p.sectors("lba", end(6), "a sector number")?;
+    let len = p.sectors("size", end(5), "a sector count")?;
+    let op = match end(4) {
+        "R" | "r" => Op::Read,
+        "W" | "w" => Op::Write,
+        other => return Err(p.bad("type", other, "R or W")),
+    };
+    // Linux's dev_t layout (MKDEV: 12 bits of major, 20 of minor): one
+    // number a device, no string a line.
+    let major: u32 = p.number("major", end(3), "a device number")?;
+    let minor: u32 = p.number("minor", end(2), "a device number")?;
+    if major >= 1 << 12 || minor >= 1 << 20 {
+        let value = format!("{major},{minor}");
+        return Err(p.bad(
+            "major,minor",
+            &value,
+            "Linux device numbers (major below 4096, minor below 2^20)",
+        ));
+    }
+    let device = DeviceKey::Number((u64::from(major) << 20) | u64::from(minor));
+    Ok((at, op, device, (offset, len)))
 }
 
 pub(crate) fn line_format(format: TraceFormat, options: &Options) -> Box<dyn LineFormat> {

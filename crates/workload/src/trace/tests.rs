@@ -115,6 +115,44 @@ fn alibaba_and_tencent_samples_parse_with_or_without_their_header() {
 }
 
 #[test]
+fn fiu_lines_parse_from_both_ends_around_the_process_name() {
+    let fiu = "89968195792462 20782 gzip 283193184 8 R 6 0 56f11b711d91a065a2b6458eca924523\n\
+               89968195892462 1432 kworker/u8:2 fs 100 16 W 6 1 0123456789abcdef\n";
+    let t = parse_as(fiu, "homes.blkparse", TraceFormat::Fiu).unwrap();
+    let r = &t.records;
+    assert_eq!(
+        (r[0].op, r[0].offset, r[0].len, r[1].at),
+        (Op::Read, 283_193_184 * 512, 4096, Nanos(100_000))
+    );
+    // The process name `kworker/u8:2 fs` holds a space; devices 6,0 and
+    // 6,1 stay apart when laid apart.
+    assert_eq!((r[1].op, r[1].offset, r[1].len), (Op::Write, 51_200, 8192));
+    let apart = parse(
+        fiu,
+        "f",
+        TraceFormat::Fiu,
+        TimeUnit::Ns,
+        1.0,
+        Devices::Separate,
+    )
+    .unwrap();
+    assert_ne!(apart.records[1].offset, 51_200);
+    for (text, expected) in [
+        (
+            "1 2 p 0 8 X 6 0 d\n",
+            "f:1: field type `X`: expected R or W",
+        ),
+        ("1 2 p 0 8 R 6000 0 d\n", "f:1: field major,minor `6000,0`"),
+        ("1 2 p 0 8 R 6 0\n", "f:1: expected 9 fields, found 8"),
+    ] {
+        let err = parse_as(text, "f", TraceFormat::Fiu)
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with(expected), "{err}");
+    }
+}
+
+#[test]
 fn separate_devices_get_ranges_of_their_own_in_device_order() {
     // Devices in numeric order 0, 2, 10: device 0 ends at 1 MiB; device
     // 2 starts there and ends 3 MiB and 4 KiB later, rounded up to 4 MiB;
@@ -356,7 +394,7 @@ fn a_line_of_another_format_names_the_format_expected_and_the_ones_it_looks_like
     .unwrap_err();
     assert!(
         err.to_string()
-            .ends_with("it fits none of the text formats (ascii, spc, msr, alibaba, tencent, blkparse, ftrace)"),
+            .ends_with("it fits none of the text formats (ascii, spc, msr, alibaba, tencent, fiu, blkparse, ftrace)"),
         "{err}"
     );
 }
