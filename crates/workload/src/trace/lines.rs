@@ -581,6 +581,11 @@ impl<R: BufRead> LineReader<R> {
             file: file.to_string(),
             line,
         })?;
+        // A byte-order mark (a CSV saved by a spreadsheet) is not a field.
+        let text = match line {
+            1 => text.strip_prefix('\u{feff}').unwrap_or(text),
+            _ => text,
+        };
         let trimmed = text.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') {
             return Ok(true);
