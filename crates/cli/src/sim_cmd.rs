@@ -137,9 +137,10 @@ pub(crate) fn file_error(e: WorkloadFileError, option: &str) -> anyhow::Error {
 /// The trace options `iosteer sim` and `iosteer sweep` share.
 #[derive(Debug, clap::Args)]
 pub struct TraceArgs {
-    /// Trace format: ascii (five columns), spc, msr, blkparse (its text
-    /// output), blktrace (binary DEV.blktrace.N files; FILE may be the prefix
-    /// DEV), ftrace (block tracepoints from trace_pipe) or iolog (fio's).
+    /// Trace format: ascii (five columns), spc, msr, alibaba, tencent, fiu,
+    /// blkparse (its text output), blktrace (binary DEV.blktrace.N files;
+    /// FILE may be the prefix DEV), ftrace (block tracepoints from
+    /// trace_pipe) or iolog (fio's). Files may be gzip, bzip2 or zstd.
     #[arg(long, default_value = "ascii", value_parser = crate::one_of(TraceFormat::parse, TraceFormat::NAMES))]
     pub trace_format: TraceFormat,
     /// The event of blkparse, blktrace and ftrace traces that is a request's

@@ -335,7 +335,7 @@ fn one(
 /// file (blktrace's `-o -` output saved) is read alone.
 pub(crate) fn cpu_files(path: &str) -> Result<Vec<String>, TraceError> {
     let prefix = match path.rsplit_once(".blktrace.") {
-        Some((prefix, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => prefix,
+        Some((prefix, n)) if cpu_number(n).is_some() => prefix,
         _ if Path::new(path).exists() => return Ok(vec![path.to_string()]),
         _ => path,
     };
@@ -353,7 +353,7 @@ pub(crate) fn cpu_files(path: &str) -> Result<Vec<String>, TraceError> {
         .filter_map(|entry| {
             let name = entry.file_name().to_string_lossy().into_owned();
             let n = name.strip_prefix(&base)?.strip_prefix(".blktrace.")?;
-            let cpu = n.parse().ok()?;
+            let cpu = cpu_number(n)?;
             Some((cpu, entry.path().to_string_lossy().into_owned()))
         })
         .collect();
@@ -364,7 +364,27 @@ pub(crate) fn cpu_files(path: &str) -> Result<Vec<String>, TraceError> {
         });
     }
     cpus.sort();
+    if let Some(pair) = cpus.windows(2).find(|w| w[0].0 == w[1].0) {
+        return Err(TraceError::Io {
+            file: path.to_string(),
+            message: format!(
+                "two files for CPU {}: {} and {} (keep one)",
+                pair[0].0, pair[0].1, pair[1].1
+            ),
+        });
+    }
     Ok(cpus.into_iter().map(|(_, file)| file).collect())
+}
+
+/// The CPU of a per-CPU file's name after `.blktrace.`: its digits, and a
+/// compression's suffix if it is compressed (`0`, `0.gz`, `12.zst`).
+fn cpu_number(n: &str) -> Option<u64> {
+    let digits = [".gz", ".bz2", ".zst"]
+        .into_iter()
+        .find_map(|suffix| n.strip_suffix(suffix))
+        .unwrap_or(n);
+    let all_digits = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+    all_digits.then(|| digits.parse().ok()).flatten()
 }
 
 #[cfg(test)]
@@ -526,6 +546,18 @@ mod tests {
         assert_eq!(replay.notes, by_prefix.notes);
         let none = read_path(&format!("{prefix}x"), TraceFormat::Blktrace, &options);
         assert!(none.unwrap_err().to_string().contains("no per-CPU files"));
+        // CPU 1's file gzip-compressed: found from the prefix or its own name.
+        let plain = format!("{prefix}.blktrace.1");
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut e, &std::fs::read(&plain).unwrap()).unwrap();
+        std::fs::write(format!("{plain}.gz"), e.finish().unwrap()).unwrap();
+        let both = read_path(&prefix, TraceFormat::Blktrace, &options).unwrap_err();
+        assert!(both.to_string().contains("two files for CPU 1"), "{both}");
+        std::fs::remove_file(&plain).unwrap();
+        for name in [prefix.clone(), format!("{plain}.gz")] {
+            let packed = read_path(&name, TraceFormat::Blktrace, &options).unwrap();
+            assert_eq!(packed.records, by_prefix.records);
+        }
     }
 
     #[test]

@@ -129,6 +129,7 @@ pub fn version(path: &str) -> Result<u8, TraceError> {
     use std::io::{BufRead, Read};
     let mut first = String::new();
     crate::trace::open(path)?
+        .content
         .take(crate::trace::MAX_LINE_BYTES as u64)
         .read_line(&mut first)
         .map_err(|e| crate::trace::io_error(path, &e))?;

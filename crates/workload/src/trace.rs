@@ -605,16 +605,17 @@ pub fn read_path(path: &str, format: TraceFormat, options: &Options) -> Result<T
     };
     let mut sink = Sink::new(options.event);
     for (index, file) in files.iter().enumerate() {
-        let source = open(file)?;
-        read_source(source, file, index, format, options, &mut sink)?;
+        let opened = open(file)?;
+        let name = opened.name(file);
+        read_source(opened.content, &name, index, format, options, &mut sink)?;
     }
     finish(sink, path, &files, options)
 }
 
 /// Opens a trace file to read its content, decompressed if it is
 /// compressed ([`compressed`]).
-pub(crate) fn open(file: &str) -> Result<compressed::Content, TraceError> {
-    let source = BufReader::with_capacity(1 << 16, open_file(file)?);
+pub(crate) fn open(file: &str) -> Result<compressed::Opened, TraceError> {
+    let source = BufReader::with_capacity(compressed::BUFFER, open_file(file)?);
     compressed::decompressed(file, source)
 }
 
@@ -815,6 +816,7 @@ pub(crate) fn remap_one(r: &mut TraceRecord, capacity: u64, page: u64, needed: u
     }
 }
 
+mod archive;
 mod compressed;
 mod lines;
 pub(crate) use lines::*;

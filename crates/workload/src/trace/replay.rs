@@ -32,7 +32,7 @@ use std::io::{BufReader, Read};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use super::compressed::{decompressed, Content};
+use super::compressed::{decompressed, Content, Opened, BUFFER};
 use super::*;
 use crate::blktrace::RecordReader;
 
@@ -435,7 +435,7 @@ impl TraceFile {
 
     /// A reader of the file from its start, as long as it was; an error if
     /// it was written to since it was opened.
-    fn reader(&self) -> Result<Content, TraceError> {
+    fn reader(&self) -> Result<Opened, TraceError> {
         let meta = self.file.metadata().map_err(|e| io_error(&self.name, &e))?;
         if meta.len() != self.len || meta.modified().ok() != self.modified {
             let what = format!("{} bytes, {} when first read", meta.len(), self.len);
@@ -446,7 +446,7 @@ impl TraceFile {
             pos: 0,
             end: self.len,
         };
-        decompressed(&self.name, BufReader::with_capacity(1 << 16, at))
+        decompressed(&self.name, BufReader::with_capacity(BUFFER, at))
     }
 }
 
@@ -495,8 +495,9 @@ enum FileReader {
 
 impl FileReader {
     fn open(file: &TraceFile, format: TraceFormat, options: &Options) -> Result<Self, TraceError> {
-        let source = file.reader()?;
-        let name = &file.name;
+        let opened = file.reader()?;
+        let name = &opened.name(&file.name);
+        let source = opened.content;
         Ok(match format {
             TraceFormat::Blktrace => FileReader::Records(RecordReader::new(source, name)),
             _ => FileReader::Lines(LineReader::new(source, name, format, options)),
