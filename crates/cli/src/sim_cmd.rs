@@ -8,7 +8,7 @@ use iosteer_sim::study::STUDIES;
 use iosteer_sim::workload_file::{self, TraceOptions, WorkloadFileError};
 use iosteer_sim::SimError;
 use iosteer_workload::report::SimReport;
-use iosteer_workload::trace::{Devices, Event, Fit, TimeUnit, TraceError, TraceFormat};
+use iosteer_workload::trace::{Devices, Event, Fit, TimeUnit, TraceError, TraceFormat, Window};
 
 use crate::{interrupt, load_device, load_starting_device};
 
@@ -137,10 +137,9 @@ pub(crate) fn file_error(e: WorkloadFileError, option: &str) -> anyhow::Error {
 /// The trace options `iosteer sim` and `iosteer sweep` share.
 #[derive(Debug, clap::Args)]
 pub struct TraceArgs {
-    /// Trace format: ascii (five columns), spc, msr, alibaba, tencent, fiu,
-    /// blkparse (its text output), blktrace (binary DEV.blktrace.N files;
-    /// FILE may be the prefix DEV), ftrace (block tracepoints from
-    /// trace_pipe) or iolog (fio's). Files may be gzip, bzip2 or zstd.
+    /// Trace format: ascii (five columns), spc, msr, alibaba, tencent, fiu, blkparse,
+    /// blktrace (DEV.blktrace.N files, or their prefix DEV), ftrace or iolog
+    /// (fio's); plain, gzip, bzip2 or zstd, or a tar archive of the one file.
     #[arg(long, default_value = "ascii", value_parser = crate::one_of(TraceFormat::parse, TraceFormat::NAMES))]
     pub trace_format: TraceFormat,
     /// The event of blkparse, blktrace and ftrace traces that is a request's
@@ -161,18 +160,19 @@ pub struct TraceArgs {
     /// (each device in a range of its own).
     #[arg(long, default_value = "merge", value_name = "HOW", value_parser = crate::one_of(Devices::parse, Devices::NAMES))]
     pub trace_devices: Devices,
+    /// Replay only the requests arriving in START..END of the trace (1h..2h).
+    #[arg(long, value_name = "START..END", value_parser = |t: &str| Window::parse(t))]
+    pub trace_window: Option<Window>,
 }
 
 impl TraceArgs {
     /// The options, checked together.
     pub fn options(&self) -> Result<TraceOptions> {
-        // Only ascii lacks a unit of its own; for the others it would be ignored.
         if self.trace_format != TraceFormat::Ascii && self.trace_unit != TimeUnit::Ns {
-            return Err(anyhow!(
-                "--trace-unit {}: {} traces give their own time unit; it applies to ascii only",
-                self.trace_unit,
-                self.trace_format
-            ));
+            let e = WorkloadFileError::UnitOfItsOwn {
+                format: self.trace_format,
+            };
+            return Err(anyhow!("--trace-unit {}: {e}", self.trace_unit));
         }
         Ok(TraceOptions {
             format: self.trace_format,
@@ -181,6 +181,7 @@ impl TraceArgs {
             fit: self.trace_fit.unwrap_or(Fit::Refuse),
             devices: self.trace_devices,
             event: self.trace_event,
+            window: self.trace_window,
         })
     }
 }

@@ -492,6 +492,41 @@ mod block_traces {
     }
 
     #[test]
+    fn a_window_of_a_trace_replays_the_requests_arriving_in_it() {
+        let fin = format!("{ROOT}financial1-excerpt.ascii");
+        let text = std::fs::read_to_string(&fin).unwrap();
+        let times: Vec<f64> = text
+            .lines()
+            .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+            .collect();
+        let in_window = times
+            .iter()
+            .filter(|t| (100e9..200e9).contains(&(**t - times[0])))
+            .count() as u64;
+        let report = replayed(
+            "financial1-excerpt.ascii",
+            &["--trace-window", "100s..200s"],
+        );
+        assert_eq!(all_ops(&report), in_window);
+        let notes = report["runs"][0]["notes"].to_string();
+        let before = times.iter().filter(|t| **t - times[0] < 100e9).count();
+        assert!(
+            notes.contains(&format!(
+                "--trace-window 100s..200s: {before} requests arrived before it"
+            )),
+            "{notes}"
+        );
+        assert_refused_saying(
+            &["sim", "--trace", &fin, "--trace-window", "2h.."],
+            &["no request arrives in --trace-window 7200s.."],
+        );
+        assert_refused_saying(
+            &["sim", "--trace", &fin, "--trace-window", "5m..1m"],
+            &["--trace-window", "`5m..1m`: it ends before it starts"],
+        );
+    }
+
+    #[test]
     fn a_trace_past_the_clock_or_unbounded_is_an_error_not_a_short_replay() {
         let fin = format!("{ROOT}financial1-excerpt.ascii");
         for (args, expected) in [
@@ -528,7 +563,7 @@ mod block_traces {
                 "--trace-unit",
                 "s",
             ],
-            &["it applies to ascii only"],
+            &["--trace-unit s: blkparse traces give their own time unit; a unit applies to ascii only"],
         );
         assert_refused_saying(
             &["sim", "--trace", "/dev/zero"],

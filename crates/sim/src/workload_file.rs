@@ -10,7 +10,9 @@ use iosteer_sched::units::parse_duration;
 use iosteer_sched::Nanos;
 use iosteer_workload::fio::{self, FioError};
 use iosteer_workload::report::Phase;
-use iosteer_workload::trace::{self, Devices, Event, Fit, TimeUnit, TraceError, TraceFormat};
+use iosteer_workload::trace::{
+    self, Devices, Event, Fit, TimeUnit, TraceError, TraceFormat, Window,
+};
 use iosteer_workload::workload::{Job, JobKind};
 use thiserror::Error;
 
@@ -66,6 +68,8 @@ pub struct TraceOptions {
     /// The block-layer event that is a request's arrival (blkparse,
     /// blktrace, ftrace).
     pub event: Event,
+    /// Only the requests arriving in this span of the trace are replayed.
+    pub window: Option<Window>,
 }
 
 impl Default for TraceOptions {
@@ -80,6 +84,7 @@ impl Default for TraceOptions {
             fit: Fit::Refuse,
             devices: Devices::Merge,
             event: Event::Queue,
+            window: None,
         }
     }
 }
@@ -126,6 +131,7 @@ pub fn trace_simulation(
         speed: options.speed,
         devices: options.devices,
         event: options.event,
+        window: options.window,
         ..trace::Options::default()
     };
     let page = u64::from(device.geometry.page_size);

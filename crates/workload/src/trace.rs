@@ -242,6 +242,72 @@ impl Devices {
     }
 }
 
+/// A span of a trace's own time (`1h..2h`, `..10m`, `30m..`), counted from
+/// its first request (an iolog's from the run's start), before the replay
+/// speed: only requests arriving in it are replayed.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Window {
+    pub start: Nanos,
+    /// `None`: to the trace's end.
+    pub end: Option<Nanos>,
+}
+
+impl Window {
+    /// `START..END`, either end left out, times as fio writes them (`90s`,
+    /// `1h`, `500ms`; a bare number is seconds).
+    pub fn parse(text: &str) -> Result<Window, WindowError> {
+        let bad = |problem: &str| WindowError {
+            text: text.to_string(),
+            problem: problem.to_string(),
+        };
+        let (start, end) = text.split_once("..").ok_or_else(|| {
+            bad("expected START..END, such as 1h..2h (either end may be left out)")
+        })?;
+        let at = |t: &str| {
+            iosteer_sched::units::parse_duration(t.trim(), Some(Nanos::from_secs(1)))
+                .map_err(|e| bad(&e.to_string()))
+        };
+        let start = match start.trim() {
+            "" => Nanos::ZERO,
+            t => at(t)?,
+        };
+        let end = match end.trim() {
+            "" => None,
+            t => Some(at(t)?),
+        };
+        if end.is_some_and(|end| end <= start) {
+            return Err(bad("it ends before it starts"));
+        }
+        Ok(Window { start, end })
+    }
+
+    /// The absolute bounds `[lo, hi)` of the window in a trace whose time
+    /// zero is `origin`.
+    fn bounds(&self, origin: u128) -> (u128, u128) {
+        let lo = origin.saturating_add(u128::from(self.start.0));
+        let hi = self
+            .end
+            .map_or(u128::MAX, |e| origin.saturating_add(u128::from(e.0)));
+        (lo, hi)
+    }
+}
+
+impl fmt::Display for Window {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secs = |n: Nanos| format!("{}s", short(n.as_secs_f64()));
+        let end = self.end.map(secs).unwrap_or_default();
+        write!(f, "{}..{end}", secs(self.start))
+    }
+}
+
+/// A `--trace-window` that does not parse.
+#[derive(Debug, Error, Clone, PartialEq)]
+#[error("`{text}`: {problem}")]
+pub struct WindowError {
+    pub text: String,
+    pub problem: String,
+}
+
 /// How a trace is read.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Options {
@@ -254,6 +320,8 @@ pub struct Options {
     pub event: Event,
     /// fio's `replay_*` options, for iologs.
     pub iolog: crate::iolog::IologOptions,
+    /// Only the requests arriving in this span are replayed.
+    pub window: Option<Window>,
 }
 
 impl Default for Options {
@@ -264,6 +332,7 @@ impl Default for Options {
             devices: Devices::Merge,
             event: Event::Queue,
             iolog: crate::iolog::IologOptions::default(),
+            window: None,
         }
     }
 }
@@ -539,6 +608,8 @@ pub enum TraceError {
     },
     #[error("{file}: holds no request")]
     Empty { file: String },
+    #[error("{file}: no request arrives in --trace-window {window}")]
+    EmptyWindow { file: String, window: String },
     /// A streamed trace read otherwise than when it was checked.
     #[error(
         "{file}: changed since it was checked before the run ({what}); the replay stops \
@@ -651,7 +722,7 @@ fn not_a_file(meta: &std::fs::Metadata) -> Option<&'static str> {
 /// Shifts arrivals so the first is at zero, applies the speed and the
 /// device layout, checks the clock's range, sorts, and writes the notes.
 fn finish(
-    sink: Sink,
+    mut sink: Sink,
     name: &str,
     files: &[String],
     options: &Options,
@@ -661,7 +732,24 @@ fn finish(
             file: name.to_string(),
         });
     };
-    let first = if sink.own_origin { 0 } else { earliest };
+    let mut notes = Vec::new();
+    let mut origin = if sink.own_origin { 0 } else { earliest };
+    if let Some(window) = options.window {
+        let (lo, hi) = window.bounds(origin);
+        let before = sink.raw.iter().filter(|r| r.at < lo).count() as u64;
+        sink.raw.retain(|r| (lo..hi).contains(&r.at));
+        notes.push(window_note(&window, before));
+        // Read whole before the window was known: count the flushes kept.
+        let flushes = sink.raw.iter().filter(|r| r.op == Op::Flush).count() as u64;
+        sink.tally.counts.remove(lines::FLUSHES);
+        if flushes > 0 {
+            sink.tally.add(lines::FLUSHES, flushes);
+        }
+        let kept = sink.raw.iter().map(|r| r.at).min();
+        let kept = kept.ok_or_else(|| empty_window(name, &window))?;
+        origin = if sink.own_origin { lo } else { kept };
+    }
+    let first = origin;
     let bases = match options.devices {
         Devices::Merge => BTreeMap::new(),
         Devices::Separate => device_bases(&sink.raw),
@@ -678,10 +766,23 @@ fn finish(
         });
     }
     records.sort_by_key(|r| r.at);
-    Ok(Trace {
-        records,
-        notes: sink.tally.notes(options.event),
-    })
+    notes.extend(sink.tally.notes(options.event));
+    Ok(Trace { records, notes })
+}
+
+/// What `--trace-window` left out.
+pub(crate) fn window_note(window: &Window, before: u64) -> String {
+    format!(
+        "--trace-window {window}: {before} requests arrived before it and are not replayed, \
+         nor any from the first arrival past its end on"
+    )
+}
+
+pub(crate) fn empty_window(file: &str, window: &Window) -> TraceError {
+    TraceError::EmptyWindow {
+        file: file.to_string(),
+        window: window.to_string(),
+    }
 }
 
 /// The arrival of a request read at `at` (at `place` of `file`), after the

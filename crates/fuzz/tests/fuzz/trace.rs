@@ -1,6 +1,7 @@
 use iosteer_fuzz::{fuzz, head, repo_file, Outcome};
+use iosteer_sched::Nanos;
 use iosteer_workload::iolog::{IologOptions, Skip};
-use iosteer_workload::trace::{self, Devices, Event, Options, TimeUnit, TraceFormat};
+use iosteer_workload::trace::{self, Devices, Event, Options, TimeUnit, TraceFormat, Window};
 
 /// Lines kept of a sample trace for a seed.
 const SEED_LINES: usize = 40;
@@ -96,6 +97,19 @@ fn options(bytes: &[u8]) -> Options {
             align: [0, 0, 512, 4096][n / 5 % 4],
             redirect: n % 23 == 0,
         },
+        // Now and then a window, some reaching past the trace's end.
+        window: [
+            None,
+            None,
+            Some(Window {
+                start: Nanos::from_micros(1),
+                end: Some(Nanos::from_secs(1)),
+            }),
+            Some(Window {
+                start: Nanos::ZERO,
+                end: None,
+            }),
+        ][n / 9 % 4],
     }
 }
 

@@ -55,6 +55,9 @@ impl Tally {
     }
 }
 
+/// The note on the flushes replayed.
+pub(crate) const FLUSHES: &str = "flushes (replayed as flushes: a row of their own in the report)";
+
 /// The note on arrivals out of time order within a file.
 const UNSORTED: &str = "arrivals earlier than the one before them in their file (sorted by time)";
 
@@ -70,6 +73,12 @@ pub(crate) struct Sink {
     /// The trace's times count from the run's start (an iolog's), not
     /// from its first request.
     pub(crate) own_origin: bool,
+    /// `--trace-window`'s bounds `[lo, hi)` in the trace's time: requests
+    /// before are counted in `before` and dropped; the first at or past
+    /// `hi` sets `past_end` (the reader stops: the file is in time order).
+    pub(crate) window: Option<(u128, u128)>,
+    pub(crate) before: u64,
+    pub(crate) past_end: bool,
 }
 
 impl Sink {
@@ -82,6 +91,9 @@ impl Sink {
             source: 0,
             last: None,
             own_origin: false,
+            window: None,
+            before: 0,
+            past_end: false,
         }
     }
 
@@ -89,6 +101,7 @@ impl Sink {
         self.file = file.to_string();
         self.source = source;
         self.last = None;
+        self.past_end = false;
     }
 
     /// Keeps a request; a read, write or trim of no bytes is skipped (the
@@ -116,11 +129,22 @@ impl Sink {
                 .add("requests of zero length skipped (a flush is kept)", 1);
             return Ok(());
         }
+        if self.last.is_some_and(|last| at < last) {
+            self.tally.add(UNSORTED, 1);
+        }
+        self.last = Some(at);
+        if let Some((lo, hi)) = self.window {
+            if at >= hi {
+                self.past_end = true;
+                return Ok(());
+            }
+            if at < lo {
+                self.before += 1;
+                return Ok(());
+            }
+        }
         if op == Op::Flush {
-            self.tally.add(
-                "flushes (replayed as flushes: a row of their own in the report)",
-                1,
-            );
+            self.tally.add(FLUSHES, 1);
         }
         if self.raw.len() >= MAX_REQUESTS {
             return Err(TraceError::TooMany {
@@ -128,10 +152,6 @@ impl Sink {
                 limit: MAX_REQUESTS,
             });
         }
-        if self.last.is_some_and(|last| at < last) {
-            self.tally.add(UNSORTED, 1);
-        }
-        self.last = Some(at);
         self.raw.push(RawRecord {
             at,
             op,

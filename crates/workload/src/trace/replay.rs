@@ -148,6 +148,8 @@ impl PartialEq for TraceRecords {
 #[derive(Clone, Debug)]
 struct Plan {
     files: Vec<TraceFile>,
+    /// `--trace-window`'s bounds in the trace's time, for every reader.
+    window: Option<(u128, u128)>,
     /// Requests the first pass read: the replay must read as many.
     requests: u64,
     format: TraceFormat,
@@ -232,8 +234,11 @@ pub fn open_replay(
         false => None,
     };
     if scan.as_ref().is_some_and(|s| s.latest.is_none()) {
-        return Err(TraceError::Empty {
-            file: path.to_string(),
+        return Err(match options.window {
+            Some(window) => empty_window(path, &window),
+            None => TraceError::Empty {
+                file: path.to_string(),
+            },
         });
     }
     let Some(scan) = scan.filter(|s| s.in_order) else {
@@ -252,6 +257,7 @@ pub fn open_replay(
     };
     let mut plan = Plan {
         files,
+        window: scan.window,
         requests: scan.requests,
         format,
         options: *options,
@@ -313,7 +319,9 @@ pub fn open_replay(
             summary,
             source: Source::Stream(plan),
         },
-        notes: scan.tally.notes(options.event),
+        notes: (options.window.iter().map(|w| window_note(w, scan.before)))
+            .chain(scan.tally.notes(options.event))
+            .collect(),
         remap,
     })
 }
@@ -363,6 +371,9 @@ struct Scan {
     /// The requests as read, all at time zero.
     unshifted: TraceSummary,
     tally: Tally,
+    /// `--trace-window`'s bounds, and the requests before it.
+    window: Option<(u128, u128)>,
+    before: u64,
 }
 
 impl Scan {
@@ -376,12 +387,18 @@ impl Scan {
             requests: 0,
             unshifted: TraceSummary::default(),
             tally: Tally::default(),
+            window: None,
+            before: 0,
         };
         let mut sink = Sink::new(options.event);
+        if let Some(window) = options.window {
+            scan.window = Some(window.bounds(origin(files, format, options)?));
+            sink.window = scan.window;
+        }
         for (index, file) in files.iter().enumerate() {
             let mut reader = FileReader::open(file, format, options)?;
             sink.start(&file.name, index);
-            while reader.step(&mut sink)? {
+            while !sink.past_end && reader.step(&mut sink)? {
                 for r in sink.raw.drain(..) {
                     scan.add(&r);
                 }
@@ -390,8 +407,9 @@ impl Scan {
         scan.in_order = !sink.saw_unsorted();
         scan.earliest = scan.first;
         if sink.own_origin {
-            scan.first = 0;
+            scan.first = scan.window.map_or(0, |(lo, _)| lo);
         }
+        scan.before = sink.before;
         scan.tally = sink.tally;
         Ok(scan)
     }
@@ -410,6 +428,26 @@ impl Scan {
             len: r.len,
         });
     }
+}
+
+/// The trace's time zero for `--trace-window`: its earliest first request
+/// of a file (files in time order start with their earliest), or 0 when
+/// its times count from the run's start.
+fn origin(files: &[TraceFile], format: TraceFormat, options: &Options) -> Result<u128, TraceError> {
+    let mut earliest = u128::MAX;
+    for (index, file) in files.iter().enumerate() {
+        let mut reader = FileReader::open(file, format, options)?;
+        let mut sink = Sink::new(options.event);
+        sink.start(&file.name, index);
+        while sink.raw.is_empty() && reader.step(&mut sink)? {}
+        if sink.own_origin {
+            return Ok(0);
+        }
+        if let Some(first) = sink.raw.first() {
+            earliest = earliest.min(first.at);
+        }
+    }
+    Ok(if earliest == u128::MAX { 0 } else { earliest })
 }
 
 /// A trace file held open from the first pass on, with what it was then.
@@ -587,6 +625,7 @@ impl Stream {
         let mut files = Vec::with_capacity(plan.files.len());
         for (index, file) in plan.files.iter().enumerate() {
             let mut sink = Sink::new(plan.options.event);
+            sink.window = plan.window;
             sink.start(&file.name, index);
             let mut cursor = FileCursor {
                 reader: FileReader::open(file, plan.format, &plan.options)?,
@@ -661,7 +700,7 @@ impl FileCursor {
             if let Some(raw) = self.pending.pop_front() {
                 return plan.record(&raw).map(Some);
             }
-            if !self.reader.step(&mut self.sink)? {
+            if self.sink.past_end || !self.reader.step(&mut self.sink)? {
                 return Ok(None);
             }
             if self.sink.saw_unsorted() {

@@ -240,3 +240,49 @@ fn a_compressed_trace_replays_as_the_plain_one_streamed_or_sorted() {
         assert_eq!(packed.records.is_streamed(), plain.records.is_streamed());
     }
 }
+
+#[test]
+fn a_window_replays_the_requests_arriving_in_it_streamed_or_sorted() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "0 0 0 8 1\n1000000000 0 8 8 0\n2000000000 0 16 8 1\n3000000000 0 24 8 0\n";
+    let in_order = write(&dir, "a", text);
+    let window = |w: &str| Options {
+        window: Some(Window::parse(w).unwrap()),
+        ..Options::default()
+    };
+    let drive = (1 << 30, 4096);
+    let (records, replay) = replayed(&in_order, &window("1s..3s"), Fit::Refuse, drive).unwrap();
+    assert!(replay.records.is_streamed());
+    let kept: Vec<(u64, u64)> = records.iter().map(|r| (r.at.0, r.offset)).collect();
+    assert_eq!(kept, [(0, 4096), (1_000_000_000, 8192)]);
+    assert_eq!(
+        replay.notes,
+        [
+            "--trace-window 1s..3s: 1 requests arrived before it and are not replayed, nor any \
+          from the first arrival past its end on"
+        ]
+    );
+    // Out of order, it is sorted in memory first: the same requests.
+    let shuffled = "1000000000 0 8 8 0\n0 0 0 8 1\n3000000000 0 24 8 0\n2000000000 0 16 8 1\n";
+    let unsorted = write(&dir, "b", shuffled);
+    let (sorted, memory) = replayed(&unsorted, &window("1s..3s"), Fit::Refuse, drive).unwrap();
+    assert!(!memory.records.is_streamed());
+    assert_eq!(sorted, records);
+    assert_eq!(memory.notes[0], replay.notes[0]);
+    // Streamed, reading stops at the first arrival past the window.
+    let stops = write(&dir, "c", &format!("{text}not a trace line\n"));
+    let (stopped, _) = replayed(&stops, &window("1s..3s"), Fit::Refuse, drive).unwrap();
+    assert_eq!(stopped, records);
+    let err = replayed(&in_order, &window("10s.."), Fit::Refuse, drive).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("{in_order}: no request arrives in --trace-window 10s..")
+    );
+    for (bad, problem) in [
+        ("1s", "expected START..END"),
+        ("3s..1s", "ends before it starts"),
+    ] {
+        let err = Window::parse(bad).unwrap_err().to_string();
+        assert!(err.contains(problem), "{err}");
+    }
+}
