@@ -264,6 +264,23 @@ impl LineParser<'_> {
             .map_err(|_| self.bad(field, value, expected))
     }
 
+    /// The read or write a field names, `words` being a read's and a
+    /// write's; anything else is an error saying what was `expected`.
+    pub(crate) fn read_or_write(
+        &self,
+        field: &str,
+        value: &str,
+        words: (&[&str], &[&str]),
+        expected: &str,
+    ) -> Result<Op, TraceError> {
+        let value = value.trim();
+        match (words.0.contains(&value), words.1.contains(&value)) {
+            (true, _) => Ok(Op::Read),
+            (_, true) => Ok(Op::Write),
+            _ => Err(self.bad(field, value, expected)),
+        }
+    }
+
     pub(crate) fn bad(&self, field: &str, value: &str, expected: &str) -> TraceError {
         TraceError::Field {
             file: self.file.to_string(),
@@ -393,11 +410,7 @@ pub(crate) fn ascii_line(
     let time = p.time("1 (arrival time)", f[0], unit.nanos())?;
     let offset = p.sectors("3 (lba)", f[2], "a sector number")?;
     let len = p.sectors("4 (size)", f[3], "a sector count")?;
-    let op = match f[4] {
-        "1" => Op::Read,
-        "0" => Op::Write,
-        other => return Err(p.bad("5 (type)", other, "1 (read) or 0 (write)")),
-    };
+    let op = p.read_or_write("5 (type)", f[4], (&["1"], &["0"]), "1 (read) or 0 (write)")?;
     Ok((time, op, DeviceKey::of(f[1]), (offset, len)))
 }
 
@@ -409,11 +422,7 @@ pub(crate) fn spc_line(
     let f = p.fields(text, Some(','), (5, 5), sink)?;
     let offset = p.sectors("2 (LBA)", f[1], "a sector number")?;
     let bytes: u64 = p.number("3 (size)", f[2], "a byte count")?;
-    let op = match f[3].trim() {
-        "r" | "R" => Op::Read,
-        "w" | "W" => Op::Write,
-        other => return Err(p.bad("4 (opcode)", other, "r or w")),
-    };
+    let op = p.read_or_write("4 (opcode)", f[3], (&["r", "R"], &["w", "W"]), "r or w")?;
     let at = p.time("5 (timestamp)", f[4], 1_000_000_000)?;
     Ok((at, op, DeviceKey::of(f[0]), (offset, bytes)))
 }
@@ -426,11 +435,8 @@ pub(crate) fn msr_line(
     // The seventh field, the response time, is read by no one here.
     let f = p.fields(text, Some(','), (6, 7), sink)?;
     let at = p.time("1 (timestamp)", f[0], 100)?;
-    let op = match f[3].trim() {
-        "Read" | "read" => Op::Read,
-        "Write" | "write" => Op::Write,
-        other => return Err(p.bad("4 (type)", other, "Read or Write")),
-    };
+    let words = (&["Read", "read"][..], &["Write", "write"][..]);
+    let op = p.read_or_write("4 (type)", f[3], words, "Read or Write")?;
     let offset: u64 = p.number("5 (offset)", f[4], "a byte offset")?;
     let bytes: u64 = p.number("6 (size)", f[5], "a byte count")?;
     let device = DeviceKey::Name(format!("{}/{}", f[1].trim(), f[2].trim()));
@@ -450,11 +456,7 @@ pub(crate) fn alibaba_line(
     sink: &mut Sink,
 ) -> Result<Columns4, TraceError> {
     let f = p.fields(text, Some(','), (5, 5), sink)?;
-    let op = match f[1].trim() {
-        "R" | "r" => Op::Read,
-        "W" | "w" => Op::Write,
-        other => return Err(p.bad("2 (opcode)", other, "R or W")),
-    };
+    let op = p.read_or_write("2 (opcode)", f[1], (&["R", "r"], &["W", "w"]), "R or W")?;
     let offset: u64 = p.number("3 (offset)", f[2], "a byte offset")?;
     let bytes: u64 = p.number("4 (length)", f[3], "a byte count")?;
     let at = p.time("5 (timestamp)", f[4], 1_000)?;
@@ -474,11 +476,8 @@ pub(crate) fn tencent_line(
     let at = p.time("1 (timestamp)", f[0], 1_000_000_000)?;
     let offset = p.sectors("2 (offset)", f[1], "a sector number")?;
     let len = p.sectors("3 (size)", f[2], "a sector count")?;
-    let op = match f[3].trim() {
-        "0" => Op::Read,
-        "1" => Op::Write,
-        other => return Err(p.bad("4 (IOType)", other, "0 (read) or 1 (write)")),
-    };
+    let expected = "0 (read) or 1 (write)";
+    let op = p.read_or_write("4 (IOType)", f[3], (&["0"], &["1"]), expected)?;
     sink.tally.add(WHOLE_SECONDS, 1);
     Ok((at, op, DeviceKey::of(f[4]), (offset, len)))
 }
@@ -507,11 +506,7 @@ pub(crate) fn fiu_line(p: &LineParser, text: &str) -> Result<Columns4, TraceErro
     let at = p.time("1 (ts)", f[0], 1)?;
     let offset = p.sectors("lba", end(6), "a sector number")?;
     let len = p.sectors("size", end(5), "a sector count")?;
-    let op = match end(4) {
-        "R" | "r" => Op::Read,
-        "W" | "w" => Op::Write,
-        other => return Err(p.bad("type", other, "R or W")),
-    };
+    let op = p.read_or_write("type", end(4), (&["R", "r"], &["W", "w"]), "R or W")?;
     // Linux's dev_t layout (MKDEV: 12 bits of major, 20 of minor): one
     // number a device, no string a line.
     let major: u32 = p.number("major", end(3), "a device number")?;
