@@ -400,12 +400,10 @@ impl LineFormat for Columns {
 
 pub(crate) type Columns4 = (u128, Op, DeviceKey, (u64, u64));
 
-pub(crate) fn ascii_line(
-    p: &LineParser,
-    text: &str,
-    unit: TimeUnit,
-    sink: &mut Sink,
-) -> Result<Columns4, TraceError> {
+/// A column format's line read: arrival, operation, device and span.
+pub(crate) type Parsed = Result<Columns4, TraceError>;
+
+pub(crate) fn ascii_line(p: &LineParser, text: &str, unit: TimeUnit, sink: &mut Sink) -> Parsed {
     let f = p.fields(text, None, (5, 5), sink)?;
     let time = p.time("1 (arrival time)", f[0], unit.nanos())?;
     let offset = p.sectors("3 (lba)", f[2], "a sector number")?;
@@ -414,11 +412,7 @@ pub(crate) fn ascii_line(
     Ok((time, op, DeviceKey::of(f[1]), (offset, len)))
 }
 
-pub(crate) fn spc_line(
-    p: &LineParser,
-    text: &str,
-    sink: &mut Sink,
-) -> Result<Columns4, TraceError> {
+pub(crate) fn spc_line(p: &LineParser, text: &str, sink: &mut Sink) -> Parsed {
     let f = p.fields(text, Some(','), (5, 5), sink)?;
     let offset = p.sectors("2 (LBA)", f[1], "a sector number")?;
     let bytes: u64 = p.number("3 (size)", f[2], "a byte count")?;
@@ -427,11 +421,7 @@ pub(crate) fn spc_line(
     Ok((at, op, DeviceKey::of(f[0]), (offset, bytes)))
 }
 
-pub(crate) fn msr_line(
-    p: &LineParser,
-    text: &str,
-    sink: &mut Sink,
-) -> Result<Columns4, TraceError> {
+pub(crate) fn msr_line(p: &LineParser, text: &str, sink: &mut Sink) -> Parsed {
     // The seventh field, the response time, is read by no one here.
     let f = p.fields(text, Some(','), (6, 7), sink)?;
     let at = p.time("1 (timestamp)", f[0], 100)?;
@@ -450,11 +440,7 @@ fn is_header(p: &LineParser, text: &str) -> bool {
     p.line == 1 && text.replace(' ', "").eq_ignore_ascii_case(names)
 }
 
-pub(crate) fn alibaba_line(
-    p: &LineParser,
-    text: &str,
-    sink: &mut Sink,
-) -> Result<Columns4, TraceError> {
+pub(crate) fn alibaba_line(p: &LineParser, text: &str, sink: &mut Sink) -> Parsed {
     let f = p.fields(text, Some(','), (5, 5), sink)?;
     let op = p.read_or_write("2 (opcode)", f[1], (&["R", "r"], &["W", "w"]), "R or W")?;
     let offset: u64 = p.number("3 (offset)", f[2], "a byte offset")?;
@@ -467,11 +453,7 @@ pub(crate) fn alibaba_line(
 const WHOLE_SECONDS: &str = "requests arrive at the start of their second, in file order \
     (tencent timestamps are whole seconds)";
 
-pub(crate) fn tencent_line(
-    p: &LineParser,
-    text: &str,
-    sink: &mut Sink,
-) -> Result<Columns4, TraceError> {
+pub(crate) fn tencent_line(p: &LineParser, text: &str, sink: &mut Sink) -> Parsed {
     let f = p.fields(text, Some(','), (5, 5), sink)?;
     let at = p.time("1 (timestamp)", f[0], 1_000_000_000)?;
     let offset = p.sectors("2 (offset)", f[1], "a sector number")?;
@@ -489,7 +471,7 @@ const FIU_MAX_FIELDS: usize = 16;
 /// A FIU line, its fields counted from both ends (a process name may hold
 /// spaces): time and pid first; lba, size, type, major, minor and the
 /// digest last.
-pub(crate) fn fiu_line(p: &LineParser, text: &str) -> Result<Columns4, TraceError> {
+pub(crate) fn fiu_line(p: &LineParser, text: &str) -> Parsed {
     let mut f = [""; FIU_MAX_FIELDS];
     let mut n = 0;
     for field in text.split_whitespace() {
