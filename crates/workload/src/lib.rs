@@ -16,9 +16,11 @@
 //!   ([`fio_options`]: which options it takes, ignores and refuses;
 //!   [`fio_text`]: comments, `${VAR}`; [`bssplit`], [`distribution`] and
 //!   [`job_shape`]: the finer shapes of a job; [`job_phases`]: phases that
-//!   follow the jobs; [`depth_search`]: fio's latency target); [`trace`]: trace formats (ascii, SPC, MSR) and
-//!   fitting one to a drive, with [`blkparse`], [`blktrace`] and [`ftrace`]
-//!   for the kernel's block-layer events, and [`iolog`] for fio's iologs.
+//!   follow the jobs; [`depth_search`]: fio's latency target); [`trace`]: trace formats (ascii, SPC, MSR,
+//!   Alibaba, Tencent, FIU), compressed or not, streamed from disk, cut to
+//!   a window and fitted to a drive, with [`blkparse`], [`blktrace`] and
+//!   [`ftrace`] for the kernel's block-layer events, and [`iolog`] for
+//!   fio's iologs.
 //! - [`report`]: phases, the [`Recorder`](report::Recorder) of every
 //!   completed request, the per-phase [`RunReport`] with its JSON schema, and
 //!   the terminal table.
