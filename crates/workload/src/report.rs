@@ -115,8 +115,8 @@ impl ClassAccumulator {
         };
         ClassReport {
             ops: self.ops,
-            mbps: round(self.bytes as f64 / 1e6 / seconds.max(1e-9), 2),
-            iops: round(self.ops as f64 / seconds.max(1e-9), 1),
+            mbps: round_rate(self.bytes as f64 / 1e6 / seconds.max(1e-9), 2),
+            iops: round_rate(self.ops as f64 / seconds.max(1e-9), 1),
             lat_us: LatencyReport {
                 mean: if self.ops == 0 {
                     0.0
@@ -142,6 +142,15 @@ impl ClassAccumulator {
 pub fn round(x: f64, digits: i32) -> f64 {
     let scale = 10f64.powi(digits);
     (x * scale).round() / scale
+}
+
+/// A rate to `digits` decimals, or below 1 to three significant digits, so
+/// that a sparse trace's 0.0008 MB/s is not reported as 0.
+fn round_rate(x: f64, digits: i32) -> f64 {
+    if x == 0.0 || !x.is_finite() || x.abs() >= 1.0 {
+        return round(x, digits);
+    }
+    round(x, digits.max((-x.abs().log10()).floor() as i32 + 3))
 }
 
 /// Accumulators of one phase: read, write, trim, all three together, and
@@ -382,6 +391,18 @@ impl<'a> SimReport<'a> {
 
 /// The terminal table of one run, with its notes and, for a real run, its
 /// CPU time and `--verify` counts.
+/// `x` with `decimals` decimals, or with two significant digits when that
+/// would print a rate that is not zero as zero (a trace of a request every
+/// few seconds has 0.33 IOPS, not 0).
+pub fn figure(x: f64, decimals: usize) -> String {
+    let shown_as_zero = 0.5 * 10f64.powi(-(decimals as i32));
+    if x == 0.0 || !x.is_finite() || x.abs() >= shown_as_zero {
+        return format!("{x:.decimals$}");
+    }
+    let digits = (-x.abs().log10()).floor() as usize + 2;
+    format!("{x:.digits$}")
+}
+
 pub fn table(run: &RunReport) -> String {
     let drive = match &run.device_stats {
         Some(d) => format!(
@@ -427,11 +448,11 @@ pub fn table(run: &RunReport) -> String {
             }
             let ms = |us: f64| us / 1e3;
             out += &format!(
-                "  {:<7} {:<5} {:>8.1} {:>8.0} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>7}\n",
+                "  {:<7} {:<5} {:>8} {:>8} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>7}\n",
                 phase.name,
                 class,
-                r.mbps,
-                r.iops,
+                figure(r.mbps, 1),
+                figure(r.iops, 0),
                 ms(r.lat_us.mean),
                 ms(r.lat_us.p50),
                 ms(r.lat_us.p99),
@@ -615,5 +636,23 @@ impl Recorder {
             notes,
             series: self.take_series(0),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_small_rate_keeps_its_digits_and_a_large_one_its_decimals() {
+        assert_eq!(round_rate(17.126, 2), 17.13);
+        assert_eq!(round_rate(0.41234, 1), 0.412);
+        assert_eq!(round_rate(0.00096123, 2), 0.000961);
+        assert_eq!(round_rate(0.0, 1), 0.0);
+        assert_eq!(figure(17.126, 1), "17.1");
+        assert_eq!(figure(1234.4, 0), "1234");
+        assert_eq!(figure(0.41, 0), "0.41");
+        assert_eq!(figure(0.00096, 1), "0.00096");
+        assert_eq!(figure(0.0, 0), "0");
     }
 }

@@ -163,8 +163,8 @@ fn phase_rows(phases: &[PhaseReport]) -> Vec<Vec<String>> {
             rows.push(vec![
                 phase.name.clone(),
                 class.to_string(),
-                format!("{:.1}", r.mbps),
-                format!("{:.0}", r.iops),
+                crate::report::figure(r.mbps, 1),
+                crate::report::figure(r.iops, 0),
                 ms(r.lat_us.mean),
                 ms(r.lat_us.p50),
                 ms(r.lat_us.p99),
