@@ -160,8 +160,8 @@ pub struct TraceArgs {
     /// (each device in a range of its own).
     #[arg(long, default_value = "merge", value_name = "HOW", value_parser = crate::one_of(Devices::parse, Devices::NAMES))]
     pub trace_devices: Devices,
-    /// Replay only the requests arriving in START..END of the trace (1h..2h).
-    #[arg(long, value_name = "START..END", value_parser = |t: &str| Window::parse(t))]
+    /// Replay only the requests arriving in START..END after the trace's first (1h..2h).
+    #[arg(long, value_name = "START..END", value_parser = |t: &str| Window::parse(t), requires = "trace")]
     pub trace_window: Option<Window>,
 }
 

@@ -522,7 +522,7 @@ mod block_traces {
         );
         assert_refused_saying(
             &["sim", "--trace", &fin, "--trace-window", "5m..1m"],
-            &["--trace-window", "`5m..1m`: it ends before it starts"],
+            &["--trace-window", "`5m..1m`: the window is empty"],
         );
     }
 

@@ -6,12 +6,11 @@
 //! that name from 0 to 60 s of the replay ([`add_time_window`]).
 
 use iosteer_device::DeviceConfig;
-use iosteer_sched::units::parse_duration;
 use iosteer_sched::Nanos;
 use iosteer_workload::fio::{self, FioError};
 use iosteer_workload::report::Phase;
 use iosteer_workload::trace::{
-    self, Devices, Event, Fit, TimeUnit, TraceError, TraceFormat, Window,
+    self, Devices, Event, Fit, TimeUnit, TraceError, TraceFormat, Window, WindowError,
 };
 use iosteer_workload::workload::{Job, JobKind};
 use thiserror::Error;
@@ -173,14 +172,13 @@ pub fn add_time_window(sim: &mut Simulation, text: &str) -> Result<(), WorkloadF
     let syntax = || WorkloadFileError::WindowSyntax {
         text: text.to_string(),
     };
-    let (start, end) = text.split_once("..").ok_or_else(syntax)?;
-    let at = |t: &str| parse_duration(t.trim(), Some(Nanos::from_secs(1))).map_err(|_| syntax());
-    let (start, end) = (at(start)?, at(end)?);
-    if end <= start {
-        return Err(WorkloadFileError::WindowReversed {
+    let window = Window::parse(text).map_err(|e| match e {
+        WindowError::Empty { .. } => WorkloadFileError::WindowReversed {
             text: text.to_string(),
-        });
-    }
+        },
+        _ => syntax(),
+    })?;
+    let (start, end) = (window.start, window.end.ok_or_else(syntax)?);
     let last = sim.workload_end();
     if start >= last || end > last + sim.drain {
         return Err(WorkloadFileError::WindowOutside {

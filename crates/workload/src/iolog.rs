@@ -133,7 +133,7 @@ pub fn version(path: &str) -> Result<u8, TraceError> {
         .take(crate::trace::MAX_LINE_BYTES as u64)
         .read_line(&mut first)
         .map_err(|e| crate::trace::io_error(path, &e))?;
-    match first.trim_end() {
+    match first.trim_start_matches('\u{feff}').trim_end() {
         t if t.starts_with(HEADER_V2) => Ok(2),
         t if t.starts_with(HEADER_V3) => Ok(3),
         t => Err(not_an_iolog(path, 1, t)),

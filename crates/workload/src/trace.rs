@@ -256,16 +256,18 @@ impl Window {
     /// `START..END`, either end left out, times as fio writes them (`90s`,
     /// `1h`, `500ms`; a bare number is seconds).
     pub fn parse(text: &str) -> Result<Window, WindowError> {
-        let bad = |problem: &str| WindowError {
+        let syntax = |detail: String| WindowError::Syntax {
             text: text.to_string(),
-            problem: problem.to_string(),
+            detail,
         };
-        let (start, end) = text.split_once("..").ok_or_else(|| {
-            bad("expected START..END, such as 1h..2h (either end may be left out)")
-        })?;
+        let (start, end) = match text.split_once("..") {
+            Some((_, end)) if end.starts_with('.') => return Err(syntax(String::new())),
+            Some(ends) => ends,
+            None => return Err(syntax(String::new())),
+        };
         let at = |t: &str| {
             iosteer_sched::units::parse_duration(t.trim(), Some(Nanos::from_secs(1)))
-                .map_err(|e| bad(&e.to_string()))
+                .map_err(|e| syntax(format!(": {e}")))
         };
         let start = match start.trim() {
             "" => Nanos::ZERO,
@@ -276,7 +278,9 @@ impl Window {
             t => Some(at(t)?),
         };
         if end.is_some_and(|end| end <= start) {
-            return Err(bad("it ends before it starts"));
+            return Err(WindowError::Empty {
+                text: text.to_string(),
+            });
         }
         Ok(Window { start, end })
     }
@@ -293,19 +297,25 @@ impl Window {
 }
 
 impl fmt::Display for Window {
+    /// In seconds, to the nanosecond and no further (`0.5s..90s`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let secs = |n: Nanos| format!("{}s", short(n.as_secs_f64()));
+        let secs = |n: Nanos| {
+            let text = format!("{}.{:09}", n.0 / 1_000_000_000, n.0 % 1_000_000_000);
+            format!("{}s", text.trim_end_matches('0').trim_end_matches('.'))
+        };
         let end = self.end.map(secs).unwrap_or_default();
         write!(f, "{}..{end}", secs(self.start))
     }
 }
 
-/// A `--trace-window` that does not parse.
+/// A time window that does not parse, or holds no time.
 #[derive(Debug, Error, Clone, PartialEq)]
-#[error("`{text}`: {problem}")]
-pub struct WindowError {
-    pub text: String,
-    pub problem: String,
+#[non_exhaustive]
+pub enum WindowError {
+    #[error("`{text}`: expected START..END, such as 1h..2h (either end may be left out){detail}")]
+    Syntax { text: String, detail: String },
+    #[error("`{text}`: the window is empty: it ends where or before it starts")]
+    Empty { text: String },
 }
 
 /// How a trace is read.
@@ -737,8 +747,9 @@ fn finish(
     if let Some(window) = options.window {
         let (lo, hi) = window.bounds(origin);
         let before = sink.raw.iter().filter(|r| r.at < lo).count() as u64;
+        let after = sink.raw.iter().filter(|r| r.at >= hi).count() as u64;
         sink.raw.retain(|r| (lo..hi).contains(&r.at));
-        notes.push(window_note(&window, before));
+        notes.push(window_note(&window, before, after));
         // Read whole before the window was known: count the flushes kept.
         let flushes = sink.raw.iter().filter(|r| r.op == Op::Flush).count() as u64;
         sink.tally.counts.remove(lines::FLUSHES);
@@ -771,10 +782,10 @@ fn finish(
 }
 
 /// What `--trace-window` left out.
-pub(crate) fn window_note(window: &Window, before: u64) -> String {
+pub(crate) fn window_note(window: &Window, before: u64, after: u64) -> String {
     format!(
-        "--trace-window {window}: {before} requests arrived before it and are not replayed, \
-         nor any from the first arrival past its end on"
+        "--trace-window {window}: {before} requests arrived before it and {after} after it, \
+         not replayed (the other notes count the whole trace)"
     )
 }
 

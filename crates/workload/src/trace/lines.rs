@@ -74,10 +74,12 @@ pub(crate) struct Sink {
     /// from its first request.
     pub(crate) own_origin: bool,
     /// `--trace-window`'s bounds `[lo, hi)` in the trace's time: requests
-    /// before are counted in `before` and dropped; the first at or past
-    /// `hi` sets `past_end` (the reader stops: the file is in time order).
+    /// outside are counted in `before` and `after` and dropped; one at or
+    /// past `hi` sets `past_end` (a reader of a file known to be in time
+    /// order may stop there).
     pub(crate) window: Option<(u128, u128)>,
     pub(crate) before: u64,
+    pub(crate) after: u64,
     pub(crate) past_end: bool,
 }
 
@@ -93,6 +95,7 @@ impl Sink {
             own_origin: false,
             window: None,
             before: 0,
+            after: 0,
             past_end: false,
         }
     }
@@ -136,6 +139,7 @@ impl Sink {
         if let Some((lo, hi)) = self.window {
             if at >= hi {
                 self.past_end = true;
+                self.after += 1;
                 return Ok(());
             }
             if at < lo {

@@ -319,7 +319,8 @@ pub fn open_replay(
             summary,
             source: Source::Stream(plan),
         },
-        notes: (options.window.iter().map(|w| window_note(w, scan.before)))
+        notes: (options.window.iter())
+            .map(|w| window_note(w, scan.before, scan.after))
             .chain(scan.tally.notes(options.event))
             .collect(),
         remap,
@@ -371,9 +372,10 @@ struct Scan {
     /// The requests as read, all at time zero.
     unshifted: TraceSummary,
     tally: Tally,
-    /// `--trace-window`'s bounds, and the requests before it.
+    /// `--trace-window`'s bounds, and the requests before and after it.
     window: Option<(u128, u128)>,
     before: u64,
+    after: u64,
 }
 
 impl Scan {
@@ -389,6 +391,7 @@ impl Scan {
             tally: Tally::default(),
             window: None,
             before: 0,
+            after: 0,
         };
         let mut sink = Sink::new(options.event);
         if let Some(window) = options.window {
@@ -398,7 +401,9 @@ impl Scan {
         for (index, file) in files.iter().enumerate() {
             let mut reader = FileReader::open(file, format, options)?;
             sink.start(&file.name, index);
-            while !sink.past_end && reader.step(&mut sink)? {
+            // Read to the end, past the window: order and the earliest
+            // arrival are known only then.
+            while reader.step(&mut sink)? {
                 for r in sink.raw.drain(..) {
                     scan.add(&r);
                 }
@@ -409,7 +414,7 @@ impl Scan {
         if sink.own_origin {
             scan.first = scan.window.map_or(0, |(lo, _)| lo);
         }
-        scan.before = sink.before;
+        (scan.before, scan.after) = (sink.before, sink.after);
         scan.tally = sink.tally;
         Ok(scan)
     }
