@@ -590,9 +590,9 @@ pub enum TraceError {
     #[error("{file}: is {kind}, not a trace file")]
     NotAFile { file: String, kind: String },
     #[error(
-        "{file}: holds more than {limit} requests to sort in memory (its arrivals go back in \
-         time within a file; a trace in time order is replayed as it is read, at any length); \
-         sort it by time or cut it to a shorter window"
+        "{file}: holds more than {limit} requests to read into memory (a pipe is read once, and \
+         a file whose arrivals go back in time is sorted; a file in time order is replayed as \
+         it is read, at any length): give it a file of its own, sort it by time, or cut it"
     )]
     TooMany { file: String, limit: usize },
     #[error(
