@@ -453,7 +453,8 @@ pub(crate) fn alibaba_line(p: &LineParser, text: &str, sink: &mut Sink) -> Parse
     Ok((at, op, DeviceKey::of(f[0]), (offset, bytes)))
 }
 
-/// Tencent CBS's timestamps are whole seconds.
+/// Tencent CBS's timestamps are whole seconds (one with decimals is not
+/// counted).
 const WHOLE_SECONDS: &str = "requests arrive at the start of their second, in file order \
     (tencent timestamps are whole seconds)";
 
@@ -464,7 +465,9 @@ pub(crate) fn tencent_line(p: &LineParser, text: &str, sink: &mut Sink) -> Parse
     let len = p.sectors("3 (size)", f[2], "a sector count")?;
     let expected = "0 (read) or 1 (write)";
     let op = p.read_or_write("4 (IOType)", f[3], (&["0"], &["1"]), expected)?;
-    sink.tally.add(WHOLE_SECONDS, 1);
+    if !f[0].trim().contains('.') {
+        sink.tally.add(WHOLE_SECONDS, 1);
+    }
     Ok((at, op, DeviceKey::of(f[4]), (offset, len)))
 }
 
@@ -490,6 +493,7 @@ pub(crate) fn fiu_line(p: &LineParser, text: &str) -> Parsed {
     }
     let end = |back: usize| f[n - back];
     let at = p.time("1 (ts)", f[0], 1)?;
+    p.number::<u64>("2 (pid)", f[1], "a process id")?;
     let offset = p.sectors("lba", end(6), "a sector number")?;
     let len = p.sectors("size", end(5), "a sector count")?;
     let op = p.read_or_write("type", end(4), (&["R", "r"], &["W", "w"]), "R or W")?;
