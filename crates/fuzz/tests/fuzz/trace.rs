@@ -124,7 +124,55 @@ fn check(bytes: &[u8], format: TraceFormat) -> Outcome {
     if read.records.windows(2).any(|w| w[0].at > w[1].at) {
         return Outcome::Violation("records out of arrival order".into());
     }
+    if let Some(problem) = replayed_otherwise(bytes, format, &options, &read) {
+        return Outcome::Violation(problem);
+    }
     Outcome::Accepted
+}
+
+/// The same bytes replayed from a file (streamed when in time order)
+/// differ from what was read in memory: how, if they do.
+fn replayed_otherwise(
+    bytes: &[u8],
+    format: TraceFormat,
+    options: &Options,
+    read: &trace::Trace,
+) -> Option<String> {
+    static CASE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let case = CASE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("iosteer-fuzz-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).ok()?;
+    let path = dir.join(format!("{format}-{case}.trace"));
+    std::fs::write(&path, bytes).ok()?;
+    let problem = differs(&path.to_string_lossy(), format, options, read);
+    std::fs::remove_file(&path).ok()?;
+    problem
+}
+
+fn differs(
+    path: &str,
+    format: TraceFormat,
+    options: &Options,
+    read: &trace::Trace,
+) -> Option<String> {
+    let drive = (u64::MAX, 4096);
+    let replay = match trace::open_replay(path, format, options, trace::Fit::Refuse, drive) {
+        Ok(replay) => replay,
+        Err(e) => return Some(format!("read in memory, refused from a file: {e}")),
+    };
+    let records: Result<Vec<_>, _> = replay.records.cursor().collect();
+    match records {
+        Ok(records) if records == read.records && replay.notes == read.notes => None,
+        Ok(records) => Some(format!(
+            "from a file (streamed: {}): {} records, notes {:?}; in memory: {} records, notes {:?}",
+            replay.records.is_streamed(),
+            records.len(),
+            replay.notes,
+            read.records.len(),
+            read.notes
+        )),
+        Err(e) => Some(format!("read in memory, failed from a file: {e}")),
+    }
 }
 
 fn target(format: TraceFormat) {

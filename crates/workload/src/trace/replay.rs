@@ -233,7 +233,8 @@ pub fn open_replay(
         true => Some(Scan::of(&files, format, options)?),
         false => None,
     };
-    if scan.as_ref().is_some_and(|s| s.latest.is_none()) {
+    // Out of order, the window's origin was a guess: the memory path judges.
+    if scan.as_ref().is_some_and(|s| s.latest.is_none() && s.in_order) {
         return Err(match options.window {
             Some(window) => empty_window(path, &window),
             None => TraceError::Empty {

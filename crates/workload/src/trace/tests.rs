@@ -144,7 +144,10 @@ fn fiu_lines_parse_from_both_ends_around_the_process_name() {
         ),
         ("1 2 p 0 8 R 6000 0 d\n", "f:1: field major,minor `6000,0`"),
         ("1 2 p 0 8 R 6 0\n", "f:1: expected 9 fields, found 8"),
-        ("1 x p 0 8 R 6 0 d\n", "f:1: field 2 (pid) `x`: expected a process id"),
+        (
+            "1 x p 0 8 R 6 0 d\n",
+            "f:1: field 2 (pid) `x`: expected a process id",
+        ),
     ] {
         let err = parse_as(text, "f", TraceFormat::Fiu)
             .unwrap_err()
