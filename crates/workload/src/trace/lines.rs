@@ -193,6 +193,9 @@ pub(crate) struct LineParser<'a> {
     /// Whether a field-count error tries the other formats (not while
     /// trying them).
     pub(crate) hint: bool,
+    /// The file's first line that is neither blank nor a comment (where a
+    /// CSV names its columns).
+    pub(crate) first: bool,
 }
 
 impl LineParser<'_> {
@@ -203,6 +206,7 @@ impl LineParser<'_> {
             line: 1,
             format: TraceFormat::Blkparse,
             hint: false,
+            first: true,
         }
     }
 
@@ -370,6 +374,7 @@ pub(crate) fn looks_like(text: &str, except: TraceFormat) -> Vec<TraceFormat> {
                 line: 0,
                 format,
                 hint: false,
+                first: false,
             };
             let mut sink = Sink::new(Event::Queue);
             let mut reader = line_format(format, &Options::default());
@@ -437,11 +442,11 @@ pub(crate) fn msr_line(p: &LineParser, text: &str, sink: &mut Sink) -> Parsed {
     Ok((at, op, device, (offset, bytes)))
 }
 
-/// The first line of a CSV that names the columns of the format's layout
-/// (`device_id,opcode,...`): skipped.
+/// The first line (blank lines and comments aside) of a CSV, when it names
+/// the columns of the format's layout (`device_id,opcode,...`): skipped.
 fn is_header(p: &LineParser, text: &str) -> bool {
     let names = p.format.layout().trim_matches('`');
-    p.line == 1 && text.replace(' ', "").eq_ignore_ascii_case(names)
+    p.first && text.replace(' ', "").eq_ignore_ascii_case(names)
 }
 
 pub(crate) fn alibaba_line(p: &LineParser, text: &str, sink: &mut Sink) -> Parsed {
@@ -545,6 +550,8 @@ pub(crate) struct LineReader<R> {
     format: TraceFormat,
     reader: Box<dyn LineFormat>,
     line: usize,
+    /// Lines read that were neither blank nor comments.
+    content: usize,
     buf: Vec<u8>,
 }
 
@@ -556,6 +563,7 @@ impl<R: BufRead> LineReader<R> {
             format,
             reader: line_format(format, options),
             line: 0,
+            content: 0,
             buf: Vec::new(),
         }
     }
@@ -600,7 +608,9 @@ impl<R: BufRead> LineReader<R> {
             line,
             format: self.format,
             hint: true,
+            first: self.content == 0,
         };
+        self.content += 1;
         self.reader.line(&p, trimmed, sink)?;
         Ok(true)
     }

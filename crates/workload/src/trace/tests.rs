@@ -87,7 +87,8 @@ fn alibaba_and_tencent_samples_parse_with_or_without_their_header() {
         t.notes,
         ["3 requests arrive at the start of their second, in file order (tencent timestamps are whole seconds)"]
     );
-    let with_header = format!("\u{feff}Timestamp,Offset,Size,IOType,VolumeID\r\n{tencent}");
+    let with_header =
+        format!("\u{feff}\n# hour 1\nTimestamp,Offset,Size,IOType,VolumeID\r\n{tencent}");
     let headed = parse_as(&with_header, "t", TraceFormat::Tencent).unwrap();
     assert_eq!(headed.records, t.records);
     // Errors name the field and what it takes; a header past line 1 is
