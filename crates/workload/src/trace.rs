@@ -242,82 +242,6 @@ impl Devices {
     }
 }
 
-/// A span of a trace's own time (`1h..2h`, `..10m`, `30m..`), counted from
-/// its first request (an iolog's from the run's start), before the replay
-/// speed: only requests arriving in it are replayed.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Window {
-    pub start: Nanos,
-    /// `None`: to the trace's end.
-    pub end: Option<Nanos>,
-}
-
-impl Window {
-    /// `START..END`, either end left out, times as fio writes them (`90s`,
-    /// `1h`, `500ms`; a bare number is seconds).
-    pub fn parse(text: &str) -> Result<Window, WindowError> {
-        let syntax = |detail: String| WindowError::Syntax {
-            text: text.to_string(),
-            detail,
-        };
-        let (start, end) = match text.split_once("..") {
-            Some((_, end)) if end.starts_with('.') => return Err(syntax(String::new())),
-            Some(ends) => ends,
-            None => return Err(syntax(String::new())),
-        };
-        let at = |t: &str| {
-            iosteer_sched::units::parse_duration(t.trim(), Some(Nanos::from_secs(1)))
-                .map_err(|e| syntax(format!(": {e}")))
-        };
-        let start = match start.trim() {
-            "" => Nanos::ZERO,
-            t => at(t)?,
-        };
-        let end = match end.trim() {
-            "" => None,
-            t => Some(at(t)?),
-        };
-        if end.is_some_and(|end| end <= start) {
-            return Err(WindowError::Empty {
-                text: text.to_string(),
-            });
-        }
-        Ok(Window { start, end })
-    }
-
-    /// The absolute bounds `[lo, hi)` of the window in a trace whose time
-    /// zero is `origin`.
-    fn bounds(&self, origin: u128) -> (u128, u128) {
-        let lo = origin.saturating_add(u128::from(self.start.0));
-        let hi = self
-            .end
-            .map_or(u128::MAX, |e| origin.saturating_add(u128::from(e.0)));
-        (lo, hi)
-    }
-}
-
-impl fmt::Display for Window {
-    /// In seconds, to the nanosecond and no further (`0.5s..90s`).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let secs = |n: Nanos| {
-            let text = format!("{}.{:09}", n.0 / 1_000_000_000, n.0 % 1_000_000_000);
-            format!("{}s", text.trim_end_matches('0').trim_end_matches('.'))
-        };
-        let end = self.end.map(secs).unwrap_or_default();
-        write!(f, "{}..{end}", secs(self.start))
-    }
-}
-
-/// A time window that does not parse, or holds no time.
-#[derive(Debug, Error, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum WindowError {
-    #[error("`{text}`: expected START..END, such as 1h..2h (either end may be left out){detail}")]
-    Syntax { text: String, detail: String },
-    #[error("`{text}`: the window is empty: it ends where or before it starts")]
-    Empty { text: String },
-}
-
 /// How a trace is read.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Options {
@@ -456,40 +380,6 @@ pub(crate) struct RawRecord {
     pub(crate) place: Place,
     /// Index of the file it came from (per-CPU blktrace files).
     pub(crate) source: usize,
-}
-
-/// How to make a trace fit a smaller drive.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Fit {
-    /// Refuse, saying how large a drive the trace needs.
-    Refuse,
-    /// Offsets modulo the capacity.
-    Wrap,
-    /// Offsets scaled by capacity / span (keeps the layout, coarser).
-    Scale,
-}
-
-impl Fit {
-    pub const NAMES: &'static str = "wrap, scale";
-
-    /// A remapping by name (`Refuse` is the absence of one).
-    pub fn parse(name: &str) -> Option<Fit> {
-        match name {
-            "wrap" => Some(Fit::Wrap),
-            "scale" => Some(Fit::Scale),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for Fit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Fit::Refuse => "none",
-            Fit::Wrap => "wrap",
-            Fit::Scale => "scale",
-        })
-    }
 }
 
 /// A number as written when plain (2, 0.5), in exponent form when not
@@ -781,21 +671,6 @@ fn finish(
     Ok(Trace { records, notes })
 }
 
-/// What `--trace-window` left out.
-pub(crate) fn window_note(window: &Window, before: u64, after: u64) -> String {
-    format!(
-        "--trace-window {window}: {before} requests arrived before it and {after} after it, \
-         not replayed (the other notes count the whole trace)"
-    )
-}
-
-pub(crate) fn empty_window(file: &str, window: &Window) -> TraceError {
-    TraceError::EmptyWindow {
-        file: file.to_string(),
-        window: window.to_string(),
-    }
-}
-
 /// The arrival of a request read at `at` (at `place` of `file`), after the
 /// first request at `first`, at `speed`.
 pub(crate) fn arrival(
@@ -843,93 +718,14 @@ pub fn parse(
     read(text.as_bytes(), file, format, &options)
 }
 
-/// What [`fit_counted`] did to a trace.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Remap {
-    pub how: Fit,
-    /// Requests whose offset changed.
-    pub moved: u64,
-    /// Requests longer than the drive, cut to its size.
-    pub cut: u64,
-    pub requests: u64,
-}
-
-impl fmt::Display for Remap {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} of {} requests moved by {}, {} longer than the drive cut to its size",
-            self.moved, self.requests, self.how, self.cut
-        )
-    }
-}
-
-/// Makes `records` fit a drive of `capacity` bytes with `page` bytes
-/// pages; says whether it remapped them.
-pub fn fit(
-    records: &mut [TraceRecord],
-    capacity: u64,
-    page: u64,
-    how: Fit,
-    file: &str,
-) -> Result<bool, TraceError> {
-    fit_counted(records, capacity, page, how, file).map(|remap| remap.is_some())
-}
-
-/// As [`fit`], counting what it moved and cut.
-pub fn fit_counted(
-    records: &mut [TraceRecord],
-    capacity: u64,
-    page: u64,
-    how: Fit,
-    file: &str,
-) -> Result<Option<Remap>, TraceError> {
-    let needed = records
-        .iter()
-        .map(|r| r.offset.saturating_add(r.len))
-        .max()
-        .unwrap_or(0);
-    if needed <= capacity {
-        return Ok(None);
-    }
-    if how == Fit::Refuse {
-        return Err(TraceError::TooLarge {
-            file: file.to_string(),
-            needed,
-            capacity,
-        });
-    }
-    let page = page.max(512);
-    let mut remap = Remap {
-        how,
-        moved: 0,
-        cut: 0,
-        requests: records.len() as u64,
-    };
-    for r in records.iter_mut() {
-        let before = *r;
-        remap_one(r, capacity, page, needed, how);
-        remap.cut += u64::from(r.len < before.len);
-        remap.moved += u64::from(r.offset != before.offset);
-    }
-    Ok(Some(remap))
-}
-
-pub(crate) fn remap_one(r: &mut TraceRecord, capacity: u64, page: u64, needed: u64, how: Fit) {
-    r.len = r.len.min(capacity);
-    let room = capacity - r.len;
-    let moved = match how {
-        Fit::Wrap => r.offset % (room + 1),
-        _ => ((r.offset as u128 * room as u128) / needed as u128) as u64,
-    };
-    r.offset = moved / 512 * 512;
-    if r.offset + r.len > capacity {
-        r.offset = room / page * page;
-    }
-}
-
 mod archive;
 mod compressed;
+mod fit;
+mod window;
+pub(crate) use fit::remap_one;
+pub use fit::{fit, fit_counted, Fit, Remap};
+pub(crate) use window::{empty_window, window_note};
+pub use window::{Window, WindowError};
 mod lines;
 pub(crate) use lines::*;
 pub(crate) mod replay;
