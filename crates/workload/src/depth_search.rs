@@ -137,7 +137,7 @@ impl DepthSearch {
         self.depth
     }
 
-    /// The depths tried, in order (the first [`DEPTHS_KEPT`]), and how many
+    /// The depths tried, in order (the first `DEPTHS_KEPT`), and how many
     /// changes of depth there were in all.
     pub fn depths_tried(&self) -> (&[u32], usize) {
         (&self.depths, self.depth_changes)

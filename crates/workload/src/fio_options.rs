@@ -75,7 +75,7 @@ pub const SUPPORTED: &[&str] = &[
     "iosteer_trim_ahead",
 ];
 
-/// A replay's options ([`crate::fio::iolog_job`]): modelled too, and the
+/// A replay's options (`fio::iolog_job`): modelled too, and the
 /// only ones a replay takes besides its timing and identity.
 pub const REPLAY: &[&str] = &[
     "read_iolog",

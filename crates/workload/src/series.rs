@@ -18,7 +18,7 @@
 //! bucket holding the exact p99, so it lies between the exact value and
 //! 1/128 (0.8%) above it, and never above the second's max.
 //!
-//! A second stays open until requests complete [`GRACE_SECONDS`] seconds
+//! A second stays open until requests complete `GRACE_SECONDS` seconds
 //! later, because completions are not recorded in strict time order (a
 //! simulated drive reports its completions after the step that reached
 //! them). A completion later still counts exactly in its second's IOPS,
@@ -32,7 +32,7 @@ use iosteer_sched::{Nanos, Op, Scheduler};
 
 /// Most seconds with activity the series keeps (about six days of a run
 /// active every second, some 200 MB): a longer run keeps the first ones
-/// and counts the rest ([`SeriesCollector::left_out`]), so a simulation of
+/// and counts the rest (`SeriesCollector::left_out`), so a simulation of
 /// months at one request a second does not fill memory.
 pub const MAX_SECONDS: usize = 1 << 19;
 
