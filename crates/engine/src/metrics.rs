@@ -484,11 +484,11 @@ const MAX_HEAD: usize = 8192;
 /// An HTTP server answering `GET /metrics` with the last published text.
 ///
 /// Each connection is answered on a thread of its own with read and write
-/// deadlines ([`CLIENT_TIMEOUT`]), at most [`MAX_CONNECTIONS`] at once, so
+/// deadlines (`CLIENT_TIMEOUT`), at most `MAX_CONNECTIONS` at once, so
 /// one slow client delays no other scrape. The run loop only swaps the
 /// published text under a lock held for a pointer's copy, so no client can
 /// slow the I/O. Dropping the server stops the listening thread within
-/// [`ACCEPT_POLL`] and waits for no connection: those threads hold nothing
+/// `ACCEPT_POLL` and waits for no connection: those threads hold nothing
 /// but the text, end by their deadline, and never keep the process alive.
 pub struct MetricsServer {
     addr: SocketAddr,

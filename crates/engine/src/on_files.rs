@@ -4,7 +4,7 @@
 //! The steps: place the jobs on their files ([`files::place`]: created,
 //! laid out, each at its own address range), size the engine's buffers to
 //! the largest request, open one engine over all the files, drive the plan
-//! through it ([`drive`]), and add to the report what only the files and
+//! through it ([`drive`](mod@drive)), and add to the report what only the files and
 //! the verifier know: the placement's notes, whether the ring polls, and
 //! every stamped block that read back wrong.
 

@@ -208,7 +208,7 @@ pub fn bench(
     Ok(results)
 }
 
-/// The terminal table of [`bench`] results: cost per request, one line a policy.
+/// The terminal table of [`bench`](fn@bench) results: cost per request, one line a policy.
 pub fn table(results: &[BenchResult]) -> String {
     let mut out = format!("{:>14}  {:>10}  policy\n", "ns/request", "requests");
     for r in results {

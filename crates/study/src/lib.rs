@@ -14,7 +14,7 @@
 //!   state a controller's write rate as a share of what was possible.
 //! - [`objective`]: the read-latency objective both judge by (`p99<=2x`);
 //!   [`page`]: the report.html of a sweep or a probe.
-//! - [`bench`]: what a policy costs per request; [`device`]: the drive model
+//! - [`bench`](mod@bench): what a policy costs per request; [`device`]: the drive model
 //!   on its own (loading a drive, the write-amplification check, its speed).
 //! - [`emulated`]: a simulation's workload in real time on the drive model.
 

@@ -1,7 +1,7 @@
 //! What every policy has in common: the three tunables each one takes
 //! (`trim_max_ranges`, `stats_window`, `bad_latency`), declared once with
 //! their defaults; the statistics and the load ticker each one keeps; and
-//! the [`Scheduler`] around a policy's own decisions ([`Policy`]), written
+//! the [`Scheduler`] around a policy's own decisions (`Policy`), written
 //! once: the order of the calls, what the statistics see, when to retry.
 
 use crate::config::{parse_duration, parse_int, ConfigError, Tunable};
