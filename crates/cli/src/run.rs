@@ -16,6 +16,7 @@ use iosteer_sched::{policy, Nanos, Scheduler};
 use iosteer_sim::scenario::scenario;
 use iosteer_sim::Simulation;
 use iosteer_study::emulated::run_emulated;
+use iosteer_workload::fio::{parse_file, JobFile};
 use iosteer_workload::html;
 use iosteer_workload::report::{table, Phase, SimReport};
 use iosteer_workload::workload::{Job, Workload};
@@ -143,22 +144,24 @@ fn setup(args: &RunArgs) -> Result<Setup> {
     })
 }
 
-/// Parses the job file against a target of `size` bytes.
-fn parse_jobs(setup: &Setup, size: u64) -> Result<Vec<Job>> {
+/// Parses the job file (its text and name) with `parse`, printing its notes.
+fn parse_jobs<F: FnOnce(&str, &str) -> Result<JobFile>>(
+    setup: &Setup,
+    parse: F,
+) -> Result<Vec<Job>> {
     let Some((file, text)) = &setup.job else {
         return Err(anyhow!(
             "give --job FILE (or, with --emulate, --scenario NAME)"
         ));
     };
-    let parsed = iosteer_workload::fio::parse_file(text, file, size)?;
-    let jobs = parsed.jobs;
-    if jobs.is_empty() {
+    let parsed = parse(text, file)?;
+    if parsed.jobs.is_empty() {
         return Err(anyhow!("--job {file}: the job file has no job"));
     }
     for note in &parsed.notes {
         eprintln!("iosteer: {file}: {note}");
     }
-    Ok(jobs)
+    Ok(parsed.jobs)
 }
 
 pub fn run(args: RunArgs) -> Result<()> {
@@ -177,10 +180,7 @@ fn on_target(args: &RunArgs, setup: Setup) -> Result<()> {
         force: args.force,
         direct: !args.buffered,
     };
-    // Parse once to learn the files, then against what sizes are of.
-    let provisional = parse_jobs(&setup, u64::MAX / 4)?;
-    let capacity = files::capacity(&provisional, &options).unwrap_or(u64::MAX / 4);
-    let jobs = parse_jobs(&setup, capacity)?;
+    let jobs = parse_jobs(&setup, |t, f| Ok(files::parse_job_file(t, f, &options)?))?;
     let config = EngineConfig {
         verify: args.verify,
         iopoll: args.iopoll,
@@ -209,7 +209,7 @@ fn on_emulated(args: &RunArgs, setup: Setup, drive_name: &str) -> Result<()> {
             scenario(name, config, args.seed).map_err(|e| anyhow!("--scenario {name}: {e}"))?
         }
         None => {
-            let jobs = parse_jobs(&setup, config.logical_bytes())?;
+            let jobs = parse_jobs(&setup, |t, f| Ok(parse_file(t, f, config.logical_bytes())?))?;
             Simulation::of_job_file(config, jobs, args.seed, DRAIN)
         }
     };

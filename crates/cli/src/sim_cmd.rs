@@ -169,9 +169,8 @@ impl TraceArgs {
     /// The options, checked together.
     pub fn options(&self) -> Result<TraceOptions> {
         if self.trace_format != TraceFormat::Ascii && self.trace_unit != TimeUnit::Ns {
-            let e = WorkloadFileError::UnitOfItsOwn {
-                format: self.trace_format,
-            };
+            let format = self.trace_format;
+            let e = WorkloadFileError::UnitOfItsOwn { format };
             return Err(anyhow!("--trace-unit {}: {e}", self.trace_unit));
         }
         Ok(TraceOptions {

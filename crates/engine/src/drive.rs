@@ -235,16 +235,14 @@ fn job_end(jobs: &[Job]) -> Option<Nanos> {
         .filter_map(|j| match (&j.kind, j.stop) {
             (_, Some(stop)) => Some(stop),
             (JobKind::Trace(records), None) => {
-                // A paced replay (read_iolog) may fall behind its log, or
-                // hold every request at time zero (a version 2 log): it has
-                // the simulator's drain time to finish, and the run ends
-                // sooner when it does.
+                // A replay may fall behind its trace (a drive slower than
+                // it, a paced read_iolog, a version 2 log holding every
+                // request at time zero): it has the simulator's drain time
+                // to finish, and the run ends sooner when it does.
                 let summary = records.summary();
-                let drain = match j.shape.iolog_pacing {
-                    Some(_) => TRACE_DRAIN,
-                    None => Nanos::ZERO,
-                };
-                summary.first_at.map(|_| j.start + summary.last_at + drain)
+                summary
+                    .first_at
+                    .map(|_| j.start + summary.last_at + TRACE_DRAIN)
             }
             _ => None,
         })
@@ -453,7 +451,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_paced_replay_has_the_drain_time_to_finish_and_an_open_one_its_log() {
+    fn a_replay_paced_or_open_loop_has_the_drain_time_to_finish() {
         use iosteer_workload::job_shape::IologPacing;
         use iosteer_workload::workload::TraceRecord;
         let record = TraceRecord {
@@ -469,7 +467,9 @@ mod tests {
             stop: None,
             shape: Default::default(),
         };
-        assert_eq!(run_length(None, std::slice::from_ref(&job)), Nanos::ZERO);
+        // Open loop (an iosteer_trace): a drive slower than the trace
+        // falls behind it.
+        assert_eq!(run_length(None, std::slice::from_ref(&job)), TRACE_DRAIN);
         job.shape.iolog_pacing = Some(IologPacing {
             iodepth: 4,
             waits_from_previous: false,

@@ -37,6 +37,7 @@ use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use iosteer_sched::Op;
+use iosteer_workload::fio::{self, FioError, JobFile};
 use iosteer_workload::workload::{Job, JobKind};
 use thiserror::Error;
 
@@ -188,6 +189,16 @@ fn roots(options: &FileOptions) -> (PathBuf, Option<&Path>) {
         Some(t) => (PathBuf::new(), Some(t.as_path())),
         None => (PathBuf::new(), None),
     }
+}
+
+/// The job file `text` (named `file`) parsed for a run on the files of
+/// `options`: once to learn which files its jobs name, then against their
+/// size ([`capacity`]; a quarter of the address space when none exists).
+pub fn parse_job_file(text: &str, file: &str, options: &FileOptions) -> Result<JobFile, FioError> {
+    const UNKNOWN: u64 = u64::MAX / 4;
+    let provisional = fio::parse_file(text, file, UNKNOWN)?;
+    let size = capacity(&provisional.jobs, options).unwrap_or(UNKNOWN);
+    fio::parse_file(text, file, size)
 }
 
 /// The size the jobs' sizes and percentages are read against: `--size`,

@@ -112,7 +112,7 @@ use thiserror::Error;
 
 use crate::bssplit::BlockSplit;
 use crate::distribution::{self, Distribution};
-use crate::fio_options::{canonical, check_engine, near_miss, IGNORED, REPLAY, SUPPORTED};
+use crate::fio_options::{canonical, check_engine, near_miss, IGNORED, REPLAY, SUPPORTED, TRACE};
 use crate::fio_text;
 use crate::job_shape::JobShape;
 use crate::workload::{Arrival, Job, JobKind, Synthetic};
@@ -348,7 +348,7 @@ impl JobSpec {
             let mut shape = self.shape.clone();
             shape.section = section.to_string();
             shape.after = after;
-            shape.iolog_pacing = Some(pacing);
+            shape.iolog_pacing = pacing;
             return Ok(Job {
                 name,
                 kind,

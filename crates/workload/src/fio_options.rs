@@ -88,6 +88,18 @@ pub const REPLAY: &[&str] = &[
     "replay_redirect",
 ];
 
+/// A job that replays a trace of any format open loop, as `iosteer sim
+/// --trace` does (iosteer's own options; `fio::iolog_job`): the file, and
+/// the trace options of the command line.
+pub const TRACE: &[&str] = &[
+    "iosteer_trace",
+    "iosteer_trace_format",
+    "iosteer_trace_unit",
+    "iosteer_trace_window",
+    "iosteer_trace_fit",
+    "iosteer_trace_devices",
+];
+
 /// Accepted and ignored: they do not change which I/O is issued or when.
 pub const IGNORED: &[&str] = &[
     // Reporting and logging.
@@ -306,6 +318,7 @@ pub fn near_miss(key: &str) -> Option<&'static str> {
     SUPPORTED
         .iter()
         .chain(REPLAY)
+        .chain(TRACE)
         .chain(IGNORED)
         .copied()
         .filter(|known| known.len() > 3)

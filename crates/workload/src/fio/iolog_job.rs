@@ -88,15 +88,43 @@ const REPLACED: &[&str] = &[
 pub(super) struct IologReader {
     path: Option<(String, usize)>,
     options: IologOptions,
+    /// `iosteer_trace` and its options: the file replays open loop.
+    trace: Option<(String, usize)>,
+    source: TraceSource,
     /// Every option of the section, canonical, as given, and its line.
     given: Vec<(String, String, usize)>,
 }
 
-/// A job that replays an iolog.
+/// How an `iosteer_trace` is read: the trace options of `iosteer sim`.
+#[derive(Clone, Copy, Debug)]
+struct TraceSource {
+    format: TraceFormat,
+    unit: trace::TimeUnit,
+    window: Option<trace::Window>,
+    fit: Fit,
+    devices: Devices,
+}
+
+impl Default for TraceSource {
+    fn default() -> Self {
+        TraceSource {
+            format: TraceFormat::Ascii,
+            unit: trace::TimeUnit::Ns,
+            window: None,
+            fit: Fit::Refuse,
+            devices: Devices::Merge,
+        }
+    }
+}
+
+/// A job that replays an iolog (`read_iolog`, paced as fio paces it) or a
+/// trace (`iosteer_trace`, open loop).
 #[derive(Clone, Debug)]
 pub(super) struct IologJob {
     path: String,
     line: usize,
+    /// `Some`: an `iosteer_trace`.
+    trace: Option<TraceSource>,
     options: IologOptions,
     /// Options accepted whose I/O the log replaces.
     replaced: Vec<String>,
@@ -164,6 +192,27 @@ impl IologReader {
                 }
                 self.options.redirect = true;
             }
+            "iosteer_trace" if value.is_empty() => return Err(bad("a trace file")),
+            "iosteer_trace" => self.trace = Some((value.to_string(), setting.line)),
+            "iosteer_trace_format" => {
+                let format = TraceFormat::parse(value).ok_or_else(|| bad(TraceFormat::NAMES))?;
+                self.source.format = format;
+            }
+            "iosteer_trace_unit" => {
+                let unit = trace::TimeUnit::parse(value);
+                self.source.unit = unit.ok_or_else(|| bad(trace::TimeUnit::NAMES))?;
+            }
+            "iosteer_trace_window" => {
+                let window = trace::Window::parse(value).map_err(|e| bad(&e.to_string()))?;
+                self.source.window = Some(window);
+            }
+            "iosteer_trace_fit" => {
+                self.source.fit = Fit::parse(value).ok_or_else(|| bad(Fit::NAMES))?
+            }
+            "iosteer_trace_devices" => {
+                let devices = Devices::parse(value).ok_or_else(|| bad(Devices::NAMES))?;
+                self.source.devices = devices;
+            }
             _ => return Ok(false),
         }
         Ok(true)
@@ -177,6 +226,19 @@ impl IologReader {
         job: &str,
         notes: &mut Vec<String>,
     ) -> Result<Option<IologJob>, (usize, String)> {
+        if let (Some((_, line)), Some(_)) = (&self.trace, &self.path) {
+            let both = format!("job [{job}]: iosteer_trace and read_iolog: give one replay");
+            return Err((*line, both));
+        }
+        if let Some((path, line)) = self.trace.clone() {
+            return self.finish_trace(job, path, line);
+        }
+        if let Some((_, given, at)) =
+            (self.given.iter()).find(|(k, _, _)| k.starts_with("iosteer_trace_"))
+        {
+            let alone = format!("job [{job}]: `{given}` without iosteer_trace: name the trace");
+            return Err((*at, alone));
+        }
         let Some((path, line)) = self.path else {
             if let Some((_, given, _)) = self
                 .given
@@ -216,6 +278,47 @@ impl IologReader {
         Ok(Some(IologJob {
             path,
             line,
+            trace: None,
+            options: self.options,
+            replaced,
+        }))
+    }
+
+    /// An `iosteer_trace` job: the options of a read_iolog replay, less
+    /// fio's `replay_*` (they belong to iologs).
+    fn finish_trace(
+        self,
+        job: &str,
+        path: String,
+        line: usize,
+    ) -> Result<Option<IologJob>, (usize, String)> {
+        let mut replaced = Vec::new();
+        for (key, given, at) in &self.given {
+            let key = key.as_str();
+            if TRACE.contains(&key) || MODELLED.contains(&key) || IGNORED.contains(&key) {
+                continue;
+            }
+            if REPLACED.contains(&key) {
+                if !replaced.contains(given) {
+                    replaced.push(given.clone());
+                }
+                continue;
+            }
+            return Err((
+                *at,
+                format!(
+                    "job [{job}]: option `{given}` with iosteer_trace: not modelled for a trace \
+                     replayed open loop; it takes {}, and accepts {} (the trace's requests replace \
+                     their I/O)",
+                    [TRACE, MODELLED].concat().join(", "),
+                    REPLACED.join(", ")
+                ),
+            ));
+        }
+        Ok(Some(IologJob {
+            path,
+            line,
+            trace: Some(self.source),
             options: self.options,
             replaced,
         }))
@@ -232,7 +335,7 @@ impl IologJob {
         iodepth: u32,
         (file, capacity): (&str, u64),
         notes: &mut Vec<String>,
-    ) -> Result<(JobKind, IologPacing), FioError> {
+    ) -> Result<(JobKind, Option<IologPacing>), FioError> {
         let err = |message: String| FioError {
             file: file.to_string(),
             line: self.line,
@@ -253,6 +356,10 @@ impl IologJob {
                 None => "no such file (fio opens a relative name from the current directory)"
                     .to_string(),
             }));
+        }
+        if let Some(source) = self.trace {
+            let kind = self.trace_kind(job, source, capacity, notes).map_err(err)?;
+            return Ok((kind, None));
         }
         let version = crate::iolog::version(path).map_err(|e| err(e.to_string()))?;
         let options = trace::Options {
@@ -316,10 +423,52 @@ impl IologJob {
         );
         Ok((
             JobKind::Trace(replay.records),
-            IologPacing {
+            Some(IologPacing {
                 iodepth,
                 waits_from_previous: version == 3 && !self.options.no_stall,
-            },
+            }),
         ))
+    }
+
+    /// An `iosteer_trace`'s requests on a drive of `capacity` bytes,
+    /// replayed open loop as `iosteer sim --trace` replays a trace.
+    fn trace_kind(
+        &self,
+        job: &str,
+        source: TraceSource,
+        capacity: u64,
+        notes: &mut Vec<String>,
+    ) -> Result<JobKind, String> {
+        let path = self.path.as_str();
+        let options = trace::Options {
+            unit: source.unit,
+            devices: source.devices,
+            window: source.window,
+            ..trace::Options::default()
+        };
+        let drive = (capacity, 4096);
+        let replay = trace::open_replay(path, source.format, &options, source.fit, drive)
+            .map_err(|e| e.to_string())?;
+        notes.push(format!(
+            "job {job}: iosteer_trace={path}: a {} trace of {} requests, replayed open loop (each \
+             request at its arrival, as `iosteer sim --trace` replays one; iodepth does not bound it)",
+            source.format,
+            replay.records.summary().requests,
+        ));
+        if let Some(remap) = replay.remap {
+            notes.push(format!(
+                "job {job}: iosteer_trace={path}: addresses remapped to fit (iosteer_trace_fit={}): {remap}",
+                source.fit
+            ));
+        }
+        if !self.replaced.is_empty() {
+            notes.push(format!(
+                "job {job}: {} accepted: the trace's requests replace their I/O",
+                self.replaced.join(", ")
+            ));
+        }
+        notes
+            .extend((replay.notes.iter()).map(|n| format!("job {job}: iosteer_trace {path}: {n}")));
+        Ok(JobKind::Trace(replay.records))
     }
 }

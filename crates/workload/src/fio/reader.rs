@@ -435,7 +435,7 @@ impl Reader {
                      engine tuning, buffer contents or verification settings (those are accepted and \
                      ignored), and a fio option that changes the I/O issued cannot be left out silently; \
                      supported: {}",
-                    [SUPPORTED, REPLAY].concat().join(", ")
+                    [SUPPORTED, REPLAY, TRACE].concat().join(", ")
                 ));
             }
         }

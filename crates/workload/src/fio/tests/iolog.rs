@@ -245,3 +245,57 @@ fn files_lie_apart_unless_redirected_and_replay_options_alone_are_noted() {
         "`replay_no_stall` without read_iolog changes nothing, as in fio",
     );
 }
+
+/// A job file replaying the ascii trace `trace` through `iosteer_trace`
+/// with `options`, parsed (or its error), and the trace's directory.
+fn traced(trace: &str, options: &str) -> (tempfile::TempDir, Result<JobFile, FioError>) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.csv");
+    std::fs::write(&path, trace).unwrap();
+    let job = format!("[prod]\niosteer_trace={}\n{options}", path.display());
+    let job_path = dir.path().join("t.fio").to_string_lossy().into_owned();
+    let parsed = parse_file(&job, &job_path, GIB);
+    (dir, parsed)
+}
+
+#[test]
+fn an_iosteer_trace_job_replays_any_format_open_loop() {
+    let msr = "128166372003061629,hm,0,Read,8192,4096,1\n\
+               128166372003161629,hm,0,Write,0,8192,1\n\
+               128166372013061629,hm,0,Read,4096,4096,1\n";
+    let options = "iosteer_trace_format=msr\niosteer_trace_window=..1s\nrw=randread\niodepth=4\n";
+    let (_dir, file) = traced(msr, options);
+    let file = file.unwrap();
+    let job = &file.jobs[0];
+    let JobKind::Trace(records) = &job.kind else {
+        panic!("not a trace job")
+    };
+    // Open loop: no pacing; the window keeps the first two.
+    assert_eq!(job.shape.iolog_pacing, None);
+    let got: Vec<(u64, Op)> = records
+        .cursor()
+        .map(|r| r.unwrap())
+        .map(|r| (r.at.0, r.op))
+        .collect();
+    assert_eq!(got, [(0, Op::Read), (10_000_000, Op::Write)]);
+    assert_noted(&file, "a msr trace of 2 requests, replayed open loop");
+    assert_noted(&file, "rw accepted: the trace's requests replace their I/O");
+    for (options, expected) in [
+        ("iosteer_trace_format=csv\n", "expected ascii, spc, msr"),
+        (
+            "replay_skip=read\n",
+            "option `replay_skip` with iosteer_trace",
+        ),
+        (
+            "read_iolog=x.log\n",
+            "iosteer_trace and read_iolog: give one replay",
+        ),
+        ("iosteer_trace_window=5s..1s\n", "the window is empty"),
+    ] {
+        let (_dir, err) = traced(msr, options);
+        let err = err.unwrap_err().to_string();
+        assert!(err.contains(expected), "{options}: {err}");
+    }
+    let err = parse_file("[j]\nrw=read\niosteer_trace_fit=wrap\n", "j.fio", GIB).unwrap_err();
+    assert!(err.to_string().contains("without iosteer_trace"), "{err}");
+}
