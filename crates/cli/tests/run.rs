@@ -398,3 +398,45 @@ fn verify_reads_back_a_verified_file_and_names_a_corrupted_block_by_offset() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_trace_in_a_job_file_replays_on_an_emulated_drive_as_in_the_simulator() {
+    let dir = temp_dir("iosteer-trace");
+    let trace = dir.path().join("t.csv");
+    // MSR: 100 ns ticks, bytes; four requests over 30 ms, one past the window.
+    let lines = [
+        "128166372003061629,hm,0,Read,8192,4096,1",
+        "128166372003161629,hm,0,Write,0,8192,1",
+        "128166372003261629,hm,0,Write,65536,4096,1",
+        "128166372003361629,hm,0,Read,0,4096,1",
+    ];
+    std::fs::write(&trace, lines.join("\n")).unwrap();
+    let text = format!(
+        "[prod]\niosteer_trace={}\niosteer_trace_format=msr\niosteer_trace_window=..25ms\nrw=read\n",
+        trace.display()
+    );
+    let job = dir.path().join("prod.fio");
+    std::fs::write(&job, text).unwrap();
+    let out = iosteer()
+        .args(["run", "--emulate", "diskSim-slc", "--json", "--job"])
+        .arg(&job)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    // The job file's notes, printed once.
+    assert_eq!(
+        stderr
+            .matches("a msr trace of 3 requests, replayed open loop")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    let report = report_of(&out);
+    let all = last_phase(&report["runs"][0]);
+    assert_eq!(
+        (all["read"]["ops"].as_u64(), all["write"]["ops"].as_u64()),
+        (Some(1), Some(2)),
+        "{all}"
+    );
+}
