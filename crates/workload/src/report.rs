@@ -389,20 +389,24 @@ impl<'a> SimReport<'a> {
     }
 }
 
-/// The terminal table of one run, with its notes and, for a real run, its
-/// CPU time and `--verify` counts.
 /// `x` with `decimals` decimals, or with two significant digits when that
 /// would print a rate that is not zero as zero (a trace of a request every
-/// few seconds has 0.33 IOPS, not 0).
+/// few seconds has 0.33 IOPS, not 0); below 10^-4, in exponent form, so a
+/// column keeps its width.
 pub fn figure(x: f64, decimals: usize) -> String {
-    let shown_as_zero = 0.5 * 10f64.powi(-(decimals as i32));
-    if x == 0.0 || !x.is_finite() || x.abs() >= shown_as_zero {
-        return format!("{x:.decimals$}");
+    let shown = format!("{x:.decimals$}");
+    if x == 0.0 || !x.is_finite() || shown.parse::<f64>().is_ok_and(|v| v != 0.0) {
+        return shown;
+    }
+    if x.abs() < 1e-4 {
+        return format!("{x:.1e}");
     }
     let digits = (-x.abs().log10()).floor() as usize + 2;
     format!("{x:.digits$}")
 }
 
+/// The terminal table of one run, with its notes and, for a real run, its
+/// CPU time and `--verify` counts.
 pub fn table(run: &RunReport) -> String {
     let drive = match &run.device_stats {
         Some(d) => format!(
@@ -654,5 +658,8 @@ mod tests {
         assert_eq!(figure(0.41, 0), "0.41");
         assert_eq!(figure(0.00096, 1), "0.00096");
         assert_eq!(figure(0.0, 0), "0");
+        // 0.5 rounds to even: "0" is what the plain format would print.
+        assert_eq!(figure(0.5, 0), "0.50");
+        assert_eq!(figure(0.000000071, 1), "7.1e-8");
     }
 }

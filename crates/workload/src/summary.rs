@@ -54,13 +54,12 @@ pub fn format_ratio(ratio: f64) -> String {
 /// measured.
 pub fn verdict(spec: &str, objective: &str, value_ms: f64, bound_ms: f64, mbps: f64) -> String {
     let (value, bound) = (format_ms(value_ms), format_ms(bound_ms));
+    let mbps = crate::report::figure(mbps, 1);
     if value_ms <= bound_ms {
-        format!("{spec} met {objective} ({value} against {bound}) and wrote {mbps:.1} MB/s")
+        format!("{spec} met {objective} ({value} against {bound}) and wrote {mbps} MB/s")
     } else {
         let by = format_ratio(value_ms / bound_ms);
-        format!(
-            "{spec} missed {objective} by {by} ({value} against {bound}) and wrote {mbps:.1} MB/s"
-        )
+        format!("{spec} missed {objective} by {by} ({value} against {bound}) and wrote {mbps} MB/s")
     }
 }
 
@@ -156,7 +155,8 @@ fn described(run: &RunReport) -> String {
         let p99 = format_ms(measured.read.lat_us.p99 / 1e3);
         format!("{}: {} read p99 {p99}", run.scheduler, measured.name)
     };
-    sentence += &format!("; wrote {:.1} MB/s", measured.write.mbps);
+    let mbps = crate::report::figure(measured.write.mbps, 1);
+    sentence += &format!("; wrote {mbps} MB/s");
     if run.interrupted {
         sentence += &format!(" (stopped early, at {:.1} s)", run.end_s());
     }

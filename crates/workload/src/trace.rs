@@ -640,12 +640,6 @@ fn finish(
         let after = sink.raw.iter().filter(|r| r.at >= hi).count() as u64;
         sink.raw.retain(|r| (lo..hi).contains(&r.at));
         notes.push(window_note(&window, before, after));
-        // Read whole before the window was known: count the flushes kept.
-        let flushes = sink.raw.iter().filter(|r| r.op == Op::Flush).count() as u64;
-        sink.tally.counts.remove(lines::FLUSHES);
-        if flushes > 0 {
-            sink.tally.add(lines::FLUSHES, flushes);
-        }
         let kept = sink.raw.iter().map(|r| r.at).min();
         let kept = kept.ok_or_else(|| empty_window(name, &window))?;
         origin = if sink.own_origin { lo } else { kept };

@@ -140,12 +140,18 @@ fn replayed_otherwise(
 ) -> Option<String> {
     static CASE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let case = CASE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("iosteer-fuzz-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).ok()?;
-    let path = dir.join(format!("{format}-{case}.trace"));
-    std::fs::write(&path, bytes).ok()?;
-    let problem = differs(&path.to_string_lossy(), format, options, read);
-    std::fs::remove_file(&path).ok()?;
+    let dir = std::env::temp_dir().join(format!("iosteer-fuzz-{}-{case}", std::process::id()));
+    let path = dir.join(format!("{format}.trace"));
+    let written = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&path, bytes));
+    let problem = match written {
+        Ok(()) => differs(&path.to_string_lossy(), format, options, read),
+        Err(e) => Some(format!(
+            "{}: {e} (the comparison needs a file)",
+            path.display()
+        )),
+    };
+    // A directory of its own for each case: removed whole, whatever is in it.
+    let _ = std::fs::remove_dir_all(&dir);
     problem
 }
 

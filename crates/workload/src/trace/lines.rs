@@ -56,7 +56,7 @@ impl Tally {
 }
 
 /// The note on the flushes replayed.
-pub(crate) const FLUSHES: &str = "flushes (replayed as flushes: a row of their own in the report)";
+const FLUSHES: &str = "flushes (replayed as flushes: a row of their own in the report)";
 
 /// The note on arrivals out of time order within a file.
 const UNSORTED: &str = "arrivals earlier than the one before them in their file (sorted by time)";
@@ -136,6 +136,9 @@ impl Sink {
             self.tally.add(UNSORTED, 1);
         }
         self.last = Some(at);
+        if op == Op::Flush {
+            self.tally.add(FLUSHES, 1);
+        }
         if let Some((lo, hi)) = self.window {
             if at >= hi {
                 self.past_end = true;
@@ -146,9 +149,6 @@ impl Sink {
                 self.before += 1;
                 return Ok(());
             }
-        }
-        if op == Op::Flush {
-            self.tally.add(FLUSHES, 1);
         }
         if self.raw.len() >= MAX_REQUESTS {
             return Err(TraceError::TooMany {
