@@ -239,7 +239,7 @@ impl IologReader {
             let alone = format!("job [{job}]: `{given}` without iosteer_trace: name the trace");
             return Err((*at, alone));
         }
-        let Some((path, line)) = self.path else {
+        let Some((path, line)) = self.path.clone() else {
             if let Some((_, given, _)) = self
                 .given
                 .iter()
@@ -251,30 +251,7 @@ impl IologReader {
             }
             return Ok(None);
         };
-        let mut replaced = Vec::new();
-        for (key, given, at) in &self.given {
-            let key = key.as_str();
-            if REPLAY.contains(&key) || MODELLED.contains(&key) || IGNORED.contains(&key) {
-                continue;
-            }
-            if REPLACED.contains(&key) {
-                if !replaced.contains(given) {
-                    replaced.push(given.clone());
-                }
-                continue;
-            }
-            return Err((
-                *at,
-                format!(
-                    "job [{job}]: option `{given}` with read_iolog: not modelled for a replay (fio \
-                     applies it to the replayed requests, or ends the replay by it, in ways iosteer \
-                     does not reproduce); a replay takes {}, and accepts {} (the log's requests \
-                     replace their I/O, as in fio)",
-                    [REPLAY, MODELLED].concat().join(", "),
-                    REPLACED.join(", ")
-                ),
-            ));
-        }
+        let replaced = self.replaced(job, "read_iolog", REPLAY)?;
         Ok(Some(IologJob {
             path,
             line,
@@ -282,6 +259,39 @@ impl IologReader {
             options: self.options,
             replaced,
         }))
+    }
+
+    /// The options given that the requests of a replay (by `option`, which
+    /// takes `own` besides [`MODELLED`] and the ignored ones) replace:
+    /// `rw`, `bs`... as written; any other is an error at its line.
+    fn replaced(
+        &self,
+        job: &str,
+        option: &str,
+        own: &[&str],
+    ) -> Result<Vec<String>, (usize, String)> {
+        let mut replaced: Vec<String> = Vec::new();
+        for (key, given, at) in &self.given {
+            let key = key.as_str();
+            if own.contains(&key) || MODELLED.contains(&key) || IGNORED.contains(&key) {
+                continue;
+            }
+            if !REPLACED.contains(&key) {
+                let refused = format!(
+                    "job [{job}]: option `{given}` with {option}: not modelled for a replay (fio \
+                     applies it to replayed requests, or ends a replay by it, in ways iosteer does \
+                     not reproduce); a replay by {option} takes {}, and accepts {} (its requests \
+                     replace their I/O, as in fio)",
+                    [own, MODELLED].concat().join(", "),
+                    REPLACED.join(", ")
+                );
+                return Err((*at, refused));
+            }
+            if !replaced.contains(given) {
+                replaced.push(given.clone());
+            }
+        }
+        Ok(replaced)
     }
 
     /// An `iosteer_trace` job: the options of a read_iolog replay, less
@@ -292,29 +302,7 @@ impl IologReader {
         path: String,
         line: usize,
     ) -> Result<Option<IologJob>, (usize, String)> {
-        let mut replaced = Vec::new();
-        for (key, given, at) in &self.given {
-            let key = key.as_str();
-            if TRACE.contains(&key) || MODELLED.contains(&key) || IGNORED.contains(&key) {
-                continue;
-            }
-            if REPLACED.contains(&key) {
-                if !replaced.contains(given) {
-                    replaced.push(given.clone());
-                }
-                continue;
-            }
-            return Err((
-                *at,
-                format!(
-                    "job [{job}]: option `{given}` with iosteer_trace: not modelled for a trace \
-                     replayed open loop; it takes {}, and accepts {} (the trace's requests replace \
-                     their I/O)",
-                    [TRACE, MODELLED].concat().join(", "),
-                    REPLACED.join(", ")
-                ),
-            ));
-        }
+        let replaced = self.replaced(job, "iosteer_trace", TRACE)?;
         Ok(Some(IologJob {
             path,
             line,
