@@ -39,9 +39,9 @@ pub enum WorkloadFileError {
     /// Only ascii traces lack a time unit of their own.
     #[error("{format} traces give their own time unit; a unit applies to ascii only")]
     UnitOfItsOwn { format: TraceFormat },
-    #[error("`{text}`: expected a time window START..END, such as 0s..60s")]
+    #[error("`{text}`: expected a time window START..END with both ends, such as 0s..60s")]
     WindowSyntax { text: String },
-    #[error("`{text}`: the window ends before it starts")]
+    #[error("`{text}`: the window is empty: it ends where or before it starts")]
     WindowReversed { text: String },
     #[error(
         "`{text}`: outside the run: its requests arrive from 0 to {last_s:.3} s and \
