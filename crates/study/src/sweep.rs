@@ -184,9 +184,20 @@ impl SweepWorkload {
         }
     }
 
-    /// How the report's question names it: its kind and its name.
+    /// How the report's question names it: its kind and its name (and a
+    /// trace's window, when it has one).
     pub fn describe(&self) -> String {
-        format!("{} {}", self.kind(), self.name())
+        match self {
+            SweepWorkload::Trace {
+                file,
+                options:
+                    TraceOptions {
+                        window: Some(window),
+                        ..
+                    },
+            } => format!("trace {file}, --trace-window {window}"),
+            _ => format!("{} {}", self.kind(), self.name()),
+        }
     }
 
     /// The measured and baseline phases: a scenario's `fill` and `before`
