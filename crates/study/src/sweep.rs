@@ -184,20 +184,9 @@ impl SweepWorkload {
         }
     }
 
-    /// How the report's question names it: its kind and its name (and a
-    /// trace's window, when it has one).
+    /// How the report's question names it: its kind and its name.
     pub fn describe(&self) -> String {
-        match self {
-            SweepWorkload::Trace {
-                file,
-                options:
-                    TraceOptions {
-                        window: Some(window),
-                        ..
-                    },
-            } => format!("trace {file}, --trace-window {window}"),
-            _ => format!("{} {}", self.kind(), self.name()),
-        }
+        format!("{} {}", self.kind(), self.name())
     }
 
     /// The measured and baseline phases: a scenario's `fill` and `before`
