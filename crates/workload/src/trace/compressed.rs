@@ -8,9 +8,10 @@
 //! written to disk and memory stays flat, as for a plain trace. Line numbers
 //! in messages count the decompressed text.
 //!
-//! Concatenated members (pigz, `cat a.gz b.gz`, several zstd frames) are
-//! read one after the other, as `zcat` reads them. A stream cut short or
-//! corrupt is an error naming the file, never a shorter trace.
+//! Concatenated members (`cat a.gz b.gz`, bgzip's blocks, pzstd's frames
+//! and its skippable ones) are read one after the other, as `zcat` reads
+//! them. A stream cut short or corrupt (zstd's frame checksums are checked)
+//! is an error naming the file, never a shorter trace.
 //!
 //! A tar archive, compressed or not, is read for its one file
 //! ([`super::archive`]). What is recognised and not read (xz, lz4, zip,
