@@ -150,7 +150,7 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
         eprintln!(
             "iosteer: sweeping {} setting(s) of {} on {}, {} seed(s)...",
             sweep.specs.len(),
-            sweep.workload.name(),
+            sweep.workload.label(),
             sweep.device.name,
             sweep.seeds.len()
         );

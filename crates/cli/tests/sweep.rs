@@ -215,6 +215,16 @@ fn a_trace_sweeps_between_time_windows_and_bad_windows_are_refused() {
     let point = &r["points"][0];
     assert!(point["baseline_ms"].as_f64().unwrap() > 0.0);
     assert!(point["value_ms"].as_f64().unwrap() > 0.0);
+    // A window of the trace: its phases count from the window's start, and
+    // the report says which window it was.
+    let windowed = swept(
+        &["--trace", trace, "--trace-window", "60s..200s"],
+        "p99<=2x",
+        ("0s..60s", "60s..100s"),
+        &["--sched", "fifo"],
+    );
+    let label = format!("{trace} --trace-window 60s..200s");
+    assert_eq!(windowed["scenario"], label.as_str());
     for (baseline, window, says) in [
         ("0s..60s", "60s..30s", "ends where or before it starts"),
         ("0s..60s", "300s..400s", "outside the run"),

@@ -184,9 +184,25 @@ impl SweepWorkload {
         }
     }
 
-    /// How the report's question names it: its kind and its name.
+    /// How the report's question names it: its kind and its label.
     pub fn describe(&self) -> String {
-        format!("{} {}", self.kind(), self.name())
+        format!("{} {}", self.kind(), self.label())
+    }
+
+    /// Its name, and a trace's window when it has one: the phases of a
+    /// window count from its start, so the report says which it was.
+    pub fn label(&self) -> String {
+        match self {
+            SweepWorkload::Trace {
+                file,
+                options:
+                    TraceOptions {
+                        window: Some(window),
+                        ..
+                    },
+            } => format!("{file} --trace-window {window}"),
+            _ => self.name().to_string(),
+        }
     }
 
     /// The measured and baseline phases: a scenario's `fill` and `before`
@@ -694,7 +710,7 @@ impl Sweep {
         let points = across_seeds(&per_seed);
         let best_index = best(&points);
         Ok(SweepReport {
-            scenario: self.workload.name().to_string(),
+            scenario: self.workload.label(),
             drive: self.device.name.clone(),
             seeds: self.seeds.clone(),
             objective: objective.to_string(),
