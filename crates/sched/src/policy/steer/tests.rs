@@ -686,7 +686,8 @@ fn the_write_deadline_yields_by_default_while_the_objective_is_owed_and_says_so(
     );
     assert!(
         s.report_notes()[0].contains(&format!(
-            "{late} writes more than a tick (5 ms) after the 5.0 s"
+            "{late} write{} more than a tick (5 ms) after the 5.0 s",
+            if late == 1 { "" } else { "s" }
         )) && s.report_notes()[0].contains("could not pay for them"),
         "{:?}",
         s.report_notes()
