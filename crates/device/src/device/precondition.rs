@@ -348,12 +348,7 @@ fn age(
 
 /// Writes logical pages `0..filled` in order, spread over the dies.
 fn fill(ftl: &mut Ftl, filled: u64, keep_going: KeepGoing) -> Result<(), FtlError> {
-    let dies = u64::from(ftl.dies());
-    for lpn in 0..filled {
-        ask(lpn, keep_going)?;
-        ftl.write(lpn, (lpn % dies) as u32, HOST_STREAM)?;
-    }
-    Ok(())
+    ftl.fill_striped(filled, WRITES_BETWEEN_ASKS, &mut |lpn| ask(lpn, keep_going))
 }
 
 /// Writes `count` random pages of `0..filled`, spread over the dies.

@@ -794,7 +794,7 @@ fn prefetch<T>(slice: &[T], index: usize) {
     let _ = (slice, index);
 }
 
+mod fill;
 mod replicate;
-
 #[cfg(test)]
 mod tests;
