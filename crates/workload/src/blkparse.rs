@@ -17,7 +17,10 @@
 //! `R` read, `W` write, `D` discard (a trim), `F` flush, `N` no data, then
 //! any of `F` (FUA), `A` (readahead), `S` (sync), `M` (metadata), `E`
 //! (secure erase). A flush becomes a flush request; a write with a flush
-//! before it, a flush then the write; `N`, nothing (counted).
+//! before it, a flush then the write; `N`, nothing (counted). A passthrough
+//! command (a byte count where the sector would be: `D R 512 [smartctl]`)
+//! is skipped and counted; with `issue` as the arrival, a requeue (`R`) is
+//! counted in a note of its own, as its request is issued again.
 
 use iosteer_sched::Op;
 
@@ -89,10 +92,14 @@ impl LineFormat for Blkparse {
             if !ACTIONS.contains(&action) {
                 return Err(p.bad("6 (action)", action, &ACTIONS.join(", ")));
             }
-            sink.tally.skip(action);
+            skip(sink, action);
             return Ok(());
         }
         let rwbs = rwbs(p, "7 (RWBS)", tokens[6])?;
+        if is_passthrough(&tokens[7..]) {
+            sink.tally.add(PASSTHROUGH, 1);
+            return Ok(());
+        }
         let bytes = span(p, &tokens[7..])?;
         let device = DeviceKey::Name(tokens[0].to_string());
         push_request(sink, rwbs, (at, device, bytes), Place::Line(p.line))
@@ -107,11 +114,42 @@ fn header(p: &LineParser, tokens: &[&str]) -> Result<u128, TraceError> {
     p.seconds("4 (time)", tokens[3])
 }
 
-/// `sector + count [process]` or `[process]` (no data): offset and length
-/// in bytes.
+/// Counts a skipped event; a requeue under `--trace-event issue` also in
+/// a note of its own, since the request it put back is issued (and
+/// replayed) again.
+pub(crate) fn skip(sink: &mut Sink, action: &str) {
+    sink.tally.skip(action);
+    if action == "R" && sink.event == Event::Issue {
+        sink.tally.add(
+            "requests requeued (R) after an issue: each issue (D) is replayed, so each of \
+             these twice or more",
+            1,
+        );
+    }
+}
+
+/// The note on passthrough commands, which are skipped.
+pub(crate) const PASSTHROUGH: &str = "passthrough commands skipped (SCSI or NVMe commands \
+     sent around the block layer, such as SMART queries: no block address to replay)";
+
+/// Whether an event's request is a passthrough command: blkparse prints
+/// its byte count, then its command bytes in parentheses or the process
+/// (`512 [smartctl]`, `0 (12 00 00 00 24 00) [sg_inq]`), not a sector.
+fn is_passthrough(rest: &[&str]) -> bool {
+    match rest {
+        [bytes, next, ..] => {
+            bytes.bytes().all(|b| b.is_ascii_digit())
+                && (next.starts_with('[') || next.starts_with('('))
+        }
+        _ => false,
+    }
+}
+
+/// `sector + count [process]` or `[process]` (no data; `(elapsed)
+/// [process]` with `blkparse -t`): offset and length in bytes.
 fn span(p: &LineParser, rest: &[&str]) -> Result<(u64, u64), TraceError> {
     match rest {
-        [first, ..] if first.starts_with('[') => Ok((0, 0)),
+        [first, ..] if first.starts_with('[') || first.starts_with('(') => Ok((0, 0)),
         [sector, "+", count, ..] => Ok((
             p.sectors("8 (sector)", sector, "a sector number")?,
             p.sectors("10 (count)", count, "a sector count")?,
@@ -316,6 +354,24 @@ pub(crate) mod tests {
                 ("hello there", "b.txt:2: field 1 (device) `hello`"),
             ],
         );
+    }
+
+    #[test]
+    fn passthrough_commands_are_skipped_and_requeues_under_issue_noted() {
+        // smartctl's SMART read and sg_inq's INQUIRY, as blkparse prints a
+        // passthrough command's issue: a byte count, no sector.
+        let text = "  8,0  1  1  0.000000000  1204  D  WS 2048 + 8 [jbd2/sda1-8]\n\
+                    \x20 8,0  0  2  0.100001000  4321  D   R 512 [smartctl]\n\
+                    \x20 8,0  0  3  0.200001000  4322  D   N 0 (12 00 00 00 24 00) [sg_inq]\n\
+                    \x20 8,0  1  4  0.300000000  1204  R  WS 2048 + 8 [0]\n\
+                    \x20 8,0  1  5  0.300001000  1204  D  WS 2048 + 8 [jbd2/sda1-8]\n\
+                    \x20 8,0  1  6  0.400001000  1204  D  FN (     120) [kworker]\n";
+        let issue = blkparse(text, Event::Issue).unwrap();
+        assert_eq!(by_op(&issue.records), [0, 2, 0, 1]);
+        assert!(note(&issue, "passthrough").starts_with("2 passthrough commands skipped"));
+        assert!(note(&issue, "requeued").starts_with("1 requests requeued (R)"));
+        let queue = blkparse(text, Event::Queue).unwrap_err();
+        assert!(queue.to_string().contains("holds no request"), "{queue}");
     }
 
     #[test]

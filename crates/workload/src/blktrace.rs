@@ -19,14 +19,15 @@
 //! Records are in the recording machine's byte order, told by the magic.
 //! Which action is a request's arrival is chosen as for blkparse (`Q` or
 //! `D`); the others, and notes (messages, process names), are skipped and
-//! counted. The categories give the RWBS: discard, write, flush, FUA.
+//! counted, as blkparse's are ([`crate::blkparse`]: passthrough commands,
+//! requeues). The categories give the RWBS: discard, write, flush, FUA.
 
 use std::io::{BufRead, Read};
 use std::path::Path;
 
 use iosteer_sched::Op;
 
-use crate::blkparse::{push_request, Rwbs};
+use crate::blkparse::{push_request, skip, Rwbs, PASSTHROUGH};
 use crate::trace::{io_error, DeviceKey, Event, Place, Sink, TraceError};
 
 pub const MAGIC: u32 = 0x6561_7400;
@@ -44,6 +45,8 @@ pub mod category {
     pub const ISSUE: u32 = 1 << 6;
     pub const COMPLETE: u32 = 1 << 7;
     pub const FS: u32 = 1 << 8;
+    /// A passthrough command (SCSI or NVMe, around the block layer).
+    pub const PC: u32 = 1 << 9;
     pub const NOTIFY: u32 = 1 << 10;
     pub const AHEAD: u32 = 1 << 11;
     pub const META: u32 = 1 << 12;
@@ -311,7 +314,11 @@ fn one(
         Event::Issue => ISSUE_ACTION,
     };
     if t.action & 0xff != arrival {
-        sink.tally.skip(letter);
+        skip(sink, letter);
+        return Ok(());
+    }
+    if (t.action >> 16) & category::PC != 0 {
+        sink.tally.add(PASSTHROUGH, 1);
         return Ok(());
     }
     let device = DeviceKey::Name(format!("{},{}", t.device >> 20, t.device & 0xf_ffff));
@@ -588,6 +595,44 @@ mod tests {
         assert!(err.contains("record 1 at byte 52: action code 99"), "{err}");
         let text = binary(b"0 0 1 8 0\n").unwrap_err().to_string();
         assert!(text.contains("cut short"), "{text}");
+    }
+
+    #[test]
+    fn passthrough_commands_are_skipped_not_replayed_at_sector_0() {
+        use category::*;
+        // A SMART read (512 bytes in) and a passthrough write: the kernel
+        // records sector 0 for both.
+        let rec = |seq, time, sector, bytes, cats| BlkIoTrace {
+            sequence: seq,
+            time,
+            sector,
+            bytes,
+            action: act(ISSUE_ACTION, ISSUE | cats),
+            ..BlkIoTrace::default()
+        };
+        let records = [
+            (rec(0, 1000, 2048, 4096, WRITE | FS), vec![]),
+            (rec(1, 2000, 0, 512, READ | PC), vec![]),
+            (rec(2, 3000, 0, 4096, WRITE | PC), vec![]),
+        ];
+        let options = Options {
+            event: Event::Issue,
+            ..Options::default()
+        };
+        let bytes = encode(&records, false);
+        let t = read(&bytes[..], "x.blktrace.0", TraceFormat::Blktrace, &options).unwrap();
+        assert_eq!(t.records.len(), 1);
+        assert_eq!(
+            (t.records[0].op, t.records[0].offset),
+            (Op::Write, 2048 * 512)
+        );
+        assert!(
+            t.notes
+                .iter()
+                .any(|n| n.starts_with("2 passthrough commands skipped")),
+            "{:?}",
+            t.notes
+        );
     }
 
     #[test]

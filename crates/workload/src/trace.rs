@@ -410,6 +410,14 @@ fn binary_size(bytes: u64) -> String {
     })
 }
 
+/// "; read: 3 requests of zero length skipped", or nothing.
+fn skipped_hint(notes: &[String]) -> String {
+    match notes.is_empty() {
+        true => String::new(),
+        false => format!("; read: {}", notes.join("; ")),
+    }
+}
+
 /// "; it looks like ascii or spc", or that it looks like none of them.
 fn looks_like_hint(formats: &[TraceFormat]) -> String {
     if formats.is_empty() {
@@ -506,8 +514,13 @@ pub enum TraceError {
         offset: u64,
         len: u64,
     },
-    #[error("{file}: holds no request")]
-    Empty { file: String },
+    #[error("{file}: holds no request{}", skipped_hint(.skipped))]
+    Empty {
+        file: String,
+        /// The notes of what reading it skipped (events of another kind,
+        /// zero lengths...), which say why.
+        skipped: Vec<String>,
+    },
     #[error("{file}: no request arrives in --trace-window {window}")]
     EmptyWindow { file: String, window: String },
     /// A streamed trace read otherwise than when it was checked.
@@ -630,6 +643,7 @@ fn finish(
     let Some(earliest) = sink.raw.iter().map(|r| r.at).min() else {
         return Err(TraceError::Empty {
             file: name.to_string(),
+            skipped: sink.tally.notes(options.event),
         });
     };
     let mut notes = Vec::new();

@@ -234,14 +234,12 @@ pub fn open_replay(
         false => None,
     };
     // Out of order, the window's origin was a guess: the memory path judges.
-    if scan
-        .as_ref()
-        .is_some_and(|s| s.latest.is_none() && s.in_order)
-    {
+    if let Some(s) = scan.as_ref().filter(|s| s.latest.is_none() && s.in_order) {
         return Err(match options.window {
             Some(window) => empty_window(path, &window),
             None => TraceError::Empty {
                 file: path.to_string(),
+                skipped: s.tally.notes(options.event),
             },
         });
     }

@@ -144,6 +144,43 @@ fn a_trace_larger_than_the_drive_is_refused_before_it_is_replayed() {
     );
 }
 
+#[test]
+fn a_trace_with_no_request_says_what_reading_it_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    // Only queue events, replayed by their issue; and only zero lengths.
+    let queued = write(
+        &dir,
+        "q",
+        "  8,0  1  1  0.000001100  1204  Q  WS 2048 + 8 [jbd2]\n",
+    );
+    let options = Options {
+        event: Event::Issue,
+        ..Options::default()
+    };
+    let drive = (1 << 30, 4096);
+    let err = open_replay(&queued, TraceFormat::Blkparse, &options, Fit::Refuse, drive);
+    assert_eq!(
+        err.unwrap_err().to_string(),
+        format!(
+            "{queued}: holds no request; read: 1 events other than the issue event skipped: Q 1"
+        )
+    );
+    let zero = write(&dir, "z", "0 0 8 0 1\n10 0 16 0 0\n");
+    let err = open_ascii(&zero, 1 << 30).unwrap_err().to_string();
+    assert!(
+        err.ends_with(
+            "holds no request; read: 2 requests of zero length skipped (a flush is kept)"
+        ),
+        "{err}"
+    );
+    let err = read_path(&zero, TraceFormat::Ascii, &Options::default()).unwrap_err();
+    assert!(
+        err.to_string()
+            .ends_with("2 requests of zero length skipped (a flush is kept)"),
+        "{err}"
+    );
+}
+
 /// One ascii line: arrival (ns), device, sector, sectors, read or write.
 fn line() -> impl Strategy<Value = (u64, u8, u64, u64, bool)> {
     (0u64..50, 0u8..3, 0u64..4096, 0u64..64, any::<bool>())
