@@ -386,9 +386,26 @@ fn ssdsim_errors_name_the_file_the_line_the_parameter_and_what_is_accepted() {
         (
             "t_R = 20000;",
             "t_R = fast;",
-            &["bad.parameters", "`t_R` = fast", "number"],
+            &["bad.parameters: line 78: `t_R` = fast", "number"],
         ),
-        ("t_RC = 25;", "t_RC = 0;", &["`t_RC` = 0", "above 0 ns"]),
+        (
+            "t_RC = 25;",
+            "t_RC = 0;",
+            &["line 84: `t_RC` = 0", "above 0 ns"],
+        ),
+        (
+            "gc hard threshold=0.30;",
+            "gc hard threshold=2;",
+            &["line 111: `gc hard threshold` = 2", "from 0 to 1"],
+        ),
+        (
+            "die number = 2;",
+            "die number = 99999999999;",
+            &[
+                "line 56: `die number` = 99999999999",
+                "from 1 to 4294967295",
+            ],
+        ),
         (
             "chip number[1] = 2;",
             "chip number[1] = 3;",

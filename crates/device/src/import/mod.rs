@@ -34,9 +34,11 @@ pub enum ImportError {
         name: String,
         needed: String,
     },
-    #[error("{file}: `{name}` = {value}: accepted: {accepted}")]
+    #[error("{file}: {}`{name}` = {value}: accepted: {accepted}", at_line(*.line))]
     BadValue {
         file: String,
+        /// The line that sets it, when one does.
+        line: Option<usize>,
         name: String,
         value: String,
         accepted: String,
@@ -48,6 +50,11 @@ pub enum ImportError {
         #[source]
         source: ConfigError,
     },
+}
+
+/// "line 12: ", or nothing for a value no one line sets.
+fn at_line(line: Option<usize>) -> String {
+    line.map_or(String::new(), |n| format!("line {n}: "))
 }
 
 /// An importer: the source text and its file's name (for errors) in, a

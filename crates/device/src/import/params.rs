@@ -115,8 +115,8 @@ impl Params {
         Ok(self.count(name)?.expect("present"))
     }
 
-    /// A whole number of at least 1, if the file sets `name` (`2.5` is
-    /// refused, not cut to 2).
+    /// A whole number from 1 to 2^32 - 1, if the file sets `name` (`2.5`
+    /// is refused, not cut to 2).
     pub(crate) fn count(&mut self, name: &str) -> Result<Option<u32>, ImportError> {
         let Some(value) = self.text(name) else {
             return Ok(None);
@@ -128,7 +128,7 @@ impl Params {
         });
         match whole {
             Some(n) if n > 0 => Ok(Some(n)),
-            _ => Err(self.bad(name, &value, "a whole number of at least 1")),
+            _ => Err(self.bad(name, &value, "a whole number from 1 to 4294967295")),
         }
     }
 
@@ -185,6 +185,9 @@ impl Params {
     pub(crate) fn bad(&self, name: &str, value: &str, accepted: &str) -> ImportError {
         ImportError::BadValue {
             file: self.file.clone(),
+            line: (self.list.iter())
+                .find(|p| p.name.eq_ignore_ascii_case(name))
+                .map(|p| p.line),
             name: name.to_string(),
             value: value.to_string(),
             accepted: accepted.to_string(),
@@ -220,7 +223,7 @@ mod tests {
         let err = p.choice("Policy", &choices).unwrap_err().to_string();
         assert_eq!(
             err,
-            "d.xml: `Policy` = maybe: accepted: NONE, PROGRAM_ERASE"
+            "d.xml: line 4: `Policy` = maybe: accepted: NONE, PROGRAM_ERASE"
         );
         assert_eq!(p.unused().count(), 0, "both were read");
     }

@@ -435,6 +435,10 @@ fn garbage_collection(
     let hard = p
         .number("gc hard threshold")?
         .ok_or_else(|| p.missing("gc hard threshold", trigger))?;
+    if hard > 1.0 {
+        let accepted = "a share of a plane's pages, from 0 to 1";
+        return Err(p.bad("gc hard threshold", &hard.to_string(), accepted));
+    }
     if let Some(active) = p.number("active write")? {
         if active != 0.0 {
             let accepted =
