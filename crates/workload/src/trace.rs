@@ -326,11 +326,16 @@ fn device_bases(raw: &[RawRecord]) -> BTreeMap<DeviceKey, u64> {
 pub(crate) type DeviceEnds = BTreeMap<DeviceKey, u64>;
 
 pub(crate) fn note_end(ends: &mut DeviceEnds, r: &RawRecord) {
+    note_end_as(ends, &r.device, r);
+}
+
+/// Notes `r`'s end as `device`'s.
+pub(crate) fn note_end_as(ends: &mut DeviceEnds, device: &DeviceKey, r: &RawRecord) {
     let end = r.offset.saturating_add(r.len);
-    match ends.get_mut(&r.device) {
+    match ends.get_mut(device) {
         Some(e) => *e = (*e).max(end),
         None => {
-            ends.insert(r.device.clone(), end);
+            ends.insert(device.clone(), end);
         }
     }
 }

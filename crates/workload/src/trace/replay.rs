@@ -369,7 +369,11 @@ struct Scan {
     /// The latest arrival, where it was read, and its file's index.
     latest: Option<(u128, Place, usize)>,
     in_order: bool,
+    /// Each device's highest address; with devices merged, the trace's
+    /// under one key (a device column of a million names is no map of a
+    /// million entries).
     ends: DeviceEnds,
+    merged: bool,
     requests: u64,
     /// The requests as read, all at time zero.
     unshifted: TraceSummary,
@@ -388,6 +392,7 @@ impl Scan {
             latest: None,
             in_order: true,
             ends: DeviceEnds::new(),
+            merged: options.devices == Devices::Merge,
             requests: 0,
             unshifted: TraceSummary::default(),
             tally: Tally::default(),
@@ -427,7 +432,10 @@ impl Scan {
         if self.latest.is_none_or(|(at, _, _)| r.at > at) {
             self.latest = Some((r.at, r.place, r.source));
         }
-        note_end(&mut self.ends, r);
+        match self.merged {
+            true => note_end_as(&mut self.ends, &DeviceKey::Number(0), r),
+            false => note_end(&mut self.ends, r),
+        }
         self.unshifted.add(&TraceRecord {
             at: Nanos::ZERO,
             op: r.op,

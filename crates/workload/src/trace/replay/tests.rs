@@ -181,6 +181,22 @@ fn a_trace_with_no_request_says_what_reading_it_skipped() {
     );
 }
 
+#[test]
+fn the_first_pass_keeps_one_end_a_device_only_when_devices_are_laid_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    // A device column that names every request anew (a request id).
+    let text: String = (0..1000).map(|i| format!("{i} req{i} {i} 8 1\n")).collect();
+    let path = write(&dir, "t", &text);
+    let files = [TraceFile::open(&path).unwrap()];
+    let ends = |devices| {
+        let options = ascii_options(devices, 1.0);
+        Scan::of(&files, TraceFormat::Ascii, &options).unwrap().ends
+    };
+    let merged = ends(Devices::Merge);
+    assert_eq!(merged.into_values().collect::<Vec<_>>(), [(999 + 8) * 512]);
+    assert_eq!(ends(Devices::Separate).len(), 1000);
+}
+
 /// One ascii line: arrival (ns), device, sector, sectors, read or write.
 fn line() -> impl Strategy<Value = (u64, u8, u64, u64, bool)> {
     (0u64..50, 0u8..3, 0u64..4096, 0u64..64, any::<bool>())
