@@ -18,6 +18,9 @@ pub const ACCEPTED: &str =
                             (a blank one takes an even share of the rest), one list per direction \
                             joined by `,` (read,write,trim)";
 
+/// Most sizes a `bsrange` drawn as a list may take ([`BlockSplit::fio_range`]).
+pub const MAX_RANGE_SIZES: u64 = 4096;
+
 impl BlockSplit {
     pub fn single(size: u64) -> BlockSplit {
         BlockSplit {
@@ -50,6 +53,26 @@ impl BlockSplit {
         }
         for entry in sizes.iter_mut().filter(|s| s.1.is_nan()) {
             entry.1 = (100.0 - given) / blanks as f64;
+        }
+        Some(BlockSplit { sizes })
+    }
+
+    /// fio's `bsrange=lo-hi` for one direction, drawn as fio draws it: a
+    /// number uniform in `lo..lo+hi`, rounded down to a multiple of `lo`
+    /// and capped at `hi`. So every multiple of `lo` up to `hi` is equally
+    /// likely, and `hi` itself, when it is not one, takes the rest
+    /// (`6k-20k`: 6k, 12k and 18k 30% each, 20k 10%). `None` past
+    /// [`MAX_RANGE_SIZES`] sizes.
+    pub fn fio_range(lo: u64, hi: u64) -> Option<BlockSplit> {
+        let whole = hi / lo;
+        let rest = hi % lo;
+        if whole + u64::from(rest > 0) > MAX_RANGE_SIZES {
+            return None;
+        }
+        let share = |bytes: u64| bytes as f64 * 100.0 / hi as f64;
+        let mut sizes: Vec<(u64, f64)> = (1..=whole).map(|k| (k * lo, share(lo))).collect();
+        if rest > 0 {
+            sizes.push((hi, share(rest)));
         }
         Some(BlockSplit { sizes })
     }

@@ -16,7 +16,7 @@
 //! | `rw_sequencer` | `sequential` (default) or `identical` (the N requests of `rw=randread:N` at one offset) |
 //! | `rwmixread`, `rwmixwrite` | percent of reads / writes in mixes (default 50) |
 //! | `bs` (`blocksize`) | a size (default 4k), or `read,write,trim` sizes: as in fio, a blank one is the default and the last one stands for the directions after it unless the list ends in a comma (`,8k`: 4k reads, 8k writes and trims; `8k,`: 8k reads only) |
-//! | `bsrange` (`blocksize_range`) | `min-max` |
+//! | `bsrange` (`blocksize_range`) | `min-max` (`min:max`; written high to low, swapped), or `read,write,trim` ranges as `bs` writes sizes (a blank one keeps the direction's `bs`): as in fio, sizes are multiples of `min`, each equally likely, and `max` too when it is not one, drawn as often as the part of a step it caps (`6k-20k`: 6k, 12k, 18k 30% each, 20k 10%) |
 //! | `bssplit` | `4k/50:64k/50`, or one list per direction `read,write,trim`; a blank percentage shares the rest |
 //! | `size` | a size, or a percentage of the drive (default: the whole drive) |
 //! | `filesize` | each file's size, as in fio: the region is `filesize × nrfiles` (a `size` that differs is refused) |

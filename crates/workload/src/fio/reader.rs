@@ -151,15 +151,37 @@ impl Reader {
                 self.blocks = sizes.map(BlockSplit::single);
                 self.bsrange = None;
             }
+            // fio's sizes are multiples of a range's low end (its high end
+            // too when it is not one), a range written high to low swapped,
+            // and one range per direction as `bs` has one size.
             "bsrange" => {
-                let range = || -> Option<(u64, u64)> {
-                    let (lo, hi) = value.split_once('-').or_else(|| value.split_once(':'))?;
-                    let lo = positive_size(lo)?;
-                    let hi = size_value(hi).filter(|b| *b >= lo)?;
-                    Some((lo, hi))
+                let range = |text: &str| -> Option<(u64, u64)> {
+                    let (lo, hi) = text.split_once('-').or_else(|| text.split_once(':'))?;
+                    let (lo, hi) = (positive_size(lo)?, positive_size(hi)?);
+                    Some((lo.min(hi), lo.max(hi)))
                 };
-                self.bsrange =
-                    Some(range().ok_or_else(|| bad("min-max with max >= min, such as 4k-64k"))?);
+                let ranges = per_direction(value, range).ok_or_else(|| {
+                    bad("min-max, such as 4k-64k, or read,write,trim ranges such as 4k-16k,64k-256k")
+                })?;
+                self.bsrange = None;
+                match ranges {
+                    [Some((lo, hi)), w, t] if w == ranges[0] && t == ranges[0] && hi % lo == 0 => {
+                        self.bsrange = Some((lo, hi))
+                    }
+                    _ => {
+                        for (d, r) in ranges.into_iter().enumerate() {
+                            if let Some((lo, hi)) = r {
+                                self.blocks[d] = BlockSplit::fio_range(lo, hi).ok_or_else(|| {
+                                    bad(&format!(
+                                        "a range of at most {} sizes (the multiples of its low end, and its high end) \
+                                         when its high end is not a multiple of its low end or the directions' ranges differ",
+                                        crate::bssplit::MAX_RANGE_SIZES
+                                    ))
+                                })?;
+                            }
+                        }
+                    }
+                }
             }
             "bssplit" => {
                 // A blank direction keeps fio's default block, 4k.
@@ -525,13 +547,17 @@ impl Reader {
         if !plain {
             self.shape.blocks = Some(self.blocks.clone());
         }
-        let align = self
-            .blocks
-            .iter()
-            .flat_map(|b| b.sizes.iter().map(|s| s.0))
-            .chain([bs_min, bs_max])
-            .fold(0, gcd)
-            .max(512);
+        // A range's sizes are multiples of its low end, as in fio (the
+        // blocks of `bs` do not count: the range replaced them).
+        let align = match self.bsrange {
+            Some((lo, _)) => lo,
+            None => self
+                .blocks
+                .iter()
+                .flat_map(|b| b.sizes.iter().map(|s| s.0))
+                .fold(0, gcd),
+        }
+        .max(512);
         let min_block = |direction: usize| {
             self.bsrange.map_or_else(
                 || {

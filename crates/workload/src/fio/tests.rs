@@ -746,3 +746,56 @@ fn a_random_job_fio_would_end_early_is_noted() {
         "rw=randwrite\nbs=4k,1000\nrandom_distribution=zipf:1.2"
     ));
 }
+
+/// The sizes `text`'s first job issues, by direction (read, write), each
+/// with how many requests had it (give `number_ios`: a byte limit cuts the
+/// last request to the bytes left).
+fn sizes_by_direction(text: &str) -> [std::collections::BTreeMap<u64, usize>; 2] {
+    use iosteer_sched::Op;
+    let jobs = jobs_of(text);
+    let out = crate::workload::Generator::new(jobs[0].clone(), 0, 1).requests_unloaded();
+    [Op::Read, Op::Write].map(|op| {
+        let mut sizes = std::collections::BTreeMap::new();
+        for r in out.iter().filter(|r| r.op == op) {
+            *sizes.entry(r.len.0).or_insert(0) += 1;
+        }
+        sizes
+    })
+}
+
+#[test]
+fn bsrange_sizes_are_multiples_of_its_low_end_as_in_fio() {
+    let keys = |m: &std::collections::BTreeMap<u64, usize>| m.keys().copied().collect::<Vec<_>>();
+    // fio: "The issued I/O unit will always be a multiple of the minimum
+    // value given": 8k, 16k, 24k and 32k, never 12k.
+    let [reads, _] =
+        sizes_by_direction("[j]\nrw=randread\nsize=64m\nnumber_ios=2000\nbsrange=8k-32k\n");
+    assert_eq!(keys(&reads), [8192, 16384, 24576, 32768]);
+    // A high end that is not a multiple: fio caps the draw at it, so it
+    // comes up as often as the part of a step it leaves (20k: 2k of 20k).
+    let [reads, _] =
+        sizes_by_direction("[j]\nrw=randread\nsize=64m\nnumber_ios=2000\nbsrange=6k-20k\n");
+    assert_eq!(keys(&reads), [6144, 12288, 18432, 20480]);
+    let all: usize = reads.values().sum();
+    let top = reads[&20480] as f64 / all as f64;
+    assert!((top - 0.1).abs() < 0.02, "{reads:?}");
+    // Written high to low, fio swaps it.
+    let [reads, _] =
+        sizes_by_direction("[j]\nrw=randread\nsize=1m\nnumber_ios=50\nbsrange=16k-4k\n");
+    assert_eq!(keys(&reads), [4096, 8192, 12288, 16384]);
+    // One range per direction, as bs takes one size per direction.
+    let [reads, writes] =
+        sizes_by_direction("[j]\nrw=randrw\nsize=64m\nnumber_ios=2000\nbsrange=4k-8k,32k-64k\n");
+    assert_eq!(keys(&reads), [4096, 8192]);
+    assert_eq!(keys(&writes), [32768, 65536]);
+    // A blank direction keeps its bs.
+    let [reads, writes] =
+        sizes_by_direction("[j]\nrw=randrw\nsize=64m\nnumber_ios=2000\nbs=16k\nbsrange=,4k-8k\n");
+    assert_eq!(keys(&reads), [16384]);
+    assert_eq!(keys(&writes), [4096, 8192]);
+    assert_refused(
+        "[j]\nrw=randread\nbsrange=4k-8k-12k\n",
+        "t.fio:3",
+        &["bsrange=4k-8k-12k", "read,write,trim ranges"],
+    );
+}
