@@ -20,7 +20,7 @@
 //! | `bssplit` | `4k/50:64k/50`, or one list per direction `read,write,trim`; a blank percentage shares the rest |
 //! | `size` | a size, or a percentage of the drive (default: the whole drive) |
 //! | `filesize` | each file's size, as in fio: the region is `filesize × nrfiles` (a `size` that differs is refused) |
-//! | `io_size` (`io_limit`) | bytes to move, when not `size` |
+//! | `io_size` (`io_limit`) | bytes to move, when not `size`; or `N%`, that share of `size` (of the region without one), as in fio (`0%` leaves it unset) |
 //! | `number_ios` | requests to issue per loop, at most (`number_ios × loops` in all); as in fio, a `time_based` job runs its `runtime` whatever it says |
 //! | `fill_device` (`fill_fs`) | write from `offset` to the end of the drive |
 //! | `loops` | times over `size` (a byte limit of `loops × size`) |

@@ -36,6 +36,8 @@ pub(super) struct Reader {
     stonewall: bool,
     wait_for: Vec<(String, usize)>,
     io_size: Option<u64>,
+    /// fio's `io_size=N%`: that share of `size` (0: as if not given).
+    io_size_percent: Option<f64>,
     loops: u64,
     fill_device: bool,
     /// fio's `do_verify` (default 1): read back what was written, with `verify`.
@@ -84,6 +86,7 @@ impl Reader {
             stonewall: false,
             wait_for: Vec::new(),
             io_size: None,
+            io_size_percent: None,
             loops: 1,
             fill_device: false,
             do_verify: true,
@@ -205,7 +208,23 @@ impl Reader {
                         .ok_or_else(|| bad("a size or a percentage (one size per file)"))?,
                 )
             }
-            "io_size" => self.io_size = Some(positive_size(value).ok_or_else(|| bad("a size"))?),
+            // fio: "io_size=N%: io_size multiplies size= value" (0% leaves
+            // it unset; past 100% fio fails the job).
+            "io_size" => {
+                let expected = "a size, or a percentage of size from 0 to 100";
+                (self.io_size, self.io_size_percent) = match value.strip_suffix('%') {
+                    Some(p) => {
+                        let p = p
+                            .trim()
+                            .parse::<f64>()
+                            .ok()
+                            .filter(|p| (0.0..=100.0).contains(p))
+                            .ok_or_else(|| bad(expected))?;
+                        (None, (p > 0.0).then_some(p))
+                    }
+                    None => (Some(positive_size(value).ok_or_else(|| bad(expected))?), None),
+                };
+            }
             "number_ios" => {
                 self.shape.ios_limit = Some(positive_count(value).ok_or_else(|| bad("a count"))?)
             }
@@ -591,7 +610,9 @@ impl Reader {
                 issued: &issued,
                 distribution: &self.shape.distribution,
                 norandommap: self.norandommap,
-                passes_again: (self.time_based && self.runtime.is_some()) || self.io_size.is_some(),
+                passes_again: (self.time_based && self.runtime.is_some())
+                    || self.io_size.is_some()
+                    || self.io_size_percent.is_some(),
             };
             notes.extend(early_end_note(job, &random));
         }
@@ -614,6 +635,7 @@ impl Reader {
         // does with `size=100m filesize=1g` (100 MiB moved) and `size=4g
         // filesize=256m nrfiles=2` (512 MiB).
         let mut size_cut = None;
+        let given_size = self.size;
         if let Some(per_file) = self.filesize {
             let total = per_file.saturating_mul(self.shape.files.count());
             match self.size {
@@ -628,6 +650,10 @@ impl Reader {
             (true, _) | (false, None) => capacity.saturating_sub(offset),
             (false, Some(size)) => size,
         };
+        if let Some(p) = self.io_size_percent {
+            let of = given_size.unwrap_or(size);
+            self.io_size = Some(((of as f64 * p / 100.0) as u64).max(1));
+        }
         if offset.checked_add(size).is_none_or(|end| end > capacity) || size < bs_max {
             return Err(err(format!(
                 "offset {offset} + size {size} must fit the drive ({capacity} bytes) and hold a block of {bs_max}"

@@ -799,3 +799,29 @@ fn bsrange_sizes_are_multiples_of_its_low_end_as_in_fio() {
         &["bsrange=4k-8k-12k", "read,write,trim ranges"],
     );
 }
+
+#[test]
+fn io_size_takes_a_percentage_of_size_as_in_fio() {
+    let limit = |text: &str| jobs_of(text)[0].shape.bytes_limit;
+    // fio: "io_size=N%: io_size multiplies size= value".
+    assert_eq!(
+        limit("[j]\nrw=read\nsize=1m\nio_size=50%\n"),
+        Some(512 * 1024)
+    );
+    // fio 3.33 moves 85 blocks of 4k for 33% of 1 MiB: the last one whole.
+    assert_eq!(
+        limit("[j]\nrw=read\nsize=1m\nio_size=33%\n"),
+        Some(1_048_576 * 33 / 100)
+    );
+    // Without size, of the region; 0% leaves it unset, as in fio.
+    assert_eq!(
+        limit("[j]\nrw=read\noffset=1020m\nio_size=25%\n"),
+        Some(MIB)
+    );
+    assert_eq!(limit("[j]\nrw=read\nsize=1m\nio_size=0%\n"), Some(MIB));
+    assert_refused(
+        "[j]\nrw=read\nsize=1m\nio_size=200%\n",
+        "t.fio:4",
+        &["io_size=200%", "percentage of size from 0 to 100"],
+    );
+}
