@@ -90,8 +90,10 @@
 //! `buffer_compress_*`, `refill_buffers`, `scramble_buffers`,
 //! `zero_buffers`, `dedupe_*`; `verify_*`.
 //!
-//! Sizes take fio's suffixes, powers of 1024 (`k`, `m`, `g`, `t`, with or
-//! without `b`/`ib`). Any other option is an error naming the file, the line
+//! Sizes take fio's suffixes as its default `kb_base=1024` reads them:
+//! `k`, `m`, `g`, `t`, `p`, with or without `b`, are powers of 1024, and
+//! `kib`, `mib`... powers of 1000; `0x` before a number (no suffix) is
+//! hexadecimal. Any other option is an error naming the file, the line
 //! and the option, with what is supported: not a silent default.
 //!
 //! When a job ends, as fio: without `time_based` once it has moved `size`

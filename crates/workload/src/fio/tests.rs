@@ -825,3 +825,17 @@ fn io_size_takes_a_percentage_of_size_as_in_fio() {
         &["io_size=200%", "percentage of size from 0 to 100"],
     );
 }
+
+#[test]
+fn sizes_may_be_hexadecimal_as_in_fio() {
+    // fio: "The optional integer prefix specifies the number's base ... 0x
+    // specifies hexadecimal".
+    let s = |text: &str| synthetic(&jobs_of(text)[0]).clone();
+    let j = s("[j]\nrw=read\nbs=0x1000\nsize=0X100000\noffset=0x10000\n");
+    assert_eq!((j.block_min, j.size, j.offset), (4096, MIB, 65536));
+    assert_eq!(size_value("0x1b"), Some(27));
+    // A suffix after hexadecimal digits is refused, not guessed at.
+    for bad in ["0x10k", "0x", "0xg"] {
+        assert_eq!(size_value(bad), None, "{bad}");
+    }
+}

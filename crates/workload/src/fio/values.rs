@@ -119,8 +119,18 @@ pub(super) fn percent(value: &str) -> Option<u32> {
 }
 
 /// A size in fio's grammar ([`iosteer_sched::units::parse_size`] with fio's
-/// default `kb_base=1024`).
+/// default `kb_base=1024`), or a number of bytes in hexadecimal after `0x`
+/// (fio's "integer prefix"; without a suffix, as `0x1b` would be ambiguous).
 pub fn size_value(value: &str) -> Option<u64> {
+    let value = value.trim();
+    if let Some(hex) = value
+        .strip_prefix("0x")
+        .or_else(|| value.strip_prefix("0X"))
+    {
+        return u64::from_str_radix(hex, 16)
+            .ok()
+            .filter(|_| !hex.starts_with('+'));
+    }
     units::parse_size(value, KbBase::Binary).ok().map(|b| b.0)
 }
 
