@@ -79,7 +79,7 @@
 //! `unit_base`, `bwavgtime`, `iopsavgtime`, `gtod_reduce`,
 //! `gtod_cpu`, `clocksource`; `thread`, `cpus_allowed`,
 //! `cpus_allowed_policy`, `cpumask`, `numa_cpu_nodes`, `numa_mem_policy`,
-//! `nice`, `prio`, `prioclass`, `uid`, `gid`, `cgroup*`; `ioscheduler`, `iodepth_batch*`, `iodepth_low`,
+//! `nice`, `prio`, `prioclass`, `uid`, `gid`, `cgroup*`; `ioscheduler` (noted: iosteer schedules with its own), `iodepth_batch*`, `iodepth_low` (noted when below `iodepth`: fio lets the queue drain to it),
 //! `io_submit_mode`, `fixedbufs`, `registerfiles`, `sqthread_poll*`,
 //! `cmd_type`, `hipri`, `nonvectored`, `uncached`, `force_async`, `iomem`,
 //! `iomem_align`, `hugepage-size`, `lockmem`, `invalidate`, `create_*`,

@@ -839,3 +839,21 @@ fn sizes_may_be_hexadecimal_as_in_fio() {
         assert_eq!(size_value(bad), None, "{bad}");
     }
 }
+
+#[test]
+fn queue_tuning_that_changes_the_io_is_noted_not_dropped_silently() {
+    // fio drains the queue to iodepth_low before refilling it: not
+    // modelled, so said.
+    let file = file_of("[j]\nrw=randread\niodepth_low=4\niodepth=32\n");
+    assert_noted(&file, "iodepth_low=4: fio lets the queue drain to 4");
+    // At or above iodepth (fio's default is iodepth), nothing changes.
+    for same in ["iodepth=8\niodepth_low=8", "iodepth_low=16"] {
+        let file = file_of(&format!("[j]\nrw=randread\n{same}\n"));
+        assert!(file.notes.is_empty(), "{same}: {:?}", file.notes);
+    }
+    assert_noted(
+        &file_of("[j]\nrw=randread\nioscheduler=mq-deadline\n"),
+        "ioscheduler=mq-deadline is not applied",
+    );
+    assert_refused("[j]\niodepth_low=x\n", "t.fio:2", &["iodepth_low=x"]);
+}
