@@ -182,6 +182,20 @@ fn import_errors_name_the_file_the_parameter_and_what_is_accepted() {
         matches!(err, ImportError::Missing { ref name, .. } if name == "Page_Capacity"),
         "{err}"
     );
+    // Refused by the drive's own checks, under our field; the source's
+    // parameters it came from are named too.
+    let err = mqsim_with(
+        "<Flash_Channel_Width>1</Flash_Channel_Width>",
+        "<Flash_Channel_Width>0</Flash_Channel_Width>",
+    );
+    assert!(matches!(err, ImportError::Config { .. }), "{err}");
+    assert_says(
+        &err,
+        &[
+            "timing.channel_mb_per_s",
+            "set from `Channel_Transfer_Rate = 333 MT/s x Flash_Channel_Width = 0 B`",
+        ],
+    );
 
     let disksim_with =
         |from, to, file| refused_when_edited(disksim::import, "disksim-ssd.parv", (from, to), file);

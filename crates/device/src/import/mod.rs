@@ -44,12 +44,21 @@ pub enum ImportError {
         accepted: String,
     },
     /// The parameters describe a drive our model refuses.
-    #[error("{file}: the imported drive is not valid: {source}")]
+    #[error("{file}: the imported drive is not valid: {source}{}", set_from(.from))]
     Config {
         file: String,
         #[source]
         source: ConfigError,
+        /// The source's parameters the refused field was mapped from, as
+        /// written there, when one note maps them.
+        from: Option<String>,
     },
+}
+
+/// " (set from `Flash_Channel_Width = 0 B`)", or nothing.
+fn set_from(from: &Option<String>) -> String {
+    from.as_ref()
+        .map_or(String::new(), |source| format!(" (set from `{source}`)"))
 }
 
 /// "line 12: ", or nothing for a value no one line sets.
@@ -160,9 +169,20 @@ impl Notes {
         base_preset: &'static str,
         file: &str,
     ) -> Result<Imported, ImportError> {
-        config.validate().map_err(|source| ImportError::Config {
-            file: file.to_string(),
-            source,
+        config.validate().map_err(|source| {
+            let from = match &source {
+                ConfigError::Invalid { field, .. } => self
+                    .mapped
+                    .iter()
+                    .find(|note| note.outcome.contains(&format!("{field} =")))
+                    .map(|note| note.source.clone()),
+                _ => None,
+            };
+            ImportError::Config {
+                file: file.to_string(),
+                source,
+                from,
+            }
         })?;
         Ok(Imported {
             config,
