@@ -20,7 +20,8 @@ pub struct JobShape {
     /// Stop issuing once this many bytes were issued (fio's `size` or
     /// `io_size` without `time_based`, times `loops`).
     pub bytes_limit: Option<u64>,
-    /// Stop issuing after this many requests (fio's `number_ios`).
+    /// Stop issuing after this many requests past the ramp (fio's
+    /// `number_ios`, which counts from the end of `ramp_time`).
     pub ios_limit: Option<u64>,
     /// Indices (in the job list) of the jobs that must have ended, their
     /// last request completed, before this one starts (fio's `stonewall`

@@ -249,6 +249,10 @@ pub struct Generator {
     /// A trace job's requests still to issue.
     trace: Option<TraceQueue>,
     issued: u64,
+    /// Of them, those issued in the job's ramp: fio counts `number_ios`
+    /// from the ramp's end (fio 3.33, `rate_iops=100 number_ios=150
+    /// ramp_time=1`: 251 requests).
+    issued_in_ramp: u64,
     /// Bytes issued per direction (read, write, trim; flushes count none);
     /// their sum against `shape.bytes_limit`.
     direction_bytes: [u64; 3],
@@ -324,6 +328,7 @@ impl Generator {
             trimmed_up_to,
             trace,
             issued: 0,
+            issued_in_ramp: 0,
             listening: Listening::default(),
             job,
             issues_at: None,
@@ -476,7 +481,9 @@ impl Generator {
     pub fn limit_reached(&self) -> bool {
         let shape = &self.job.shape;
         shape.bytes_limit.is_some_and(|b| self.bytes_issued() >= b)
-            || shape.ios_limit.is_some_and(|n| self.issued >= n)
+            || shape
+                .ios_limit
+                .is_some_and(|n| self.issued - self.issued_in_ramp >= n)
             || self
                 .depth_search
                 .as_ref()
@@ -592,6 +599,9 @@ impl Generator {
         );
         *next_id += 1;
         self.issued += 1;
+        if now < self.job.start + self.job.shape.ramp {
+            self.issued_in_ramp += 1;
+        }
         if let Some(direction) = direction_index(op) {
             self.direction_bytes[direction] += len;
         }

@@ -610,6 +610,22 @@ fn number_ios_is_per_loop_and_does_not_end_a_time_based_job() {
 }
 
 #[test]
+fn number_ios_counts_from_the_end_of_the_ramp_as_in_fio() {
+    // fio 3.33 issues 251 reads for this job: the ramp's second at 100
+    // IOPS, then 150 (here the read at exactly 1 s is past the ramp; fio's
+    // clock, a little behind its schedule, put it in: 250 where 251).
+    let job = "[j]\nrw=randread\nsize=1m\nrate_iops=100\nnumber_ios=150\nramp_time=1\n";
+    let issued = |text: &str| {
+        let jobs = jobs_of(text);
+        crate::workload::Generator::new(jobs[0].clone(), 0, 1)
+            .requests_unloaded()
+            .len()
+    };
+    assert_eq!(issued(job), 250);
+    assert_eq!(issued(&job.replace("ramp_time=1\n", "")), 150);
+}
+
+#[test]
 fn a_verifying_writer_is_told_its_read_back_is_not_issued() {
     // fio 3.33 issues 256 writes then 256 verify reads for this job.
     let notes = |text: &str| file_of(text).notes;
