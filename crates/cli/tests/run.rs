@@ -440,3 +440,29 @@ fn a_trace_in_a_job_file_replays_on_an_emulated_drive_as_in_the_simulator() {
         "{all}"
     );
 }
+
+#[test]
+fn a_fifo_target_is_refused_at_once_not_waited_on() {
+    let (dir, job) = job_in("fifo-target", "r.fio", "[r]\nrw=randread\nbs=4k\nsize=1m\n");
+    let fifo = dir.path().join("fifo");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    // Checking its direct-I/O boundary opened it, which waits for a writer.
+    let out = iosteer()
+        .args(["run", "--target"])
+        .arg(&fifo)
+        .arg("--job")
+        .arg(&job)
+        .timeout(std::time::Duration::from_secs(20))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("--target") && stderr.contains("is a FIFO"),
+        "{stderr}"
+    );
+}

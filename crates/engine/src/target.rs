@@ -194,9 +194,15 @@ pub(crate) fn discard(fd: i32, offset: u64, len: u64) -> io::Result<()> {
 /// The boundary direct I/O offsets and sizes need on `path` (`statx`'s
 /// `STATX_DIOALIGN`, Linux 6.1 on), or, where it does not exist yet, on a
 /// file made beside it (an unnamed `O_TMPFILE`, gone when closed), so it
-/// is known before anything is created; `None` where it is not reported.
+/// is known before anything is created; `None` where it is not reported,
+/// and for what is neither a file nor a block device (opening a FIFO would
+/// wait for a writer: [`Target::open`] refuses it by what it is).
 pub fn direct_io_alignment(path: &Path) -> Option<u64> {
     let file = if path.exists() {
+        let file_type = std::fs::metadata(path).ok()?.file_type();
+        if !(file_type.is_file() || file_type.is_block_device()) {
+            return None;
+        }
         File::open(path).ok()?
     } else {
         let dir = match path.parent() {
@@ -271,6 +277,31 @@ mod tests {
         assert!(!message.contains("os error"), "{message}");
         let err = Target::open(&std::env::temp_dir(), &spec).unwrap_err();
         assert!(err.to_string().contains("is a directory"), "{err}");
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_waiting_for_a_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid C string; mkfifo only creates the node.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let path = fifo.clone();
+        std::thread::spawn(move || {
+            let alignment = direct_io_alignment(&path);
+            let spec = OpenOptionsSpec {
+                direct: true,
+                ..OpenOptionsSpec::default()
+            };
+            let _ = tx.send((alignment, Target::open(&path, &spec).map(|_| ())));
+        });
+        let (alignment, opened) = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("opening a FIFO waited for a writer");
+        assert_eq!(alignment, None);
+        let err = opened.unwrap_err().to_string();
+        assert!(err.contains("is a FIFO"), "{err}");
     }
 
     #[test]
