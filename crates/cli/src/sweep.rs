@@ -79,7 +79,6 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     if args.chart != "-" {
         crate::check_out_file("--chart", &args.chart)?;
     }
-    args.report.check_out()?;
     let objectives = args
         .objective
         .iter()
@@ -98,17 +97,17 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     if objectives.len() > 1 && !list {
         return Err(anyhow!("--objective: several need a drive list"));
     }
+    if list && args.report.out.is_some() {
+        return Err(anyhow!("--out: a drive list writes a table or --json"));
+    }
+    args.report.check_out()?;
     let device = crate::load_starting_device(
         "--device",
         if list { "consumer-sata" } else { drives },
         args.precondition.as_deref(),
     )?;
     let workload = workload(&args)?;
-    let file_option = if args.job.is_some() {
-        "--job"
-    } else {
-        "--trace"
-    };
+    let file_option = args.job.as_ref().map_or("--trace", |_| "--job");
     let (phase, baseline) = workload
         .phases(args.phase.as_deref(), args.baseline.as_deref())
         .map_err(|e| anyhow!("--phase NAME and --baseline NAME: {e}"))?;
@@ -126,13 +125,11 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     let scheds = args.scheds;
     let flag_error = |e| flag_error(e, file_option, &scheds);
     if list {
-        if args.report.out.is_some() {
-            return Err(anyhow!("--out: a drive list writes a table or --json"));
-        }
         let state = crate::start_state(args.precondition.as_deref())?;
         let family = family::FamilySweep::new(sweep, drives, objectives, args.static_points, state)
             .map_err(|e| match e {
                 family::FamilyError::StaticPoints { .. } => anyhow!("--static-points {e}"),
+                family::FamilyError::Settings(e) => flag_error(*e),
                 e => anyhow!("--device {e}"),
             })?;
         crate::interrupt::requested(); // The first Ctrl-C stops after the drive under way.
@@ -140,10 +137,12 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
             eprintln!("iosteer: {}", family::drive_line(r));
             !crate::interrupt::requested()
         })?;
-        if args.chart != "-" {
-            family::chart(Path::new(&args.chart), &report)?;
-        }
-        return crate::print_json_or(args.report.json, &report, family::table);
+        // The report first: a chart that cannot be written then loses no result.
+        crate::print_json_or(args.report.json, &report, family::table)?;
+        return match args.chart.as_str() {
+            "-" => Ok(()),
+            chart => (family::chart(Path::new(chart), &report)).map_err(|e| anyhow!("--chart {e}")),
+        };
     }
     let sims = sweep.simulations().map_err(flag_error)?;
     if !args.report.json {
@@ -156,6 +155,8 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
         );
     }
     let report = sweep.run(&sims).map_err(flag_error)?;
+    // The report first: a chart or --out file that cannot be written then loses no result.
+    crate::print_json_or(args.report.json, &report, sweep::table)?;
     if args.chart != "-" {
         let path = Path::new(&args.chart);
         sweep::chart(path, &report).map_err(|e| anyhow!("--chart {}: {e}", path.display()))?;
@@ -169,17 +170,14 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
             .map_err(|e| anyhow!("--out {e}"))?;
         crate::say_written(written.len(), dir);
     }
-    crate::print_json_or(args.report.json, &report, sweep::table)
+    Ok(())
 }
 
 /// A `--threads` count; the range is the sweep's to check.
 fn threads_value(text: &str) -> std::result::Result<usize, String> {
-    text.trim().parse().map_err(|_| {
-        format!(
-            "expected a whole number of threads from 1 to {}",
-            sweep::MAX_THREADS
-        )
-    })
+    let most = sweep::MAX_THREADS;
+    let expected = format!("expected a whole number of threads from 1 to {most}");
+    text.trim().parse().map_err(|_| expected)
 }
 
 /// The scenario, job file or trace to sweep.
@@ -205,6 +203,8 @@ fn flag_error(e: SweepError, file_option: &str, scheds: &[String]) -> anyhow::Er
     match e {
         SweepError::Scheduler { ref spec, .. } if scheds.contains(spec) => anyhow!("--sched {e}"),
         SweepError::Scheduler { .. } => anyhow!("--vary {e}"),
+        SweepError::RepeatedSpec { .. } => anyhow!("--vary and --sched: {e}"),
+        SweepError::TooManyRuns { .. } => anyhow!("--vary, --sched and --seed: {e}"),
         SweepError::WorkloadFile(e) => crate::sim_cmd::file_error(e, file_option),
         SweepError::Window { role, source } => anyhow!("{} {source}", role_flag(role)),
         SweepError::WindowNeedsTrace { role, window, .. } => anyhow!(

@@ -108,6 +108,10 @@ pub enum SweepError {
     TooManySeeds { text: String },
     #[error("{text}: a seed is repeated")]
     RepeatedSeed { text: String },
+    /// Two settings of the sweep with one spec: it would run twice and
+    /// count twice.
+    #[error("{spec}: given twice (by the grids and single specs); give each setting once")]
+    RepeatedSpec { spec: String },
     #[error("no setting to sweep")]
     NoSettings,
     #[error("{points} grid points; at most {}", MAX_POINTS)]
@@ -190,13 +194,15 @@ fn expand_value(key: &str, value: &str) -> Result<Vec<String>, SweepError> {
             value: value.to_string(),
         });
     }
-    let count = (end - start) / step + 1;
-    if count as usize > MAX_POINTS {
+    // The steps past the first, compared before adding it: 0..u64::MAX/1
+    // has 2^64 values, one more than a u64 counts.
+    if (end - start) / step >= MAX_POINTS as u64 {
         return Err(SweepError::TooManyValues {
             key: key.to_string(),
             value: value.to_string(),
         });
     }
+    let count = (end - start) / step + 1;
     Ok((0..count).map(|i| (start + i * step).to_string()).collect())
 }
 
@@ -504,8 +510,28 @@ pub struct Sweep {
 
 impl Sweep {
     /// The scenario's simulation on each seed, checked, after every spec
-    /// was checked: what is wrong fails before anything runs.
+    /// was checked (and found once only): what is wrong fails before
+    /// anything runs.
     pub fn simulations(&self) -> Result<Vec<Simulation>, SweepError> {
+        self.check_settings(true)?;
+        self.seed_simulations()
+    }
+
+    /// [`Sweep::simulations`] where a spec may repeat: a family sweep's
+    /// static limit may equal a setting of the user's.
+    pub(crate) fn simulations_of_specs(&self) -> Result<Vec<Simulation>, SweepError> {
+        self.check_settings(false)?;
+        self.seed_simulations()
+    }
+
+    /// Checks what does not depend on the drive: the specs (each `once`,
+    /// when asked), their number on the seeds, the threads.
+    pub(crate) fn check_settings(&self, once: bool) -> Result<(), SweepError> {
+        let mut seen = std::collections::HashSet::new();
+        let repeated = self.specs.iter().find(|s| !seen.insert(s.as_str()));
+        if let (true, Some(spec)) = (once, repeated) {
+            return Err(SweepError::RepeatedSpec { spec: spec.clone() });
+        }
         let points = self.specs.len();
         if points == 0 {
             return Err(SweepError::NoSettings);
@@ -528,6 +554,11 @@ impl Sweep {
             let seeds = self.seeds.len();
             return Err(SweepError::TooManyRuns { points, seeds });
         }
+        Ok(())
+    }
+
+    /// The workload's simulation on each seed, on the drive, checked.
+    fn seed_simulations(&self) -> Result<Vec<Simulation>, SweepError> {
         let mut sims = Vec::new();
         for &seed in &self.seeds {
             let mut sim = self.workload.simulation(&self.device, seed)?;

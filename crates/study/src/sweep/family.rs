@@ -56,6 +56,8 @@ pub enum FamilyError {
     Drive { item: String, source: DeviceError },
     #[error("{text}: more than {} drives", MAX_DRIVES)]
     TooManyDrives { text: String },
+    #[error("{text}: {drive} is in the list twice; give each drive once")]
+    RepeatedDrive { text: String, drive: String },
     #[error("{points}: expected 1 to 20 static limits per drive")]
     StaticPoints { points: usize },
     #[error("`{spec}` states the objective `{text}`, which does not parse: {message}")]
@@ -64,6 +66,9 @@ pub enum FamilyError {
         text: String,
         message: String,
     },
+    /// The settings, seeds or threads, whatever the drive.
+    #[error(transparent)]
+    Settings(Box<SweepError>),
     #[error("{drive}: {source}")]
     Sweep {
         drive: String,
@@ -112,6 +117,14 @@ pub fn parse_drives(text: &str) -> Result<Vec<DeviceConfig>, FamilyError> {
         if drives.len() > MAX_DRIVES {
             return Err(FamilyError::TooManyDrives { text: text.into() });
         }
+    }
+    // The same drive twice would run twice and count twice.
+    if let Some(i) = (1..drives.len()).find(|&i| drives[..i].contains(&drives[i])) {
+        let drive = drives[i].name.clone();
+        return Err(FamilyError::RepeatedDrive {
+            text: text.into(),
+            drive,
+        });
     }
     if drives.is_empty() {
         return Err(FamilyError::Drives {
@@ -280,6 +293,7 @@ impl FamilySweep {
         for spec in &self.sweep.specs {
             stated_objective(spec)?;
         }
+        (self.sweep.check_settings(true)).map_err(|e| FamilyError::Settings(Box::new(e)))?;
         for drive in &self.drives {
             self.on(drive, self.sweep.specs.clone())
                 .simulations()
@@ -359,7 +373,7 @@ impl FamilySweep {
         let grid = limits.clone();
         let top = *limits.last().expect("one limit at least");
         let coarse = self.with_limits(drive, &limits);
-        let mut runs = coarse.run_reports(&coarse.simulations()?)?;
+        let mut runs = coarse.run_reports(&coarse.simulations_of_specs()?)?;
         // Below the grid: the same halvings for every objective, so one
         // objective's runs there cannot stand for another's search.
         let halvings: Vec<u64> = std::iter::successors(Some(grid[0] / 2), |l| Some(l / 2))
@@ -440,7 +454,7 @@ impl FamilySweep {
         }
         let specs_before = self.sweep.specs.len() + limits.len();
         let more = self.on(drive, new.iter().map(|&l| static_spec(l)).collect());
-        let more_runs = more.run_reports(&more.simulations()?)?;
+        let more_runs = more.run_reports(&more.simulations_of_specs()?)?;
         *runs = merge_seeds(std::mem::take(runs), specs_before, more_runs, new.len());
         limits.extend(new);
         Ok(())

@@ -172,3 +172,39 @@ fn the_best_point_writes_most_among_those_that_meet() {
     assert_eq!(best(&points), Some(3));
     assert_eq!(best(&points[1..2]), None);
 }
+
+#[test]
+fn a_range_of_every_u64_is_too_many_values_not_none() {
+    // 0..u64::MAX/1 has one value more than a u64 counts: it wrapped to
+    // none (nothing to sweep) in a release build, and panicked in a debug one.
+    for grid in [
+        "netflix:read_bias=0..18446744073709551615/1",
+        "netflix:read_bias=0..18446744073709551615/2",
+        "netflix:read_bias=1..10001/1",
+    ] {
+        let e = expand_grid(grid).unwrap_err();
+        assert!(matches!(e, SweepError::TooManyValues { .. }), "{grid}: {e}");
+    }
+    assert_eq!(
+        expand_grid("netflix:read_bias=1..10000/1").unwrap().len(),
+        MAX_POINTS
+    );
+}
+
+#[test]
+fn a_setting_given_twice_is_refused_before_anything_runs() {
+    let sweep = Sweep {
+        workload: SweepWorkload::Scenario("quick".into()),
+        device: iosteer_device::DeviceConfig::preset("consumer-sata").unwrap(),
+        specs: vec!["fifo".into(), "steer".into(), "fifo".into()],
+        seeds: vec![1],
+        objective: crate::objective::parse("p99<=2x").unwrap(),
+        phase: "fill".into(),
+        baseline: "before".into(),
+        slo: Nanos::from_millis(35),
+        threads: Some(1),
+    };
+    let e = sweep.simulations().unwrap_err();
+    assert!(matches!(e, SweepError::RepeatedSpec { .. }), "{e}");
+    assert!(e.to_string().starts_with("fifo: given twice"), "{e}");
+}

@@ -26,6 +26,28 @@ fn bad_drive_lists_name_the_item_and_what_is_accepted() {
 }
 
 #[test]
+fn a_drive_listed_twice_is_refused_naming_it() {
+    let err = |t: &str| parse_drives(t).unwrap_err();
+    for (list, drive) in [
+        ("consumer-sata,consumer-sata", "consumer-sata"),
+        ("family:1..3,family:2", "family:2 "),
+        ("family:4,family:3..5", "family:4 "),
+    ] {
+        let e = err(list);
+        assert!(
+            matches!(e, FamilyError::RepeatedDrive { .. }),
+            "{list}: {e}"
+        );
+        let message = e.to_string();
+        assert!(
+            message.starts_with(list) && message.contains(drive) && message.contains("twice"),
+            "{message}"
+        );
+    }
+    assert_eq!(parse_drives("family:1..3,family:4").unwrap().len(), 4);
+}
+
+#[test]
 fn the_static_grid_halves_down_from_the_fill_rate_and_refines_by_quarters() {
     let drive = DeviceConfig::preset("consumer-sata").unwrap();
     assert_eq!(static_grid(&drive, 4), vec![4125, 8250, 16500, 33000]);
