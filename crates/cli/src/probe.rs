@@ -102,6 +102,11 @@ pub fn probe(args: ProbeArgs) -> Result<()> {
             .map_err(|e| flag_error(e, &path.display().to_string(), &args))?,
         (None, None) => return Err(anyhow!("give --target PATH or --emulate PRESET")),
     };
+    // The report first: an --out file that cannot be written then loses no result.
+    match args.report.json {
+        true => println!("{}", serde_json::to_string_pretty(&outcome.report)?),
+        false => print!("{}", probe::table(&outcome.report)),
+    }
     if let Some(dir) = &args.report.out {
         let drive = args
             .emulate
@@ -117,11 +122,6 @@ pub fn probe(args: ProbeArgs) -> Result<()> {
         let written = probe::write_out(Path::new(dir), &outcome, &options.metric, &context)
             .map_err(|e| anyhow!("--out {e}"))?;
         crate::say_written(written.len(), dir);
-    }
-    if args.report.json {
-        println!("{}", serde_json::to_string_pretty(&outcome.report)?);
-    } else {
-        print!("{}", probe::table(&outcome.report));
     }
     outcome.error.map_or(Ok(()), |e| Err(e.into()))
 }

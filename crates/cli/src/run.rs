@@ -320,16 +320,14 @@ fn write_reports(
 ) -> Result<()> {
     let report = SimReport::new(runs, requests, wall);
     let json = serde_json::to_string_pretty(&report)?;
+    // The report first: an --out file that cannot be written then loses no result.
+    match args.report.json {
+        true => println!("{json}"),
+        false => runs.iter().for_each(|run| println!("{}", table(run))),
+    }
     if let Some(dir) = &args.report.out {
         let written = crate::write_run_outputs(dir, runs, &json, context)?;
         crate::say_written(written.len(), dir);
-    }
-    if args.report.json {
-        println!("{json}");
-        return Ok(());
-    }
-    for run in runs {
-        println!("{}", table(run));
     }
     Ok(())
 }

@@ -466,3 +466,94 @@ fn a_fifo_target_is_refused_at_once_not_waited_on() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_run_whose_out_files_cannot_be_written_still_prints_its_report() {
+    let (dir, job) = job_in(
+        "out-fails",
+        "r.fio",
+        "[r]\nrw=randread\nbs=4k\nsize=1m\nruntime=200ms\n",
+    );
+    let out_dir = dir.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    // Passes the check before the run (not a directory), fails the write after it.
+    std::os::unix::fs::symlink("/nonexistent/iosteer/x", out_dir.join("run1-fifo.csv")).unwrap();
+    let out = iosteer()
+        .args(["run", "--target"])
+        .arg(dir.path().join("t.img"))
+        .args(["--size", "1m", "--sched", "fifo", "--json", "--job"])
+        .arg(&job)
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("io_uring is not available") {
+        eprintln!("SKIPPED (counted): {stderr}");
+        return;
+    }
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("--out") && stderr.contains("run1-fifo.csv"),
+        "{stderr}"
+    );
+    let report = report_of(&out);
+    assert!(
+        last_phase(&report["runs"][0])["read"]["ops"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+}
+
+/// A tmpfs of `size` mounted on a fresh directory, unmounted when dropped;
+/// `None` where mounting is not permitted.
+struct Tmpfs(TempDir);
+
+impl Tmpfs {
+    fn mount(name: &str, size: &str) -> Option<Tmpfs> {
+        let dir = temp_dir(name);
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        mounted.then_some(Tmpfs(dir))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.0.path())
+            .status();
+    }
+}
+
+#[test]
+fn an_out_directory_on_a_full_file_system_is_refused_before_the_run() {
+    let Some(full) = Tmpfs::mount("full-out", "256k") else {
+        eprintln!("SKIPPED (counted): cannot mount a tmpfs here");
+        return;
+    };
+    let (dir, job) = job_in(
+        "full-out-job",
+        "r.fio",
+        "[r]\nrw=randread\nbs=4k\nsize=1m\nruntime=200ms\n",
+    );
+    let out_dir = full.0.path().join("out");
+    let err = common::stderr_of_failure(&[
+        "run",
+        "--target",
+        dir.path().join("t.img").to_str().unwrap(),
+        "--size",
+        "1m",
+        "--job",
+        job.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(err.contains("--out") && err.contains("no room"), "{err}");
+    assert!(!err.contains("running"), "refused after the run: {err}");
+}

@@ -33,7 +33,19 @@ pub enum PathError {
         dir: PathBuf,
         source: std::io::Error,
     },
+    /// Less than [`ROOM`] free where the files go: the run would end in
+    /// files it cannot write.
+    #[error("{path}: {} has no room for a report ({source} writing {} KiB); free space, or give a directory on another file system", dir.display(), ROOM / 1024)]
+    NoRoom {
+        path: String,
+        dir: PathBuf,
+        source: std::io::Error,
+    },
 }
+
+/// Room a report needs at least, checked before the run by writing as much:
+/// a run's files take about 200 KiB, the default `sim`'s 860 KiB.
+pub const ROOM: usize = 1 << 20;
 
 /// Checks that `dir` can take files: it is created if missing, and must be
 /// a writable directory.
@@ -103,16 +115,24 @@ pub fn check_file(file: &str) -> Result<(), PathError> {
     check_writable(file, parent)
 }
 
-/// Creates and removes a scratch file in `dir`.
+/// Creates a scratch file of [`ROOM`] bytes in `dir` and removes it
+/// (unsynced: it never reaches the disk, the file system only reserves it).
 fn check_writable(given: &str, dir: &Path) -> Result<(), PathError> {
+    use std::io::Write;
     let probe = dir.join(format!(".iosteer-write-check-{}", std::process::id()));
-    std::fs::File::create(&probe).map_err(|source| PathError::NotWritable {
+    let mut file = std::fs::File::create(&probe).map_err(|source| PathError::NotWritable {
         path: given.into(),
         dir: dir.to_path_buf(),
         source,
     })?;
+    let written = file.write_all(&vec![0; ROOM]);
+    drop(file);
     let _ = std::fs::remove_file(&probe);
-    Ok(())
+    written.map_err(|source| PathError::NoRoom {
+        path: given.into(),
+        dir: dir.to_path_buf(),
+        source,
+    })
 }
 
 /// A run's files that could not be written or drawn.
