@@ -132,6 +132,9 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
                 family::FamilyError::Settings(e) => flag_error(*e),
                 e => anyhow!("--device {e}"),
             })?;
+        if !args.report.json {
+            eprintln!("iosteer: {}...", family.describe());
+        }
         crate::interrupt::requested(); // The first Ctrl-C stops after the drive under way.
         let report = family.run(&mut |r| {
             eprintln!("iosteer: {}", family::drive_line(r));

@@ -245,11 +245,11 @@ const SWEEP: &[Case] = &[
     // A range of 2^64 values wrapped to none ("nothing to sweep"; a panic in a debug build).
     bad(&["sweep", "--vary", "netflix:read_bias=0..18446744073709551615/1", "--chart", "-"], &[], &["--vary", "read_bias=0..18446744073709551615/1", "more than 10000 values"]),
     // A setting or a drive given twice ran twice and counted twice.
-    bad(&["sweep", "--vary", "fifo", "--sched", "fifo", "--chart", "-"], &[], &["--vary and --sched", "fifo: given twice"]),
-    bad(&["sweep", "--vary", "netflix:write.limiter=bandwidth,write.current=1000,1000", "--chart", "-"], &[], &["given twice", "write.current=1000"]),
+    bad(&["sweep", "--vary", "fifo", "--sched", "fifo", "--chart", "-"], &[], &["--vary and --sched", "fifo: the same setting twice"]),
+    bad(&["sweep", "--vary", "netflix:write.limiter=bandwidth,write.current=1000,1000", "--chart", "-"], &[], &["the same setting twice", "write.current=1000"]),
     bad(&["sweep", "--vary", "fifo", "--chart", "-", "--device", "consumer-sata,consumer-sata"], &[], &["--device consumer-sata,consumer-sata", "consumer-sata is in the list twice"]),
     bad(&["sweep", "--vary", "fifo", "--chart", "-", "--device", "family:1..3,family:2"], &[], &["--device family:1..3,family:2", "family:2 (", "twice"]),
-    bad(&["sweep", "--vary", "fifo", "--sched", "fifo", "--chart", "-", "--device", "family:1..2"], &[], &["--vary and --sched", "fifo: given twice"]),
+    bad(&["sweep", "--vary", "fifo", "--sched", "fifo", "--chart", "-", "--device", "family:1..2"], &[], &["--vary and --sched", "fifo: the same setting twice"]),
     // Too many runs on a drive list named the first drive, as if the drive were wrong.
     bad(&["sweep", "--vary", "netflix:read_bias=1..200/1", "--chart", "-", "--device", "family:1..2", "--seed", "1..100"], &[], &["--vary, --sched and --seed", "200 grid points on 100 seeds"]),
 ];

@@ -110,7 +110,7 @@ pub enum SweepError {
     RepeatedSeed { text: String },
     /// Two settings of the sweep with one spec: it would run twice and
     /// count twice.
-    #[error("{spec}: given twice (by the grids and single specs); give each setting once")]
+    #[error("{spec}: the same setting twice; give each setting once")]
     RepeatedSpec { spec: String },
     #[error("no setting to sweep")]
     NoSettings,

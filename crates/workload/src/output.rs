@@ -35,7 +35,7 @@ pub enum PathError {
     },
     /// Less than [`ROOM`] free where the files go: the run would end in
     /// files it cannot write.
-    #[error("{path}: {} has no room for a report ({source} writing {} KiB); free space, or give a directory on another file system", dir.display(), ROOM / 1024)]
+    #[error("{path}: no room for a report on its file system ({source} writing {} KiB in {}); free space, or give a directory on another file system", ROOM / 1024, dir.display())]
     NoRoom {
         path: String,
         dir: PathBuf,

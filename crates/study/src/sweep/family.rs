@@ -319,6 +319,16 @@ impl FamilySweep {
         }
     }
 
+    /// What the sweep will run, for a line before it starts: a sweep of
+    /// days is then known as one before its first drive ends.
+    pub fn describe(&self) -> String {
+        let (specs, seeds) = (self.sweep.specs.len(), self.sweep.seeds.len());
+        let (drives, points) = (self.drives.len(), self.static_points);
+        let runs = drives * seeds * (specs + points);
+        format!("sweeping {specs} setting(s) of {} beside {points} static limits on each of {drives} drive(s), {seeds} seed(s): {runs} runs and the static search's",
+            self.sweep.workload.label())
+    }
+
     /// Runs every drive in turn (each drive's runs in parallel); `progress`
     /// hears each drive's results (one per objective) as it finishes, and
     /// when it returns `false` the sweep stops there and reports the drives

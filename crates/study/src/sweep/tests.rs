@@ -206,5 +206,8 @@ fn a_setting_given_twice_is_refused_before_anything_runs() {
     };
     let e = sweep.simulations().unwrap_err();
     assert!(matches!(e, SweepError::RepeatedSpec { .. }), "{e}");
-    assert!(e.to_string().starts_with("fifo: given twice"), "{e}");
+    assert!(
+        e.to_string().starts_with("fifo: the same setting twice"),
+        "{e}"
+    );
 }

@@ -142,3 +142,25 @@ fn the_search_below_the_grid_bisects_for_the_highest_limit_meeting() {
         assert!(asked.len() <= 5, "{bound}: {asked:?}");
     }
 }
+
+#[test]
+fn the_sweep_says_its_size_before_it_starts() {
+    let sweep = Sweep {
+        workload: SweepWorkload::Scenario("quick".into()),
+        device: DeviceConfig::preset("consumer-sata").unwrap(),
+        specs: vec!["fifo".into(), "steer".into()],
+        seeds: vec![1, 2],
+        objective: crate::objective::parse("p99<=2x").unwrap(),
+        phase: "fill".into(),
+        baseline: "before".into(),
+        slo: iosteer_sched::Nanos::from_millis(35),
+        threads: Some(1),
+    };
+    let objectives = vec![sweep.objective];
+    let family = FamilySweep::new(sweep, "family:1..3", objectives, 7, None).unwrap();
+    let line = family.describe();
+    assert!(
+        line.contains("2 setting(s) of quick beside 7 static limits on each of 3 drive(s), 2 seed(s): 54 runs"),
+        "{line}"
+    );
+}
