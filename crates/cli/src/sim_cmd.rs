@@ -233,6 +233,11 @@ pub fn sim(args: SimArgs) -> Result<()> {
     let requests: u64 = runs.iter().map(|r| r.requests).sum();
     let report = SimReport::new(&runs, requests, wall);
     let json = serde_json::to_string_pretty(&report)?;
+    // The report first: an --out file that cannot be written then loses no result.
+    match args.report.json {
+        true => println!("{json}"),
+        false => print!("{}", plan.text(&runs, wall)),
+    }
     if let Some(dir) = &args.report.out {
         let context = crate::page_context(workload_name(&args, &plan), plan.drive());
         let mut written = crate::write_run_outputs(dir, &runs, &json, &context)?;
@@ -240,10 +245,5 @@ pub fn sim(args: SimArgs) -> Result<()> {
         written.extend(charts.map_err(|e| anyhow!("--out {e}"))?);
         crate::say_written(written.len(), dir);
     }
-    if args.report.json {
-        println!("{json}");
-        return Ok(());
-    }
-    print!("{}", plan.text(&runs, wall));
     Ok(())
 }

@@ -157,6 +157,30 @@ mod sim {
             .unwrap()
     }
 
+    #[test]
+    fn a_report_whose_out_files_cannot_be_written_is_still_printed() {
+        let dir = temp_dir("sim-out-fails");
+        // Passes the check before the run (the directory takes files), fails
+        // the write after it.
+        std::os::unix::fs::symlink("/nonexistent/iosteer/x", dir.path().join("report.json"))
+            .unwrap();
+        let out = common::outcome([
+            "sim",
+            "quick",
+            "--sched",
+            "fifo",
+            "--json",
+            "--out",
+            dir.path().to_str().unwrap(),
+        ]);
+        assert!(
+            !out.ok && out.stderr.contains("report.json"),
+            "{}",
+            out.stderr
+        );
+        assert!(out.json()["sim"]["requests"].as_u64().unwrap() > 0);
+    }
+
     /// The seed's headline on the quick scenario, in simulated time: stock
     /// FIFO's read tail explodes during the fill; one write in flight cuts
     /// the read latency it costs; steer cuts the tail further, still writing. (The paper's tighter bounds for queue depth
