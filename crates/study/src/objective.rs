@@ -18,14 +18,24 @@ pub enum ObjectiveError {
     /// The report keeps mean, p50, p99, p99.9 and max of reads.
     #[error("{text}: reports keep the mean, p50, p99, p99.9 and max of reads, not {metric}")]
     NotReported { text: String, metric: Metric },
+    /// A metric of no grammar: the ones a study takes are named.
+    #[error("{text}: unknown metric `{metric}` (a study judges by the mean, p50, p99, p99.9 or max of reads, such as p99<=2x or p99<=5ms)")]
+    UnknownMetric { text: String, metric: String },
 }
 
 /// Reads an objective (the grammar of [`iosteer_sched::objective`]) whose
 /// metric a report keeps.
 pub fn parse(text: &str) -> Result<Objective, ObjectiveError> {
-    let objective = Objective::parse(text).map_err(|source| ObjectiveError::Grammar {
-        text: text.to_string(),
-        source,
+    let text_owned = || text.to_string();
+    let objective = Objective::parse(text).map_err(|source| match source {
+        GrammarError::UnknownMetric { metric } => ObjectiveError::UnknownMetric {
+            text: text_owned(),
+            metric,
+        },
+        source => ObjectiveError::Grammar {
+            text: text_owned(),
+            source,
+        },
     })?;
     if !LatencyReport::KEPT.contains(&objective.metric) {
         return Err(ObjectiveError::NotReported {
@@ -70,5 +80,9 @@ mod tests {
         let err = parse("p90<=2x").unwrap_err();
         assert!(matches!(err, ObjectiveError::NotReported { .. }), "{err}");
         assert!(err.to_string().contains("not p90"), "{err}");
+        // An unknown one is told the metrics a study takes, p90 not among them.
+        let err = parse("p95<=2x").unwrap_err().to_string();
+        assert!(err.contains("`p95`") && err.contains("p50, p99"), "{err}");
+        assert!(!err.contains("p90"), "{err}");
     }
 }
