@@ -348,8 +348,8 @@ fn size(text: &str) -> std::result::Result<u64, String> {
 
 /// A duration in fio's syntax (`10s`, `2m`), for clap.
 fn duration(text: &str) -> std::result::Result<iosteer_sched::Nanos, String> {
-    iosteer_workload::fio::time_value(text, 1_000_000_000)
-        .ok_or_else(|| "expected a time like 10s or 2m".into())
+    iosteer_sched::units::parse_duration(text, Some(iosteer_sched::Nanos::from_secs(1)))
+        .map_err(|e| format!("{e}: expected a time like 10s or 2m"))
 }
 
 /// A `--seed`: clap's own message for `-1` ("invalid digit") does not say

@@ -268,6 +268,7 @@ const RUN: &[Case] = &[
     bad(&["run", "--emulate", "consumer-sata", "--scenario", "quick", "--metrics", "nope"], &[], &["--metrics", "nope"]),
     bad(&["run", "--target", "f.img", "--job", "j.fio", "--size", "1zz"], &[JOB], &["'1zz' for '--size", "1g"]),
     bad(&["run", "--target", "f.img", "--job", "j.fio", "--duration", "forever"], &[JOB], &["'forever' for '--duration", "10s"]),
+    bad(&["run", "--target", "f.img", "--job", "j.fio", "--duration", "99999999999d"], &[JOB], &["--duration", "out of range", "10s"]),
     bad(&["run", "--target", "f.img", "--job", "missing.fio"], &[], &["--job missing.fio"]),
     bad(&["run", "--target", "f.img", "--job", "j.fio", "--sched", "bogus"], &[JOB], &["--sched bogus", "known schedulers"]),
     bad(&["run", "--target", "/dev/null", "--job", "j.fio"], &[JOB], &["--target", "is a character device", "regular file or a block device"]),

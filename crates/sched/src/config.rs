@@ -266,15 +266,16 @@ fn tenant_in_key(key: &str, pattern: &str) -> Result<Option<TenantId>, ConfigErr
 /// A duration with its unit: `5s`, `15ms`, `1.5ms`, `500us`, `100ns`, `1m`
 /// (fio's grammar, [`units::parse_duration`]).
 pub fn parse_duration(key: &str, value: &str) -> Result<Nanos, ConfigError> {
-    units::parse_duration(value, None).map_err(|_| {
-        bad(
+    units::parse_duration(value, None).map_err(|e| match e {
+        units::UnitError::OutOfRange { .. } => bad(key, value, "a shorter duration"),
+        _ => bad(
             key,
             value,
             format_args!(
                 "a duration with a unit ({}), such as 5s, 15ms or 500us",
                 units::DURATION_UNIT_NAMES
             ),
-        )
+        ),
     })
 }
 
@@ -430,6 +431,9 @@ mod tests {
         for text in ["", "ms", "5", "-1s", "1e400s"] {
             assert!(parse_duration("k", text).is_err(), "{text}");
         }
+        // Past 2^64 ns: too long, not malformed.
+        let err = parse_duration("k", "99999999999d").unwrap_err().to_string();
+        assert!(err.contains("a shorter duration"), "{err}");
     }
 
     #[test]
