@@ -413,6 +413,6 @@ fn page_context(workload: String, drive: Option<&iosteer_device::DeviceConfig>) 
 }
 
 /// The line that ends every `--out`.
-fn say_written(count: usize, dir: &str) {
-    eprintln!("iosteer: wrote {count} files to {dir}");
+fn say_written(written: &[std::path::PathBuf], dir: &str) {
+    eprintln!("iosteer: {}", output::written_summary(dir, written));
 }

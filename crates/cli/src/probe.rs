@@ -121,7 +121,7 @@ pub fn probe(args: ProbeArgs) -> Result<()> {
         }
         let written = probe::write_out(Path::new(dir), &outcome, &options.metric, &context)
             .map_err(|e| anyhow!("--out {e}"))?;
-        crate::say_written(written.len(), dir);
+        crate::say_written(&written, dir);
     }
     outcome.error.map_or(Ok(()), |e| Err(e.into()))
 }

@@ -327,7 +327,7 @@ fn write_reports(
     }
     if let Some(dir) = &args.report.out {
         let written = crate::write_run_outputs(dir, runs, &json, context)?;
-        crate::say_written(written.len(), dir);
+        crate::say_written(&written, dir);
     }
     Ok(())
 }

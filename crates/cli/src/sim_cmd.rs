@@ -243,7 +243,7 @@ pub fn sim(args: SimArgs) -> Result<()> {
         let mut written = crate::write_run_outputs(dir, &runs, &json, &context)?;
         let charts = plan.write_charts(std::path::Path::new(dir), &runs);
         written.extend(charts.map_err(|e| anyhow!("--out {e}"))?);
-        crate::say_written(written.len(), dir);
+        crate::say_written(&written, dir);
     }
     Ok(())
 }

@@ -171,7 +171,7 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
         let context = crate::page_context(sweep.workload.describe(), Some(&sweep.device));
         let written = page::write_sweep(Path::new(dir), &report, &context)
             .map_err(|e| anyhow!("--out {e}"))?;
-        crate::say_written(written.len(), dir);
+        crate::say_written(&written, dir);
     }
     Ok(())
 }

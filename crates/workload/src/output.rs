@@ -95,6 +95,32 @@ fn written_here(name: &str) -> bool {
     FIXED.contains(&name) || run_file
 }
 
+/// The line that ends a command's `--out`: how many files it wrote, and
+/// the files of an earlier report it left beside them (files a report
+/// writes that this one did not), which the new report.html does not show.
+pub fn written_summary(dir: impl AsRef<Path>, written: &[PathBuf]) -> String {
+    let dir = dir.as_ref();
+    let names: Vec<_> = written.iter().filter_map(|p| p.file_name()).collect();
+    let mut earlier: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().is_file() && !names.contains(&e.file_name().as_os_str()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| written_here(name))
+        .collect();
+    earlier.sort();
+    let line = format!("wrote {} files to {}", written.len(), dir.display());
+    match earlier.as_slice() {
+        [] => line,
+        [first, rest @ ..] => format!(
+            "{line}; {} file(s) there are from an earlier report ({first}{}): not this one's",
+            earlier.len(),
+            if rest.is_empty() { "" } else { ", ..." }
+        ),
+    }
+}
+
 /// Checks that the file `file` can be written: its directory exists and is
 /// writable, and it is not a directory itself.
 pub fn check_file(file: &str) -> Result<(), PathError> {
@@ -167,6 +193,31 @@ pub fn write_run_outputs(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_an_earlier_report_left_are_named() {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path();
+        for name in [
+            "run1-fifo.csv",
+            "run2-steer.csv",
+            "notes.txt",
+            "report.json",
+        ] {
+            std::fs::write(dir.join(name), "").unwrap();
+        }
+        let written = [dir.join("run1-fifo.csv"), dir.join("report.json")];
+        let line = written_summary(dir, &written);
+        assert!(line.starts_with("wrote 2 files to "), "{line}");
+        assert!(
+            line.ends_with(
+                "; 1 file(s) there are from an earlier report (run2-steer.csv): not this one's"
+            ),
+            "{line}"
+        );
+        std::fs::remove_file(dir.join("run2-steer.csv")).unwrap();
+        assert!(!written_summary(dir, &written).contains("earlier"));
+    }
 
     #[test]
     fn a_file_where_a_directory_is_wanted_and_the_reverse_are_refused() {
