@@ -79,11 +79,8 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     if args.chart != "-" {
         crate::check_out_file("--chart", &args.chart)?;
     }
-    let objectives = args
-        .objective
-        .iter()
-        .map(|o| objective::parse(o).map_err(|e| anyhow!("--objective {e}")));
-    let objectives: Vec<_> = objectives.collect::<Result<_>>()?;
+    let parse = |o: &String| objective::parse(o).map_err(|e| anyhow!("--objective {e}"));
+    let objectives: Vec<_> = args.objective.iter().map(parse).collect::<Result<_>>()?;
     let objective = objectives[0];
     let mut specs = Vec::new();
     for grid in &args.vary {
@@ -169,8 +166,9 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     }
     if let Some(dir) = &args.report.out {
         let context = crate::page_context(sweep.workload.describe(), Some(&sweep.device));
-        let written = page::write_sweep(Path::new(dir), &report, &context)
+        let mut written = page::write_sweep(Path::new(dir), &report, &context)
             .map_err(|e| anyhow!("--out {e}"))?;
+        written.extend((args.chart != "-").then(|| Path::new(&args.chart).to_path_buf()));
         crate::say_written(&written, dir);
     }
     Ok(())

@@ -65,6 +65,14 @@ pub const MAX_GRID_BYTES: usize = 4096;
 /// Most seeds one sweep may run each point on.
 pub const MAX_SEEDS: usize = 100;
 
+/// " and 7 static limits", or nothing.
+fn beside_static(limits: usize) -> String {
+    match limits {
+        0 => String::new(),
+        n => format!(" and {n} static limits"),
+    }
+}
+
 /// Most worker threads a sweep starts: more only adds stacks and
 /// contention on a machine that has far fewer cores.
 pub const MAX_THREADS: usize = 256;
@@ -116,8 +124,13 @@ pub enum SweepError {
     NoSettings,
     #[error("{points} grid points; at most {}", MAX_POINTS)]
     TooManyPoints { points: usize },
-    #[error("{points} grid points on {seeds} seeds; at most {} runs", MAX_POINTS)]
-    TooManyRuns { points: usize, seeds: usize },
+    #[error("{points} grid points{} on {seeds} seeds; at most {} runs", beside_static(*.static_limits), MAX_POINTS)]
+    TooManyRuns {
+        points: usize,
+        /// A family sweep's static limits, run beside the grid on each drive.
+        static_limits: usize,
+        seeds: usize,
+    },
     #[error("{spec}: {source}")]
     Scheduler {
         spec: String,
@@ -550,9 +563,19 @@ impl Sweep {
                 source,
             })?;
         }
-        if points * self.seeds.len() > MAX_POINTS {
-            let seeds = self.seeds.len();
-            return Err(SweepError::TooManyRuns { points, seeds });
+        self.check_runs(0)
+    }
+
+    /// The grid and `static_limits` more settings on every seed: at most
+    /// [`MAX_POINTS`] runs.
+    pub(crate) fn check_runs(&self, static_limits: usize) -> Result<(), SweepError> {
+        let (points, seeds) = (self.specs.len(), self.seeds.len());
+        if (points + static_limits) * seeds > MAX_POINTS {
+            return Err(SweepError::TooManyRuns {
+                points,
+                static_limits,
+                seeds,
+            });
         }
         Ok(())
     }

@@ -21,7 +21,7 @@
 //! | `size` | a size, or a percentage of the drive (default: the whole drive) |
 //! | `filesize` | each file's size, as in fio: the region is `filesize × nrfiles` (a `size` that differs is refused) |
 //! | `io_size` (`io_limit`) | bytes to move, when not `size`; or `N%`, that share of `size` (of the region without one), as in fio (`0%` leaves it unset) |
-//! | `number_ios` | requests to issue per loop, at most (`number_ios × loops` in all); as in fio, a `time_based` job runs its `runtime` whatever it says |
+//! | `number_ios` | requests to issue per loop, at most (`number_ios × loops` in all), counted from the end of `ramp_time` as fio counts them; as in fio, a `time_based` job runs its `runtime` whatever it says |
 //! | `fill_device` (`fill_fs`) | write from `offset` to the end of the drive |
 //! | `loops` | times over `size` (a byte limit of `loops × size`) |
 //! | `offset` (`fileoffset`), `offset_increment` | a size or a percentage; copy *n* of `numjobs` starts *n* increments further |

@@ -100,6 +100,16 @@ fn written_here(name: &str) -> bool {
 /// writes that this one did not), which the new report.html does not show.
 pub fn written_summary(dir: impl AsRef<Path>, written: &[PathBuf]) -> String {
     let dir = dir.as_ref();
+    // Only the files written into `dir` (a sweep's chart may be elsewhere).
+    let canonical = |d: &Path| match d.as_os_str().is_empty() {
+        true => std::fs::canonicalize("."),
+        false => std::fs::canonicalize(d),
+    };
+    let here = canonical(dir).ok();
+    let written: Vec<_> = written
+        .iter()
+        .filter(|p| p.parent().and_then(|d| canonical(d).ok()) == here)
+        .collect();
     let names: Vec<_> = written.iter().filter_map(|p| p.file_name()).collect();
     let mut earlier: Vec<String> = std::fs::read_dir(dir)
         .into_iter()
@@ -207,7 +217,8 @@ mod tests {
             std::fs::write(dir.join(name), "").unwrap();
         }
         let written = [dir.join("run1-fifo.csv"), dir.join("report.json")];
-        let line = written_summary(dir, &written);
+        let elsewhere = temp.path().join("..").join("chart.svg");
+        let line = written_summary(dir, &[&written[..], &[elsewhere]].concat());
         assert!(line.starts_with("wrote 2 files to "), "{line}");
         assert!(
             line.ends_with(

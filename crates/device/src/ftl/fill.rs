@@ -20,14 +20,16 @@ impl Ftl {
     /// Writes logical units `0..units` in order, unit `u` on die
     /// `u % dies`, in the host's stream: the state as many
     /// [`Ftl::write`]s leave. `ask(u)` is called before unit `u` for every
-    /// `u` that is a multiple of `ask_every`, and an error from it stops
-    /// the fill (leaving the drive half written: not a state to run on).
+    /// `u` that is a multiple of `ask_every` (at least 1), and an error
+    /// from it stops the fill where it was: units `0..u` written, as the
+    /// writes one by one would leave them.
     pub fn fill_striped(
         &mut self,
         units: u64,
         ask_every: u64,
         ask: &mut dyn FnMut(u64) -> Result<(), FtlError>,
     ) -> Result<(), FtlError> {
+        assert!(ask_every > 0, "asked every 0 units");
         if !self.fills_without_gc(units) {
             let dies = u64::from(self.dies());
             for lpn in 0..units {
@@ -42,7 +44,10 @@ impl Ftl {
         let die_units = self.blocks_per_die * self.units_per_block;
         let mut start = 0;
         while start < units {
-            ask(start)?;
+            if let Err(stop) = ask(start) {
+                self.lay_out_filled(start);
+                return Err(stop);
+            }
             let end = units.min(start + ask_every);
             let (mut die, mut k) = (
                 (start % u64::from(dies)) as u32,
@@ -59,12 +64,17 @@ impl Ftl {
             }
             start = end;
         }
-        for die in 0..dies {
+        self.lay_out_filled(units);
+        Ok(())
+    }
+
+    /// Everything but the maps after `units` striped writes.
+    fn lay_out_filled(&mut self, units: u64) {
+        for die in 0..self.dies() {
             self.lay_out_filled_blocks(die, units as u32);
         }
         self.page_writes = units;
         self.counters.host_pages_written += units;
-        Ok(())
     }
 
     /// Whether `units` striped writes on this drive would run no GC and
@@ -204,5 +214,11 @@ mod tests {
             }
         });
         assert_eq!(stopped, Err(FtlError::Stopped));
+        // Stopped where it was: the state 30 writes leave, and usable.
+        let mut thirty = Ftl::new(&config);
+        write_one_by_one(&mut thirty, 30);
+        assert_eq!(state(&ftl), state(&thirty));
+        ftl.write(99, 0, HOST_STREAM).unwrap();
+        ftl.check_invariants().unwrap();
     }
 }

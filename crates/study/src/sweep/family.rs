@@ -293,7 +293,9 @@ impl FamilySweep {
         for spec in &self.sweep.specs {
             stated_objective(spec)?;
         }
-        (self.sweep.check_settings(true)).map_err(|e| FamilyError::Settings(Box::new(e)))?;
+        (self.sweep.check_settings(true))
+            .and_then(|()| self.sweep.check_runs(self.static_points))
+            .map_err(|e| FamilyError::Settings(Box::new(e)))?;
         for drive in &self.drives {
             self.on(drive, self.sweep.specs.clone())
                 .simulations()

@@ -171,7 +171,10 @@ impl Reader {
                 })?;
                 self.bsrange = None;
                 match ranges {
-                    [Some((lo, hi)), w, t] if w == ranges[0] && t == ranges[0] && hi % lo == 0 => {
+                    // The plain range steps by its low end, at least a sector.
+                    [Some((lo, hi)), w, t]
+                        if w == ranges[0] && t == ranges[0] && hi % lo == 0 && lo >= 512 =>
+                    {
                         self.bsrange = Some((lo, hi))
                     }
                     _ => {
@@ -509,7 +512,8 @@ impl Reader {
             message: format!("job [{job}]: {message}"),
         };
         let depth = self.arrival.iodepth;
-        if let Some(low) = self.iodepth_low.filter(|&low| low < depth) {
+        // fio reads 0 as iodepth itself.
+        if let Some(low) = self.iodepth_low.filter(|&low| low > 0 && low < depth) {
             notes.push(format!(
                 "job {job}: iodepth_low={low}: fio lets the queue drain to {low} before it fills it again to \
                  iodepth={depth}; here the job keeps {depth} requests out whenever it can (iodepth_low is not modelled)"

@@ -787,6 +787,13 @@ fn bsrange_sizes_are_multiples_of_its_low_end_as_in_fio() {
     let [reads, _] =
         sizes_by_direction("[j]\nrw=randread\nsize=64m\nnumber_ios=2000\nbsrange=8k-32k\n");
     assert_eq!(keys(&reads), [8192, 16384, 24576, 32768]);
+    // Below a sector, too: 256 and every multiple of it up to 4k.
+    let [reads, _] =
+        sizes_by_direction("[j]\nrw=randread\nsize=64m\nnumber_ios=4000\nbsrange=256-4k\n");
+    assert_eq!(
+        keys(&reads),
+        (1..=16).map(|k| k * 256).collect::<Vec<u64>>()
+    );
     // A high end that is not a multiple: fio caps the draw at it, so it
     // comes up as often as the part of a step it leaves (20k: 2k of 20k).
     let [reads, _] =
@@ -863,7 +870,11 @@ fn queue_tuning_that_changes_the_io_is_noted_not_dropped_silently() {
     let file = file_of("[j]\nrw=randread\niodepth_low=4\niodepth=32\n");
     assert_noted(&file, "iodepth_low=4: fio lets the queue drain to 4");
     // At or above iodepth (fio's default is iodepth), nothing changes.
-    for same in ["iodepth=8\niodepth_low=8", "iodepth_low=16"] {
+    for same in [
+        "iodepth=8\niodepth_low=8",
+        "iodepth_low=16",
+        "iodepth=8\niodepth_low=0",
+    ] {
         let file = file_of(&format!("[j]\nrw=randread\n{same}\n"));
         assert!(file.notes.is_empty(), "{same}: {:?}", file.notes);
     }

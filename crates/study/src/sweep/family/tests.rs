@@ -143,9 +143,8 @@ fn the_search_below_the_grid_bisects_for_the_highest_limit_meeting() {
     }
 }
 
-#[test]
-fn the_sweep_says_its_size_before_it_starts() {
-    let sweep = Sweep {
+fn two_settings_on_two_seeds() -> Sweep {
+    Sweep {
         workload: SweepWorkload::Scenario("quick".into()),
         device: DeviceConfig::preset("consumer-sata").unwrap(),
         specs: vec!["fifo".into(), "steer".into()],
@@ -155,12 +154,33 @@ fn the_sweep_says_its_size_before_it_starts() {
         baseline: "before".into(),
         slo: iosteer_sched::Nanos::from_millis(35),
         threads: Some(1),
-    };
+    }
+}
+
+#[test]
+fn the_sweep_says_its_size_before_it_starts() {
+    let sweep = two_settings_on_two_seeds();
     let objectives = vec![sweep.objective];
     let family = FamilySweep::new(sweep, "family:1..3", objectives, 7, None).unwrap();
     let line = family.describe();
     assert!(
         line.contains("2 setting(s) of quick beside 7 static limits on each of 3 drive(s), 2 seed(s): 54 runs"),
         "{line}"
+    );
+}
+
+#[test]
+fn too_many_runs_a_drive_counts_the_static_limits_before_anything_runs() {
+    // 2 settings and 7 static limits on 1,112 seeds: 10,008 runs a drive.
+    let mut sweep = two_settings_on_two_seeds();
+    sweep.seeds = (1..=1112).collect();
+    let objectives = vec![sweep.objective];
+    let err = FamilySweep::new(sweep, "family:1..3", objectives, 7, None)
+        .err()
+        .expect("refused");
+    assert!(
+        err.to_string()
+            .contains("2 grid points and 7 static limits on 1112 seeds; at most 10000 runs"),
+        "{err}"
     );
 }
