@@ -169,7 +169,7 @@ impl Reader {
                 let ranges = per_direction(value, range).ok_or_else(|| {
                     bad("min-max, such as 4k-64k, or read,write,trim ranges such as 4k-16k,64k-256k")
                 })?;
-                self.bsrange = None;
+                let before = self.bsrange.take();
                 match ranges {
                     // The plain range steps by its low end, at least a sector.
                     [Some((lo, hi)), w, t]
@@ -178,8 +178,9 @@ impl Reader {
                         self.bsrange = Some((lo, hi))
                     }
                     _ => {
+                        // A blank direction keeps its sizes (a range inherited, as fio's).
                         for (d, r) in ranges.into_iter().enumerate() {
-                            if let Some((lo, hi)) = r {
+                            if let Some((lo, hi)) = r.or(before) {
                                 self.blocks[d] = BlockSplit::fio_range(lo, hi).ok_or_else(|| {
                                     bad(&format!(
                                         "a range of at most {} sizes (the multiples of its low end, and its high end) \

@@ -787,6 +787,13 @@ fn bsrange_sizes_are_multiples_of_its_low_end_as_in_fio() {
     let [reads, _] =
         sizes_by_direction("[j]\nrw=randread\nsize=64m\nnumber_ios=2000\nbsrange=8k-32k\n");
     assert_eq!(keys(&reads), [8192, 16384, 24576, 32768]);
+    // A blank direction keeps the range it inherited (fio 3.33: reads of
+    // 8k to 32k, writes of 4k and 8k).
+    let [reads, writes] = sizes_by_direction(
+        "[global]\nrw=randrw\nsize=64m\nnumber_ios=2000\nbsrange=8k-32k\n[j]\nbsrange=,4k-8k\n",
+    );
+    assert_eq!(keys(&reads), [8192, 16384, 24576, 32768]);
+    assert_eq!(keys(&writes), [4096, 8192]);
     // Below a sector, too: 256 and every multiple of it up to 4k.
     let [reads, _] =
         sizes_by_direction("[j]\nrw=randread\nsize=64m\nnumber_ios=4000\nbsrange=256-4k\n");
