@@ -154,7 +154,9 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
             sweep.seeds.len()
         );
     }
-    let report = sweep.run(&sims).map_err(flag_error)?;
+    crate::interrupt::requested(); // The first Ctrl-C stops after the runs under way.
+    let keep_going = || !crate::interrupt::requested();
+    let report = sweep.run_until(&sims, &keep_going).map_err(flag_error)?;
     // The report first: a chart or --out file that cannot be written then loses no result.
     crate::print_json_or(args.report.json, &report, sweep::table)?;
     if args.chart != "-" {

@@ -361,3 +361,31 @@ fn ctrl_c_stops_a_family_sweep_after_its_drive_and_keeps_it() {
     let drives = r["objectives"][0]["drives"].as_array().unwrap();
     assert!((1..3).contains(&drives.len()), "{r}");
 }
+
+/// Ctrl-C in a sweep stops it after the runs under way; the settings run
+/// on every seed are judged and the others named, not thrown away.
+#[test]
+fn ctrl_c_stops_a_sweep_after_its_runs_under_way_and_keeps_them() {
+    let args = [
+        "sweep",
+        "quick",
+        "--vary",
+        "netflix:read_bias=1..200/1",
+        "--seed",
+        "1",
+        "--threads",
+        "1",
+        "--chart",
+        "-",
+        "--json",
+    ];
+    // After the drive's aging (about a second), long before 200 runs end.
+    let out = common::interrupted_after(&args, std::time::Duration::from_secs(4));
+    let r = out.succeeded().json();
+    let (judged, not_run) = (
+        r["points"].as_array().unwrap(),
+        r["not_run"].as_array().unwrap(),
+    );
+    assert!(!judged.is_empty() && !not_run.is_empty(), "{r}");
+    assert_eq!(judged.len() + not_run.len(), 200, "{r}");
+}

@@ -184,6 +184,7 @@ mod tests {
             best: Some("steer".into()),
             best_index: Some(0),
             wall_s: 1.0,
+            not_run: Vec::new(),
         };
         let page = sweep_page(&Context::default(), &report).unwrap();
         assert_eq!(page.matches("<svg").count(), 1);

@@ -122,6 +122,9 @@ pub enum SweepError {
     RepeatedSpec { spec: String },
     #[error("no setting to sweep")]
     NoSettings,
+    /// Stopped (Ctrl-C) before any setting had run on every seed.
+    #[error("stopped before any setting had run on every seed: nothing to judge")]
+    StoppedBeforeAnySetting,
     #[error("{points} grid points; at most {}", MAX_POINTS)]
     TooManyPoints { points: usize },
     #[error("{points} grid points{} on {seeds} seeds; at most {} runs", beside_static(*.static_limits), MAX_POINTS)]
@@ -348,6 +351,9 @@ pub struct SweepReport {
     #[serde(skip)]
     pub best_index: Option<usize>,
     pub wall_s: f64,
+    /// Settings a stop (Ctrl-C) left without a run on every seed: not judged.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_run: Vec<String>,
 }
 
 fn phase<'a>(run: &'a RunReport, name: &str) -> Result<&'a PhaseReport, SweepError> {
@@ -599,16 +605,23 @@ impl Sweep {
     /// Runs every spec on every seed's simulation (from [`Sweep::simulations`]),
     /// in parallel, and judges the points.
     pub fn run(&self, sims: &[Simulation]) -> Result<SweepReport, SweepError> {
-        let started = std::time::Instant::now();
-        let runs = self.run_reports(sims)?;
-        let mut report = self.judge(&runs, &self.objective)?;
-        report.wall_s = round(started.elapsed().as_secs_f64(), 3);
-        Ok(report)
+        self.run_until(sims, &|| true)
     }
 
     /// Every spec's run on every seed's simulation, seed by seed, each
     /// seed's runs in spec order.
     pub fn run_reports(&self, sims: &[Simulation]) -> Result<Vec<RunReport>, SweepError> {
+        let runs = self.run_reports_until(sims, &|| true)?;
+        Ok(runs.into_iter().flatten().collect())
+    }
+
+    /// [`Sweep::run_reports`], a run not started once `keep_going` says no
+    /// (`None` in its place; the runs under way finish).
+    fn run_reports_until(
+        &self,
+        sims: &[Simulation],
+        keep_going: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Vec<Option<RunReport>>, SweepError> {
         let pool = rayon::ThreadPoolBuilder::new()
             // No more threads than runs: the rest would only idle.
             .num_threads(
@@ -617,7 +630,7 @@ impl Sweep {
             )
             .build()?;
         let specs = &self.specs;
-        let runs: Vec<RunReport> = pool.install(|| -> Result<_, SimError> {
+        let runs: Vec<Option<RunReport>> = pool.install(|| -> Result<_, SimError> {
             let aged: Vec<_> = sims
                 .par_iter()
                 .map(|sim| sim.aged_device())
@@ -626,7 +639,10 @@ impl Sweep {
                 .flat_map(|i| specs.iter().map(move |spec| (i, spec)))
                 .collect();
             jobs.par_iter()
-                .map(|&(i, spec)| sims[i].run(spec, &aged[i], &mut |_, _| true))
+                .map(|&(i, spec)| match keep_going() {
+                    true => sims[i].run(spec, &aged[i], &mut |_, _| true).map(Some),
+                    false => Ok(None),
+                })
                 .collect()
         })?;
         Ok(runs)
@@ -640,7 +656,9 @@ impl Sweep {
         objective: &Objective,
     ) -> Result<SweepReport, SweepError> {
         let mut per_seed = Vec::new();
-        for seed_runs in runs.chunks(self.specs.len()) {
+        // A stopped sweep judges fewer specs than it has (see `stop.rs`).
+        let judged = runs.len() / self.seeds.len().max(1);
+        for seed_runs in runs.chunks(judged.max(1)) {
             let mut points = Vec::new();
             for run in seed_runs {
                 points.push(point(run, objective, &self.phase, &self.baseline)?);
@@ -661,6 +679,7 @@ impl Sweep {
             points,
             per_seed: (self.seeds.len() > 1).then_some(per_seed),
             wall_s: 0.0,
+            not_run: Vec::new(),
         })
     }
 }
@@ -735,11 +754,18 @@ pub fn table(report: &SweepReport) -> String {
         Some(spec) => format!("best setting meeting the objective: {spec}\n"),
         None => "no setting meets the objective\n".to_string(),
     };
+    if !report.not_run.is_empty() {
+        let (count, specs) = (report.not_run.len(), report.not_run.join(", "));
+        out += &format!(
+            "stopped early: {count} setting(s) not run on every seed, not judged: {specs}\n"
+        );
+    }
     out
 }
 
 mod chart;
 pub use chart::{chart, draw_chart, CHART_SIZE};
+mod stop;
 mod workload;
 pub use workload::SweepWorkload;
 pub mod family;
