@@ -210,14 +210,17 @@ fn steers_per_second_line_shows_its_write_limit_and_read_target() {
         .unwrap_or_else(|| panic!("no read target in {stderr}"));
     assert!(line.contains("write limit"), "{line}");
     // Twice the emulated SLC drive's unloaded read p99 (or, before it is
-    // measured, its estimate): a fraction of a ms.
+    // measured, its estimate): a fraction of a ms on an idle machine. The
+    // drive is emulated in real time, so tests running beside it slow its
+    // reads (5.01 ms in one CI run, its reads' p99 2.4 ms that second); the
+    // bound is there to catch a unit gone wrong (us or s), 1000x off.
     let target: f64 = line
         .rsplit("read target ")
         .next()
         .and_then(|t| t.strip_suffix(" ms"))
         .and_then(|t| t.parse().ok())
         .unwrap_or_else(|| panic!("no target in ms in {line}"));
-    assert!((0.05..5.0).contains(&target), "{line}");
+    assert!((0.05..50.0).contains(&target), "{line}");
 }
 
 #[test]
