@@ -559,4 +559,8 @@ fn an_out_directory_on_a_full_file_system_is_refused_before_the_run() {
     ]);
     assert!(err.contains("--out") && err.contains("no room"), "{err}");
     assert!(!err.contains("running"), "refused after the run: {err}");
+    assert!(
+        !out_dir.exists(),
+        "the directory made for it is left behind"
+    );
 }

@@ -54,11 +54,18 @@ pub fn check_dir(dir: &str) -> Result<(), PathError> {
     if path.exists() && !path.is_dir() {
         return Err(PathError::NotADirectory { path: dir.into() });
     }
+    let existed = path.exists();
     std::fs::create_dir_all(path).map_err(|source| PathError::CannotCreate {
         path: dir.into(),
         source,
     })?;
-    check_writable(dir, path)?;
+    if let Err(e) = check_writable(dir, path) {
+        // A directory made for a report that cannot go there is not left behind.
+        if !existed {
+            let _ = std::fs::remove_dir(path);
+        }
+        return Err(e);
+    }
     // A directory where a report file goes would fail the write after the run.
     if let Ok(entries) = std::fs::read_dir(path) {
         for entry in entries.flatten() {
