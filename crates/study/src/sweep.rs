@@ -65,14 +65,6 @@ pub const MAX_GRID_BYTES: usize = 4096;
 /// Most seeds one sweep may run each point on.
 pub const MAX_SEEDS: usize = 100;
 
-/// " and 7 static limits", or nothing.
-fn beside_static(limits: usize) -> String {
-    match limits {
-        0 => String::new(),
-        n => format!(" and {n} static limits"),
-    }
-}
-
 /// Most worker threads a sweep starts: more only adds stacks and
 /// contention on a machine that has far fewer cores.
 pub const MAX_THREADS: usize = 256;
@@ -165,6 +157,14 @@ pub enum SweepError {
     Threads(#[from] rayon::ThreadPoolBuildError),
     #[error(transparent)]
     Sim(#[from] SimError),
+}
+
+/// " and 7 static limits", or nothing.
+fn beside_static(limits: usize) -> String {
+    match limits {
+        0 => String::new(),
+        n => format!(" and {n} static limits"),
+    }
 }
 
 /// Which of a sweep's two phases an error is about.
