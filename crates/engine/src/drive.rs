@@ -22,7 +22,7 @@ use crate::target::Target;
 use crate::{Engine, EngineConfig};
 
 /// A fio job as a request source of the engine's loop.
-struct JobSource(Generator);
+pub(crate) struct JobSource(pub(crate) Generator);
 
 impl Source for JobSource {
     fn next_at(&self) -> Option<Nanos> {

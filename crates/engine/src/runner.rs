@@ -213,10 +213,11 @@ pub fn run<B: Backend>(
             let _ = sched.tick(now);
         }
         if now < limits.duration {
-            for source in sources.iter_mut() {
-                while source.next_at().is_some_and(|t| t <= now) {
-                    source.issue(now, &mut next_id, &mut issued);
-                }
+            issue_due(sources, now, &mut next_id, &mut issued);
+            // A source may end on its due issue (steady state found since
+            // it last looked), with nothing out: its waiters start now.
+            if release_waiting(sources, now) {
+                issue_due(sources, now, &mut next_id, &mut issued);
             }
         }
         for request in issued.drain(..) {
@@ -278,9 +279,24 @@ pub fn run<B: Backend>(
     Ok(summary)
 }
 
+/// Issues what every source has due at `now`.
+fn issue_due(
+    sources: &mut [Box<dyn Source>],
+    now: Nanos,
+    next_id: &mut u64,
+    out: &mut Vec<Request>,
+) {
+    for source in sources.iter_mut() {
+        while source.next_at().is_some_and(|t| t <= now) {
+            source.issue(now, next_id, out);
+        }
+    }
+}
+
 /// Starts the sources whose stonewall has fallen: every source they wait
-/// for has ended.
-fn release_waiting(sources: &mut [Box<dyn Source>], now: Nanos) {
+/// for has ended. Whether it started any.
+fn release_waiting(sources: &mut [Box<dyn Source>], now: Nanos) -> bool {
+    let mut released = false;
     for i in 0..sources.len() {
         let ready = {
             let waits = sources[i].waits_for();
@@ -291,8 +307,10 @@ fn release_waiting(sources: &mut [Box<dyn Source>], now: Nanos) {
         };
         if ready {
             sources[i].release(now);
+            released = true;
         }
     }
+    released
 }
 
 fn complete(

@@ -489,3 +489,81 @@ fn random_offsets_fall_on_each_directions_block() {
 fn notes_with<'a>(notes: &'a [String], text: &str) -> Vec<&'a String> {
     notes.iter().filter(|n| n.contains(text)).collect()
 }
+
+/// fio's steady state: a job whose last `ss_dur` seconds look steady stops
+/// at that check (fio 3.33 on a file: 284 reads in 2.83 s, its checks a
+/// fraction of a second off the job's start; here on whole seconds).
+#[test]
+fn steady_state_stops_a_job_at_the_check_that_finds_it() {
+    let job = "[j]\nrw=randread\nbs=4k\nsize=64m\nrate_iops=100\nruntime=20\ntime_based\n";
+    let report = simulate(
+        &format!("{job}ss=iops:5%\nss_dur=3\n"),
+        "ss.fio",
+        "enterprise-nvme",
+    );
+    assert_eq!(report.phase("j").unwrap().read.ops, 300);
+    let notes = notes_with(
+        &report.notes,
+        "steady state iops:5% over 3 s: reached at 3 s",
+    );
+    assert_eq!(notes.len(), 1, "{:?}", report.notes);
+    // Samples start a second after ss_ramp; fio's default criterion is
+    // iops_slope:0.01%, met by a constant rate.
+    let report = simulate(
+        &format!("{job}ss_dur=2\nss_ramp=2\n"),
+        "ss.fio",
+        "enterprise-nvme",
+    );
+    assert_eq!(report.phase("j").unwrap().read.ops, 400);
+    assert_eq!(
+        notes_with(&report.notes, "iops_slope:0.01% over 2 s: reached at 4 s").len(),
+        1
+    );
+    // A limit no window meets: the job runs its runtime, and the note says so.
+    let text = "[j]\nrw=randread\nbs=4k\nsize=64m\nrate_iops=100\nruntime=4\ntime_based\nss=iops:-1\nss_dur=2\n";
+    let report = simulate(text, "ss.fio", "enterprise-nvme");
+    assert_eq!(report.phase("j").unwrap().read.ops, 400);
+    assert_eq!(
+        notes_with(&report.notes, "not reached; at the last check (3 s)").len(),
+        1
+    );
+}
+
+#[test]
+fn steady_state_under_group_reporting_judges_and_stops_the_group_together() {
+    // Two copies at 100 IOPS and one job at 50: one window of 250.
+    let text = "[global]\nrw=randread\nbs=4k\nsize=64m\nruntime=6\ntime_based\ngroup_reporting\n\
+                ss=iops:5%\nss_dur=2\n[a]\nrate_iops=100\nnumjobs=2\n[b]\nrate_iops=50\n";
+    let report = simulate(text, "ss.fio", "enterprise-nvme");
+    assert_eq!(report.phase("all").unwrap().read.ops, 500);
+    let notes = notes_with(&report.notes, "(250, 250 I/Os per second)");
+    assert_eq!(notes.len(), 1, "one note for the group: {:?}", report.notes);
+    // Without group_reporting each job is judged alone, and stops alone.
+    let report = simulate(
+        &text.replace("group_reporting\n", ""),
+        "ss.fio",
+        "enterprise-nvme",
+    );
+    assert_eq!(report.phase("all").unwrap().read.ops, 500);
+    assert_eq!(notes_with(&report.notes, "steady state iops:5%").len(), 3);
+    // A job of the next group (stonewall) is sampled from its own start.
+    let text = "[global]\nrw=randread\nbs=4k\nsize=64m\nrate_iops=100\nruntime=10\ntime_based\n\
+                ss=iops:5%\nss_dur=2\n[a]\n[b]\nstonewall\n";
+    let report = simulate(text, "ss.fio", "enterprise-nvme");
+    assert_eq!(report.phase("a").unwrap().read.ops, 200);
+    assert_eq!(report.phase("b").unwrap().read.ops, 200);
+}
+
+#[test]
+fn steady_state_that_differs_within_a_reporting_group_is_refused_as_fio_refuses_it() {
+    let text = "[global]\nrw=randread\nsize=64m\n[a]\nss=iops:5%\nss_dur=2\n[b]\n";
+    let err = parse(text, "ss.fio", GIB).unwrap_err();
+    assert!(err.to_string().contains("same reporting group"), "{err}");
+    assert_eq!(err.line, 7);
+    // In groups of their own, they may differ.
+    assert!(parse(&text.replace("[b]", "[b]\nnew_group"), "ss.fio", GIB).is_ok());
+    for bad in ["ss=lat:1%", "ss=iops", "ss_dur=soon"] {
+        let err = parse(&format!("[a]\nrw=read\n{bad}\n"), "ss.fio", GIB).unwrap_err();
+        assert!(err.to_string().contains("expected"), "{bad}: {err}");
+    }
+}

@@ -527,6 +527,11 @@ impl State {
             self.jobs_moved |= job.done_issuing();
             trace_read_on(job)?;
         }
+        // A job may end on its due issue too (steady state found since it
+        // last looked), with nothing out: the jobs waiting for it go now.
+        if sim.workload.job_phases && self.waiting > 0 && self.jobs_moved {
+            self.release_waiting(now);
+        }
         self.dispatch(now)?;
         if sim.workload.job_phases {
             self.follow_jobs(now);

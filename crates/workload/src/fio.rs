@@ -55,6 +55,7 @@
 //! | `exitall` | accepted with a note: the other jobs run to their own end here |
 //! | `latency_target`, `latency_window`, `latency_percentile`, `latency_run` | times in microseconds unless suffixed, a percentage (default 100), a flag: the job searches the depth (1 to `iodepth`) at which that share of each window's requests stays under the target, runs one more window at it and ends, as fio's does (`latency_run=1`: adjusts for its whole run); the report's notes give the depth found, and the figures are that final window, as fio clears a job's figures then (when the job ran alone; a note says when it did not) ([`crate::depth_search`]) |
 //! | `flow`, `flow_id`, `flow_sleep` | a weight up to 1000, a flow number (default 0), microseconds: jobs of a flow keep their requests in the ratio of their weights, a job ahead of its share holding back (letting its requests complete and waiting `flow_sleep`), as fio's shared flow counter does; a negative weight is taken as fio 3.33 takes it, unsigned, with a note ([`crate::flow`]); the report's notes give each job's share |
+//! | `steadystate` (`ss`), `steadystate_duration` (`ss_dur`), `steadystate_ramp_time` (`ss_ramp`) | `iops`, `iops_slope`, `bw` or `bw_slope` and a limit (`iops:2%`, `iops:20`, `bw:10m`; fio's default `iops_slope:0.01%`), seconds unless suffixed: the job stops once its last `ss_dur` one-second samples (taken from one second past `ss_ramp`) meet the criterion, as fio's does; with `group_reporting`, the jobs of a reporting group (`new_group`, `stonewall` start the next) are judged on their sum and stop together, and jobs of one group whose steady states differ are refused, as fio refuses them; the report's notes give the window and where it was reached ([`crate::steady_state`]) |
 //! | `cmdprio_percentage`, `cmdprio_class`, `cmdprio`, `cmdprio_bssplit` | checked as fio checks them (0-100, classes 1-3, levels 0-7, `size/percent[/class/level]` entries; libaio and io_uring only; a percentage and a bssplit not both), and noted: I/O priorities are not modelled |
 //! | `rwmixcycle`, `percentage_sequential` | refused, as fio refuses them: deprecated |
 //! | `read_iolog` | an iolog of fio's (versions 2 and 3, [`crate::iolog`]), opened from the current directory as fio opens it: the job replays it as fio does, at most `iodepth` requests out, a version 3 log's gaps counted from the request before, a version 2 log's `wait N` holding the next ones until N ms after the start; its `rw`, `bs`, `size`, `offset`, `filename` (and the other options that shape drawn I/O) are replaced by the log, with a note; options a replay does not model (rates, think time, flushes, loops, `numjobs`, `time_based`, a latency target, flows) are refused (`fio/iolog_job.rs`) |
@@ -70,7 +71,8 @@
 //! Accepted and ignored, because they change how fio reports, logs, places
 //! its threads, tunes its engine, fills its buffers or checks data, not
 //! which I/O is issued or when ([`crate::fio_options::IGNORED`]):
-//! `description`, `group_reporting`, `new_group`, `stats`, `per_job_logs`,
+//! `description`, `group_reporting`, `new_group` (but for steady state),
+//! `stats`, `per_job_logs`,
 //! `write_lat_log`, `write_bw_log`, `write_iops_log`, `write_hist_log`,
 //! `write_iolog`,
 //! `log_avg_msec`, `log_hist_msec`, `log_*`, `clat_percentiles`,
@@ -117,6 +119,7 @@ use crate::distribution::{self, Distribution};
 use crate::fio_options::{canonical, check_engine, near_miss, IGNORED, REPLAY, SUPPORTED, TRACE};
 use crate::fio_text;
 use crate::job_shape::JobShape;
+use crate::steady_state::SteadyState;
 use crate::workload::{Arrival, Job, JobKind, Synthetic};
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -198,8 +201,21 @@ pub fn parse_with_env(
     let mut notes = Vec::new();
     // Jobs of earlier stonewall groups: a group starts when they have ended.
     let mut before_group: Vec<usize> = Vec::new();
+    // fio's reporting groups: a job with `stonewall` or `new_group` starts
+    // the next one (numjobs copies stay in their job's).
+    let (mut group, mut first_of_group) = (0u32, 0usize);
     for section in &sections {
-        let spec = JobSpec::from_options(section, file, capacity, &mut notes)?;
+        let mut spec = JobSpec::from_options(section, file, capacity, &mut notes)?;
+        if (spec.stonewall || spec.new_group) && jobs.len() > first_of_group {
+            (group, first_of_group) = (group + 1, jobs.len());
+        }
+        steady_state_in_group(&mut spec, group, &jobs[first_of_group..], &section.name).map_err(
+            |message| FioError {
+                file: file.to_string(),
+                line: section.line,
+                message,
+            },
+        )?;
         if let Some((size, region)) = spec.size_cut {
             notes.push(format!(
                 "job {}: size={size} is more than filesize x nrfiles = {region} bytes: the job moves {region}, as fio cuts it",
@@ -278,6 +294,33 @@ pub fn parse_with_env(
     Ok(JobFile { jobs, notes })
 }
 
+/// Puts a job's steady state in its reporting group (judged with the
+/// group's other jobs under `group_reporting`), and refuses it, as fio
+/// does, if the group's earlier jobs (`in_group`) judge steady state
+/// otherwise.
+fn steady_state_in_group(
+    spec: &mut JobSpec,
+    group: u32,
+    in_group: &[Job],
+    section: &str,
+) -> Result<(), String> {
+    let grouped = spec.group_reporting;
+    if let Some(steady) = &mut spec.shape.steady_state {
+        steady.group = grouped.then_some(group);
+    }
+    let same = |a: &Option<SteadyState>, b: &Option<SteadyState>| match (a, b) {
+        (Some(a), Some(b)) => (a.criterion, a.seconds, a.ramp) == (b.criterion, b.seconds, b.ramp),
+        (a, b) => a.is_none() && b.is_none(),
+    };
+    match in_group.iter().find(|job| !same(&job.shape.steady_state, &spec.shape.steady_state)) {
+        Some(other) => Err(format!(
+            "job [{section}]: its steady state (ss, ss_dur, ss_ramp) differs from that of job {}, in the same reporting group: fio rejects the job (\"steadystate options must be consistent within reporting groups\"); give them the same, or start a new group (new_group or stonewall)",
+            other.name
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Refuses a job of a flow that waits (stonewall, `wait_for`) for a job of
 /// the same flow: the waiting job's weight counts from the start, so the
 /// one it waits for is held back for it and can never end (fio hangs on
@@ -322,6 +365,10 @@ struct JobSpec {
     numjobs: u32,
     offset_increment: u64,
     stonewall: bool,
+    /// fio's `new_group` and `group_reporting`: the job's reporting group,
+    /// over which a steady state is judged.
+    new_group: bool,
+    group_reporting: bool,
     /// Section names to wait for, with the line that names each.
     wait_for: Vec<(String, usize)>,
     /// Bytes to move: `io_size`, else `size`.

@@ -71,6 +71,9 @@ pub const SUPPORTED: &[&str] = &[
     "cmdprio_class",
     "cmdprio",
     "cmdprio_bssplit",
+    "steadystate",
+    "steadystate_duration",
+    "steadystate_ramp_time",
     "iosteer_backpressure",
     "iosteer_trim_ahead",
 ];
@@ -104,6 +107,7 @@ pub const TRACE: &[&str] = &[
 pub const IGNORED: &[&str] = &[
     // Reporting and logging.
     "description",
+    // Reporting groups: read by `fio::controls` too, for steady state.
     "group_reporting",
     "new_group",
     "stats",
@@ -238,6 +242,9 @@ pub fn canonical(key: &str) -> &str {
         "disable_bw_measurement" => "disable_bw",
         "cpumask" => "cpus_allowed",
         "exitall_on_error" | "exit_what" => "exitall",
+        "ss" => "steadystate",
+        "ss_dur" => "steadystate_duration",
+        "ss_ramp" => "steadystate_ramp_time",
         other => other,
     }
 }

@@ -11,6 +11,7 @@ use crate::bssplit::BlockSplit;
 use crate::depth_search::LatencyTarget;
 use crate::distribution::Distribution;
 use crate::flow::FlowWeight;
+use crate::steady_state::SteadyState;
 
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct JobShape {
@@ -89,6 +90,9 @@ pub struct JobShape {
     /// a flow whose jobs keep their requests in the ratio of their weights
     /// ([`crate::flow`]).
     pub flow: Option<FlowWeight>,
+    /// fio's steady state (`ss`, `ss_dur`, `ss_ramp`): the job stops once
+    /// its last seconds of I/O look steady ([`crate::steady_state`]).
+    pub steady_state: Option<SteadyState>,
     /// A trace job replayed as fio replays `read_iolog`: at most
     /// `iodepth` requests out, and the log's waits as fio takes them
     /// ([`IologPacing`]). `None`: a trace replays open loop, every request

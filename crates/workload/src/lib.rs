@@ -16,7 +16,8 @@
 //!   ([`fio_options`]: which options it takes, ignores and refuses;
 //!   [`fio_text`]: comments, `${VAR}`; [`bssplit`], [`distribution`] and
 //!   [`job_shape`]: the finer shapes of a job; [`job_phases`]: phases that
-//!   follow the jobs; [`depth_search`]: fio's latency target); [`trace`]: trace formats (ascii, SPC, MSR,
+//!   follow the jobs; [`depth_search`]: fio's latency target;
+//!   [`steady_state`]: fio's steady state); [`trace`]: trace formats (ascii, SPC, MSR,
 //!   Alibaba, Tencent, FIU), compressed or not, streamed from disk, cut to
 //!   a window and fitted to a drive, with [`blkparse`], [`blktrace`] and
 //!   [`ftrace`] for the kernel's block-layer events, and [`iolog`] for
@@ -50,6 +51,7 @@ pub mod job_shape;
 pub mod output;
 pub mod report;
 pub mod series;
+pub mod steady_state;
 pub mod summary;
 #[cfg(test)]
 mod test_reports;

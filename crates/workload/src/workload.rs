@@ -23,6 +23,7 @@ use rand::{Rng, SeedableRng};
 use crate::depth_search::DepthSearch;
 use crate::flow::FlowMember;
 use crate::report::Phase;
+use crate::steady_state::SteadyMember;
 pub use crate::trace::TraceRecords;
 
 pub use crate::job_shape::JobShape;
@@ -263,6 +264,8 @@ pub struct Generator {
     shaped: ShapedState,
     /// fio's latency target: the depth the job searches.
     depth_search: Option<DepthSearch>,
+    /// fio's steady state: the job's, or its reporting group's, judgement.
+    steady: Option<SteadyMember>,
     /// What the loop asks of every job every step, worked out once per
     /// change of the job ([`refresh`](Self::refresh)) rather than per ask:
     /// [`next_at`](Self::next_at) and [`done_issuing`](Self::done_issuing).
@@ -315,6 +318,7 @@ impl Generator {
             direction_bytes: [0; 3],
             shaped: ShapedState::default(),
             depth_search: new_depth_search(&job),
+            steady: job.shape.steady_state.clone().map(SteadyMember::alone),
             tenant: TenantId(index),
             rng: SmallRng::seed_from_u64(
                 seed ^ (u64::from(index) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
@@ -334,6 +338,7 @@ impl Generator {
             issues_at: None,
             issuing_done: false,
         };
+        generator.steady_started();
         generator.refresh();
         generator
     }
@@ -362,6 +367,7 @@ impl Generator {
             resume.filter(|_| !self.iodepth_full())
         };
         self.leave_flow_when_finished();
+        self.leave_steady_state_when_finished();
     }
 
     pub fn name(&self) -> &str {
@@ -447,6 +453,7 @@ impl Generator {
         self.job.stop = self.job.stop.map(|stop| stop + now);
         self.due = Some(self.job.start);
         self.depth_search = new_depth_search(&self.job);
+        self.steady_started();
         self.refresh();
     }
 
@@ -477,7 +484,8 @@ impl Generator {
     }
 
     /// Issued its `bytes_limit` or `ios_limit`, or its latency target's
-    /// search ended it ([`crate::depth_search`]).
+    /// search ended it ([`crate::depth_search`]), or it reached steady
+    /// state ([`crate::steady_state`]).
     pub fn limit_reached(&self) -> bool {
         let shape = &self.job.shape;
         shape.bytes_limit.is_some_and(|b| self.bytes_issued() >= b)
@@ -488,6 +496,7 @@ impl Generator {
                 .depth_search
                 .as_ref()
                 .is_some_and(DepthSearch::ends_job)
+            || self.steady.as_ref().is_some_and(SteadyMember::reached)
     }
 
     /// Will issue nothing more: its limit reached, its stop passed (or held
@@ -543,7 +552,9 @@ impl Generator {
 
     /// Issues what is due at `now` into `out` (ids from `next_id`).
     pub fn issue(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
-        if self.end_flush_pending() {
+        if self.steady.as_ref().is_some_and(|s| s.stops(now)) {
+            // Steady state came since the job last looked: it stops here.
+        } else if self.end_flush_pending() {
             self.shaped.flushed_at_end = true;
             self.push_flush(now, next_id, out);
         } else {
@@ -688,6 +699,7 @@ impl Generator {
     pub fn completed(&mut self, request: &Request, now: Nanos) {
         self.outstanding = self.outstanding.saturating_sub(1);
         self.search_depth(request, now);
+        self.steady_completed(request, now);
         self.flow_completed(now);
         if let JobKind::Synthetic(s) = &self.job.kind {
             let closed_loop = s.arrival.iops.is_none() && s.arrival.bytes_per_s.is_none();

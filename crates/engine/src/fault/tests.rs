@@ -542,3 +542,60 @@ fn the_same_seed_injects_the_same_faults() {
     assert_eq!(counts(7), counts(7));
     assert_ne!(counts(7), counts(8));
 }
+
+/// When each tenant's first request was issued.
+#[derive(Default)]
+struct FirstIssues(HashMap<u32, Nanos>);
+
+impl Observer for FirstIssues {
+    fn request_done(&mut self, request: &Request, _outcome: Outcome, _at: Nanos) {
+        let first = self.0.entry(request.tenant.0).or_insert(request.submitted);
+        *first = (*first).min(request.submitted);
+    }
+
+    fn second(&mut self, _now: Nanos, _sched: &dyn Scheduler, _backend: &dyn Backend) {}
+}
+
+/// A job that stops on steady state with nothing out (found at its next
+/// due issue) lets the job waiting for it (stonewall) start at once, not
+/// at the loop's next wake-up.
+#[test]
+fn a_job_stopped_by_steady_state_releases_its_waiters_at_once() {
+    let text = "[global]\nrw=randread\nbs=4k\nsize=64m\nrate_iops=100\nruntime=10\ntime_based\n\
+                ss=iops:5%\nss_dur=2\n[a]\n[b]\nstonewall\n";
+    let jobs = iosteer_workload::fio::parse(text, "ss.fio", 1 << 30).unwrap();
+    let mut sources: Vec<Box<dyn Source>> =
+        iosteer_workload::workload::Generator::for_jobs(&jobs, 1)
+            .into_iter()
+            .map(|g| Box::new(crate::drive::JobSource(g.keep_schedule())) as _)
+            .collect();
+    let clock = Rc::new(Cell::new(Nanos::ZERO));
+    let mut drive = VirtualDrive {
+        clock: clock.clone(),
+        slots: 32,
+        busy: Vec::new(),
+    };
+    let mut sched = policy::build("fifo").unwrap();
+    let mut firsts = FirstIssues::default();
+    let limits = RunLimits {
+        duration: Nanos::from_secs(30),
+        drain: Nanos::from_secs(1),
+    };
+    crate::runner::run(
+        &mut drive,
+        sched.as_mut(),
+        &mut sources,
+        limits,
+        &mut firsts,
+        &|| false,
+        &VirtualClock(clock),
+    )
+    .unwrap();
+    // Job a reached steady state at the check of 2 s, its next read due then.
+    assert_eq!(
+        firsts.0.get(&1),
+        Some(&Nanos::from_secs(2)),
+        "{:?}",
+        firsts.0
+    );
+}

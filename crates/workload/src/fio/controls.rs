@@ -4,11 +4,15 @@
 //! priorities of the libaio and io_uring
 //! engines (`cmdprio_percentage`, `cmdprio_class`, `cmdprio`,
 //! `cmdprio_bssplit`), which are checked as fio checks them and noted as
-//! not modelled; and fio's deprecated options, refused as fio refuses them.
+//! not modelled; steady state (`steadystate`, `steadystate_duration`,
+//! `steadystate_ramp_time`, [`crate::steady_state`]) with the reporting
+//! groups it is judged over (`group_reporting`, `new_group`); and fio's
+//! deprecated options, refused as fio refuses them.
 
 use super::*;
 use crate::depth_search::LatencyTarget;
 use crate::flow::FlowWeight;
+use crate::steady_state::{SteadyCriterion, SteadyState, CRITERIA};
 
 /// Options fio 3.33 declares deprecated: it says "Option NAME is
 /// deprecated" and drops the job.
@@ -37,6 +41,15 @@ pub(super) struct Controls {
     priority_bssplit: bool,
     /// The job's `ioengine`, as written (fio's default: psync).
     pub(super) engine: Option<String>,
+    /// fio's `steadystate` (its default when `None`), `steadystate_duration`
+    /// and `steadystate_ramp_time`.
+    steady: Option<SteadyCriterion>,
+    steady_duration: Nanos,
+    steady_ramp: Nanos,
+    /// fio's `group_reporting` and `new_group`: the reporting groups a
+    /// steady state is judged over. Otherwise they only shape fio's output.
+    pub(super) group_reporting: bool,
+    pub(super) new_group: bool,
 }
 
 impl Controls {
@@ -50,6 +63,10 @@ impl Controls {
         let time = |value: &str| {
             time_value(value, 1_000)
                 .ok_or_else(|| bad("a time, microseconds unless suffixed (such as 500ms)"))
+        };
+        let seconds = |value: &str| {
+            time_value(value, 1_000_000_000)
+                .ok_or_else(|| bad("a time, seconds unless suffixed (such as 300 or 5m)"))
         };
         match key {
             "latency_target" => self.latency_target = Some(time(value)?),
@@ -84,6 +101,15 @@ impl Controls {
                     .map_err(|_| bad("microseconds, a whole number below 2^32"))?;
                 self.flow_sleep = Nanos::from_micros(u64::from(us));
             }
+            "steadystate" => {
+                self.steady = Some(SteadyCriterion::parse(value).map_err(|_| bad(CRITERIA))?)
+            }
+            "steadystate_duration" => self.steady_duration = seconds(value)?,
+            "steadystate_ramp_time" => self.steady_ramp = seconds(value)?,
+            "group_reporting" => {
+                self.group_reporting = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?
+            }
+            "new_group" => self.new_group = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?,
             "cmdprio_percentage" | "cmdprio_class" | "cmdprio" | "cmdprio_bssplit" => self
                 .priority_option(key, value, line)
                 .map_err(|e| bad(&e))?,
@@ -153,6 +179,14 @@ impl Controls {
                 self.flow as i32, self.flow
             ));
         }
+        // fio keeps the duration in whole seconds; 0 turns the check off.
+        let seconds = self.steady_duration.0 / 1_000_000_000;
+        shape.steady_state = (seconds > 0).then(|| SteadyState {
+            criterion: self.steady.unwrap_or_default(),
+            seconds: u32::try_from(seconds).unwrap_or(u32::MAX),
+            ramp: self.steady_ramp,
+            group: None,
+        });
         shape.flow = (self.flow != 0).then_some(FlowWeight {
             id: self.flow_id,
             weight: self.flow,

@@ -48,6 +48,9 @@ pub(super) struct Reader {
     controls: Controls,
     /// `read_iolog` and the `replay_*` options ([`IologReader`]).
     iolog: IologReader,
+    /// fio's `group_reporting` and `new_group`, from [`Controls`].
+    group_reporting: bool,
+    new_group: bool,
 }
 
 impl Reader {
@@ -95,6 +98,8 @@ impl Reader {
             do_verify: true,
             controls: Controls::default(),
             iolog: IologReader::default(),
+            group_reporting: false,
+            new_group: false,
         }
     }
 
@@ -521,6 +526,7 @@ impl Reader {
             ));
         }
         let controls = std::mem::take(&mut self.controls);
+        (self.group_reporting, self.new_group) = (controls.group_reporting, controls.new_group);
         controls
             .finish(job, &mut self.shape, notes)
             .map_err(|(line, message)| FioError {
@@ -714,6 +720,8 @@ impl Reader {
             numjobs: self.numjobs,
             offset_increment: self.offset_increment,
             stonewall: self.stonewall,
+            new_group: self.new_group,
+            group_reporting: self.group_reporting,
             wait_for: self.wait_for,
             io_size: self.io_size,
             loops: self.loops,
@@ -738,6 +746,8 @@ impl Reader {
             numjobs: 1,
             offset_increment: 0,
             stonewall: self.stonewall,
+            new_group: self.new_group,
+            group_reporting: self.group_reporting,
             wait_for: self.wait_for,
             io_size: None,
             loops: 1,

@@ -1,13 +1,15 @@
 //! What steers a job beyond its rate and depth: fio's latency target (the
-//! depth the job searches, [`crate::depth_search`]) and flows (jobs kept
-//! in a ratio, [`crate::flow`]), and when the job's requests count in the
-//! figures.
+//! depth the job searches, [`crate::depth_search`]), flows (jobs kept
+//! in a ratio, [`crate::flow`]) and steady state (jobs that stop once
+//! steady, [`crate::steady_state`]), and when the job's requests count in
+//! the figures.
 
 use iosteer_sched::{Nanos, Op, Request};
 
 use super::{Generator, Job, JobKind};
 use crate::depth_search::{DepthSearch, Outcome};
 use crate::flow::{self, SPIN};
+use crate::steady_state::{SteadyMember, SteadyMetric};
 
 impl Generator {
     /// The generators of a workload's `jobs` (job `i` the tenant `i`), those
@@ -17,7 +19,28 @@ impl Generator {
             .map(|i| Generator::new(jobs[i].clone(), i as u32, seed))
             .collect();
         join_flows(&mut generators);
+        join_steady_groups(&mut generators);
         generators
+    }
+}
+
+/// Gives the jobs of one reporting group with a steady state judged over
+/// the group (`group_reporting`) one shared judgement.
+fn join_steady_groups(generators: &mut [Generator]) {
+    let group_of = |g: &Generator| g.job.shape.steady_state.as_ref().and_then(|s| s.group);
+    let mut groups: Vec<u32> = generators.iter().filter_map(group_of).collect();
+    groups.sort_unstable();
+    groups.dedup();
+    for group in groups {
+        let in_group: Vec<usize> = (0..generators.len())
+            .filter(|&i| group_of(&generators[i]) == Some(group))
+            .collect();
+        let spec = generators[in_group[0]].job.shape.steady_state.clone();
+        let members = SteadyMember::of_group(spec.expect("grouped"), in_group.len());
+        for (i, member) in in_group.into_iter().zip(members) {
+            generators[i].steady = Some(member);
+            generators[i].steady_started();
+        }
     }
 }
 
@@ -84,6 +107,28 @@ impl Generator {
         if self.shaped.flow_quiescing && self.outstanding == 0 {
             self.shaped.flow_quiescing = false;
             self.retry_at = Some(now + member.weight.sleep);
+        }
+    }
+
+    /// The job started (now or at its start time): its completions count
+    /// towards its steady state from then.
+    pub(super) fn steady_started(&mut self) {
+        if let (Some(steady), false) = (&self.steady, self.waiting) {
+            steady.started(self.job.start);
+        }
+    }
+
+    /// Tells the job's steady state that `request` completed at `now`.
+    pub(super) fn steady_completed(&mut self, request: &Request, now: Nanos) {
+        if let (Some(steady), false) = (&self.steady, request.op == Op::Flush) {
+            steady.completed(request.len.0, now);
+        }
+    }
+
+    /// A finished job is no longer sampled (fio samples running jobs).
+    pub(super) fn leave_steady_state_when_finished(&mut self) {
+        if let (Some(steady), true) = (&self.steady, self.issuing_done && self.outstanding == 0) {
+            steady.ended();
         }
     }
 
@@ -161,6 +206,63 @@ impl Generator {
         Some(format!("{head}: {body}"))
     }
 
+    /// What the job's steady state came to (fio's `steadystate` section
+    /// of its report), said once per group, by its first job.
+    fn steady_state_note(&self) -> Option<String> {
+        let steady = self.steady.as_ref().filter(|s| s.first())?;
+        let watch = steady.watch();
+        let spec = watch.spec();
+        let (who, stopped) = match steady.members {
+            1 => (format!("job {}", self.name()), "the job stopped"),
+            n => (
+                format!(
+                    "job {} and the {} other job{} of its reporting group (group_reporting: judged on their sum)",
+                    self.name(),
+                    n - 1,
+                    if n > 2 { "s" } else { "" }
+                ),
+                "the jobs stopped",
+            ),
+        };
+        let head = format!(
+            "{who}: steady state {} over {} s",
+            spec.criterion, spec.seconds
+        );
+        let Some((judged, window)) = watch.last() else {
+            return Some(format!(
+                "{head}: never judged, as the job ran fewer than {} whole seconds past ss_ramp + 1 s (fio's too); {} to the end",
+                spec.seconds,
+                stopped.replace("stopped", "ran")
+            ));
+        };
+        let unit = match spec.criterion.metric {
+            SteadyMetric::Iops => "I/Os per second",
+            SteadyMetric::Bandwidth => "bytes per second",
+        };
+        let window: Vec<String> = window.iter().map(|v| v.to_string()).collect();
+        let measure = if spec.criterion.slope {
+            "slope"
+        } else {
+            "largest deviation from the mean"
+        };
+        let pct = if spec.criterion.percent { "%" } else { "" };
+        let judged_text = format!(
+            "its window ({} {unit}) had a {measure} of {:.3}{pct} against {}{pct}",
+            window.join(", "),
+            judged.value,
+            spec.criterion.limit
+        );
+        let at = judged.at.0 as f64 / 1e9;
+        Some(if judged.attained {
+            format!("{head}: reached at {at} s of the run, where {judged_text}; {stopped} issuing there, as fio does (fio checks once a second from when its own clock started, not on the run's whole seconds, so its jobs stop up to a second sooner or later)")
+        } else {
+            let ran = stopped.replace("stopped", "ran");
+            format!(
+                "{head}: not reached; at the last check ({at} s) {judged_text}; {ran} to the end"
+            )
+        })
+    }
+
     fn iodepth(&self) -> u32 {
         match &self.job.kind {
             JobKind::Synthetic(s) => s.arrival.iodepth,
@@ -182,6 +284,7 @@ impl Generator {
     pub fn control_notes(&self) -> Vec<String> {
         [
             self.depth_search_note(),
+            self.steady_state_note(),
             self.flow_note(),
             self.trace_note(),
             self.backlog_note(),

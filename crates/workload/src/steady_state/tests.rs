@@ -1,0 +1,125 @@
+use super::*;
+
+fn spec(criterion: &str, seconds: u32, ramp: Nanos) -> SteadyState {
+    SteadyState {
+        criterion: SteadyCriterion::parse(criterion).unwrap(),
+        seconds,
+        ramp,
+        group: None,
+    }
+}
+
+/// `per_second[i]` completions of 4 KiB spread over second `i`, from 0.
+fn feed(watch: &mut SteadyWatch, member: usize, per_second: &[u64]) {
+    for (second, &n) in per_second.iter().enumerate() {
+        for k in 0..n {
+            let at = Nanos::from_secs(second as u64) + Nanos(1 + k * 1_000_000_000 / n);
+            watch.completed(member, 4096, at);
+        }
+    }
+}
+
+#[test]
+fn criteria_are_read_as_fio_reads_them() {
+    let c = SteadyCriterion::parse("iops_slope:0.1%").unwrap();
+    assert_eq!(
+        (c.metric, c.slope, c.limit, c.percent),
+        (SteadyMetric::Iops, true, 0.1, true)
+    );
+    let c = SteadyCriterion::parse("bw:10m").unwrap();
+    assert_eq!(
+        (c.metric, c.slope, c.limit, c.percent),
+        (SteadyMetric::Bandwidth, false, 10_485_760.0, false)
+    );
+    assert_eq!(SteadyCriterion::parse("iops:20").unwrap().limit, 20.0);
+    assert_eq!(
+        SteadyCriterion::parse("iops:5%").unwrap().to_string(),
+        "iops:5%"
+    );
+    for bad in ["iops", "lat:1%", "iops:abc", "bw:", "iops:inf"] {
+        let message = SteadyCriterion::parse(bad).unwrap_err();
+        assert!(message.contains("iops_slope"), "{bad}: {message}");
+    }
+}
+
+#[test]
+fn a_steady_rate_is_reached_once_the_window_is_full() {
+    let mut watch = SteadyWatch::new(spec("iops:5%", 3, Nanos::ZERO), 1);
+    watch.started(0, Nanos::ZERO);
+    feed(&mut watch, 0, &[100, 100]);
+    assert!(!watch.attained(Nanos::from_secs(2)), "two samples of three");
+    feed(&mut watch, 0, &[0, 0, 100]);
+    assert!(watch.attained(Nanos::from_secs(3)));
+    let (judged, window) = watch.last().unwrap();
+    assert_eq!(judged.at, Nanos::from_secs(3));
+    assert_eq!(window, vec![100.0, 100.0, 100.0]);
+    assert_eq!(judged.value, 0.0);
+}
+
+#[test]
+fn a_deviation_over_the_limit_is_not_steady() {
+    // Samples 90, 100, 110: mean 100, largest deviation 10 = 10%.
+    let mut watch = SteadyWatch::new(spec("iops:10%", 3, Nanos::ZERO), 1);
+    watch.started(0, Nanos::ZERO);
+    feed(&mut watch, 0, &[90, 100, 110]);
+    assert!(!watch.attained(Nanos::from_secs(3)), "10% is not under 10%");
+    assert_eq!(watch.last().unwrap().0.value, 10.0);
+    let mut looser = SteadyWatch::new(spec("iops:11", 3, Nanos::ZERO), 1);
+    looser.started(0, Nanos::ZERO);
+    feed(&mut looser, 0, &[90, 100, 110]);
+    assert!(
+        looser.attained(Nanos::from_secs(3)),
+        "a deviation of 10 I/Os is under 11"
+    );
+}
+
+#[test]
+fn the_slope_is_a_least_squares_line_per_sample() {
+    // 100, 200, 300: slope 100 a sample, 50% of the mean of 200.
+    let mut watch = SteadyWatch::new(spec("iops_slope:60%", 3, Nanos::ZERO), 1);
+    watch.started(0, Nanos::ZERO);
+    feed(&mut watch, 0, &[100, 200, 300]);
+    assert!(watch.attained(Nanos::from_secs(3)));
+    assert!((watch.last().unwrap().0.value - 50.0).abs() < 1e-9);
+    let mut strict = SteadyWatch::new(spec("bw_slope:1m", 3, Nanos::ZERO), 1);
+    strict.started(0, Nanos::ZERO);
+    feed(&mut strict, 0, &[100, 200, 300]);
+    // 100 x 4 KiB a second per sample, under 1 MiB.
+    assert!(strict.attained(Nanos::from_secs(3)));
+    assert_eq!(strict.last().unwrap().0.value, 409_600.0);
+}
+
+#[test]
+fn samples_start_a_second_after_the_ramp() {
+    // Ramp 2 s: the first sample is taken at 3 s (the third second's).
+    let mut watch = SteadyWatch::new(spec("iops:5%", 2, Nanos::from_secs(2)), 1);
+    watch.started(0, Nanos::ZERO);
+    feed(&mut watch, 0, &[10, 20, 100, 100]);
+    assert!(!watch.attained(Nanos::from_secs(3)));
+    assert!(watch.attained(Nanos::from_secs(4)));
+    assert_eq!(watch.last().unwrap().1, vec![100.0, 100.0]);
+}
+
+#[test]
+fn a_group_is_judged_on_its_sum_and_skips_jobs_not_running() {
+    let mut watch = SteadyWatch::new(spec("iops:1%", 2, Nanos::ZERO), 3);
+    watch.started(0, Nanos::ZERO);
+    watch.started(1, Nanos::ZERO);
+    // Member 2 never starts; member 1 ends after its first second.
+    feed(&mut watch, 0, &[100]);
+    feed(&mut watch, 1, &[50]);
+    watch.attained(Nanos::from_secs(1));
+    watch.ended(1);
+    feed(&mut watch, 0, &[0, 100]);
+    assert!(!watch.attained(Nanos::from_secs(2)), "150 then 100");
+    assert_eq!(watch.last().unwrap().1, vec![150.0, 100.0]);
+}
+
+#[test]
+fn no_tick_is_judged_after_steady_state() {
+    let mut watch = SteadyWatch::new(spec("iops:5%", 1, Nanos::ZERO), 1);
+    watch.started(0, Nanos::ZERO);
+    feed(&mut watch, 0, &[100, 7]);
+    assert!(watch.attained(Nanos::from_secs(10)));
+    assert_eq!(watch.last().unwrap().0.at, Nanos::from_secs(1));
+}
