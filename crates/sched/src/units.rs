@@ -241,9 +241,16 @@ pub fn parse_duration(text: &str, bare_unit: Option<Nanos>) -> Result<Nanos, Uni
 /// A size in fio's grammar (see the module's top); a bare number is bytes.
 pub fn parse_size(text: &str, kb_base: KbBase) -> Result<Bytes, UnitError> {
     let (value, whole, suffix) = split_number(text)?;
+    // `Ki` (no `b`) reads as `k`, as fio reads it: only `ib` flips the base.
     let (prefix, standard) = match suffix.strip_suffix("ib") {
         Some(prefix) => (prefix, true),
-        None => (suffix.strip_suffix('b').unwrap_or(&suffix), false),
+        None => (
+            suffix
+                .strip_suffix('b')
+                .or_else(|| suffix.strip_suffix('i').filter(|p| !p.is_empty()))
+                .unwrap_or(&suffix),
+            false,
+        ),
     };
     let power = match prefix {
         "" if !standard => 0,
@@ -319,6 +326,7 @@ mod tests {
             ("1g", 1 << 30, 1_000_000_000),
             ("1t", 1 << 40, 1_000_000_000_000),
             ("1.5k", 1536, 1500),
+            ("1Ki", 1024, 1000),
         ] {
             assert_eq!(
                 parse_size(text, KbBase::Binary),
@@ -331,7 +339,7 @@ mod tests {
                 "{text}"
             );
         }
-        for text in ["", "k", "4x", "4ib", "-4k", "99999999999t"] {
+        for text in ["", "k", "4x", "4ib", "4i", "-4k", "99999999999t"] {
             assert!(parse_size(text, KbBase::Binary).is_err(), "{text}");
         }
     }

@@ -4,7 +4,8 @@
 use rand::rngs::SmallRng;
 use rand::Rng;
 
-use crate::fio::size_value;
+use crate::fio::size_in;
+use iosteer_sched::units::KbBase;
 
 /// Sizes and their weights, in percent (summing to 100).
 #[derive(Clone, Debug, PartialEq)]
@@ -29,12 +30,12 @@ impl BlockSplit {
     }
 
     /// One direction's list, such as `4k/50:64k/50` or `4k/:8k/`.
-    pub fn parse(text: &str) -> Option<BlockSplit> {
+    pub fn parse(text: &str, base: KbBase) -> Option<BlockSplit> {
         let mut sizes = Vec::new();
         let mut blanks = 0usize;
         for entry in text.split(':') {
             let (size, percent) = entry.split_once('/').unwrap_or((entry, ""));
-            let size = size_value(size).filter(|s| *s > 0)?;
+            let size = size_in(size, base).filter(|s| *s > 0)?;
             let percent = match percent.trim() {
                 "" => {
                     blanks += 1;
@@ -113,18 +114,18 @@ mod tests {
 
     #[test]
     fn splits_parse_as_fio_writes_them() {
-        let s = BlockSplit::parse("4k/50:64k/50").unwrap();
+        let s = BlockSplit::parse("4k/50:64k/50", KbBase::Binary).unwrap();
         assert_eq!(s.sizes, [(4096, 50.0), (65536, 50.0)]);
-        let s = BlockSplit::parse("4k/20:8k/:16k/").unwrap();
+        let s = BlockSplit::parse("4k/20:8k/:16k/", KbBase::Binary).unwrap();
         assert_eq!(s.sizes, [(4096, 20.0), (8192, 40.0), (16384, 40.0)]);
         for bad in ["4k/50:64k/40", "4k/150", "4q/100", ""] {
-            assert!(BlockSplit::parse(bad).is_none(), "{bad}");
+            assert!(BlockSplit::parse(bad, KbBase::Binary).is_none(), "{bad}");
         }
     }
 
     #[test]
     fn draws_follow_the_weights() {
-        let s = BlockSplit::parse("4k/25:64k/75").unwrap();
+        let s = BlockSplit::parse("4k/25:64k/75", KbBase::Binary).unwrap();
         let mut rng = SmallRng::seed_from_u64(1);
         let small = (0..100_000).filter(|_| s.draw(&mut rng) == 4096).count();
         assert!((small as f64 / 1e5 - 0.25).abs() < 0.01, "{small}");

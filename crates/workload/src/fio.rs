@@ -53,6 +53,7 @@
 //! | `ioengine` | an engine that issues block I/O (`libaio`, `io_uring`, `psync`, ...); network, zoned, file-system metadata and other engines are refused by name ([`crate::fio_options::check_engine`]) |
 //! | `zonemode` | `none`; `zbd` is refused (zoned drives are not modelled) |
 //! | `exitall` | accepted with a note: the other jobs run to their own end here |
+//! | `exec_prerun`, `exec_postrun`, `pre_read` | accepted with a note: the command is not run, the files not read ahead |
 //! | `latency_target`, `latency_window`, `latency_percentile`, `latency_run` | times in microseconds unless suffixed, a percentage (default 100), a flag: the job searches the depth (1 to `iodepth`) at which that share of each window's requests stays under the target, runs one more window at it and ends, as fio's does (`latency_run=1`: adjusts for its whole run); the report's notes give the depth found, and the figures are that final window, as fio clears a job's figures then (when the job ran alone; a note says when it did not) ([`crate::depth_search`]) |
 //! | `flow`, `flow_id`, `flow_sleep` | a weight up to 1000, a flow number (default 0), microseconds: jobs of a flow keep their requests in the ratio of their weights, a job ahead of its share holding back (letting its requests complete and waiting `flow_sleep`), as fio's shared flow counter does; a negative weight is taken as fio 3.33 takes it, unsigned, with a note ([`crate::flow`]); the report's notes give each job's share |
 //! | `steadystate` (`ss`), `steadystate_duration` (`ss_dur`), `steadystate_ramp_time` (`ss_ramp`) | `iops`, `iops_slope`, `bw` or `bw_slope` and a limit (`iops:2%`, `iops:20`, `bw:10m`; fio's default `iops_slope:0.01%`), seconds unless suffixed: the job stops once its last `ss_dur` one-second samples (taken from one second past `ss_ramp`) meet the criterion, as fio's does; with `group_reporting`, the jobs of a reporting group (`new_group`, `stonewall` start the next) are judged on their sum and stop together, and jobs of one group whose steady states differ are refused, as fio refuses them; the report's notes give the window and where it was reached ([`crate::steady_state`]) |
@@ -93,8 +94,10 @@
 //! `zero_buffers`, `dedupe_*`; `verify_*`.
 //!
 //! Sizes take fio's suffixes as its default `kb_base=1024` reads them:
-//! `k`, `m`, `g`, `t`, `p`, with or without `b`, are powers of 1024, and
-//! `kib`, `mib`... powers of 1000; `0x` before a number (no suffix) is
+//! `k`, `m`, `g`, `t`, `p`, with or without `b` (or `i`), are powers of
+//! 1024, and `kib`, `mib`... powers of 1000; `kb_base=1000` turns both
+//! round for every size of its job, wherever it stands (fio's default
+//! `bs`, 4096 bytes, stays); `0x` before a number (no suffix) is
 //! hexadecimal. Any other option is an error naming the file, the line
 //! and the option, with what is supported: not a silent default.
 //!
@@ -294,6 +297,25 @@ pub fn parse_with_env(
     Ok(JobFile { jobs, notes })
 }
 
+/// How a section reads size prefixes: its last `kb_base` (its own after
+/// the `[global]` ones), as fio applies `kb_base` before the job's other
+/// options wherever it stands. An error is the line and the message.
+fn kb_base(section: &Section) -> Result<KbBase, (usize, String)> {
+    let given = section
+        .options
+        .iter()
+        .rev()
+        .find(|(key, _, _)| key.as_str() == "kb_base");
+    match given.map(|(_, value, line)| (value.as_str(), *line)) {
+        None | Some(("1024", _)) => Ok(KbBase::Binary),
+        Some(("1000", _)) => Ok(KbBase::Decimal),
+        Some((value, line)) => Err((
+            line,
+            format!("option `kb_base={value}`: expected 1024 (fio's default: 4k is 4096 bytes, 4KiB 4000) or 1000 (4k is 4000 bytes, 4KiB 4096)"),
+        )),
+    }
+}
+
 /// Puts a job's steady state in its reporting group (judged with the
 /// group's other jobs under `group_reporting`), and refuses it, as fio
 /// does, if the group's earlier jobs (`in_group`) judge steady state
@@ -474,7 +496,12 @@ impl JobSpec {
         notes: &mut Vec<String>,
     ) -> Result<JobSpec, FioError> {
         let name = section.name.as_str();
-        let mut reader = Reader::new(capacity);
+        let kb_base = kb_base(section).map_err(|(line, message)| FioError {
+            file: file.to_string(),
+            line,
+            message,
+        })?;
+        let mut reader = Reader::new(capacity, kb_base);
         for (key, value, line) in &section.options {
             let err = |message: String| FioError {
                 file: file.to_string(),
@@ -486,6 +513,7 @@ impl JobSpec {
                 given: key,
                 value,
                 line: *line,
+                kb_base,
             };
             reader.option(name, &setting, notes).map_err(err)?;
         }
@@ -565,7 +593,7 @@ use values::{
     boolean, either, gcd, per_direction, per_direction_sizes, percent, positive_count,
     positive_size, signed_size, size_or_percent, Setting,
 };
-pub use values::{size_value, time_value};
+pub use values::{size_in, size_value, time_value};
 
 #[cfg(test)]
 mod tests;

@@ -59,6 +59,9 @@ pub const SUPPORTED: &[&str] = &[
     "ioengine",
     "zonemode",
     "exitall",
+    "exec_prerun",
+    "exec_postrun",
+    "pre_read",
     "name",
     "latency_target",
     "latency_window",
@@ -146,6 +149,8 @@ pub const IGNORED: &[&str] = &[
     "gtod_cpu",
     "clocksource",
     "significant_figures",
+    "disk_util",
+    "block_error_percentiles",
     // CPU, NUMA and process placement.
     "thread",
     "cpus_allowed",
@@ -193,6 +198,10 @@ pub const IGNORED: &[&str] = &[
     "fadvise_hint",
     "overwrite",
     "filename_format",
+    "unique_filename",
+    // How a think time is spent (spinning, then sleeping): its length is
+    // `thinktime`'s.
+    "thinktime_spin",
     "lockfile",
     "random_generator",
     "allrandrepeat",

@@ -73,8 +73,9 @@ pub const CRITERIA: &str = "iops, iops_slope, bw or bw_slope, a colon and a limi
     for bw (bw:10m)";
 
 impl SteadyCriterion {
-    /// fio's `ss=CRITERION:LIMIT`; the error names what is expected.
-    pub fn parse(text: &str) -> Result<SteadyCriterion, String> {
+    /// fio's `ss=CRITERION:LIMIT`, a bandwidth limit's size read in `base`
+    /// (fio's `kb_base`); the error names what is expected.
+    pub fn parse(text: &str, base: KbBase) -> Result<SteadyCriterion, String> {
         let (name, limit) = text
             .split_once(':')
             .ok_or_else(|| format!("`{text}`: expected {CRITERIA}"))?;
@@ -93,9 +94,7 @@ impl SteadyCriterion {
                 (limit.parse::<f64>().map_err(|_| bad())?, false)
             }
             None => (
-                units::parse_size(limit, KbBase::Binary)
-                    .map_err(|_| bad())?
-                    .0 as f64,
+                units::parse_size(limit, base).map_err(|_| bad())?.0 as f64,
                 false,
             ),
         };

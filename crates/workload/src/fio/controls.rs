@@ -102,7 +102,9 @@ impl Controls {
                 self.flow_sleep = Nanos::from_micros(u64::from(us));
             }
             "steadystate" => {
-                self.steady = Some(SteadyCriterion::parse(value).map_err(|_| bad(CRITERIA))?)
+                self.steady = Some(
+                    SteadyCriterion::parse(value, setting.kb_base).map_err(|_| bad(CRITERIA))?,
+                )
             }
             "steadystate_duration" => self.steady_duration = seconds(value)?,
             "steadystate_ramp_time" => self.steady_ramp = seconds(value)?,

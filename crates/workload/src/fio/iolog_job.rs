@@ -177,7 +177,7 @@ impl IologReader {
                 })?
             }
             "replay_align" => {
-                self.options.align = size_value(value)
+                self.options.align = size_in(value, setting.kb_base)
                     .filter(|a| *a == 0 || a.is_power_of_two())
                     .ok_or_else(|| bad("a power of two (fio masks offsets with it), or 0"))?
             }

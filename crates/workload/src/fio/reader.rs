@@ -7,6 +7,8 @@ use super::*;
 pub(super) struct Reader {
     /// The drive's bytes, for sizes given as percentages.
     capacity: u64,
+    /// How sizes are read (fio's `kb_base`, for the whole section).
+    kb_base: KbBase,
     rw: String,
     rw_modifier: Option<String>,
     mix_read: Option<u32>,
@@ -54,9 +56,10 @@ pub(super) struct Reader {
 }
 
 impl Reader {
-    pub(super) fn new(capacity: u64) -> Reader {
+    pub(super) fn new(capacity: u64, kb_base: KbBase) -> Reader {
         Reader {
             capacity,
+            kb_base,
             rw: "read".into(),
             rw_modifier: None,
             mix_read: None,
@@ -116,9 +119,10 @@ impl Reader {
             given,
             value,
             line,
+            ..
         } = *setting;
         let bad = |expected: &str| setting.bad(expected);
-        let capacity = self.capacity;
+        let (capacity, base) = (self.capacity, self.kb_base);
         if self.iolog.option(setting)? {
             return Ok(());
         }
@@ -157,7 +161,7 @@ impl Reader {
                 self.mix_read = Some(100 - percent(value).ok_or_else(|| bad("a percentage 0-100"))?)
             }
             "bs" => {
-                let sizes = per_direction_sizes(value, 4096)
+                let sizes = per_direction_sizes(value, 4096, base)
                     .ok_or_else(|| bad("a size such as 4k or 128k, or read,write,trim sizes"))?;
                 self.blocks = sizes.map(BlockSplit::single);
                 self.bsrange = None;
@@ -168,7 +172,7 @@ impl Reader {
             "bsrange" => {
                 let range = |text: &str| -> Option<(u64, u64)> {
                     let (lo, hi) = text.split_once('-').or_else(|| text.split_once(':'))?;
-                    let (lo, hi) = (positive_size(lo)?, positive_size(hi)?);
+                    let (lo, hi) = (positive_size(lo, base)?, positive_size(hi, base)?);
                     Some((lo.min(hi), lo.max(hi)))
                 };
                 let ranges = per_direction(value, range).ok_or_else(|| {
@@ -200,7 +204,7 @@ impl Reader {
             }
             "bssplit" => {
                 // A blank direction keeps fio's default block, 4k.
-                self.blocks = per_direction(value, BlockSplit::parse)
+                self.blocks = per_direction(value, |t| BlockSplit::parse(t, base))
                     .ok_or_else(|| bad(crate::bssplit::ACCEPTED))?
                     .map(|split| split.unwrap_or_else(|| BlockSplit::single(4096)));
                 self.bsrange = None;
@@ -208,7 +212,7 @@ impl Reader {
             "size" => {
                 self.shape.sized = true;
                 self.size = Some(
-                    size_or_percent(value, capacity)
+                    size_or_percent(value, capacity, base)
                         .ok_or_else(|| bad("a size or a percentage"))?,
                 )
             }
@@ -216,7 +220,7 @@ impl Reader {
             "filesize" => {
                 self.shape.sized = true;
                 self.filesize = Some(
-                    size_or_percent(value, capacity)
+                    size_or_percent(value, capacity, base)
                         .ok_or_else(|| bad("a size or a percentage (one size per file)"))?,
                 )
             }
@@ -234,7 +238,7 @@ impl Reader {
                             .ok_or_else(|| bad(expected))?;
                         (None, (p > 0.0).then_some(p))
                     }
-                    None => (Some(positive_size(value).ok_or_else(|| bad(expected))?), None),
+                    None => (Some(positive_size(value, base).ok_or_else(|| bad(expected))?), None),
                 };
             }
             "number_ios" => {
@@ -249,11 +253,11 @@ impl Reader {
             }
             "offset" => {
                 self.offset =
-                    size_or_percent(value, capacity).ok_or_else(|| bad("a size or a percentage"))?
+                    size_or_percent(value, capacity, base).ok_or_else(|| bad("a size or a percentage"))?
             }
             "offset_increment" => {
                 self.offset_increment =
-                    size_or_percent(value, capacity).ok_or_else(|| bad("a size or a percentage"))?
+                    size_or_percent(value, capacity, base).ok_or_else(|| bad("a size or a percentage"))?
             }
             "iodepth" => {
                 self.arrival.iodepth = value
@@ -264,7 +268,7 @@ impl Reader {
             }
             // A blank or 0 direction is uncapped, as in fio.
             "rate" => {
-                self.rate = per_direction(value, |t| size_value(t).map(|b| (b > 0).then_some(b)))
+                self.rate = per_direction(value, |t| size_in(t, base).map(|b| (b > 0).then_some(b)))
                     .ok_or_else(|| {
                         bad("bytes per second, such as 30m, or read,write,trim rates (a blank or 0 one uncapped)")
                     })?
@@ -281,7 +285,7 @@ impl Reader {
                 .map(Option::flatten)
             }
             "rate_min" => {
-                self.shape.rate_min = per_direction(value, |t| size_value(t).map(|b| (b > 0).then_some(b as f64)))
+                self.shape.rate_min = per_direction(value, |t| size_in(t, base).map(|b| (b > 0).then_some(b as f64)))
                     .ok_or_else(|| {
                         bad("bytes per second, such as 10m, or read,write,trim floors (a blank or 0 one none)")
                     })?
@@ -336,7 +340,7 @@ impl Reader {
             }
             "blockalign" => {
                 self.blockalign = Some(
-                    per_direction(value, positive_size)
+                    per_direction(value, |t| positive_size(t, base))
                         .ok_or_else(|| bad("a size such as 4k, or read,write,trim sizes"))?,
                 );
             }
@@ -439,16 +443,8 @@ impl Reader {
                     "job [{job}]: option `{given}` is deprecated in fio, which refuses it too (\"Option {k} is deprecated\", and fio drops the job): remove the line"
                 ))
             }
-            "kb_base" => {
-                // Sizes are read as fio reads them by default (kb_base=1024:
-                // 4k and 4KB are 4096 bytes, 4KiB is 4000); the other base
-                // would change every size read before it in the file.
-                if value != "1024" {
-                    return Err(format!(
-                        "kb_base={value}: only fio's default, kb_base=1024, is supported"
-                    ));
-                }
-            }
+            // Read for the whole section before its options (`fio::kb_base`).
+            "kb_base" => {}
             "zonemode" => {
                 if value != "none" {
                     return Err(format!(
@@ -459,9 +455,19 @@ impl Reader {
             "exitall" => notes.push(format!(
                 "job {job}: `{given}` is accepted, but the other jobs run to their own end here"
             )),
+            "exec_prerun" | "exec_postrun" => notes.push(format!(
+                "job {job}: {given}={value} is not run: iosteer runs no commands of a job file"
+            )),
+            "pre_read" => {
+                if boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))? {
+                    notes.push(format!(
+                        "job {job}: pre_read (reading the files into the page cache before the job, I/O fio does not count) is not done"
+                    ));
+                }
+            }
             "iosteer_trim_ahead" => {
                 self.trim_ahead =
-                    Some(positive_size(value).ok_or_else(|| bad("a size, such as 64m"))?)
+                    Some(positive_size(value, base).ok_or_else(|| bad("a size, such as 64m"))?)
             }
             "iosteer_backpressure" => {
                 self.backpressure = Some(
@@ -571,7 +577,7 @@ impl Reader {
         }
         if let Some(modifier) = &self.rw_modifier {
             if sequential {
-                self.shape.offset_add = signed_size(modifier)
+                self.shape.offset_add = signed_size(modifier, self.kb_base)
                     .ok_or_else(|| err(format!("rw={}:{modifier}: expected a size (bytes between requests, negative to go back)", self.rw)))?;
             } else {
                 self.shape.ios_per_offset = positive_count(modifier).ok_or_else(|| {

@@ -184,6 +184,45 @@ fn suffixes_follow_fio() {
 }
 
 #[test]
+fn commands_and_read_ahead_are_noted_as_not_done() {
+    let file =
+        file_of("[a]\nrw=read\nexec_prerun=echo hi\nexec_postrun=true\npre_read=1\ndisk_util=0\n");
+    assert_noted(&file, "exec_prerun=echo hi is not run");
+    assert_noted(&file, "exec_postrun=true is not run");
+    assert_noted(&file, "pre_read");
+    assert_eq!(file.notes.len(), 3, "{:?}", file.notes);
+    assert!(file_of("[a]\nrw=read\npre_read=0\n").notes.is_empty());
+    assert_refused(
+        "[a]\npre_read=maybe\n",
+        "b.fio:2",
+        &["pre_read=maybe", "0 or 1"],
+    );
+}
+
+/// fio's `kb_base=1000` reads every size of its job the other way round,
+/// wherever it stands (fio applies it before the job's other options), a
+/// job's own over the `[global]` one.
+#[test]
+fn kb_base_1000_reads_every_size_of_its_job_in_powers_of_ten() {
+    let text =
+        "[global]\nkb_base=1000\n[a]\nrw=read\nbs=4k\nsize=1m\n[b]\nrw=read\nbs=4KiB\nsize=1MiB\n\
+                [c]\nrw=read\nsize=1m\nkb_base=1024\n[d]\nrw=read\nbssplit=4k/50:8k/50\nsize=1m\n";
+    let jobs = jobs_of(text);
+    let sizes = |i: usize| match &jobs[i].kind {
+        JobKind::Synthetic(s) => (s.block_min, s.size),
+        JobKind::Trace(_) => unreachable!(),
+    };
+    assert_eq!(sizes(0), (4000, 1_000_000));
+    assert_eq!(sizes(1), (4096, 1 << 20));
+    assert_eq!(sizes(2).1, 1 << 20);
+    let split = jobs[3].shape.blocks.as_ref().unwrap();
+    assert_eq!(split[0].sizes[0].0, 4000);
+    let e = parse("[a]\nrw=read\nkb_base=1001\n", "k.fio", GIB).unwrap_err();
+    assert_eq!(e.line, 3);
+    assert!(e.message.contains("expected 1024"), "{e}");
+}
+
+#[test]
 fn a_file_of_more_jobs_than_fio_allows_is_refused_at_the_section_past_the_limit() {
     // Four sections of 1,024 copies make 4,096 jobs, every one after the
     // earlier groups; a fifth section is one job too many.

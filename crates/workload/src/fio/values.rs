@@ -13,6 +13,9 @@ pub(super) struct Setting<'a> {
     pub(super) given: &'a str,
     pub(super) value: &'a str,
     pub(super) line: usize,
+    /// How the job reads size prefixes (fio's `kb_base`, which applies to
+    /// every size of the job wherever it stands in the section).
+    pub(super) kb_base: KbBase,
 }
 
 impl Setting<'_> {
@@ -45,8 +48,8 @@ pub(super) fn either(value: &str, (off, on): (&str, &str)) -> Result<bool, Strin
 }
 
 /// A size above zero (`4k`, `1m`).
-pub(super) fn positive_size(value: &str) -> Option<u64> {
-    size_value(value).filter(|b| *b > 0)
+pub(super) fn positive_size(value: &str, base: KbBase) -> Option<u64> {
+    size_in(value, base).filter(|b| *b > 0)
 }
 
 /// Values for reads, writes and trims as fio writes them (`bs=8k,32k`,
@@ -81,8 +84,9 @@ pub(super) fn per_direction<T: Clone>(
 
 /// Sizes above zero for reads, writes and trims ([`per_direction`]), a blank
 /// one `default`.
-pub(super) fn per_direction_sizes(value: &str, default: u64) -> Option<[u64; 3]> {
-    per_direction(value, positive_size).map(|sizes| sizes.map(|s| s.unwrap_or(default)))
+pub(super) fn per_direction_sizes(value: &str, default: u64, base: KbBase) -> Option<[u64; 3]> {
+    per_direction(value, |t| positive_size(t, base))
+        .map(|sizes| sizes.map(|s| s.unwrap_or(default)))
 }
 
 /// A whole number above zero.
@@ -93,12 +97,12 @@ pub(super) fn positive_count<T: std::str::FromStr + PartialOrd + From<u8>>(
 }
 
 /// A size that may be negative (`-8k`).
-pub(super) fn signed_size(value: &str) -> Option<i64> {
+pub(super) fn signed_size(value: &str, base: KbBase) -> Option<i64> {
     let (negative, digits) = match value.trim().strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, value.trim()),
     };
-    let magnitude = i64::try_from(size_value(digits)?).ok()?;
+    let magnitude = i64::try_from(size_in(digits, base)?).ok()?;
     Some(if negative { -magnitude } else { magnitude })
 }
 
@@ -122,6 +126,11 @@ pub(super) fn percent(value: &str) -> Option<u32> {
 /// default `kb_base=1024`), or a number of bytes in hexadecimal after `0x`
 /// (fio's "integer prefix"; without a suffix, as `0x1b` would be ambiguous).
 pub fn size_value(value: &str) -> Option<u64> {
+    size_in(value, KbBase::Binary)
+}
+
+/// [`size_value`] with the prefixes read in `base` (fio's `kb_base`).
+pub fn size_in(value: &str, base: KbBase) -> Option<u64> {
     let value = value.trim();
     if let Some(hex) = value
         .strip_prefix("0x")
@@ -131,10 +140,10 @@ pub fn size_value(value: &str) -> Option<u64> {
             .ok()
             .filter(|_| !hex.starts_with('+'));
     }
-    units::parse_size(value, KbBase::Binary).ok().map(|b| b.0)
+    units::parse_size(value, base).ok().map(|b| b.0)
 }
 
-pub(super) fn size_or_percent(value: &str, capacity: u64) -> Option<u64> {
+pub(super) fn size_or_percent(value: &str, capacity: u64, base: KbBase) -> Option<u64> {
     match value.strip_suffix('%') {
         Some(p) => {
             let p: f64 = p.parse().ok()?;
@@ -142,7 +151,7 @@ pub(super) fn size_or_percent(value: &str, capacity: u64) -> Option<u64> {
                 .contains(&p)
                 .then(|| (capacity as f64 * p / 100.0) as u64 / 4096 * 4096)
         }
-        None => size_value(value),
+        None => size_in(value, base),
     }
 }
 

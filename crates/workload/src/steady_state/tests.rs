@@ -2,7 +2,7 @@ use super::*;
 
 fn spec(criterion: &str, seconds: u32, ramp: Nanos) -> SteadyState {
     SteadyState {
-        criterion: SteadyCriterion::parse(criterion).unwrap(),
+        criterion: SteadyCriterion::parse(criterion, KbBase::Binary).unwrap(),
         seconds,
         ramp,
         group: None,
@@ -21,23 +21,30 @@ fn feed(watch: &mut SteadyWatch, member: usize, per_second: &[u64]) {
 
 #[test]
 fn criteria_are_read_as_fio_reads_them() {
-    let c = SteadyCriterion::parse("iops_slope:0.1%").unwrap();
+    let c = SteadyCriterion::parse("iops_slope:0.1%", KbBase::Binary).unwrap();
     assert_eq!(
         (c.metric, c.slope, c.limit, c.percent),
         (SteadyMetric::Iops, true, 0.1, true)
     );
-    let c = SteadyCriterion::parse("bw:10m").unwrap();
+    let c = SteadyCriterion::parse("bw:10m", KbBase::Binary).unwrap();
     assert_eq!(
         (c.metric, c.slope, c.limit, c.percent),
         (SteadyMetric::Bandwidth, false, 10_485_760.0, false)
     );
-    assert_eq!(SteadyCriterion::parse("iops:20").unwrap().limit, 20.0);
     assert_eq!(
-        SteadyCriterion::parse("iops:5%").unwrap().to_string(),
+        SteadyCriterion::parse("iops:20", KbBase::Binary)
+            .unwrap()
+            .limit,
+        20.0
+    );
+    assert_eq!(
+        SteadyCriterion::parse("iops:5%", KbBase::Binary)
+            .unwrap()
+            .to_string(),
         "iops:5%"
     );
     for bad in ["iops", "lat:1%", "iops:abc", "bw:", "iops:inf"] {
-        let message = SteadyCriterion::parse(bad).unwrap_err();
+        let message = SteadyCriterion::parse(bad, KbBase::Binary).unwrap_err();
         assert!(message.contains("iops_slope"), "{bad}: {message}");
     }
 }
