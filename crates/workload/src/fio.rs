@@ -41,7 +41,8 @@
 //! | `percentage_random` | percent of a random job's requests at random offsets (the others follow on) |
 //! | `norandommap` | accepted: random offsets here are always drawn as fio draws them with it, with replacement (fio's default random map visits each block once per pass; over many passes the two agree). Where a direction's blocks are larger than another's (`bs=4k,1000`), fio 3.33 may end a random job before `size` bytes, and the report's notes say so (`fio/early_end.rs`) |
 //! | `randrepeat`, `randseed` | accepted with a note: `--seed` seeds every job, so a run always repeats itself for a given seed |
-//! | `nrfiles`, `filename` | files (or a `:` list of names, `\:` a colon within a name): the region is cut into that many equal, contiguous ranges, used round robin (`file_service_type=roundrobin`, the default); `iosteer run` opens the named files, each holding `size / files` bytes from `offset` |
+//! | `nrfiles`, `filename` | files (or a `:` list of names, `\:` a colon within a name): the region is cut into that many equal, contiguous ranges, each with its own position; `iosteer run` opens the named files, each holding `size / files` bytes from `offset` |
+//! | `file_service_type` | which file a request goes to, as fio chooses (its write_iolog agrees): `roundrobin[:N]` (the default; N requests each), `random[:N]` (a file drawn, N requests to it), `sequential` (each file until its size has been moved), `zipf`, `pareto`, `normal` (a file drawn by that distribution per request) |
 //! | `directory` | where `iosteer run` finds relative file names (one directory) |
 //! | `direct`, `buffered` | kept: `iosteer run` bypasses the page cache (O_DIRECT) unless `--buffered`, whatever a job asks, and notes the jobs that ask otherwise (fio's default is buffered) |
 //! | `fsync`, `fdatasync` | a flush after every N writes; flushes are reported as a class of their own (`flush`), not among the writes, as fio reports its syncs |
@@ -121,7 +122,7 @@ use crate::bssplit::BlockSplit;
 use crate::distribution::{self, Distribution};
 use crate::fio_options::{canonical, check_engine, near_miss, IGNORED, REPLAY, SUPPORTED, TRACE};
 use crate::fio_text;
-use crate::job_shape::JobShape;
+use crate::job_shape::{FileService, JobShape};
 use crate::steady_state::SteadyState;
 use crate::workload::{Arrival, Job, JobKind, Synthetic};
 

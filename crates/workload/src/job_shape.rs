@@ -130,7 +130,7 @@ impl JobShape {
 
 /// The files a job's region is cut into (fio's `nrfiles`, `filename` and
 /// `directory`): equal and contiguous ranges of the region unless placed
-/// elsewhere; requests go to them round robin.
+/// elsewhere; requests go to them as `service` says.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct FileSet {
     /// How many files (fio's `nrfiles`; 0 and 1 alike: the region is one
@@ -144,6 +144,66 @@ pub struct FileSet {
     /// Where each file starts, bytes, when not the contiguous cut of the
     /// region (`iosteer run` places each real file at its own address).
     pub starts: Vec<u64>,
+    /// Which file a request goes to (fio's `file_service_type`).
+    pub service: FileService,
+}
+
+/// fio's `file_service_type`: which file of a job the next request goes to.
+/// Each file keeps its own sequential position.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FileService {
+    /// The files in turn, `every` requests each (`roundrobin[:N]`, fio's
+    /// default).
+    RoundRobin { every: u32 },
+    /// A file drawn from `distribution` over the files, then `every`
+    /// requests to it (`random[:N]`; `zipf`, `pareto`, `normal`, one
+    /// request each).
+    Drawn {
+        distribution: Distribution,
+        every: u32,
+    },
+    /// Each file until its size has been moved, then the next
+    /// (`sequential`).
+    Sequential,
+}
+
+impl Default for FileService {
+    fn default() -> Self {
+        FileService::RoundRobin { every: 1 }
+    }
+}
+
+/// What `file_service_type` accepts, for messages.
+pub const FILE_SERVICES: &str = "roundrobin, random or sequential (each with `:N`, requests \
+    before the next file), or zipf, pareto or normal (gauss) with fio's parameter (zipf:1.2)";
+
+impl FileService {
+    /// fio's `file_service_type` value; `None` when it is not one of
+    /// [`FILE_SERVICES`].
+    pub fn parse(value: &str) -> Option<FileService> {
+        let (kind, postfix) = match value.split_once(':') {
+            Some((kind, postfix)) => (kind.trim(), Some(postfix.trim())),
+            None => (value.trim(), None),
+        };
+        let every =
+            || -> Option<u32> { postfix.map_or(Some(1), |n| n.parse().ok().filter(|n| *n > 0)) };
+        Some(match kind {
+            "roundrobin" => FileService::RoundRobin { every: every()? },
+            "random" => FileService::Drawn {
+                distribution: Distribution::Uniform,
+                every: every()?,
+            },
+            "sequential" => {
+                every()?;
+                FileService::Sequential
+            }
+            "zipf" | "pareto" | "normal" | "gauss" => FileService::Drawn {
+                distribution: Distribution::parse(value)?,
+                every: 1,
+            },
+            _ => return None,
+        })
+    }
 }
 
 impl FileSet {

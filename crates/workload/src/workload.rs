@@ -278,7 +278,12 @@ pub struct Generator {
 struct ShapedState {
     /// Next sequential offset of each file, relative to the file.
     file_cursors: Vec<u64>,
+    /// fio's `file_service_type`: the file requests go to, how many more
+    /// go there, the next in turn, and the bytes moved in it (`sequential`).
+    current_file: usize,
+    file_left: u32,
     next_file: usize,
+    file_moved: u64,
     /// Requests left at the current random offset run (`rw=randread:N`).
     run_left: u32,
     /// Where the next request of a run goes, absolute.

@@ -390,9 +390,8 @@ impl Reader {
                 self.shape.files.directory = Some(value.to_string());
             }
             "file_service_type" => {
-                if value != "roundrobin" {
-                    return Err(bad("roundrobin (other file services are not modelled)"));
-                }
+                self.shape.files.service = FileService::parse(value)
+                    .ok_or_else(|| bad(crate::job_shape::FILE_SERVICES))?
             }
             "fsync" | "fdatasync" => {
                 let every: u32 = value

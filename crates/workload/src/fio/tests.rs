@@ -183,6 +183,78 @@ fn suffixes_follow_fio() {
     assert_eq!(time_value("100", 1_000), Some(Nanos::from_micros(100)));
 }
 
+/// The (file, block in the file) of each request of a one-job file, on
+/// two files of 16 KiB (4 blocks) each.
+fn file_blocks(service: &str) -> Vec<(u64, u64)> {
+    let text = format!("[j]\nrw=read\nbs=4k\nsize=32k\nnrfiles=2\nfile_service_type={service}\n");
+    let job = jobs_of(&text).remove(0);
+    crate::workload::Generator::new(job, 0, 1)
+        .requests_unloaded()
+        .iter()
+        .map(|r| (r.offset.0 / 16384, r.offset.0 % 16384 / 4096))
+        .collect()
+}
+
+/// fio 3.33's order (its write_iolog) for each service on these files.
+#[test]
+fn file_service_types_pick_files_as_fio_does() {
+    let pairs = |v: &[(u64, u64)]| v.to_vec();
+    assert_eq!(
+        file_blocks("roundrobin"),
+        pairs(&[
+            (0, 0),
+            (1, 0),
+            (0, 1),
+            (1, 1),
+            (0, 2),
+            (1, 2),
+            (0, 3),
+            (1, 3)
+        ])
+    );
+    assert_eq!(
+        file_blocks("roundrobin:2"),
+        pairs(&[
+            (0, 0),
+            (0, 1),
+            (1, 0),
+            (1, 1),
+            (0, 2),
+            (0, 3),
+            (1, 2),
+            (1, 3)
+        ])
+    );
+    assert_eq!(
+        file_blocks("sequential"),
+        pairs(&[
+            (0, 0),
+            (0, 1),
+            (0, 2),
+            (0, 3),
+            (1, 0),
+            (1, 1),
+            (1, 2),
+            (1, 3)
+        ])
+    );
+    // Drawn files, two requests each; each file keeps its own position.
+    let drawn = file_blocks("random:2");
+    assert_eq!(drawn.len(), 8);
+    for pair in drawn.chunks(2) {
+        assert_eq!(pair[0].0, pair[1].0, "{drawn:?}");
+        assert_eq!(pair[0].1 + 1, pair[1].1, "{drawn:?}");
+    }
+    assert_eq!(file_blocks("zipf:1.2").len(), 8);
+    for bad in ["random:0", "bogus", "zipf:1", "sequential:x"] {
+        assert_refused(
+            &format!("[a]\nfile_service_type={bad}\n"),
+            "f.fio:2",
+            &["roundrobin, random or sequential"],
+        );
+    }
+}
+
 #[test]
 fn commands_and_read_ahead_are_noted_as_not_done() {
     let file =

@@ -4,7 +4,8 @@ use iosteer_sched::{Nanos, Op};
 use rand::rngs::SmallRng;
 use rand::Rng;
 
-use super::{Generator, JobKind, Planned, Synthetic};
+use super::{Generator, JobKind, Planned, ShapedState, Synthetic};
+use crate::job_shape::FileService;
 
 /// A synthetic job's next class: trim, or read with its read percentage.
 fn draw_op(rng: &mut SmallRng, s: &Synthetic) -> Op {
@@ -81,8 +82,14 @@ impl Generator {
         if state.file_cursors.len() != files as usize {
             state.file_cursors = vec![0; files as usize];
         }
-        let file = state.next_file;
-        state.next_file = (file + 1) % files as usize;
+        let file = next_file(
+            state,
+            &shape.files.service,
+            &mut self.rng,
+            files,
+            len,
+            file_size,
+        );
         let file_start = shape.files.start(file, s.offset, file_size);
         let random_align = shape.random_align.map_or(s.align, |a| a[direction]);
         let random_slots = (file_size - len) / random_align + 1;
@@ -137,4 +144,44 @@ impl Generator {
         };
         Planned { op, offset, len }
     }
+}
+
+/// The file (index) of the next request as fio's `file_service_type`
+/// chooses it, `len` bytes long, files of `file_size` bytes.
+fn next_file(
+    state: &mut ShapedState,
+    service: &FileService,
+    rng: &mut SmallRng,
+    files: u64,
+    len: u64,
+    file_size: u64,
+) -> usize {
+    match service {
+        FileService::RoundRobin { every } => {
+            if state.file_left == 0 {
+                state.current_file = state.next_file;
+                state.next_file = (state.next_file + 1) % files as usize;
+                state.file_left = *every;
+            }
+        }
+        FileService::Drawn {
+            distribution,
+            every,
+        } => {
+            if state.file_left == 0 {
+                state.current_file = distribution.draw(rng, files) as usize;
+                state.file_left = *every;
+            }
+        }
+        FileService::Sequential => {
+            let file = state.current_file % files as usize;
+            state.file_moved += len;
+            if state.file_moved >= file_size {
+                (state.current_file, state.file_moved) = ((file + 1) % files as usize, 0);
+            }
+            return file;
+        }
+    }
+    state.file_left -= 1;
+    state.current_file
 }
