@@ -319,18 +319,7 @@ impl LineParser<'_> {
         sink: &mut Sink,
     ) -> Result<[&'t str; MAX_COLUMNS], TraceError> {
         let (at_least, at_most) = range;
-        let mut fields = [""; MAX_COLUMNS];
-        let mut found = 0;
-        let mut keep = |field| {
-            if let Some(slot) = fields.get_mut(found) {
-                *slot = field;
-            }
-            found += 1;
-        };
-        match sep {
-            Some(c) => text.split(c).for_each(&mut keep),
-            None => text.split_whitespace().for_each(&mut keep),
-        }
+        let (fields, found) = split(text, sep);
         if found < at_least {
             return Err(self.too_few(text, at_least, found));
         }
@@ -386,6 +375,24 @@ pub(crate) fn looks_like(text: &str, except: TraceFormat) -> Vec<TraceFormat> {
 /// Most columns a column format reads (MSR's seven).
 const MAX_COLUMNS: usize = 7;
 
+/// The first [`MAX_COLUMNS`] fields of `text`, split at `sep` (at runs of
+/// white space without one), and how many fields it has in all.
+fn split(text: &str, sep: Option<char>) -> ([&str; MAX_COLUMNS], usize) {
+    let mut fields = [""; MAX_COLUMNS];
+    let mut found = 0;
+    let mut keep = |field| {
+        if let Some(slot) = fields.get_mut(found) {
+            *slot = field;
+        }
+        found += 1;
+    };
+    match sep {
+        Some(c) => text.split(c).for_each(&mut keep),
+        None => text.split_whitespace().for_each(&mut keep),
+    }
+    (fields, found)
+}
+
 /// The five-, comma- and MSR-column formats.
 pub(crate) struct Columns {
     pub(crate) format: TraceFormat,
@@ -394,10 +401,13 @@ pub(crate) struct Columns {
 
 impl LineFormat for Columns {
     fn line(&mut self, p: &LineParser, text: &str, sink: &mut Sink) -> Result<(), TraceError> {
+        if p.first && is_header(self.format, text) {
+            sink.tally.add(HEADER, 1);
+            return Ok(());
+        }
         let (at, op, device, span) = match self.format {
             TraceFormat::Spc => spc_line(p, text, sink)?,
             TraceFormat::Msr => msr_line(p, text, sink)?,
-            TraceFormat::Alibaba | TraceFormat::Tencent if is_header(p, text) => return Ok(()),
             TraceFormat::Alibaba => alibaba_line(p, text, sink)?,
             TraceFormat::Tencent => tencent_line(p, text, sink)?,
             TraceFormat::Fiu => fiu_line(p, text)?,
@@ -442,11 +452,33 @@ pub(crate) fn msr_line(p: &LineParser, text: &str, sink: &mut Sink) -> Parsed {
     Ok((at, op, device, (offset, bytes)))
 }
 
-/// The first line (blank lines and comments aside) of a CSV, when it names
-/// the columns of the format's layout (`device_id,opcode,...`): skipped.
-fn is_header(p: &LineParser, text: &str) -> bool {
-    let names = p.format.layout().trim_matches('`');
-    p.first && text.replace(' ', "").eq_ignore_ascii_case(names)
+/// The note on a header line, which is skipped.
+const HEADER: &str =
+    "header lines skipped (the file's first line names the columns: not a request)";
+
+/// Whether `text`, a file's first line (blank lines and comments aside), is
+/// a header naming the columns (`Timestamp,Hostname,DiskNumber,...`): it has
+/// the format's fields, and each column that must hold a number holds a
+/// name instead. A line with any number there is read as a request (and an
+/// error names its field), so a mistyped request is never skipped.
+pub(crate) fn is_header(format: TraceFormat, text: &str) -> bool {
+    let (sep, at_least, numbers): (Option<char>, usize, &[usize]) = match format {
+        TraceFormat::Ascii => (None, 5, &[0, 2, 3, 4]),
+        TraceFormat::Spc => (Some(','), 5, &[1, 2, 4]),
+        TraceFormat::Msr => (Some(','), 6, &[0, 4, 5]),
+        TraceFormat::Alibaba => (Some(','), 5, &[2, 3, 4]),
+        TraceFormat::Tencent => (Some(','), 5, &[0, 1, 2, 3]),
+        _ => return false,
+    };
+    let (fields, found) = split(text, sep);
+    found >= at_least && numbers.iter().all(|&i| is_name(fields[i]))
+}
+
+/// A column's name (`Timestamp`, `"Offset"`, `lba(sectors)`): it starts with
+/// a letter and is no number (`inf` and `NaN` are numbers to Rust).
+fn is_name(field: &str) -> bool {
+    let field = field.trim().trim_matches('"');
+    field.starts_with(|c: char| c.is_alphabetic() || c == '_') && field.parse::<f64>().is_err()
 }
 
 pub(crate) fn alibaba_line(p: &LineParser, text: &str, sink: &mut Sink) -> Parsed {

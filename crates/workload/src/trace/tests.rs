@@ -55,6 +55,95 @@ fn spc_and_msr_samples_parse() {
     );
 }
 
+const HEADER_NOTE: &str =
+    "1 header lines skipped (the file's first line names the columns: not a request)";
+
+#[test]
+fn a_first_line_naming_the_columns_is_skipped_and_noted_in_msr_spc_and_ascii() {
+    let cases = [
+        (
+            TraceFormat::Msr,
+            "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\r\n",
+            "128166372003061629,hm,0,Read,3325952,4096,1000\n\
+             128166372003071629,hm,0,Write,0,8192,500\n",
+        ),
+        (
+            TraceFormat::Msr,
+            "\"Timestamp\",\"Hostname\",\"DiskNumber\",\"Type\",\"Offset\",\"Size\"\n",
+            "128166372003061629,hm,0,Read,3325952,4096\n",
+        ),
+        (
+            TraceFormat::Spc,
+            "ASU,LBA,Size,Opcode,Timestamp\n",
+            "0,303567,3584,w,0.000000\n1,55590,3072,R,0.026214\n",
+        ),
+        (
+            TraceFormat::Ascii,
+            "\u{feff}\n# DiskSim\narrival_time\tdevice lba size type\n",
+            "0 0 303567 7 0\n26214000 1 240840 6 1\n",
+        ),
+        (
+            TraceFormat::Ascii,
+            "Time Device Block Size Flags\n",
+            "0 0 303567 7 0\n",
+        ),
+    ];
+    for (format, header, body) in cases {
+        let plain = parse_as(body, "t", format).unwrap();
+        let headed = parse_as(&format!("{header}{body}"), "t", format).unwrap();
+        assert_eq!(headed.records, plain.records, "{format}: {header}");
+        let mut notes = plain.notes.clone();
+        notes.insert(0, HEADER_NOTE.to_string());
+        notes.sort();
+        let mut got = headed.notes.clone();
+        got.sort();
+        assert_eq!(got, notes, "{format}: {header}");
+    }
+    // Only the first line, and only when every column that must be a number
+    // holds a name: anything else is an error naming file, line and field.
+    for (format, text, expected) in [
+        (
+            TraceFormat::Msr,
+            "128166372003061629,hm,0,Read,3325952,4096,1000\n\
+             Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n",
+            "t:2: field 1 (timestamp) `Timestamp`: expected a time",
+        ),
+        (
+            TraceFormat::Msr,
+            "Timestamp,Hostname,DiskNumber,Type,3325952,Size,ResponseTime\n",
+            "t:1: field 1 (timestamp) `Timestamp`",
+        ),
+        (
+            TraceFormat::Msr,
+            "1281663720030616x9,hm,0,Read,3325952,4096,1000\n",
+            "t:1: field 1 (timestamp) `1281663720030616x9`",
+        ),
+        (
+            TraceFormat::Spc,
+            "ASU,LBA,Size,Opcode\n0,303567,3584,w,0.000000\n",
+            "t:1: expected 5 fields, found 4",
+        ),
+        (
+            TraceFormat::Spc,
+            "0,303567,3584,w,0.0\n\n1,x,3072,R,0.1\n",
+            "t:3: field 2 (LBA) `x`: expected a sector number",
+        ),
+        (
+            TraceFormat::Ascii,
+            "time device lba size inf\n0 0 303567 7 0\n",
+            "t:1: field 1 (arrival time) `time`",
+        ),
+        (
+            TraceFormat::Ascii,
+            "0 0 303567 7 0\ntime device lba size type\n",
+            "t:2: field 1 (arrival time) `time`",
+        ),
+    ] {
+        let err = parse_as(text, "t", format).unwrap_err().to_string();
+        assert!(err.starts_with(expected), "{format}: {err}");
+    }
+}
+
 #[test]
 fn alibaba_and_tencent_samples_parse_with_or_without_their_header() {
     // Alibaba: bytes, microseconds since the epoch, R or W.
@@ -72,7 +161,7 @@ fn alibaba_and_tencent_samples_parse_with_or_without_their_header() {
         (r[1].op, r[1].at, r[1].len),
         (Op::Read, Nanos(1_000_000), 16_384)
     );
-    assert!(t.notes.is_empty(), "{:?}", t.notes);
+    assert_eq!(t.notes, [HEADER_NOTE]);
     // Tencent: sectors, whole seconds, 0 read and 1 write; the whole-second
     // arrivals are said.
     let tencent = "1538323200,1024,8,0,1063\n1538323200,2048,16,1,1063\n1538323201,0,8,1,7\n";
