@@ -206,6 +206,14 @@ const SIM: &[Case] = &[
     Case { args: &["sim", "--job", "n.fio", "--device", "tiny.toml"], files: &[("n.fio", "[r]\nrw=randread\nbs=4k\nsize=1m\nruntime=100ms\nrandseed=7\n"), DRIVE], expect: &["note: job r: randseed=7 is not used"], ok: true },
     bad(&["sim", "--trace", "b.txt", "--trace-fit", "wrap"], &[("b.txt", "0 0 36028797018963968 8 1\n")], &["--trace b.txt:1", "field 3 (lba)", "below 2^55"]),
     Case { args: &["sim", "--trace", "b.txt", "--device", "tiny.toml", "--trace-fit", "wrap"], files: &[("b.txt", "0 0 99999999999 4096 1\n"), DRIVE], expect: &["note: trace addresses remapped", "--trace-fit wrap"], ok: true },
+    // A first line naming the columns was refused as a bad request; one
+    // further down still is.
+    Case { args: &["sim", "--trace", "m.csv", "--trace-format", "msr", "--device", "tiny.toml", "--trace-fit", "wrap"], files: &[("m.csv", "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\r\n128166372003061629,hm,0,Read,3154112512,4096,1331\r\n"), DRIVE], expect: &["note: 1 header lines skipped"], ok: true },
+    Case { args: &["sim", "--trace", "s.csv", "--trace-format", "spc", "--device", "tiny.toml"], files: &[("s.csv", "ASU,LBA,Size,Opcode,Timestamp\n0,303,3584,w,0.000000\n"), DRIVE], expect: &["note: 1 header lines skipped"], ok: true },
+    Case { args: &["sim", "--trace", "a.txt", "--device", "tiny.toml"], files: &[("a.txt", "time device lba size type\n0 0 303 8 1\n"), DRIVE], expect: &["note: 1 header lines skipped"], ok: true },
+    bad(&["sim", "--trace", "a.txt"], &[("a.txt", "0 0 303 8 1\ntime device lba size type\n")], &["--trace a.txt:2", "field 1 (arrival time) `time`"]),
+    // blkparse -s: a process's summary after the events was read as an event.
+    Case { args: &["sim", "--trace", "b.txt", "--trace-format", "blkparse", "--device", "tiny.toml"], files: &[("b.txt", "  8,0  1  1  0.000001100  1204  Q  WS 2048 + 8 [jbd2/sda1-8]\njbd2/sda1-8 (1204)\n Reads Queued:           0,        0KiB\t Writes Queued:           1,        4KiB\n Completion wait:        0        \t Completion wait:         0\n"), DRIVE], expect: &["note: 3 lines of blkparse's closing summary skipped"], ok: true },
 ];
 
 /// Flags, grids, seeds and objectives of `iosteer sweep` (all fail before running).

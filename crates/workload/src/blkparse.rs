@@ -12,8 +12,9 @@
 //! (X), a text for a message (m). Sectors are 512 bytes.
 //!
 //! One action is a request's arrival ([`Event`]: `Q` or `D`); the others,
-//! and the per-CPU and total summary blkparse prints at the end, are skipped
-//! and counted. RWBS: an optional `F` (a flush before the request), one of
+//! and the summary blkparse prints at the end (per process with `-s`, each
+//! block under the process's name, `cat (2311)`; per CPU; in total), are
+//! skipped and counted. RWBS: an optional `F` (a flush before the request), one of
 //! `R` read, `W` write, `D` discard (a trim), `F` flush, `N` no data, then
 //! any of `F` (FUA), `A` (readahead), `S` (sync), `M` (metadata), `E`
 //! (secure erase). A flush becomes a flush request; a write with a flush
@@ -35,6 +36,10 @@ pub(crate) struct Blkparse {
     event: Event,
     /// Inside the summary blkparse prints after the events.
     summary: bool,
+    /// The error of a line that is no event, held for one line: it may be
+    /// the name of a process opening `blkparse -s`'s summary of it (`cat
+    /// (2311)`), which the block's first line, `Reads Queued:`, confirms.
+    held: Option<TraceError>,
 }
 
 impl Blkparse {
@@ -42,6 +47,7 @@ impl Blkparse {
         Blkparse {
             event,
             summary: false,
+            held: None,
         }
     }
 
@@ -63,24 +69,43 @@ fn is_device(token: &str) -> bool {
 }
 
 /// The first line of a summary block: `CPU0 (8,0):`, `Total (8,0):`, or
-/// the lines after it when blkparse was asked for totals only.
+/// the lines after it when blkparse was asked for totals only, or its last
+/// line when the trace held driver data.
 fn starts_summary(text: &str) -> bool {
     let first = text.split_whitespace().next().unwrap_or("");
     (first.starts_with("CPU") || first == "Total") && text.ends_with("):")
         || ["Throughput", "Events", "Skips"].contains(&first)
+        || text.starts_with("discarded traces containing low-level device driver")
 }
+
+/// The note on the summary, which is skipped.
+const SUMMARY: &str = "lines of blkparse's closing summary skipped (per process with -s, per \
+     CPU, in total)";
+
+/// The first line of a block of blkparse's summary after its name: every
+/// block of `-s` (per process), per CPU and in total starts so.
+const BLOCK_START: &str = "Reads Queued:";
 
 impl LineFormat for Blkparse {
     fn line(&mut self, p: &LineParser, text: &str, sink: &mut Sink) -> Result<(), TraceError> {
+        if let Some(held) = self.held.take() {
+            if !text.starts_with(BLOCK_START) {
+                return Err(held);
+            }
+            // The line held named a process: `-s`'s summary begins there.
+            self.summary = true;
+            sink.tally.add(SUMMARY, 2);
+            return Ok(());
+        }
         let tokens: Vec<&str> = text.split_whitespace().collect();
         if !is_device(tokens[0]) {
             self.summary |= starts_summary(text);
             if self.summary {
-                sink.tally
-                    .add("lines of blkparse's closing summary skipped", 1);
+                sink.tally.add(SUMMARY, 1);
                 return Ok(());
             }
-            return Err(p.bad("1 (device)", tokens[0], "major,minor such as 8,0"));
+            self.held = Some(p.bad("1 (device)", tokens[0], "major,minor such as 8,0"));
+            return Ok(());
         }
         self.summary = false;
         if tokens.len() < 7 {
@@ -103,6 +128,10 @@ impl LineFormat for Blkparse {
         let bytes = span(p, &tokens[7..])?;
         let device = DeviceKey::Name(tokens[0].to_string());
         push_request(sink, rwbs, (at, device, bytes), Place::Line(p.line))
+    }
+
+    fn end(&mut self) -> Result<(), TraceError> {
+        self.held.take().map_or(Ok(()), Err)
     }
 }
 
@@ -372,6 +401,68 @@ pub(crate) mod tests {
         assert!(note(&issue, "requeued").starts_with("1 requests requeued (R)"));
         let queue = blkparse(text, Event::Queue).unwrap_err();
         assert!(queue.to_string().contains("holds no request"), "{queue}");
+    }
+
+    /// What `blkparse -s` prints after the events: a block per process
+    /// (blktrace 1.3's `show_process_stats`: the name and pid, `, ...` when
+    /// the name had several, then `dump_io_stats` and `dump_wait_stats`).
+    const PER_PROCESS: &str = "cat (2311)
+ Reads Queued:           1,      128KiB\t Writes Queued:           0,        0KiB
+ Read Dispatches:        2,      128KiB\t Write Dispatches:        0,        0KiB
+ Reads Requeued:         1\t\t Writes Requeued:         0
+ Reads Completed:        0,        0KiB\t Writes Completed:        0,        0KiB
+ Read Merges:            0,        0KiB\t Write Merges:            0,        0KiB
+ IO unplugs:             0        \t Timer unplugs:           0
+ Allocation wait:        0        \t Allocation wait:         0
+ Dispatch wait:          0        \t Dispatch wait:           0
+ Completion wait:        0        \t Completion wait:         0
+Web Content (1204, ...)
+ Reads Queued:           0,        0KiB\t Writes Queued:           3,       12KiB
+ Read Dispatches:        0,        0KiB\t Write Dispatches:        1,       12KiB
+ Reads Requeued:         0\t\t Writes Requeued:         0
+ Reads Completed:        0,        0KiB\t Writes Completed:        0,        0KiB
+ Read Merges:            0,        0KiB\t Write Merges:            1,        4KiB
+ PC Reads Queued:        0,        0KiB\t PC Writes Queued:        1,        0KiB
+ IO unplugs:             1        \t Timer unplugs:           0
+ Allocation wait:        0        \t Allocation wait:         3
+ Dispatch wait:          0        \t Dispatch wait:           4
+ Completion wait:        0        \t Completion wait:       117
+
+";
+
+    #[test]
+    fn blkparse_s_per_process_summaries_are_skipped_and_counted_not_read_as_requests() {
+        let sample = std::fs::read_to_string(SAMPLE).unwrap();
+        let (events, totals) = sample.split_at(sample.find("CPU0 (8,0):").unwrap());
+        let plain = blkparse(&sample, Event::Queue).unwrap();
+        // With -s, the processes' blocks stand between the events and the
+        // totals; with -s -q, alone after the events; a trace with driver
+        // data ends with a line saying it was left out.
+        let driver = "\ndiscarded traces containing low-level device driver specific data (only \
+                      available in binary output)\n";
+        for (text, summary_lines) in [
+            (format!("{events}{PER_PROCESS}{totals}"), 21 + 21),
+            (format!("{events}{PER_PROCESS}"), 21),
+            (
+                format!("{events}{PER_PROCESS}{totals}{driver}"),
+                21 + 21 + 1,
+            ),
+        ] {
+            let t = blkparse(&text, Event::Queue).unwrap();
+            assert_eq!(t.records, plain.records);
+            let expected = format!("{summary_lines} lines of blkparse's closing summary skipped");
+            assert!(note(&t, "summary").starts_with(&expected), "{:?}", t.notes);
+        }
+        // A line that is no event stays an error unless a summary block
+        // follows it, at the end of the file too.
+        for text in [
+            format!("{events}cat (2311)\n{events}"),
+            format!("{events}cat (2311)\n"),
+            format!("{events}cat (2311)\n Read Dispatches: 2, 128KiB\n"),
+        ] {
+            let err = blkparse(&text, Event::Queue).unwrap_err().to_string();
+            assert!(err.starts_with("b.txt:41: field 1 (device) `cat`"), "{err}");
+        }
     }
 
     #[test]

@@ -183,6 +183,11 @@ pub(crate) trait LineFormat {
     /// Reads one non-blank, non-comment line: pushes its requests into
     /// `sink` and counts there what it skips.
     fn line(&mut self, p: &LineParser, text: &str, sink: &mut Sink) -> Result<(), TraceError>;
+
+    /// At the end of the file: the error a last line left pending, if any.
+    fn end(&mut self) -> Result<(), TraceError> {
+        Ok(())
+    }
 }
 
 /// The line being read, for fields and errors.
@@ -613,6 +618,7 @@ impl<R: BufRead> LineReader<R> {
             .read_until(b'\n', &mut self.buf)
             .map_err(|e| io_error(file, &e))?;
         if n == 0 {
+            self.reader.end()?;
             return Ok(false);
         }
         if self.buf.last() != Some(&b'\n') && n as u64 == limit {
