@@ -102,8 +102,6 @@ struct Setup {
     /// The job file's name and text (none with --scenario).
     job: Option<(String, String)>,
     metrics: Option<MetricsServer>,
-    size: Option<u64>,
-    duration: Option<Nanos>,
     slo: Nanos,
 }
 
@@ -138,8 +136,6 @@ fn setup(args: &RunArgs) -> Result<Setup> {
         sched,
         job,
         metrics,
-        size: args.size,
-        duration: args.duration,
         slo,
     })
 }
@@ -176,11 +172,13 @@ pub fn run(args: RunArgs) -> Result<()> {
 fn on_target(args: &RunArgs, setup: Setup) -> Result<()> {
     let options = FileOptions {
         target: args.target.clone(),
-        size: setup.size,
+        size: args.size,
         force: args.force,
         direct: !args.buffered,
     };
-    let jobs = parse_jobs(&setup, |t, f| Ok(files::parse_job_file(t, f, &options)?))?;
+    let jobs = parse_jobs(&setup, |t, f| {
+        files::parse_job_file(t, f, &options).map_err(|e| files_error(e, args))
+    })?;
     let config = EngineConfig {
         verify: args.verify,
         iopoll: args.iopoll,
@@ -253,6 +251,7 @@ fn files_error(e: FilesError, args: &RunArgs) -> anyhow::Error {
         FilesError::Target(DirectIoUnsupported { .. }) => " (pass --buffered)",
         FilesError::Missing { .. } | FilesError::Short { .. } => ", or --size",
         FilesError::NoRoom { .. } => ": free space, or give the jobs (size=) or --size less",
+        FilesError::JobsPastSize { .. } => ": the drive here is --size; give a larger --size",
         _ => "",
     };
     let text = e.to_string();
@@ -266,7 +265,7 @@ fn files_error(e: FilesError, args: &RunArgs) -> anyhow::Error {
 /// `iosteer run`'s plan; without `phases`, phases follow the jobs (as a
 /// job file's in `iosteer sim`).
 fn plan(args: &RunArgs, setup: Setup, jobs: Vec<Job>, phases: Option<Vec<Phase>>) -> Plan {
-    let run_for = run_length(setup.duration, &jobs);
+    let run_for = run_length(args.duration, &jobs);
     Plan {
         sched: setup.sched,
         spec: args.sched.clone(),

@@ -85,6 +85,12 @@ pub enum FilesError {
     },
     #[error("reserving space for {path}: {source}")]
     Reserve { path: PathBuf, source: io::Error },
+    /// The job file, which reads well against files of any size, does not
+    /// fit the size given ([`FileOptions::size`], `size` bytes).
+    #[error("{source}")]
+    JobsPastSize { size: u64, source: FioError },
+    #[error(transparent)]
+    Fio(#[from] FioError),
 }
 
 /// How to find and open the jobs' files.
@@ -194,11 +200,20 @@ fn roots(options: &FileOptions) -> (PathBuf, Option<&Path>) {
 /// The job file `text` (named `file`) parsed for a run on the files of
 /// `options`: once to learn which files its jobs name, then against their
 /// size ([`capacity`]; a quarter of the address space when none exists).
-pub fn parse_job_file(text: &str, file: &str, options: &FileOptions) -> Result<JobFile, FioError> {
+/// A file that reads well the first time and not against the size given
+/// is [`FilesError::JobsPastSize`]: that size, not the file, is at fault.
+pub fn parse_job_file(
+    text: &str,
+    file: &str,
+    options: &FileOptions,
+) -> Result<JobFile, FilesError> {
     const UNKNOWN: u64 = u64::MAX / 4;
     let provisional = fio::parse_file(text, file, UNKNOWN)?;
     let size = capacity(&provisional.jobs, options).unwrap_or(UNKNOWN);
-    fio::parse_file(text, file, size)
+    fio::parse_file(text, file, size).map_err(|source| match options.size {
+        Some(size) => FilesError::JobsPastSize { size, source },
+        None => source.into(),
+    })
 }
 
 /// The size the jobs' sizes and percentages are read against: `--size`,
