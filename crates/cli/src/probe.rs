@@ -7,7 +7,7 @@ use anyhow::{anyhow, Result};
 use iosteer_sched::Nanos;
 use iosteer_study::objective;
 use iosteer_study::probe::{self, ProbeError, ProbeOptions, ReadLoad, Throttle};
-use iosteer_workload::fio::size_value;
+use iosteer_workload::{fio::size_value, fio_text::read_text};
 
 use crate::interrupt;
 
@@ -199,7 +199,7 @@ fn options(args: &ProbeArgs) -> Result<ProbeOptions> {
     let write_bs = size_value(&args.write_bs).unwrap_or(0);
     let reads = match (&args.read_job, &args.read_rate) {
         (Some(file), _) => ReadLoad::File {
-            text: std::fs::read_to_string(file).map_err(|e| anyhow!("--read-job {file}: {e}"))?,
+            text: read_text(file).map_err(|e| anyhow!("--read-job {file}: {e}"))?,
             name: file.clone(),
         },
         (None, Some(rate)) => ReadLoad::Rate(rate_value("--read-rate", rate)? as f64),

@@ -17,10 +17,10 @@ use iosteer_sim::scenario::scenario;
 use iosteer_sim::Simulation;
 use iosteer_study::emulated::run_emulated;
 use iosteer_workload::fio::{parse_file, JobFile};
-use iosteer_workload::html;
 use iosteer_workload::report::{table, Phase, SimReport};
 use iosteer_workload::workload::{Job, Workload};
 use iosteer_workload::RunReport;
+use iosteer_workload::{fio_text::read_text, html};
 
 use crate::interrupt;
 
@@ -115,7 +115,7 @@ fn setup(args: &RunArgs) -> Result<Setup> {
     let slo = args.report.slo()?;
     let job = match &args.job {
         Some(file) => {
-            let text = std::fs::read_to_string(file).map_err(|e| anyhow!("--job {file}: {e}"))?;
+            let text = read_text(file).map_err(|e| anyhow!("--job {file}: {e}"))?;
             Some((file.clone(), text))
         }
         None => None,

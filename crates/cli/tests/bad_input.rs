@@ -182,6 +182,8 @@ const SIM: &[Case] = &[
     bad(&["sim", "--device", "{d}"], &[], &["--device {d}", "a directory", "consumer-sata"]),
     bad(&["sim", "--device", "/dev/null"], &[], &["--device /dev/null", "not a regular file", "consumer-sata"]),
     bad(&["sim", "--job", "missing.fio"], &[], &["--job missing.fio"]),
+    // An endless file given as a job file was read until memory ran out.
+    bad(&["sim", "--job", "/dev/zero"], &[], &["--job /dev/zero", "longer than 16777216 bytes: not a job file"]),
     bad(&["sim", "--trace", "missing.txt"], &[], &["--trace", "missing.txt"]),
     bad(&["sim", "--job", "j.fio", "--out", "j.fio"], &[JOB], &["--out j.fio", "not a directory"]),
     bad(&["sim", "--job", "j.fio", "--out", "/dev/null/x"], &[JOB], &["--out /dev/null/x"]),
@@ -278,6 +280,7 @@ const RUN: &[Case] = &[
     bad(&["run", "--target", "f.img", "--job", "j.fio", "--duration", "forever"], &[JOB], &["'forever' for '--duration", "10s"]),
     bad(&["run", "--target", "f.img", "--job", "j.fio", "--duration", "99999999999d"], &[JOB], &["--duration", "out of range", "10s"]),
     bad(&["run", "--target", "f.img", "--job", "missing.fio"], &[], &["--job missing.fio"]),
+    bad(&["run", "--target", "f.img", "--job", "/dev/zero"], &[], &["--job /dev/zero", "not a job file"]),
     bad(&["run", "--target", "f.img", "--job", "j.fio", "--sched", "bogus"], &[JOB], &["--sched bogus", "known schedulers"]),
     bad(&["run", "--target", "/dev/null", "--job", "j.fio"], &[JOB], &["--target", "is a character device", "regular file or a block device"]),
     bad(&["run", "--target", "f.img", "--job", "j.fio", "--reap", "sometimes"], &[JOB], &["--reap", "interrupt"]),
@@ -300,6 +303,7 @@ const PROBE: &[Case] = &[
     bad(&["probe", "--emulate", "consumer-sata", "--seed", "-1"], &[], &["--seed", "from 0 to"]),
     bad(&["probe", "--emulate", "consumer-sata", "--slo-ms", "-1"], &[], &["--slo-ms -1", "positive"]),
     bad(&["probe", "--emulate", "consumer-sata", "--read-job", "missing.fio"], &[], &["--read-job missing.fio"]),
+    bad(&["probe", "--emulate", "consumer-sata", "--read-job", "/dev/zero"], &[], &["--read-job /dev/zero", "not a job file"]),
 ];
 
 /// `iosteer device` and `iosteer bench`: drive files and their flags.

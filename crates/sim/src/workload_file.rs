@@ -89,7 +89,7 @@ impl Default for TraceOptions {
 }
 
 fn read(file: &str) -> Result<String, WorkloadFileError> {
-    std::fs::read_to_string(file).map_err(|source| WorkloadFileError::Read {
+    iosteer_workload::fio_text::read_text(file).map_err(|source| WorkloadFileError::Read {
         file: file.to_string(),
         source,
     })

@@ -186,7 +186,7 @@ pub fn parse(text: &str, file: &str, capacity: u64) -> Result<Vec<Job>, FioError
 /// Parses `text` into jobs and notes, variables from the environment;
 /// `include` lines read their files beside `file`.
 pub fn parse_file(text: &str, file: &str, capacity: u64) -> Result<JobFile, FioError> {
-    let read = |path: &std::path::Path| std::fs::read_to_string(path);
+    let read = |path: &std::path::Path| fio_text::read_text(path);
     let included = fio_text::with_includes(text, file, &read)?;
     parse_with_env(&included.text, file, capacity, &fio_text::environment)
         .map_err(|e| included.locate(e))

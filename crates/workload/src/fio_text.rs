@@ -6,12 +6,60 @@
 //! `$ncpus`, `$pagesize` and `$mb_memory`. A text given without its files
 //! ([`lines`] alone) refuses `include`, naming the line.
 
+use std::io::{self, Read};
 use std::path::Path;
+
+use thiserror::Error;
 
 use crate::fio::FioError;
 
 /// Deepest nesting of included files: deeper is taken for a loop.
 pub const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// Longest job file read: fio's are a few KiB, and a file given by mistake
+/// (a trace, `/dev/zero`) must not fill memory.
+pub const MAX_JOB_FILE_BYTES: u64 = 16 << 20;
+
+/// Why a file is not a job file's text: held by the
+/// [`io::ErrorKind::InvalidData`] error of [`read_text`].
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NotText {
+    #[error("is {what}, and a job file is read as plain text: unpack it first ({unpack})")]
+    Packed { what: &'static str, unpack: String },
+    #[error("is UTF-16 text (a byte-order mark FF FE or FE FF): save it as UTF-8")]
+    Utf16,
+    #[error("is not UTF-8 text (at byte {byte}): is it a job file?")]
+    Binary { byte: usize },
+    #[error("is longer than {limit} bytes: not a job file")]
+    TooLong { limit: u64 },
+}
+
+/// Reads the text of the job file at `path` (or of a file it includes),
+/// at most [`MAX_JOB_FILE_BYTES`]; a compressed or archived file, UTF-16,
+/// binary or endless input is refused with a [`NotText`] saying which.
+pub fn read_text(path: impl AsRef<Path>) -> io::Result<String> {
+    let path = path.as_ref();
+    let mut bytes = Vec::new();
+    let file = std::fs::File::open(path)?;
+    file.take(MAX_JOB_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    let refuse = |why: NotText| Err(io::Error::new(io::ErrorKind::InvalidData, why));
+    if let Some((what, unpack)) = crate::trace::packed(&bytes) {
+        let unpack = unpack.replace("FILE", &path.to_string_lossy());
+        return refuse(NotText::Packed { what, unpack });
+    }
+    if bytes.len() as u64 > MAX_JOB_FILE_BYTES {
+        let limit = MAX_JOB_FILE_BYTES;
+        return refuse(NotText::TooLong { limit });
+    }
+    if bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]) {
+        return refuse(NotText::Utf16);
+    }
+    String::from_utf8(bytes).or_else(|e| {
+        let byte = e.utf8_error().valid_up_to();
+        refuse(NotText::Binary { byte })
+    })
+}
 
 /// A job file's text with its includes in place, and where each of its
 /// lines came from.
@@ -203,6 +251,43 @@ mod tests {
             "ncpus" => Some("8".into()),
             _ => None,
         }
+    }
+
+    #[test]
+    fn a_job_file_that_is_not_text_says_what_it_is() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, bytes: &[u8]| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            path
+        };
+        let job = b"[r]\nrw=randread\nsize=1m\n";
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(job).unwrap();
+        let gz = write("j.fio.gz", &gz.finish().unwrap());
+        let utf16: Vec<u8> = "\u{feff}[r]\n"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        let cases = [
+            (gz.clone(), format!("is gzip-compressed, and a job file is read as plain text: unpack it first (gunzip -k {})", gz.display())),
+            (write("u.fio", &utf16), "is UTF-16 text".to_string()),
+            (write("b.fio", b"[r]\n\xff\xfe\x00"), "is not UTF-8 text (at byte 4)".to_string()),
+            ("/dev/zero".into(), format!("is longer than {MAX_JOB_FILE_BYTES} bytes")),
+        ];
+        for (path, expected) in cases {
+            let err = read_text(&path).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+            assert!(err.to_string().starts_with(&expected), "{err}");
+        }
+        // Plain text reads as it is, and an included file goes through the same.
+        let plain = write("j.fio", job);
+        assert_eq!(read_text(&plain).unwrap().as_bytes(), job);
+        let including = write("i.fio", b"[g]\ninclude j.fio.gz\n");
+        let text = read_text(&including).unwrap();
+        let err = crate::fio::parse_file(&text, &including.to_string_lossy(), 1 << 30).unwrap_err();
+        assert!(err.to_string().contains("is gzip-compressed"), "{err}");
     }
 
     #[test]

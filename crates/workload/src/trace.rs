@@ -733,6 +733,7 @@ pub fn parse(
 
 mod archive;
 mod compressed;
+pub(crate) use compressed::packed;
 mod fit;
 mod window;
 pub(crate) use fit::remap_one;

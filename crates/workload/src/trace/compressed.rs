@@ -96,6 +96,20 @@ fn sniff(head: &[u8]) -> Kind {
     }
 }
 
+/// What a file starting with `head` is when it is compressed or an archive,
+/// and the command that unpacks FILE: for files read only as text (job
+/// files), where a trace's compression would be read through.
+pub(crate) fn packed(head: &[u8]) -> Option<(&'static str, &'static str)> {
+    match sniff(head) {
+        Kind::Plain if is_tar_header(head) => Some(("a tar archive", "tar -xf FILE")),
+        Kind::Plain => None,
+        Kind::Compressed(Compression::Gzip) => Some(("gzip-compressed", "gunzip -k FILE")),
+        Kind::Compressed(Compression::Bzip2) => Some(("bzip2-compressed", "bunzip2 -k FILE")),
+        Kind::Compressed(Compression::Zstd) => Some(("zstd-compressed", "zstd -d FILE")),
+        Kind::Packed { what, unpack } => Some((what, unpack)),
+    }
+}
+
 /// `source` as the trace's content: decompressed when its first bytes are
 /// gzip, bzip2 or zstd, and the one file inside when it is a tar archive;
 /// an error when it is an archive or a compression not read here.
