@@ -345,7 +345,7 @@ impl LineParser<'_> {
             found,
             format: self.format,
             looks_like: if self.hint {
-                looks_like(text, self.format)
+                looks_like(text, self.format, self.first)
             } else {
                 Vec::new()
             },
@@ -354,10 +354,19 @@ impl LineParser<'_> {
 }
 
 /// The text formats other than `except` that read `text` as a request or a
-/// known event.
-pub(crate) fn looks_like(text: &str, except: TraceFormat) -> Vec<TraceFormat> {
+/// known event, or, on a file's `first` line, that it names the columns of
+/// (`Timestamp,Hostname,...`: msr).
+pub(crate) fn looks_like(text: &str, except: TraceFormat, first: bool) -> Vec<TraceFormat> {
     if except != TraceFormat::Iolog && crate::iolog::is_header(text) {
         return vec![TraceFormat::Iolog];
+    }
+    let names = text.replace(' ', "");
+    let named: Vec<TraceFormat> = (TraceFormat::TEXT.into_iter())
+        .filter(|&format| first && format != except)
+        .filter(|format| names.eq_ignore_ascii_case(format.layout().trim_matches('`')))
+        .collect();
+    if !named.is_empty() {
+        return named;
     }
     TraceFormat::TEXT
         .into_iter()

@@ -470,6 +470,16 @@ fn a_line_of_another_format_names_the_format_expected_and_the_ones_it_looks_like
         "fin:1: expected 5 fields, found 1: a line of spc is `ASU,LBA,size,opcode,timestamp`; \
          it looks like a line of ascii"
     );
+    // A first line naming a format's columns, in a trace read as another.
+    let msr = "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\r\n\
+               128166372003061629,hm,0,Read,3325952,4096,1000\n";
+    let err = parse_as(msr, "m.csv", TraceFormat::Ascii).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("m.csv:1: expected 5 fields, found 1")
+            && err.to_string().ends_with("it looks like a line of msr"),
+        "{err}"
+    );
     let blk = "  8,0    3        1     0.000000000   697  Q  WS 223490 + 8 [kjournald]\n";
     let err = parse_as(blk, "b", TraceFormat::Msr).unwrap_err();
     assert!(
