@@ -226,6 +226,8 @@ impl Device {
         keep_going: KeepGoing,
     ) -> Result<Aging, FtlError> {
         let high_watermark = self.config.gc.high_watermark;
+        // Aging's GC moves are owed to no die: recording them took 4 bytes each.
+        self.ftl.record_moves(false);
         let aging = match plan.state {
             StartState::AgedFast { overwrites } => {
                 self.age_sample_dies_and_copy(overwrites, plan.seed, keep_going)?;

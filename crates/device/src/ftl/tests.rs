@@ -79,3 +79,23 @@ fn last_written_lists_a_streams_newest_valid_units_first() {
     assert_eq!(ftl.last_written(1, HOST_STREAM, 100), vec![8, 3]);
     assert!(ftl.last_written(0, GC_STREAM, 100).is_empty());
 }
+
+#[test]
+fn aging_records_no_gc_moves() {
+    use crate::device::{Device, Precondition};
+    // Semi-preemptive GC with merge: the timed drive records GC's moves,
+    // 4 bytes each, for the dies that owe them; aging's are owed to none
+    // (recorded, an aged 8 TiB drive took 7 GB).
+    let mut config = tiny_4k_pages(2, 16, 8, VictimPolicy::Greedy, true);
+    config.gc.mode = crate::config::GcMode::SemiPreemptive;
+    config.gc.merge = true;
+    let mut drive = Device::new(config).unwrap();
+    drive.precondition(Precondition::default()).unwrap();
+    assert!(drive.ftl().erase_counts().sum::<u32>() > 0, "GC ran");
+    assert!(drive.ftl().record_moves, "the timed drive records again");
+    assert_eq!(
+        drive.ftl().moved.capacity(),
+        0,
+        "aging's moves were recorded"
+    );
+}
