@@ -39,9 +39,9 @@ pub struct ProbeArgs {
     /// reads at --read-rate].
     #[arg(long, value_name = "FILE")]
     pub read_job: Option<String>,
-    /// Rate of the default reads, per second (fio size: 100m) [default: 40%
-    /// of the emulated drive's host link, or of what a real target read in a
-    /// calibration step].
+    /// Rate of the default reads, per second (fio size: 100m) [default: 40% of
+    /// the emulated drive's host link (its NAND's when slower), or of what a
+    /// real target read in a calibration step].
     #[arg(long, value_name = "RATE", conflicts_with = "read_job")]
     pub read_rate: Option<String>,
     /// Size of each write (fio size, a multiple of 4k).

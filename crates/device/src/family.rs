@@ -349,6 +349,9 @@ mod tests {
                 "seed {seed}: NAND reads {reads:.0} MB/s, channels {transfers:.0}, link {}",
                 t.host_link_mb_per_s
             );
+            // So the scenarios' readers ask a share of the link, as ever.
+            assert_eq!(d.nand_read_mb_per_s(), reads.min(transfers), "seed {seed}");
+            assert_eq!(d.read_mb_per_s(), t.host_link_mb_per_s, "seed {seed}");
             let sata = d.interface.kind == InterfaceKind::Sata;
             assert_eq!(sata, !d.interface.queued_trim, "seed {seed}");
         }

@@ -185,3 +185,33 @@ fn a_trace_changed_after_it_was_checked_stops_the_run_saying_so() {
         report.notes
     );
 }
+
+/// The scenarios' readers ask 40% of what the drive reads: of the host link,
+/// or of the NAND when slower (diskSim-slc's one 40 MB/s channel under a
+/// 300 MB/s link; a 16 GB/s link on consumer-sata's 8 dies). At 40% of the
+/// link they asked 120 MB/s of diskSim-slc, 3 times what it reads: reads
+/// queued for seconds before the fill began, and thousands never finished.
+#[test]
+fn the_scenarios_read_a_share_of_what_the_nand_reads_when_the_link_is_faster() {
+    let read_rate = |device: DeviceConfig| {
+        let sim = crate::scenario::scenario("quick", device, 1).unwrap();
+        let JobKind::Synthetic(readers) = &sim.workload.jobs[0].kind else {
+            panic!("synthetic readers");
+        };
+        readers.arrival.bytes_per_s.unwrap() / 1e6
+    };
+    let slc = DeviceConfig::preset("diskSim-slc").unwrap();
+    assert_eq!(slc.read_mb_per_s(), 40.0);
+    assert_eq!(read_rate(slc), 16.0);
+    let mut fast_link = DeviceConfig::preset("consumer-sata").unwrap();
+    fast_link.timing.host_link_mb_per_s = 16_000.0;
+    // 8 dies x 16 KiB / 60 us.
+    let nand = 8.0 * 16384.0 / 60.0;
+    assert_eq!(fast_link.nand_read_mb_per_s(), nand);
+    assert!((read_rate(fast_link) - 0.4 * nand).abs() < 1e-6);
+    // A link slower than the NAND sets the rate, as the scenario always had it.
+    assert_eq!(
+        read_rate(DeviceConfig::preset("consumer-sata").unwrap()),
+        220.0
+    );
+}

@@ -7,7 +7,10 @@
 //!   pool sits at the high watermark;
 //! - readers: random 128 KiB reads (video chunks) over the whole drive, open
 //!   loop (Poisson; clients do not wait for each other) at 40% of what the
-//!   host link carries (the paper: 120 MB/s on a 300 MB/s drive);
+//!   drive reads (the paper: 120 MB/s on a 300 MB/s drive): of its host
+//!   link, or of its NAND when that is slower
+//!   ([`DeviceConfig::read_mb_per_s`]; 40% of a link the NAND cannot fill
+//!   queued reads without bound);
 //! - after a serve-only period, a fill writes new content sequentially in
 //!   128 KiB writes (FreeBSD splits I/O at MAXPHYS, 128 KiB) at 15% of the
 //!   read rate (the paper: 85/15), at most 32 outstanding, trimming each
@@ -65,7 +68,8 @@ pub struct FillWhileServing {
     pub before: Nanos,
     pub fill: Nanos,
     pub after: Nanos,
-    /// Read rate as a share of the host link's bandwidth.
+    /// Read rate as a share of what the drive reads: its host link's
+    /// bandwidth, or its NAND's when slower.
     pub read_share_of_link: f64,
     /// Write rate as a share of the read rate.
     pub write_share_of_reads: f64,
@@ -121,7 +125,7 @@ impl FillWhileServing {
             device.gc.high_watermark = device.gc.high_watermark.min(device.gc.low_watermark + pool);
         }
         let capacity = device.logical_bytes();
-        let read_bps = device.timing.host_link_mb_per_s * 1e6 * self.read_share_of_link;
+        let read_bps = device.read_mb_per_s() * 1e6 * self.read_share_of_link;
         let write_bps = read_bps * self.write_share_of_reads;
         let fill_start = self.before;
         let fill_end = self.before + self.fill;

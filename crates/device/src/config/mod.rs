@@ -352,6 +352,22 @@ impl DeviceConfig {
         self.logical_pages() * u64::from(self.units_per_page())
     }
 
+    /// What the NAND reads, in MB/s: its dies (dies x page / tR) or its
+    /// channels (channels x rate), the slower; a die's wait for its channel
+    /// is left out, as the family's rule leaves it (`family`).
+    pub fn nand_read_mb_per_s(&self) -> f64 {
+        let (g, t) = (&self.geometry, &self.timing);
+        let dies = f64::from(g.dies()) * f64::from(g.page_size) / t.page_read_us;
+        dies.min(f64::from(g.channels) * t.channel_mb_per_s)
+    }
+
+    /// What the drive reads, in MB/s: its host link or its NAND, the slower.
+    pub fn read_mb_per_s(&self) -> f64 {
+        self.timing
+            .host_link_mb_per_s
+            .min(self.nand_read_mb_per_s())
+    }
+
     /// Parses a TOML description; `file` names it in errors.
     pub fn from_toml(text: &str, file: &str) -> Result<DeviceConfig, ConfigError> {
         let config: DeviceConfig = toml::from_str(text).map_err(|e| ConfigError::Toml {

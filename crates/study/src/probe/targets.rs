@@ -105,11 +105,14 @@ pub fn emulated(
         ReadLoad::Rate(rate) => reads_at(capacity, *rate, "--read-rate"),
         ReadLoad::Default => {
             let share = FillWhileServing::standard().read_share_of_link;
-            let rate = config.timing.host_link_mb_per_s * 1e6 * share;
+            let (rate, of) = match config.read_mb_per_s() {
+                nand if nand < config.timing.host_link_mb_per_s => (nand, "its NAND reads"),
+                link => (link, "the host link"),
+            };
             reads_at(
                 capacity,
-                rate,
-                &format!("{:.0}% of the host link", share * 100.0),
+                rate * 1e6 * share,
+                &format!("{:.0}% of {of}", share * 100.0),
             )
         }
     };

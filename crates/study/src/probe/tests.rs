@@ -112,3 +112,24 @@ fn the_writer_goes_beside_the_reads_when_the_target_has_room() {
     probe.set_reads(vec![everywhere], "r".into(), 1 << 20);
     assert_eq!(probe.writes, 0..capacity);
 }
+
+#[test]
+fn the_default_reads_of_an_emulated_drive_are_a_share_of_what_its_nand_reads() {
+    // diskSim-slc, cut to 16 blocks a plane: one 40 MB/s channel under a
+    // 300 MB/s link. 40% of the link (120 MB/s) was 3 times what it reads.
+    let mut config = DeviceConfig::preset("diskSim-slc").unwrap();
+    config.geometry.blocks_per_plane = 16;
+    config.over_provisioning = 0.25;
+    config.gc.high_watermark = config.gc.low_watermark;
+    let probe = targets::emulated(&options(Throttle::Scheduler, None, 1 << 20), config).unwrap();
+    let rate = |jobs: &[Job]| match &jobs[0].kind {
+        JobKind::Synthetic(s) => s.arrival.bytes_per_s.unwrap(),
+        _ => panic!("synthetic reads"),
+    };
+    assert_eq!(rate(&probe.readers), 16e6, "{}", probe.reads);
+    assert!(
+        probe.reads.contains("40% of its NAND reads"),
+        "{}",
+        probe.reads
+    );
+}
