@@ -91,3 +91,49 @@ fn a_drive_file_chooses_its_start_in_a_precondition_table() {
         "{e}"
     );
 }
+
+/// Aging a large drive takes minutes, where the presets' takes a second or
+/// two: the line that starts a run says how much aging comes first (an
+/// 8 TiB drive of 64 KiB pages aged for 7 minutes with nothing said).
+#[test]
+fn the_run_says_up_front_how_much_aging_a_large_drive_takes() {
+    use crate::plan::Plan;
+    let describe = |device: DeviceConfig, state: Option<&str>| {
+        let mut sim = crate::scenario::scenario("quick", device, 1).unwrap();
+        if let Some(state) = state {
+            sim.set_start_state(state.parse().unwrap());
+        }
+        Plan::runs(sim, vec!["fifo".into()], false).describe()
+    };
+    assert_eq!(
+        describe(drive(), None),
+        "simulating 1 run(s) on consumer-sata (2 jobs)",
+        "the presets' line is as it was"
+    );
+    let mut big = drive();
+    big.geometry.channels = 16;
+    big.geometry.dies_per_channel = 8;
+    big.geometry.blocks_per_plane = 512;
+    big.geometry.pages_per_block = 1024;
+    big.geometry.page_size = 64 << 10;
+    big.ftl.mapping_unit = 64 << 10;
+    let units = big.logical_units() as f64;
+    let text = describe(big.clone(), None);
+    let million = (units * 3.0 / 1e6).round();
+    assert!(
+        text.ends_with(&format!(
+            "after aging the drive (aged=2): up to {million} million page writes, about {:.0} s \
+             at 2 million a second",
+            units * 3.0 / 2e6
+        )),
+        "{text}"
+    );
+    let steady = describe(big.clone(), Some("steady"));
+    assert!(
+        steady.contains(&format!("{:.0} million", units * 17.0 / 1e6)),
+        "{steady}"
+    );
+    // aged-fast ages 4 of the 128 dies: 12 million page writes, said of none.
+    assert!(!describe(big.clone(), Some("aged-fast")).contains("aging"));
+    assert!(!describe(big, Some("empty")).contains("aging"));
+}

@@ -72,7 +72,8 @@ pub use gc::GcModeBusy;
 pub use host::{Finished, Refused};
 pub use precondition::{
     Aging, KeepGoing, Precondition, StartState, StartStateError, AGED_OVERWRITES,
-    START_STATE_FORMS, STEADY_MAX_CAPACITY_WRITES, STEADY_TOLERANCE, WRITES_BETWEEN_ASKS,
+    FAST_AGING_SAMPLES, START_STATE_FORMS, STEADY_MAX_CAPACITY_WRITES, STEADY_TOLERANCE,
+    WRITES_BETWEEN_ASKS,
 };
 
 /// What the drive did, since it was built or last preconditioned.
