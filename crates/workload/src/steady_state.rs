@@ -199,11 +199,13 @@ impl SteadyWatch {
         self.members[m].start = None;
     }
 
-    /// One of member `m`'s requests of `bytes` (not a flush) completed at `now`.
-    pub fn completed(&mut self, m: usize, bytes: u64, now: Nanos) {
+    /// One of member `m`'s requests of `bytes` (not a flush) completed at
+    /// `now`; whether steady state has been reached by then.
+    pub fn completed(&mut self, m: usize, bytes: u64, now: Nanos) -> bool {
         self.tick_until(now);
         self.members[m].ios += 1;
         self.members[m].bytes += bytes;
+        self.reached()
     }
 
     /// Whether the jobs stop: steady state reached by `now`.
@@ -341,17 +343,14 @@ impl SteadyMember {
         self.watch().ended(self.index);
     }
 
-    pub fn completed(&self, bytes: u64, now: Nanos) {
-        self.watch().completed(self.index, bytes, now);
+    /// A request of the job completed; whether steady state is reached.
+    pub fn completed(&self, bytes: u64, now: Nanos) -> bool {
+        self.watch().completed(self.index, bytes, now)
     }
 
     /// Whether the job stops issuing: steady state reached by `now`.
     pub fn stops(&self, now: Nanos) -> bool {
         self.watch().attained(now)
-    }
-
-    pub fn reached(&self) -> bool {
-        self.watch().reached()
     }
 }
 

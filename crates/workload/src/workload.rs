@@ -264,8 +264,11 @@ pub struct Generator {
     shaped: ShapedState,
     /// fio's latency target: the depth the job searches.
     depth_search: Option<DepthSearch>,
-    /// fio's steady state: the job's, or its reporting group's, judgement.
+    /// fio's steady state: the job's, or its reporting group's, judgement,
+    /// and whether the job has seen it reached (it looks on its issues and
+    /// completions).
     steady: Option<SteadyMember>,
+    steady_reached: bool,
     /// What the loop asks of every job every step, worked out once per
     /// change of the job ([`refresh`](Self::refresh)) rather than per ask:
     /// [`next_at`](Self::next_at) and [`done_issuing`](Self::done_issuing).
@@ -324,6 +327,7 @@ impl Generator {
             shaped: ShapedState::default(),
             depth_search: new_depth_search(&job),
             steady: job.shape.steady_state.clone().map(SteadyMember::alone),
+            steady_reached: false,
             tenant: TenantId(index),
             rng: SmallRng::seed_from_u64(
                 seed ^ (u64::from(index) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
@@ -372,7 +376,9 @@ impl Generator {
             resume.filter(|_| !self.iodepth_full())
         };
         self.leave_flow_when_finished();
-        self.leave_steady_state_when_finished();
+        if self.steady.is_some() {
+            self.leave_steady_state_when_finished();
+        }
     }
 
     pub fn name(&self) -> &str {
@@ -501,7 +507,7 @@ impl Generator {
                 .depth_search
                 .as_ref()
                 .is_some_and(DepthSearch::ends_job)
-            || self.steady.as_ref().is_some_and(SteadyMember::reached)
+            || self.steady_reached
     }
 
     /// Will issue nothing more: its limit reached, its stop passed (or held
@@ -557,7 +563,7 @@ impl Generator {
 
     /// Issues what is due at `now` into `out` (ids from `next_id`).
     pub fn issue(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
-        if self.steady.as_ref().is_some_and(|s| s.stops(now)) {
+        if self.steady.is_some() && self.steady_stops(now) {
             // Steady state came since the job last looked: it stops here.
         } else if self.end_flush_pending() {
             self.shaped.flushed_at_end = true;
@@ -701,10 +707,13 @@ impl Generator {
     }
 
     /// `request`, one of the job's, completed at `now`.
+    #[inline]
     pub fn completed(&mut self, request: &Request, now: Nanos) {
         self.outstanding = self.outstanding.saturating_sub(1);
         self.search_depth(request, now);
-        self.steady_completed(request, now);
+        if self.steady.is_some() {
+            self.steady_completed(request, now);
+        }
         self.flow_completed(now);
         if let JobKind::Synthetic(s) = &self.job.kind {
             let closed_loop = s.arrival.iops.is_none() && s.arrival.bytes_per_s.is_none();

@@ -118,14 +118,28 @@ impl Generator {
         }
     }
 
+    /// Whether steady state, found by `now`, stops the job. (Steady state
+    /// is rare: its calls stay out of the hot loop, behind a check of
+    /// `steady` at the call.)
+    #[cold]
+    #[inline(never)]
+    pub(super) fn steady_stops(&mut self, now: Nanos) -> bool {
+        self.steady_reached |= self.steady.as_ref().is_some_and(|s| s.stops(now));
+        self.steady_reached
+    }
+
     /// Tells the job's steady state that `request` completed at `now`.
+    #[cold]
+    #[inline(never)]
     pub(super) fn steady_completed(&mut self, request: &Request, now: Nanos) {
         if let (Some(steady), false) = (&self.steady, request.op == Op::Flush) {
-            steady.completed(request.len.0, now);
+            self.steady_reached |= steady.completed(request.len.0, now);
         }
     }
 
     /// A finished job is no longer sampled (fio samples running jobs).
+    #[cold]
+    #[inline(never)]
     pub(super) fn leave_steady_state_when_finished(&mut self) {
         if let (Some(steady), true) = (&self.steady, self.issuing_done && self.outstanding == 0) {
             steady.ended();
