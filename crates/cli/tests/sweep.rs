@@ -351,9 +351,15 @@ fn fifo_on_family(drives: &str) -> [&str; 15] {
 /// report covers the drives run, saying how many were asked for.
 #[test]
 fn ctrl_c_stops_a_family_sweep_after_its_drive_and_keeps_it() {
-    // Well after the handler is installed, well before a drive's runs end.
+    // Well after the handler is installed, well before a drive's runs end
+    // (later on a loaded machine, where the first drive starts later).
     let wait = std::time::Duration::from_secs(2);
-    let out = common::interrupted_after(&fifo_on_family("family:27..29"), wait);
+    let started = |out: &common::Outcome| {
+        out.json()["objectives"][0]["drives"]
+            .as_array()
+            .is_some_and(|d| !d.is_empty())
+    };
+    let out = common::interrupted_when_landed(&fifo_on_family("family:27..29"), wait, started);
     let r = out.succeeded().json();
     assert_eq!(r["drives_asked"], 3);
     // The drive under way at the Ctrl-C is the first, or on a fast machine
@@ -379,8 +385,15 @@ fn ctrl_c_stops_a_sweep_after_its_runs_under_way_and_keeps_them() {
         "-",
         "--json",
     ];
-    // After the drive's aging (about a second), long before 200 runs end.
-    let out = common::interrupted_after(&args, std::time::Duration::from_secs(4));
+    // After the drive's aging (about a second, more on a loaded machine)
+    // and a run, long before 200 runs end.
+    let one_judged = |out: &common::Outcome| {
+        out.json()["points"]
+            .as_array()
+            .is_some_and(|p| !p.is_empty())
+    };
+    let wait = std::time::Duration::from_secs(4);
+    let out = common::interrupted_when_landed(&args, wait, one_judged);
     let r = out.succeeded().json();
     let (judged, not_run) = (
         r["points"].as_array().unwrap(),

@@ -75,6 +75,26 @@ pub fn interrupted_after(args: &[&str], wait: std::time::Duration) -> Outcome {
     }
 }
 
+/// [`interrupted_after`], the wait doubling from `first` (five tries at
+/// most) until `landed` holds of what the run printed: on a machine loaded
+/// by other work, what the Ctrl-C should land in (a run under way after
+/// the drive's aging) starts later. The last try's outcome otherwise.
+pub fn interrupted_when_landed(
+    args: &[&str],
+    first: std::time::Duration,
+    landed: impl Fn(&Outcome) -> bool,
+) -> Outcome {
+    let mut wait = first;
+    for _ in 1..5 {
+        let out = interrupted_after(args, wait);
+        if landed(&out) {
+            return out;
+        }
+        wait *= 2;
+    }
+    interrupted_after(args, wait)
+}
+
 /// Stdout of `iosteer ARGS`, which must succeed.
 pub fn stdout_of(args: &[&str]) -> String {
     String::from_utf8(outcome(args).succeeded().stdout).unwrap()
