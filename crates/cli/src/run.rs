@@ -244,10 +244,11 @@ fn engine_config_error(e: EngineConfigError) -> anyhow::Error {
 /// The files' errors, naming --target when it is the file, with the flag
 /// that gets past each.
 fn files_error(e: FilesError, args: &RunArgs) -> anyhow::Error {
-    use TargetError::*;
+    use {std::io::ErrorKind::NotFound, TargetError::*};
     let hint = match &e {
         FilesError::Target(BlockDeviceNeedsForce { .. }) => ": pass --force to write to it",
         FilesError::Target(TooSmall { .. }) => ": give --size to create or grow a file",
+        FilesError::Target(Io { source: s, .. }) if s.kind() == NotFound => ": --size creates it",
         FilesError::Target(DirectIoUnsupported { .. }) => " (pass --buffered)",
         FilesError::Missing { .. } | FilesError::Short { .. } => ", or --size",
         FilesError::NoRoom { .. } => ": free space, or give the jobs (size=) or --size less",

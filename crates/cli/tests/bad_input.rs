@@ -285,6 +285,8 @@ const RUN: &[Case] = &[
     bad(&["run", "--target", "/dev/null", "--job", "j.fio"], &[JOB], &["--target", "is a character device", "regular file or a block device"]),
     bad(&["run", "--target", "f.img", "--job", "j.fio", "--reap", "sometimes"], &[JOB], &["--reap", "interrupt"]),
     bad(&["run", "--job", "n.fio"], &[UNSIZED_JOB], &["nosuch.img does not exist", "give the job a size=, or --size"]),
+    // A --target not there, with no --size to make it: only the OS's words.
+    bad(&["run", "--target", "new.img", "--job", "j.fio"], &[("j.fio", "[r]\nrw=read\nruntime=100ms\n")], &["--target new.img: No such file", "--size creates it"]),
     // A job larger than --size blamed only the job file's line.
     bad(&["run", "--target", "f.img", "--size", "512k", "--job", "j.fio"], &[JOB], &["j.fio:5", "size 1048576", "(524288 bytes)", "the drive here is --size; give a larger --size"]),
     bad(&["run", "--target", "{d}", "--size", "512k", "--job", "n.fio"], &[("n.fio", "[r]\nrw=read\nbs=4k\nsize=1m\nfilename=x.img\n")], &["n.fio:5", "the drive here is --size"]),
