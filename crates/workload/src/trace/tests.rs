@@ -10,6 +10,15 @@ fn parse_as(text: &str, file: &str, format: TraceFormat) -> Result<Trace, TraceE
     parse(text, file, format, TimeUnit::Ns, 1.0, Devices::Merge)
 }
 
+/// Each text fails to parse as its format with an error that starts as
+/// given (the file is `t`).
+fn assert_refused(cases: &[(TraceFormat, &str, &str)]) {
+    for (format, text, expected) in cases {
+        let err = parse_as(text, "t", *format).unwrap_err().to_string();
+        assert!(err.starts_with(expected), "{format}: {err}");
+    }
+}
+
 fn spc(text: &str, devices: Devices) -> Result<Vec<TraceRecord>, TraceError> {
     parse(text, "f.spc", TraceFormat::Spc, TimeUnit::S, 1.0, devices).map(|t| t.records)
 }
@@ -101,7 +110,7 @@ fn a_first_line_naming_the_columns_is_skipped_and_noted_in_msr_spc_and_ascii() {
     }
     // Only the first line, and only when every column that must be a number
     // holds a name: anything else is an error naming file, line and field.
-    for (format, text, expected) in [
+    assert_refused(&[
         (
             TraceFormat::Msr,
             "128166372003061629,hm,0,Read,3325952,4096,1000\n\
@@ -138,10 +147,7 @@ fn a_first_line_naming_the_columns_is_skipped_and_noted_in_msr_spc_and_ascii() {
             "0 0 303567 7 0\ntime device lba size type\n",
             "t:2: field 1 (arrival time) `time`",
         ),
-    ] {
-        let err = parse_as(text, "t", format).unwrap_err().to_string();
-        assert!(err.starts_with(expected), "{format}: {err}");
-    }
+    ]);
 }
 
 #[test]
@@ -182,7 +188,7 @@ fn alibaba_and_tencent_samples_parse_with_or_without_their_header() {
     assert_eq!(headed.records, t.records);
     // Errors name the field and what it takes; a header past line 1 is
     // not skipped.
-    for (format, text, expected) in [
+    assert_refused(&[
         (
             TraceFormat::Alibaba,
             "0,X,0,4096,1\n",
@@ -198,10 +204,7 @@ fn alibaba_and_tencent_samples_parse_with_or_without_their_header() {
             "1,0,8,0,0\nTimestamp,Offset,Size,IOType,VolumeID\n",
             "t:2: field 1 (timestamp)",
         ),
-    ] {
-        let err = parse_as(text, "t", format).unwrap_err().to_string();
-        assert!(err.starts_with(expected), "{err}");
-    }
+    ]);
 }
 
 #[test]
