@@ -323,6 +323,36 @@ fn rate_min_is_a_floor_per_direction_as_in_fio() {
     );
 }
 
+#[test]
+fn rate_iops_min_is_a_floor_in_requests_and_rate_cycle_is_noted() {
+    let text = "[a]\nrw=randread\nrate_iops=50\nrate_iops_min=100\nrate_cycle=500\nruntime=2\ntime_based\nsize=64m\n";
+    let report = simulate(text, "m.fio", "enterprise-nvme");
+    let floors = notes_with(&report.notes, "rate_iops_min");
+    assert_eq!(floors.len(), 1, "{:?}", report.notes);
+    assert!(
+        floors[0].contains("50.0 reads a second, below its rate_iops_min of 100"),
+        "{floors:?}"
+    );
+    let read = parse_with_env(text, "m.fio", GIB, &env).unwrap();
+    assert_eq!(
+        notes_with(&read.notes, "rate_cycle=500").len(),
+        1,
+        "{:?}",
+        read.notes
+    );
+    // Above the floor: no note.
+    let report = simulate(
+        "[a]\nrw=randread\nrate_iops=50\nrate_iops_min=40\nruntime=2\ntime_based\nsize=64m\n",
+        "m.fio",
+        "enterprise-nvme",
+    );
+    assert!(
+        notes_with(&report.notes, "rate_iops_min").is_empty(),
+        "{:?}",
+        report.notes
+    );
+}
+
 /// A job that ends within its ramp_time is measured nowhere (fio would
 /// report it whole, clearing its figures only at the ramp's end); the
 /// report says so rather than showing an empty table alone. A job measured

@@ -672,34 +672,16 @@ impl State {
 }
 
 impl State {
-    /// Jobs that issued less than their `rate_min` in a direction they
-    /// issued, over the time they ran (fio would have stopped them).
+    /// Jobs that issued less than their `rate_min` or `rate_iops_min` in a
+    /// direction they issued, over the time they ran (fio would have
+    /// stopped them).
     fn below_rate_min(&self) -> Vec<String> {
-        let mut notes = Vec::new();
-        for (job, ended) in self.jobs.iter().zip(&self.ended_at) {
-            let start = job.job().start;
-            let end = ended.unwrap_or(self.now);
-            let seconds = (end - start.min(end)).as_secs_f64().max(1e-9);
-            let floors = job.job().shape.rate_min;
-            let issued = job.bytes_by_direction();
-            for ((floor, bytes), class) in
-                floors.iter().zip(issued).zip(["reads", "writes", "trims"])
-            {
-                let Some(floor) = *floor else {
-                    continue;
-                };
-                let rate = bytes as f64 / seconds;
-                if bytes > 0 && rate < floor {
-                    notes.push(format!(
-                        "job {} issued {:.2} MB/s of {class}, below its rate_min of {:.2} MB/s (fio would have stopped it)",
-                        job.name(),
-                        rate / 1e6,
-                        floor / 1e6
-                    ));
-                }
-            }
-        }
-        notes
+        let ends = self.ended_at.iter().map(|ended| ended.unwrap_or(self.now));
+        self.jobs
+            .iter()
+            .zip(ends)
+            .flat_map(|(job, end)| job.rate_floor_notes(end))
+            .collect()
     }
 }
 

@@ -27,6 +27,8 @@ pub const SUPPORTED: &[&str] = &[
     "rate_iops",
     "rate_process",
     "rate_min",
+    "rate_iops_min",
+    "rate_cycle",
     "startdelay",
     "runtime",
     "time_based",

@@ -76,6 +76,8 @@ pub struct JobShape {
     /// stop the job (`rate_min`, a floor per direction): the report notes a
     /// job that falls below one in a direction it issued.
     pub rate_min: [Option<f64>; 3],
+    /// The same in requests per second (`rate_iops_min`).
+    pub rate_iops_min: [Option<f64>; 3],
     /// fio's `rate` and `rate_iops` on a job that mixes reads and writes:
     /// bytes per second for reads and for writes, each direction capped on
     /// its own (`None`: uncapped), in place of the arrival's one rate. fio's

@@ -257,6 +257,10 @@ pub struct Generator {
     /// Bytes issued per direction (read, write, trim; flushes count none);
     /// their sum against `shape.bytes_limit`.
     direction_bytes: [u64; 3],
+    /// Requests issued per direction, against `shape.rate_iops_min`.
+    direction_requests: [u64; 3],
+    /// When the job finished (its last request completed), once it has.
+    finished_at: Option<Nanos>,
     pub listening: Listening,
     /// Waiting for the jobs in `shape.after` to end.
     waiting: bool,
@@ -324,6 +328,8 @@ impl Generator {
             due: if waiting { None } else { next_at },
             waiting,
             direction_bytes: [0; 3],
+            direction_requests: [0; 3],
+            finished_at: None,
             shaped: ShapedState::default(),
             depth_search: new_depth_search(&job),
             steady: job.shape.steady_state.clone().map(SteadyMember::alone),
@@ -626,6 +632,7 @@ impl Generator {
         }
         if let Some(direction) = direction_index(op) {
             self.direction_bytes[direction] += len;
+            self.direction_requests[direction] += 1;
         }
         self.outstanding += 1;
         self.retry_at = None;
@@ -737,6 +744,14 @@ impl Generator {
             }
         }
         self.refresh();
+        if self.finished_at.is_none() && self.finished() {
+            self.finished_at = Some(now);
+        }
+    }
+
+    /// When the job finished (its last request completed), if it has.
+    pub fn finished_at(&self) -> Option<Nanos> {
+        self.finished_at
     }
 }
 

@@ -274,15 +274,27 @@ impl Reader {
                     })?
                     .map(Option::flatten)
             }
-            "rate_iops" => {
-                self.rate_iops = per_direction(value, |t| {
+            "rate_iops" | "rate_iops_min" => {
+                let rates = per_direction(value, |t| {
                     let r = t.parse::<f64>().ok().filter(|r| *r >= 0.0 && r.is_finite())?;
                     Some((r > 0.0).then_some(r))
                 })
                 .ok_or_else(|| {
-                    bad("requests per second, or read,write,trim rates (a blank or 0 one uncapped)")
+                    bad("requests per second, or read,write,trim rates (a blank or 0 one none)")
                 })?
-                .map(Option::flatten)
+                .map(Option::flatten);
+                match key {
+                    "rate_iops" => self.rate_iops = rates,
+                    _ => self.shape.rate_iops_min = rates,
+                }
+            }
+            "rate_cycle" => {
+                let _: u32 = value
+                    .parse()
+                    .map_err(|_| bad("milliseconds, a whole number"))?;
+                notes.push(format!(
+                    "job {job}: rate_cycle={value}: rate_min and rate_iops_min are judged over the job's whole run here, not over each rate_cycle"
+                ));
             }
             "rate_min" => {
                 self.shape.rate_min = per_direction(value, |t| size_in(t, base).map(|b| (b > 0).then_some(b as f64)))

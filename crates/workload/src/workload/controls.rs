@@ -277,6 +277,38 @@ impl Generator {
         })
     }
 
+    /// fio's `rate_min` and `rate_iops_min`: a note for each direction the
+    /// job issued in below its floor, over its run from its start to `end`
+    /// (fio judges each `rate_cycle`, a second by default, and stops the
+    /// job at the first one below).
+    pub fn rate_floor_notes(&self, end: Nanos) -> Vec<String> {
+        let shape = &self.job.shape;
+        let start = self.job.start;
+        let seconds = (end - start.min(end)).as_secs_f64().max(1e-9);
+        let mut notes = Vec::new();
+        for (d, class) in ["reads", "writes", "trims"].into_iter().enumerate() {
+            let (bytes, requests) = (self.direction_bytes[d], self.direction_requests[d]);
+            if requests == 0 {
+                continue;
+            }
+            let (mbps, iops) = (bytes as f64 / seconds / 1e6, requests as f64 / seconds);
+            if let Some(floor) = shape.rate_min[d].filter(|f| mbps < f / 1e6) {
+                notes.push(format!(
+                    "job {} issued {mbps:.2} MB/s of {class}, below its rate_min of {:.2} MB/s (fio would have stopped it)",
+                    self.name(),
+                    floor / 1e6
+                ));
+            }
+            if let Some(floor) = shape.rate_iops_min[d].filter(|f| iops < *f) {
+                notes.push(format!(
+                    "job {} issued {iops:.1} {class} a second, below its rate_iops_min of {floor} (fio would have stopped it)",
+                    self.name()
+                ));
+            }
+        }
+        notes
+    }
+
     fn iodepth(&self) -> u32 {
         match &self.job.kind {
             JobKind::Synthetic(s) => s.arrival.iodepth,
