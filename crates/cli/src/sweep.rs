@@ -146,13 +146,7 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     }
     let sims = sweep.simulations().map_err(flag_error)?;
     if !args.report.json {
-        eprintln!(
-            "iosteer: sweeping {} setting(s) of {} on {}, {} seed(s)...",
-            sweep.specs.len(),
-            sweep.workload.label(),
-            sweep.device.name,
-            sweep.seeds.len()
-        );
+        eprintln!("iosteer: {}...", sweep.describe(&sims));
     }
     crate::interrupt::requested(); // The first Ctrl-C stops after the runs under way.
     let keep_going = || !crate::interrupt::requested();

@@ -77,15 +77,8 @@ impl Plan {
                     sim.device.name,
                     sim.workload.jobs.len()
                 );
-                let writes = aging_writes(sim);
-                if writes > AGING_NOTED_WRITES {
-                    text += &format!(
-                        ", after aging the drive ({}): up to {:.0} million page writes, about {:.0} s \
-                         at 2 million a second",
-                        sim.start_state(),
-                        writes / 1e6,
-                        writes / 2e6
-                    );
+                if let Some(note) = aging_note(&sim.device, sim.start_state()) {
+                    text += &format!(", {note}");
                 }
                 text
             }
@@ -160,11 +153,11 @@ impl Plan {
 /// far above the presets' (consumer-sata's `aged=2` is 6 million).
 pub const AGING_NOTED_WRITES: f64 = 2e7;
 
-/// The page writes aging `sim`'s drive takes, at most (`steady` stops when
-/// write amplification settles).
-pub fn aging_writes(sim: &Simulation) -> f64 {
-    let dies = f64::from(sim.device.geometry.dies());
-    let capacities = match sim.start_state() {
+/// The page writes aging `device` into `state` takes, at most (`steady`
+/// stops when write amplification settles).
+pub fn aging_writes(device: &DeviceConfig, state: StartState) -> f64 {
+    let dies = f64::from(device.geometry.dies());
+    let capacities = match state {
         StartState::Empty => 0.0,
         StartState::Fill { percent } => percent / 100.0,
         StartState::Aged { overwrites } => 1.0 + overwrites,
@@ -173,7 +166,21 @@ pub fn aging_writes(sim: &Simulation) -> f64 {
         }
         StartState::Steady => 1.0 + f64::from(STEADY_MAX_CAPACITY_WRITES),
     };
-    sim.device.logical_units() as f64 * capacities
+    device.logical_units() as f64 * capacities
+}
+
+/// What aging `device` into `state` takes, when it is more than
+/// [`AGING_NOTED_WRITES`] page writes: said before the work, which would
+/// otherwise seem to hang (`sim`, `sweep`, `probe --emulate`).
+pub fn aging_note(device: &DeviceConfig, state: StartState) -> Option<String> {
+    let writes = aging_writes(device, state);
+    (writes > AGING_NOTED_WRITES).then(|| {
+        format!(
+            "after aging the drive ({state}): up to {:.0} million page writes, about {:.0} s at 2 million a second",
+            writes / 1e6,
+            writes / 2e6
+        )
+    })
 }
 
 /// Runs every spec on the same aged drive; returns the reports and the wall

@@ -133,6 +133,10 @@ fn the_run_says_up_front_how_much_aging_a_large_drive_takes() {
         steady.contains(&format!("{:.0} million", units * 17.0 / 1e6)),
         "{steady}"
     );
+    // The same words for sweep and probe --emulate, which age before they run.
+    let aged = "aged=2".parse().unwrap();
+    assert!(crate::plan::aging_note(&big, aged).is_some_and(|n| text.ends_with(&n)));
+    assert_eq!(crate::plan::aging_note(&drive(), aged), None);
     // aged-fast ages 4 of the 128 dies: 12 million page writes, said of none.
     assert!(!describe(big.clone(), Some("aged-fast")).contains("aging"));
     assert!(!describe(big, Some("empty")).contains("aging"));

@@ -41,6 +41,7 @@ use std::path::Path;
 
 use iosteer_device::DeviceConfig;
 use iosteer_sched::{policy, Nanos};
+use iosteer_sim::plan::aging_note;
 use iosteer_sim::scenario::{scenario, UnknownScenario};
 use iosteer_sim::workload_file::{self, TraceOptions, WorkloadFileError};
 use iosteer_sim::{SimError, Simulation};
@@ -528,6 +529,19 @@ pub struct Sweep {
 }
 
 impl Sweep {
+    /// The line a sweep of `sims` starts with: its settings, workload,
+    /// drive and seeds, and the aging each seed's drive takes first when
+    /// that is long ([`aging_note`]).
+    pub fn describe(&self, sims: &[Simulation]) -> String {
+        let (specs, seeds) = (self.specs.len(), self.seeds.len());
+        let (workload, drive) = (self.workload.label(), &self.device.name);
+        let aging = sims
+            .first()
+            .and_then(|s| aging_note(&s.device, s.start_state()));
+        let aging = aging.map_or_else(String::new, |note| format!(", each seed {note}"));
+        format!("sweeping {specs} setting(s) of {workload} on {drive}, {seeds} seed(s){aging}")
+    }
+
     /// The scenario's simulation on each seed, checked, after every spec
     /// was checked (and found once only): what is wrong fails before
     /// anything runs.

@@ -11,6 +11,7 @@ use iosteer_engine::emulate::Emulated;
 use iosteer_engine::runner::Backend;
 use iosteer_engine::{Engine, EngineConfig, OpenOptionsSpec, Target, TargetKind};
 use iosteer_sched::Nanos;
+use iosteer_sim::plan::aging_note;
 use iosteer_sim::scenario::FillWhileServing;
 use iosteer_workload::fio;
 use iosteer_workload::workload::{Arrival, Job, JobKind, Synthetic};
@@ -119,12 +120,13 @@ pub fn emulated(
     let name = config.name.clone();
     // The drive file's (or `--precondition`'s) start, else an aged drive.
     let start_state = config.precondition.map(|table| table.state);
-    let mut device = Device::new(config)?;
-    eprintln!("iosteer: aging the emulated {name} drive...");
     let aging = Precondition {
         state: start_state.unwrap_or_default(),
         seed: options.seed,
     };
+    let how_long = aging_note(&config, aging.state).map_or_else(String::new, |n| format!(" ({n})"));
+    let mut device = Device::new(config)?;
+    eprintln!("iosteer: aging the emulated {name} drive{how_long}...");
     device.precondition(aging)?;
     let drive = Emulated::new(device);
     let description = format!(
