@@ -597,3 +597,28 @@ fn steady_state_that_differs_within_a_reporting_group_is_refused_as_fio_refuses_
         assert!(err.to_string().contains("expected"), "{bad}: {err}");
     }
 }
+
+/// fio samples no job in its ramp_time and restarts its clock after it
+/// (fio 3.33, ramp_time=2 ss=iops:5% ss_dur=3 at 100 IOPS: 301 reads
+/// counted, in 3.01 s past the ramp); and it judges a reporting group only
+/// on the ticks its last job runs (group_reporting, [a] at 100 IOPS for
+/// 10 s, [b] at 50 for 2 s: b ends unjudged, a runs its 10 s: 1,100 reads).
+#[test]
+fn steady_state_waits_out_ramp_time_and_needs_the_groups_last_job() {
+    let job = "[j]\nrw=randread\nbs=4k\nsize=64m\nrate_iops=100\nruntime=12\ntime_based\n";
+    let report = simulate(
+        &format!("{job}ramp_time=2\nss=iops:5%\nss_dur=3\n"),
+        "ss.fio",
+        "enterprise-nvme",
+    );
+    assert_eq!(report.phase("j").unwrap().read.ops, 300);
+    assert_eq!(notes_with(&report.notes, "reached at 5 s").len(), 1);
+    let text = "[global]\nrw=randread\nbs=4k\nsize=64m\ntime_based\ngroup_reporting\n\
+                ss=iops:5%\nss_dur=3\n[a]\nrate_iops=100\nruntime=10\n[b]\nrate_iops=50\nruntime=2\n";
+    let report = simulate(text, "ss.fio", "enterprise-nvme");
+    assert_eq!(report.phase("all").unwrap().read.ops, 1_100);
+    assert_eq!(
+        notes_with(&report.notes, "never judged, as the group's last job").len(),
+        1
+    );
+}

@@ -7,16 +7,24 @@
 //!   run's whole seconds here), each running job's completions since the
 //!   last tick become a sample: I/Os per second and bytes per second, as
 //!   `1000 x delta / milliseconds since the last tick`, in whole numbers.
-//! - Samples start one second after the job has run `ss_ramp`; the
-//!   criterion is judged on every tick once `ss_dur` samples are in (the
-//!   window rolls).
+//! - Samples start one second after the job has run `ss_ramp`, counted
+//!   from the end of its `ramp_time` (fio does not sample a job in its
+//!   ramp, and restarts its clock after it); the criterion is judged on
+//!   every tick once `ss_dur` samples are in (the window rolls).
 //! - `iops:L` and `bw:L`: every sample within `L` of the window's mean
 //!   (the largest deviation under `L`); `iops_slope:L` and `bw_slope:L`:
 //!   the least-squares slope per sample under `L` in size. `L%` is a
 //!   percentage of the mean; a bare `L` is I/Os per second, or bytes per
 //!   second (a size, `10m`) for `bw`. fio's default is `iops_slope:0.01%`.
+//!   A slope's percentage is of the mean in whole numbers, and a criterion
+//!   that is NaN (0 over a mean of 0, the slope of `ss_dur=1`'s one
+//!   sample) is met, as fio 3.33 meets it (`"criterion" : "-nan"`,
+//!   `"attained" : 1`).
 //! - With `group_reporting`, the jobs of one reporting group are judged on
 //!   the sum of their samples and stop together; without, each job alone.
+//!   fio keeps a group's window with its last job and judges it only on
+//!   the ticks that job runs: a group whose last job has not started
+//!   (`startdelay`) or has ended is not judged, and its other jobs run on.
 //!
 //! A job that reaches steady state stops issuing at that tick (what it has
 //! out completes), as fio marks it to terminate. The ticks here fall on
@@ -203,8 +211,12 @@ impl SteadyWatch {
     /// `now`; whether steady state has been reached by then.
     pub fn completed(&mut self, m: usize, bytes: u64, now: Nanos) -> bool {
         self.tick_until(now);
-        self.members[m].ios += 1;
-        self.members[m].bytes += bytes;
+        let member = &mut self.members[m];
+        // Completions before its start (in `ramp_time`) are not counted.
+        if member.start.is_some_and(|s| s <= now) {
+            member.ios += 1;
+            member.bytes += bytes;
+        }
         self.reached()
     }
 
@@ -249,7 +261,14 @@ impl SteadyWatch {
             }
             (m.last_tick, m.ios_then, m.bytes_then) = (at, m.ios, m.bytes);
         }
-        if !sampled {
+        // fio keeps a group's window with its last job, and judges it only
+        // on the ticks that job is running (started, not ended).
+        let holder_running = self
+            .members
+            .last()
+            .and_then(|m| m.start)
+            .is_some_and(|s| s < at);
+        if !sampled || !holder_running {
             return;
         }
         self.samples.push_back((iops, bw));
@@ -266,19 +285,25 @@ impl SteadyWatch {
         let ys = self.window();
         let n = ys.len() as f64;
         let mean = ys.iter().sum::<f64>() / n;
-        let measure = if c.slope {
-            slope(&ys)
+        let (measure, mean) = if c.slope {
+            // fio divides a slope by the mean in whole numbers (its sum of
+            // samples over their count, in integers).
+            (slope(&ys), (ys.iter().sum::<f64>() / n).floor())
         } else {
-            ys.iter().map(|y| (y - mean).abs()).fold(0.0, f64::max)
+            (
+                ys.iter().map(|y| (y - mean).abs()).fold(0.0, f64::max),
+                mean,
+            )
         };
         let value = if c.percent {
             100.0 * measure / mean
         } else {
             measure
         };
-        // NaN (a mean of 0 as a percentage, a slope of one sample) never
-        // passes, as in fio.
-        let attained = value.abs() < c.limit;
+        // NaN (0 over a mean of 0 as a percentage, the slope of one sample:
+        // ss_dur=1) passes in fio 3.33 as built (`attained: 1`, criterion
+        // `-nan`); an infinite percentage does not.
+        let attained = value.is_nan() || value.abs() < c.limit;
         Judged {
             at,
             value,

@@ -110,16 +110,82 @@ fn samples_start_a_second_after_the_ramp() {
 #[test]
 fn a_group_is_judged_on_its_sum_and_skips_jobs_not_running() {
     let mut watch = SteadyWatch::new(spec("iops:1%", 2, Nanos::ZERO), 3);
-    watch.started(0, Nanos::ZERO);
     watch.started(1, Nanos::ZERO);
-    // Member 2 never starts; member 1 ends after its first second.
-    feed(&mut watch, 0, &[100]);
+    watch.started(2, Nanos::ZERO);
+    // Member 0 never starts; member 1 ends after its first second.
+    feed(&mut watch, 2, &[100]);
     feed(&mut watch, 1, &[50]);
     watch.attained(Nanos::from_secs(1));
     watch.ended(1);
-    feed(&mut watch, 0, &[0, 100]);
+    feed(&mut watch, 2, &[0, 100]);
     assert!(!watch.attained(Nanos::from_secs(2)), "150 then 100");
     assert_eq!(watch.last().unwrap().1, vec![150.0, 100.0]);
+}
+
+#[test]
+fn a_group_is_judged_only_while_its_last_job_runs() {
+    // fio 3.33, group_reporting, ss=iops:5% ss_dur=3: [a] at 100 IOPS for
+    // 10 s and [b] at 50 for 2 s: b holds the window, ends, and a runs its
+    // 10 s (1,100 reads); with b started 4 s late, a runs on until b has
+    // run 3 s.
+    let mut ended = SteadyWatch::new(spec("iops:5%", 3, Nanos::ZERO), 2);
+    ended.started(0, Nanos::ZERO);
+    ended.started(1, Nanos::ZERO);
+    feed(&mut ended, 0, &[100, 100]);
+    feed(&mut ended, 1, &[50, 50]);
+    ended.attained(Nanos::from_secs(2));
+    ended.ended(1);
+    feed(&mut ended, 0, &[0, 0, 100, 100, 100, 100, 100]);
+    assert!(!ended.attained(Nanos::from_secs(7)));
+    assert!(ended.last().is_none(), "never judged");
+
+    let mut late = SteadyWatch::new(spec("iops:5%", 3, Nanos::ZERO), 2);
+    late.started(0, Nanos::ZERO);
+    late.started(1, Nanos::from_secs(4));
+    feed(&mut late, 0, &[100, 100, 100, 100]);
+    assert!(!late.attained(Nanos::from_secs(4)), "b not started");
+    for second in 4..7 {
+        let at = |k: u64, n: u64| Nanos::from_secs(second) + Nanos(1 + k * 1_000_000_000 / n);
+        (0..100).for_each(|k| _ = late.completed(0, 4096, at(k, 100)));
+        (0..50).for_each(|k| _ = late.completed(1, 4096, at(k, 50)));
+    }
+    assert!(late.attained(Nanos::from_secs(7)));
+    assert_eq!(late.last().unwrap().0.at, Nanos::from_secs(7));
+}
+
+#[test]
+fn completions_before_the_start_are_not_sampled() {
+    // A job in its ramp_time: started counts from the ramp's end (2 s).
+    let mut watch = SteadyWatch::new(spec("iops:5%", 2, Nanos::ZERO), 1);
+    watch.started(0, Nanos::from_secs(2));
+    feed(&mut watch, 0, &[500, 500, 100, 100]);
+    assert!(watch.attained(Nanos::from_secs(4)));
+    assert_eq!(watch.last().unwrap().1, vec![100.0, 100.0]);
+}
+
+#[test]
+fn a_nan_criterion_is_met_as_in_fio() {
+    // fio 3.33, ss_dur=1 (a slope of one sample): attained at the first
+    // sample, criterion -nan; and a window of nothing as a percentage.
+    let mut one = SteadyWatch::new(spec("iops_slope:0.01%", 1, Nanos::ZERO), 1);
+    one.started(0, Nanos::ZERO);
+    feed(&mut one, 0, &[100]);
+    assert!(one.attained(Nanos::from_secs(1)));
+    let mut idle = SteadyWatch::new(spec("iops:5%", 3, Nanos::ZERO), 1);
+    idle.started(0, Nanos::ZERO);
+    feed(&mut idle, 0, &[0, 0, 0]);
+    assert!(idle.attained(Nanos::from_secs(3)));
+}
+
+#[test]
+fn a_slope_percentage_is_of_the_mean_in_whole_numbers() {
+    // 2, 3, 3: slope 0.5 a sample, mean 2.67 taken as 2 (fio's integer
+    // division): 25%, not 18.75%.
+    let mut watch = SteadyWatch::new(spec("iops_slope:20%", 3, Nanos::ZERO), 1);
+    watch.started(0, Nanos::ZERO);
+    feed(&mut watch, 0, &[2, 3, 3]);
+    assert!(!watch.attained(Nanos::from_secs(3)));
+    assert!((watch.last().unwrap().0.value - 25.0).abs() < 1e-9);
 }
 
 #[test]

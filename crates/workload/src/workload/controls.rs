@@ -111,10 +111,11 @@ impl Generator {
     }
 
     /// The job started (now or at its start time): its completions count
-    /// towards its steady state from then.
+    /// towards its steady state from the end of its `ramp_time` (fio does
+    /// not sample a job in its ramp, and starts its clock anew after it).
     pub(super) fn steady_started(&mut self) {
         if let (Some(steady), false) = (&self.steady, self.waiting) {
-            steady.started(self.job.start);
+            steady.started(self.job.start + self.job.shape.ramp);
         }
     }
 
@@ -244,7 +245,8 @@ impl Generator {
         );
         let Some((judged, window)) = watch.last() else {
             return Some(format!(
-                "{head}: never judged, as the job ran fewer than {} whole seconds past ss_ramp + 1 s (fio's too); {} to the end",
+                "{head}: never judged, as {} ran fewer than {} whole seconds past ramp_time, ss_ramp and 1 s (fio's too); {} to the end",
+                if steady.members == 1 { "the job" } else { "the group's last job (fio judges a group on the ticks its last job runs)" },
                 spec.seconds,
                 stopped.replace("stopped", "ran")
             ));
