@@ -97,8 +97,10 @@
 //! Sizes take fio's suffixes as its default `kb_base=1024` reads them:
 //! `k`, `m`, `g`, `t`, `p`, with or without `b` (or `i`), are powers of
 //! 1024, and `kib`, `mib`... powers of 1000; `kb_base=1000` turns both
-//! round for every size of its job, wherever it stands (fio's default
-//! `bs`, 4096 bytes, stays); `0x` before a number (no suffix) is
+//! round for every size of its section, wherever it stands there, and of
+//! the job sections after it if in `[global]` (a job's own does not reread
+//! `[global]`'s sizes, as fio read them already; fio's default `bs`, 4096
+//! bytes, stays); `0x` before a number (no suffix) is
 //! hexadecimal. Any other option is an error naming the file, the line
 //! and the option, with what is supported: not a silent default.
 //!
@@ -298,23 +300,36 @@ pub fn parse_with_env(
     Ok(JobFile { jobs, notes })
 }
 
-/// How a section reads size prefixes: its last `kb_base` (its own after
-/// the `[global]` ones), as fio applies `kb_base` before the job's other
-/// options wherever it stands. An error is the line and the message.
-fn kb_base(section: &Section) -> Result<KbBase, (usize, String)> {
-    let given = section
-        .options
+/// How each of a section's options reads size prefixes: with the last
+/// `kb_base` of the section it was written in (fio applies `kb_base`
+/// before that section's other options, wherever it stands), or else the
+/// one in force from the `[global]` sections before. A job's `kb_base`
+/// does not change the sizes `[global]` gave it (fio read them already).
+/// An error is the line and the message.
+fn kb_bases(section: &Section) -> Result<Vec<KbBase>, (usize, String)> {
+    let mut bases = Vec::with_capacity(section.options.len());
+    let mut base = KbBase::Binary;
+    let ends = section.scopes.iter().skip(1).copied();
+    for (start, end) in section
+        .scopes
         .iter()
-        .rev()
-        .find(|(key, _, _)| key.as_str() == "kb_base");
-    match given.map(|(_, value, line)| (value.as_str(), *line)) {
-        None | Some(("1024", _)) => Ok(KbBase::Binary),
-        Some(("1000", _)) => Ok(KbBase::Decimal),
-        Some((value, line)) => Err((
-            line,
-            format!("option `kb_base={value}`: expected 1024 (fio's default: 4k is 4096 bytes, 4KiB 4000) or 1000 (4k is 4000 bytes, 4KiB 4096)"),
-        )),
+        .copied()
+        .zip(ends.chain([section.options.len()]))
+    {
+        let scope = &section.options[start..end];
+        for (_, value, line) in scope.iter().filter(|(key, _, _)| key == "kb_base") {
+            base = match value.as_str() {
+                "1024" => KbBase::Binary,
+                "1000" => KbBase::Decimal,
+                _ => return Err((
+                    *line,
+                    format!("option `kb_base={value}`: expected 1024 (fio's default: 4k is 4096 bytes, 4KiB 4000) or 1000 (4k is 4000 bytes, 4KiB 4096)"),
+                )),
+            };
+        }
+        bases.resize(end, base);
     }
+    Ok(bases)
 }
 
 /// Puts a job's steady state in its reporting group (judged with the
@@ -497,13 +512,13 @@ impl JobSpec {
         notes: &mut Vec<String>,
     ) -> Result<JobSpec, FioError> {
         let name = section.name.as_str();
-        let kb_base = kb_base(section).map_err(|(line, message)| FioError {
+        let kb_bases = kb_bases(section).map_err(|(line, message)| FioError {
             file: file.to_string(),
             line,
             message,
         })?;
-        let mut reader = Reader::new(capacity, kb_base);
-        for (key, value, line) in &section.options {
+        let mut reader = Reader::new(capacity);
+        for ((key, value, line), &kb_base) in section.options.iter().zip(&kb_bases) {
             let err = |message: String| FioError {
                 file: file.to_string(),
                 line: *line,

@@ -7,8 +7,8 @@ use super::*;
 pub(super) struct Reader {
     /// The drive's bytes, for sizes given as percentages.
     capacity: u64,
-    /// How sizes are read (fio's `kb_base`, for the whole section).
-    kb_base: KbBase,
+    /// How the `rw` modifier's size is read (fio's `kb_base` where `rw` was).
+    rw_base: KbBase,
     rw: String,
     rw_modifier: Option<String>,
     mix_read: Option<u32>,
@@ -56,10 +56,10 @@ pub(super) struct Reader {
 }
 
 impl Reader {
-    pub(super) fn new(capacity: u64, kb_base: KbBase) -> Reader {
+    pub(super) fn new(capacity: u64) -> Reader {
         Reader {
             capacity,
-            kb_base,
+            rw_base: KbBase::Binary,
             rw: "read".into(),
             rw_modifier: None,
             mix_read: None,
@@ -122,7 +122,7 @@ impl Reader {
             ..
         } = *setting;
         let bad = |expected: &str| setting.bad(expected);
-        let (capacity, base) = (self.capacity, self.kb_base);
+        let (capacity, base) = (self.capacity, setting.kb_base);
         if self.iolog.option(setting)? {
             return Ok(());
         }
@@ -149,6 +149,7 @@ impl Reader {
                 }
                 self.rw = mode.to_string();
                 self.rw_modifier = modifier;
+                self.rw_base = base;
             }
             "rw_sequencer" => {
                 self.shape.same_offset =
@@ -454,7 +455,7 @@ impl Reader {
                     "job [{job}]: option `{given}` is deprecated in fio, which refuses it too (\"Option {k} is deprecated\", and fio drops the job): remove the line"
                 ))
             }
-            // Read for the whole section before its options (`fio::kb_base`).
+            // Read for each section before its options (`fio::kb_bases`).
             "kb_base" => {}
             "zonemode" => {
                 if value != "none" {
@@ -588,7 +589,7 @@ impl Reader {
         }
         if let Some(modifier) = &self.rw_modifier {
             if sequential {
-                self.shape.offset_add = signed_size(modifier, self.kb_base)
+                self.shape.offset_add = signed_size(modifier, self.rw_base)
                     .ok_or_else(|| err(format!("rw={}:{modifier}: expected a size (bytes between requests, negative to go back)", self.rw)))?;
             } else {
                 self.shape.ios_per_offset = positive_count(modifier).ok_or_else(|| {

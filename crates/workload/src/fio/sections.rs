@@ -10,6 +10,10 @@ pub(super) struct Section {
     pub(super) line: usize,
     /// `[global]` options in force where the section starts, then its own.
     pub(super) options: Vec<(String, String, usize)>,
+    /// Where each `[global]` section's options start in `options`, then
+    /// where the section's own start: fio reads each section's sizes with
+    /// the `kb_base` in force in it.
+    pub(super) scopes: Vec<usize>,
 }
 
 /// The job sections of a job file, each with the `[global]` options in
@@ -17,6 +21,7 @@ pub(super) struct Section {
 /// [`MAX_SECTION_OPTIONS`]).
 pub(super) fn sections(lines: &[Line], file: &str) -> Result<Vec<Section>, FioError> {
     let mut global: Vec<(String, String, usize)> = Vec::new();
+    let mut global_starts: Vec<usize> = Vec::new();
     let mut sections: Vec<Section> = Vec::new();
     let mut in_global = false;
     for line in lines {
@@ -24,11 +29,16 @@ pub(super) fn sections(lines: &[Line], file: &str) -> Result<Vec<Section>, FioEr
         if let Some(name) = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
             let name = name.trim().to_string();
             in_global = name == "global";
-            if !in_global {
+            if in_global {
+                global_starts.push(global.len());
+            } else {
+                let mut scopes = global_starts.clone();
+                scopes.push(global.len());
                 sections.push(Section {
                     name,
                     line: line.number,
                     options: global.clone(),
+                    scopes,
                 });
             }
             continue;

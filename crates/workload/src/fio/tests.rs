@@ -294,6 +294,29 @@ fn kb_base_1000_reads_every_size_of_its_job_in_powers_of_ten() {
     assert!(e.message.contains("expected 1024"), "{e}");
 }
 
+/// fio reads a `[global]` section's sizes with the `kb_base` in force
+/// there: a job's own `kb_base` reads only the job's (fio 3.33, `[global]`
+/// size=1m bs=4k, `[j]` kb_base=1000: 256 reads of 4096 bytes; `[global]`
+/// size=1m, `[j]` bs=4k kb_base=1000: 262 of 4000; `[global]` kb_base=1000
+/// size=1m, `[j]` kb_base=1024: 1,000,000 bytes).
+#[test]
+fn kb_base_reads_the_sizes_of_its_own_section_and_not_globals_before() {
+    let sizes = |text: &str| match &jobs_of(text)[0].kind {
+        JobKind::Synthetic(s) => (s.block_min, s.size),
+        JobKind::Trace(_) => unreachable!(),
+    };
+    let text = "[global]\nsize=1m\nbs=4k\n[j]\nrw=read\nkb_base=1000\n";
+    assert_eq!(sizes(text), (4096, 1 << 20));
+    let text = "[global]\nsize=1m\n[j]\nrw=read\nbs=4k\nkb_base=1000\n";
+    assert_eq!(sizes(text), (4000, 1 << 20));
+    let text = "[global]\nkb_base=1000\nsize=1m\n[j]\nrw=read:4k\nkb_base=1024\n";
+    assert_eq!(sizes(text), (4096, 1_000_000));
+    assert_eq!(jobs_of(text)[0].shape.offset_add, 4096);
+    // A later [global] reads with the kb_base an earlier one set.
+    let text = "[global]\nkb_base=1000\n[global]\nsize=1m\n[j]\nrw=read\n";
+    assert_eq!(sizes(text).1, 1_000_000);
+}
+
 #[test]
 fn a_file_of_more_jobs_than_fio_allows_is_refused_at_the_section_past_the_limit() {
     // Four sections of 1,024 copies make 4,096 jobs, every one after the

@@ -13,8 +13,8 @@ pub(super) struct Setting<'a> {
     pub(super) given: &'a str,
     pub(super) value: &'a str,
     pub(super) line: usize,
-    /// How the job reads size prefixes (fio's `kb_base`, which applies to
-    /// every size of the job wherever it stands in the section).
+    /// How the option reads size prefixes (fio's `kb_base` of the section
+    /// it stands in, wherever it stands there: [`super::kb_bases`]).
     pub(super) kb_base: KbBase,
 }
 
