@@ -165,7 +165,10 @@ pub enum FileService {
         every: u32,
     },
     /// Each file until its size has been moved, then the next
-    /// (`sequential`).
+    /// (`sequential`, and fio's `roundrobin:0` and `random:0`, whose next
+    /// file fio draws where this takes the next in order). A random job
+    /// with `norandommap` never finishes a file in fio, and stays on its
+    /// first ([`FileService::for_random_without_map`]).
     Sequential,
 }
 
@@ -180,6 +183,16 @@ pub const FILE_SERVICES: &str = "roundrobin, random or sequential (each with `:N
     before the next file), or zipf, pareto or normal (gauss) with fio's parameter (zipf:1.2)";
 
 impl FileService {
+    /// The service of a random job with `norandommap`: fio's `sequential`
+    /// keeps to the first file, which such a job never finishes (fio 3.33,
+    /// randread, two files of 16 KiB, size=32k: 8 reads of file 0).
+    pub fn for_random_without_map(self) -> FileService {
+        match self {
+            FileService::Sequential => FileService::RoundRobin { every: u32::MAX },
+            other => other,
+        }
+    }
+
     /// fio's `file_service_type` value; `None` when it is not one of
     /// [`FILE_SERVICES`].
     pub fn parse(value: &str) -> Option<FileService> {
@@ -187,18 +200,28 @@ impl FileService {
             Some((kind, postfix)) => (kind.trim(), Some(postfix.trim())),
             None => (value.trim(), None),
         };
-        let every =
-            || -> Option<u32> { postfix.map_or(Some(1), |n| n.parse().ok().filter(|n| *n > 0)) };
+        // fio reads N as C's atoi does: no number is 0, and 0 (or less)
+        // keeps each file until it is done, as `sequential` does.
+        let every = postfix.map_or(1, |n| {
+            let (minus, n) = n.strip_prefix('-').map_or((false, n), |n| (true, n));
+            let digits = n.find(|c: char| !c.is_ascii_digit()).unwrap_or(n.len());
+            let n: u32 = n[..digits]
+                .parse()
+                .unwrap_or(if digits > 0 { u32::MAX } else { 0 });
+            if minus {
+                0
+            } else {
+                n
+            }
+        });
         Some(match kind {
-            "roundrobin" => FileService::RoundRobin { every: every()? },
+            "roundrobin" | "random" | "sequential" if every == 0 => FileService::Sequential,
+            "roundrobin" => FileService::RoundRobin { every },
             "random" => FileService::Drawn {
                 distribution: Distribution::Uniform,
-                every: every()?,
+                every,
             },
-            "sequential" => {
-                every()?;
-                FileService::Sequential
-            }
+            "sequential" => FileService::Sequential,
             "zipf" | "pareto" | "normal" | "gauss" => FileService::Drawn {
                 distribution: Distribution::parse(value)?,
                 every: 1,

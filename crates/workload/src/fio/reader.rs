@@ -653,6 +653,10 @@ impl Reader {
             None => vec![0, 1],
         };
         if !sequential && self.shape.percentage_random != Some(0) {
+            if self.norandommap {
+                let service = std::mem::take(&mut self.shape.files.service);
+                self.shape.files.service = service.for_random_without_map();
+            }
             let random = RandomJob {
                 blocks: own_blocks,
                 align: self.shape.random_align.unwrap_or(own_blocks),

@@ -246,7 +246,19 @@ fn file_service_types_pick_files_as_fio_does() {
         assert_eq!(pair[0].1 + 1, pair[1].1, "{drawn:?}");
     }
     assert_eq!(file_blocks("zipf:1.2").len(), 8);
-    for bad in ["random:0", "bogus", "zipf:1", "sequential:x"] {
+    // fio reads N with atoi: 0, or no number, keeps each file until it is
+    // done (its write_iolog: roundrobin:0 and roundrobin:x go 0,0,0,0,1,...).
+    for until_done in ["roundrobin:0", "roundrobin:x", "random:0", "sequential:x"] {
+        assert_eq!(file_blocks(until_done), file_blocks("sequential"));
+    }
+    // A random job without a random map never finishes a file, and fio's
+    // sequential service keeps to the first (8 reads of file 0).
+    let text =
+        "[j]\nrw=randread\nnorandommap\nbs=4k\nsize=32k\nnrfiles=2\nfile_service_type=sequential\n";
+    let out = crate::workload::Generator::new(jobs_of(text).remove(0), 0, 1).requests_unloaded();
+    assert_eq!(out.len(), 8);
+    assert!(out.iter().all(|r| r.offset.0 < 16384), "{out:?}");
+    for bad in ["bogus", "zipf:1", "wanderer:2"] {
         assert_refused(
             &format!("[a]\nfile_service_type={bad}\n"),
             "f.fio:2",
