@@ -606,7 +606,7 @@ use iolog_job::{IologJob, IologReader};
 use reader::Reader;
 use sections::{sections, Section};
 use values::{
-    boolean, either, gcd, per_direction, per_direction_sizes, percent, positive_count,
+    boolean, either, file_names, gcd, per_direction, per_direction_sizes, percent, positive_count,
     positive_size, signed_size, size_or_percent, Setting,
 };
 pub use values::{size_in, size_value, time_value};

@@ -778,27 +778,3 @@ impl Reader {
         }
     }
 }
-
-/// fio's `filename` list: names separated by `:`, a `\:` being a colon
-/// inside a name (`/dev/bsg/0\:0\:0\:0` is one device).
-fn file_names(value: &str) -> Vec<String> {
-    let mut names = vec![String::new()];
-    let mut chars = value.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            ':' => names.push(String::new()),
-            c => {
-                let c = if c == '\\' && chars.peek() == Some(&':') {
-                    chars.next().unwrap_or(c)
-                } else {
-                    c
-                };
-                if let Some(n) = names.last_mut() {
-                    n.push(c);
-                }
-            }
-        }
-    }
-    names.retain(|n| !n.is_empty());
-    names
-}

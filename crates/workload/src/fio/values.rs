@@ -1,6 +1,6 @@
 //! Values as fio writes them: booleans, sizes (fio's grammar, the one of
 //! [`iosteer_sched::units`]), sizes that may be negative or a percentage of
-//! the drive, percentages and times.
+//! the drive, percentages, times and `filename` lists.
 
 use super::*;
 
@@ -159,4 +159,28 @@ pub(super) fn size_or_percent(value: &str, capacity: u64, base: KbBase) -> Optio
 /// bare number is in units of `default_ns`.
 pub fn time_value(value: &str, default_ns: u64) -> Option<Nanos> {
     units::parse_duration(value, Some(Nanos(default_ns))).ok()
+}
+
+/// fio's `filename` list: names separated by `:`, a `\:` being a colon
+/// inside a name (`/dev/bsg/0\:0\:0\:0` is one device).
+pub(super) fn file_names(value: &str) -> Vec<String> {
+    let mut names = vec![String::new()];
+    let mut chars = value.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            ':' => names.push(String::new()),
+            c => {
+                let c = if c == '\\' && chars.peek() == Some(&':') {
+                    chars.next().unwrap_or(c)
+                } else {
+                    c
+                };
+                if let Some(n) = names.last_mut() {
+                    n.push(c);
+                }
+            }
+        }
+    }
+    names.retain(|n| !n.is_empty());
+    names
 }
