@@ -326,7 +326,7 @@ fn rate_min_is_a_floor_per_direction_as_in_fio() {
 #[test]
 fn rate_iops_min_is_a_floor_in_requests_and_rate_cycle_is_noted() {
     let text = "[a]\nrw=randread\nrate_iops=50\nrate_iops_min=100\nrate_cycle=500\nruntime=2\ntime_based\nsize=64m\n";
-    let report = simulate(text, "m.fio", "enterprise-nvme");
+    let report = on_nvme(text);
     let floors = notes_with(&report.notes, "rate_iops_min");
     assert_eq!(floors.len(), 1, "{:?}", report.notes);
     assert!(
@@ -341,10 +341,8 @@ fn rate_iops_min_is_a_floor_in_requests_and_rate_cycle_is_noted() {
         read.notes
     );
     // Above the floor: no note.
-    let report = simulate(
+    let report = on_nvme(
         "[a]\nrw=randread\nrate_iops=50\nrate_iops_min=40\nruntime=2\ntime_based\nsize=64m\n",
-        "m.fio",
-        "enterprise-nvme",
     );
     assert!(
         notes_with(&report.notes, "rate_iops_min").is_empty(),
@@ -520,17 +518,18 @@ fn notes_with<'a>(notes: &'a [String], text: &str) -> Vec<&'a String> {
     notes.iter().filter(|n| n.contains(text)).collect()
 }
 
+/// A job file run on enterprise-nvme.
+fn on_nvme(text: &str) -> RunReport {
+    simulate(text, "ss.fio", "enterprise-nvme")
+}
+
 /// fio's steady state: a job whose last `ss_dur` seconds look steady stops
 /// at that check (fio 3.33 on a file: 284 reads in 2.83 s, its checks a
 /// fraction of a second off the job's start; here on whole seconds).
 #[test]
 fn steady_state_stops_a_job_at_the_check_that_finds_it() {
     let job = "[j]\nrw=randread\nbs=4k\nsize=64m\nrate_iops=100\nruntime=20\ntime_based\n";
-    let report = simulate(
-        &format!("{job}ss=iops:5%\nss_dur=3\n"),
-        "ss.fio",
-        "enterprise-nvme",
-    );
+    let report = on_nvme(&format!("{job}ss=iops:5%\nss_dur=3\n"));
     assert_eq!(report.phase("j").unwrap().read.ops, 300);
     let notes = notes_with(
         &report.notes,
@@ -539,11 +538,7 @@ fn steady_state_stops_a_job_at_the_check_that_finds_it() {
     assert_eq!(notes.len(), 1, "{:?}", report.notes);
     // Samples start a second after ss_ramp; fio's default criterion is
     // iops_slope:0.01%, met by a constant rate.
-    let report = simulate(
-        &format!("{job}ss_dur=2\nss_ramp=2\n"),
-        "ss.fio",
-        "enterprise-nvme",
-    );
+    let report = on_nvme(&format!("{job}ss_dur=2\nss_ramp=2\n"));
     assert_eq!(report.phase("j").unwrap().read.ops, 400);
     assert_eq!(
         notes_with(&report.notes, "iops_slope:0.01% over 2 s: reached at 4 s").len(),
@@ -551,7 +546,7 @@ fn steady_state_stops_a_job_at_the_check_that_finds_it() {
     );
     // A limit no window meets: the job runs its runtime, and the note says so.
     let text = "[j]\nrw=randread\nbs=4k\nsize=64m\nrate_iops=100\nruntime=4\ntime_based\nss=iops:-1\nss_dur=2\n";
-    let report = simulate(text, "ss.fio", "enterprise-nvme");
+    let report = on_nvme(text);
     assert_eq!(report.phase("j").unwrap().read.ops, 400);
     assert_eq!(
         notes_with(&report.notes, "not reached; at the last check (3 s)").len(),
@@ -564,22 +559,18 @@ fn steady_state_under_group_reporting_judges_and_stops_the_group_together() {
     // Two copies at 100 IOPS and one job at 50: one window of 250.
     let text = "[global]\nrw=randread\nbs=4k\nsize=64m\nruntime=6\ntime_based\ngroup_reporting\n\
                 ss=iops:5%\nss_dur=2\n[a]\nrate_iops=100\nnumjobs=2\n[b]\nrate_iops=50\n";
-    let report = simulate(text, "ss.fio", "enterprise-nvme");
+    let report = on_nvme(text);
     assert_eq!(report.phase("all").unwrap().read.ops, 500);
     let notes = notes_with(&report.notes, "(250, 250 I/Os per second)");
     assert_eq!(notes.len(), 1, "one note for the group: {:?}", report.notes);
     // Without group_reporting each job is judged alone, and stops alone.
-    let report = simulate(
-        &text.replace("group_reporting\n", ""),
-        "ss.fio",
-        "enterprise-nvme",
-    );
+    let report = on_nvme(&text.replace("group_reporting\n", ""));
     assert_eq!(report.phase("all").unwrap().read.ops, 500);
     assert_eq!(notes_with(&report.notes, "steady state iops:5%").len(), 3);
     // A job of the next group (stonewall) is sampled from its own start.
     let text = "[global]\nrw=randread\nbs=4k\nsize=64m\nrate_iops=100\nruntime=10\ntime_based\n\
                 ss=iops:5%\nss_dur=2\n[a]\n[b]\nstonewall\n";
-    let report = simulate(text, "ss.fio", "enterprise-nvme");
+    let report = on_nvme(text);
     assert_eq!(report.phase("a").unwrap().read.ops, 200);
     assert_eq!(report.phase("b").unwrap().read.ops, 200);
 }
@@ -606,16 +597,12 @@ fn steady_state_that_differs_within_a_reporting_group_is_refused_as_fio_refuses_
 #[test]
 fn steady_state_waits_out_ramp_time_and_needs_the_groups_last_job() {
     let job = "[j]\nrw=randread\nbs=4k\nsize=64m\nrate_iops=100\nruntime=12\ntime_based\n";
-    let report = simulate(
-        &format!("{job}ramp_time=2\nss=iops:5%\nss_dur=3\n"),
-        "ss.fio",
-        "enterprise-nvme",
-    );
+    let report = on_nvme(&format!("{job}ramp_time=2\nss=iops:5%\nss_dur=3\n"));
     assert_eq!(report.phase("j").unwrap().read.ops, 300);
     assert_eq!(notes_with(&report.notes, "reached at 5 s").len(), 1);
     let text = "[global]\nrw=randread\nbs=4k\nsize=64m\ntime_based\ngroup_reporting\n\
                 ss=iops:5%\nss_dur=3\n[a]\nrate_iops=100\nruntime=10\n[b]\nrate_iops=50\nruntime=2\n";
-    let report = simulate(text, "ss.fio", "enterprise-nvme");
+    let report = on_nvme(text);
     assert_eq!(report.phase("all").unwrap().read.ops, 1_100);
     assert_eq!(
         notes_with(&report.notes, "never judged, as the group's last job").len(),

@@ -19,6 +19,29 @@ fn feed(watch: &mut SteadyWatch, member: usize, per_second: &[u64]) {
     }
 }
 
+/// A job's watch of `spec(criterion, seconds, ramp)`, started at 0 and fed
+/// `per_second` completions.
+fn fed(criterion: &str, seconds: u32, ramp: Nanos, per_second: &[u64]) -> SteadyWatch {
+    let mut watch = group(criterion, seconds, ramp, 1, &[0]);
+    feed(&mut watch, 0, per_second);
+    watch
+}
+
+/// A group's watch of `members`, of which `started` start at 0.
+fn group(
+    criterion: &str,
+    seconds: u32,
+    ramp: Nanos,
+    members: usize,
+    started: &[usize],
+) -> SteadyWatch {
+    let mut watch = SteadyWatch::new(spec(criterion, seconds, ramp), members);
+    for &m in started {
+        watch.started(m, Nanos::ZERO);
+    }
+    watch
+}
+
 #[test]
 fn criteria_are_read_as_fio_reads_them() {
     let c = SteadyCriterion::parse("iops_slope:0.1%", KbBase::Binary).unwrap();
@@ -51,9 +74,7 @@ fn criteria_are_read_as_fio_reads_them() {
 
 #[test]
 fn a_steady_rate_is_reached_once_the_window_is_full() {
-    let mut watch = SteadyWatch::new(spec("iops:5%", 3, Nanos::ZERO), 1);
-    watch.started(0, Nanos::ZERO);
-    feed(&mut watch, 0, &[100, 100]);
+    let mut watch = fed("iops:5%", 3, Nanos::ZERO, &[100, 100]);
     assert!(!watch.attained(Nanos::from_secs(2)), "two samples of three");
     feed(&mut watch, 0, &[0, 0, 100]);
     assert!(watch.attained(Nanos::from_secs(3)));
@@ -66,14 +87,10 @@ fn a_steady_rate_is_reached_once_the_window_is_full() {
 #[test]
 fn a_deviation_over_the_limit_is_not_steady() {
     // Samples 90, 100, 110: mean 100, largest deviation 10 = 10%.
-    let mut watch = SteadyWatch::new(spec("iops:10%", 3, Nanos::ZERO), 1);
-    watch.started(0, Nanos::ZERO);
-    feed(&mut watch, 0, &[90, 100, 110]);
+    let mut watch = fed("iops:10%", 3, Nanos::ZERO, &[90, 100, 110]);
     assert!(!watch.attained(Nanos::from_secs(3)), "10% is not under 10%");
     assert_eq!(watch.last().unwrap().0.value, 10.0);
-    let mut looser = SteadyWatch::new(spec("iops:11", 3, Nanos::ZERO), 1);
-    looser.started(0, Nanos::ZERO);
-    feed(&mut looser, 0, &[90, 100, 110]);
+    let mut looser = fed("iops:11", 3, Nanos::ZERO, &[90, 100, 110]);
     assert!(
         looser.attained(Nanos::from_secs(3)),
         "a deviation of 10 I/Os is under 11"
@@ -83,14 +100,10 @@ fn a_deviation_over_the_limit_is_not_steady() {
 #[test]
 fn the_slope_is_a_least_squares_line_per_sample() {
     // 100, 200, 300: slope 100 a sample, 50% of the mean of 200.
-    let mut watch = SteadyWatch::new(spec("iops_slope:60%", 3, Nanos::ZERO), 1);
-    watch.started(0, Nanos::ZERO);
-    feed(&mut watch, 0, &[100, 200, 300]);
+    let mut watch = fed("iops_slope:60%", 3, Nanos::ZERO, &[100, 200, 300]);
     assert!(watch.attained(Nanos::from_secs(3)));
     assert!((watch.last().unwrap().0.value - 50.0).abs() < 1e-9);
-    let mut strict = SteadyWatch::new(spec("bw_slope:1m", 3, Nanos::ZERO), 1);
-    strict.started(0, Nanos::ZERO);
-    feed(&mut strict, 0, &[100, 200, 300]);
+    let mut strict = fed("bw_slope:1m", 3, Nanos::ZERO, &[100, 200, 300]);
     // 100 x 4 KiB a second per sample, under 1 MiB.
     assert!(strict.attained(Nanos::from_secs(3)));
     assert_eq!(strict.last().unwrap().0.value, 409_600.0);
@@ -99,9 +112,7 @@ fn the_slope_is_a_least_squares_line_per_sample() {
 #[test]
 fn samples_start_a_second_after_the_ramp() {
     // Ramp 2 s: the first sample is taken at 3 s (the third second's).
-    let mut watch = SteadyWatch::new(spec("iops:5%", 2, Nanos::from_secs(2)), 1);
-    watch.started(0, Nanos::ZERO);
-    feed(&mut watch, 0, &[10, 20, 100, 100]);
+    let mut watch = fed("iops:5%", 2, Nanos::from_secs(2), &[10, 20, 100, 100]);
     assert!(!watch.attained(Nanos::from_secs(3)));
     assert!(watch.attained(Nanos::from_secs(4)));
     assert_eq!(watch.last().unwrap().1, vec![100.0, 100.0]);
@@ -109,9 +120,7 @@ fn samples_start_a_second_after_the_ramp() {
 
 #[test]
 fn a_group_is_judged_on_its_sum_and_skips_jobs_not_running() {
-    let mut watch = SteadyWatch::new(spec("iops:1%", 2, Nanos::ZERO), 3);
-    watch.started(1, Nanos::ZERO);
-    watch.started(2, Nanos::ZERO);
+    let mut watch = group("iops:1%", 2, Nanos::ZERO, 3, &[1, 2]);
     // Member 0 never starts; member 1 ends after its first second.
     feed(&mut watch, 2, &[100]);
     feed(&mut watch, 1, &[50]);
@@ -128,9 +137,7 @@ fn a_group_is_judged_only_while_its_last_job_runs() {
     // 10 s and [b] at 50 for 2 s: b holds the window, ends, and a runs its
     // 10 s (1,100 reads); with b started 4 s late, a runs on until b has
     // run 3 s.
-    let mut ended = SteadyWatch::new(spec("iops:5%", 3, Nanos::ZERO), 2);
-    ended.started(0, Nanos::ZERO);
-    ended.started(1, Nanos::ZERO);
+    let mut ended = group("iops:5%", 3, Nanos::ZERO, 2, &[0, 1]);
     feed(&mut ended, 0, &[100, 100]);
     feed(&mut ended, 1, &[50, 50]);
     ended.attained(Nanos::from_secs(2));
@@ -139,8 +146,7 @@ fn a_group_is_judged_only_while_its_last_job_runs() {
     assert!(!ended.attained(Nanos::from_secs(7)));
     assert!(ended.last().is_none(), "never judged");
 
-    let mut late = SteadyWatch::new(spec("iops:5%", 3, Nanos::ZERO), 2);
-    late.started(0, Nanos::ZERO);
+    let mut late = group("iops:5%", 3, Nanos::ZERO, 2, &[0]);
     late.started(1, Nanos::from_secs(4));
     feed(&mut late, 0, &[100, 100, 100, 100]);
     assert!(!late.attained(Nanos::from_secs(4)), "b not started");
@@ -167,13 +173,9 @@ fn completions_before_the_start_are_not_sampled() {
 fn a_nan_criterion_is_met_as_in_fio() {
     // fio 3.33, ss_dur=1 (a slope of one sample): attained at the first
     // sample, criterion -nan; and a window of nothing as a percentage.
-    let mut one = SteadyWatch::new(spec("iops_slope:0.01%", 1, Nanos::ZERO), 1);
-    one.started(0, Nanos::ZERO);
-    feed(&mut one, 0, &[100]);
+    let mut one = fed("iops_slope:0.01%", 1, Nanos::ZERO, &[100]);
     assert!(one.attained(Nanos::from_secs(1)));
-    let mut idle = SteadyWatch::new(spec("iops:5%", 3, Nanos::ZERO), 1);
-    idle.started(0, Nanos::ZERO);
-    feed(&mut idle, 0, &[0, 0, 0]);
+    let mut idle = fed("iops:5%", 3, Nanos::ZERO, &[0, 0, 0]);
     assert!(idle.attained(Nanos::from_secs(3)));
 }
 
@@ -181,18 +183,14 @@ fn a_nan_criterion_is_met_as_in_fio() {
 fn a_slope_percentage_is_of_the_mean_in_whole_numbers() {
     // 2, 3, 3: slope 0.5 a sample, mean 2.67 taken as 2 (fio's integer
     // division): 25%, not 18.75%.
-    let mut watch = SteadyWatch::new(spec("iops_slope:20%", 3, Nanos::ZERO), 1);
-    watch.started(0, Nanos::ZERO);
-    feed(&mut watch, 0, &[2, 3, 3]);
+    let mut watch = fed("iops_slope:20%", 3, Nanos::ZERO, &[2, 3, 3]);
     assert!(!watch.attained(Nanos::from_secs(3)));
     assert!((watch.last().unwrap().0.value - 25.0).abs() < 1e-9);
 }
 
 #[test]
 fn no_tick_is_judged_after_steady_state() {
-    let mut watch = SteadyWatch::new(spec("iops:5%", 1, Nanos::ZERO), 1);
-    watch.started(0, Nanos::ZERO);
-    feed(&mut watch, 0, &[100, 7]);
+    let mut watch = fed("iops:5%", 1, Nanos::ZERO, &[100, 7]);
     assert!(watch.attained(Nanos::from_secs(10)));
     assert_eq!(watch.last().unwrap().0.at, Nanos::from_secs(1));
 }
