@@ -213,6 +213,20 @@ fn import_errors_name_the_file_the_parameter_and_what_is_accepted() {
         "tight.parv",
     );
     assert!(matches!(err, ImportError::Config { .. }), "{err}");
+    // Over-provisioning is weighed against the blocks GC keeps free: a
+    // refusal names both parameters, not only the first.
+    let err = disksim_with(
+        "Minimum free blocks percentage = 5",
+        "Minimum free blocks percentage = 99",
+        "gc.parv",
+    );
+    assert_says(
+        &err,
+        &[
+            "over_provisioning",
+            "set from `Reserve pages percentage = 15`, `Minimum free blocks percentage = 99`",
+        ],
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@
 //! ms per byte; its reserve and free-block thresholds are percentages.
 
 use super::params::{Param, Params};
-use super::{blocks_for_fraction, ImportError, Imported, Notes};
+use super::{blocks_for_fraction, shown, ImportError, Imported, Notes};
 use crate::config::{DeviceConfig, GcMode, VictimPolicy, WritePlacement, SECTOR_BYTES};
 
 /// The preset behind an imported DiskSim drive: the drive of seed 002, whose
@@ -216,7 +216,10 @@ fn timing(p: &mut Params, c: &mut DeviceConfig, notes: &mut Notes) -> Result<(),
     ] {
         let ms = p.required_number(name)?;
         *field = ms * 1e3;
-        notes.mapped(format!("{name} = {ms} ms"), format!("{key} = {}", *field));
+        notes.mapped(
+            format!("{name} = {} ms", shown(ms)),
+            format!("{key} = {}", shown(*field)),
+        );
     }
     let ms_per_byte = p.required_number("Chip xfer latency")?;
     if ms_per_byte <= 0.0 {

@@ -61,6 +61,17 @@ fn set_from(from: &Option<String>) -> String {
         .map_or(String::new(), |source| format!(" (set from `{source}`)"))
 }
 
+/// A number as a note shows it: as Rust prints it, or in exponent form
+/// when that would be longer than 24 characters (`1e308`, not 309 digits).
+pub(crate) fn shown(x: f64) -> String {
+    let plain = x.to_string();
+    if plain.len() > 24 {
+        format!("{x:e}")
+    } else {
+        plain
+    }
+}
+
 /// "line 12: ", or nothing for a value no one line sets.
 fn at_line(line: Option<usize>) -> String {
     line.map_or(String::new(), |n| format!("line {n}: "))
@@ -161,6 +172,26 @@ impl Notes {
         });
     }
 
+    /// The source parameters that set `field`, and those of the fields its
+    /// check weighs it against (over-provisioning against the blocks GC
+    /// keeps free), as written there: "A`, `B".
+    fn sources_of(&self, field: &str) -> Option<String> {
+        const WEIGHED_WITH: &[(&str, &str)] = &[("over_provisioning", "gc.low_watermark")];
+        let related = WEIGHED_WITH
+            .iter()
+            .filter(|(f, _)| *f == field)
+            .map(|(_, r)| *r);
+        let sources: Vec<&str> = std::iter::once(field)
+            .chain(related)
+            .filter_map(|f| {
+                let set = format!("{f} =");
+                self.mapped.iter().find(|note| note.outcome.contains(&set))
+            })
+            .map(|note| note.source.as_str())
+            .collect();
+        (!sources.is_empty()).then(|| sources.join("`, `"))
+    }
+
     /// The finished import, once the drive validates.
     pub(crate) fn finish(
         self,
@@ -171,11 +202,7 @@ impl Notes {
     ) -> Result<Imported, ImportError> {
         config.validate().map_err(|source| {
             let from = match &source {
-                ConfigError::Invalid { field, .. } => self
-                    .mapped
-                    .iter()
-                    .find(|note| note.outcome.contains(&format!("{field} =")))
-                    .map(|note| note.source.clone()),
+                ConfigError::Invalid { field, .. } => self.sources_of(field),
                 _ => None,
             };
             ImportError::Config {
