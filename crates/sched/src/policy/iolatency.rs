@@ -133,7 +133,7 @@ pub const INFO: PolicyInfo = PolicyInfo {
     build: |configure| construct(configure, Iolatency::new),
 };
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct IolatencyConfig {
     /// `target`, and `target.<id>` of the tenants that have their own;
     /// zero is none.
@@ -141,16 +141,6 @@ pub struct IolatencyConfig {
     /// Zero: the device's slots.
     pub nr_requests: u32,
     pub common: CommonConfig,
-}
-
-impl Default for IolatencyConfig {
-    fn default() -> Self {
-        IolatencyConfig {
-            target: PerTenant::new(Nanos::ZERO),
-            nr_requests: 0,
-            common: CommonConfig::default(),
-        }
-    }
 }
 
 impl Configurable for IolatencyConfig {
