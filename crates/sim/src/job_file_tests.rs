@@ -7,6 +7,7 @@ use iosteer_sched::{Nanos, Op};
 
 use crate::example_job_files::example_job_files;
 use crate::run::Simulation;
+use crate::workload_file::JOB_DRAIN;
 use iosteer_workload::fio::{parse, parse_with_env};
 use iosteer_workload::fio_options::{IGNORED, SUPPORTED};
 use iosteer_workload::report::RunReport;
@@ -22,9 +23,14 @@ fn env(name: &str) -> Option<String> {
 /// Runs a job file on a fresh `device` (not aged: the tests look at the
 /// workload, and a fresh drive is quick to make) with fifo.
 fn simulate(text: &str, file: &str, device: &str) -> RunReport {
+    simulate_draining(text, file, device, Nanos::from_secs(5))
+}
+
+/// [`simulate`], the run going on at most `drain` after the jobs stop.
+fn simulate_draining(text: &str, file: &str, device: &str, drain: Nanos) -> RunReport {
     let device = DeviceConfig::preset(device).unwrap();
     let parsed = parse_with_env(text, file, device.logical_bytes(), &env).unwrap();
-    let mut sim = Simulation::of_job_file(device, parsed.jobs, 1, Nanos::from_secs(5));
+    let mut sim = Simulation::of_job_file(device, parsed.jobs, 1, drain);
     sim.precondition = Precondition {
         state: StartState::Empty,
         seed: 1,
@@ -61,6 +67,37 @@ fn prefill_writes_the_target_exactly_once_and_stops() {
     assert!(
         (written / (256.0 * MIB as f64) - 1.0).abs() < 0.01,
         "bytes written {written}"
+    );
+}
+
+/// Four 64 MiB writes at once on a drive that writes about 27 MB/s: the
+/// last completes after about 10 s, which fio waits for, and so does a job
+/// file's run (it had stopped 5 s after the last issue, three unfinished).
+#[test]
+fn a_job_file_run_waits_for_its_slowest_request() {
+    let text = "[w]\nrw=write\nbs=64m\nsize=256m\niodepth=4\n";
+    let report = simulate_draining(text, "big.fio", "diskSim-slc", JOB_DRAIN);
+    assert_eq!(report.unfinished, 0);
+    let phase = report.phase("w").unwrap();
+    assert_eq!(phase.write.ops, 4);
+    assert!(phase.end_s > 9.0, "ends at {} s", phase.end_s);
+    assert!(report.notes.is_empty(), "{:?}", report.notes);
+}
+
+/// Requests still out when the drain runs out are counted and said.
+#[test]
+fn requests_left_when_the_drain_runs_out_are_noted() {
+    let text = "[w]\nrw=write\nbs=64m\nsize=256m\niodepth=4\n";
+    let report = simulate_draining(text, "big.fio", "diskSim-slc", Nanos::from_secs(1));
+    assert_eq!(report.unfinished, 4);
+    let note = report
+        .notes
+        .iter()
+        .find(|n| n.contains("still outstanding"))
+        .expect("a note on the requests left");
+    assert!(
+        note.starts_with("4 of 4 requests") && note.contains("1 s after the jobs stopped"),
+        "{note}"
     );
 }
 

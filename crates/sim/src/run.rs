@@ -292,6 +292,17 @@ struct State {
     waiting: usize,
     /// Before this no phase edge is left to mark.
     phase_edge_ahead: Nanos,
+    /// Why the run stopped with requests still out, if it did.
+    cut_short: Option<CutShort>,
+}
+
+/// Why a run stopped before every request it issued completed.
+#[derive(Clone, Copy)]
+enum CutShort {
+    /// The drain after the jobs ran out.
+    Drained,
+    /// Requests were held with no event, arrival or timer left to move them.
+    NothingDue,
 }
 
 /// A trace job that could not read on stops the run: what would follow is
@@ -335,6 +346,7 @@ impl State {
                 .filter(|job| !job.shape.after.is_empty())
                 .count(),
             phase_edge_ahead: Nanos::ZERO,
+            cut_short: None,
         }
     }
 
@@ -458,9 +470,11 @@ impl State {
                 earliest(arrival, self.device.next_event()),
                 earliest(timer, stop),
             ) else {
+                self.cut_short = busy.then_some(CutShort::NothingDue);
                 break;
             };
             if self.deadline(sim).is_some_and(|deadline| next > deadline) {
+                self.cut_short = busy.then_some(CutShort::Drained);
                 break;
             }
             self.now = self.now.max(next);
@@ -653,6 +667,7 @@ impl State {
         if self.errors > 0 {
             notes.push(format!("{} requests failed in the drive", self.errors));
         }
+        notes.extend(self.unfinished_note(sim));
         RunReport {
             scheduler: spec.to_string(),
             device: sim.device.name.clone(),
@@ -672,6 +687,21 @@ impl State {
 }
 
 impl State {
+    /// Requests still in the scheduler or the drive when the run stopped:
+    /// the figures leave them out.
+    fn unfinished_note(&self, sim: &Simulation) -> Option<String> {
+        let left = self.submitted - self.completed;
+        let why = match self.cut_short? {
+            CutShort::Drained => format!("{} s after the jobs stopped", sim.drain.as_secs_f64()),
+            CutShort::NothingDue => "with nothing left to release them".to_string(),
+        };
+        Some(format!(
+            "{left} of {} requests were still outstanding when the run stopped at {:.3} s, {why}; the figures count only the requests that completed",
+            self.submitted,
+            self.now.as_secs_f64(),
+        ))
+    }
+
     /// Jobs that issued less than their `rate_min` or `rate_iops_min` in a
     /// direction they issued, over the time they ran (fio would have
     /// stopped them).
