@@ -26,6 +26,7 @@
 //! | `loops` | times over `size` (a byte limit of `loops × size`) |
 //! | `offset` (`fileoffset`), `offset_increment` | a size or a percentage; copy *n* of `numjobs` starts *n* increments further |
 //! | `iodepth` | requests outstanding (default 1) |
+//! | `iodepth_low`, `iodepth_batch_complete_min` (`iodepth_batch_complete`) | once `iodepth` requests are out the job lets them drain, as fio's `wait_for_completions` does, reaping at least `iodepth_batch_complete_min` (default 1) a time until at most `iodepth_low` (default and 0: `iodepth`) are left, then fills the queue again; `iodepth_batch_complete_min=0` (fio polls) is noted and refills as each completes |
 //! | `rate` | bytes per second (`30m`: 30 MiB/s), or `read,write,trim` rates as `bs` writes sizes (a blank one uncapped: `rate=,10m` caps writes only). As in fio, each direction is capped on its own: `rate=10m` on a job that reads and writes lets it read 10 MiB/s and write 10 MiB/s ([`JobShape::direction_rates`](crate::job_shape::JobShape::direction_rates)) |
 //! | `rate_iops` | requests per second, per direction as `rate`; counted in bytes of the direction's smallest block, as fio does; `rate` wins where both are given |
 //! | `rate_process` | `linear` (default: fixed gaps; in a job that reads and writes each direction keeps to its rate since the job's start, catching up after a stall as fio's jobs do, where a one-direction job resumes from when its iodepth frees it) or `poisson` (exponential gaps averaging the rate; fio draws them per request of the smallest block) |
@@ -83,7 +84,7 @@
 //! `unit_base`, `bwavgtime`, `iopsavgtime`, `gtod_reduce`,
 //! `gtod_cpu`, `clocksource`; `thread`, `cpus_allowed`,
 //! `cpus_allowed_policy`, `cpumask`, `numa_cpu_nodes`, `numa_mem_policy`,
-//! `nice`, `prio`, `prioclass`, `uid`, `gid`, `cgroup*`; `ioscheduler` (noted: iosteer schedules with its own), `iodepth_batch*`, `iodepth_low` (noted when below `iodepth`: fio lets the queue drain to it),
+//! `nice`, `prio`, `prioclass`, `uid`, `gid`, `cgroup*`; `ioscheduler` (noted: iosteer schedules with its own), `iodepth_batch_submit`, `iodepth_batch_complete_max`,
 //! `io_submit_mode`, `fixedbufs`, `registerfiles`, `sqthread_poll*`,
 //! `cmd_type`, `hipri`, `nonvectored`, `uncached`, `force_async`, `iomem`,
 //! `iomem_align`, `hugepage-size`, `lockmem`, `invalidate`, `create_*`,

@@ -84,6 +84,11 @@ pub struct JobShape {
     /// choice: the drawn direction when it may go, else the other one when
     /// it may, else whichever may go first, when it may.
     pub direction_rates: Option<[Option<f64>; 2]>,
+    /// fio's `iodepth_low` (with `iodepth_batch_complete_min`): once the
+    /// job has its I/O depth of requests out, it issues no more until this
+    /// few are left, then fills the queue again. `None`: it refills as each
+    /// request completes (fio's default).
+    pub refill_depth: Option<u32>,
     /// fio's `latency_target` (with `latency_window`, `latency_percentile`
     /// and `latency_run`): the job searches the depth that keeps its
     /// latency under the target ([`crate::depth_search`]).

@@ -306,6 +306,8 @@ struct ShapedState {
     /// is letting its requests out complete.
     flow: Option<FlowMember>,
     flow_quiescing: bool,
+    /// The queue filled and is draining to [`JobShape::refill_depth`].
+    draining: bool,
 }
 
 impl Generator {
@@ -372,6 +374,7 @@ impl Generator {
     /// [`done_issuing`](Self::done_issuing) answer: every method that
     /// changes what they read ends here.
     fn refresh(&mut self) {
+        self.follow_refill_depth();
         let resume = self.resume_at();
         let over = !self.waiting && resume.is_none();
         let end_flush = self.job.shape.end_flush && !self.shaped.flushed_at_end && over;
@@ -540,11 +543,29 @@ impl Generator {
         self.job.stop.is_none_or(|stop| at < stop).then_some(at)
     }
 
-    /// A synthetic job, or a paced trace, with its iodepth of requests out.
+    /// A synthetic job, or a paced trace, with its iodepth of requests out,
+    /// or one letting a full queue drain.
     fn iodepth_full(&self) -> bool {
+        self.shaped.draining || self.at_depth()
+    }
+
+    fn at_depth(&self) -> bool {
         match &self.job.kind {
             JobKind::Synthetic(s) => self.outstanding >= self.depth_limit(s.arrival.iodepth),
             JobKind::Trace(_) => self.trace_full(),
+        }
+    }
+
+    /// fio's `iodepth_low`: a queue that filled drains to the refill depth
+    /// before the job issues again.
+    fn follow_refill_depth(&mut self) {
+        let Some(refill) = self.job.shape.refill_depth else {
+            return;
+        };
+        if self.at_depth() {
+            self.shaped.draining = true;
+        } else if self.outstanding <= refill {
+            self.shaped.draining = false;
         }
     }
 

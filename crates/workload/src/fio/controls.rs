@@ -6,8 +6,9 @@
 //! `cmdprio_bssplit`), which are checked as fio checks them and noted as
 //! not modelled; steady state (`steadystate`, `steadystate_duration`,
 //! `steadystate_ramp_time`, [`crate::steady_state`]) with the reporting
-//! groups it is judged over (`group_reporting`, `new_group`); and fio's
-//! deprecated options, refused as fio refuses them.
+//! groups it is judged over (`group_reporting`, `new_group`); how full the
+//! job keeps its queue (`iodepth_low`, `iodepth_batch_complete_min`); and
+//! fio's deprecated options, refused as fio refuses them.
 
 use super::*;
 use crate::depth_search::LatencyTarget;
@@ -50,6 +51,10 @@ pub(super) struct Controls {
     /// steady state is judged over. Otherwise they only shape fio's output.
     pub(super) group_reporting: bool,
     pub(super) new_group: bool,
+    /// fio's `iodepth_low` (0 or none: the I/O depth) and
+    /// `iodepth_batch_complete_min` (none: 1).
+    iodepth_low: Option<u32>,
+    complete_min: Option<u32>,
 }
 
 impl Controls {
@@ -112,6 +117,12 @@ impl Controls {
                 self.group_reporting = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?
             }
             "new_group" => self.new_group = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?,
+            "iodepth_low" => {
+                self.iodepth_low = Some(value.parse().map_err(|_| bad("a depth, 0 or more"))?)
+            }
+            "iodepth_batch_complete_min" => {
+                self.complete_min = Some(value.parse().map_err(|_| bad("a count, 0 or more"))?)
+            }
             "cmdprio_percentage" | "cmdprio_class" | "cmdprio" | "cmdprio_bssplit" => self
                 .priority_option(key, value, line)
                 .map_err(|e| bad(&e))?,
@@ -163,9 +174,11 @@ impl Controls {
     pub(super) fn finish(
         self,
         job: &str,
+        iodepth: u32,
         shape: &mut JobShape,
         notes: &mut Vec<String>,
     ) -> Result<(), (usize, String)> {
+        shape.refill_depth = self.refill_depth(job, iodepth, notes);
         shape.latency_target = self
             .latency_target
             .filter(|t| *t > Nanos::ZERO)
@@ -219,6 +232,33 @@ impl Controls {
             "job {job}: {given}: I/O priorities are not modelled (iosteer's drives and schedulers serve every request alike), so the job runs as without them"
         ));
         Ok(())
+    }
+}
+
+impl Controls {
+    /// How few requests a full queue drains to before the job fills it
+    /// again, as fio's `wait_for_completions` has it: once the queue is
+    /// full it reaps at least `iodepth_batch_complete_min` completions a
+    /// call (all that are left when fewer), and calls again while more than
+    /// `iodepth_low` are out. fio 3.33 on a disk, `iodepth=32`, by the queue
+    /// depths it submitted at: `iodepth_low=16` fills from 16, `1` from 1,
+    /// `iodepth_batch_complete_min=8` from 24, both (`8`, `12`) from 8.
+    /// `None` when the job refills as each request completes.
+    fn refill_depth(&self, job: &str, iodepth: u32, notes: &mut Vec<String>) -> Option<u32> {
+        if self.complete_min == Some(0) {
+            notes.push(format!(
+                "job {job}: iodepth_batch_complete_min=0: fio then polls for completions rather than waits, \
+                 and how full it keeps the queue depends on its timing (fio 3.33 on a disk: depth 1, or 0 to \
+                 {iodepth} with iodepth_batch_complete_max={iodepth}); here the job refills as each request completes"
+            ));
+        }
+        // fio reads an iodepth_low of 0 as the I/O depth itself.
+        let low = self.iodepth_low.filter(|&low| low > 0).unwrap_or(iodepth);
+        let batch = self.complete_min.unwrap_or(1).clamp(1, iodepth);
+        let target = low.min(iodepth - batch);
+        let reaps = (iodepth - target).div_ceil(batch);
+        let refill = iodepth.saturating_sub(reaps * batch);
+        (refill + 1 < iodepth).then_some(refill)
     }
 }
 

@@ -42,8 +42,6 @@ pub(super) struct Reader {
     io_size_percent: Option<f64>,
     loops: u64,
     fill_device: bool,
-    /// fio's `iodepth_low` (default: `iodepth`), noted when below it.
-    iodepth_low: Option<u32>,
     /// fio's `do_verify` (default 1): read back what was written, with `verify`.
     pub(super) do_verify: bool,
     /// Latency target, priorities, the engine ([`Controls`]).
@@ -97,7 +95,6 @@ impl Reader {
             io_size_percent: None,
             loops: 1,
             fill_device: false,
-            iodepth_low: None,
             do_verify: true,
             controls: Controls::default(),
             iolog: IologReader::default(),
@@ -496,12 +493,6 @@ impl Reader {
                 }
             }
             "name" => {}
-            // Accepted (engine tuning), but it changes how full the queue
-            // is kept, so a value below iodepth is noted when the job is read.
-            "iodepth_low" => {
-                self.iodepth_low =
-                    Some(value.parse().map_err(|_| bad("a depth, 0 or more"))?)
-            }
             "ioscheduler" => notes.push(format!(
                 "job {job}: ioscheduler={value} is not applied: fio switches the device's kernel I/O scheduler; \
                  iosteer schedules with its own (--sched), whatever the device's is"
@@ -535,18 +526,10 @@ impl Reader {
             line: last_line,
             message: format!("job [{job}]: {message}"),
         };
-        let depth = self.arrival.iodepth;
-        // fio reads 0 as iodepth itself.
-        if let Some(low) = self.iodepth_low.filter(|&low| low > 0 && low < depth) {
-            notes.push(format!(
-                "job {job}: iodepth_low={low}: fio lets the queue drain to {low} before it fills it again to \
-                 iodepth={depth}; here the job keeps {depth} requests out whenever it can (iodepth_low is not modelled)"
-            ));
-        }
         let controls = std::mem::take(&mut self.controls);
         (self.group_reporting, self.new_group) = (controls.group_reporting, controls.new_group);
         controls
-            .finish(job, &mut self.shape, notes)
+            .finish(job, self.arrival.iodepth, &mut self.shape, notes)
             .map_err(|(line, message)| FioError {
                 file: file.to_string(),
                 line,

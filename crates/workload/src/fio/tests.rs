@@ -1017,20 +1017,31 @@ fn sizes_may_be_hexadecimal_as_in_fio() {
 }
 
 #[test]
-fn queue_tuning_that_changes_the_io_is_noted_not_dropped_silently() {
-    // fio drains the queue to iodepth_low before refilling it: not
-    // modelled, so said.
-    let file = file_of("[j]\nrw=randread\niodepth_low=4\niodepth=32\n");
-    assert_noted(&file, "iodepth_low=4: fio lets the queue drain to 4");
-    // At or above iodepth (fio's default is iodepth), nothing changes.
-    for same in [
-        "iodepth=8\niodepth_low=8",
-        "iodepth_low=16",
-        "iodepth=8\niodepth_low=0",
+fn a_full_queue_drains_as_fio_lets_it() {
+    // The depths fio 3.33 refilled from (libaio on a disk, iodepth=32,
+    // read off its "IO depths" of submissions).
+    for (options, refill) in [
+        ("iodepth_low=16", Some(16)),
+        ("iodepth_low=1", Some(1)),
+        ("iodepth_batch_complete_min=8", Some(24)),
+        ("iodepth_batch_complete=8", Some(24)),
+        ("iodepth_batch_complete_min=8\niodepth_low=12", Some(8)),
+        ("iodepth_batch_complete_min=64", Some(0)),
+        // fio's default (iodepth_low = iodepth) and 0 read as it: no drain.
+        ("iodepth_low=32", None),
+        ("iodepth_low=0", None),
+        ("iodepth_low=64", None),
+        ("iodepth_batch_complete_min=1", None),
     ] {
-        let file = file_of(&format!("[j]\nrw=randread\n{same}\n"));
-        assert!(file.notes.is_empty(), "{same}: {:?}", file.notes);
+        let file = file_of(&format!("[j]\nrw=randread\niodepth=32\n{options}\n"));
+        assert_eq!(file.jobs[0].shape.refill_depth, refill, "{options}");
+        assert!(file.notes.is_empty(), "{options}: {:?}", file.notes);
     }
+    // Polling has no depth to model: said.
+    assert_noted(
+        &file_of("[j]\nrw=randread\niodepth=8\niodepth_batch_complete_min=0\n"),
+        "iodepth_batch_complete_min=0: fio then polls for completions",
+    );
     assert_noted(
         &file_of("[j]\nrw=randread\nioscheduler=mq-deadline\n"),
         "ioscheduler=mq-deadline is not applied",

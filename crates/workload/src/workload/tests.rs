@@ -225,3 +225,26 @@ fn a_latency_target_holds_the_job_to_the_depth_found_then_ends_it() {
         "{note}"
     );
 }
+
+#[test]
+fn a_full_queue_drains_to_its_refill_depth_before_the_job_issues_again() {
+    let mut j = job(synthetic(100, false, None, 8));
+    j.shape.refill_depth = Some(2);
+    let mut g = Generator::new(j, 0, 1);
+    let (mut id, mut out) = (0, Vec::new());
+    let now = Nanos::from_micros(1);
+    while g.next_at().is_some_and(|t| t <= now) {
+        g.issue(now, &mut id, &mut out);
+    }
+    assert_eq!(out.len(), 8, "fills the queue");
+    // Six complete, one at a time: it waits until two are left.
+    for request in &out[..6] {
+        assert_eq!(g.next_at(), None, "draining");
+        g.completed(request, now);
+    }
+    assert_eq!(g.next_at(), Some(now), "two left: fills again");
+    while g.next_at().is_some_and(|t| t <= now) {
+        g.issue(now, &mut id, &mut out);
+    }
+    assert_eq!(out.len(), 14, "back to eight out");
+}
