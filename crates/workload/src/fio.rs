@@ -24,7 +24,7 @@
 //! | `number_ios` | requests to issue per loop, at most (`number_ios × loops` in all), counted from the end of `ramp_time` as fio counts them; as in fio, a `time_based` job runs its `runtime` whatever it says |
 //! | `fill_device` (`fill_fs`) | write from `offset` to the end of the drive |
 //! | `loops` | times over `size` (a byte limit of `loops × size`) |
-//! | `offset` (`fileoffset`), `offset_increment` | a size or a percentage; copy *n* of `numjobs` starts *n* increments further |
+//! | `offset` (`fileoffset`), `offset_increment`, `offset_align` | a size or a percentage; copy *n* of `numjobs` starts *n* increments further; as in fio, when either is a percentage the start is rounded up to a multiple of `offset_align` (default: the job's smallest block; `fio/offsets.rs`) |
 //! | `iodepth` | requests outstanding (default 1) |
 //! | `iodepth_low`, `iodepth_batch_complete_min` (`iodepth_batch_complete`) | once `iodepth` requests are out the job lets them drain, as fio's `wait_for_completions` does, reaping at least `iodepth_batch_complete_min` (default 1) a time until at most `iodepth_low` (default and 0: `iodepth`) are left, then fills the queue again; `iodepth_batch_complete_min=0` (fio polls) is noted and refills as each completes |
 //! | `rate` | bytes per second (`30m`: 30 MiB/s), or `read,write,trim` rates as `bs` writes sizes (a blank one uncapped: `rate=,10m` caps writes only). As in fio, each direction is capped on its own: `rate=10m` on a job that reads and writes lets it read 10 MiB/s and write 10 MiB/s ([`JobShape::direction_rates`](crate::job_shape::JobShape::direction_rates)) |
@@ -402,7 +402,8 @@ struct JobSpec {
     /// `time_based` given without a runtime (dropped, as fio drops it).
     time_based_ignored: bool,
     numjobs: u32,
-    offset_increment: u64,
+    /// Where copy *n* starts ([`offsets::Start`]).
+    first_byte: Start,
     stonewall: bool,
     /// fio's `new_group` and `group_reporting`: the job's reporting group,
     /// over which a steady state is judged.
@@ -448,9 +449,7 @@ impl JobSpec {
         let mut synthetic = self.synthetic.clone();
         // Checked rather than saturating: on a drive of u64::MAX bytes a
         // saturated end would pass as fitting.
-        let shifted = u64::from(copy)
-            .checked_mul(self.offset_increment)
-            .and_then(|shift| synthetic.offset.checked_add(shift));
+        let shifted = self.first_byte.of_copy(copy);
         let end = shifted.and_then(|offset| offset.checked_add(synthetic.size));
         synthetic.offset = shifted.unwrap_or(u64::MAX);
         if end.is_none_or(|end| end > capacity) {
@@ -494,9 +493,9 @@ impl JobSpec {
     /// copy's own (fio names a file per copy).
     fn file_end(&self, shape: &JobShape, capacity: u64) -> u64 {
         let regions_end = |copies: u32| {
-            u64::from(copies.saturating_sub(1))
-                .saturating_mul(self.offset_increment)
-                .saturating_add(self.synthetic.offset)
+            self.first_byte
+                .of_copy(copies.saturating_sub(1))
+                .unwrap_or(u64::MAX)
                 .saturating_add(self.synthetic.size)
         };
         match shape.files.names.as_slice() {
@@ -598,17 +597,19 @@ fn one_pass_bytes(s: &Synthetic, shape: &JobShape, file_end: u64) -> Option<u64>
 mod controls;
 mod early_end;
 mod iolog_job;
+mod offsets;
 mod reader;
 mod sections;
 mod values;
 use controls::Controls;
 use early_end::{early_end_note, RandomJob};
 use iolog_job::{IologJob, IologReader};
+use offsets::{Offsets, Start};
 use reader::Reader;
 use sections::{sections, Section};
 use values::{
     boolean, either, file_names, gcd, per_direction, per_direction_sizes, percent, positive_count,
-    positive_size, signed_size, size_or_percent, Setting,
+    positive_size, signed_size, size_or_exact_percent, size_or_percent, Setting,
 };
 pub use values::{size_in, size_value, time_value};
 

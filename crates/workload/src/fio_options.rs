@@ -22,6 +22,7 @@ pub const SUPPORTED: &[&str] = &[
     "loops",
     "offset",
     "offset_increment",
+    "offset_align",
     "iodepth",
     "iodepth_low",
     "iodepth_batch_complete_min",

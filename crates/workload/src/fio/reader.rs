@@ -17,8 +17,8 @@ pub(super) struct Reader {
     size: Option<u64>,
     /// fio's `filesize` (each file's bytes).
     filesize: Option<u64>,
-    offset: u64,
-    offset_increment: u64,
+    /// `offset`, `offset_increment`, `offset_align` ([`Offsets`]).
+    offsets: Offsets,
     arrival: Arrival,
     /// fio's `rate` and `rate_iops` per direction (read, write, trim).
     rate: [Option<u64>; 3],
@@ -65,8 +65,7 @@ impl Reader {
             bsrange: None,
             size: None,
             filesize: None,
-            offset: 0,
-            offset_increment: 0,
+            offsets: Offsets::default(),
             arrival: Arrival {
                 iops: None,
                 bytes_per_s: None,
@@ -249,14 +248,7 @@ impl Reader {
             "loops" => {
                 self.loops = positive_count(value).ok_or_else(|| bad("a count of 1 or more"))?
             }
-            "offset" => {
-                self.offset =
-                    size_or_percent(value, capacity, base).ok_or_else(|| bad("a size or a percentage"))?
-            }
-            "offset_increment" => {
-                self.offset_increment =
-                    size_or_percent(value, capacity, base).ok_or_else(|| bad("a size or a percentage"))?
-            }
+            _ if self.offsets.option(setting, capacity)? => {}
             "iodepth" => {
                 self.arrival.iodepth = value
                     .parse()
@@ -681,7 +673,11 @@ impl Reader {
             }
             self.size = Some(total);
         }
-        let offset = self.offset;
+        // fio rounds a percentage start up to its smallest block (`td_min_bs`).
+        let start = self
+            .offsets
+            .finish(own_blocks.into_iter().min().unwrap_or(bs_min));
+        let offset = start.of_copy(0).unwrap_or(u64::MAX);
         let size = match (self.fill_device, self.size) {
             (true, _) | (false, None) => capacity.saturating_sub(offset),
             (false, Some(size)) => size,
@@ -723,7 +719,7 @@ impl Reader {
             time_based: self.time_based && self.runtime.is_some(),
             time_based_ignored: self.time_based && self.runtime.is_none(),
             numjobs: self.numjobs,
-            offset_increment: self.offset_increment,
+            first_byte: start,
             stonewall: self.stonewall,
             new_group: self.new_group,
             group_reporting: self.group_reporting,
@@ -749,7 +745,7 @@ impl Reader {
             size_cut: None,
             time_based_ignored: false,
             numjobs: 1,
-            offset_increment: 0,
+            first_byte: Start::default(),
             stonewall: self.stonewall,
             new_group: self.new_group,
             group_reporting: self.group_reporting,

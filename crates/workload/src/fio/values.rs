@@ -143,15 +143,31 @@ pub fn size_in(value: &str, base: KbBase) -> Option<u64> {
     units::parse_size(value, base).ok().map(|b| b.0)
 }
 
+/// A size, or a percentage of the drive rounded down to 4 KiB.
 pub(super) fn size_or_percent(value: &str, capacity: u64, base: KbBase) -> Option<u64> {
+    size_or_exact_percent(value, capacity, base).map(|(bytes, percent)| {
+        if percent {
+            bytes / 4096 * 4096
+        } else {
+            bytes
+        }
+    })
+}
+
+/// A size (`false`), or a percentage of the drive, unrounded (`true`).
+pub(super) fn size_or_exact_percent(
+    value: &str,
+    capacity: u64,
+    base: KbBase,
+) -> Option<(u64, bool)> {
     match value.strip_suffix('%') {
         Some(p) => {
             let p: f64 = p.parse().ok()?;
             (0.0..=100.0)
                 .contains(&p)
-                .then(|| (capacity as f64 * p / 100.0) as u64 / 4096 * 4096)
+                .then(|| ((capacity as f64 * p / 100.0) as u64, true))
         }
-        None => size_in(value, base),
+        None => size_in(value, base).map(|bytes| (bytes, false)),
     }
 }
 
