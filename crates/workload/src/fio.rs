@@ -68,6 +68,7 @@
 //! | `replay_redirect` | with `read_iolog`: the log's files overlap on one device (without it each lies in a range of the drive of its own, as fio replays each to its own file) |
 //! | `read_iolog_chunked` | accepted: how fio reads the log, not what it replays |
 //! | `name`, `description` | labels |
+//! | `numruns` | an integer, accepted with a note: fio 3.33 reads it only for its tiobench profile (`--profile=tiobench`); in a job file it runs the job once and reports that one run, as here |
 //! | `iosteer_trim_ahead` | not fio's: a size; a sequential writer trims each segment of that size just before it writes over it, content replaced by new content ([`Synthetic::trim_ahead`](crate::workload::Synthetic::trim_ahead); the built-in scenarios' fill does) |
 //! | `iosteer_backpressure` | not fio's: a time, microseconds unless suffixed (as fio's `latency_target`); the job listens to the scheduler's back-pressure and holds a write or trim while it would wait longer than this ([`Synthetic::backpressure`](crate::workload::Synthetic::backpressure)) |
 //!

@@ -84,6 +84,7 @@ pub const SUPPORTED: &[&str] = &[
     "steadystate_ramp_time",
     "iosteer_backpressure",
     "iosteer_trim_ahead",
+    "numruns",
 ];
 
 /// A replay's options (`fio::iolog_job`): modelled too, and the

@@ -485,6 +485,14 @@ impl Reader {
                 }
             }
             "name" => {}
+            // fio 3.33 takes numruns (its tiobench profile's option) in a
+            // job file, and runs the job once: one set of figures.
+            "numruns" => {
+                value.parse::<i64>().map_err(|_| bad("an integer"))?;
+                notes.push(format!(
+                    "job {job}: numruns={value} runs the job once, as fio 3.33 does: it reads numruns only for its tiobench profile (--profile=tiobench), and its report holds one run"
+                ));
+            }
             "ioscheduler" => notes.push(format!(
                 "job {job}: ioscheduler={value} is not applied: fio switches the device's kernel I/O scheduler; \
                  iosteer schedules with its own (--sched), whatever the device's is"

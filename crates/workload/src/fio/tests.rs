@@ -283,6 +283,22 @@ fn commands_and_read_ahead_are_noted_as_not_done() {
     );
 }
 
+/// fio 3.33 takes `numruns` in a job file (it is its tiobench profile's
+/// option) and runs the job once: `numruns=3` on a 64 KiB read gave 16
+/// reads, one set of figures in its JSON; `numruns=abc` it refuses.
+#[test]
+fn numruns_runs_the_job_once_as_fio_does_and_says_so() {
+    let file = file_of("[a]\nrw=read\nsize=64k\nnumruns=3\n");
+    assert_noted(&file, "numruns=3 runs the job once");
+    assert_eq!(file.jobs.len(), 1);
+    assert_eq!(file.jobs[0].shape.bytes_limit, Some(65536));
+    assert_refused(
+        "[a]\nnumruns=abc\n",
+        "b.fio:2",
+        &["numruns=abc", "an integer"],
+    );
+}
+
 /// fio's `kb_base=1000` reads every size of its job the other way round,
 /// wherever it stands (fio applies it before the job's other options), a
 /// job's own over the `[global]` one.
