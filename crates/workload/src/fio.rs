@@ -18,6 +18,7 @@
 //! | `bs` (`blocksize`) | a size (default 4k), or `read,write,trim` sizes: as in fio, a blank one is the default and the last one stands for the directions after it unless the list ends in a comma (`,8k`: 4k reads, 8k writes and trims; `8k,`: 8k reads only) |
 //! | `bsrange` (`blocksize_range`) | `min-max` (`min:max`; written high to low, swapped), or `read,write,trim` ranges as `bs` writes sizes (a blank one keeps the direction's `bs`): as in fio, sizes are multiples of `min`, each equally likely, and `max` too when it is not one, drawn as often as the part of a step it caps (`6k-20k`: 6k, 12k, 18k 30% each, 20k 10%) |
 //! | `bssplit` | `4k/50:64k/50`, or one list per direction `read,write,trim`; a blank percentage shares the rest |
+//! | `bs_is_seq_rand` | as in fio, the read sizes are the sequential requests', the write sizes the random ones', whatever their direction; refused where a random request may be larger than its direction's boundary (fio shortens or stops it by its draws; `fio/blocks.rs`) |
 //! | `size` | a size, or a percentage of the drive (default: the whole drive) |
 //! | `filesize` | each file's size, as in fio: the region is `filesize × nrfiles` (a `size` that differs is refused) |
 //! | `io_size` (`io_limit`) | bytes to move, when not `size`; or `N%`, that share of `size` (of the region without one), as in fio (`0%` leaves it unset) |
@@ -586,7 +587,13 @@ fn one_pass_bytes(s: &Synthetic, shape: &JobShape, file_end: u64) -> Option<u64>
         .blocks
         .as_ref()
         .map_or((s.block_min + s.block_max) as f64 / 2.0, |b| {
-            b[direction].mean()
+            // `bs_is_seq_rand`: sequential requests take the read sizes.
+            b[if shape.blocks_by_randomness {
+                0
+            } else {
+                direction
+            }]
+            .mean()
         });
     let region = (s.size / s.align * s.align) as f64;
     let stride = block + shape.offset_add as f64;
@@ -595,6 +602,7 @@ fn one_pass_bytes(s: &Synthetic, shape: &JobShape, file_end: u64) -> Option<u64>
     (!wraps).then(|| ((strides + 1.0) * block).round() as u64)
 }
 
+mod blocks;
 mod controls;
 mod early_end;
 mod iolog_job;
@@ -602,6 +610,7 @@ mod offsets;
 mod reader;
 mod sections;
 mod values;
+use blocks::Blocks;
 use controls::Controls;
 use early_end::{early_end_note, RandomJob};
 use iolog_job::{IologJob, IologReader};

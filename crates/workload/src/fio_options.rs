@@ -14,6 +14,7 @@ pub const SUPPORTED: &[&str] = &[
     "bs",
     "bsrange",
     "bssplit",
+    "bs_is_seq_rand",
     "size",
     "filesize",
     "io_size",

@@ -32,11 +32,15 @@ fn synthetic_bits(s: &Synthetic, shape: &JobShape) -> u64 {
     ];
     let mut bits = s.offset | shape.offset_add.unsigned_abs();
     for direction in (0..3).filter(|&d| issues[d]) {
+        // `bs_is_seq_rand`: any request may take the read or the write sizes.
+        let splits = match shape.blocks_by_randomness {
+            true => &[0, 1][..],
+            false => &[direction][..],
+        };
         bits |= match &shape.blocks {
-            Some(blocks) => blocks[direction]
-                .sizes
-                .iter()
-                .fold(0, |b, &(size, _)| b | size),
+            Some(blocks) => splits.iter().map(|&d| &blocks[d]).fold(0, |b, split| {
+                split.sizes.iter().fold(b, |b, &(size, _)| b | size)
+            }),
             None => s.block_min | s.block_max | s.align,
         };
         if !s.sequential {

@@ -34,6 +34,9 @@ pub struct JobShape {
     /// Block sizes per direction (read, write, trim), when not the plain
     /// `block_min..=block_max` of the job.
     pub blocks: Option<[BlockSplit; 3]>,
+    /// fio's `bs_is_seq_rand`: `blocks[0]` sizes the sequential requests
+    /// and `blocks[1]` the random ones, whatever their direction.
+    pub blocks_by_randomness: bool,
     /// Where random offsets fall.
     pub distribution: Distribution,
     /// Share of a random job's requests at random offsets (the rest follow

@@ -12,8 +12,8 @@ pub(super) struct Reader {
     rw: String,
     rw_modifier: Option<String>,
     mix_read: Option<u32>,
-    blocks: [BlockSplit; 3],
-    bsrange: Option<(u64, u64)>,
+    /// `bs`, `bsrange`, `bssplit` and how sizes are drawn ([`Blocks`]).
+    blocks: Blocks,
     size: Option<u64>,
     /// fio's `filesize` (each file's bytes).
     filesize: Option<u64>,
@@ -61,8 +61,7 @@ impl Reader {
             rw: "read".into(),
             rw_modifier: None,
             mix_read: None,
-            blocks: std::array::from_fn(|_| BlockSplit::single(4096)),
-            bsrange: None,
+            blocks: Blocks::default(),
             size: None,
             filesize: None,
             offsets: Offsets::default(),
@@ -157,55 +156,7 @@ impl Reader {
             "rwmixwrite" => {
                 self.mix_read = Some(100 - percent(value).ok_or_else(|| bad("a percentage 0-100"))?)
             }
-            "bs" => {
-                let sizes = per_direction_sizes(value, 4096, base)
-                    .ok_or_else(|| bad("a size such as 4k or 128k, or read,write,trim sizes"))?;
-                self.blocks = sizes.map(BlockSplit::single);
-                self.bsrange = None;
-            }
-            // fio's sizes are multiples of a range's low end (its high end
-            // too when it is not one), a range written high to low swapped,
-            // and one range per direction as `bs` has one size.
-            "bsrange" => {
-                let range = |text: &str| -> Option<(u64, u64)> {
-                    let (lo, hi) = text.split_once('-').or_else(|| text.split_once(':'))?;
-                    let (lo, hi) = (positive_size(lo, base)?, positive_size(hi, base)?);
-                    Some((lo.min(hi), lo.max(hi)))
-                };
-                let ranges = per_direction(value, range).ok_or_else(|| {
-                    bad("min-max, such as 4k-64k, or read,write,trim ranges such as 4k-16k,64k-256k")
-                })?;
-                let before = self.bsrange.take();
-                match ranges {
-                    // The plain range steps by its low end, at least a sector.
-                    [Some((lo, hi)), w, t]
-                        if w == ranges[0] && t == ranges[0] && hi % lo == 0 && lo >= 512 =>
-                    {
-                        self.bsrange = Some((lo, hi))
-                    }
-                    _ => {
-                        // A blank direction keeps its sizes (a range inherited, as fio's).
-                        for (d, r) in ranges.into_iter().enumerate() {
-                            if let Some((lo, hi)) = r.or(before) {
-                                self.blocks[d] = BlockSplit::fio_range(lo, hi).ok_or_else(|| {
-                                    bad(&format!(
-                                        "a range of at most {} sizes (the multiples of its low end, and its high end) \
-                                         when its high end is not a multiple of its low end or the directions' ranges differ",
-                                        crate::bssplit::MAX_RANGE_SIZES
-                                    ))
-                                })?;
-                            }
-                        }
-                    }
-                }
-            }
-            "bssplit" => {
-                // A blank direction keeps fio's default block, 4k.
-                self.blocks = per_direction(value, |t| BlockSplit::parse(t, base))
-                    .ok_or_else(|| bad(crate::bssplit::ACCEPTED))?
-                    .map(|split| split.unwrap_or_else(|| BlockSplit::single(4096)));
-                self.bsrange = None;
-            }
+            _ if self.blocks.option(setting)? => {}
             "size" => {
                 self.shape.sized = true;
                 self.size = Some(
@@ -583,49 +534,14 @@ impl Reader {
                 })?;
             }
         }
-        let (bs_min, bs_max) = match self.bsrange {
-            Some(range) => range,
-            None => {
-                let sizes = self.blocks.iter().flat_map(|b| b.sizes.iter().map(|s| s.0));
-                (
-                    sizes.clone().min().unwrap_or(4096),
-                    sizes.max().unwrap_or(4096),
-                )
-            }
-        };
-        let plain =
-            self.bsrange.is_some() || self.blocks.iter().all(|b| b == &BlockSplit::single(bs_min));
-        if !plain {
-            self.shape.blocks = Some(self.blocks.clone());
-        }
-        // A range's sizes are multiples of its low end, as in fio (the
-        // blocks of `bs` do not count: the range replaced them).
-        let align = match self.bsrange {
-            Some((lo, _)) => lo,
-            None => self
-                .blocks
-                .iter()
-                .flat_map(|b| b.sizes.iter().map(|s| s.0))
-                .fold(0, gcd),
-        }
-        .max(512);
-        let min_block = |direction: usize| {
-            self.bsrange.map_or_else(
-                || {
-                    self.blocks[direction]
-                        .sizes
-                        .iter()
-                        .map(|s| s.0)
-                        .min()
-                        .unwrap_or(bs_min)
-                },
-                |(lo, _)| lo,
-            )
-        };
+        let plan = std::mem::take(&mut self.blocks).finish();
+        let (bs_min, bs_max, align, own_blocks) = (plan.min, plan.max, plan.align, plan.own);
+        self.shape.blocks.clone_from(&plan.splits);
+        self.shape.blocks_by_randomness = plan.by_randomness;
+        let min_block = |direction: usize| own_blocks[direction];
         // fio aligns random offsets on each direction's smallest block
         // unless `blockalign` says otherwise (a blank direction keeps it):
         // `bs=4k,1000` reads on 4 KiB, writes on 1000 bytes.
-        let own_blocks = [0, 1, 2].map(min_block);
         self.shape.random_align = match self.blockalign {
             Some(given) => Some([0, 1, 2].map(|d| given[d].unwrap_or(own_blocks[d]))),
             None => own_blocks.iter().any(|&b| b != align).then_some(own_blocks),
@@ -636,6 +552,8 @@ impl Reader {
             None => vec![0, 1],
         };
         if !sequential && self.shape.percentage_random != Some(0) {
+            let random_align = self.shape.random_align.unwrap_or([align; 3]);
+            plan.check_seq_rand(random_align, &issued).map_err(err)?;
             if self.norandommap {
                 let service = std::mem::take(&mut self.shape.files.service);
                 self.shape.files.service = service.for_random_without_map();

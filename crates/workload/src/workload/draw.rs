@@ -5,7 +5,7 @@ use rand::rngs::SmallRng;
 use rand::Rng;
 
 use super::{Generator, JobKind, Planned, ShapedState, Synthetic};
-use crate::job_shape::FileService;
+use crate::job_shape::{FileService, JobShape};
 
 /// A synthetic job's next class: trim, or read with its read percentage.
 fn draw_op(rng: &mut SmallRng, s: &Synthetic) -> Op {
@@ -68,8 +68,17 @@ impl Generator {
             Op::Write | Op::Flush => 1,
             Op::Trim => 2,
         };
+        // fio's `bs_is_seq_rand` sizes a request by whether it is random,
+        // so that is drawn first (a follow-on of `rw=randread:N` is not).
+        let by_randomness = shape.blocks_by_randomness && !s.sequential;
+        let picked_random =
+            (by_randomness && self.shaped.run_left == 0).then(|| random_pick(&mut self.rng, shape));
+        let blocks_index = match (shape.blocks_by_randomness, picked_random) {
+            (false, _) => direction,
+            (true, random) => usize::from(random == Some(true)),
+        };
         let len = match &shape.blocks {
-            Some(blocks) => blocks[direction].draw(&mut self.rng),
+            Some(blocks) => blocks[blocks_index].draw(&mut self.rng),
             None if s.block_min == s.block_max => s.block_min,
             None => {
                 let steps = (s.block_max - s.block_min) / s.align;
@@ -125,9 +134,7 @@ impl Generator {
             }
             at
         } else {
-            let random = shape
-                .percentage_random
-                .is_none_or(|p| self.rng.random_range(0..100) < p);
+            let random = picked_random.unwrap_or_else(|| random_pick(&mut self.rng, shape));
             let at = if random || state.run_next < file_start {
                 file_start + shape.distribution.draw(&mut self.rng, random_slots) * random_align
             } else {
@@ -144,6 +151,14 @@ impl Generator {
         };
         Planned { op, offset, len }
     }
+}
+
+/// Whether a random job's next request (not a follow-on) goes to a random
+/// offset: fio's `percentage_random`.
+fn random_pick(rng: &mut SmallRng, shape: &JobShape) -> bool {
+    shape
+        .percentage_random
+        .is_none_or(|p| rng.random_range(0..100) < p)
 }
 
 /// The file (index) of the next request as fio's `file_service_type`

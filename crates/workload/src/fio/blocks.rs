@@ -1,0 +1,260 @@
+//! A job's block sizes as fio reads them ([`Blocks`]): `bs`, `bsrange`,
+//! `bssplit`, and how sizes are drawn from them: `bs_is_seq_rand`.
+//!
+//! - `bs_is_seq_rand`: the read sizes are those of sequential requests,
+//!   the write sizes those of random ones, whatever their direction, as in
+//!   fio; each direction's random offsets stay on its own smallest block
+//!   (or `blockalign`). Where a random request may be larger than its
+//!   direction's boundary (`bs=4k,16k` on random reads), fio 3.33 shortens
+//!   it where its random map is used or ends the job where it runs past
+//!   the region's end, which draws decide (0 to 16 reads of 64 in twelve
+//!   runs): refused.
+
+use super::*;
+
+/// Block options as read, turned into sizes when the section ends.
+pub(super) struct Blocks {
+    /// Per direction (read, write, trim).
+    splits: [BlockSplit; 3],
+    /// The plain `bsrange` (one range for all directions, its high end a
+    /// multiple of its low end, at least a sector): drawn by the job's
+    /// plain path.
+    plain_range: Option<(u64, u64)>,
+    /// fio's `bs_is_seq_rand`.
+    seq_rand: bool,
+}
+
+/// The sizes a job draws.
+pub(super) struct BlockPlan {
+    pub(super) min: u64,
+    pub(super) max: u64,
+    /// Sizes per direction when not the plain `min..=max` in steps of `align`.
+    pub(super) splits: Option<[BlockSplit; 3]>,
+    /// The step of plain sizes (at least a sector).
+    pub(super) align: u64,
+    /// Each direction's smallest block, fio's `min_bs` (random offsets fall
+    /// on it; `rate_iops` counts it).
+    pub(super) own: [u64; 3],
+    /// fio's `bs_is_seq_rand`.
+    pub(super) by_randomness: bool,
+}
+
+impl Default for Blocks {
+    fn default() -> Blocks {
+        Blocks {
+            splits: std::array::from_fn(|_| BlockSplit::single(4096)),
+            plain_range: None,
+            seq_rand: false,
+        }
+    }
+}
+
+impl Blocks {
+    /// Reads `key` if it is one of these options (`Ok(false)` if not).
+    pub(super) fn option(&mut self, setting: &Setting) -> Result<bool, String> {
+        let Setting {
+            key,
+            value,
+            kb_base: base,
+            ..
+        } = *setting;
+        let bad = |expected: &str| setting.bad(expected);
+        match key {
+            "bs" => {
+                let sizes = per_direction_sizes(value, 4096, base)
+                    .ok_or_else(|| bad("a size such as 4k or 128k, or read,write,trim sizes"))?;
+                self.splits = sizes.map(BlockSplit::single);
+                self.plain_range = None;
+            }
+            // fio's sizes are multiples of a range's low end (its high end
+            // too when it is not one), a range written high to low swapped,
+            // and one range per direction as `bs` has one size.
+            "bsrange" => {
+                let range = |text: &str| -> Option<(u64, u64)> {
+                    let (lo, hi) = text.split_once('-').or_else(|| text.split_once(':'))?;
+                    let (lo, hi) = (positive_size(lo, base)?, positive_size(hi, base)?);
+                    Some((lo.min(hi), lo.max(hi)))
+                };
+                let ranges = per_direction(value, range).ok_or_else(|| {
+                    bad("min-max, such as 4k-64k, or read,write,trim ranges such as 4k-16k,64k-256k")
+                })?;
+                let before = self.plain_range.take();
+                match ranges {
+                    // The plain range steps by its low end, at least a sector.
+                    [Some((lo, hi)), w, t]
+                        if w == ranges[0] && t == ranges[0] && hi % lo == 0 && lo >= 512 =>
+                    {
+                        self.plain_range = Some((lo, hi));
+                    }
+                    _ => {
+                        // A blank direction keeps its sizes (a range inherited, as fio's).
+                        for (d, r) in ranges.into_iter().enumerate() {
+                            if let Some((lo, hi)) = r.or(before) {
+                                self.splits[d] = BlockSplit::fio_range(lo, hi).ok_or_else(|| {
+                                    bad(&format!(
+                                        "a range of at most {} sizes (the multiples of its low end, and its high end) \
+                                         when its high end is not a multiple of its low end or the directions' ranges differ",
+                                        crate::bssplit::MAX_RANGE_SIZES
+                                    ))
+                                })?;
+                            }
+                        }
+                    }
+                }
+            }
+            "bssplit" => {
+                // A blank direction keeps fio's default block, 4k.
+                self.splits = per_direction(value, |t| BlockSplit::parse(t, base))
+                    .ok_or_else(|| bad(crate::bssplit::ACCEPTED))?
+                    .map(|split| split.unwrap_or_else(|| BlockSplit::single(4096)));
+                self.plain_range = None;
+            }
+            "bs_is_seq_rand" => {
+                self.seq_rand = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The sizes the job draws.
+    pub(super) fn finish(self) -> BlockPlan {
+        let sizes = || self.splits.iter().flat_map(|b| b.sizes.iter().map(|s| s.0));
+        let (min, max) = self
+            .plain_range
+            .unwrap_or_else(|| (sizes().min().unwrap_or(4096), sizes().max().unwrap_or(4096)));
+        let plain =
+            self.plain_range.is_some() || self.splits.iter().all(|b| b == &BlockSplit::single(min));
+        // A range's sizes are multiples of its low end, as in fio (the
+        // blocks of `bs` do not count: the range replaced them).
+        let align = match self.plain_range {
+            Some((lo, _)) => lo,
+            None => sizes().fold(0, gcd),
+        }
+        .max(512);
+        let own = [0, 1, 2].map(|d| match self.plain_range {
+            Some((lo, _)) => lo,
+            None => self.splits[d].smallest(),
+        });
+        BlockPlan {
+            min,
+            max,
+            splits: (!plain).then(|| self.splits.clone()),
+            align,
+            own,
+            by_randomness: self.seq_rand && !plain,
+        }
+    }
+}
+
+impl BlockPlan {
+    /// Refuses `bs_is_seq_rand` where a random request of a direction the
+    /// job issues may be larger than the boundary its offsets fall on
+    /// (`align`, fio's `blockalign`, by default its smallest block): fio
+    /// then shortens or stops it by draws iosteer cannot follow.
+    pub(super) fn check_seq_rand(&self, align: [u64; 3], issued: &[usize]) -> Result<(), String> {
+        let Some(splits) = self.splits.as_ref().filter(|_| self.by_randomness) else {
+            return Ok(());
+        };
+        let random = splits[1].largest();
+        match issued
+            .iter()
+            .find(|&&d| random > align[d].max(self.own[d]))
+        {
+            Some(&d) => Err(format!(
+                "bs_is_seq_rand: random requests take the write sizes (up to {random} bytes), and the {}s' random \
+                 offsets fall on {} bytes: fio 3.33 then shortens requests that meet blocks its random map \
+                 has used and ends the job at the first that runs past the region's end, as its draws fall \
+                 (0 to 16 of 64 reads in twelve runs of bs=4k,16k rw=randread), which iosteer cannot reproduce; \
+                 give write sizes no larger than that boundary, or a blockalign as large as them",
+                ["read", "write", "trim"][d],
+                align[d].max(self.own[d]),
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use iosteer_sched::{Op, Request};
+
+    use crate::fio::parse;
+    use crate::workload::Generator;
+
+    const MIB: u64 = 1 << 20;
+
+    fn requests(text: &str) -> Vec<Request> {
+        let job = parse(text, "b.fio", 16 * MIB).unwrap().remove(0);
+        Generator::new(job, 0, 1).requests_unloaded()
+    }
+
+    /// The sizes of `op` requests, but for the last request (cut to the
+    /// bytes left, as fio cuts it).
+    fn sizes(out: &[Request], op: Op) -> Vec<u64> {
+        let mut sizes: Vec<u64> = out[..out.len() - 1]
+            .iter()
+            .filter(|r| r.op == op)
+            .map(|r| r.len.0)
+            .collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        sizes
+    }
+
+    /// fio 3.33, `bs=4k,16k bs_is_seq_rand` on 256 KiB: `rw=write` 64
+    /// writes of 4 KiB; `rw=rw` only 4 KiB reads and writes; `rw=randrw
+    /// percentage_random=50 norandommap blockalign=16k` 16 KiB where random, 4 KiB where
+    /// following on, in both directions; `rw=randwrite` 16 KiB writes on
+    /// 16 KiB boundaries.
+    #[test]
+    fn seq_rand_sizes_sequential_requests_as_reads_and_random_ones_as_writes() {
+        let job = |rw: &str| {
+            requests(&format!(
+                "[j]\nsize=256k\nbs=4k,16k\nbs_is_seq_rand=1\nnorandommap\nrw={rw}\n"
+            ))
+        };
+        let out = job("write");
+        assert_eq!((out.len(), sizes(&out, Op::Write)), (64, vec![4096]));
+        let out = job("rw");
+        assert_eq!(sizes(&out, Op::Read), [4096]);
+        assert_eq!(sizes(&out, Op::Write), [4096]);
+        let out = job("randwrite");
+        assert_eq!(sizes(&out, Op::Write), [16384]);
+        assert!(out.iter().all(|r| r.offset.0 % 16384 == 0));
+        let out = job("randrw\npercentage_random=50\nblockalign=16k");
+        assert_eq!(sizes(&out, Op::Read), [4096, 16384]);
+        assert_eq!(sizes(&out, Op::Write), [4096, 16384]);
+        // Without it, each direction keeps its own.
+        let out = requests("[j]\nsize=256k\nbs=4k,16k\nrw=randrw\n");
+        assert_eq!(sizes(&out, Op::Read), [4096]);
+        assert_eq!(sizes(&out, Op::Write), [16384]);
+    }
+
+    /// Random reads of 16 KiB on 4 KiB boundaries: fio 3.33 shortens them
+    /// or ends the job by its draws (0 to 16 reads in twelve runs).
+    #[test]
+    fn seq_rand_refuses_random_requests_larger_than_their_boundary() {
+        let text = "[j]\nsize=256k\nbs=4k,16k\nbs_is_seq_rand\nrw=randread\n";
+        let err = parse(text, "b.fio", 16 * MIB).unwrap_err();
+        assert_eq!(err.line, 5);
+        assert!(err.message.contains("bs_is_seq_rand"), "{err}");
+        assert!(
+            err.message
+                .contains("the reads' random offsets fall on 4096"),
+            "{err}"
+        );
+        // A blockalign as large as the random requests fits them.
+        let out = requests(&format!("{text}blockalign=16k\n"));
+        assert_eq!(sizes(&out, Op::Read), [16384]);
+        assert!(out.iter().all(|r| r.offset.0 % 16384 == 0));
+        // A sequential reader is never random.
+        assert_eq!(
+            sizes(
+                &requests("[j]\nsize=256k\nbs=4k,16k\nbs_is_seq_rand\nrw=read\n"),
+                Op::Read
+            ),
+            [4096]
+        );
+    }
+}
