@@ -11,6 +11,9 @@ use iosteer_sched::units::KbBase;
 #[derive(Clone, Debug, PartialEq)]
 pub struct BlockSplit {
     pub sizes: Vec<(u64, f64)>,
+    /// fio's `bs_unaligned` range `(lo, hi)`: any byte count ([`BlockSplit::fio_unaligned`]);
+    /// `sizes` then holds `lo`, standing for `lo..hi`, and `hi`.
+    pub any_byte: Option<(u64, u64)>,
 }
 
 /// What `bssplit` accepts, for error messages.
@@ -26,6 +29,7 @@ impl BlockSplit {
     pub fn single(size: u64) -> BlockSplit {
         BlockSplit {
             sizes: vec![(size, 100.0)],
+            any_byte: None,
         }
     }
 
@@ -55,7 +59,10 @@ impl BlockSplit {
         for entry in sizes.iter_mut().filter(|s| s.1.is_nan()) {
             entry.1 = (100.0 - given) / blanks as f64;
         }
-        Some(BlockSplit { sizes })
+        Some(BlockSplit {
+            sizes,
+            any_byte: None,
+        })
     }
 
     /// fio's `bsrange=lo-hi` for one direction, drawn as fio draws it: a
@@ -75,7 +82,21 @@ impl BlockSplit {
         if rest > 0 {
             sizes.push((hi, share(rest)));
         }
-        Some(BlockSplit { sizes })
+        Some(BlockSplit {
+            sizes,
+            any_byte: None,
+        })
+    }
+
+    /// fio's `bsrange=lo-hi` with `bs_unaligned` (`lo < hi`): `lo + ⌊hi × u⌋`
+    /// capped at `hi`, as fio 3.33 draws it: every byte count from `lo` to
+    /// `hi - 1` with chance `1/hi`, and `hi` with `lo/hi`.
+    pub fn fio_unaligned(lo: u64, hi: u64) -> BlockSplit {
+        let top = lo as f64 * 100.0 / hi as f64;
+        BlockSplit {
+            sizes: vec![(lo, 100.0 - top), (hi, top)],
+            any_byte: Some((lo, hi)),
+        }
     }
 
     pub fn smallest(&self) -> u64 {
@@ -88,10 +109,17 @@ impl BlockSplit {
 
     /// Mean size, bytes, weighted by the percentages.
     pub fn mean(&self) -> f64 {
+        if let Some((lo, hi)) = self.any_byte {
+            let (lo, hi) = (lo as f64, hi as f64);
+            return (lo + hi - 1.0) / 2.0 * (hi - lo) / hi + lo;
+        }
         self.sizes.iter().map(|(s, p)| *s as f64 * p / 100.0).sum()
     }
 
     pub fn draw(&self, rng: &mut SmallRng) -> u64 {
+        if let Some((lo, hi)) = self.any_byte {
+            return (lo + rng.random_range(0..hi)).min(hi);
+        }
         if let [(only, _)] = self.sizes.as_slice() {
             return *only;
         }
@@ -130,5 +158,24 @@ mod tests {
         let small = (0..100_000).filter(|_| s.draw(&mut rng) == 4096).count();
         assert!((small as f64 / 1e5 - 0.25).abs() < 0.01, "{small}");
         assert_eq!(s.mean(), 0.25 * 4096.0 + 0.75 * 65536.0);
+    }
+
+    /// fio 3.33's `bsrange=1k-4k bs_unaligned`, 45,599 writes: 25.0% of
+    /// 4096 bytes, 12.4% to 12.7% in each 512-byte band from 1024 to 4095,
+    /// mean 2,943.4 bytes.
+    #[test]
+    fn unaligned_ranges_draw_any_byte_count_as_fio_does() {
+        let s = BlockSplit::fio_unaligned(1024, 4096);
+        let mut rng = SmallRng::seed_from_u64(1);
+        let draws: Vec<u64> = (0..100_000).map(|_| s.draw(&mut rng)).collect();
+        let share = |f: &dyn Fn(u64) -> bool| draws.iter().filter(|&&b| f(b)).count() as f64 / 1e5;
+        assert!((share(&|b| b == 4096) - 0.25).abs() < 0.01);
+        assert!((share(&|b| (1024..1536).contains(&b)) - 0.125).abs() < 0.01);
+        assert!(draws.iter().all(|b| (1024..=4096).contains(b)));
+        assert!(share(&|b| b % 512 != 0) > 0.7, "any byte count");
+        let mean = draws.iter().sum::<u64>() as f64 / 1e5;
+        assert!((mean - 2943.4).abs() < 15.0, "{mean}");
+        assert!((s.mean() - 2943.6).abs() < 0.1, "{}", s.mean());
+        assert_eq!((s.smallest(), s.largest()), (1024, 4096));
     }
 }

@@ -39,7 +39,8 @@ fn synthetic_bits(s: &Synthetic, shape: &JobShape) -> u64 {
         };
         bits |= match &shape.blocks {
             Some(blocks) => splits.iter().map(|&d| &blocks[d]).fold(0, |b, split| {
-                split.sizes.iter().fold(b, |b, &(size, _)| b | size)
+                let sizes = split.sizes.iter().fold(b, |b, &(size, _)| b | size);
+                sizes | u64::from(split.any_byte.is_some())
             }),
             None => s.block_min | s.block_max | s.align,
         };

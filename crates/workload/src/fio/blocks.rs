@@ -1,6 +1,14 @@
 //! A job's block sizes as fio reads them ([`Blocks`]): `bs`, `bsrange`,
-//! `bssplit`, and how sizes are drawn from them: `bs_is_seq_rand`.
+//! `bssplit`, and how sizes are drawn from them: `blocksize_unaligned`
+//! (`bs_unaligned`) and `bs_is_seq_rand`.
 //!
+//! - `bs_unaligned`: a `bsrange` draws any byte count, not only multiples
+//!   of its low end. fio 3.33 draws `lo + ⌊hi × u⌋` capped at `hi` (`u`
+//!   uniform in [0, 1)), so each count from `lo` to `hi - 1` has chance
+//!   `1/hi` and `hi` itself `lo/hi` (`bsrange=1k-4k`: 25% of 4096, the
+//!   rest spread evenly over 1024 to 4095; fio's own 45,599 writes: 25.0%,
+//!   mean 2,943 bytes). Random offsets still fall on the low end. A
+//!   `bssplit` keeps its sizes, as iosteer always draws them.
 //! - `bs_is_seq_rand`: the read sizes are those of sequential requests,
 //!   the write sizes those of random ones, whatever their direction, as in
 //!   fio; each direction's random offsets stay on its own smallest block
@@ -20,7 +28,10 @@ pub(super) struct Blocks {
     /// multiple of its low end, at least a sector): drawn by the job's
     /// plain path.
     plain_range: Option<(u64, u64)>,
-    /// fio's `bs_is_seq_rand`.
+    /// Each direction's `bsrange`, when its sizes came from one.
+    ranges: [Option<(u64, u64)>; 3],
+    /// fio's `bs_unaligned` and `bs_is_seq_rand`.
+    unaligned: bool,
     seq_rand: bool,
 }
 
@@ -44,6 +55,8 @@ impl Default for Blocks {
         Blocks {
             splits: std::array::from_fn(|_| BlockSplit::single(4096)),
             plain_range: None,
+            ranges: [None; 3],
+            unaligned: false,
             seq_rand: false,
         }
     }
@@ -64,7 +77,7 @@ impl Blocks {
                 let sizes = per_direction_sizes(value, 4096, base)
                     .ok_or_else(|| bad("a size such as 4k or 128k, or read,write,trim sizes"))?;
                 self.splits = sizes.map(BlockSplit::single);
-                self.plain_range = None;
+                (self.plain_range, self.ranges) = (None, [None; 3]);
             }
             // fio's sizes are multiples of a range's low end (its high end
             // too when it is not one), a range written high to low swapped,
@@ -85,6 +98,7 @@ impl Blocks {
                         if w == ranges[0] && t == ranges[0] && hi % lo == 0 && lo >= 512 =>
                     {
                         self.plain_range = Some((lo, hi));
+                        self.ranges = [Some((lo, hi)); 3];
                     }
                     _ => {
                         // A blank direction keeps its sizes (a range inherited, as fio's).
@@ -97,6 +111,7 @@ impl Blocks {
                                         crate::bssplit::MAX_RANGE_SIZES
                                     ))
                                 })?;
+                                self.ranges[d] = Some((lo, hi));
                             }
                         }
                     }
@@ -107,7 +122,10 @@ impl Blocks {
                 self.splits = per_direction(value, |t| BlockSplit::parse(t, base))
                     .ok_or_else(|| bad(crate::bssplit::ACCEPTED))?
                     .map(|split| split.unwrap_or_else(|| BlockSplit::single(4096)));
-                self.plain_range = None;
+                (self.plain_range, self.ranges) = (None, [None; 3]);
+            }
+            "blocksize_unaligned" => {
+                self.unaligned = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?
             }
             "bs_is_seq_rand" => {
                 self.seq_rand = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?
@@ -118,7 +136,15 @@ impl Blocks {
     }
 
     /// The sizes the job draws.
-    pub(super) fn finish(self) -> BlockPlan {
+    pub(super) fn finish(mut self) -> BlockPlan {
+        if self.unaligned {
+            for (split, range) in self.splits.iter_mut().zip(self.ranges) {
+                if let Some((lo, hi)) = range.filter(|(lo, hi)| lo < hi) {
+                    *split = BlockSplit::fio_unaligned(lo, hi);
+                }
+            }
+            self.plain_range = None;
+        }
         let sizes = || self.splits.iter().flat_map(|b| b.sizes.iter().map(|s| s.0));
         let (min, max) = self
             .plain_range
@@ -255,6 +281,41 @@ mod tests {
                 Op::Read
             ),
             [4096]
+        );
+    }
+
+    /// fio 3.33 `bsrange=1k-4k bs_unaligned rw=write` on 16 MiB: 5,644
+    /// writes, 26.5% of 4096 bytes, 73% not on 512 bytes, each following
+    /// on where the last ended (0, 1801, 2990...); `bsrange=1000-3000`:
+    /// a third of 3000. Without it, multiples of 1 KiB only.
+    #[test]
+    fn unaligned_ranges_issue_any_byte_count() {
+        let out = requests("[j]\nsize=16m\nrw=write\nbsrange=1k-4k\nbs_unaligned\n");
+        let n = out.len() as f64;
+        assert!((5_550.0..5_850.0).contains(&n), "{n}");
+        let share = |f: &dyn Fn(u64) -> bool| out.iter().filter(|r| f(r.len.0)).count() as f64 / n;
+        assert!((share(&|b| b == 4096) - 0.25).abs() < 0.02);
+        assert!(share(&|b| b % 512 != 0) > 0.7);
+        assert!(out
+            .windows(2)
+            .all(|w| w[1].offset.0 == w[0].offset.0 + w[0].len.0 || w[1].offset.0 == 0));
+        let out = requests("[j]\nsize=16m\nrw=read\nbsrange=1000-3000\nblocksize_unaligned=1\n");
+        let top = out.iter().filter(|r| r.len.0 == 3000).count() as f64 / out.len() as f64;
+        assert!((top - 1.0 / 3.0).abs() < 0.02, "{top}");
+        let out = requests("[j]\nsize=16m\nrw=write\nbsrange=1k-4k\nbs_unaligned=0\n");
+        assert!(out.iter().all(|r| r.len.0 % 1024 == 0));
+        // Random offsets stay on the range's low end.
+        let out = requests("[j]\nsize=16m\nrw=randread\nbsrange=1k-4k\nbs_unaligned\n");
+        assert!(out.iter().all(|r| r.offset.0 % 1024 == 0));
+        assert_eq!(
+            parse(
+                "[j]\nrw=read\nbsrange=1k-4k\nbs_unaligned=1\n",
+                "b.fio",
+                MIB
+            )
+            .unwrap()[0]
+                .granule(),
+            Some(1)
         );
     }
 }
