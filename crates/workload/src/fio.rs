@@ -126,7 +126,9 @@ use thiserror::Error;
 
 use crate::bssplit::BlockSplit;
 use crate::distribution::{self, Distribution};
-use crate::fio_options::{canonical, check_engine, near_miss, IGNORED, REPLAY, SUPPORTED, TRACE};
+use crate::fio_options::{
+    canonical, check_engine, near_miss, IGNORED, REFUSED, REPLAY, SUPPORTED, TRACE,
+};
 use crate::fio_text;
 use crate::job_shape::{FileService, JobShape};
 use crate::steady_state::SteadyState;

@@ -240,6 +240,21 @@ pub const IGNORED: &[&str] = &[
     "experimental_verify",
 ];
 
+/// fio options that change the I/O and are refused, each with why.
+pub const REFUSED: &[(&str, &str)] = &[
+    ("max_latency", "fio ends the job with ETIMEDOUT at the first request slower than it (checked after ramp_time, not under disable_lat or gtod_reduce); iosteer does not stop a job on one request's latency yet"),
+    ("openfiles", "fio keeps at most that many of the job's files open and serves only those until each has moved its size (openfiles=1 of nrfiles=4: one file after another; norandommap: the first files only), waiting for completions each time it meets a closed one; iosteer serves every file"),
+    ("serialize_overlap", "fio holds a request while an overlapping one is in flight, which changes the queue; iosteer does not"),
+    ("file_append", "fio starts at the end of the existing file; the simulated drive has no files to append to (use offset)"),
+    ("create_only", "fio only lays out the files and issues no I/O"),
+    ("verify_only", "fio only reads back data written by an earlier run"),
+    ("write_barrier", "fio makes every Nth write a barrier write, which iosteer does not model"),
+    ("sync_file_range", "fio calls sync_file_range(2) on the written range every N writes, which iosteer does not model (fsync=N gives a flush every N writes)"),
+    ("zonesize", "fio's strided zones (zonemode=strided) are not modelled"),
+    ("zonerange", "fio's strided zones (zonemode=strided) are not modelled"),
+    ("zoneskip", "fio's strided zones (zonemode=strided) are not modelled"),
+];
+
 /// fio's other names for an option, mapped to the name used here.
 pub fn canonical(key: &str) -> &str {
     match key {

@@ -449,6 +449,10 @@ impl Reader {
                  iosteer schedules with its own (--sched), whatever the device's is"
             )),
             k if IGNORED.contains(&k) => {}
+            k if REFUSED.iter().any(|(o, _)| *o == k) => {
+                let why = REFUSED.iter().find(|(o, _)| *o == k).map_or("", |(_, why)| why);
+                return Err(format!("job [{job}]: option `{given}` is not supported here: {why}; remove the line"));
+            }
             _ => {
                 let hint = near_miss(given)
                     .map_or_else(String::new, |known| format!(" (did you mean `{known}`?)"));

@@ -132,6 +132,27 @@ fn unsupported_options_and_bad_values_name_file_line_and_option() {
         ("rw=read\n", "v.fio", &["before any [section]"]),
         ("[global]\nbs=4k\n", "v.fio", &["no job section"]),
         ("[a]\nsize=2g\n", "v.fio", &["must fit the drive"]),
+        // Refused with why: what fio would do that iosteer does not.
+        (
+            "[a]\nrw=read\nopenfiles=1\n",
+            "v.fio:3:",
+            &["`openfiles`", "keeps at most"],
+        ),
+        (
+            "[a]\nwrite_barrier=4\n",
+            "v.fio:2:",
+            &["`write_barrier`", "barrier"],
+        ),
+        (
+            "[a]\nzonemode=strided\n",
+            "v.fio:2:",
+            &["zonemode=strided", "not modelled"],
+        ),
+        (
+            "[a]\nzonesize=1m\n",
+            "v.fio:2:",
+            &["`zonesize`", "strided zones"],
+        ),
     ] {
         assert_refused(text, at, says);
     }
