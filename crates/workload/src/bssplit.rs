@@ -99,6 +99,23 @@ impl BlockSplit {
         }
     }
 
+    /// Each size rounded down to a multiple of the smallest, as fio 3.33
+    /// sizes a request without `bs_unaligned` (`buflen -= buflen % minbs`
+    /// in `get_next_buflen`): `4k/50:6k/50` issues only 4 KiB. The sizes
+    /// that changed, as (given, issued).
+    pub fn round_to_smallest(&mut self) -> Vec<(u64, u64)> {
+        let smallest = self.smallest().max(1);
+        let mut rounded = Vec::new();
+        for (size, _) in &mut self.sizes {
+            let issued = *size - *size % smallest;
+            if issued != *size {
+                rounded.push((*size, issued));
+                *size = issued;
+            }
+        }
+        rounded
+    }
+
     pub fn smallest(&self) -> u64 {
         self.sizes.iter().map(|s| s.0).min().unwrap_or(0)
     }

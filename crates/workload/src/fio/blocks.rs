@@ -7,8 +7,9 @@
 //!   uniform in [0, 1)), so each count from `lo` to `hi - 1` has chance
 //!   `1/hi` and `hi` itself `lo/hi` (`bsrange=1k-4k`: 25% of 4096, the
 //!   rest spread evenly over 1024 to 4095; fio's own 45,599 writes: 25.0%,
-//!   mean 2,943 bytes). Random offsets still fall on the low end. A
-//!   `bssplit` keeps its sizes, as iosteer always draws them.
+//!   mean 2,943 bytes). Random offsets still fall on the low end.
+//!   Without it, a `bssplit` size that is not a multiple of its
+//!   direction's smallest is rounded down to one, as fio does (noted).
 //! - `bs_is_seq_rand`: the read sizes are those of sequential requests,
 //!   the write sizes those of random ones, whatever their direction, as in
 //!   fio; each direction's random offsets stay on its own smallest block
@@ -135,8 +136,29 @@ impl Blocks {
         Ok(true)
     }
 
-    /// The sizes the job draws.
-    pub(super) fn finish(mut self) -> BlockPlan {
+    /// The sizes the job draws; a note for the sizes fio rounds.
+    pub(super) fn finish(mut self, job: &str, notes: &mut Vec<String>) -> BlockPlan {
+        if !self.unaligned {
+            // A range's sizes are multiples of its low end but for its top,
+            // which fio's cap leaves as it is.
+            let classes = ["read", "write", "trim"];
+            let splits = self.splits.iter_mut().zip(self.ranges).zip(classes);
+            for ((split, _), class) in splits.filter(|((_, range), _)| range.is_none()) {
+                let rounded = split.round_to_smallest();
+                if rounded.is_empty() {
+                    continue;
+                }
+                let sizes: Vec<String> = rounded
+                    .iter()
+                    .map(|(given, issued)| format!("{given} bytes as {issued}"))
+                    .collect();
+                notes.push(format!(
+                    "job {job}: bssplit: {class} sizes are multiples of the smallest ({} bytes) without bs_unaligned, as in fio 3.33: {}",
+                    split.smallest(),
+                    sizes.join(", ")
+                ));
+            }
+        }
         if self.unaligned {
             for (split, range) in self.splits.iter_mut().zip(self.ranges) {
                 if let Some((lo, hi)) = range.filter(|(lo, hi)| lo < hi) {
@@ -317,5 +339,62 @@ mod tests {
                 .granule(),
             Some(1)
         );
+    }
+}
+
+#[cfg(test)]
+mod rounding_tests {
+    use iosteer_sched::Op;
+
+    use crate::fio::{parse_file, JobFile};
+    use crate::workload::Generator;
+
+    fn sized(text: &str) -> (JobFile, Vec<(Op, u64)>) {
+        let file = parse_file(text, "b.fio", 16 << 20).unwrap();
+        let out = Generator::new(file.jobs[0].clone(), 0, 1).requests_unloaded();
+        // The last request is cut to the bytes left.
+        let mut sizes: Vec<(Op, u64)> = out[..out.len() - 1]
+            .iter()
+            .map(|r| (r.op, r.len.0))
+            .collect();
+        sizes.sort_unstable_by_key(|s| (s.0 as u8, s.1));
+        sizes.dedup();
+        (file, sizes)
+    }
+
+    /// fio 3.33, `rw=randread norandommap size=2m`: `bssplit=4k/50:6k/50`
+    /// 512 reads, every one 4 KiB; `3k/50:8k/50` 3 and 6 KiB (8 KiB less
+    /// its remainder of 3); with `bs_unaligned`, 4 and 6 KiB; per
+    /// direction in `randrw` (`4k/50:6k/50,3k/50:8k/50`: writes of 3 and
+    /// 6 KiB).
+    #[test]
+    fn bssplit_sizes_round_down_to_the_smallest_as_fio_s() {
+        let job = |split: &str| {
+            sized(&format!(
+                "[j]\nrw=randread\nnorandommap\nsize=2m\n{split}\n"
+            ))
+        };
+        let (file, sizes) = job("bssplit=4k/50:6k/50");
+        assert_eq!(sizes, [(Op::Read, 4096)]);
+        assert!(
+            file.notes.iter().any(|n| n.contains("6144 bytes as 4096")),
+            "{:?}",
+            file.notes
+        );
+        assert_eq!(
+            job("bssplit=3k/50:8k/50").1,
+            [(Op::Read, 3072), (Op::Read, 6144)]
+        );
+        let (file, sizes) = job("bssplit=4k/50:6k/50\nbs_unaligned");
+        assert_eq!(sizes, [(Op::Read, 4096), (Op::Read, 6144)]);
+        assert!(file.notes.is_empty(), "{:?}", file.notes);
+        let (_, sizes) =
+            sized("[j]\nrw=randrw\nnorandommap\nsize=2m\nbssplit=4k/50:6k/50,3k/50:8k/50\n");
+        assert!(sizes.contains(&(Op::Write, 3072)) && sizes.contains(&(Op::Write, 6144)));
+        assert!(!sizes.contains(&(Op::Read, 6144)), "{sizes:?}");
+        // Multiples of the smallest are kept, without a note.
+        let (file, sizes) = job("bssplit=4k/50:64k/50");
+        assert_eq!(sizes, [(Op::Read, 4096), (Op::Read, 65536)]);
+        assert!(file.notes.is_empty(), "{:?}", file.notes);
     }
 }

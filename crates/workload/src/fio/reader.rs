@@ -538,7 +538,7 @@ impl Reader {
                 })?;
             }
         }
-        let plan = std::mem::take(&mut self.blocks).finish();
+        let plan = std::mem::take(&mut self.blocks).finish(job, notes);
         let (bs_min, bs_max, align, own_blocks) = (plan.min, plan.max, plan.align, plan.own);
         self.shape.blocks.clone_from(&plan.splits);
         self.shape.blocks_by_randomness = plan.by_randomness;
