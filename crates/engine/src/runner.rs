@@ -65,8 +65,9 @@ pub trait Source {
     fn issue(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>);
     /// `request`, one of its requests, completed at `at`.
     fn completed(&mut self, request: &Request, at: Nanos);
-    /// Ended before the run's duration (a fio job that moved its size):
-    /// when every source has, the run ends once the requests are done.
+    /// Will issue nothing more before the run's duration (a fio job that
+    /// moved its size): when every source is done and has
+    /// [`ended`](Self::ended), the run ends.
     fn done(&self) -> bool {
         false
     }
@@ -239,7 +240,10 @@ pub fn run<B: Backend>(
             next_second += Nanos::from_secs(1);
         }
         let busy = summary.completed < summary.submitted;
-        let all_done = !sources.is_empty() && sources.iter().all(|s| s.done());
+        // Done issuing is not yet ended: a time-based job (fio's
+        // `time_based`, a rate) lasts until its stop, as fio's does, even
+        // when its next request would come after it.
+        let all_done = !sources.is_empty() && sources.iter().all(|s| s.done() && s.ended(now));
         if ((now >= limits.duration || all_done) && !busy) || now >= limits.duration + limits.drain
         {
             break;

@@ -599,3 +599,43 @@ fn a_job_stopped_by_steady_state_releases_its_waiters_at_once() {
         firsts.0
     );
 }
+
+/// A time-based job whose next request would come after its stop has
+/// issued all it will, but lasts until its stop, as fio's does (fio reports
+/// a runtime of 1000 ms for this job): the run ends there, not at its last
+/// completion, and the job has ended by then (the run's report named it
+/// as cut short).
+#[test]
+fn a_time_based_job_lasts_until_its_stop_though_done_issuing_before() {
+    let text = "[j]\nrw=read\nbs=4k\nsize=1m\nrate_iops=64\nruntime=1\ntime_based\n";
+    let jobs = iosteer_workload::fio::parse(text, "t.fio", 1 << 30).unwrap();
+    let mut sources: Vec<Box<dyn Source>> =
+        iosteer_workload::workload::Generator::for_jobs(&jobs, 1)
+            .into_iter()
+            .map(|g| Box::new(crate::drive::JobSource(g.keep_schedule())) as _)
+            .collect();
+    let clock = Rc::new(Cell::new(Nanos::ZERO));
+    let mut drive = VirtualDrive {
+        clock: clock.clone(),
+        slots: 32,
+        busy: Vec::new(),
+    };
+    let mut sched = policy::build("fifo").unwrap();
+    let limits = RunLimits {
+        duration: Nanos::from_secs(5),
+        drain: Nanos::from_secs(1),
+    };
+    let summary = crate::runner::run(
+        &mut drive,
+        sched.as_mut(),
+        &mut sources,
+        limits,
+        &mut FirstIssues::default(),
+        &|| false,
+        &VirtualClock(clock),
+    )
+    .unwrap();
+    assert_eq!(summary.submitted, 64);
+    assert_eq!(summary.elapsed, Nanos::from_secs(1));
+    assert!(sources[0].ended(summary.elapsed));
+}
