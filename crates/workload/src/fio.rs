@@ -48,7 +48,7 @@
 //! | `file_service_type` | which file a request goes to, as fio chooses (its write_iolog agrees): `roundrobin[:N]` (the default; N requests each), `random[:N]` (a file drawn, N requests to it), `sequential` (each file until its size has been moved; a random job with `norandommap` never finishes one, and stays on its first, as in fio; `roundrobin:0`, `random:0` and an N that is no number, which fio reads as 0, are sequential too), `zipf`, `pareto`, `normal` (a file drawn by that distribution per request) |
 //! | `directory` | where `iosteer run` finds relative file names (one directory) |
 //! | `direct`, `buffered` | kept: `iosteer run` bypasses the page cache (O_DIRECT) unless `--buffered`, whatever a job asks, and notes the jobs that ask otherwise (fio's default is buffered) |
-//! | `fsync`, `fdatasync` | a flush after every N writes; flushes are reported as a class of their own (`flush`), not among the writes, as fio reports its syncs |
+//! | `fsync`, `fdatasync` | a flush after every N writes, as fio issues it: when the job goes on (none after the write that ends it); flushes are reported as a class of their own (`flush`), not among the writes, as fio reports its syncs |
 //! | `end_fsync`, `fsync_on_close` | a flush when the job stops issuing |
 //! | `sync` | `0` or `none` (fio's default); synchronous writes (`1`, `sync`, `dsync`) are refused |
 //! | `fallocate` | `native`, `posix`, `keep`, `1` (fio's default: `iosteer run` reserves what a file it creates or grows needs before the run) or `none`, `0`, `truncate` (left sparse) |

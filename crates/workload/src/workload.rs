@@ -689,13 +689,16 @@ impl Generator {
         self.job.shape.end_flush && !self.shaped.flushed_at_end && self.issuing_over()
     }
 
-    /// fio's `fsync=N`: a flush after every N writes.
+    /// fio's `fsync=N`: a flush after every N writes, as fio issues it:
+    /// when the job goes on to its next request, so not after the write
+    /// that moves its size or makes its `number_ios` (fio 3.33: 16 writes
+    /// with `fsync=4` make 3 syncs, and `end_fsync` a fourth).
     fn flush_after_writes(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
         let Some(every) = self.job.shape.flush_every else {
             return;
         };
         self.shaped.writes_since_flush += 1;
-        if self.shaped.writes_since_flush >= every {
+        if self.shaped.writes_since_flush >= every && !self.limit_reached() {
             self.shaped.writes_since_flush = 0;
             self.push_flush(now, next_id, out);
         }

@@ -248,3 +248,25 @@ fn a_full_queue_drains_to_its_refill_depth_before_the_job_issues_again() {
     }
     assert_eq!(out.len(), 14, "back to eight out");
 }
+
+/// fio syncs every N writes when it goes on to its next request, so never
+/// after the write that ends the job (fio 3.33, counted with strace: 64
+/// writes with `fdatasync=16` make 3 syncs; 40 writes, `number_ios=40`,
+/// with `fsync=8` make 4), while a time-based job does go on.
+#[test]
+fn a_job_syncs_every_n_writes_but_not_after_its_last() {
+    let flushes = |every, limit: (Option<u64>, Option<u64>), iops| {
+        let mut j = job(synthetic(0, true, iops, 1));
+        j.stop = Some(Nanos::from_secs(1));
+        j.shape.flush_every = Some(every);
+        (j.shape.bytes_limit, j.shape.ios_limit) = limit;
+        let out = Generator::new(j, 0, 1).requests_unloaded();
+        let writes = out.iter().filter(|r| r.op == Op::Write).count();
+        let flushes = out.iter().filter(|r| r.op == Op::Flush).count();
+        (writes, flushes)
+    };
+    assert_eq!(flushes(16, (Some(64 * 4096), None), None), (64, 3));
+    assert_eq!(flushes(8, (None, Some(40)), None), (40, 4));
+    // Stopped by time: the sync after the 64th write goes out.
+    assert_eq!(flushes(16, (None, None), Some(64.0)), (64, 4));
+}
