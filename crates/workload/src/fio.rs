@@ -113,8 +113,8 @@
 //! a sequential job with holes (`rw=read:4k`) after one pass over its
 //! region (times `loops`) unless `io_size` asks for more, or the region is
 //! its whole file (from 0 to the end of a file fio creates, or of the
-//! drive), where fio wraps until `size` bytes are moved, as here for every
-//! other job;
+//! drive) and its last request ends short of the file's end, where fio
+//! wraps until `size` bytes are moved, as here for every other job;
 //! with `time_based` at `runtime`, wrapping over its region (`time_based`
 //! without `runtime` is ignored, with a note, as fio ignores it).
 //! Jobs after a `stonewall` start when the earlier ones have ended; their
@@ -571,11 +571,13 @@ fn only_direction(read_percent: u32, trim: bool) -> Option<usize> {
 /// fio ends a sequential job with holes (`rw=read:4k`) after one pass over
 /// its region, unless `io_size` asks for more, except where the region is
 /// its whole file (it starts at 0 and ends with the file: a file fio
-/// creates at `size`, or a device from its start to its end) and the
-/// position after the pass's last request reaches the file's size: fio
-/// then wraps and moves `size` bytes, as iosteer does for every other job
-/// (`rw=read:4k bs=4k` wraps; `rw=write:2k bs=8k` on 64 KiB stops after
-/// six writes, the next position 61,440). `file_end` is where the job's
+/// creates at `size`, or a device from its start to its end), the pass's
+/// last request ends short of the file's end and the hole after it
+/// reaches it: fio then wraps and moves `size` bytes, as iosteer does for
+/// every other job (`rw=read:4k bs=4k` wraps; `rw=write:2k bs=8k` on
+/// 64 KiB stops after six writes, the next position 61,440; `rw=read:8k
+/// bs=4k` on 1 MiB stops after 86 reads, the last one ending with the file,
+/// where fio's position is past the file and it does not wrap). `file_end` is where the job's
 /// file ends ([`JobSpec::file_end`]). So: the bytes of one pass, walked in
 /// strides of a block and its hole (the mean block when the sizes vary, so
 /// then about that); `None` when the job wraps, has no holes or mixes reads
@@ -601,7 +603,8 @@ fn one_pass_bytes(s: &Synthetic, shape: &JobShape, file_end: u64) -> Option<u64>
     let region = (s.size / s.align * s.align) as f64;
     let stride = block + shape.offset_add as f64;
     let strides = ((region - block).max(0.0) / stride).floor();
-    let wraps = whole_file && (strides + 1.0) * stride >= region;
+    let last_end = strides * stride + block;
+    let wraps = whole_file && last_end < region && last_end + shape.offset_add as f64 >= region;
     (!wraps).then(|| ((strides + 1.0) * block).round() as u64)
 }
 

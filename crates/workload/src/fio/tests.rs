@@ -676,6 +676,21 @@ fn a_sequential_job_with_holes_on_a_device_ends_after_one_pass_as_fios_does() {
     // until `size` bytes are moved (fio 3.33: 2048 reads on a new 8 MiB file).
     let wraps = |text: &str| jobs_of(text)[0].shape.bytes_limit;
     assert_eq!(wraps("[j]\nsize=8m\nrw=read:4k\n"), Some(8 * MIB));
+    // Unless the pass's last request ends with the file: fio's position is
+    // then past it and the job ends (fio 3.33 on new files: 86 reads of
+    // `rw=read:8k size=1m`, 3 writes of `rw=write:16k bs=16k size=80k`, 9
+    // of `rw=write:8k size=100k`; 6 of `rw=write:16k bs=16k size=96k`,
+    // whose last write ends 16 KiB short, wrapping).
+    assert_eq!(wraps("[j]\nsize=1m\nrw=read:8k\n"), Some(86 * 4096));
+    assert_eq!(
+        wraps("[j]\nsize=80k\nbs=16k\nrw=write:16k\n"),
+        Some(3 * 16384)
+    );
+    assert_eq!(wraps("[j]\nsize=100k\nrw=write:8k\n"), Some(9 * 4096));
+    assert_eq!(
+        wraps("[j]\nsize=96k\nbs=16k\nrw=write:16k\n"),
+        Some(96 * 1024)
+    );
     assert_eq!(wraps("[j]\nfilename=/dev/sdb\nrw=read:4k\n"), Some(GIB));
     // A region that starts further in makes one pass wherever it ends (fio
     // 3.33: 512 reads of `rw=read:4k offset=4m size=4m`, and 512 by each of
