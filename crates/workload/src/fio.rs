@@ -54,7 +54,7 @@
 //! | `fallocate` | `native`, `posix`, `keep`, `1` (fio's default: `iosteer run` reserves what a file it creates or grows needs before the run) or `none`, `0`, `truncate` (left sparse) |
 //! | `verify`, `do_verify` | a method (`md5`, `crc32c`, ...), kept on the job; neither the simulator nor `iosteer run` issues fio's read-back of what a job wrote (`do_verify=1`, fio's default), and the report's notes say so for a job that writes (`iosteer run --verify` checks data as it goes) |
 //! | `write_hint` | `none`, `short`, `medium`, `long`, `extreme` |
-//! | `ioengine` | an engine that issues block I/O (`libaio`, `io_uring`, `psync`, ...); network, zoned, file-system metadata and other engines are refused by name ([`crate::fio_options::check_engine`]) |
+//! | `ioengine` | an engine that issues block I/O (`libaio`, `io_uring`, `psync`, ...); network, zoned, file-system metadata, `null` (no I/O) and other engines are refused by name ([`crate::fio_options::check_engine`]) |
 //! | `zonemode` | `none`; `zbd` is refused (zoned drives are not modelled) |
 //! | `exitall` | accepted with a note: the other jobs run to their own end here |
 //! | `exec_prerun`, `exec_postrun`, `pre_read` | accepted with a note: the command is not run, the files not read ahead |

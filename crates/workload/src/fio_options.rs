@@ -296,7 +296,6 @@ pub const ENGINES: &[&str] = &[
     "mmap",
     "splice",
     "sg",
-    "null",
     "xnvme",
 ];
 
@@ -329,6 +328,10 @@ const REFUSED_ENGINES: &[(&str, &str)] = &[
     ("libpmem", "persistent memory"),
     ("pmemblk", "persistent memory"),
     ("page_fault", "memory page faults, no block I/O"),
+    (
+        "null",
+        "no I/O (fio's null engine completes each request at once, moving no data and touching no file)",
+    ),
 ];
 
 /// `Ok` for an engine that issues block I/O; otherwise why not.

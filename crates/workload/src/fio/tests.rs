@@ -469,6 +469,13 @@ fn an_unknown_engine_is_said_to_be_unknown() {
         "v.fio:2:",
         &["persistent memory", "cannot model"],
     );
+    // fio's null engine writes nothing: `iosteer run` would write the
+    // job's file (or overwrite one the job names) where fio touches none.
+    assert_refused(
+        "[a]\nrw=write\nioengine=null\n",
+        "v.fio:3:",
+        &["ioengine `null` does no I/O", "touching no file"],
+    );
 }
 
 #[test]
