@@ -444,6 +444,18 @@ impl Reader {
                     "job {job}: numruns={value} runs the job once, as fio 3.33 does: it reads numruns only for its tiobench profile (--profile=tiobench), and its report holds one run"
                 ));
             }
+            "unlink" | "unlink_each_loop" => {
+                if boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))? {
+                    let when = if key == "unlink" {
+                        "when the job ends"
+                    } else {
+                        "after each loop"
+                    };
+                    notes.push(format!(
+                        "job {job}: {given}: fio deletes the job's files {when}; iosteer run leaves them in place"
+                    ));
+                }
+            }
             "ioscheduler" => notes.push(format!(
                 "job {job}: ioscheduler={value} is not applied: fio switches the device's kernel I/O scheduler; \
                  iosteer schedules with its own (--sched), whatever the device's is"

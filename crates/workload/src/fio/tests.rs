@@ -297,6 +297,22 @@ fn commands_and_read_ahead_are_noted_as_not_done() {
     assert_noted(&file, "pre_read");
     assert_eq!(file.notes.len(), 3, "{:?}", file.notes);
     assert!(file_of("[a]\nrw=read\npre_read=0\n").notes.is_empty());
+    // fio 3.33 deletes a.0.0 after `unlink=1`; iosteer run keeps it.
+    let file = file_of("[a]\nrw=write\nunlink=1\n[b]\nrw=write\nunlink_each_loop=1\n");
+    assert_noted(
+        &file,
+        "job a: unlink: fio deletes the job's files when the job ends",
+    );
+    assert_noted(
+        &file,
+        "job b: unlink_each_loop: fio deletes the job's files after each loop",
+    );
+    assert!(file_of("[a]\nrw=write\nunlink=0\n").notes.is_empty());
+    assert_refused(
+        "[a]\nunlink=sometimes\n",
+        "b.fio:2",
+        &["unlink=sometimes", "0 or 1"],
+    );
     assert_refused(
         "[a]\npre_read=maybe\n",
         "b.fio:2",
