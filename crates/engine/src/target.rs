@@ -14,6 +14,11 @@ use thiserror::Error;
 pub enum TargetError {
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: io::Error },
+    /// The directory a file would be created in is not there (a job's
+    /// `directory=`, or the directories of its `filename=`): neither
+    /// `--size` nor a job's `size=` creates directories.
+    #[error("{path}: its directory {dir} does not exist; create it first (a file is created, directories are not)")]
+    NoDirectory { path: PathBuf, dir: PathBuf },
     #[error("{path} is a block device: writing to it destroys its data, so it opens for writing only when forced")]
     BlockDeviceNeedsForce { path: PathBuf },
     #[error("{path}: the target is {size} bytes; the job needs {needed} (a file can be created or grown to a size)")]
@@ -98,7 +103,13 @@ impl Target {
             Some(libc::EINVAL) if spec.direct => TargetError::DirectIoUnsupported {
                 path: path.to_path_buf(),
             },
-            _ => io_error(path)(e),
+            _ => match missing_directory(path) {
+                Some(dir) if e.kind() == io::ErrorKind::NotFound => TargetError::NoDirectory {
+                    path: path.to_path_buf(),
+                    dir,
+                },
+                _ => io_error(path)(e),
+            },
         })?;
         if let (TargetKind::File, Some(size)) = (kind, spec.size) {
             let current = file.metadata().map_err(io_error(path))?.len();
@@ -134,6 +145,12 @@ impl Target {
         }
         Ok(())
     }
+}
+
+/// The directory `path` would be created in, when it is not there.
+fn missing_directory(path: &Path) -> Option<PathBuf> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty())?;
+    (!dir.is_dir()).then(|| dir.to_path_buf())
 }
 
 /// What `path` is; one that does not exist yet is a file to create.
@@ -256,6 +273,30 @@ mod tests {
             "{err}"
         );
         assert!(!err.contains("--"), "names a flag: {err}");
+    }
+
+    /// A file in a directory that is not there is refused naming the
+    /// directory: a size creates the file, not its directories (the CLI
+    /// said "--size creates it" of a job that had a size already).
+    #[test]
+    fn a_file_in_a_missing_directory_names_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("no/such/f.img");
+        let spec = OpenOptionsSpec {
+            size: Some(1 << 20),
+            writes: true,
+            ..OpenOptionsSpec::default()
+        };
+        let err = Target::open(&path, &spec).unwrap_err();
+        assert!(
+            matches!(&err, TargetError::NoDirectory { dir, .. } if dir.ends_with("no/such")),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("directory"), "{err}");
+        // A missing file in a directory that is there stays the OS's error.
+        let spec = OpenOptionsSpec::default();
+        let err = Target::open(&dir.path().join("f.img"), &spec).unwrap_err();
+        assert!(matches!(&err, TargetError::Io { .. }), "{err:?}");
     }
 
     #[test]
