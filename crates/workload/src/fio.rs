@@ -20,7 +20,7 @@
 //! | `bssplit` | `4k/50:64k/50`, or one list per direction `read,write,trim`; a blank percentage shares the rest; without `bs_unaligned` a size that is not a multiple of its direction's smallest is rounded down to one, as fio does, with a note (`4k/50:6k/50` issues only 4 KiB) |
 //! | `blocksize_unaligned` (`bs_unaligned`) | a `bsrange` draws any byte count, as fio 3.33 draws it (each count from `lo` to `hi - 1` with chance `1/hi`, `hi` with `lo/hi`), random offsets still on `lo`; `iosteer run` refuses it under O_DIRECT as the job's granule (1 byte) does not meet the target's alignment (fio fails such a job too); a `bssplit` keeps its sizes as written (`fio/blocks.rs`) |
 //! | `bs_is_seq_rand` | as in fio, the read sizes are the sequential requests', the write sizes the random ones', whatever their direction; refused where a random request may be larger than its direction's boundary (fio shortens or stops it by its draws; `fio/blocks.rs`) |
-//! | `size` | a size, or a percentage of the drive (default: the whole drive) |
+//! | `size` | a size, or a percentage of the drive (default: the whole drive); a sequential job's last request ends with the region, a random job's goes whole and may take the bytes moved past `size`, as fio's does |
 //! | `filesize` | each file's size, as in fio: the region is `filesize × nrfiles` (a `size` that differs is refused) |
 //! | `io_size` (`io_limit`) | bytes to move, when not `size`; or `N%`, that share of `size` (of the region without one), as in fio (`0%` leaves it unset) |
 //! | `number_ios` | requests to issue per loop, at most (`number_ios × loops` in all), counted from the end of `ramp_time` as fio counts them; as in fio, a `time_based` job runs its `runtime` whatever it says |

@@ -620,8 +620,11 @@ impl Generator {
             Some(p) => p,
             None => self.draw(now),
         };
-        if let Some(limit) = self.job.shape.bytes_limit {
-            // The last request stops at the limit, as fio's does at `size`.
+        if let Some(limit) = self.job.shape.bytes_limit.filter(|_| s.sequential) {
+            // A sequential job's last request stops at the limit, as fio's
+            // stops at the end of its region; a random job's goes whole,
+            // past it (fio 3.33, `rw=randread bssplit=4k/50:64k/50
+            // size=1m`: 1,052,672 bytes).
             let left = limit.saturating_sub(self.bytes_issued());
             if left < len {
                 len = (left / s.align * s.align).max(s.align.min(len));

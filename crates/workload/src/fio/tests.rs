@@ -1123,3 +1123,23 @@ fn a_full_queue_drains_as_fio_lets_it() {
     );
     assert_refused("[j]\niodepth_low=x\n", "t.fio:2", &["iodepth_low=x"]);
 }
+
+/// A random job's last request goes whole, past `size`, as fio's does
+/// (fio 3.33, `rw=randread norandommap bssplit=4k/50:64k/50 size=1m`:
+/// 1,052,672 bytes in 32 requests); a sequential job's stops at the end
+/// of its region.
+#[test]
+fn a_random_job_s_last_request_is_not_cut_to_size() {
+    let moved = |rw: &str| {
+        let [reads, _] = sizes_by_direction(&format!(
+            "[j]\nrw={rw}\nnorandommap\nbssplit=4k/50:64k/50\nsize=1m\n"
+        ));
+        assert!(reads
+            .keys()
+            .all(|&size| size == 4096 || size == 65536 || rw == "read"));
+        reads.iter().map(|(size, n)| size * *n as u64).sum::<u64>()
+    };
+    let random = moved("randread");
+    assert!((MIB..MIB + 65536).contains(&random), "{random}");
+    assert_eq!(moved("read"), MIB);
+}
