@@ -306,11 +306,11 @@ fn every_ignored_option_and_alias_parses() {
 
 #[test]
 fn unsupported_options_and_unmodelled_engines_name_file_line_and_what() {
-    let err = parse("[a]\nrw=read\n\nmax_latency=5ms\n", "u.fio", GIB)
+    let err = parse("[a]\nrw=read\n\nopenfiles=1\n", "u.fio", GIB)
         .unwrap_err()
         .to_string();
     assert!(
-        err.starts_with("u.fio:4:") && err.contains("`max_latency`") && err.contains("ETIMEDOUT"),
+        err.starts_with("u.fio:4:") && err.contains("`openfiles`") && err.contains("open"),
         "{err}"
     );
     for (engine, why) in [
@@ -648,4 +648,32 @@ fn steady_state_waits_out_ramp_time_and_needs_the_groups_last_job() {
         notes_with(&report.notes, "never judged, as the group's last job").len(),
         1
     );
+}
+
+/// fio's `max_latency`: the job stops at its first request slower than
+/// it, after its ramp, and the report says which and when.
+#[test]
+fn a_job_stops_at_its_first_request_over_max_latency() {
+    let job = "[j]\nrw=randread\nbs=4k\niodepth=32\nruntime=3\ntime_based\n";
+    let run = |options: &str| simulate(&format!("{job}{options}\n"), "ml.fio", "consumer-sata");
+    // On the fresh drive of these tests a read takes tens of µs.
+    let free = run("max_latency=10s");
+    let stopped = run("max_latency=1");
+    let reads = |r: &RunReport| r.phase("j").unwrap().read.ops;
+    assert!(reads(&stopped) <= 64, "{} reads", reads(&stopped));
+    assert!(reads(&free) > 100_000, "{} reads", reads(&free));
+    let note = stopped
+        .notes
+        .iter()
+        .find(|n| n.contains("max_latency"))
+        .unwrap();
+    assert!(note.starts_with("job j stopped at 0.000"), "{note}");
+    // Not during the ramp: it stops just after it.
+    let ramped = run("max_latency=1\nramp_time=1");
+    let note = ramped
+        .notes
+        .iter()
+        .find(|n| n.contains("max_latency"))
+        .unwrap();
+    assert!(note.starts_with("job j stopped at 1.0"), "{note}");
 }

@@ -28,6 +28,7 @@ pub const SUPPORTED: &[&str] = &[
     "iodepth",
     "iodepth_low",
     "iodepth_batch_complete_min",
+    "max_latency",
     "rate",
     "rate_iops",
     "rate_process",
@@ -242,7 +243,6 @@ pub const IGNORED: &[&str] = &[
 
 /// fio options that change the I/O and are refused, each with why.
 pub const REFUSED: &[(&str, &str)] = &[
-    ("max_latency", "fio ends the job with ETIMEDOUT at the first request slower than it (checked after ramp_time, not under disable_lat or gtod_reduce); iosteer does not stop a job on one request's latency yet"),
     ("openfiles", "fio keeps at most that many of the job's files open and serves only those until each has moved its size (openfiles=1 of nrfiles=4: one file after another; norandommap: the first files only), waiting for completions each time it meets a closed one; iosteer serves every file"),
     ("serialize_overlap", "fio holds a request while an overlapping one is in flight, which changes the queue; iosteer does not"),
     ("file_append", "fio starts at the end of the existing file; the simulated drive has no files to append to (use offset)"),

@@ -87,6 +87,10 @@ pub struct JobShape {
     /// choice: the drawn direction when it may go, else the other one when
     /// it may, else whichever may go first, when it may.
     pub direction_rates: Option<[Option<f64>; 2]>,
+    /// fio's `max_latency` per direction (read, write, trim): the job stops
+    /// issuing at the first request, completed after its ramp, that took
+    /// longer ([`Generator::completed`](crate::workload::Generator::completed)).
+    pub max_latency: [Option<Nanos>; 3],
     /// fio's `iodepth_low` (with `iodepth_batch_complete_min`): once the
     /// job has its I/O depth of requests out, it issues no more until this
     /// few are left, then fills the queue again. `None`: it refills as each

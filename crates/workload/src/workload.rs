@@ -308,6 +308,8 @@ struct ShapedState {
     flow_quiescing: bool,
     /// The queue filled and is draining to [`JobShape::refill_depth`].
     draining: bool,
+    /// The request that took longer than its `max_latency`: the job stops.
+    too_slow: Option<TooSlow>,
 }
 
 impl Generator {
@@ -517,6 +519,7 @@ impl Generator {
                 .as_ref()
                 .is_some_and(DepthSearch::ends_job)
             || self.steady_reached
+            || self.shaped.too_slow.is_some()
     }
 
     /// Will issue nothing more: its limit reached, its stop passed (or held
@@ -744,6 +747,7 @@ impl Generator {
     #[inline]
     pub fn completed(&mut self, request: &Request, now: Nanos) {
         self.outstanding = self.outstanding.saturating_sub(1);
+        self.check_max_latency(request, now);
         self.search_depth(request, now);
         if self.steady.is_some() {
             self.steady_completed(request, now);
@@ -785,7 +789,7 @@ impl Generator {
 mod controls;
 mod draw;
 pub use controls::join_flows;
-use controls::new_depth_search;
+use controls::{new_depth_search, TooSlow};
 mod rates;
 use rates::{clamped_nanos, direction_index};
 mod trace_job;

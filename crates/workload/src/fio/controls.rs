@@ -7,7 +7,9 @@
 //! not modelled; steady state (`steadystate`, `steadystate_duration`,
 //! `steadystate_ramp_time`, [`crate::steady_state`]) with the reporting
 //! groups it is judged over (`group_reporting`, `new_group`); how full the
-//! job keeps its queue (`iodepth_low`, `iodepth_batch_complete_min`); and
+//! job keeps its queue (`iodepth_low`, `iodepth_batch_complete_min`); the
+//! latency that ends a job (`max_latency`, not checked under `disable_lat`
+//! or `gtod_reduce`, as in fio); and
 //! fio's deprecated options, refused as fio refuses them.
 
 use super::*;
@@ -55,6 +57,10 @@ pub(super) struct Controls {
     /// `iodepth_batch_complete_min` (none: 1).
     iodepth_low: Option<u32>,
     complete_min: Option<u32>,
+    /// fio's `max_latency` per direction, and whether latencies are
+    /// measured at all (`disable_lat`, `gtod_reduce` turn them off).
+    max_latency: [Option<Nanos>; 3],
+    latency_off: [bool; 2],
 }
 
 impl Controls {
@@ -117,6 +123,16 @@ impl Controls {
                 self.group_reporting = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?
             }
             "new_group" => self.new_group = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?,
+            "max_latency" => {
+                self.max_latency = per_direction(value, |t| time_value(t, 1_000))
+                    .ok_or_else(|| bad("a time, microseconds unless suffixed (such as 10ms), or read,write,trim times"))?
+                    .map(|limit| limit.filter(|l| *l > Nanos::ZERO))
+            }
+            // Reporting options, but fio checks max_latency only with them off.
+            "disable_lat" | "gtod_reduce" => {
+                self.latency_off[usize::from(key == "gtod_reduce")] =
+                    boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?
+            }
             "iodepth_low" => {
                 self.iodepth_low = Some(value.parse().map_err(|_| bad("a depth, 0 or more"))?)
             }
@@ -179,6 +195,13 @@ impl Controls {
         notes: &mut Vec<String>,
     ) -> Result<(), (usize, String)> {
         shape.refill_depth = self.refill_depth(job, iodepth, notes);
+        shape.max_latency = self.max_latency;
+        if self.latency_off.contains(&true) && self.max_latency.iter().any(Option::is_some) {
+            shape.max_latency = [None; 3];
+            notes.push(format!(
+                "job {job}: max_latency is not checked, as in fio: disable_lat or gtod_reduce turns latency measurement off"
+            ));
+        }
         shape.latency_target = self
             .latency_target
             .filter(|t| *t > Nanos::ZERO)

@@ -1143,3 +1143,30 @@ fn a_random_job_s_last_request_is_not_cut_to_size() {
     assert!((MIB..MIB + 65536).contains(&random), "{random}");
     assert_eq!(moved("read"), MIB);
 }
+
+#[test]
+fn max_latency_is_per_direction_in_microseconds_and_off_without_latencies() {
+    let limits = |options: &str| {
+        let file = file_of(&format!("[j]\nrw=randrw\n{options}\n"));
+        (file.jobs[0].shape.max_latency, file.notes)
+    };
+    let us = |n| Some(Nanos::from_micros(n));
+    assert_eq!(limits("max_latency=300").0, [us(300); 3]);
+    assert_eq!(
+        limits("max_latency=10s,1ns").0,
+        [us(10_000_000), Some(Nanos(1)), Some(Nanos(1))]
+    );
+    assert_eq!(limits("max_latency=,2ms").0, [None, us(2000), us(2000)]);
+    assert_eq!(limits("max_latency=0").0, [None; 3]);
+    for off in ["disable_lat=1", "gtod_reduce=1"] {
+        let (limits, notes) = limits(&format!("max_latency=300\n{off}"));
+        assert_eq!(limits, [None; 3], "{off}");
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("max_latency is not checked")),
+            "{notes:?}"
+        );
+    }
+    assert_refused("[j]\nmax_latency=soon\n", "t.fio:2", &["max_latency=soon"]);
+}

@@ -1,11 +1,13 @@
 //! What steers a job beyond its rate and depth: fio's latency target (the
 //! depth the job searches, [`crate::depth_search`]), flows (jobs kept
-//! in a ratio, [`crate::flow`]) and steady state (jobs that stop once
-//! steady, [`crate::steady_state`]), and when the job's requests count in
+//! in a ratio, [`crate::flow`]), steady state (jobs that stop once
+//! steady, [`crate::steady_state`]) and `max_latency` (a job that stops at
+//! its first request slower than it), and when the job's requests count in
 //! the figures.
 
 use iosteer_sched::{Nanos, Op, Request};
 
+use super::rates::direction_index;
 use super::{Generator, Job, JobKind};
 use crate::depth_search::{DepthSearch, Outcome};
 use crate::flow::{self, SPIN};
@@ -221,6 +223,44 @@ impl Generator {
         Some(format!("{head}: {body}"))
     }
 
+    /// fio's `max_latency`: the first request of a direction with one,
+    /// completed after the job's ramp, that took longer stops the job (it
+    /// issues no more; what it has out completes), as fio ends a job with
+    /// ETIMEDOUT there.
+    #[inline]
+    pub(super) fn check_max_latency(&mut self, request: &Request, now: Nanos) {
+        let Some(direction) = direction_index(request.op) else {
+            return;
+        };
+        let Some(limit) = self.job.shape.max_latency[direction] else {
+            return;
+        };
+        let latency = now - request.submitted.min(now);
+        if latency > limit
+            && self.shaped.too_slow.is_none()
+            && now >= self.job.start + self.job.shape.ramp
+        {
+            self.shaped.too_slow = Some(TooSlow {
+                at: now,
+                op: request.op,
+                latency,
+                limit,
+            });
+        }
+    }
+
+    fn too_slow_note(&self) -> Option<String> {
+        let t = self.shaped.too_slow?;
+        Some(format!(
+            "job {} stopped at {:.6} s: a {} took {} µs, over its max_latency of {} µs (fio ends the job there with error 110, ETIMEDOUT); the requests it had out completed",
+            self.name(),
+            t.at.as_secs_f64(),
+            t.op.name(),
+            t.latency.0 / 1_000,
+            t.limit.0 / 1_000,
+        ))
+    }
+
     /// What the job's steady state came to (fio's `steadystate` section
     /// of its report), said once per group, by its first job.
     fn steady_state_note(&self) -> Option<String> {
@@ -333,6 +373,7 @@ impl Generator {
         [
             self.depth_search_note(),
             self.steady_state_note(),
+            self.too_slow_note(),
             self.flow_note(),
             self.trace_note(),
             self.backlog_note(),
@@ -371,4 +412,13 @@ impl Generator {
             member.holds,
         ))
     }
+}
+
+/// The request that took longer than the job's `max_latency`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct TooSlow {
+    at: Nanos,
+    op: Op,
+    latency: Nanos,
+    limit: Nanos,
 }
