@@ -262,6 +262,8 @@ pub struct Engine {
     iopoll_refused: Option<String>,
     times: CompletionTimes,
     keep_read_data: bool,
+    /// Per tenant, the targets its flushes go to (none given: every one).
+    flush_scope: Vec<Vec<usize>>,
 }
 
 impl Engine {
@@ -269,6 +271,13 @@ impl Engine {
     /// the engine's limits is refused before anything is allocated.
     pub fn new(target: Target, config: &EngineConfig) -> Result<Engine, EngineError> {
         Engine::of_targets(vec![(target, 0)], config)
+    }
+
+    /// Sends each tenant's flushes only to its targets (indices into the
+    /// targets given to [`Engine::of_targets`]), as fio syncs a job's own
+    /// files; a tenant without a list flushes every target.
+    pub fn scope_flushes(&mut self, per_tenant: Vec<Vec<usize>>) {
+        self.flush_scope = per_tenant;
     }
 
     /// [`Engine::new`] on several targets, each at a base address: a
@@ -329,6 +338,7 @@ impl Engine {
             iopoll_refused,
             times: CompletionTimes::default(),
             keep_read_data: config.keep_read_data,
+            flush_scope: Vec::new(),
         })
     }
 
@@ -512,16 +522,23 @@ impl Engine {
                 }
             }
             Op::Trim => self.trim_entries(state),
-            // A flush reaches every file (the job's own is not known).
-            Op::Flush => self
-                .targets
-                .iter()
-                .map(|t| {
-                    opcode::Fsync::new(types::Fd(t.fd()))
-                        .flags(types::FsyncFlags::DATASYNC)
-                        .build()
-                })
-                .collect(),
+            Op::Flush => {
+                let tenant = state.command.requests[0].tenant.0 as usize;
+                let all: Vec<usize> = (0..self.targets.len()).collect();
+                let scope = self
+                    .flush_scope
+                    .get(tenant)
+                    .filter(|scope| !scope.is_empty())
+                    .unwrap_or(&all);
+                scope
+                    .iter()
+                    .map(|&t| {
+                        opcode::Fsync::new(types::Fd(self.targets[t].fd()))
+                            .flags(types::FsyncFlags::DATASYNC)
+                            .build()
+                    })
+                    .collect()
+            }
         }
     }
 

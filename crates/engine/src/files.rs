@@ -111,6 +111,9 @@ pub struct FileOptions {
 #[derive(Debug)]
 pub struct Placement {
     pub targets: Vec<(Target, u64)>,
+    /// Per job (its tenant), the targets it does its I/O on: where its
+    /// flushes go, as fio syncs only the job's own files.
+    pub job_targets: Vec<Vec<usize>>,
     pub notes: Vec<String>,
 }
 
@@ -273,6 +276,7 @@ pub fn place(jobs: &mut [Job], options: &FileOptions) -> Result<Placement, Files
         index_of(file, &mut paths, &mut uses);
         uses[0].sized = options.size.is_some();
     }
+    let mut job_targets = Vec::with_capacity(jobs.len());
     for (job, files) in jobs.iter().zip(&per_job) {
         let targets: Vec<(usize, (u64, u64))> = match files {
             None => vec![(0, (job.start_offset(), job.end_offset()))],
@@ -284,6 +288,7 @@ pub fn place(jobs: &mut [Job], options: &FileOptions) -> Result<Placement, Files
                     .collect()
             }
         };
+        job_targets.push(targets.iter().map(|(i, _)| *i).collect());
         for (i, (start, end)) in targets {
             let u = &mut uses[i];
             u.needed = u.needed.max(end);
@@ -329,7 +334,11 @@ pub fn place(jobs: &mut [Job], options: &FileOptions) -> Result<Placement, Files
             .collect();
         move_to_files(job, &starts)?;
     }
-    Ok(Placement { targets, notes })
+    Ok(Placement {
+        targets,
+        job_targets,
+        notes,
+    })
 }
 
 /// With direct I/O, refuses a job whose requests fall on boundaries finer

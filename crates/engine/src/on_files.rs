@@ -49,6 +49,7 @@ pub fn run_on_files(
             EngineError::Config(e) => OnFilesError::Config(e),
             other => OnFilesError::Engine(other),
         })?;
+    engine.scope_flushes(placement.job_targets);
     description += &format!(", reaping by {}", config.reap.name());
     if engine.iopoll() {
         description += " with IOPOLL";

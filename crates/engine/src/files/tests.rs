@@ -216,3 +216,14 @@ fn jobs_asking_for_another_io_mode_are_named() {
     jobs.iter_mut().for_each(|job| job.shape.direct = None);
     assert_eq!(io_mode_note(&jobs, true), None);
 }
+
+/// A job's flushes go to its own files, as fio syncs only those: the
+/// placement says which targets each job uses.
+#[test]
+fn each_job_s_own_targets_are_known_for_its_flushes() {
+    let temp = tempfile::tempdir().unwrap();
+    let text = "[w]\nrw=write\nbs=4k\nfilename=a:b\nsize=2m\nfsync=1\n[v]\nrw=write\nbs=4k\nfilename=b\nsize=1m\nfsync=1\n[u]\nrw=write\nbs=4k\nfilename=c\nsize=1m\n";
+    let (_, placed) = place_in(temp.path(), text, 1 << 40).unwrap();
+    assert_eq!(names(temp.path()), ["a", "b", "c"]);
+    assert_eq!(placed.job_targets, [vec![0, 1], vec![1], vec![2]]);
+}
