@@ -68,17 +68,20 @@ pub struct SweepArgs {
     /// not depend on it.
     #[arg(long, allow_negative_numbers = true, value_parser = threads_value)]
     pub threads: Option<usize>,
-    /// SVG chart of write throughput against read latency ("-" for none).
-    #[arg(long, value_name = "FILE", default_value = "sweep.svg")]
-    pub chart: String,
+    /// SVG chart of write throughput against read latency ("-" for none)
+    /// [default: sweep.svg, in --out DIR when given].
+    #[arg(long, value_name = "FILE")]
+    pub chart: Option<String>,
     #[command(flatten)]
     pub report: crate::ReportArgs,
 }
 
-pub fn sweep(args: SweepArgs) -> Result<()> {
-    if args.chart != "-" {
-        crate::check_out_file("--chart", &args.chart)?;
-    }
+pub fn sweep(mut args: SweepArgs) -> Result<()> {
+    let chart = match (args.chart.take(), &args.report.out) {
+        (Some(chart), _) => chart,
+        (None, Some(dir)) => format!("{dir}/sweep.svg"),
+        (None, None) => "sweep.svg".into(),
+    };
     let parse = |o: &String| objective::parse(o).map_err(|e| anyhow!("--objective {e}"));
     let objectives: Vec<_> = args.objective.iter().map(parse).collect::<Result<_>>()?;
     let objective = objectives[0];
@@ -98,6 +101,9 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
         return Err(anyhow!("--out: a drive list writes a table or --json"));
     }
     args.report.check_out()?;
+    if chart != "-" {
+        crate::check_out_file("--chart", &chart)?;
+    }
     let device = crate::load_starting_device(
         "--device",
         if list { "consumer-sata" } else { drives },
@@ -139,7 +145,7 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
         })?;
         // The report first: a chart that cannot be written then loses no result.
         crate::print_json_or(args.report.json, &report, family::table)?;
-        return match args.chart.as_str() {
+        return match chart.as_str() {
             "-" => Ok(()),
             chart => (family::chart(Path::new(chart), &report)).map_err(|e| anyhow!("--chart {e}")),
         };
@@ -153,8 +159,8 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     let report = sweep.run_until(&sims, &keep_going).map_err(flag_error)?;
     // The report first: a chart or --out file that cannot be written then loses no result.
     crate::print_json_or(args.report.json, &report, sweep::table)?;
-    if args.chart != "-" {
-        let path = Path::new(&args.chart);
+    if chart != "-" {
+        let path = Path::new(&chart);
         sweep::chart(path, &report).map_err(|e| anyhow!("--chart {}: {e}", path.display()))?;
         if !args.report.json {
             eprintln!("iosteer: wrote {}", path.display());
@@ -164,7 +170,7 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
         let context = crate::page_context(sweep.workload.describe(), Some(&sweep.device));
         let mut written = page::write_sweep(Path::new(dir), &report, &context)
             .map_err(|e| anyhow!("--out {e}"))?;
-        written.extend((args.chart != "-").then(|| Path::new(&args.chart).to_path_buf()));
+        written.extend((chart != "-").then(|| Path::new(&chart).to_path_buf()));
         crate::say_written(&written, dir);
     }
     Ok(())

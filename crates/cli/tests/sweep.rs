@@ -70,6 +70,28 @@ fn a_grid_runs_every_point_in_order_whatever_the_threads_and_marks_the_best() {
     );
 }
 
+/// `--out DIR` takes the chart too, unless `--chart` puts it elsewhere.
+#[test]
+fn out_dir_gets_the_report_the_json_and_the_chart() {
+    let dir = common::temp_dir("sweep-out");
+    let out = dir.path().join("out");
+    let args = [
+        "sweep",
+        "quick",
+        "--sched",
+        "fifo",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    common::outcome(args).succeeded();
+    let mut files: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["report.html", "sweep.json", "sweep.svg"]);
+}
+
 #[test]
 fn an_impossible_objective_has_no_best_and_bad_grids_are_refused() {
     let r = sweep(&[
