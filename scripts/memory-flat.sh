@@ -8,6 +8,13 @@
 #                          (default: 1000000 100000000)
 #   scripts/memory-flat.sh --trace [SHORT_REQUESTS] [LONG_REQUESTS]
 #                          (default: 1000000 20000000)
+#   scripts/memory-flat.sh --schedulers [SHORT_REQUESTS] [LONG_REQUESTS]
+#                          (default: 200000 2000000 per job)
+#
+# With --schedulers, every scheduler of `iosteer schedulers` runs
+# bench/mixed-memory.fio (a random reader beside a rated random writer) on
+# enterprise-nvme filled to 50%, at both lengths, each judged on its own:
+# a policy whose state grew with the run would show here.
 #
 # With --trace, the runs replay two ascii traces it writes to a temporary
 # directory (4 KiB requests, 70% reads, 100,000 a second, spread over 32
@@ -20,12 +27,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 trace=false
-if [[ ${1:-} == --trace ]]; then
-    trace=true
-    shift
-fi
-short=${1:-1000000}
-long=${2:-$($trace && echo 20000000 || echo 100000000)}
+scheds=false
+case ${1:-} in
+--trace) trace=true && shift ;;
+--schedulers) scheds=true && shift ;;
+esac
+short=${1:-$($scheds && echo 200000 || echo 1000000)}
+long=${2:-$($trace && echo 20000000 || ($scheds && echo 2000000) || echo 100000000)}
 target=${CARGO_TARGET_DIR:-target}
 cargo build --release -q -p iosteer
 bin="$target/release/iosteer"
@@ -33,8 +41,12 @@ bin="$target/release/iosteer"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 
-peak_kb() { # peak_kb REQUESTS
+peak_kb() { # peak_kb REQUESTS [SCHEDULER]
     local args=(--job bench/long-randread.fio)
+    if $scheds; then
+        args=(--job bench/mixed-memory.fio --device enterprise-nvme --precondition fill=50
+            --sched "$2")
+    fi
     if $trace; then
         awk -v n="$1" 'BEGIN { for (i = 0; i < n; i++)
             printf "%.0f 0 %.0f 8 %d\n", i * 10000, (i * 7919 % 8000000) * 8, i % 10 < 7 }' \
@@ -46,13 +58,27 @@ peak_kb() { # peak_kb REQUESTS
         sed -n 's/.*Maximum resident set size (kbytes): //p'
 }
 
-short_kb=$(peak_kb "$short")
-long_kb=$(peak_kb "$long")
-echo "requests $short: peak RSS $short_kb KB"
-echo "requests $long: peak RSS $long_kb KB"
-python3 -c "
-s, l = $short_kb, $long_kb
+judge() { # judge SHORT_KB LONG_KB
+    python3 -c "
+s, l = $1, $2
 growth = (l - s) / s
 print(f'growth {growth:+.1%}:', 'flat' if abs(growth) <= 0.10 else 'NOT FLAT')
 raise SystemExit(0 if abs(growth) <= 0.10 else 1)
 "
+}
+
+if $scheds; then
+    status=0
+    for sched in $("$bin" schedulers | awk '/^[a-z]/ { print $1 }'); do
+        short_kb=$(peak_kb "$short" "$sched")
+        long_kb=$(peak_kb "$long" "$sched")
+        printf '%-10s requests %s: %s KB, %s: %s KB; ' "$sched" "$short" "$short_kb" "$long" "$long_kb"
+        judge "$short_kb" "$long_kb" || status=1
+    done
+    exit $status
+fi
+short_kb=$(peak_kb "$short")
+long_kb=$(peak_kb "$long")
+echo "requests $short: peak RSS $short_kb KB"
+echo "requests $long: peak RSS $long_kb KB"
+judge "$short_kb" "$long_kb"
