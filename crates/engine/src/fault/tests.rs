@@ -556,14 +556,14 @@ impl Observer for FirstIssues {
     fn second(&mut self, _now: Nanos, _sched: &dyn Scheduler, _backend: &dyn Backend) {}
 }
 
-/// A job that stops on steady state with nothing out (found at its next
-/// due issue) lets the job waiting for it (stonewall) start at once, not
-/// at the loop's next wake-up.
-#[test]
-fn a_job_stopped_by_steady_state_releases_its_waiters_at_once() {
-    let text = "[global]\nrw=randread\nbs=4k\nsize=64m\nrate_iops=100\nruntime=10\ntime_based\n\
-                ss=iops:5%\nss_dur=2\n[a]\n[b]\nstonewall\n";
-    let jobs = iosteer_workload::fio::parse(text, "ss.fio", 1 << 30).unwrap();
+/// Runs the job file `text` under fifo on a drive that answers at once,
+/// in virtual time, for at most `duration` (and a second's drain): the
+/// sources as they ended, the run's summary and each tenant's first issue.
+fn run_job_file(
+    text: &str,
+    duration: Nanos,
+) -> (Vec<Box<dyn Source>>, crate::runner::RunSummary, FirstIssues) {
+    let jobs = iosteer_workload::fio::parse(text, "t.fio", 1 << 30).unwrap();
     let mut sources: Vec<Box<dyn Source>> =
         iosteer_workload::workload::Generator::for_jobs(&jobs, 1)
             .into_iter()
@@ -578,10 +578,10 @@ fn a_job_stopped_by_steady_state_releases_its_waiters_at_once() {
     let mut sched = policy::build("fifo").unwrap();
     let mut firsts = FirstIssues::default();
     let limits = RunLimits {
-        duration: Nanos::from_secs(30),
+        duration,
         drain: Nanos::from_secs(1),
     };
-    crate::runner::run(
+    let summary = crate::runner::run(
         &mut drive,
         sched.as_mut(),
         &mut sources,
@@ -591,6 +591,17 @@ fn a_job_stopped_by_steady_state_releases_its_waiters_at_once() {
         &VirtualClock(clock),
     )
     .unwrap();
+    (sources, summary, firsts)
+}
+
+/// A job that stops on steady state with nothing out (found at its next
+/// due issue) lets the job waiting for it (stonewall) start at once, not
+/// at the loop's next wake-up.
+#[test]
+fn a_job_stopped_by_steady_state_releases_its_waiters_at_once() {
+    let text = "[global]\nrw=randread\nbs=4k\nsize=64m\nrate_iops=100\nruntime=10\ntime_based\n\
+                ss=iops:5%\nss_dur=2\n[a]\n[b]\nstonewall\n";
+    let (_, _, firsts) = run_job_file(text, Nanos::from_secs(30));
     // Job a reached steady state at the check of 2 s, its next read due then.
     assert_eq!(
         firsts.0.get(&1),
@@ -608,33 +619,7 @@ fn a_job_stopped_by_steady_state_releases_its_waiters_at_once() {
 #[test]
 fn a_time_based_job_lasts_until_its_stop_though_done_issuing_before() {
     let text = "[j]\nrw=read\nbs=4k\nsize=1m\nrate_iops=64\nruntime=1\ntime_based\n";
-    let jobs = iosteer_workload::fio::parse(text, "t.fio", 1 << 30).unwrap();
-    let mut sources: Vec<Box<dyn Source>> =
-        iosteer_workload::workload::Generator::for_jobs(&jobs, 1)
-            .into_iter()
-            .map(|g| Box::new(crate::drive::JobSource(g.keep_schedule())) as _)
-            .collect();
-    let clock = Rc::new(Cell::new(Nanos::ZERO));
-    let mut drive = VirtualDrive {
-        clock: clock.clone(),
-        slots: 32,
-        busy: Vec::new(),
-    };
-    let mut sched = policy::build("fifo").unwrap();
-    let limits = RunLimits {
-        duration: Nanos::from_secs(5),
-        drain: Nanos::from_secs(1),
-    };
-    let summary = crate::runner::run(
-        &mut drive,
-        sched.as_mut(),
-        &mut sources,
-        limits,
-        &mut FirstIssues::default(),
-        &|| false,
-        &VirtualClock(clock),
-    )
-    .unwrap();
+    let (sources, summary, _) = run_job_file(text, Nanos::from_secs(5));
     assert_eq!(summary.submitted, 64);
     assert_eq!(summary.elapsed, Nanos::from_secs(1));
     assert!(sources[0].ended(summary.elapsed));
