@@ -96,6 +96,15 @@ pub struct JobShape {
     /// few are left, then fills the queue again. `None`: it refills as each
     /// request completes (fio's default).
     pub refill_depth: Option<u32>,
+    /// fio's random map holds this random job to its byte limit: fio takes
+    /// each request out of blocks not yet done, shortening one that runs
+    /// into done ones, and moves exactly `size` (`io_size`, times `loops`),
+    /// so the last request is cut to the limit here, as a sequential job's
+    /// is. Off (the last request goes whole, past the limit, as fio's does)
+    /// without the map: `norandommap`, a non-uniform distribution, a
+    /// `blockalign` other than the blocks, `percentage_random` or
+    /// `rw=randread:N`.
+    pub random_map: bool,
     /// fio's `latency_target` (with `latency_window`, `latency_percentile`
     /// and `latency_run`): the job searches the depth that keeps its
     /// latency under the target ([`crate::depth_search`]).

@@ -623,11 +623,10 @@ impl Generator {
             Some(p) => p,
             None => self.draw(now),
         };
-        if let Some(limit) = self.job.shape.bytes_limit.filter(|_| s.sequential) {
-            // A sequential job's last request stops at the limit, as fio's
-            // stops at the end of its region; a random job's goes whole,
-            // past it (fio 3.33, `rw=randread bssplit=4k/50:64k/50
-            // size=1m`: 1,052,672 bytes).
+        let cut = s.sequential || self.job.shape.random_map;
+        if let Some(limit) = self.job.shape.bytes_limit.filter(|_| cut) {
+            // The last request stops at the limit, as fio's does, but a
+            // random one's without fio's random map ([`JobShape::random_map`]).
             let left = limit.saturating_sub(self.bytes_issued());
             if left < len {
                 len = (left / s.align * s.align).max(s.align.min(len));

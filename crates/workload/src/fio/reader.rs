@@ -574,9 +574,15 @@ impl Reader {
                 let service = std::mem::take(&mut self.shape.files.service);
                 self.shape.files.service = service.for_random_without_map();
             }
+            let random_align = self.shape.random_align.unwrap_or(own_blocks);
+            self.shape.random_map = !self.norandommap
+                && self.shape.distribution == Distribution::Uniform
+                && random_align == own_blocks
+                && self.shape.percentage_random.is_none_or(|p| p >= 100)
+                && self.shape.ios_per_offset <= 1;
             let random = RandomJob {
                 blocks: own_blocks,
-                align: self.shape.random_align.unwrap_or(own_blocks),
+                align: random_align,
                 issued: &issued,
                 distribution: &self.shape.distribution,
                 norandommap: self.norandommap,

@@ -1170,3 +1170,42 @@ fn max_latency_is_per_direction_in_microseconds_and_off_without_latencies() {
     }
     assert_refused("[j]\nmax_latency=soon\n", "t.fio:2", &["max_latency=soon"]);
 }
+
+/// With fio's random map (its default) a random job moves exactly `size`:
+/// fio takes each request out of blocks not yet done, shortening one that
+/// runs into done ones (fio 3.33, `rw=randread bssplit=4k/50:64k/50
+/// size=1m`: 1,048,576 bytes over four seeds, as with `rw=randrw`,
+/// `loops=2` (2 MiB), `io_size=3m` (3 MiB) or `bsrange=4k-64k`; iosteer
+/// had moved 1,110,016). Without the map (`norandommap`, a non-uniform
+/// distribution, `percentage_random`, `rw=randread:N`, a `blockalign`
+/// other than the blocks) its last request goes whole past `size`.
+#[test]
+fn a_random_job_with_fio_s_random_map_moves_exactly_its_size() {
+    let moved = |options: &str| -> u64 {
+        let text = format!("[j]\nrw=randread\nbssplit=4k/50:64k/50\nsize=1m\n{options}\n");
+        let out =
+            crate::workload::Generator::new(jobs_of(&text)[0].clone(), 0, 1).requests_unloaded();
+        out.iter().map(|r| r.len.0).sum()
+    };
+    for (options, bytes) in [
+        ("", MIB),
+        ("rw=randrw", MIB),
+        ("loops=2", 2 * MIB),
+        ("io_size=3m", 3 * MIB),
+    ] {
+        assert_eq!(moved(options), bytes, "{options}");
+    }
+    let text = "[j]\nrw=randread\nbsrange=4k-64k\nsize=1m\n";
+    let out = crate::workload::Generator::new(jobs_of(text)[0].clone(), 0, 1).requests_unloaded();
+    assert_eq!(out.iter().map(|r| r.len.0).sum::<u64>(), MIB, "bsrange");
+    for options in [
+        "norandommap",
+        "random_distribution=zipf:1.2",
+        "percentage_random=50",
+        "rw=randread:4",
+        "blockalign=8k",
+    ] {
+        let bytes = moved(options);
+        assert!((MIB..MIB + 65536).contains(&bytes), "{options}: {bytes}");
+    }
+}
