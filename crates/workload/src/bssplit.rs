@@ -116,6 +116,37 @@ impl BlockSplit {
         rounded
     }
 
+    /// [`draw`](Self::draw), of the sizes that fit in `room` bytes (a
+    /// file of the job), as fio 3.33's `get_next_buflen` draws only sizes
+    /// that fit: the share of one that does not goes to the next that
+    /// does, and with none after it fio draws again. The same draws as
+    /// `draw` where every size fits; the smallest size where none does.
+    pub fn draw_fitting(&self, rng: &mut SmallRng, room: u64) -> u64 {
+        if self.largest() <= room || self.smallest() > room {
+            return self.draw(rng);
+        }
+        // At most a few thousand draws for a share of 0.1%; then the
+        // smallest, which fits.
+        for _ in 0..(1 << 16) {
+            if let Some((lo, hi)) = self.any_byte {
+                let len = (lo + rng.random_range(0..hi)).min(hi);
+                if len <= room {
+                    return len;
+                }
+                continue;
+            }
+            let pick = rng.random_range(0.0..100.0f64);
+            let mut sum = 0.0;
+            for (size, percent) in &self.sizes {
+                sum += percent;
+                if pick < sum && *size <= room {
+                    return *size;
+                }
+            }
+        }
+        self.smallest()
+    }
+
     pub fn smallest(&self) -> u64 {
         self.sizes.iter().map(|s| s.0).min().unwrap_or(0)
     }
@@ -175,6 +206,28 @@ mod tests {
         let small = (0..100_000).filter(|_| s.draw(&mut rng) == 4096).count();
         assert!((small as f64 / 1e5 - 0.25).abs() < 0.01, "{small}");
         assert_eq!(s.mean(), 0.25 * 4096.0 + 0.75 * 65536.0);
+    }
+
+    /// Only sizes that fit a file are drawn; the share of one that does not
+    /// goes to the next that does, in the order given, as in fio 3.33's
+    /// `get_next_buflen`; with none after it, a new draw.
+    #[test]
+    fn draws_that_must_fit_take_only_sizes_that_do() {
+        let s = BlockSplit::parse("4k/30:64k/30:8k/40", KbBase::Binary).unwrap();
+        let mut rng = SmallRng::seed_from_u64(1);
+        let draws: Vec<u64> = (0..100_000)
+            .map(|_| s.draw_fitting(&mut rng, 32 << 10))
+            .collect();
+        let small = draws.iter().filter(|&&b| b == 4096).count() as f64 / 1e5;
+        assert!(draws.iter().all(|&b| b == 4096 || b == 8192));
+        assert!((small - 0.30).abs() < 0.01, "{small}");
+        let s = BlockSplit::parse("4k/50:64k/50", KbBase::Binary).unwrap();
+        assert!((0..1000).all(|_| s.draw_fitting(&mut rng, 32 << 10) == 4096));
+        // Where all fit, the same draws as `draw`.
+        let (mut a, mut b) = (SmallRng::seed_from_u64(2), SmallRng::seed_from_u64(2));
+        assert!((0..1000).all(|_| s.draw(&mut a) == s.draw_fitting(&mut b, 1 << 20)));
+        let u = BlockSplit::fio_unaligned(1024, 65536);
+        assert!((0..1000).all(|_| u.draw_fitting(&mut rng, 5000) <= 5000));
     }
 
     /// fio 3.33's `bsrange=1k-4k bs_unaligned`, 45,599 writes: 25.0% of

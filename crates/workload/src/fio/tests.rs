@@ -1209,3 +1209,34 @@ fn a_random_job_with_fio_s_random_map_moves_exactly_its_size() {
         assert!((MIB..MIB + 65536).contains(&bytes), "{options}: {bytes}");
     }
 }
+
+/// No request reaches past its file, so none past the region or the drive,
+/// whatever its blocks: fio draws only sizes that fit (fio 3.33,
+/// `rw=randwrite bssplit=4k/50:64k/50 size=128k nrfiles=4 norandommap`: 32
+/// writes of 4 KiB in files of 32 KiB; iosteer sent 64 KiB writes across
+/// the files, one ending 64 KiB past the region and, with the region at
+/// the drive's end, past the drive, where the simulated drive failed it).
+#[test]
+fn no_request_reaches_past_its_file_whatever_its_blocks() {
+    let capacity = 1u64 << 30;
+    for blocks in [
+        "bssplit=4k/50:64k/50",
+        "bsrange=4k-64k",
+        "bssplit=4k/50:64k/50,4k",
+    ] {
+        for rw in ["randwrite", "write", "randrw"] {
+            let text = format!(
+                "[j]\nrw={rw}\n{blocks}\nsize=128k\nnrfiles=4\nnorandommap\noffset={}\nloops=8\n",
+                capacity - (128 << 10)
+            );
+            let jobs = parse(&text, "t.fio", capacity).unwrap();
+            let out = crate::workload::Generator::new(jobs[0].clone(), 0, 1).requests_unloaded();
+            assert!(out.len() > 32, "{text}");
+            for r in out.iter().filter(|r| r.len.0 > 0) {
+                let at = r.offset.0 - (capacity - (128 << 10));
+                let (start, end) = (at / (32 << 10), (at + r.len.0 - 1) / (32 << 10));
+                assert!(start == end && end < 4, "{text}: {r:?}");
+            }
+        }
+    }
+}

@@ -77,16 +77,26 @@ impl Generator {
             (false, _) => direction,
             (true, random) => usize::from(random == Some(true)),
         };
+        // A request fits in its file, as fio draws only sizes that do (a
+        // block larger than a file of the job would reach past it, past the
+        // region and, at the drive's end, past the drive).
+        let files = shape.files.count();
+        let room = s.size / files / s.align * s.align;
         let len = match &shape.blocks {
-            Some(blocks) => blocks[blocks_index].draw(&mut self.rng),
+            Some(blocks) => blocks[blocks_index].draw_fitting(&mut self.rng, room),
             None if s.block_min == s.block_max => s.block_min,
             None => {
+                let top = s.block_max.min(room).max(s.block_min);
                 let steps = (s.block_max - s.block_min) / s.align;
-                s.block_min + self.rng.random_range(0..=steps) * s.align
+                let len = s.block_min + self.rng.random_range(0..=steps) * s.align;
+                if len <= top {
+                    len
+                } else {
+                    s.block_min + self.rng.random_range(0..=(top - s.block_min) / s.align) * s.align
+                }
             }
         };
-        let files = shape.files.count();
-        let file_size = (s.size / files / s.align * s.align).max(len);
+        let file_size = room.max(len);
         let state = &mut self.shaped;
         if state.file_cursors.len() != files as usize {
             state.file_cursors = vec![0; files as usize];
