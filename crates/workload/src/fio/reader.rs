@@ -639,6 +639,13 @@ impl Reader {
                 "offset {offset} + size {size} must fit the drive ({capacity} bytes) and hold a block of {bs_max}"
             )));
         }
+        let files = self.shape.files.count();
+        if size / files < bs_min {
+            return Err(err(format!(
+                "each of its {files} files holds {} bytes (size {size} over nrfiles), less than its smallest block of {bs_min}: fio issues no I/O for such a job",
+                size / files
+            )));
+        }
         Ok(JobSpec {
             synthetic: Synthetic {
                 read_percent,

@@ -1240,3 +1240,25 @@ fn no_request_reaches_past_its_file_whatever_its_blocks() {
         }
     }
 }
+
+/// fio 3.33 issues nothing for a job whose files are each smaller than its
+/// smallest block (`bs=8k size=16k nrfiles=4`: four 4 KiB files, no
+/// write in its log); iosteer had written 8 KiB across two files.
+#[test]
+fn files_smaller_than_the_smallest_block_are_refused() {
+    assert_refused(
+        "[j]\nrw=randwrite\nbs=8k\nsize=16k\nnrfiles=4\n",
+        "t.fio:5",
+        &[
+            "4 files holds 4096 bytes",
+            "smallest block of 8192",
+            "no I/O",
+        ],
+    );
+    assert!(parse(
+        "[j]\nrw=randwrite\nbs=4k\nsize=16k\nnrfiles=4\n",
+        "t.fio",
+        GIB
+    )
+    .is_ok());
+}
