@@ -91,11 +91,10 @@ pub struct JobShape {
     /// issuing at the first request, completed after its ramp, that took
     /// longer ([`Generator::completed`](crate::workload::Generator::completed)).
     pub max_latency: [Option<Nanos>; 3],
-    /// fio's `iodepth_low` (with `iodepth_batch_complete_min`): once the
-    /// job has its I/O depth of requests out, it issues no more until this
-    /// few are left, then fills the queue again. `None`: it refills as each
-    /// request completes (fio's default).
-    pub refill_depth: Option<u32>,
+    /// fio's `iodepth_low` and `iodepth_batch_complete_min`: how a full
+    /// queue drains before the job fills it again ([`QueueDrain`]). `None`:
+    /// it refills as each request completes (fio's default).
+    pub queue_drain: Option<QueueDrain>,
     /// fio's random map holds this random job to its byte limit: fio takes
     /// each request out of blocks not yet done, shortening one that runs
     /// into done ones, and moves exactly `size` (`io_size`, times `loops`),
@@ -121,6 +120,33 @@ pub struct JobShape {
     /// ([`IologPacing`]). `None`: a trace replays open loop, every request
     /// at its arrival.
     pub iolog_pacing: Option<IologPacing>,
+}
+
+/// How a full queue drains, as fio's `wait_for_completions` drains it:
+/// once the queue is full (its I/O depth, or the depth a latency target
+/// allows), fio reaps at least `batch` completions a call (all that are
+/// out when fewer), and calls again while more than `low` are out. fio
+/// 3.33 on a disk, `iodepth=32`, by the depths it submitted at:
+/// `iodepth_low=16` fills from 16, `1` from 1,
+/// `iodepth_batch_complete_min=8` from 24, both (`8`, `12`) from 8.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct QueueDrain {
+    /// `iodepth_low` (fio's default, and 0: the I/O depth).
+    pub low: u32,
+    /// `iodepth_batch_complete_min`, at least 1.
+    pub batch: u32,
+}
+
+impl QueueDrain {
+    /// How few are out when the job fills the queue again, after it filled
+    /// at `depth`.
+    pub fn resume_at(self, depth: u32) -> u32 {
+        let mut out = depth.saturating_sub(self.batch.min(depth));
+        while out > self.low {
+            out -= self.batch.min(out);
+        }
+        out
+    }
 }
 
 /// How fio paces an iolog's replay: it never has more than `iodepth`

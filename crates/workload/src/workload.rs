@@ -306,8 +306,9 @@ struct ShapedState {
     /// is letting its requests out complete.
     flow: Option<FlowMember>,
     flow_quiescing: bool,
-    /// The queue filled and is draining to [`JobShape::refill_depth`].
-    draining: bool,
+    /// The queue filled and drains until this few are out
+    /// ([`JobShape::queue_drain`]).
+    draining: Option<u32>,
     /// The request that took longer than its `max_latency`: the job stops.
     too_slow: Option<TooSlow>,
 }
@@ -549,7 +550,7 @@ impl Generator {
     /// A synthetic job, or a paced trace, with its iodepth of requests out,
     /// or one letting a full queue drain.
     fn iodepth_full(&self) -> bool {
-        self.shaped.draining || self.at_depth()
+        self.shaped.draining.is_some() || self.at_depth()
     }
 
     fn at_depth(&self) -> bool {
@@ -559,16 +560,18 @@ impl Generator {
         }
     }
 
-    /// fio's `iodepth_low`: a queue that filled drains to the refill depth
+    /// fio's `iodepth_low`: a queue that filled, at whatever depth, drains
     /// before the job issues again.
     fn follow_refill_depth(&mut self) {
-        let Some(refill) = self.job.shape.refill_depth else {
+        let Some(drain) = self.job.shape.queue_drain else {
             return;
         };
-        if self.at_depth() {
-            self.shaped.draining = true;
-        } else if self.outstanding <= refill {
-            self.shaped.draining = false;
+        match self.shaped.draining {
+            None if self.at_depth() => {
+                self.shaped.draining = Some(drain.resume_at(self.outstanding));
+            }
+            Some(resume) if self.outstanding <= resume => self.shaped.draining = None,
+            _ => {}
         }
     }
 

@@ -15,6 +15,7 @@
 use super::*;
 use crate::depth_search::LatencyTarget;
 use crate::flow::FlowWeight;
+use crate::job_shape::QueueDrain;
 use crate::steady_state::{SteadyCriterion, SteadyState, CRITERIA};
 
 /// Options fio 3.33 declares deprecated: it says "Option NAME is
@@ -194,7 +195,7 @@ impl Controls {
         shape: &mut JobShape,
         notes: &mut Vec<String>,
     ) -> Result<(), (usize, String)> {
-        shape.refill_depth = self.refill_depth(job, iodepth, notes);
+        shape.queue_drain = self.queue_drain(job, iodepth, notes);
         shape.max_latency = self.max_latency;
         if self.latency_off.contains(&true) && self.max_latency.iter().any(Option::is_some) {
             shape.max_latency = [None; 3];
@@ -259,15 +260,9 @@ impl Controls {
 }
 
 impl Controls {
-    /// How few requests a full queue drains to before the job fills it
-    /// again, as fio's `wait_for_completions` has it: once the queue is
-    /// full it reaps at least `iodepth_batch_complete_min` completions a
-    /// call (all that are left when fewer), and calls again while more than
-    /// `iodepth_low` are out. fio 3.33 on a disk, `iodepth=32`, by the queue
-    /// depths it submitted at: `iodepth_low=16` fills from 16, `1` from 1,
-    /// `iodepth_batch_complete_min=8` from 24, both (`8`, `12`) from 8.
-    /// `None` when the job refills as each request completes.
-    fn refill_depth(&self, job: &str, iodepth: u32, notes: &mut Vec<String>) -> Option<u32> {
+    /// How a full queue drains ([`QueueDrain`]); `None` when the job
+    /// refills as each request completes (fio's defaults).
+    fn queue_drain(&self, job: &str, iodepth: u32, notes: &mut Vec<String>) -> Option<QueueDrain> {
         if self.complete_min == Some(0) {
             notes.push(format!(
                 "job {job}: iodepth_batch_complete_min=0: fio then polls for completions rather than waits, \
@@ -277,11 +272,8 @@ impl Controls {
         }
         // fio reads an iodepth_low of 0 as the I/O depth itself.
         let low = self.iodepth_low.filter(|&low| low > 0).unwrap_or(iodepth);
-        let batch = self.complete_min.unwrap_or(1).clamp(1, iodepth);
-        let target = low.min(iodepth - batch);
-        let reaps = (iodepth - target).div_ceil(batch);
-        let refill = iodepth.saturating_sub(reaps * batch);
-        (refill + 1 < iodepth).then_some(refill)
+        let batch = self.complete_min.unwrap_or(1).max(1);
+        (low < iodepth || batch > 1).then_some(QueueDrain { low, batch })
     }
 }
 

@@ -1109,9 +1109,14 @@ fn a_full_queue_drains_as_fio_lets_it() {
         ("iodepth_batch_complete_min=1", None),
     ] {
         let file = file_of(&format!("[j]\nrw=randread\niodepth=32\n{options}\n"));
-        assert_eq!(file.jobs[0].shape.refill_depth, refill, "{options}");
+        let drain = file.jobs[0].shape.queue_drain;
+        assert_eq!(drain.map(|d| d.resume_at(32)), refill, "{options}");
         assert!(file.notes.is_empty(), "{options}: {:?}", file.notes);
     }
+    // A queue a latency target holds at 4 drains by the same rules: fio's
+    // queue is full at the target's depth, and reaps min(8, 4) at once.
+    let file = file_of("[j]\nrw=randread\niodepth=32\niodepth_batch_complete_min=8\n");
+    assert_eq!(file.jobs[0].shape.queue_drain.unwrap().resume_at(4), 0);
     // Polling has no depth to model: said.
     assert_noted(
         &file_of("[j]\nrw=randread\niodepth=8\niodepth_batch_complete_min=0\n"),

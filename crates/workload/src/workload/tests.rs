@@ -227,9 +227,9 @@ fn a_latency_target_holds_the_job_to_the_depth_found_then_ends_it() {
 }
 
 #[test]
-fn a_full_queue_drains_to_its_refill_depth_before_the_job_issues_again() {
+fn a_full_queue_drains_to_its_low_mark_before_the_job_issues_again() {
     let mut j = job(synthetic(100, false, None, 8));
-    j.shape.refill_depth = Some(2);
+    j.shape.queue_drain = Some(crate::job_shape::QueueDrain { low: 2, batch: 1 });
     let mut g = Generator::new(j, 0, 1);
     let (mut id, mut out) = (0, Vec::new());
     let now = Nanos::from_micros(1);
