@@ -583,10 +583,11 @@ impl Generator {
     }
 
     /// Ended at `now`, as fio ends a job: finished, and a job stopped by
-    /// time (not by its byte or request limit) has reached its stop, even
-    /// when its last arrival came before (a rate's next slot past it).
+    /// time (not by its byte or request limit, nor by its trace's end) has
+    /// reached its stop, even when its last arrival came before.
     pub fn ended(&self, now: Nanos) -> bool {
-        self.finished() && (self.limit_reached() || self.job.stop.is_none_or(|stop| now >= stop))
+        let by_time = self.job.stop.is_none_or(|stop| now >= stop);
+        self.finished() && (self.limit_reached() || self.trace_over() || by_time)
     }
 
     /// When the job next issues, if it will (not blocked on its iodepth).

@@ -77,6 +77,13 @@ impl Generator {
         shape.iolog_pacing.map_or(MAX_BACKLOG, |p| p.iodepth)
     }
 
+    /// A trace job with no request left to issue (its last one went, or
+    /// an error ended it): it ends then, as fio's replay ends with its log,
+    /// whatever its `runtime`.
+    pub(super) fn trace_over(&self) -> bool {
+        self.trace.as_ref().is_some_and(|t| t.next.is_none())
+    }
+
     /// Whether the trace job has as many requests out as it may.
     pub(super) fn trace_full(&self) -> bool {
         self.outstanding >= Generator::trace_depth(&self.job.shape)
@@ -274,5 +281,40 @@ mod tests {
         assert_eq!(out.len(), 3);
         g.completed(&out[1], Nanos::from_micros(260));
         assert_eq!(g.next_at(), Some(Nanos::from_micros(350)));
+    }
+
+    /// fio ends a replay with its log, whatever its `runtime` (read_iolog
+    /// of 3 reads with runtime=5: 0 ms in fio; iosteer run had gone on to
+    /// 5 s and said the run ended before the job did).
+    #[test]
+    fn a_trace_job_ends_with_its_last_request_before_its_stop() {
+        let records: Vec<TraceRecord> = [0, 100]
+            .map(|us| TraceRecord {
+                at: Nanos::from_micros(us),
+                op: Op::Read,
+                offset: 0,
+                len: 4096,
+            })
+            .to_vec();
+        let job = Job {
+            name: "t".into(),
+            kind: JobKind::Trace(records.into()),
+            start: Nanos::ZERO,
+            stop: Some(Nanos::from_secs(5)),
+            shape: JobShape::default(),
+        };
+        let mut g = Generator::new(job, 0, 1);
+        let mut out = Vec::new();
+        g.issue(Nanos::from_micros(100), &mut 0, &mut out);
+        assert_eq!(out.len(), 2);
+        let done = Nanos::from_millis(1);
+        g.completed(&out[0], done);
+        assert!(!g.ended(done), "a request still out");
+        g.completed(&out[1], done);
+        assert!(g.done_issuing());
+        assert!(
+            g.ended(done),
+            "the trace is over: the job ends before its stop"
+        );
     }
 }
