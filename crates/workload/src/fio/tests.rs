@@ -715,6 +715,15 @@ fn a_sequential_job_with_holes_on_a_device_ends_after_one_pass_as_fios_does() {
         Some(96 * 1024)
     );
     assert_eq!(wraps("[j]\nfilename=/dev/sdb\nrw=read:4k\n"), Some(GIB));
+    // Whether it wraps is judged against the file's length as it is, not
+    // rounded to the blocks (fio 3.33, new 64 KiB file, `rw=write:4k
+    // bs=12k`: the fourth write ends at 60 KiB, the hole reaches the end,
+    // it wraps: 6 writes, the fifth at 0).
+    let job = jobs_of("[j]\nsize=64k\nbs=12k\nrw=write:4k\n")[0].clone();
+    assert_eq!(job.shape.bytes_limit, Some(64 * 1024));
+    let out = crate::workload::Generator::new(job, 0, 1).requests_unloaded();
+    let offsets: Vec<u64> = out.iter().map(|r| r.offset.0).collect();
+    assert_eq!(offsets, [0, 16384, 32768, 49152, 0, 16384]);
     // A region that starts further in makes one pass wherever it ends (fio
     // 3.33: 512 reads of `rw=read:4k offset=4m size=4m`, and 512 by each of
     // two copies four MiB apart in one file).
