@@ -602,14 +602,18 @@ fn one_pass_bytes(s: &Synthetic, shape: &JobShape, file_end: u64) -> Option<u64>
             }]
             .mean()
         });
-    // The region as the generator walks it; whether fio wraps, against the
-    // file's length as it is (`bs=12k size=64k rw=write:4k` wraps at 60k).
-    let (region, file) = ((s.size / s.align * s.align) as f64, file_end as f64);
+    // Each file's region as the generator walks it (fio walks each file on
+    // its own: `nrfiles=2 size=80k rw=write:8k` makes 4 writes in each);
+    // whether fio wraps, against the file's length as it is (`bs=12k
+    // size=64k rw=write:4k` wraps at 60k).
+    let files = shape.files.count();
+    let region = (s.size / files / s.align * s.align) as f64;
+    let file = (file_end / files) as f64;
     let stride = block + shape.offset_add as f64;
     let strides = ((region - block).max(0.0) / stride).floor();
     let last_end = strides * stride + block;
     let wraps = whole_file && last_end < file && last_end + shape.offset_add as f64 >= file;
-    (!wraps).then(|| ((strides + 1.0) * block).round() as u64)
+    (!wraps).then(|| ((strides + 1.0) * block).round() as u64 * files)
 }
 
 mod blocks;

@@ -724,6 +724,18 @@ fn a_sequential_job_with_holes_on_a_device_ends_after_one_pass_as_fios_does() {
     let out = crate::workload::Generator::new(job, 0, 1).requests_unloaded();
     let offsets: Vec<u64> = out.iter().map(|r| r.offset.0).collect();
     assert_eq!(offsets, [0, 16384, 32768, 49152, 0, 16384]);
+    // Each file of the job on its own (fio 3.33, `nrfiles=2`: 8 writes of
+    // `size=80k rw=write:8k`, the last of each 40 KiB file ending with it;
+    // 16 of `size=64k`, each file's third write ending 4 KiB short).
+    let limit = |text: &str| jobs_of(text)[0].shape.bytes_limit;
+    assert_eq!(
+        limit("[j]\nsize=80k\nnrfiles=2\nrw=write:8k\n"),
+        Some(8 * 4096)
+    );
+    assert_eq!(
+        limit("[j]\nsize=64k\nnrfiles=2\nrw=write:8k\n"),
+        Some(64 * 1024)
+    );
     // A region that starts further in makes one pass wherever it ends (fio
     // 3.33: 512 reads of `rw=read:4k offset=4m size=4m`, and 512 by each of
     // two copies four MiB apart in one file).
