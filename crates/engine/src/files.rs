@@ -220,24 +220,31 @@ pub fn parse_job_file(
 }
 
 /// The size the jobs' sizes and percentages are read against: `--size`,
-/// else the largest of the target and the jobs' files that exist (fio
-/// reads a job's size against its file's).
+/// else the largest of the target and, per job, its files that exist
+/// taken together (fio reads a job's size against its files': a job of
+/// `nrfiles=2` spans both).
 pub fn capacity(jobs: &[Job], options: &FileOptions) -> Option<u64> {
     if options.size.is_some() {
         return options.size;
     }
     let (base_dir, default_file) = roots(options);
+    let size_of = |p: &Path| {
+        p.exists()
+            .then(|| Target::open(p, &OpenOptionsSpec::default()).ok())
+            .flatten()
+            .map(|t| t.size)
+    };
     let named = jobs
         .iter()
         .filter_map(|j| job_paths(j, &base_dir, default_file))
-        .flatten();
+        .filter_map(|paths| {
+            let sizes: Vec<u64> = paths.iter().filter_map(|p| size_of(p)).collect();
+            (!sizes.is_empty()).then(|| sizes.iter().fold(0u64, |a, &b| a.saturating_add(b)))
+        });
     default_file
-        .map(Path::to_path_buf)
+        .and_then(size_of)
         .into_iter()
         .chain(named)
-        .filter(|p| p.exists())
-        .filter_map(|p| Target::open(&p, &OpenOptionsSpec::default()).ok())
-        .map(|t| t.size)
         .max()
 }
 

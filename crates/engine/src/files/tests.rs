@@ -227,3 +227,20 @@ fn each_job_s_own_targets_are_known_for_its_flushes() {
     assert_eq!(names(temp.path()), ["a", "b", "c"]);
     assert_eq!(placed.job_targets, [vec![0, 1], vec![1], vec![2]]);
 }
+
+/// A job over several files, run again on the files its first run made:
+/// its size spans them (`nrfiles=2 size=64k`, two files of 32 KiB; it had
+/// been refused as not fitting a 32 KiB drive, the largest file alone).
+#[test]
+fn a_job_s_existing_files_together_hold_its_size() {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
+    let text = "[j]\nrw=write\nbs=4k\nsize=64k\nnrfiles=2\n";
+    for name in ["j.0.0", "j.0.1"] {
+        std::fs::write(dir.join(name), vec![0u8; 32 << 10]).unwrap();
+    }
+    let options = in_dir(dir);
+    let parsed = parse_job_file(text, "t.fio", &options).unwrap();
+    assert_eq!(parsed.jobs.len(), 1);
+    assert_eq!(capacity(&parsed.jobs, &options), Some(64 << 10));
+}
