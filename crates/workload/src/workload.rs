@@ -553,28 +553,6 @@ impl Generator {
         self.shaped.draining.is_some() || self.at_depth()
     }
 
-    fn at_depth(&self) -> bool {
-        match &self.job.kind {
-            JobKind::Synthetic(s) => self.outstanding >= self.depth_limit(s.arrival.iodepth),
-            JobKind::Trace(_) => self.trace_full(),
-        }
-    }
-
-    /// fio's `iodepth_low`: a queue that filled, at whatever depth, drains
-    /// before the job issues again.
-    fn follow_refill_depth(&mut self) {
-        let Some(drain) = self.job.shape.queue_drain else {
-            return;
-        };
-        match self.shaped.draining {
-            None if self.at_depth() => {
-                self.shaped.draining = Some(drain.resume_at(self.outstanding));
-            }
-            Some(resume) if self.outstanding <= resume => self.shaped.draining = None,
-            _ => {}
-        }
-    }
-
     /// Done issuing and every request completed: fio's end of a job.
     pub fn finished(&self) -> bool {
         // The count first: the loop asks every step, and a running job has

@@ -1,6 +1,7 @@
 //! What steers a job beyond its rate and depth: fio's latency target (the
 //! depth the job searches, [`crate::depth_search`]), flows (jobs kept
-//! in a ratio, [`crate::flow`]), steady state (jobs that stop once
+//! in a ratio, [`crate::flow`]), a full queue that drains before it fills
+//! again (fio's `iodepth_low`), steady state (jobs that stop once
 //! steady, [`crate::steady_state`]) and `max_latency` (a job that stops at
 //! its first request slower than it), and when the job's requests count in
 //! the figures.
@@ -221,6 +222,30 @@ impl Generator {
             ),
         };
         Some(format!("{head}: {body}"))
+    }
+
+    /// Its I/O depth of requests out (or the depth its latency target
+    /// allows now): a synthetic job or a paced trace.
+    pub(super) fn at_depth(&self) -> bool {
+        match &self.job.kind {
+            JobKind::Synthetic(s) => self.outstanding >= self.depth_limit(s.arrival.iodepth),
+            JobKind::Trace(_) => self.trace_full(),
+        }
+    }
+
+    /// fio's `iodepth_low`: a queue that filled, at whatever depth, drains
+    /// before the job issues again.
+    pub(super) fn follow_refill_depth(&mut self) {
+        let Some(drain) = self.job.shape.queue_drain else {
+            return;
+        };
+        match self.shaped.draining {
+            None if self.at_depth() => {
+                self.shaped.draining = Some(drain.resume_at(self.outstanding));
+            }
+            Some(resume) if self.outstanding <= resume => self.shaped.draining = None,
+            _ => {}
+        }
     }
 
     /// fio's `max_latency`: the first request of a direction with one,
