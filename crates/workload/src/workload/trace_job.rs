@@ -197,12 +197,11 @@ mod tests {
     use super::*;
     use crate::workload::{Job, JobKind};
 
-    #[test]
-    fn an_open_loop_trace_holds_past_the_backlog_bound_and_keeps_the_arrival_time() {
-        let n = MAX_BACKLOG as u64 + 2;
-        let records: Vec<TraceRecord> = (0..n)
-            .map(|i| TraceRecord {
-                at: Nanos(i),
+    /// A trace job of 4 KiB reads arriving at `ats`, stopped at `stop`.
+    fn reads_at(ats: impl Iterator<Item = Nanos>, stop: Option<Nanos>) -> Generator {
+        let records: Vec<TraceRecord> = ats
+            .map(|at| TraceRecord {
+                at,
                 op: Op::Read,
                 offset: 0,
                 len: 4096,
@@ -212,10 +211,16 @@ mod tests {
             name: "t".into(),
             kind: JobKind::Trace(records.into()),
             start: Nanos::ZERO,
-            stop: None,
-            shape: Default::default(),
+            stop,
+            shape: JobShape::default(),
         };
-        let mut g = Generator::new(job, 0, 1);
+        Generator::new(job, 0, 1)
+    }
+
+    #[test]
+    fn an_open_loop_trace_holds_past_the_backlog_bound_and_keeps_the_arrival_time() {
+        let n = MAX_BACKLOG as u64 + 2;
+        let mut g = reads_at((0..n).map(Nanos), None);
         let mut out = Vec::new();
         g.issue(Nanos(n), &mut 0, &mut out);
         assert_eq!(out.len(), MAX_BACKLOG as usize);
@@ -288,22 +293,8 @@ mod tests {
     /// 5 s and said the run ended before the job did).
     #[test]
     fn a_trace_job_ends_with_its_last_request_before_its_stop() {
-        let records: Vec<TraceRecord> = [0, 100]
-            .map(|us| TraceRecord {
-                at: Nanos::from_micros(us),
-                op: Op::Read,
-                offset: 0,
-                len: 4096,
-            })
-            .to_vec();
-        let job = Job {
-            name: "t".into(),
-            kind: JobKind::Trace(records.into()),
-            start: Nanos::ZERO,
-            stop: Some(Nanos::from_secs(5)),
-            shape: JobShape::default(),
-        };
-        let mut g = Generator::new(job, 0, 1);
+        let ats = [0, 100].into_iter().map(Nanos::from_micros);
+        let mut g = reads_at(ats, Some(Nanos::from_secs(5)));
         let mut out = Vec::new();
         g.issue(Nanos::from_micros(100), &mut 0, &mut out);
         assert_eq!(out.len(), 2);
