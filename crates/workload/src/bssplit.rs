@@ -127,24 +127,24 @@ impl BlockSplit {
         }
         // At most a few thousand draws for a share of 0.1%; then the
         // smallest, which fits.
-        for _ in 0..(1 << 16) {
-            if let Some((lo, hi)) = self.any_byte {
-                let len = (lo + rng.random_range(0..hi)).min(hi);
-                if len <= room {
-                    return len;
-                }
-                continue;
-            }
-            let pick = rng.random_range(0.0..100.0f64);
-            let mut sum = 0.0;
-            for (size, percent) in &self.sizes {
-                sum += percent;
-                if pick < sum && *size <= room {
-                    return *size;
-                }
-            }
+        (0..1 << 16)
+            .find_map(|_| self.pick(rng, |size| size <= room))
+            .unwrap_or_else(|| self.smallest())
+    }
+
+    /// One draw: the size whose share the draw falls in, or the next one
+    /// after it that `fits`; `None` when none after it does.
+    fn pick(&self, rng: &mut SmallRng, fits: impl Fn(u64) -> bool) -> Option<u64> {
+        if let Some((lo, hi)) = self.any_byte {
+            let len = (lo + rng.random_range(0..hi)).min(hi);
+            return fits(len).then_some(len);
         }
-        self.smallest()
+        let pick = rng.random_range(0.0..100.0f64);
+        let mut sum = 0.0;
+        self.sizes.iter().find_map(|&(size, percent)| {
+            sum += percent;
+            (pick < sum && fits(size)).then_some(size)
+        })
     }
 
     pub fn smallest(&self) -> u64 {
@@ -165,21 +165,10 @@ impl BlockSplit {
     }
 
     pub fn draw(&self, rng: &mut SmallRng) -> u64 {
-        if let Some((lo, hi)) = self.any_byte {
-            return (lo + rng.random_range(0..hi)).min(hi);
+        match self.sizes.as_slice() {
+            [(only, _)] if self.any_byte.is_none() => *only,
+            _ => self.pick(rng, |_| true).unwrap_or_else(|| self.largest()),
         }
-        if let [(only, _)] = self.sizes.as_slice() {
-            return *only;
-        }
-        let pick = rng.random_range(0.0..100.0f64);
-        let mut sum = 0.0;
-        for (size, percent) in &self.sizes {
-            sum += percent;
-            if pick < sum {
-                return *size;
-            }
-        }
-        self.largest()
     }
 }
 

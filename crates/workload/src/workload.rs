@@ -377,7 +377,7 @@ impl Generator {
     /// [`done_issuing`](Self::done_issuing) answer: every method that
     /// changes what they read ends here.
     fn refresh(&mut self) {
-        self.follow_refill_depth();
+        self.follow_queue_drain();
         let resume = self.resume_at();
         let over = !self.waiting && resume.is_none();
         let end_flush = self.job.shape.end_flush && !self.shaped.flushed_at_end && over;

@@ -235,7 +235,7 @@ impl Generator {
 
     /// fio's `iodepth_low`: a queue that filled, at whatever depth, drains
     /// before the job issues again.
-    pub(super) fn follow_refill_depth(&mut self) {
+    pub(super) fn follow_queue_drain(&mut self) {
         let Some(drain) = self.job.shape.queue_drain else {
             return;
         };
