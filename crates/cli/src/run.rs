@@ -103,6 +103,8 @@ struct Setup {
     job: Option<(String, String)>,
     metrics: Option<MetricsServer>,
     slo: Nanos,
+    /// The job file's notes: they go in the report.
+    notes: Vec<String>,
 }
 
 fn setup(args: &RunArgs) -> Result<Setup> {
@@ -113,13 +115,9 @@ fn setup(args: &RunArgs) -> Result<Setup> {
         .map_err(engine_config_error)?;
     let sched = policy::build(&args.sched).map_err(|e| anyhow!("--sched {}: {e}", args.sched))?;
     let slo = args.report.slo()?;
-    let job = match &args.job {
-        Some(file) => {
-            let text = read_text(file).map_err(|e| anyhow!("--job {file}: {e}"))?;
-            Some((file.clone(), text))
-        }
-        None => None,
-    };
+    let read = |file: &String| read_text(file).map_err(|e| anyhow!("--job {file}: {e}"));
+    let job = (args.job.as_ref()).map(|f| read(f).map(|text| (f.clone(), text)));
+    let job = job.transpose()?;
     // Listen before anything slow (aging a drive), so a bad address fails fast.
     let metrics = args
         .metrics
@@ -137,12 +135,13 @@ fn setup(args: &RunArgs) -> Result<Setup> {
         job,
         metrics,
         slo,
+        notes: Vec::new(),
     })
 }
 
-/// Parses the job file (its text and name) with `parse`, printing its notes.
+/// Parses the job file (its text and name) with `parse`, keeping its notes.
 fn parse_jobs<F: FnOnce(&str, &str) -> Result<JobFile>>(
-    setup: &Setup,
+    setup: &mut Setup,
     parse: F,
 ) -> Result<Vec<Job>> {
     let Some((file, text)) = &setup.job else {
@@ -154,9 +153,7 @@ fn parse_jobs<F: FnOnce(&str, &str) -> Result<JobFile>>(
     if parsed.jobs.is_empty() {
         return Err(anyhow!("--job {file}: the job file has no job"));
     }
-    for note in &parsed.notes {
-        eprintln!("iosteer: {file}: {note}");
-    }
+    setup.notes = parsed.notes;
     Ok(parsed.jobs)
 }
 
@@ -169,14 +166,14 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
 }
 
-fn on_target(args: &RunArgs, setup: Setup) -> Result<()> {
+fn on_target(args: &RunArgs, mut setup: Setup) -> Result<()> {
     let options = FileOptions {
         target: args.target.clone(),
         size: args.size,
         force: args.force,
         direct: !args.buffered,
     };
-    let jobs = parse_jobs(&setup, |t, f| {
+    let jobs = parse_jobs(&mut setup, |t, f| {
         files::parse_job_file(t, f, &options).map_err(|e| files_error(e, args))
     })?;
     let config = EngineConfig {
@@ -199,7 +196,7 @@ fn on_target(args: &RunArgs, setup: Setup) -> Result<()> {
     }
 }
 
-fn on_emulated(args: &RunArgs, setup: Setup, drive_name: &str) -> Result<()> {
+fn on_emulated(args: &RunArgs, mut setup: Setup, drive_name: &str) -> Result<()> {
     let config =
         crate::load_starting_device("--emulate", drive_name, args.precondition.as_deref())?;
     let sim = match &args.scenario {
@@ -207,7 +204,9 @@ fn on_emulated(args: &RunArgs, setup: Setup, drive_name: &str) -> Result<()> {
             scenario(name, config, args.seed).map_err(|e| anyhow!("--scenario {name}: {e}"))?
         }
         None => {
-            let jobs = parse_jobs(&setup, |t, f| Ok(parse_file(t, f, config.logical_bytes())?))?;
+            let jobs = parse_jobs(&mut setup, |t, f| {
+                Ok(parse_file(t, f, config.logical_bytes())?)
+            })?;
             Simulation::of_job_file(config, jobs, args.seed, DRAIN)
         }
     };
@@ -281,6 +280,7 @@ fn plan(args: &RunArgs, setup: Setup, jobs: Vec<Job>, phases: Option<Vec<Phase>>
         per_second: true,
         metrics: setup.metrics,
         stop: interrupt::requested,
+        notes: setup.notes,
     }
 }
 

@@ -198,7 +198,7 @@ const SIM: &[Case] = &[
     bad(&["sim", "--job", "b.fio"], &[("b.fio", "[r]\nrw=read\niodepth=-1\n")], &["b.fio:3", "iodepth=-1", "1 to 65536"]),
     bad(&["sim", "--job", "b.fio"], &[("b.fio", "[r]\nrw=read\nfrobnicate=3\n")], &["b.fio:3", "frobnicate", "supported:"]),
     bad(&["sim", "--job", "b.fio"], &[("b.fio", "[r]\nrw=read\nthreads=1\n")], &["b.fio:3", "`threads`", "did you mean `thread`?"]),
-    bad(&["sim", "--job", "b.fio"], &[("b.fio", "[r]\nrw=read\nsync=1\n")], &["b.fio:3", "sync=1", "not modelled", "fsync=1"]),
+    bad(&["sim", "--job", "b.fio"], &[("b.fio", "[r]\nrw=read\nsync=yes\n")], &["b.fio:3", "sync=yes", "none or 0", "dsync"]),
     // Traces: file:line and what the field accepts.
     bad(&["sim", "--trace", "b.txt"], &[("b.txt", "0 0 0 4096 1\nbogus line\n")], &["--trace b.txt:2", "5 fields"]),
     bad(&["sim", "--trace", "b.txt"], &[("b.txt", "-5 0 0 4096 1\n")], &["b.txt:1", "arrival time", "zero or more"]),

@@ -427,15 +427,11 @@ fn a_trace_in_a_job_file_replays_on_an_emulated_drive_as_in_the_simulator() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{stderr}");
-    // The job file's notes, printed once.
-    assert_eq!(
-        stderr
-            .matches("a msr trace of 3 requests, replayed open loop")
-            .count(),
-        1,
-        "{stderr}"
-    );
     let report = report_of(&out);
+    // The job file's notes, once, in the report.
+    let notes = report["runs"][0]["notes"].to_string();
+    let trace_note = "a msr trace of 3 requests, replayed open loop";
+    assert_eq!(notes.matches(trace_note).count(), 1, "{notes}");
     let all = last_phase(&report["runs"][0]);
     assert_eq!(
         (all["read"]["ops"].as_u64(), all["write"]["ops"].as_u64()),
@@ -563,4 +559,24 @@ fn an_out_directory_on_a_full_file_system_is_refused_before_the_run() {
         !out_dir.exists(),
         "the directory made for it is left behind"
     );
+}
+
+/// fio's `sync=1`: the writes go out O_SYNC (FUA to the disk), and the
+/// report says so; every one is counted as a plain write is.
+#[test]
+fn a_sync_job_writes_every_block_and_says_its_writes_are_fua() {
+    let (dir, job) = job_in(
+        "sync",
+        "sync.fio",
+        "[journal]\nrw=write\nbs=4k\ndirect=1\nsync=1\nsize=256k\n",
+    );
+    let target = dir.path().join("target.img");
+    let Some((out, _)) = run_job_on_file(&target, "1m", &job, &["--json"]) else {
+        return;
+    };
+    let report = report_of(&out);
+    let run = &report["runs"][0];
+    assert_eq!(last_phase(run)["write"]["ops"], 64, "{run}");
+    let notes = run["notes"].to_string();
+    assert!(notes.contains("sent FUA"), "{notes}");
 }

@@ -313,6 +313,9 @@ pub struct Plan {
     pub metrics: Option<MetricsServer>,
     /// Asked now and then; `true` ends the run (the caller's Ctrl-C).
     pub stop: fn() -> bool,
+    /// What reading the workload said (a job file's notes): the report's
+    /// notes begin with them.
+    pub notes: Vec<String>,
 }
 
 /// What a run measured, and how it ended.
@@ -375,7 +378,7 @@ pub fn drive<B: Backend>(
             system_s: round(system, 3),
             cores: round((user + system) / wall.max(1e-9), 3),
         });
-    let mut notes = Vec::new();
+    let mut notes = std::mem::take(&mut plan.notes);
     let (requests, unfinished, interrupted, end) = match &outcome {
         Ok(s) => (
             s.submitted,

@@ -264,6 +264,9 @@ pub struct Engine {
     keep_read_data: bool,
     /// Per tenant, the targets its flushes go to (none given: every one).
     flush_scope: Vec<Vec<usize>>,
+    /// Per tenant, whether its FUA writes are O_SYNC (the file's metadata
+    /// made durable too) rather than O_DSYNC.
+    sync_metadata: Vec<bool>,
 }
 
 impl Engine {
@@ -278,6 +281,13 @@ impl Engine {
     /// files; a tenant without a list flushes every target.
     pub fn scope_flushes(&mut self, per_tenant: Vec<Vec<usize>>) {
         self.flush_scope = per_tenant;
+    }
+
+    /// Makes each tenant's FUA writes O_SYNC where `per_tenant` says so
+    /// (fio's `sync=1`: on a file, its times are made durable with the
+    /// data), O_DSYNC otherwise (the data alone, as a drive's FUA).
+    pub fn sync_metadata(&mut self, per_tenant: Vec<bool>) {
+        self.sync_metadata = per_tenant;
     }
 
     /// [`Engine::new`] on several targets, each at a base address: a
@@ -339,6 +349,7 @@ impl Engine {
             times: CompletionTimes::default(),
             keep_read_data: config.keep_read_data,
             flush_scope: Vec::new(),
+            sync_metadata: Vec::new(),
         })
     }
 
@@ -516,8 +527,17 @@ impl Engine {
                         let buf = self.buffers.slice_mut(slot as usize, whole);
                         state.generation = v.stamp(offset, buf);
                     }
+                    // FUA: O_DSYNC or O_SYNC for this write alone (the
+                    // kernel sends REQ_FUA, or a write and a flush).
+                    let tenant = request.tenant.0 as usize;
+                    let flags = match (request.fua, self.sync_metadata.get(tenant)) {
+                        (false, _) => 0,
+                        (true, Some(true)) => libc::RWF_SYNC,
+                        (true, _) => libc::RWF_DSYNC,
+                    };
                     vec![opcode::WriteFixed::new(fd, ptr, len as u32, slot as u16)
                         .offset(inner)
+                        .rw_flags(flags)
                         .build()]
                 }
             }

@@ -8,6 +8,7 @@
 //! the verifier know: the placement's notes, whether the ring polls, and
 //! every stamped block that read back wrong.
 
+use iosteer_workload::job_shape::WriteSync;
 use thiserror::Error;
 
 use crate::drive::{self, drive, largest_io, open_engine, Measured, Plan};
@@ -50,6 +51,12 @@ pub fn run_on_files(
             other => OnFilesError::Engine(other),
         })?;
     engine.scope_flushes(placement.job_targets);
+    let sync_metadata = plan.workload.jobs.iter();
+    engine.sync_metadata(
+        sync_metadata
+            .map(|j| j.shape.write_sync == WriteSync::Sync)
+            .collect(),
+    );
     description += &format!(", reaping by {}", config.reap.name());
     if engine.iopoll() {
         description += " with IOPOLL";

@@ -97,6 +97,11 @@ pub struct Request {
     pub submitted: Nanos,
     pub hint: LifetimeHint,
     pub tenant: TenantId,
+    /// A write forced to stable media (FUA, force unit access): what Linux
+    /// sends for an O_SYNC or O_DSYNC direct write. A drive with a volatile
+    /// write cache completes it only once it is programmed; other drives
+    /// treat it as a plain write.
+    pub fua: bool,
 }
 
 impl Request {
@@ -109,6 +114,7 @@ impl Request {
             submitted,
             hint: LifetimeHint::None,
             tenant: TenantId(0),
+            fua: false,
         }
     }
 
@@ -119,6 +125,13 @@ impl Request {
 
     pub fn with_tenant(mut self, tenant: TenantId) -> Request {
         self.tenant = tenant;
+        self
+    }
+
+    /// Marks a write FUA (see [`Request::fua`]); other requests stay as
+    /// they are, as the block layer drops the flag from them.
+    pub fn with_fua(mut self, fua: bool) -> Request {
+        self.fua = fua && self.op == Op::Write;
         self
     }
 

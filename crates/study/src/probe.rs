@@ -478,6 +478,7 @@ impl<B: Backend> Probe<B> {
             per_second: false,
             metrics: None,
             stop: options.stop,
+            notes: Vec::new(),
         };
         self.backend.begin_step();
         let measured = drive(plan, &mut self.backend, &self.label, &self.description);

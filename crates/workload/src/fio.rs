@@ -132,7 +132,7 @@ use crate::fio_options::{
     canonical, check_engine, near_miss, IGNORED, REFUSED, REPLAY, SUPPORTED, TRACE,
 };
 use crate::fio_text;
-use crate::job_shape::{FileService, JobShape};
+use crate::job_shape::{FileService, JobShape, WriteSync};
 use crate::steady_state::SteadyState;
 use crate::workload::{Arrival, Job, JobKind, Synthetic};
 

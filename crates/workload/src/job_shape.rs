@@ -72,6 +72,8 @@ pub struct JobShape {
     /// `None` for a job of no job file. `iosteer run` notes the jobs whose
     /// mode is not its own.
     pub direct: Option<bool>,
+    /// fio's `sync`: whether every write is O_SYNC or O_DSYNC.
+    pub write_sync: WriteSync,
     /// fio's `verify` method, kept for `iosteer run` (the simulator does not
     /// verify).
     pub verify: Option<String>,
@@ -296,5 +298,27 @@ impl FileSet {
             .get(index)
             .copied()
             .unwrap_or(region_start + index as u64 * file_size)
+    }
+}
+
+/// fio's `sync`: how synchronous a job's writes are. Linux sends an O_SYNC
+/// or O_DSYNC write to the drive as FUA ([`iosteer_sched::Request::fua`]);
+/// on a file, O_SYNC also makes the file's metadata (its times) durable.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WriteSync {
+    /// Plain writes (fio's default, `sync=0` or `none`).
+    #[default]
+    None,
+    /// O_SYNC (`sync=1` or `sync`): the data and the file's metadata.
+    Sync,
+    /// O_DSYNC (`sync=dsync`): the data, and only the metadata needed to
+    /// read it back.
+    Dsync,
+}
+
+impl WriteSync {
+    /// Whether the writes go to the drive FUA.
+    pub fn fua(self) -> bool {
+        self != WriteSync::None
     }
 }

@@ -631,7 +631,8 @@ impl Generator {
         out.push(
             Request::new(*next_id, op, offset, len, now)
                 .with_tenant(self.tenant)
-                .with_hint(s.hint),
+                .with_hint(s.hint)
+                .with_fua(self.job.shape.write_sync.fua()),
         );
         *next_id += 1;
         self.issued += 1;

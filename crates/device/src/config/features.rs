@@ -172,7 +172,8 @@ pub const SECTION_DOCS: &[(&str, &str)] = &[
         "[cache]",
         "# [cache] size_mib: DRAM write cache (0: none); policy: write_back (a write\n\
          #   completes when cached, destaged behind it, throttled when full) or\n\
-         #   write_through; power_protected: FLUSH completes at once.\n",
+         #   write_through; power_protected: FLUSH completes at once (and a FUA write\n\
+         #   when cached; without it a FUA write skips the cache).\n",
     ),
     (
         "[multi_plane]",
@@ -225,6 +226,13 @@ impl CacheConfig {
     /// Whether writes complete when cached.
     pub fn writes_back(&self) -> bool {
         self.size_mib > 0 && self.policy == CachePolicy::WriteBack
+    }
+
+    /// Whether a write, FUA or not, completes when cached: a FUA write
+    /// skips a volatile cache (it completes once programmed, as a
+    /// write-through write), and a power-protected cache is stable media.
+    pub fn completes_when_cached(&self, fua: bool) -> bool {
+        self.writes_back() && (!fua || self.power_protected)
     }
 
     pub fn bytes(&self) -> u64 {

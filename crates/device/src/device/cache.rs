@@ -5,7 +5,10 @@
 //! until destaged pages make room, and then completes. A FLUSH waits until
 //! the cache is empty, unless the cache is `power_protected`, when it
 //! completes at once. With `write_through` writes complete when programmed,
-//! as without a cache, and only the FLUSH rule applies.
+//! as without a cache, and only the FLUSH rule applies. A FUA write (an
+//! O_SYNC or O_DSYNC write) skips a cache that is not power protected: it
+//! goes to the dies as a write-through write does, and completes when
+//! programmed.
 //!
 //! Simplification: reads are not served from the cache (a read of data
 //! still cached reads its last programmed copy, at NAND cost).
@@ -28,6 +31,8 @@ pub(super) struct Throttled {
     units: u64,
     stream: u8,
     data_in: Nanos,
+    /// A FUA write held until the cache is empty, then written through.
+    fua: bool,
 }
 
 /// The cache's state.
@@ -71,6 +76,7 @@ impl Device {
             units,
             stream,
             data_in,
+            fua: false,
         };
         // Behind a held TRIM, writes wait too: the TRIM must not unmap them.
         let behind = !self.cache.throttled.is_empty() || !self.cache.trims.is_empty();
@@ -80,6 +86,35 @@ impl Device {
         }
         self.admit(write, data_in);
         Some(data_in)
+    }
+
+    /// Whether the FUA write in `slot` must wait before it skips the cache,
+    /// and if so holds it: behind throttled writes or a held TRIM (it must
+    /// not overtake them), or while an older copy of one of its units is
+    /// cached (a later destage would map the older copy again). It is then
+    /// written through once the cache is empty.
+    pub(super) fn fua_waits_for_cache(
+        &mut self,
+        slot: u32,
+        (first, units): (u64, u64),
+        stream: u8,
+        data_in: Nanos,
+    ) -> bool {
+        let overlaps = || (first..first + units).any(|lpn| self.in_dram.holds(lpn as u32));
+        let waits = !self.cache.throttled.is_empty()
+            || !self.cache.trims.is_empty()
+            || (self.cache.dirty > 0 && overlaps());
+        if waits {
+            self.cache.throttled.push_back(Throttled {
+                slot,
+                first,
+                units,
+                stream,
+                data_in,
+                fua: true,
+            });
+        }
+        waits
     }
 
     /// Whether `units` more fit (a write larger than the whole cache fits
@@ -134,6 +169,18 @@ impl Device {
             return;
         }
         while let Some(write) = self.cache.throttled.front().copied() {
+            if write.fua {
+                if self.cache.dirty > 0 {
+                    break;
+                }
+                self.cache.throttled.pop_front();
+                let (unit_range, start) = ((write.first, write.units), at.max(write.data_in));
+                if let Some(done) = self.write_through(write.slot, unit_range, write.stream, start)
+                {
+                    self.completions.push(Reverse((done, write.slot)));
+                }
+                continue;
+            }
             if !self.fits(write.units) {
                 break;
             }

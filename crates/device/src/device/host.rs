@@ -209,43 +209,54 @@ impl Device {
     /// die least busy when the data is in.
     fn queue_write(&mut self, slot: u32, start: Nanos) -> (Outcome, Option<Nanos>) {
         let request = &self.command(slot).requests[0];
-        let len = request.len.0;
+        let (len, fua) = (request.len.0, request.fua);
         let stream = self.ftl.stream_for(request.hint) as u8;
         let Some((first, last)) = self.pages(request.offset.0, len) else {
             return (Outcome::Error, Some(start));
         };
         let data_in = self.send_over_link(start, len);
-        if self.config.cache.writes_back() {
-            let units = (first..=last).count() as u64;
+        let units = (first..=last).count() as u64;
+        if self.config.cache.completes_when_cached(fua) {
             let done = self.cache_write(slot, (first, units), stream, data_in);
             return (Outcome::Ok, done);
         }
+        let write = (first, units);
+        if self.config.cache.writes_back() && self.fua_waits_for_cache(slot, write, stream, data_in)
+        {
+            return (Outcome::Ok, None);
+        }
+        (
+            Outcome::Ok,
+            self.write_through(slot, write, stream, data_in),
+        )
+    }
+
+    /// Queues the units `first..first + units` of the write in `slot` at the
+    /// dies (no cache, or a FUA write past it); returns its completion now
+    /// if it has no unit.
+    pub(super) fn write_through(
+        &mut self,
+        slot: u32,
+        (first, units): (u64, u64),
+        stream: u8,
+        data_in: Nanos,
+    ) -> Option<Nanos> {
+        self.in_flight_mut(slot).pages_left = units as u32;
         // Multi-plane: a write's pages queued together can be programmed
         // together.
-        if self.sector_mapped() {
-            let units = (first..=last).count() as u32;
-            self.in_flight_mut(slot).pages_left = units;
-            self.queue_together(data_in, |device| {
-                for lpn in first..=last {
-                    device.buffer_unit(lpn as u32, slot, stream, data_in);
-                }
-            });
-            return (Outcome::Ok, (units == 0).then_some(data_in));
-        }
-        let pages = (first..=last).count() as u32;
-        self.in_flight_mut(slot).pages_left = pages;
         self.queue_together(data_in, |device| {
-            for lpn in first..=last {
+            for lpn in first..first + units {
+                if device.sector_mapped() {
+                    device.buffer_unit(lpn as u32, slot, stream, data_in);
+                    continue;
+                }
                 // Placed when its die picks it: ask the cache for its map entry now.
                 device.ftl.prefetch_entry(lpn as u32);
                 let d = device.write_die(lpn as u32, data_in);
                 device.enqueue_page(d, slot, Some((lpn as u32, stream)), 0, data_in);
             }
         });
-        if pages == 0 {
-            return (Outcome::Ok, Some(data_in));
-        }
-        (Outcome::Ok, None)
+        (units == 0).then_some(data_in)
     }
 
     /// Unmaps the pages a TRIM covers whole; returns when the controller is

@@ -52,6 +52,8 @@ mod precondition;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_cache;
+#[cfg(test)]
 mod tests_planes;
 #[cfg(test)]
 mod tests_sectors;

@@ -428,10 +428,15 @@ impl Reader {
                 )
             }
             "sync" => {
-                if !matches!(value, "0" | "none") {
-                    return Err(format!(
-                        "sync={value}: synchronous (O_SYNC, O_DSYNC) writes are not modelled; \
-                         sync=0 or sync=none (fio's default) is accepted, and fsync=1 gives a flush after every write"
+                self.shape.write_sync = match value {
+                    "0" | "none" => WriteSync::None,
+                    "1" | "sync" => WriteSync::Sync,
+                    "dsync" => WriteSync::Dsync,
+                    _ => return Err(bad("none or 0 (fio's default), sync or 1 (O_SYNC), dsync (O_DSYNC)")),
+                };
+                if self.shape.write_sync.fua() {
+                    notes.push(format!(
+                        "job {job}: sync={value}: its writes are sent FUA (forced unit access), as Linux sends an O_SYNC or O_DSYNC write: each completes once on stable media, so a drive with a volatile write-back cache programs it first; to other drives it is a plain write"
                     ));
                 }
             }

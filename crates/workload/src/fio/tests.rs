@@ -444,13 +444,32 @@ fn a_blank_zone_range_is_the_rest_of_the_region() {
 }
 
 #[test]
-fn sync_off_and_passthrough_command_sets_are_accepted_sync_writes_are_not() {
-    jobs_of("[a]\nrw=write\nsize=1m\nsync=0\n");
-    jobs_of("[a]\nrw=write\nsize=1m\nsync=none\nioengine=io_uring_cmd\ncmd_type=nvme\n");
+fn sync_writes_are_sent_fua_and_sync_off_is_fios_default() {
+    for off in [
+        "sync=0",
+        "sync=none",
+        "sync=none\nioengine=io_uring_cmd\ncmd_type=nvme",
+    ] {
+        let jobs = jobs_of(&format!("[a]\nrw=write\nsize=1m\n{off}\n"));
+        assert_eq!(jobs[0].shape.write_sync, WriteSync::None, "{off}");
+    }
+    for (on, mode) in [
+        ("1", WriteSync::Sync),
+        ("sync", WriteSync::Sync),
+        ("dsync", WriteSync::Dsync),
+    ] {
+        let file = file_of(&format!("[a]\nrw=write\nsize=1m\nsync={on}\n"));
+        assert_eq!(file.jobs[0].shape.write_sync, mode, "sync={on}");
+        assert!(
+            file.notes.iter().any(|n| n.contains("sent FUA")),
+            "{:?}",
+            file.notes
+        );
+    }
     assert_refused(
-        "[a]\nrw=write\nsize=1m\nsync=1\n",
+        "[a]\nrw=write\nsize=1m\nsync=yes\n",
         "v.fio:4:",
-        &["sync=1", "not modelled", "sync=0", "fsync=1"],
+        &["sync=yes", "none or 0", "dsync"],
     );
 }
 
