@@ -464,6 +464,7 @@ mod tests {
             op: Op::Write,
             offset: 0,
             len: 4096,
+            fua: false,
         };
         let mut job = Job {
             name: "v2".into(),

@@ -257,13 +257,11 @@ pub(crate) fn push_request(
             .add("requests with no data direction (RWBS N) skipped", 1);
         return Ok(());
     };
-    if rwbs.fua && op == Op::Write {
-        sink.tally.add(
-            "FUA writes replayed as plain writes (the drive model has no FUA)",
-            1,
-        );
+    let fua = rwbs.fua && op == Op::Write;
+    if fua {
+        sink.tally.add("FUA writes, replayed FUA", 1);
     }
-    sink.push(at, op, device, span, place)
+    sink.push_marked(at, (op, fua), device, span, place)
 }
 
 #[cfg(test)]
@@ -336,11 +334,16 @@ pub(crate) mod tests {
             "1 requests of zero length skipped",
             "1 requests with no data direction (RWBS N) skipped",
             "1 requests with a flush before them",
-            "2 FUA writes replayed as plain writes",
+            "2 FUA writes, replayed FUA",
             "2 flushes",
         ] {
             assert!(note(&queue, expected).starts_with(expected));
         }
+        let fua = queue.records.iter().filter(|r| r.fua);
+        assert_eq!(
+            fua.map(|r| r.op).collect::<Vec<_>>(),
+            [Op::Write, Op::Write]
+        );
         let trim = queue.records.iter().find(|r| r.op == Op::Trim).unwrap();
         assert_eq!((trim.offset, trim.len), (1_048_576 * 512, 2048 * 512));
         // Times from the first Q (0.000001100 s), exact to the nanosecond.

@@ -507,6 +507,11 @@ mod tests {
         assert_eq!(t, binary(&be).unwrap());
         // Q read, FUA write, discard, flush, flush + write.
         assert_eq!(by_op(&t.records), [1, 2, 1, 2]);
+        assert_eq!(
+            t.records.iter().filter(|r| r.fua).count(),
+            1,
+            "the FUA write"
+        );
         let first = t.records[0];
         assert_eq!((first.at.0, first.offset, first.len), (0, 2048 * 512, 4096));
         let trim = t.records.iter().find(|r| r.op == Op::Trim).unwrap();

@@ -385,6 +385,8 @@ pub(crate) struct RawRecord {
     pub(crate) place: Place,
     /// Index of the file it came from (per-CPU blktrace files).
     pub(crate) source: usize,
+    /// A FUA write (see [`TraceRecord::fua`]).
+    pub(crate) fua: bool,
 }
 
 /// A number as written when plain (2, 0.5), in exponent form when not
@@ -677,6 +679,7 @@ fn finish(
                 .offset
                 .saturating_add(bases.get(&r.device).copied().unwrap_or(0)),
             len: r.len,
+            fua: r.fua,
         });
     }
     records.sort_by_key(|r| r.at);

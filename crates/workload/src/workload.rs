@@ -126,6 +126,9 @@ pub struct TraceRecord {
     pub op: Op,
     pub offset: u64,
     pub len: u64,
+    /// A write the trace marks FUA (blktrace's `F` after the direction):
+    /// replayed as one ([`iosteer_sched::Request::fua`]).
+    pub fua: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -208,6 +208,7 @@ fn large_trace(capacity: u64, page: u64) -> Vec<TraceRecord> {
                 },
                 offset: first * page,
                 len: len * page,
+                fua: false,
             }
         })
         .collect()

@@ -118,6 +118,18 @@ impl Sink {
         span: (u64, u64),
         place: Place,
     ) -> Result<(), TraceError> {
+        self.push_marked(at, (op, false), device, span, place)
+    }
+
+    /// [`push`](Self::push) of a request that may be a FUA write.
+    pub(crate) fn push_marked(
+        &mut self,
+        at: u128,
+        (op, fua): (Op, bool),
+        device: DeviceKey,
+        span: (u64, u64),
+        place: Place,
+    ) -> Result<(), TraceError> {
         let (offset, len) = span;
         if offset.checked_add(len).is_none() {
             return Err(TraceError::PastEnd {
@@ -164,6 +176,7 @@ impl Sink {
             len,
             place,
             source: self.source,
+            fua,
         });
         Ok(())
     }

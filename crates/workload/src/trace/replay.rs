@@ -183,6 +183,7 @@ impl Plan {
                 .offset
                 .saturating_add(self.bases.get(&r.device).copied().unwrap_or(0)),
             len: r.len,
+            fua: r.fua,
         })
     }
 
@@ -441,6 +442,7 @@ impl Scan {
             op: r.op,
             offset: r.offset,
             len: r.len,
+            fua: r.fua,
         });
     }
 }

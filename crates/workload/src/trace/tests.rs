@@ -33,7 +33,8 @@ fn ascii_lines_become_requests_in_sectors() {
             at: Nanos(0),
             op: Op::Write,
             offset: 303567 * 512,
-            len: 7 * 512
+            len: 7 * 512,
+            fua: false,
         }
     );
     assert_eq!((r[1].at, r[1].op), (Nanos(26_214_000), Op::Read));

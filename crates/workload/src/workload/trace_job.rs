@@ -127,7 +127,9 @@ impl Generator {
                 trace.held_max = trace.held_max.max(now - submitted);
             }
             out.push(
-                Request::new(*next_id, r.op, r.offset, r.len, submitted).with_tenant(self.tenant),
+                Request::new(*next_id, r.op, r.offset, r.len, submitted)
+                    .with_tenant(self.tenant)
+                    .with_fua(r.fua),
             );
             *next_id += 1;
             trace.advance();
@@ -205,6 +207,7 @@ mod tests {
                 op: Op::Read,
                 offset: 0,
                 len: 4096,
+                fua: false,
             })
             .collect();
         let job = Job {
@@ -257,6 +260,7 @@ mod tests {
                 op: Op::Write,
                 offset: 0,
                 len: 4096,
+                fua: false,
             })
             .to_vec();
         let shape = JobShape {
