@@ -88,6 +88,10 @@ pub const SUPPORTED: &[&str] = &[
     "iosteer_backpressure",
     "iosteer_trim_ahead",
     "numruns",
+    "write_barrier",
+    "sync_file_range",
+    "readfua",
+    "writefua",
 ];
 
 /// A replay's options (`fio::iolog_job`): modelled too, and the
@@ -186,6 +190,8 @@ pub const IGNORED: &[&str] = &[
     "sqthread_poll_cpu",
     "cmd_type",
     "hipri",
+    "hipri_percentage",
+    "userspace_reap",
     "nonvectored",
     "uncached",
     "force_async",
@@ -248,8 +254,6 @@ pub const REFUSED: &[(&str, &str)] = &[
     ("file_append", "fio starts at the end of the existing file; the simulated drive has no files to append to (use offset)"),
     ("create_only", "fio only lays out the files and issues no I/O"),
     ("verify_only", "fio only reads back data written by an earlier run"),
-    ("write_barrier", "fio makes every Nth write a barrier write, which iosteer does not model"),
-    ("sync_file_range", "fio calls sync_file_range(2) on the written range every N writes, which iosteer does not model (fsync=N gives a flush every N writes)"),
     ("zonesize", "fio's strided zones (zonemode=strided) are not modelled"),
     ("zonerange", "fio's strided zones (zonemode=strided) are not modelled"),
     ("zoneskip", "fio's strided zones (zonemode=strided) are not modelled"),

@@ -74,6 +74,8 @@ pub struct JobShape {
     pub direct: Option<bool>,
     /// fio's `sync`: whether every write is O_SYNC or O_DSYNC.
     pub write_sync: WriteSync,
+    /// fio's `writefua` (sg and io_uring_cmd engines): every write carries FUA.
+    pub write_fua: bool,
     /// fio's `verify` method, kept for `iosteer run` (the simulator does not
     /// verify).
     pub verify: Option<String>,
@@ -166,6 +168,12 @@ pub struct IologPacing {
 }
 
 impl JobShape {
+    /// Whether the job's writes go to the drive FUA (fio's `sync`, or the
+    /// `writefua` of the sg and io_uring_cmd engines).
+    pub fn fua_writes(&self) -> bool {
+        self.write_sync.fua() || self.write_fua
+    }
+
     /// No option changes how requests are drawn: the generator takes its
     /// original path (the same draws from the same seed).
     pub fn draws_plainly(&self) -> bool {

@@ -635,7 +635,7 @@ impl Generator {
             Request::new(*next_id, op, offset, len, now)
                 .with_tenant(self.tenant)
                 .with_hint(s.hint)
-                .with_fua(self.job.shape.write_sync.fua()),
+                .with_fua(self.job.shape.fua_writes()),
         );
         *next_id += 1;
         self.issued += 1;

@@ -9,8 +9,9 @@
 //! groups it is judged over (`group_reporting`, `new_group`); how full the
 //! job keeps its queue (`iodepth_low`, `iodepth_batch_complete_min`); the
 //! latency that ends a job (`max_latency`, not checked under `disable_lat`
-//! or `gtod_reduce`, as in fio); and
-//! fio's deprecated options, refused as fio refuses them.
+//! or `gtod_reduce`, as in fio); the FUA options of the sg and
+//! io_uring_cmd engines (`writefua` sends the writes FUA, `readfua` is
+//! noted); and fio's deprecated options, refused as fio refuses them.
 
 use super::*;
 use crate::depth_search::LatencyTarget;
@@ -24,6 +25,10 @@ pub(super) const DEPRECATED: &[&str] = &["rwmixcycle", "percentage_sequential"];
 
 /// Engines whose options include the `cmdprio_*` ones.
 const PRIORITY_ENGINES: &[&str] = &["libaio", "io_uring", "io_uring_cmd"];
+
+/// Engines whose options include `readfua` and `writefua`: sg, and the
+/// passthrough io_uring_cmd of later fio (its `cmd_type=bsg` example).
+const FUA_ENGINES: &[&str] = &["sg", "io_uring_cmd"];
 
 /// What a section's steering options said.
 #[derive(Default)]
@@ -62,6 +67,12 @@ pub(super) struct Controls {
     /// measured at all (`disable_lat`, `gtod_reduce` turn them off).
     max_latency: [Option<Nanos>; 3],
     latency_off: [bool; 2],
+    /// The FUA options given (`readfua`, `writefua`), with the
+    /// line of the first, and their values.
+    fua_options: Vec<String>,
+    fua_line: usize,
+    read_fua: bool,
+    write_fua: bool,
 }
 
 impl Controls {
@@ -133,6 +144,16 @@ impl Controls {
             "disable_lat" | "gtod_reduce" => {
                 self.latency_off[usize::from(key == "gtod_reduce")] =
                     boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?
+            }
+            "readfua" | "writefua" => {
+                let on = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?;
+                *(if key == "readfua" { &mut self.read_fua } else { &mut self.write_fua }) = on;
+                if self.fua_options.is_empty() {
+                    self.fua_line = line;
+                }
+                if !self.fua_options.iter().any(|o| o == key) {
+                    self.fua_options.push(key.to_string());
+                }
             }
             "iodepth_low" => {
                 self.iodepth_low = Some(value.parse().map_err(|_| bad("a depth, 0 or more"))?)
@@ -231,11 +252,11 @@ impl Controls {
             weight: self.flow,
             sleep: self.flow_sleep,
         });
+        self.finish_fua(job, shape, notes)?;
         if self.priorities.is_empty() {
             return Ok(());
         }
-        let engine = self.engine.as_deref().unwrap_or("psync");
-        let engine = engine.split(':').next().unwrap_or(engine).trim();
+        let engine = self.engine_name();
         let given = self.priorities.join(", ");
         if !PRIORITY_ENGINES.contains(&engine) {
             return Err((
@@ -260,6 +281,41 @@ impl Controls {
 }
 
 impl Controls {
+    /// The job's engine, without its options (fio's default: psync).
+    fn engine_name(&self) -> &str {
+        let engine = self.engine.as_deref().unwrap_or("psync");
+        engine.split(':').next().unwrap_or(engine).trim()
+    }
+
+    /// The FUA options of the sg and io_uring_cmd engines: refused with
+    /// another engine, as fio refuses them; `writefua` sends the writes
+    /// FUA, `readfua` is noted.
+    fn finish_fua(
+        &self,
+        job: &str,
+        shape: &mut JobShape,
+        notes: &mut Vec<String>,
+    ) -> Result<(), (usize, String)> {
+        if self.fua_options.is_empty() {
+            return Ok(());
+        }
+        let (engine, given) = (self.engine_name(), self.fua_options.join(", "));
+        if !FUA_ENGINES.contains(&engine) {
+            let engines = FUA_ENGINES.join(", ");
+            return Err((
+                self.fua_line,
+                format!("job [{job}]: {given}: options of the {engines} engines, and the job's engine is {engine} (fio: \"Bad option\")"),
+            ));
+        }
+        shape.write_fua = self.write_fua;
+        if self.read_fua {
+            notes.push(format!(
+                "job {job}: readfua: its reads carry FUA; the drive model has no read cache, so a read comes from the NAND as FUA asks (but for units still in its write cache, served from there)"
+            ));
+        }
+        Ok(())
+    }
+
     /// How a full queue drains ([`QueueDrain`]); `None` when the job
     /// refills as each request completes (fio's defaults).
     fn queue_drain(&self, job: &str, iodepth: u32, notes: &mut Vec<String>) -> Option<QueueDrain> {

@@ -440,6 +440,24 @@ impl Reader {
                     ));
                 }
             }
+            "write_barrier" => {
+                let every: u32 = value.parse().map_err(|_| bad("a count of writes (0: none)"))?;
+                if every > 0 {
+                    notes.push(format!(
+                        "job {job}: write_barrier={every}: fio 3.33 marks barrier writes only for its libpmem engine (persistent memory); with an engine of block I/O its writes are plain, as here"
+                    ));
+                }
+            }
+            "sync_file_range" => {
+                let every = sync_file_range(value).ok_or_else(|| {
+                    bad("wait_before, write or wait_after (one or more, joined by `,`), then a colon and a count of writes if not 1, such as write:8")
+                })?;
+                if every > 0 {
+                    notes.push(format!(
+                    "job {job}: sync_file_range={value}: fio calls sync_file_range(2) after every {every} writes; it starts or waits for the page cache's writeback and does not flush the drive's cache, so with writes modelled as they reach the drive it sends the drive nothing: not issued here"
+                    ));
+                }
+            }
             "name" => {}
             // fio 3.33 takes numruns (its tiobench profile's option) in a
             // job file, and runs the job once: one set of figures.
@@ -716,4 +734,14 @@ impl Reader {
             iolog: Some(iolog),
         }
     }
+}
+
+/// fio's `sync_file_range=FLAGS[:N]`: the count of writes between calls
+/// (1 unless given, 0 for none), when FLAGS are `wait_before`, `write` or
+/// `wait_after` joined by `,`.
+fn sync_file_range(value: &str) -> Option<u32> {
+    let (flags, every) = value.split_once(':').unwrap_or((value, "1"));
+    let known = |f: &str| matches!(f.trim(), "wait_before" | "write" | "wait_after");
+    (!flags.trim().is_empty() && flags.split(',').all(known)).then_some(())?;
+    every.trim().parse().ok()
 }

@@ -139,9 +139,9 @@ fn unsupported_options_and_bad_values_name_file_line_and_option() {
             &["`openfiles`", "keeps at most"],
         ),
         (
-            "[a]\nwrite_barrier=4\n",
+            "[a]\nserialize_overlap=1\n",
             "v.fio:2:",
-            &["`write_barrier`", "barrier"],
+            &["`serialize_overlap`", "overlapping"],
         ),
         (
             "[a]\nzonemode=strided\n",
@@ -470,6 +470,63 @@ fn sync_writes_are_sent_fua_and_sync_off_is_fios_default() {
         "[a]\nrw=write\nsize=1m\nsync=yes\n",
         "v.fio:4:",
         &["sync=yes", "none or 0", "dsync"],
+    );
+}
+
+/// The sg engine's FUA options, which fio takes only with that engine;
+/// engine tuning and options that send the drive nothing, with notes.
+#[test]
+fn fua_options_of_the_sg_engine_and_options_that_send_the_drive_nothing() {
+    let file = file_of("[a]\nrw=write\nsize=1m\nioengine=sg\nwritefua=1\nreadfua=1\n");
+    assert!(file.jobs[0].shape.fua_writes());
+    assert!(
+        file.notes.iter().any(|n| n.contains("readfua")),
+        "{:?}",
+        file.notes
+    );
+    assert!(
+        !jobs_of("[a]\nrw=write\nsize=1m\nioengine=sg\nwritefua=0\n")[0]
+            .shape
+            .fua_writes()
+    );
+    assert_refused(
+        "[a]\nrw=write\nsize=1m\nwritefua=1\n",
+        "v.fio:4:",
+        &[
+            "writefua",
+            "sg, io_uring_cmd engines",
+            "psync",
+            "Bad option",
+        ],
+    );
+    for (option, says) in [
+        ("write_barrier=4", "libpmem"),
+        ("sync_file_range=write:8", "after every 8 writes"),
+        (
+            "sync_file_range=wait_before,write,wait_after",
+            "after every 1 writes",
+        ),
+    ] {
+        let file = file_of(&format!("[a]\nrw=write\nsize=1m\n{option}\n"));
+        assert!(!file.jobs[0].shape.fua_writes(), "{option}");
+        assert!(
+            file.notes.iter().any(|n| n.contains(says)),
+            "{option}: {:?}",
+            file.notes
+        );
+    }
+    for quiet in [
+        "write_barrier=0",
+        "sync_file_range=write:0",
+        "ioengine=pvsync2\nhipri_percentage=50",
+    ] {
+        let file = file_of(&format!("[a]\nrw=write\nsize=1m\n{quiet}\n"));
+        assert!(file.notes.is_empty(), "{quiet}: {:?}", file.notes);
+    }
+    assert_refused(
+        "[a]\nrw=write\nsize=1m\nsync_file_range=flush:8\n",
+        "v.fio:4:",
+        &["sync_file_range=flush:8", "wait_before"],
     );
 }
 
