@@ -8,7 +8,7 @@ use iosteer_sched::{Nanos, Op};
 use crate::example_job_files::example_job_files;
 use crate::run::Simulation;
 use crate::workload_file::JOB_DRAIN;
-use iosteer_workload::fio::{parse, parse_with_env};
+use iosteer_workload::fio::{parse, parse_file, parse_with_env};
 use iosteer_workload::fio_options::{IGNORED, SUPPORTED};
 use iosteer_workload::report::RunReport;
 use iosteer_workload::workload::Generator;
@@ -702,4 +702,95 @@ fn sync_writes_wait_for_the_media_only_behind_a_volatile_cache() {
     );
     let bare = DeviceConfig::preset("consumer-sata").unwrap();
     assert_eq!(mean_write_ms(&bare, ""), mean_write_ms(&bare, "sync=1\n"));
+}
+
+/// The offsets, in KiB, of the requests of `job` (4 KiB blocks, a 64 KiB
+/// file) with strided zones `zones`.
+fn zone_offsets_kib(job: &str, zones: &str) -> Vec<u64> {
+    let text = format!("[z]\nbs=4k\nsize=64k\nzonemode=strided\n{job}\n{zones}\n");
+    requests(&text).iter().map(|r| r.offset.0 / 1024).collect()
+}
+
+/// fio 3.33's strided zones, request by request (`--write_iolog` of psync
+/// on a 64 KiB file): a zone until `zonesize` bytes moved, then on by
+/// `zonerange + zoneskip`, back to the start past the end; a zone smaller
+/// than `zonesize` is gone round again; random offsets stay in the zone.
+#[test]
+fn strided_zones_move_as_fios() {
+    let seq = |zones: &str| zone_offsets_kib("rw=read", zones);
+    assert_eq!(
+        seq("zonesize=8k\nzoneskip=8k"),
+        [0, 4, 16, 20, 32, 36, 48, 52, 0, 4, 16, 20, 32, 36, 48, 52]
+    );
+    assert_eq!(
+        seq("zonesize=16k\nzonerange=8k\nzoneskip=8k"),
+        [0, 4, 0, 4, 16, 20, 16, 20, 32, 36, 32, 36, 48, 52, 48, 52]
+    );
+    assert_eq!(
+        seq("zonesize=8k\nzoneskip=16k\nio_size=40k"),
+        [0, 4, 24, 28, 48, 52, 0, 4, 24, 28]
+    );
+    assert_eq!(
+        seq("zonesize=12k\nzonerange=24k"),
+        [0, 4, 8, 24, 28, 32, 48, 52, 56, 0, 4, 8, 24, 28, 32, 48]
+    );
+    // On a new file fio makes it offset + size long: the zones wrap there.
+    assert_eq!(
+        seq("zonesize=8k\nzoneskip=8k\noffset=16k\nsize=32k"),
+        [16, 20, 32, 36, 16, 20, 32, 36]
+    );
+    // fio: 0 8 28 20 36 44 52 56 12 0 28 24 44 32 52 56 (its own draws).
+    let random = zone_offsets_kib("rw=randread", "zonesize=8k\nzonerange=16k");
+    assert_eq!(random.len(), 16);
+    for (i, kib) in random.iter().enumerate() {
+        let zone = (i / 2) % 4;
+        assert!(
+            (zone as u64 * 16..zone as u64 * 16 + 16).contains(kib),
+            "{i}: {random:?}"
+        );
+    }
+}
+
+#[test]
+fn zone_options_are_checked_as_fio_checks_them() {
+    let refused = |text: &str, says: &str| {
+        let err = parse(text, "z.fio", GIB).unwrap_err().to_string();
+        assert!(err.contains(says), "{text}: {err}");
+    };
+    refused("[z]\nrw=read\nzonemode=strided\n", "needs a zonesize");
+    refused(
+        "[z]\nrw=read\nzonemode=none\nzonesize=1m\n",
+        "not compatible",
+    );
+    refused(
+        "[z]\nrw=read\nzonemode=zbd\nzonesize=1m\n",
+        "zoned drives are not modelled",
+    );
+    let file = |text: &str| parse_file(text, "z.fio", GIB).unwrap();
+    let alone = file("[z]\nrw=read\nsize=64m\nzonesize=1m\nzoneskip=1m\n");
+    assert!(alone.jobs[0].shape.zones.is_some());
+    assert!(
+        alone.notes.iter().any(|n| n.contains("later fio releases")),
+        "{:?}",
+        alone.notes
+    );
+    let many = file("[z]\nrw=read\nsize=64m\nnrfiles=2\nzonemode=strided\nzonesize=1m\n");
+    assert!(many.jobs[0].shape.zones.is_none());
+    assert!(
+        many.notes.iter().any(|n| n.contains("one file")),
+        "{:?}",
+        many.notes
+    );
+    // A random job's last zone, cut by the file's end, is said to differ.
+    let cut = file("[z]\nrw=randread\nsize=64k\nbs=4k\nzonemode=strided\nzonesize=24k\n");
+    assert!(
+        cut.notes
+            .iter()
+            .any(|n| n.contains("zone at 49152 runs past")),
+        "{:?}",
+        cut.notes
+    );
+    let seq =
+        file("[z]\nrw=read\nsize=64k\nbs=4k\nzonemode=strided\nzonesize=12k\nzonerange=24k\n");
+    assert!(seq.notes.is_empty(), "{:?}", seq.notes);
 }

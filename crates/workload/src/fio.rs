@@ -624,6 +624,7 @@ mod offsets;
 mod reader;
 mod sections;
 mod values;
+mod zones;
 use blocks::Blocks;
 use controls::Controls;
 use early_end::{early_end_note, RandomJob};
@@ -636,6 +637,7 @@ use values::{
     positive_size, signed_size, size_or_exact_percent, size_or_percent, Setting,
 };
 pub use values::{size_in, size_value, time_value};
+use zones::Zones;
 
 #[cfg(test)]
 mod tests;

@@ -66,6 +66,10 @@ pub const SUPPORTED: &[&str] = &[
     "write_hint",
     "ioengine",
     "zonemode",
+    "zonesize",
+    "zonerange",
+    "zoneskip",
+    "zonecapacity",
     "exitall",
     "exec_prerun",
     "exec_postrun",
@@ -254,9 +258,6 @@ pub const REFUSED: &[(&str, &str)] = &[
     ("file_append", "fio starts at the end of the existing file; the simulated drive has no files to append to (use offset)"),
     ("create_only", "fio only lays out the files and issues no I/O"),
     ("verify_only", "fio only reads back data written by an earlier run"),
-    ("zonesize", "fio's strided zones (zonemode=strided) are not modelled"),
-    ("zonerange", "fio's strided zones (zonemode=strided) are not modelled"),
-    ("zoneskip", "fio's strided zones (zonemode=strided) are not modelled"),
 ];
 
 /// fio's other names for an option, mapped to the name used here.

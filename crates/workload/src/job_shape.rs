@@ -76,6 +76,8 @@ pub struct JobShape {
     pub write_sync: WriteSync,
     /// fio's `writefua` (sg and io_uring_cmd engines): every write carries FUA.
     pub write_fua: bool,
+    /// fio's strided zones.
+    pub zones: Option<StridedZones>,
     /// fio's `verify` method, kept for `iosteer run` (the simulator does not
     /// verify).
     pub verify: Option<String>,
@@ -184,6 +186,7 @@ impl JobShape {
             && self.ios_per_offset <= 1
             && self.files.is_plain()
             && self.random_align.is_none()
+            && self.zones.is_none()
     }
 }
 
@@ -328,5 +331,34 @@ impl WriteSync {
     /// Whether the writes go to the drive FUA.
     pub fn fua(self) -> bool {
         self != WriteSync::None
+    }
+}
+
+/// fio's strided zones ([`crate::fio`]'s `zonemode=strided`): the job
+/// works in a zone of `range` bytes of its file until it has moved `size`
+/// bytes there, going round the zone again if `size` is more, then moves
+/// on `range + skip` bytes, back to the file's start once past its end.
+/// Random offsets are drawn in the zone; a sequential job starts each zone
+/// at its start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StridedZones {
+    pub size: u64,
+    pub range: u64,
+    pub skip: u64,
+}
+
+impl StridedZones {
+    /// The start of the zone whose requests would run past the end of a
+    /// file of `file_size` bytes, if one does: random ones are drawn over
+    /// the whole range, sequential ones go `size` into it.
+    pub fn cut_by_the_end(&self, file_size: u64, sequential: bool) -> Option<u64> {
+        let stride = (self.range + self.skip).max(1);
+        let last_start = (file_size.saturating_sub(1) / stride) * stride;
+        let reach = if sequential {
+            self.size.min(self.range)
+        } else {
+            self.range
+        };
+        (last_start + reach > file_size).then_some(last_start)
     }
 }

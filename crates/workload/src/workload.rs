@@ -314,6 +314,8 @@ struct ShapedState {
     draining: Option<u32>,
     /// The request that took longer than its `max_latency`: the job stops.
     too_slow: Option<TooSlow>,
+    /// Where a job of strided zones is ([`JobShape::zones`]).
+    zone: draw::ZoneCursor,
 }
 
 impl Generator {

@@ -48,6 +48,8 @@ pub(super) struct Reader {
     controls: Controls,
     /// `read_iolog` and the `replay_*` options ([`IologReader`]).
     iolog: IologReader,
+    /// fio's strided zones ([`Zones`]).
+    zones: Zones,
     /// fio's `group_reporting` and `new_group`, from [`Controls`].
     group_reporting: bool,
     new_group: bool,
@@ -96,6 +98,7 @@ impl Reader {
             do_verify: true,
             controls: Controls::default(),
             iolog: IologReader::default(),
+            zones: Zones::default(),
             group_reporting: false,
             new_group: false,
         }
@@ -397,13 +400,7 @@ impl Reader {
             }
             // Read for each section before its options (`fio::kb_bases`).
             "kb_base" => {}
-            "zonemode" => {
-                if value != "none" {
-                    return Err(format!(
-                        "zonemode={value}: zoned drives (and fio's strided zones) are not modelled; zonemode=none is"
-                    ));
-                }
-            }
+            _ if self.zones.option(setting)? => {}
             "exitall" => notes.push(format!(
                 "job {job}: `{given}` is accepted, but the other jobs run to their own end here"
             )),
@@ -669,6 +666,13 @@ impl Reader {
                 size / files
             )));
         }
+        self.shape.zones = std::mem::take(&mut self.zones)
+            .finish(job, (files, size / files, sequential), notes)
+            .map_err(|(line, message)| FioError {
+                file: file.to_string(),
+                line,
+                message,
+            })?;
         Ok(JobSpec {
             synthetic: Synthetic {
                 read_percent,

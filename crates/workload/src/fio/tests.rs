@@ -144,14 +144,14 @@ fn unsupported_options_and_bad_values_name_file_line_and_option() {
             &["`serialize_overlap`", "overlapping"],
         ),
         (
-            "[a]\nzonemode=strided\n",
+            "[a]\nzonemode=zbd\n",
             "v.fio:2:",
-            &["zonemode=strided", "not modelled"],
+            &["zonemode=zbd", "not modelled"],
         ),
         (
-            "[a]\nzonesize=1m\n",
+            "[a]\nzonemode=strided\n",
             "v.fio:2:",
-            &["`zonesize`", "strided zones"],
+            &["zonemode=strided", "needs a zonesize"],
         ),
     ] {
         assert_refused(text, at, says);

@@ -5,7 +5,7 @@ use rand::rngs::SmallRng;
 use rand::Rng;
 
 use super::{Generator, JobKind, Planned, ShapedState, Synthetic};
-use crate::job_shape::{FileService, JobShape};
+use crate::job_shape::{FileService, JobShape, StridedZones};
 
 /// A synthetic job's next class: trim, or read with its read percentage.
 fn draw_op(rng: &mut SmallRng, s: &Synthetic) -> Op {
@@ -111,11 +111,22 @@ impl Generator {
         );
         let file_start = shape.files.start(file, s.offset, file_size);
         let random_align = shape.random_align.map_or(s.align, |a| a[direction]);
-        let random_slots = (file_size - len) / random_align + 1;
+        // The part of the file the request goes to: all of it, or its zone.
+        let (lo, hi) = match shape.zones {
+            Some(zones) => state
+                .zone
+                .window(zones, file_size, &mut state.file_cursors[file]),
+            None => (0, file_size),
+        };
+        // A zone narrower than the request (or cut by the file's end) is
+        // widened back from its end to hold it.
+        let hi = hi.max((lo + len).min(file_size));
+        let lo = lo.min(hi - len);
+        let random_slots = (hi - lo - len) / random_align + 1;
         let offset = if s.sequential {
             let cursor = &mut state.file_cursors[file];
-            if *cursor + len > file_size {
-                *cursor = 0;
+            if *cursor + len > hi {
+                *cursor = lo;
             }
             let at = *cursor;
             // fio's `rw=write:N`: the next request starts N bytes after this
@@ -123,12 +134,12 @@ impl Generator {
             // 10240, 20480); past the end it starts again at the file's
             // start, and backwards past the start at the end less N.
             let next = (at + len) as i64 + shape.offset_add;
-            *cursor = if (0..file_size as i64).contains(&next) {
+            *cursor = if (lo as i64..hi as i64).contains(&next) {
                 next as u64
             } else if shape.offset_add > 0 {
-                0
+                lo
             } else {
-                (file_size as i64 + shape.offset_add).max(0) as u64
+                (hi as i64 + shape.offset_add).max(lo as i64) as u64
             };
             file_start + at
         } else if state.run_left > 0 {
@@ -146,7 +157,9 @@ impl Generator {
         } else {
             let random = picked_random.unwrap_or_else(|| random_pick(&mut self.rng, shape));
             let at = if random || state.run_next < file_start {
-                file_start + shape.distribution.draw(&mut self.rng, random_slots) * random_align
+                file_start
+                    + lo
+                    + shape.distribution.draw(&mut self.rng, random_slots) * random_align
             } else {
                 state.run_next.min(file_start + file_size - len)
             };
@@ -159,7 +172,45 @@ impl Generator {
             };
             at
         };
+        state.zone.moved += len;
         Planned { op, offset, len }
+    }
+}
+
+/// Where a job of strided zones is: its zone's start in the file and the
+/// bytes moved there.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct ZoneCursor {
+    start: u64,
+    moved: u64,
+}
+
+impl ZoneCursor {
+    /// The part of a file of `file_size` bytes the next request goes to,
+    /// `[lo, hi)`: the next zone once this one has had its bytes, back at
+    /// the file's start past its end, as fio's `setup_strided_zone_mode`
+    /// moves. `cursor`, the sequential position, goes to the zone's start
+    /// as a zone begins, at each `range` bytes moved, and past its end.
+    pub(super) fn window(
+        &mut self,
+        zones: StridedZones,
+        file_size: u64,
+        cursor: &mut u64,
+    ) -> (u64, u64) {
+        if self.moved >= zones.size {
+            self.moved = 0;
+            self.start += zones.range + zones.skip;
+            if self.start >= file_size {
+                self.start = 0;
+            }
+        }
+        if *cursor < self.start
+            || *cursor >= self.start + zones.range
+            || self.moved % zones.range == 0
+        {
+            *cursor = self.start;
+        }
+        (self.start, (self.start + zones.range).min(file_size))
     }
 }
 
