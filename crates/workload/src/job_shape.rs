@@ -78,6 +78,9 @@ pub struct JobShape {
     pub write_fua: bool,
     /// fio's strided zones.
     pub zones: Option<StridedZones>,
+    /// fio's `serialize_overlap`: a request that overlaps one of the job's
+    /// in flight waits for a completion (and is then tried again).
+    pub serialize_overlap: bool,
     /// fio's `verify` method, kept for `iosteer run` (the simulator does not
     /// verify).
     pub verify: Option<String>,

@@ -316,6 +316,8 @@ struct ShapedState {
     too_slow: Option<TooSlow>,
     /// Where a job of strided zones is ([`JobShape::zones`]).
     zone: draw::ZoneCursor,
+    /// fio's `serialize_overlap`: the job's requests in flight.
+    overlaps: draw::Overlaps,
 }
 
 impl Generator {
@@ -555,7 +557,7 @@ impl Generator {
     /// A synthetic job, or a paced trace, with its iodepth of requests out,
     /// or one letting a full queue drain.
     fn iodepth_full(&self) -> bool {
-        self.shaped.draining.is_some() || self.at_depth()
+        self.shaped.draining.is_some() || self.at_depth() || self.shaped.overlaps.held
     }
 
     /// Done issuing and every request completed: fio's end of a job.
@@ -610,6 +612,10 @@ impl Generator {
             Some(p) => p,
             None => self.draw(now),
         };
+        if self.job.shape.serialize_overlap && self.shaped.overlaps.hold(offset, len) {
+            self.planned = Some(Planned { op, offset, len });
+            return;
+        }
         let cut = s.sequential || self.job.shape.random_map;
         if let Some(limit) = self.job.shape.bytes_limit.filter(|_| cut) {
             // The last request stops at the limit, as fio's does, but a
@@ -639,6 +645,9 @@ impl Generator {
                 .with_hint(s.hint)
                 .with_fua(self.job.shape.fua_writes()),
         );
+        if self.job.shape.serialize_overlap {
+            self.shaped.overlaps.issued(*next_id, offset, len);
+        }
         *next_id += 1;
         self.issued += 1;
         if now < self.job.start + self.job.shape.ramp {
@@ -740,6 +749,9 @@ impl Generator {
             self.steady_completed(request, now);
         }
         self.flow_completed(now);
+        if self.job.shape.serialize_overlap {
+            self.shaped.overlaps.completed(request.id.0);
+        }
         if let JobKind::Synthetic(s) = &self.job.kind {
             let closed_loop = s.arrival.iops.is_none() && s.arrival.bytes_per_s.is_none();
             // fio's think time: after every `thinktime_blocks` completions

@@ -437,6 +437,9 @@ impl Reader {
                     ));
                 }
             }
+            "serialize_overlap" => {
+                self.shape.serialize_overlap = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?
+            }
             "write_barrier" => {
                 let every: u32 = value.parse().map_err(|_| bad("a count of writes (0: none)"))?;
                 if every > 0 {

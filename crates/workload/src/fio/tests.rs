@@ -139,9 +139,9 @@ fn unsupported_options_and_bad_values_name_file_line_and_option() {
             &["`openfiles`", "keeps at most"],
         ),
         (
-            "[a]\nserialize_overlap=1\n",
+            "[a]\nfile_append=1\n",
             "v.fio:2:",
-            &["`serialize_overlap`", "overlapping"],
+            &["`file_append`", "end of the existing file"],
         ),
         (
             "[a]\nzonemode=zbd\n",

@@ -261,3 +261,35 @@ fn next_file(
     state.file_left -= 1;
     state.current_file
 }
+
+/// fio's `serialize_overlap`: a job's requests in flight, and whether its
+/// next request waits for one of them to complete.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Overlaps {
+    /// Request id, first byte and first byte past it.
+    in_flight: Vec<(u64, u64, u64)>,
+    pub(super) held: bool,
+}
+
+impl Overlaps {
+    /// Whether a request of `len` bytes at `offset` overlaps one in flight:
+    /// fio then holds it (its queue reports busy) until a completion, and
+    /// tries it again.
+    pub(super) fn hold(&mut self, offset: u64, len: u64) -> bool {
+        let end = offset + len;
+        self.held = self
+            .in_flight
+            .iter()
+            .any(|&(_, a, b)| offset < b && a < end);
+        self.held
+    }
+
+    pub(super) fn issued(&mut self, id: u64, offset: u64, len: u64) {
+        self.in_flight.push((id, offset, offset + len));
+    }
+
+    pub(super) fn completed(&mut self, id: u64) {
+        self.in_flight.retain(|&(issued, _, _)| issued != id);
+        self.held = false;
+    }
+}

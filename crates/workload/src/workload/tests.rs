@@ -270,3 +270,43 @@ fn a_job_syncs_every_n_writes_but_not_after_its_last() {
     // Stopped by time: the sync after the 64th write goes out.
     assert_eq!(flushes(16, (None, None), Some(64.0)), (64, 4));
 }
+
+/// fio's `serialize_overlap`: a request that overlaps one in flight waits
+/// for a completion, and none is lost; without it, overlaps go out.
+#[test]
+fn serialize_overlap_holds_a_request_until_its_overlap_completes() {
+    let run = |serialize: bool| {
+        // 16 KiB of random 8 KiB writes on 4 KiB offsets, 4 at once: most
+        // draws overlap one in flight.
+        let mut s = synthetic(0, false, None, 4);
+        (s.block_min, s.block_max, s.size) = (8192, 8192, 16384);
+        let mut j = job(s);
+        j.shape.serialize_overlap = serialize;
+        j.shape.ios_limit = Some(200);
+        let mut g = Generator::new(j, 0, 1);
+        let (mut id, mut out, mut in_flight) = (0, Vec::new(), Vec::<Request>::new());
+        let (mut now, mut overlapped) = (Nanos::ZERO, 0);
+        while !g.finished() {
+            while g.next_at().is_some_and(|at| at <= now) {
+                let before = out.len();
+                g.issue(now, &mut id, &mut out);
+                for r in &out[before..] {
+                    overlapped += in_flight
+                        .iter()
+                        .filter(|f| f.offset.0 < r.end() && r.offset.0 < f.end())
+                        .count();
+                    in_flight.push(r.clone());
+                }
+            }
+            // The oldest completes 10 us later.
+            now += Nanos::from_micros(10);
+            let done = in_flight.remove(0);
+            g.completed(&done, now);
+        }
+        (out.len(), overlapped)
+    };
+    assert_eq!(run(true), (200, 0));
+    let (issued, overlapped) = run(false);
+    assert_eq!(issued, 200);
+    assert!(overlapped > 100, "{overlapped}");
+}
