@@ -752,27 +752,7 @@ impl Generator {
         if self.job.shape.serialize_overlap {
             self.shaped.overlaps.completed(request.id.0);
         }
-        if let JobKind::Synthetic(s) = &self.job.kind {
-            let closed_loop = s.arrival.iops.is_none() && s.arrival.bytes_per_s.is_none();
-            // fio's think time: after every `thinktime_blocks` completions
-            // the job waits before it issues again, on a rate's schedule
-            // too. An open-loop job held by its iodepth otherwise resumes
-            // on its own schedule (the loop never moves time backwards); a
-            // closed-loop one at once.
-            let thinks = s.arrival.thinktime > Nanos::ZERO;
-            if closed_loop || thinks {
-                self.shaped.completions += 1;
-                let every = u64::from(self.job.shape.thinktime_blocks.max(1));
-                // The remainder only when there is a think time to take.
-                let think = if thinks && self.shaped.completions % every == 0 {
-                    s.arrival.thinktime
-                } else {
-                    Nanos::ZERO
-                };
-                let ready = now + think;
-                self.due = Some(self.due.map_or(ready, |at| at.max(ready)));
-            }
-        }
+        self.think_after_completion(now);
         self.refresh();
         if self.finished_at.is_none() && self.finished() {
             self.finished_at = Some(now);

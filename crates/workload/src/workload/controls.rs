@@ -2,9 +2,9 @@
 //! depth the job searches, [`crate::depth_search`]), flows (jobs kept
 //! in a ratio, [`crate::flow`]), a full queue that drains before it fills
 //! again (fio's `iodepth_low`), steady state (jobs that stop once
-//! steady, [`crate::steady_state`]) and `max_latency` (a job that stops at
-//! its first request slower than it), and when the job's requests count in
-//! the figures.
+//! steady, [`crate::steady_state`]), `max_latency` (a job that stops at
+//! its first request slower than it) and the think time after completions,
+//! and when the job's requests count in the figures.
 
 use iosteer_sched::{Nanos, Op, Request};
 
@@ -446,4 +446,30 @@ pub(super) struct TooSlow {
     op: Op,
     latency: Nanos,
     limit: Nanos,
+}
+
+impl Generator {
+    /// fio's think time: after every `thinktime_blocks` completions the job
+    /// waits before it issues again, on a rate's schedule too. An open-loop
+    /// job held by its iodepth otherwise resumes on its own schedule (the
+    /// loop never moves time backwards); a closed-loop one at once.
+    pub(super) fn think_after_completion(&mut self, now: Nanos) {
+        let JobKind::Synthetic(s) = &self.job.kind else {
+            return;
+        };
+        let closed_loop = s.arrival.iops.is_none() && s.arrival.bytes_per_s.is_none();
+        let thinks = s.arrival.thinktime > Nanos::ZERO;
+        if closed_loop || thinks {
+            self.shaped.completions += 1;
+            let every = u64::from(self.job.shape.thinktime_blocks.max(1));
+            // The remainder only when there is a think time to take.
+            let think = if thinks && self.shaped.completions % every == 0 {
+                s.arrival.thinktime
+            } else {
+                Nanos::ZERO
+            };
+            let ready = now + think;
+            self.due = Some(self.due.map_or(ready, |at| at.max(ready)));
+        }
+    }
 }
