@@ -23,16 +23,17 @@ use super::{micros, Device};
 /// The slot of page tasks that destage the cache: they belong to no command.
 pub(super) const DESTAGE_SLOT: u32 = u32::MAX - 1;
 
-/// A write waiting for room in the cache.
+/// A write's units, `first..first + units`, on their way to the cache or
+/// the dies: the command's slot, its FTL stream, when its data is in, and
+/// whether it is FUA.
 #[derive(Copy, Clone, Debug)]
-pub(super) struct Throttled {
-    slot: u32,
-    first: u64,
-    units: u64,
-    stream: u8,
-    data_in: Nanos,
-    /// A FUA write held until the cache is empty, then written through.
-    fua: bool,
+pub(super) struct UnitWrite {
+    pub(super) slot: u32,
+    pub(super) first: u64,
+    pub(super) units: u64,
+    pub(super) stream: u8,
+    pub(super) data_in: Nanos,
+    pub(super) fua: bool,
 }
 
 /// The cache's state.
@@ -41,7 +42,8 @@ pub(super) struct Cache {
     /// Bytes cached and not yet programmed, and the most it may hold.
     dirty: u64,
     capacity: u64,
-    throttled: VecDeque<Throttled>,
+    /// Writes waiting for room, or (FUA) for the cache to empty.
+    throttled: VecDeque<UnitWrite>,
     /// FLUSH and TRIM commands (slots) waiting for the cache to empty.
     flushes: Vec<u32>,
     trims: Vec<u32>,
@@ -61,58 +63,31 @@ impl Cache {
 }
 
 impl Device {
-    /// Takes a write-back write of units `first..first + units` whose data is
-    /// in at `data_in`; returns its completion if it fits now.
-    pub(super) fn cache_write(
-        &mut self,
-        slot: u32,
-        (first, units): (u64, u64),
-        stream: u8,
-        data_in: Nanos,
-    ) -> Option<Nanos> {
-        let write = Throttled {
-            slot,
-            first,
-            units,
-            stream,
-            data_in,
-            fua: false,
-        };
+    /// Takes a write-back write; returns its completion if it fits now.
+    pub(super) fn cache_write(&mut self, write: UnitWrite) -> Option<Nanos> {
         // Behind a held TRIM, writes wait too: the TRIM must not unmap them.
         let behind = !self.cache.throttled.is_empty() || !self.cache.trims.is_empty();
-        if behind || !self.fits(units) {
+        if behind || !self.fits(write.units) {
             self.cache.throttled.push_back(write);
             return None;
         }
-        self.admit(write, data_in);
-        Some(data_in)
+        self.admit(write, write.data_in);
+        Some(write.data_in)
     }
 
-    /// Whether the FUA write in `slot` must wait before it skips the cache,
-    /// and if so holds it: behind throttled writes or a held TRIM (it must
-    /// not overtake them), or while an older copy of one of its units is
-    /// cached (a later destage would map the older copy again). It is then
-    /// written through once the cache is empty.
-    pub(super) fn fua_waits_for_cache(
-        &mut self,
-        slot: u32,
-        (first, units): (u64, u64),
-        stream: u8,
-        data_in: Nanos,
-    ) -> bool {
-        let overlaps = || (first..first + units).any(|lpn| self.in_dram.holds(lpn as u32));
+    /// Whether a FUA write must wait before it skips the cache, and if so
+    /// holds it: behind throttled writes or a held TRIM (it must not
+    /// overtake them), or while an older copy of one of its units is cached
+    /// (a later destage would map the older copy again). It is then written
+    /// through once the cache is empty.
+    pub(super) fn fua_waits_for_cache(&mut self, write: UnitWrite) -> bool {
+        let units = write.first..write.first + write.units;
+        let overlaps = || units.clone().any(|lpn| self.in_dram.holds(lpn as u32));
         let waits = !self.cache.throttled.is_empty()
             || !self.cache.trims.is_empty()
             || (self.cache.dirty > 0 && overlaps());
         if waits {
-            self.cache.throttled.push_back(Throttled {
-                slot,
-                first,
-                units,
-                stream,
-                data_in,
-                fua: true,
-            });
+            self.cache.throttled.push_back(write);
         }
         waits
     }
@@ -125,7 +100,7 @@ impl Device {
     }
 
     /// Puts a write's units in the cache at `at` and starts destaging them.
-    fn admit(&mut self, write: Throttled, at: Nanos) {
+    fn admit(&mut self, write: UnitWrite, at: Nanos) {
         self.cache.dirty += write.units * self.unit_size;
         self.queue_together(at, |device| {
             for lpn in write.first..write.first + write.units {
@@ -174,9 +149,11 @@ impl Device {
                     break;
                 }
                 self.cache.throttled.pop_front();
-                let (unit_range, start) = ((write.first, write.units), at.max(write.data_in));
-                if let Some(done) = self.write_through(write.slot, unit_range, write.stream, start)
-                {
+                let start = at.max(write.data_in);
+                if let Some(done) = self.write_through(UnitWrite {
+                    data_in: start,
+                    ..write
+                }) {
                     self.completions.push(Reverse((done, write.slot)));
                 }
                 continue;

@@ -12,7 +12,7 @@ use std::cmp::Reverse;
 use iosteer_sched::{Command, DeviceView, Nanos, Op, Outcome};
 use thiserror::Error;
 
-use super::cache::DESTAGE_SLOT;
+use super::cache::{UnitWrite, DESTAGE_SLOT};
 use super::{micros, Device};
 
 /// A command in the drive.
@@ -214,33 +214,34 @@ impl Device {
         let Some((first, last)) = self.pages(request.offset.0, len) else {
             return (Outcome::Error, Some(start));
         };
-        let data_in = self.send_over_link(start, len);
-        let units = (first..=last).count() as u64;
+        let write = UnitWrite {
+            slot,
+            first,
+            units: (first..=last).count() as u64,
+            stream,
+            data_in: self.send_over_link(start, len),
+            fua,
+        };
         if self.config.cache.completes_when_cached(fua) {
-            let done = self.cache_write(slot, (first, units), stream, data_in);
-            return (Outcome::Ok, done);
+            return (Outcome::Ok, self.cache_write(write));
         }
-        let write = (first, units);
-        if self.config.cache.writes_back() && self.fua_waits_for_cache(slot, write, stream, data_in)
-        {
+        if self.config.cache.writes_back() && self.fua_waits_for_cache(write) {
             return (Outcome::Ok, None);
         }
-        (
-            Outcome::Ok,
-            self.write_through(slot, write, stream, data_in),
-        )
+        (Outcome::Ok, self.write_through(write))
     }
 
-    /// Queues the units `first..first + units` of the write in `slot` at the
-    /// dies (no cache, or a FUA write past it); returns its completion now
-    /// if it has no unit.
-    pub(super) fn write_through(
-        &mut self,
-        slot: u32,
-        (first, units): (u64, u64),
-        stream: u8,
-        data_in: Nanos,
-    ) -> Option<Nanos> {
+    /// Queues a write's units at the dies (no cache, or a FUA write past
+    /// it); returns its completion now if it has no unit.
+    pub(super) fn write_through(&mut self, write: UnitWrite) -> Option<Nanos> {
+        let UnitWrite {
+            slot,
+            first,
+            units,
+            stream,
+            data_in,
+            ..
+        } = write;
         self.in_flight_mut(slot).pages_left = units as u32;
         // Multi-plane: a write's pages queued together can be programmed
         // together.
