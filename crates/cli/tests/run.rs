@@ -59,6 +59,21 @@ fn run_job_on_file(
     )
 }
 
+/// `text` as a job file run on a new file `target.img` of `size` in a
+/// directory of its own, with `options`: the directory, the file and the
+/// output; `None` where io_uring is not permitted.
+fn run_new_job(
+    name: &str,
+    text: &str,
+    size: &str,
+    options: &[&str],
+) -> Option<(TempDir, PathBuf, std::process::Output)> {
+    let (dir, job) = job_in(name, "job.fio", text);
+    let target = dir.path().join("target.img");
+    let (out, _) = run_job_on_file(&target, size, &job, options)?;
+    Some((dir, target, out))
+}
+
 const MIX: &str = "\
 [global]
 ioengine=io_uring
@@ -289,9 +304,8 @@ fn a_job_naming_files_writes_each_of_them_and_only_them() {
 /// reads only after the write has ended.
 #[test]
 fn stonewall_groups_run_one_after_the_other_as_phases() {
-    let (dir, job) = job_in("stonewall", "sw.fio", "[global]\nsize=4m\n[write]\nrw=write\nbs=1m\niodepth=4\n[read]\nstonewall\nrw=randread\nbs=4k\nio_size=1m\niodepth=4\n");
-    let target = dir.path().join("t.img");
-    let Some((out, _)) = run_job_on_file(&target, "4m", &job, &["--json"]) else {
+    let text = "[global]\nsize=4m\n[write]\nrw=write\nbs=1m\niodepth=4\n[read]\nstonewall\nrw=randread\nbs=4k\nio_size=1m\niodepth=4\n";
+    let Some((_dir, _, out)) = run_new_job("stonewall", text, "4m", &["--json"]) else {
         return;
     };
     let report = report_of(&out);
@@ -357,13 +371,8 @@ fn every_example_job_file_runs_on_real_files() {
 #[test]
 fn verify_reads_back_a_verified_file_and_names_a_corrupted_block_by_offset() {
     // Writes the first MiB of a 2 MiB file once; the second MiB is never written.
-    let (dir, job) = job_in(
-        "readback",
-        "fill.fio",
-        "[fill]\nrw=write\nbs=64k\nsize=1m\niodepth=4\n",
-    );
-    let target = dir.path().join("target.img");
-    let Some(_) = run_job_on_file(&target, "2m", &job, &["--verify"]) else {
+    let text = "[fill]\nrw=write\nbs=64k\nsize=1m\niodepth=4\n";
+    let Some((_dir, target, _)) = run_new_job("readback", text, "2m", &["--verify"]) else {
         return;
     };
     let verify = |target: &std::path::Path| {
@@ -565,13 +574,8 @@ fn an_out_directory_on_a_full_file_system_is_refused_before_the_run() {
 /// report says so; every one is counted as a plain write is.
 #[test]
 fn a_sync_job_writes_every_block_and_says_its_writes_are_fua() {
-    let (dir, job) = job_in(
-        "sync",
-        "sync.fio",
-        "[journal]\nrw=write\nbs=4k\ndirect=1\nsync=1\nsize=256k\n",
-    );
-    let target = dir.path().join("target.img");
-    let Some((out, _)) = run_job_on_file(&target, "1m", &job, &["--json"]) else {
+    let text = "[journal]\nrw=write\nbs=4k\ndirect=1\nsync=1\nsize=256k\n";
+    let Some((_dir, _, out)) = run_new_job("sync", text, "1m", &["--json"]) else {
         return;
     };
     let report = report_of(&out);

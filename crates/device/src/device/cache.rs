@@ -18,23 +18,10 @@ use std::collections::VecDeque;
 
 use iosteer_sched::Nanos;
 
-use super::{micros, Device};
+use super::{micros, Device, UnitWrite};
 
 /// The slot of page tasks that destage the cache: they belong to no command.
 pub(super) const DESTAGE_SLOT: u32 = u32::MAX - 1;
-
-/// A write's units, `first..first + units`, on their way to the cache or
-/// the dies: the command's slot, its FTL stream, when its data is in, and
-/// whether it is FUA.
-#[derive(Copy, Clone, Debug)]
-pub(super) struct UnitWrite {
-    pub(super) slot: u32,
-    pub(super) first: u64,
-    pub(super) units: u64,
-    pub(super) stream: u8,
-    pub(super) data_in: Nanos,
-    pub(super) fua: bool,
-}
 
 /// The cache's state.
 #[derive(Clone, Debug, Default)]

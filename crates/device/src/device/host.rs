@@ -12,8 +12,8 @@ use std::cmp::Reverse;
 use iosteer_sched::{Command, DeviceView, Nanos, Op, Outcome};
 use thiserror::Error;
 
-use super::cache::{UnitWrite, DESTAGE_SLOT};
-use super::{micros, Device};
+use super::cache::DESTAGE_SLOT;
+use super::{micros, Device, UnitWrite};
 
 /// A command in the drive.
 #[derive(Clone, Debug)]

@@ -234,6 +234,19 @@ pub struct Device {
 }
 
 /// The earlier of two times, either of which may be missing.
+/// A write's units, `first..first + units`, on their way to the cache or
+/// the dies (`host`, `cache`): the command's slot, its FTL stream, when
+/// its data is in, and whether it is FUA.
+#[derive(Copy, Clone, Debug)]
+struct UnitWrite {
+    slot: u32,
+    first: u64,
+    units: u64,
+    stream: u8,
+    data_in: Nanos,
+    fua: bool,
+}
+
 fn earliest(a: Option<Nanos>, b: Option<Nanos>) -> Option<Nanos> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
