@@ -160,12 +160,12 @@ impl Reader {
                 self.mix_read = Some(100 - percent(value).ok_or_else(|| bad("a percentage 0-100"))?)
             }
             _ if self.blocks.option(setting)? => {}
+            // 0 is fio's default: the whole file or device.
             "size" => {
-                self.shape.sized = true;
-                self.size = Some(
-                    size_or_percent(value, capacity, base)
-                        .ok_or_else(|| bad("a size or a percentage"))?,
-                )
+                let size = size_or_percent(value, capacity, base)
+                    .ok_or_else(|| bad("a size or a percentage (0: the whole file or device)"))?;
+                self.size = (size > 0).then_some(size);
+                self.shape.sized = self.size.is_some();
             }
             // fio's `filesize` is each file's size (`size` the job's total).
             "filesize" => {
@@ -189,18 +189,26 @@ impl Reader {
                             .ok_or_else(|| bad(expected))?;
                         (None, (p > 0.0).then_some(p))
                     }
-                    None => (Some(positive_size(value, base).ok_or_else(|| bad(expected))?), None),
+                    // 0 is fio's default: `size`.
+                    None => {
+                        let bytes = size_in(value, base).ok_or_else(|| bad(expected))?;
+                        ((bytes > 0).then_some(bytes), None)
+                    }
                 };
             }
             "number_ios" => {
-                self.shape.ios_limit = Some(positive_count(value).ok_or_else(|| bad("a count"))?)
+                // 0, fio's default, sets no limit.
+                let count: u64 = value.parse().map_err(|_| bad("a count (0: no limit)"))?;
+                self.shape.ios_limit = (count > 0).then_some(count);
             }
             "fill_device" => {
                 self.fill_device = boolean(value).ok_or_else(|| bad("0 or 1"))?;
                 self.shape.sized |= self.fill_device;
             }
+            // fio runs a job of loops=0 once, as of loops=1.
             "loops" => {
-                self.loops = positive_count(value).ok_or_else(|| bad("a count of 1 or more"))?
+                let loops: u64 = value.parse().map_err(|_| bad("a count"))?;
+                self.loops = loops.max(1);
             }
             _ if self.offsets.option(setting, capacity)? => {}
             "iodepth" => {
@@ -272,9 +280,9 @@ impl Reader {
                 self.arrival.thinktime = time_value(value, 1_000)
                     .ok_or_else(|| bad("a time, microseconds unless suffixed"))?
             }
+            // 0 thinks after every request, as 1 does in fio.
             "thinktime_blocks" => {
-                self.shape.thinktime_blocks =
-                    positive_count(value).ok_or_else(|| bad("a count of 1 or more"))?
+                self.shape.thinktime_blocks = value.parse().map_err(|_| bad("a count"))?
             }
             "numjobs" => {
                 self.numjobs = value
@@ -326,8 +334,8 @@ impl Reader {
                 self.shape.files.nrfiles = value
                     .parse()
                     .ok()
-                    .filter(|n| (1..=4096).contains(n))
-                    .ok_or_else(|| bad("a count from 1 to 4096"))?
+                    .filter(|n| (0..=4096).contains(n))
+                    .ok_or_else(|| bad("a count from 0 to 4096 (0 and 1: one file)"))?
             }
             "filename" => {
                 self.shape.files.names = file_names(value);

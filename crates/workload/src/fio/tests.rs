@@ -927,6 +927,28 @@ fn number_ios_is_per_loop_and_does_not_end_a_time_based_job() {
     assert_noted(&file, "number_ios");
 }
 
+/// Zeros fio takes as its defaults (fio 3.33 writes the 16 blocks of a
+/// 64 KiB job with each of these; they were refused here).
+#[test]
+fn zeros_that_fio_takes_as_its_defaults() {
+    let job = |option: &str| jobs_of(&format!("[j]\nrw=write\nsize=64k\n{option}\n")).remove(0);
+    let plain = job("");
+    assert_eq!(job("number_ios=0").shape.ios_limit, None);
+    assert_eq!(job("loops=0").shape.bytes_limit, plain.shape.bytes_limit);
+    assert_eq!(job("io_size=0").shape.bytes_limit, plain.shape.bytes_limit);
+    assert_eq!(job("nrfiles=0").shape.files.count(), 1);
+    assert_eq!(
+        job("thinktime=10\nthinktime_blocks=0")
+            .shape
+            .thinktime_blocks,
+        0
+    );
+    // size=0 is no size: the whole drive here, as fio takes a device's.
+    let whole = jobs_of("[j]\nrw=write\nsize=0\n").remove(0);
+    assert_eq!(synthetic(&whole).size, GIB);
+    assert!(!whole.shape.sized);
+}
+
 #[test]
 fn number_ios_counts_from_the_end_of_the_ramp_as_in_fio() {
     // fio 3.33 issues 251 reads for this job: the ramp's second at 100
