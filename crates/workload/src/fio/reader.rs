@@ -160,12 +160,13 @@ impl Reader {
                 self.mix_read = Some(100 - percent(value).ok_or_else(|| bad("a percentage 0-100"))?)
             }
             _ if self.blocks.option(setting)? => {}
-            // 0 is fio's default: the whole file or device.
+            // fio reads `size=0` (`0%`) as no size: the whole file or drive.
             "size" => {
-                let size = size_or_percent(value, capacity, base)
-                    .ok_or_else(|| bad("a size or a percentage (0: the whole file or device)"))?;
-                self.size = (size > 0).then_some(size);
-                self.shape.sized = self.size.is_some();
+                let given = size_or_exact_percent(value, capacity, base)
+                    .ok_or_else(|| bad("a size or a percentage"))?;
+                self.size = (given.0 > 0).then(|| size_or_percent(value, capacity, base))
+                    .flatten();
+                self.shape.sized = self.size.is_some() || self.filesize.is_some() || self.fill_device;
             }
             // fio's `filesize` is each file's size (`size` the job's total).
             "filesize" => {

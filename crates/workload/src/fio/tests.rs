@@ -204,6 +204,23 @@ fn suffixes_follow_fio() {
     assert_eq!(time_value("100", 1_000), Some(Nanos::from_micros(100)));
 }
 
+#[test]
+fn size_zero_is_no_size_as_fio_reads_it() {
+    // fio 3.33: `size=0` (and `size=0%`) on a 2 MiB file reads the whole
+    // file, as if no size were given; it was refused ("offset 0 + size 0
+    // must fit the drive").
+    for zero in ["0", "0%", "0k"] {
+        let jobs = jobs_of(&format!("[j]\nrw=read\noffset=1m\nsize={zero}\n"));
+        let s = synthetic(&jobs[0]);
+        assert_eq!((s.offset, s.size), (MIB, GIB - MIB), "size={zero}");
+        assert!(!jobs[0].shape.sized, "size={zero}");
+    }
+    // A global size undone by a job's `size=0`.
+    let jobs = jobs_of("[global]\nsize=1m\n[j]\nsize=0\n");
+    assert_eq!(synthetic(&jobs[0]).size, GIB);
+    assert!(jobs_of("[j]\nsize=0\nsize=64k\n")[0].shape.sized);
+}
+
 /// The (file, block in the file) of each request of a one-job file, on
 /// two files of 16 KiB (4 blocks) each.
 fn file_blocks(service: &str) -> Vec<(u64, u64)> {
