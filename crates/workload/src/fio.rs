@@ -107,7 +107,9 @@
 //! the job sections after it if in `[global]` (a job's own does not reread
 //! `[global]`'s sizes, as fio read them already; fio's default `bs`, 4096
 //! bytes, stays); `0x` before a number (no suffix) is
-//! hexadecimal. Any other option is an error naming the file, the line
+//! hexadecimal. A size or time with a decimal point (`1.5m`, `12.5%`,
+//! `1.5s`) is refused, naming the option: fio 3.33 reads only its whole
+//! part, in the option's default unit (`size=1.5m` is 1 byte to it). Any other option is an error naming the file, the line
 //! and the option, with what is supported: not a silent default.
 //!
 //! When a job ends, as fio: without `time_based` once it has moved `size`
@@ -633,8 +635,8 @@ use offsets::{Offsets, Start};
 use reader::Reader;
 use sections::{sections, Section};
 use values::{
-    boolean, either, file_names, gcd, per_direction, per_direction_sizes, percent, positive_count,
-    positive_size, signed_size, size_or_exact_percent, size_or_percent, Setting,
+    boolean, either, file_names, fractional, gcd, per_direction, per_direction_sizes, percent,
+    positive_count, positive_size, signed_size, size_or_exact_percent, size_or_percent, Setting,
 };
 pub use values::{size_in, size_value, time_value};
 use zones::Zones;

@@ -182,10 +182,9 @@ impl Reader {
                 let expected = "a size, or a percentage of size from 0 to 100";
                 (self.io_size, self.io_size_percent) = match value.strip_suffix('%') {
                     Some(p) => {
-                        let p = p
-                            .trim()
-                            .parse::<f64>()
-                            .ok()
+                        let p = Some(p.trim())
+                            .filter(|p| !fractional(p))
+                            .and_then(|p| p.parse::<f64>().ok())
                             .filter(|p| (0.0..=100.0).contains(p))
                             .ok_or_else(|| bad(expected))?;
                         (None, (p > 0.0).then_some(p))

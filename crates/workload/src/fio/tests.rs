@@ -205,6 +205,35 @@ fn suffixes_follow_fio() {
 }
 
 #[test]
+fn sizes_and_times_with_a_decimal_point_are_refused_as_fio_misreads_them() {
+    // fio 3.33 reads `bs=1.5k size=1.5m` as one read of 1 byte,
+    // `runtime=1.5s` as 1 s, `thinktime=2.5ms` as 2 us and `size=12.5%` as
+    // 12 bytes; iosteer ran them as written, another job than fio's.
+    for (option, line) in [
+        ("size=1.5m", 2),
+        ("bs=1.5k", 2),
+        ("size=12.5%", 2),
+        ("offset=0.5%", 2),
+        ("io_size=50.5%", 2),
+        ("runtime=1.5s", 2),
+        ("thinktime=2.5ms", 2),
+        ("rate=1.5m", 2),
+        ("bsrange=1.5k-8k", 2),
+    ] {
+        assert_refused(
+            &format!("[j]\n{option}\n"),
+            &format!("t.fio:{line}:"),
+            &[option, "fio reads a number with a decimal point", "1500ms"],
+        );
+    }
+    // Floats where fio reads floats, and a point that is not in a number.
+    jobs_of("[j]\nrw=randread\nrandom_distribution=zipf:1.2\nrate_iops=0.5\n");
+    jobs_of("[j]\nfilename=a.b\nsize=1m\n");
+    // Command lines keep their decimals (`--size 1.5g`).
+    assert_eq!(size_value("1.5k"), Some(1536));
+}
+
+#[test]
 fn size_zero_is_no_size_as_fio_reads_it() {
     // fio 3.33: `size=0` (and `size=0%`) on a 2 MiB file reads the whole
     // file, as if no size were given; it was refused ("offset 0 + size 0

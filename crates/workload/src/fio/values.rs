@@ -19,13 +19,47 @@ pub(super) struct Setting<'a> {
 }
 
 impl Setting<'_> {
-    /// The message of a value the option does not take.
+    /// The message of a value the option does not take (with why a number
+    /// with a decimal point is not one, for an option fio reads whole).
     pub(super) fn bad(&self, expected: &str) -> String {
+        let fraction = if fractional(self.value) && !TAKES_FRACTIONS.contains(&self.key) {
+            FRACTION_HINT
+        } else {
+            ""
+        };
         format!(
-            "option `{}={}`: expected {expected}",
+            "option `{}={}`: expected {expected}{fraction}",
             self.given, self.value
         )
     }
+}
+
+/// Options whose values may hold numbers with a decimal point in fio
+/// (floats, or not read by fio's integer grammar).
+const TAKES_FRACTIONS: &[&str] = &[
+    "random_distribution",
+    "steadystate",
+    "rate_iops",
+    "rate_iops_min",
+    "latency_percentile",
+    "bssplit",
+    "cmdprio_bssplit",
+];
+
+/// Why a size or time with a decimal point is refused.
+const FRACTION_HINT: &str = " (a whole number: fio reads a number with a decimal point as the \
+    whole part in the option's default unit, dropping the rest, so `size=1.5m` is 1 byte and \
+    `runtime=1.5s` one second to fio 3.33; write it in a smaller unit, such as 1536k or 1500ms)";
+
+/// Whether `value` holds a number with a decimal point (`1.5k`, `12.5%`).
+pub(super) fn fractional(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    bytes
+        .windows(3)
+        .any(|w| w[0].is_ascii_digit() && w[1] == b'.' && w[2].is_ascii_digit())
+        || bytes
+            .windows(2)
+            .any(|w| w[0] == b'.' && w[1].is_ascii_digit())
 }
 
 /// A flag as fio writes it: alone, or `=1`/`=0` (and words).
@@ -125,12 +159,23 @@ pub(super) fn percent(value: &str) -> Option<u32> {
 /// A size in fio's grammar ([`iosteer_sched::units::parse_size`] with fio's
 /// default `kb_base=1024`), or a number of bytes in hexadecimal after `0x`
 /// (fio's "integer prefix"; without a suffix, as `0x1b` would be ambiguous).
+/// A decimal point is taken (`1.5g`, for command lines); a job file's
+/// sizes are read by [`size_in`], which refuses one as fio misreads it.
 pub fn size_value(value: &str) -> Option<u64> {
-    size_in(value, KbBase::Binary)
+    any_size(value, KbBase::Binary)
 }
 
-/// [`size_value`] with the prefixes read in `base` (fio's `kb_base`).
+/// A size of a job file, in fio's grammar with the prefixes read in `base`
+/// (fio's `kb_base`); a number with a decimal point is refused: fio 3.33
+/// reads `1.5m` as 1 byte ([`fractional`]).
 pub fn size_in(value: &str, base: KbBase) -> Option<u64> {
+    if fractional(value) {
+        return None;
+    }
+    any_size(value, base)
+}
+
+fn any_size(value: &str, base: KbBase) -> Option<u64> {
     let value = value.trim();
     if let Some(hex) = value
         .strip_prefix("0x")
@@ -161,6 +206,8 @@ pub(super) fn size_or_exact_percent(
     base: KbBase,
 ) -> Option<(u64, bool)> {
     match value.strip_suffix('%') {
+        // fio reads `12.5%` as 12 bytes ([`fractional`]).
+        Some(p) if fractional(p) => None,
         Some(p) => {
             let p: f64 = p.parse().ok()?;
             (0.0..=100.0)
@@ -172,8 +219,12 @@ pub(super) fn size_or_exact_percent(
 }
 
 /// A time in fio's grammar ([`iosteer_sched::units::parse_duration`]); a
-/// bare number is in units of `default_ns`.
+/// bare number is in units of `default_ns`. A number with a decimal point
+/// is refused: fio 3.33 reads `runtime=1.5s` as 1 s ([`fractional`]).
 pub fn time_value(value: &str, default_ns: u64) -> Option<Nanos> {
+    if fractional(value) {
+        return None;
+    }
     units::parse_duration(value, Some(Nanos(default_ns))).ok()
 }
 
