@@ -21,7 +21,7 @@
 //! | `blocksize_unaligned` (`bs_unaligned`) | a `bsrange` draws any byte count, as fio 3.33 draws it (each count from `lo` to `hi - 1` with chance `1/hi`, `hi` with `lo/hi`), random offsets still on `lo`; `iosteer run` refuses it under O_DIRECT as the job's granule (1 byte) does not meet the target's alignment (fio fails such a job too); a `bssplit` keeps its sizes as written (`fio/blocks.rs`) |
 //! | `bs_is_seq_rand` | as in fio, the read sizes are the sequential requests', the write sizes the random ones', whatever their direction; refused where a random request may be larger than its direction's boundary (fio shortens or stops it by its draws; `fio/blocks.rs`) |
 //! | `size` | a size, or a percentage of the drive (default: the whole drive); a job moves exactly `size`, its last request cut to it, as fio's sequential jobs and its random ones with their random map (the default) do; a random job without the map (`norandommap`, a non-uniform `random_distribution`, `percentage_random`, `rw=randread:N`, a `blockalign` other than the blocks) sends its last request whole, past `size`, as fio's does ([`JobShape::random_map`](crate::job_shape::JobShape::random_map)) |
-//! | `filesize` | each file's size, as in fio: the region is `filesize × nrfiles` (a `size` that differs is refused) |
+//! | `filesize` | each file's size, as in fio: the region is `filesize × nrfiles` (a `size` that differs is refused); a range (`64k-1m`: fio draws each file's size in it) is refused |
 //! | `io_size` (`io_limit`) | bytes to move, when not `size`; or `N%`, that share of `size` (of the region without one), as in fio (`0%` leaves it unset) |
 //! | `number_ios` | requests to issue per loop, at most (`number_ios × loops` in all), counted from the end of `ramp_time` as fio counts them; as in fio, a `time_based` job runs its `runtime` whatever it says |
 //! | `fill_device` (`fill_fs`) | write from `offset` to the end of the drive |
@@ -34,7 +34,7 @@
 //! | `rate_iops` | requests per second, per direction as `rate`; counted in bytes of the direction's smallest block, as fio does; `rate` wins where both are given |
 //! | `rate_process` | `linear` (default: fixed gaps; in a job that reads and writes each direction keeps to its rate since the job's start, catching up after a stall as fio's jobs do, where a one-direction job resumes from when its iodepth frees it) or `poisson` (exponential gaps averaging the rate; fio draws them per request of the smallest block) |
 //! | `rate_min`, `rate_iops_min`, `rate_cycle` | bytes or requests per second, per direction as `rate`; a job that issued less in a direction it issued, over its whole run, is named in the report's notes of `iosteer sim` and `iosteer run` (fio judges each `rate_cycle`, 1000 ms by default, and stops the job; a `rate_cycle` given is noted) |
-//! | `startdelay`, `runtime` (`timeout`), `ramp_time` | times, seconds unless suffixed (`us`, `ms`, `s`, `m`, `h`); requests completed in the ramp do not count in the figures, and the ramp adds to the runtime; `runtime=0` is no limit, as in fio |
+//! | `startdelay`, `runtime` (`timeout`), `ramp_time` | times, seconds unless suffixed (`us`, `ms`, `s`, `m`, `h`); a `startdelay` range (`1-2`: fio draws each job's delay in it) is refused; requests completed in the ramp do not count in the figures, and the ramp adds to the runtime; `runtime=0` is no limit, as in fio |
 //! | `time_based` | run for `runtime`, wrapping over the region |
 //! | `thinktime`, `thinktime_blocks` | microseconds unless suffixed: the job waits that long after every `thinktime_blocks` completions (default 1) before it issues again, under a rate too |
 //! | `numjobs` | copies of the job |
@@ -636,7 +636,8 @@ use reader::Reader;
 use sections::{sections, Section};
 use values::{
     boolean, either, file_names, fractional, gcd, per_direction, per_direction_sizes, percent,
-    positive_count, positive_size, signed_size, size_or_exact_percent, size_or_percent, Setting,
+    positive_count, positive_size, range, signed_size, size_or_exact_percent, size_or_percent,
+    Setting,
 };
 pub use values::{size_in, size_value, time_value};
 use zones::Zones;

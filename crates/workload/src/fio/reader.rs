@@ -170,6 +170,11 @@ impl Reader {
             }
             // fio's `filesize` is each file's size (`size` the job's total).
             "filesize" => {
+                if let Some((lo, hi)) = range(value) {
+                    return Err(format!(
+                        "option `{given}={value}`: a range of file sizes ({lo} to {hi}: fio draws each file's size in it at random) is not modelled; give one size"
+                    ));
+                }
                 self.shape.sized = true;
                 self.filesize = Some(
                     size_or_percent(value, capacity, base)
@@ -259,6 +264,11 @@ impl Reader {
                 self.arrival.poisson = either(value, ("linear", "poisson")).map_err(|e| bad(&e))?
             }
             "startdelay" => {
+                if let Some((lo, hi)) = range(value) {
+                    return Err(format!(
+                        "option `{given}={value}`: a range of delays ({lo} to {hi}: fio draws each job's delay in it at random) is not modelled; give one time"
+                    ));
+                }
                 self.start = time_value(value, 1_000_000_000)
                     .ok_or_else(|| bad("a time such as 10s or 500ms"))?
             }

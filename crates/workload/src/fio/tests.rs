@@ -234,6 +234,35 @@ fn sizes_and_times_with_a_decimal_point_are_refused_as_fio_misreads_them() {
 }
 
 #[test]
+fn ranges_fio_draws_from_are_refused_by_name() {
+    // fio takes `startdelay=1-2` and `filesize=64k-256k` (each job's delay,
+    // each file's size, drawn in the range); they were refused as if not a
+    // time or size at all ("expected a time such as 10s or 500ms").
+    assert_refused(
+        "[j]\nsize=1m\nstartdelay=1-2\n",
+        "t.fio:3:",
+        &[
+            "startdelay=1-2",
+            "a range of delays (1 to 2",
+            "give one time",
+        ],
+    );
+    assert_refused(
+        "[j]\nnrfiles=4\nfilesize=64k:256k\n",
+        "t.fio:3:",
+        &[
+            "filesize=64k:256k",
+            "a range of file sizes",
+            "give one size",
+        ],
+    );
+    assert_eq!(
+        jobs_of("[j]\nsize=1m\nstartdelay=2\n")[0].start,
+        Nanos::from_secs(2)
+    );
+}
+
+#[test]
 fn size_zero_is_no_size_as_fio_reads_it() {
     // fio 3.33: `size=0` (and `size=0%`) on a 2 MiB file reads the whole
     // file, as if no size were given; it was refused ("offset 0 + size 0

@@ -140,6 +140,14 @@ pub(super) fn signed_size(value: &str, base: KbBase) -> Option<i64> {
     Some(if negative { -magnitude } else { magnitude })
 }
 
+/// fio's `irange`, two values split by `-` or `:` (`1-2`, `64k:1m`), as
+/// written; `None` for one value.
+pub(super) fn range(value: &str) -> Option<(&str, &str)> {
+    let (lo, hi) = value.split_once(['-', ':'])?;
+    let (lo, hi) = (lo.trim(), hi.trim());
+    (!lo.is_empty() && !hi.is_empty()).then_some((lo, hi))
+}
+
 pub(super) fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 {
         a
