@@ -20,7 +20,7 @@
 //! | `bssplit` | `4k/50:64k/50`, or one list per direction `read,write,trim`; a blank percentage shares the rest; without `bs_unaligned` a size that is not a multiple of its direction's smallest is rounded down to one, as fio does, with a note (`4k/50:6k/50` issues only 4 KiB) |
 //! | `blocksize_unaligned` (`bs_unaligned`) | a `bsrange` draws any byte count, as fio 3.33 draws it (each count from `lo` to `hi - 1` with chance `1/hi`, `hi` with `lo/hi`), random offsets still on `lo`; `iosteer run` refuses it under O_DIRECT as the job's granule (1 byte) does not meet the target's alignment (fio fails such a job too); a `bssplit` keeps its sizes as written (`fio/blocks.rs`) |
 //! | `bs_is_seq_rand` | as in fio, the read sizes are the sequential requests', the write sizes the random ones', whatever their direction; refused where a random request may be larger than its direction's boundary (fio shortens or stops it by its draws; `fio/blocks.rs`) |
-//! | `size` | a size, or a percentage of the drive (default: the whole drive); a job moves exactly `size`, its last request cut to it, as fio's sequential jobs and its random ones with their random map (the default) do; a random job without the map (`norandommap`, a non-uniform `random_distribution`, `percentage_random`, `rw=randread:N`, a `blockalign` other than the blocks) sends its last request whole, past `size`, as fio's does ([`JobShape::random_map`](crate::job_shape::JobShape::random_map)) |
+//! | `size` | a size, or a percentage of the drive (default: the whole drive); a job moves exactly `size`, its last request cut to it, as fio's sequential jobs and its random ones with their random map (the default) do, but only whole blocks of each file, as fio's (`bs=4000 size=1m`: 262 requests, `whole_blocks`); a random job without the map (`norandommap`, a non-uniform `random_distribution`, `percentage_random`, `rw=randread:N`, a `blockalign` other than the blocks) sends its last request whole, past `size`, as fio's does ([`JobShape::random_map`](crate::job_shape::JobShape::random_map)) |
 //! | `filesize` | each file's size, as in fio: the region is `filesize × nrfiles` (a `size` that differs is refused); a range (`64k-1m`: fio draws each file's size in it) is refused |
 //! | `io_size` (`io_limit`) | bytes to move, when not `size`; or `N%`, that share of `size` (of the region without one), as in fio (`0%` leaves it unset) |
 //! | `number_ios` | requests to issue per loop, at most (`number_ios × loops` in all), counted from the end of `ramp_time` as fio counts them; as in fio, a `time_based` job runs its `runtime` whatever it says |
@@ -479,6 +479,7 @@ impl JobSpec {
                 let file_end = self.file_end(&shape, capacity);
                 one_pass_bytes(&synthetic, &shape, file_end)
                     .map_or(synthetic.size, |b| b.min(synthetic.size))
+                    .min(whole_blocks(&synthetic, &shape, file_end))
             });
             shape.bytes_limit = Some(bytes.saturating_mul(self.loops));
             // fio's limit is `number_ios` per loop (number_ios x loops).
@@ -616,6 +617,30 @@ fn one_pass_bytes(s: &Synthetic, shape: &JobShape, file_end: u64) -> Option<u64>
     let last_end = strides * stride + block;
     let wraps = whole_file && last_end < file && last_end + shape.offset_add as f64 >= file;
     (!wraps).then(|| ((strides + 1.0) * block).round() as u64 * files)
+}
+
+/// What fio moves of a region whose files do not end on a block: only
+/// whole blocks. A random job with its random map ([`JobShape::random_map`])
+/// takes each of the map's blocks (a file's bytes over the smallest block,
+/// rounded down) once and ends; a sequential one of one direction, without
+/// holes, stops where its next block would run past the end of its file
+/// (fio 3.33: `rw=read bs=4000 size=1m`, and `randread`, 262 reads;
+/// `bs=4k size=1m nrfiles=3`, files of 349,525 bytes, 255). The region's
+/// bytes otherwise (a mix of sequential reads and writes goes past: fio's
+/// `rw=rw bs=4000 size=1m` issues 263).
+fn whole_blocks(s: &Synthetic, shape: &JobShape, file_end: u64) -> u64 {
+    let files = shape.files.count();
+    let per_file = s.size / files;
+    let random_map = !s.sequential && shape.random_map;
+    let ends_with_file = s.sequential
+        && shape.offset_add == 0
+        && only_direction(s.read_percent, s.trim).is_some()
+        && s.offset.saturating_add(s.size) >= file_end;
+    if (random_map || ends_with_file) && s.block_min > 0 {
+        per_file / s.block_min * s.block_min * files
+    } else {
+        s.size
+    }
 }
 
 mod blocks;

@@ -175,7 +175,7 @@ pub fn size_value(value: &str) -> Option<u64> {
 
 /// A size of a job file, in fio's grammar with the prefixes read in `base`
 /// (fio's `kb_base`); a number with a decimal point is refused: fio 3.33
-/// reads `1.5m` as 1 byte ([`fractional`]).
+/// reads `1.5m` as 1 byte (`fractional`).
 pub fn size_in(value: &str, base: KbBase) -> Option<u64> {
     if fractional(value) {
         return None;
@@ -214,7 +214,7 @@ pub(super) fn size_or_exact_percent(
     base: KbBase,
 ) -> Option<(u64, bool)> {
     match value.strip_suffix('%') {
-        // fio reads `12.5%` as 12 bytes ([`fractional`]).
+        // fio reads `12.5%` as 12 bytes (`fractional`).
         Some(p) if fractional(p) => None,
         Some(p) => {
             let p: f64 = p.parse().ok()?;
@@ -228,7 +228,7 @@ pub(super) fn size_or_exact_percent(
 
 /// A time in fio's grammar ([`iosteer_sched::units::parse_duration`]); a
 /// bare number is in units of `default_ns`. A number with a decimal point
-/// is refused: fio 3.33 reads `runtime=1.5s` as 1 s ([`fractional`]).
+/// is refused: fio 3.33 reads `runtime=1.5s` as 1 s (`fractional`).
 pub fn time_value(value: &str, default_ns: u64) -> Option<Nanos> {
     if fractional(value) {
         return None;
