@@ -43,6 +43,15 @@ pub(super) fn sections(lines: &[Line], file: &str) -> Result<Vec<Section>, FioEr
             }
             continue;
         }
+        if text.starts_with('[') {
+            return Err(FioError {
+                file: file.to_string(),
+                line: line.number,
+                message: format!(
+                    "`{text}`: a section header is `[name]` alone on its line (a comment may follow)"
+                ),
+            });
+        }
         let (key, value) = text.split_once('=').unwrap_or((text, ""));
         let option = (
             key.trim().to_string(),

@@ -263,6 +263,24 @@ fn ranges_fio_draws_from_are_refused_by_name() {
 }
 
 #[test]
+fn a_malformed_section_header_says_so() {
+    // It read as an option "before any [section]", on a file's first line.
+    for header in ["[job]x", "[job"] {
+        assert_refused(
+            &format!("{header}\nrw=read\n"),
+            "t.fio:1:",
+            &[header, "a section header is `[name]` alone on its line"],
+        );
+    }
+    assert_refused(
+        "[a]\nsize=1m\n[b] size=2m\n",
+        "t.fio:3:",
+        &["`[b] size=2m`"],
+    );
+    assert_eq!(jobs_of("[a] ; a comment\nsize=1m\n").len(), 1);
+}
+
+#[test]
 fn size_zero_is_no_size_as_fio_reads_it() {
     // fio 3.33: `size=0` (and `size=0%`) on a 2 MiB file reads the whole
     // file, as if no size were given; it was refused ("offset 0 + size 0
