@@ -466,8 +466,8 @@ impl JobSpec {
                 file: file.to_string(),
                 line: self.last_line,
                 message: format!(
-                    "job [{section}]: offset {} + size {} must fit the drive ({capacity} bytes) and hold a block of {}",
-                    synthetic.offset, synthetic.size, synthetic.block_max
+                    "job [{section}]: offset {} + size {} must fit the drive ({capacity} bytes)",
+                    synthetic.offset, synthetic.size
                 ),
             });
         }

@@ -675,16 +675,34 @@ impl Reader {
             let of = given_size.unwrap_or(size);
             self.io_size = Some(((of as f64 * p / 100.0) as u64).max(1));
         }
-        if offset.checked_add(size).is_none_or(|end| end > capacity) || size < bs_max {
+        if offset.checked_add(size).is_none_or(|end| end > capacity) {
             return Err(err(format!(
-                "offset {offset} + size {size} must fit the drive ({capacity} bytes) and hold a block of {bs_max}"
+                "offset {offset} + size {size} must fit the drive ({capacity} bytes)"
             )));
         }
+        // fio draws only block sizes that fit a file (`bsrange=4k-64k
+        // size=32k` runs), and issues nothing where a direction's smallest
+        // does not ("size too small, must not be less than minimum block
+        // size"): refused here, as its requests would run past the region.
         let files = self.shape.files.count();
-        if size / files < bs_min {
+        let per_file = size / files;
+        let needed = match plan.by_randomness {
+            true => bs_min,
+            false => issued
+                .iter()
+                .map(|&d| own_blocks[d])
+                .max()
+                .unwrap_or(bs_min),
+        };
+        if per_file < needed {
+            let holds = match files {
+                1 => format!("its size, {size} bytes, is"),
+                _ => format!(
+                    "each of its {files} files holds {per_file} bytes (size {size} over nrfiles),"
+                ),
+            };
             return Err(err(format!(
-                "each of its {files} files holds {} bytes (size {size} over nrfiles), less than its smallest block of {bs_min}: fio issues no I/O for such a job",
-                size / files
+                "{holds} less than its smallest block of {needed}: fio issues no I/O for such a job (\"size too small, must not be less than minimum block size\")"
             )));
         }
         self.shape.zones = std::mem::take(&mut self.zones)
@@ -694,6 +712,10 @@ impl Reader {
                 line,
                 message,
             })?;
+        let bs_max = match &self.shape.blocks {
+            None => bs_max.min(per_file / align * align).max(bs_min),
+            Some(_) => bs_max,
+        };
         Ok(JobSpec {
             synthetic: Synthetic {
                 read_percent,

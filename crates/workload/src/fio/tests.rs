@@ -1494,6 +1494,43 @@ fn no_request_reaches_past_its_file_whatever_its_blocks() {
     }
 }
 
+/// fio 3.33 runs a job whose region is smaller than its largest block but
+/// not its smallest, drawing only sizes that fit (32 KiB: `bssplit=4k/50:
+/// 64k/50` 8 reads of 4 KiB, `bsrange=4k-64k` 5 reads, `bs=4k,64k` with
+/// `rw=read` 8); iosteer refused them ("must fit the drive (1073741824
+/// bytes) and hold a block of 65536").
+#[test]
+fn a_region_smaller_than_the_largest_block_draws_the_sizes_that_fit() {
+    for (options, largest) in [
+        ("rw=randread\nbssplit=4k/50:64k/50", 4096),
+        ("rw=randread\nbsrange=4k-64k", 32768),
+        ("rw=read\nbsrange=4k-64k", 32768),
+        ("rw=read\nbs=4k,64k", 4096),
+    ] {
+        let job = jobs_of(&format!("[j]\nsize=32k\n{options}\n")).remove(0);
+        let out = crate::workload::Generator::new(job, 0, 1).requests_unloaded();
+        let moved: u64 = out.iter().map(|r| r.len.0).sum();
+        assert_eq!(moved, 32768, "{options}");
+        assert!(
+            out.iter()
+                .all(|r| r.offset.0 + r.len.0 <= 32768 && r.len.0 <= largest),
+            "{options}: {out:?}"
+        );
+    }
+    // Where a direction the job issues has no block that fits, as fio's
+    // `bs=64k size=32k` ("size too small").
+    for options in ["bs=64k\nrw=read", "bs=4k,64k\nrw=rw"] {
+        assert_refused(
+            &format!("[j]\nsize=32k\n{options}\n"),
+            "t.fio:4",
+            &[
+                "its size, 32768 bytes, is less than its smallest block of 65536",
+                "size too small",
+            ],
+        );
+    }
+}
+
 /// fio 3.33 issues nothing for a job whose files are each smaller than its
 /// smallest block (`bs=8k size=16k nrfiles=4`: four 4 KiB files, no
 /// write in its log); iosteer had written 8 KiB across two files.
