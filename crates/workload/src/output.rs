@@ -14,6 +14,10 @@ use crate::RunReport;
 /// path as given and what to give instead.
 #[derive(Debug, Error)]
 pub enum PathError {
+    /// An empty path (an unset shell variable, `--out "$DIR"`): files would
+    /// go to the current directory, unsaid, or fail after the work.
+    #[error("an empty path; give {wanted}")]
+    Empty { wanted: &'static str },
     #[error("{path}: not a directory; give a directory to write into (it is created if missing)")]
     NotADirectory { path: String },
     #[error("{path}: cannot create the directory ({source}); give a writable directory")]
@@ -50,6 +54,11 @@ pub const ROOM: usize = 1 << 20;
 /// Checks that `dir` can take files: it is created if missing, and must be
 /// a writable directory.
 pub fn check_dir(dir: &str) -> Result<(), PathError> {
+    if dir.is_empty() {
+        return Err(PathError::Empty {
+            wanted: "a directory to write into (`.` for the current one)",
+        });
+    }
     let path = Path::new(dir);
     if path.exists() && !path.is_dir() {
         return Err(PathError::NotADirectory { path: dir.into() });
@@ -141,6 +150,11 @@ pub fn written_summary(dir: impl AsRef<Path>, written: &[PathBuf]) -> String {
 /// Checks that the file `file` can be written: its directory exists and is
 /// writable, and it is not a directory itself.
 pub fn check_file(file: &str) -> Result<(), PathError> {
+    if file.is_empty() {
+        return Err(PathError::Empty {
+            wanted: "a file name",
+        });
+    }
     let path = Path::new(file);
     if path.is_dir() {
         return Err(PathError::IsADirectory { path: file.into() });
@@ -272,5 +286,20 @@ mod tests {
         std::fs::create_dir(out.join("notes")).unwrap();
         assert!(check_dir(out.to_str().unwrap()).is_ok());
         assert!(check_file(file_s).is_ok());
+    }
+
+    /// `sweep --chart ''` ran the sweep and then failed to draw ("backend
+    /// error: ... No such file or directory"); `sim --out ''` wrote into
+    /// the current directory and said "wrote 6 files to ".
+    #[test]
+    fn an_empty_path_is_refused_before_the_work() {
+        let err = check_file("").unwrap_err();
+        assert_eq!(err.to_string(), "an empty path; give a file name");
+        let err = check_dir("").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("an empty path; give a directory"),
+            "{err}"
+        );
     }
 }
