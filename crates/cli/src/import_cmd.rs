@@ -5,15 +5,9 @@
 use anyhow::{anyhow, Result};
 
 /// The drive of `file`, read as `format` (disksim, mqsim or ssdsim), as
-/// TOML. An SSDsim file's invalid UTF-8 (its GBK comments) is replaced: a
-/// value with one is then refused, never misread; other files must be UTF-8.
+/// TOML ([`iosteer_device::import::read_source`] reads the file).
 pub fn import(format: &str, file: &str) -> Result<String> {
     let read = iosteer_device::import::importer(format).map_err(|e| anyhow!(e))?;
-    let bytes = std::fs::read(file).map_err(|e| anyhow!("{file}: {e}"))?;
-    let text = match String::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(e) if format == "ssdsim" => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-        Err(e) => return Err(anyhow!("{file}: not UTF-8 text: {}", e.utf8_error())),
-    };
+    let text = iosteer_device::import::read_source(format, file)?;
     Ok(read(&text, file)?.to_toml())
 }

@@ -100,6 +100,56 @@ pub fn importer(format: &str) -> Result<Importer, String> {
         })
 }
 
+/// Longest configuration file read: DiskSim's, MQSim's and SSDsim's are a
+/// few KiB, and a file given by mistake (a trace, `/dev/zero`) must not
+/// fill memory.
+pub const MAX_SOURCE_BYTES: u64 = 16 << 20;
+
+/// A file that cannot be read as a configuration's text.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ReadError {
+    #[error("{file}: {source}")]
+    Io {
+        file: String,
+        source: std::io::Error,
+    },
+    #[error("{file}: longer than {limit} bytes: not a drive configuration")]
+    TooLong { file: String, limit: u64 },
+    #[error("{file}: not UTF-8 text: {message}")]
+    NotText { file: String, message: String },
+}
+
+/// The text of `file` for the importer of `format`, at most
+/// [`MAX_SOURCE_BYTES`]. An SSDsim file's invalid UTF-8 (its GBK comments)
+/// is replaced: a value with one is then refused, never misread; other
+/// files must be UTF-8.
+pub fn read_source(format: &str, file: &str) -> Result<String, ReadError> {
+    use std::io::Read as _;
+    let io = |source| ReadError::Io {
+        file: file.into(),
+        source,
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(file)
+        .and_then(|f| f.take(MAX_SOURCE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_SOURCE_BYTES {
+        return Err(ReadError::TooLong {
+            file: file.into(),
+            limit: MAX_SOURCE_BYTES,
+        });
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(text),
+        Err(e) if format == "ssdsim" => Ok(String::from_utf8_lossy(e.as_bytes()).into_owned()),
+        Err(e) => Err(ReadError::NotText {
+            file: file.into(),
+            message: e.utf8_error().to_string(),
+        }),
+    }
+}
+
 /// One source parameter and what became of it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Note {
@@ -225,4 +275,36 @@ impl Notes {
 /// needs a block to move data into).
 pub(crate) fn blocks_for_fraction(fraction: f64, blocks_per_die: u32) -> u32 {
     ((fraction * f64::from(blocks_per_die)).ceil() as u32).max(2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `iosteer device import disksim /dev/zero` read on without end (16 GB
+    /// of memory in 20 s); a configuration is now read up to a bound.
+    #[test]
+    fn a_source_is_read_up_to_a_bound_and_as_text() {
+        for format in ["disksim", "mqsim", "ssdsim"] {
+            let err = read_source(format, "/dev/zero").unwrap_err();
+            assert!(matches!(err, ReadError::TooLong { .. }), "{err}");
+            assert!(
+                err.to_string()
+                    .starts_with("/dev/zero: longer than 16777216 bytes"),
+                "{err}"
+            );
+        }
+        let path = std::env::temp_dir().join(format!("iosteer-import-{}.txt", std::process::id()));
+        std::fs::write(&path, b"channel number = 8; \xb5\xc4\n").unwrap();
+        let file = path.to_str().unwrap();
+        let err = read_source("mqsim", file).unwrap_err();
+        assert!(matches!(err, ReadError::NotText { .. }), "{err}");
+        // SSDsim's GBK comments are replaced, not refused.
+        assert!(read_source("ssdsim", file)
+            .unwrap()
+            .starts_with("channel number = 8;"));
+        std::fs::remove_file(&path).unwrap();
+        let err = read_source("ssdsim", "/no/such/file").unwrap_err();
+        assert!(matches!(err, ReadError::Io { .. }), "{err}");
+    }
 }
