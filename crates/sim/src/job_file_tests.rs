@@ -105,6 +105,22 @@ fn requests_left_when_the_drain_runs_out_are_noted() {
     );
 }
 
+/// The run stops at the drain's end, not at the drive's last event before
+/// it: a trace's one read of the whole drive, due after the 60 s drain,
+/// was said to stop "at 26.191 s, 60 s after the jobs stopped" (its NAND
+/// reads done, the host link busy until 62 s).
+#[test]
+fn a_run_cut_short_stops_where_its_drain_ends() {
+    let text = "[r]\nrw=read\nbs=2g\nsize=2g\n";
+    let report = simulate_draining(text, "r.fio", "consumer-sata", Nanos::from_secs(3));
+    let note = report
+        .notes
+        .iter()
+        .find(|n| n.contains("still outstanding"))
+        .expect("a note on the request left");
+    assert!(note.contains("stopped at 3.000 s, 3 s after"), "{note}");
+}
+
 /// 50 MiB/s is 52.43 MB/s: reported over the second the job issued, not
 /// diluted by the drain after it.
 #[test]

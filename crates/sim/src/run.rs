@@ -691,14 +691,19 @@ impl State {
     /// the figures leave them out.
     fn unfinished_note(&self, sim: &Simulation) -> Option<String> {
         let left = self.submitted - self.completed;
-        let why = match self.cut_short? {
-            CutShort::Drained => format!("{} s after the jobs stopped", sim.drain.as_secs_f64()),
-            CutShort::NothingDue => "with nothing left to release them".to_string(),
+        // Drained: at the deadline, not at the last event before it (a
+        // request due past it may leave the drive quiet long before).
+        let (at, why) = match self.cut_short? {
+            CutShort::Drained => (
+                self.deadline(sim).unwrap_or(self.now).max(self.now),
+                format!("{} s after the jobs stopped", sim.drain.as_secs_f64()),
+            ),
+            CutShort::NothingDue => (self.now, "with nothing left to release them".to_string()),
         };
         Some(format!(
             "{left} of {} requests were still outstanding when the run stopped at {:.3} s, {why}; the figures count only the requests that completed",
             self.submitted,
-            self.now.as_secs_f64(),
+            at.as_secs_f64(),
         ))
     }
 
