@@ -234,6 +234,28 @@ fn sizes_and_times_with_a_decimal_point_are_refused_as_fio_misreads_them() {
 }
 
 #[test]
+fn a_space_between_a_number_and_its_unit_is_refused_as_fio_drops_the_unit() {
+    // fio 3.33 runs `bs=4 k size=1m` as 262,144 reads of 4 bytes, and
+    // `size=1 m` is 1 byte to it; iosteer read 4 KiB and 1 MiB.
+    for option in [
+        "bs=4 k",
+        "size=1 m",
+        "size=10 %",
+        "runtime=1 m",
+        "thinktime=5 ms",
+    ] {
+        assert_refused(
+            &format!("[j]\n{option}\n"),
+            "t.fio:2:",
+            &[option, "no space between a number and its unit"],
+        );
+    }
+    // Spaces around the value and after a direction's comma are fio's too.
+    let jobs = jobs_of("[j]\nbs = 4k, 8k \nsize=1m\nrw=rw\n");
+    assert_eq!(synthetic(&jobs[0]).block_max, 8192);
+}
+
+#[test]
 fn ranges_fio_draws_from_are_refused_by_name() {
     // fio takes `startdelay=1-2` and `filesize=64k-256k` (each job's delay,
     // each file's size, drawn in the range); they were refused as if not a

@@ -24,6 +24,8 @@ impl Setting<'_> {
     pub(super) fn bad(&self, expected: &str) -> String {
         let fraction = if fractional(self.value) && !TAKES_FRACTIONS.contains(&self.key) {
             FRACTION_HINT
+        } else if spaced(self.value) {
+            SPACE_HINT
         } else {
             ""
         };
@@ -50,6 +52,23 @@ const TAKES_FRACTIONS: &[&str] = &[
 const FRACTION_HINT: &str = " (a whole number: fio reads a number with a decimal point as the \
     whole part in the option's default unit, dropping the rest, so `size=1.5m` is 1 byte and \
     `runtime=1.5s` one second to fio 3.33; write it in a smaller unit, such as 1536k or 1500ms)";
+
+/// Why a size or time with a space before its unit is refused.
+const SPACE_HINT: &str = " (no space between a number and its unit: fio 3.33 reads `bs=4 k` \
+    as 4 bytes and `size=1 m` as 1 byte, dropping the unit)";
+
+/// Whether a number in `value` is followed by spaces and then more (`4 k`):
+/// fio reads the number alone.
+pub(super) fn spaced(value: &str) -> bool {
+    let value = value.trim();
+    value.char_indices().any(|(i, c)| {
+        c.is_ascii_digit()
+            && value[i + 1..].starts_with(char::is_whitespace)
+            && value[i + 1..]
+                .trim_start()
+                .starts_with(|c: char| c.is_alphabetic() || c == '%')
+    })
+}
 
 /// Whether `value` holds a number with a decimal point (`1.5k`, `12.5%`).
 pub(super) fn fractional(value: &str) -> bool {
@@ -177,7 +196,7 @@ pub fn size_value(value: &str) -> Option<u64> {
 /// (fio's `kb_base`); a number with a decimal point is refused: fio 3.33
 /// reads `1.5m` as 1 byte (`fractional`).
 pub fn size_in(value: &str, base: KbBase) -> Option<u64> {
-    if fractional(value) {
+    if fractional(value) || spaced(value) {
         return None;
     }
     any_size(value, base)
@@ -215,7 +234,7 @@ pub(super) fn size_or_exact_percent(
 ) -> Option<(u64, bool)> {
     match value.strip_suffix('%') {
         // fio reads `12.5%` as 12 bytes (`fractional`).
-        Some(p) if fractional(p) => None,
+        Some(p) if fractional(p) || spaced(value) => None,
         Some(p) => {
             let p: f64 = p.parse().ok()?;
             (0.0..=100.0)
@@ -230,7 +249,7 @@ pub(super) fn size_or_exact_percent(
 /// bare number is in units of `default_ns`. A number with a decimal point
 /// is refused: fio 3.33 reads `runtime=1.5s` as 1 s (`fractional`).
 pub fn time_value(value: &str, default_ns: u64) -> Option<Nanos> {
-    if fractional(value) {
+    if fractional(value) || spaced(value) {
         return None;
     }
     units::parse_duration(value, Some(Nanos(default_ns))).ok()
