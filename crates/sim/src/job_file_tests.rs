@@ -796,3 +796,16 @@ fn zone_options_are_checked_as_fio_checks_them() {
         file("[z]\nrw=read\nsize=64k\nbs=4k\nzonemode=strided\nzonesize=12k\nzonerange=24k\n");
     assert!(seq.notes.is_empty(), "{:?}", seq.notes);
 }
+
+/// A job named `all` (or `job`) measured in a phase of that name: the
+/// report then held two phases named `all`, the job's 256 reads and the
+/// run's 768, and `--phase all` took the first.
+#[test]
+fn a_job_named_like_the_reports_own_phases_measures_apart() {
+    let text = "[all]\nrw=read\nsize=1m\n[job]\nstonewall\nrw=read\nsize=2m\n";
+    let report = simulate(text, "all.fio", "diskSim-slc");
+    let names: Vec<&str> = report.phases.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["job", "all.2", "job.2", "all"]);
+    assert_eq!(report.phase("all").unwrap().read.ops, 768);
+    assert_eq!(report.phase("all.2").unwrap().read.ops, 256);
+}

@@ -6,7 +6,8 @@
 //! jobs issued, as fio divides by a job's runtime, and stonewall groups,
 //! `startdelay` and `runtime` each give their own phase. The first phase,
 //! `job`, spans the whole workload, from the first job's start to the last
-//! one's end.
+//! one's end (a job named `job` or `all` measures in `job.2` or `all.2`,
+//! the report's own phases keeping their names).
 
 use std::borrow::Borrow;
 use std::collections::HashMap;
@@ -15,6 +16,10 @@ use iosteer_sched::Nanos;
 
 use crate::report::{Phase, Recorder};
 use crate::workload::Generator;
+
+/// Phase names the report gives its own phases (the whole workload, and
+/// the run's figures in all).
+const RESERVED: [&str; 2] = ["job", "all"];
 
 /// Before a phase's edge is known it lies past any time.
 pub const UNKNOWN: Nanos = Nanos(u64::MAX);
@@ -151,7 +156,11 @@ impl PhaseTracker {
     }
 
     fn unique(&mut self, name: String) -> String {
-        let seen = self.names.entry(name.clone()).or_insert(0);
+        // The report's own phases, `job` and `all`, are taken: a job of
+        // that name measures in `all.2` (two phases named `all` would leave
+        // `--phase all` and a reader of the JSON to guess).
+        let taken = u32::from(RESERVED.contains(&name.as_str()));
+        let seen = self.names.entry(name.clone()).or_insert(taken);
         *seen += 1;
         if *seen == 1 {
             name
