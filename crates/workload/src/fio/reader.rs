@@ -15,6 +15,8 @@ pub(super) struct Reader {
     /// `bs`, `bsrange`, `bssplit` and how sizes are drawn ([`Blocks`]).
     blocks: Blocks,
     size: Option<u64>,
+    /// `size` as written when a percentage (fio cuts it at the end).
+    size_percent: Option<String>,
     /// fio's `filesize` (each file's bytes).
     filesize: Option<u64>,
     /// `offset`, `offset_increment`, `offset_align` ([`Offsets`]).
@@ -65,6 +67,7 @@ impl Reader {
             mix_read: None,
             blocks: Blocks::default(),
             size: None,
+            size_percent: None,
             filesize: None,
             offsets: Offsets::default(),
             arrival: Arrival {
@@ -164,9 +167,10 @@ impl Reader {
             "size" => {
                 let given = size_or_exact_percent(value, capacity, base)
                     .ok_or_else(|| bad("a size or a percentage"))?;
-                self.size = (given.0 > 0).then(|| size_or_percent(value, capacity, base))
-                    .flatten();
-                self.shape.sized = self.size.is_some() || self.filesize.is_some() || self.fill_device;
+                self.size = size_or_percent(value, capacity, base).filter(|_| given.0 > 0);
+                self.size_percent = given.1.then(|| value.to_string());
+                let sized = self.size.is_some() || self.filesize.is_some();
+                self.shape.sized = sized || self.fill_device;
             }
             // fio's `filesize` is each file's size (`size` the job's total).
             "filesize" => {
@@ -675,6 +679,24 @@ impl Reader {
             let of = given_size.unwrap_or(size);
             self.io_size = Some(((of as f64 * p / 100.0) as u64).max(1));
         }
+        // fio cuts a percentage `size` that reaches past the end to what
+        // is left after `offset`, in whole smallest blocks (fio 3.33:
+        // `offset=60% size=60%` of 2 MiB reads the last 835,584 bytes).
+        let size = match &self.size_percent {
+            Some(given)
+                if self.filesize.is_none()
+                    && !self.fill_device
+                    && offset < capacity
+                    && offset.saturating_add(size) > capacity =>
+            {
+                let left = (capacity - offset) / bs_min * bs_min;
+                notes.push(format!(
+                    "job {job}: size={given} from offset {offset} reaches past the end of the drive ({capacity} bytes): the job moves the {left} bytes left, as fio cuts it"
+                ));
+                left
+            }
+            _ => size,
+        };
         if offset.checked_add(size).is_none_or(|end| end > capacity) {
             return Err(err(format!(
                 "offset {offset} + size {size} must fit the drive ({capacity} bytes)"

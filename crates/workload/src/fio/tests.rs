@@ -303,6 +303,23 @@ fn a_malformed_section_header_says_so() {
 }
 
 #[test]
+fn a_percentage_size_past_the_end_is_cut_to_what_is_left_as_fio_cuts_it() {
+    // fio 3.33, `offset=60% size=60%` on a 2 MiB file: 204 reads, the last
+    // 835,584 bytes; iosteer refused it ("must fit the drive").
+    let file = file_of("[j]\nrw=read\nbs=8k\noffset=60%\nsize=60%\n");
+    let s = synthetic(&file.jobs[0]);
+    let offset = (GIB * 6 / 10).div_ceil(8192) * 8192;
+    assert_eq!((s.offset, s.size), (offset, (GIB - offset) / 8192 * 8192));
+    assert_noted(&file, "size=60% from offset");
+    // A size in bytes past the end is still refused.
+    assert_refused(
+        "[j]\noffset=60%\nsize=600m\n",
+        "t.fio:3:",
+        &["must fit the drive"],
+    );
+}
+
+#[test]
 fn size_zero_is_no_size_as_fio_reads_it() {
     // fio 3.33: `size=0` (and `size=0%`) on a 2 MiB file reads the whole
     // file, as if no size were given; it was refused ("offset 0 + size 0
