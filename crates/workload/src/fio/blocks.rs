@@ -196,6 +196,47 @@ impl Blocks {
 }
 
 impl BlockPlan {
+    /// fio draws only block sizes that fit a file (`bsrange=4k-64k
+    /// size=32k` runs), and issues nothing where a direction's smallest
+    /// does not ("size too small, must not be less than minimum block
+    /// size"): refused, as its requests would run past the region. `size`
+    /// over `files` files; `issued`, the directions the job issues.
+    pub(super) fn check_fits(&self, size: u64, files: u64, issued: &[usize]) -> Result<(), String> {
+        let per_file = size / files;
+        let needed = match self.by_randomness {
+            true => self.min,
+            false => issued
+                .iter()
+                .map(|&d| self.own[d])
+                .max()
+                .unwrap_or(self.min),
+        };
+        if per_file >= needed {
+            return Ok(());
+        }
+        let holds = match files {
+            1 => format!("its size, {size} bytes, is"),
+            _ => format!(
+                "each of its {files} files holds {per_file} bytes (size {size} over nrfiles),"
+            ),
+        };
+        Err(format!(
+            "{holds} less than its smallest block of {needed}: fio issues no I/O for such a job (\"size too small, must not be less than minimum block size\")"
+        ))
+    }
+
+    /// The largest block drawn in a file of `per_file` bytes: a plain
+    /// range's sizes are those that fit (a split draws its own that fit).
+    pub(super) fn largest_fitting(&self, per_file: u64) -> u64 {
+        match self.splits {
+            None => self
+                .max
+                .min(per_file / self.align * self.align)
+                .max(self.min),
+            Some(_) => self.max,
+        }
+    }
+
     /// Refuses `bs_is_seq_rand` where a random request of a direction the
     /// job issues may be larger than the boundary its offsets fall on
     /// (`align`, fio's `blockalign`, by default its smallest block): fio

@@ -596,7 +596,7 @@ impl Reader {
             }
         }
         let plan = std::mem::take(&mut self.blocks).finish(job, notes);
-        let (bs_min, bs_max, align, own_blocks) = (plan.min, plan.max, plan.align, plan.own);
+        let (bs_min, align, own_blocks) = (plan.min, plan.align, plan.own);
         self.shape.blocks.clone_from(&plan.splits);
         self.shape.blocks_by_randomness = plan.by_randomness;
         let min_block = |direction: usize| own_blocks[direction];
@@ -702,31 +702,9 @@ impl Reader {
                 "offset {offset} + size {size} must fit the drive ({capacity} bytes)"
             )));
         }
-        // fio draws only block sizes that fit a file (`bsrange=4k-64k
-        // size=32k` runs), and issues nothing where a direction's smallest
-        // does not ("size too small, must not be less than minimum block
-        // size"): refused here, as its requests would run past the region.
         let files = self.shape.files.count();
         let per_file = size / files;
-        let needed = match plan.by_randomness {
-            true => bs_min,
-            false => issued
-                .iter()
-                .map(|&d| own_blocks[d])
-                .max()
-                .unwrap_or(bs_min),
-        };
-        if per_file < needed {
-            let holds = match files {
-                1 => format!("its size, {size} bytes, is"),
-                _ => format!(
-                    "each of its {files} files holds {per_file} bytes (size {size} over nrfiles),"
-                ),
-            };
-            return Err(err(format!(
-                "{holds} less than its smallest block of {needed}: fio issues no I/O for such a job (\"size too small, must not be less than minimum block size\")"
-            )));
-        }
+        plan.check_fits(size, files, &issued).map_err(err)?;
         self.shape.zones = std::mem::take(&mut self.zones)
             .finish(job, (files, size / files, sequential), notes)
             .map_err(|(line, message)| FioError {
@@ -734,10 +712,7 @@ impl Reader {
                 line,
                 message,
             })?;
-        let bs_max = match &self.shape.blocks {
-            None => bs_max.min(per_file / align * align).max(bs_min),
-            Some(_) => bs_max,
-        };
+        let bs_max = plan.largest_fitting(per_file);
         Ok(JobSpec {
             synthetic: Synthetic {
                 read_percent,
