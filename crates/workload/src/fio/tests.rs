@@ -1591,3 +1591,27 @@ fn files_smaller_than_the_smallest_block_are_refused() {
     )
     .is_ok());
 }
+
+/// The offsets, in KiB, of the requests of a sequential job of 4 KiB reads
+/// of a 64 KiB file with strided zones `zones`.
+fn zone_offsets_kib(zones: &str) -> Vec<u64> {
+    let text = format!("[z]\nrw=read\nbs=4k\nsize=64k\nzonemode=strided\n{zones}\n");
+    let job = jobs_of(&text).remove(0);
+    let requests = crate::workload::Generator::new(job, 0, 1).requests_unloaded();
+    requests.iter().map(|r| r.offset.0 / 1024).collect()
+}
+
+/// A zone whose size or range is not a multiple of the block size: fio
+/// 3.33's sequential requests run on past the zone's end (`--write_iolog`
+/// of psync on a 64 KiB file), and go back to its start only once past it.
+#[test]
+fn sequential_requests_cross_a_zones_end_as_fios_do() {
+    assert_eq!(
+        zone_offsets_kib("zonesize=6k"),
+        [0, 4, 6, 10, 12, 16, 18, 22, 24, 28, 30, 34, 36, 40, 42, 46]
+    );
+    assert_eq!(
+        zone_offsets_kib("zonesize=12k\nzonerange=6k"),
+        [0, 4, 0, 6, 10, 6, 12, 16, 12, 18, 22, 18, 24, 28, 24, 30]
+    );
+}

@@ -124,8 +124,11 @@ impl Generator {
         let lo = lo.min(hi - len);
         let random_slots = (hi - lo - len) / random_align + 1;
         let offset = if s.sequential {
+            // A sequential request may cross its zone's end, as fio's does
+            // (the zone's `window` brings the cursor back to its start once
+            // past it): only the file's end bounds it.
             let cursor = &mut state.file_cursors[file];
-            if *cursor + len > hi {
+            if *cursor + len > file_size {
                 *cursor = lo;
             }
             let at = *cursor;
@@ -134,7 +137,7 @@ impl Generator {
             // 10240, 20480); past the end it starts again at the file's
             // start, and backwards past the start at the end less N.
             let next = (at + len) as i64 + shape.offset_add;
-            *cursor = if (lo as i64..hi as i64).contains(&next) {
+            *cursor = if (lo as i64..file_size as i64).contains(&next) {
                 next as u64
             } else if shape.offset_add > 0 {
                 lo
