@@ -355,13 +355,13 @@ impl StridedZones {
     /// file of `file_size` bytes, if one does: random ones are drawn over
     /// the whole range, sequential ones go `size` into it.
     pub fn cut_by_the_end(&self, file_size: u64, sequential: bool) -> Option<u64> {
-        let stride = (self.range + self.skip).max(1);
+        let stride = self.range.saturating_add(self.skip).max(1);
         let last_start = (file_size.saturating_sub(1) / stride) * stride;
         let reach = if sequential {
             self.size.min(self.range)
         } else {
             self.range
         };
-        (last_start + reach > file_size).then_some(last_start)
+        (last_start.saturating_add(reach) > file_size).then_some(last_start)
     }
 }

@@ -1615,3 +1615,18 @@ fn sequential_requests_cross_a_zones_end_as_fios_do() {
         [0, 4, 0, 6, 10, 6, 12, 16, 12, 18, 22, 18, 24, 28, 24, 30]
     );
 }
+
+/// A zone stride past the end of the address space (zonerange plus
+/// zoneskip over 2^64) is past the file's end: the job stays in its first
+/// zone, as fio's does, where it overflowed.
+#[test]
+fn a_zone_stride_past_the_address_space_goes_back_to_the_start() {
+    let skip = "zonesize=8k\nzonerange=0xF000000000000000\nzoneskip=0xF000000000000000";
+    assert_eq!(zone_offsets_kib(skip), [0, 4].repeat(8));
+    // The check of the last zone against the file's end adds them too.
+    let random = "[z]\nrw=randread\nsize=64k\nzonemode=strided\n";
+    assert!(file_of(&format!("{random}{skip}\n")).jobs[0]
+        .shape
+        .zones
+        .is_some());
+}

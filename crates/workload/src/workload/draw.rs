@@ -202,18 +202,24 @@ impl ZoneCursor {
     ) -> (u64, u64) {
         if self.moved >= zones.size {
             self.moved = 0;
-            self.start += zones.range + zones.skip;
+            // A stride past the end of the address space is past the file's.
+            self.start = self
+                .start
+                .saturating_add(zones.range.saturating_add(zones.skip));
             if self.start >= file_size {
                 self.start = 0;
             }
         }
         if *cursor < self.start
-            || *cursor >= self.start + zones.range
+            || *cursor >= self.start.saturating_add(zones.range)
             || self.moved % zones.range == 0
         {
             *cursor = self.start;
         }
-        (self.start, (self.start + zones.range).min(file_size))
+        (
+            self.start,
+            self.start.saturating_add(zones.range).min(file_size),
+        )
     }
 }
 
