@@ -455,7 +455,7 @@ impl Reader {
                 };
                 if self.shape.write_sync.fua() {
                     notes.push(format!(
-                        "job {job}: sync={value}: its writes are sent FUA (forced unit access), as Linux sends an O_SYNC or O_DSYNC write: each completes once on stable media, so a drive with a volatile write-back cache programs it first; to other drives it is a plain write"
+                        "job {job}: sync={value}: its writes are sent FUA (forced unit access), as Linux sends an O_SYNC or O_DSYNC direct write (a buffered one reaches the drive as a write and a flush; jobs here reach the drive as direct ones): each completes once on stable media, so a drive with a volatile write-back cache programs it first; to other drives it is a plain write"
                     ));
                 }
             }
@@ -706,7 +706,7 @@ impl Reader {
         let per_file = size / files;
         plan.check_fits(size, files, &issued).map_err(err)?;
         self.shape.zones = std::mem::take(&mut self.zones)
-            .finish(job, (files, size / files, sequential), notes)
+            .finish(job, (files, size / files), (sequential, bs_min), notes)
             .map_err(|(line, message)| FioError {
                 file: file.to_string(),
                 line,

@@ -49,12 +49,14 @@ impl Zones {
         Ok(true)
     }
 
-    /// The zones of a job of `files` files of `file_size` bytes, checked as
-    /// fio checks them; an error is the line it is about and the message.
+    /// The zones of a job of `files` files of `file_size` bytes, sequential
+    /// or not, of blocks of `smallest_block` bytes at least, checked as fio
+    /// checks them; an error is the line it is about and the message.
     pub(super) fn finish(
         self,
         job: &str,
-        (files, file_size, sequential): (u64, u64, bool),
+        (files, file_size): (u64, u64),
+        (sequential, smallest_block): (bool, u64),
         notes: &mut Vec<String>,
     ) -> Result<Option<StridedZones>, (usize, String)> {
         let refuse = |message: &str| Err((self.line, format!("job [{job}]: {message}")));
@@ -83,9 +85,15 @@ impl Zones {
             range: self.range.filter(|&r| r > 0).unwrap_or(size),
             skip: self.skip,
         };
+        if !sequential && zones.range < smallest_block {
+            return refuse(&format!(
+                "zonerange {} holds no block of {smallest_block} bytes: fio issues no I/O for such a random job",
+                zones.range
+            ));
+        }
         if let Some(start) = zones.cut_by_the_end(file_size, sequential) {
             notes.push(format!(
-                "job {job}: its zone at {start} runs past its file's end ({file_size} bytes): fio ends the job at its first request past the end; here its requests stay in the file"
+                "job {job}: its zone at {start} runs past its file's end ({file_size} bytes): fio ends the pass at its first request past the end (and the job, unless it has more to move: io_size, loops or time_based start it again at the file's start); here its requests stay in the file"
             ));
         }
         Ok(Some(zones))
