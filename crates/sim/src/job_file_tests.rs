@@ -814,3 +814,16 @@ fn a_job_named_like_the_reports_own_phases_measures_apart() {
     assert_eq!(report.phase("all").unwrap().read.ops, 768);
     assert_eq!(report.phase("all.2").unwrap().read.ops, 256);
 }
+
+/// fio's `create_only`: the job issues nothing, and a job stonewalled
+/// behind it runs (fio 3.33: prep 0 reads, r 100).
+#[test]
+fn a_create_only_job_issues_nothing_and_holds_nobody_back() {
+    let text = "[prep]\nrw=read\nbs=4k\nsize=1m\ncreate_only=1\n\
+                [r]\nstonewall\nrw=randread\nbs=4k\nsize=1m\nnumber_ios=100\n";
+    assert_eq!(requests(text).len(), 100);
+    let report = simulate(text, "co.fio", "consumer-sata");
+    assert_eq!(report.phase("r").unwrap().read.ops, 100);
+    let notes = parse_file(text, "co.fio", GIB).unwrap().notes;
+    assert_eq!(notes_with(&notes, "create_only").len(), 1);
+}

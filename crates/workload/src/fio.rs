@@ -274,6 +274,8 @@ pub fn parse_with_env(
         }
         after.sort_unstable();
         after.dedup();
+        // A create_only job has ended before it starts: none waits for it.
+        after.retain(|&j| !jobs[j].shape.create_only);
         refuse_waiting_on_own_flow(&spec.shape, &jobs, &after, &section.name).map_err(
             |message| FioError {
                 file: file.to_string(),

@@ -94,6 +94,7 @@ pub const SUPPORTED: &[&str] = &[
     "numruns",
     "write_barrier",
     "serialize_overlap",
+    "create_only",
     "sync_file_range",
     "readfua",
     "writefua",
@@ -256,7 +257,6 @@ pub const IGNORED: &[&str] = &[
 pub const REFUSED: &[(&str, &str)] = &[
     ("openfiles", "fio keeps at most that many of the job's files open and serves only those until each has moved its size (openfiles=1 of nrfiles=4: one file after another; norandommap: the first files only), waiting for completions each time it meets a closed one; iosteer serves every file"),
     ("file_append", "fio starts at the end of the existing file; the simulated drive has no files to append to (use offset)"),
-    ("create_only", "fio only lays out the files and issues no I/O"),
     ("verify_only", "fio only reads back data written by an earlier run"),
 ];
 

@@ -81,6 +81,8 @@ pub struct JobShape {
     /// fio's `serialize_overlap`: a request that overlaps one of the job's
     /// in flight waits for a completion (and is then tried again).
     pub serialize_overlap: bool,
+    /// fio's `create_only`: the job issues nothing.
+    pub create_only: bool,
     /// fio's `verify` method, kept for `iosteer run` (the simulator does not
     /// verify).
     pub verify: Option<String>,

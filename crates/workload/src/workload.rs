@@ -528,6 +528,7 @@ impl Generator {
                 .is_some_and(DepthSearch::ends_job)
             || self.steady_reached
             || self.shaped.too_slow.is_some()
+            || shape.create_only
     }
 
     /// Will issue nothing more: its limit reached, its stop passed (or held

@@ -73,6 +73,8 @@ pub(super) struct Controls {
     fua_line: usize,
     read_fua: bool,
     write_fua: bool,
+    /// fio's `create_only`: the job lays out its files and does no I/O.
+    create_only: bool,
 }
 
 impl Controls {
@@ -144,6 +146,9 @@ impl Controls {
             "disable_lat" | "gtod_reduce" => {
                 self.latency_off[usize::from(key == "gtod_reduce")] =
                     boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?
+            }
+            "create_only" => {
+                self.create_only = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?
             }
             "readfua" | "writefua" => {
                 let on = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?;
@@ -253,6 +258,12 @@ impl Controls {
             sleep: self.flow_sleep,
         });
         self.finish_fua(job, shape, notes)?;
+        if self.create_only {
+            (shape.create_only, shape.end_flush) = (true, false);
+            notes.push(format!(
+                "job {job}: create_only: fio only lays out the job's files and issues none of its I/O, and so here (iosteer run lays them out; the simulator has nothing to do)"
+            ));
+        }
         if self.priorities.is_empty() {
             return Ok(());
         }
