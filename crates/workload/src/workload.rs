@@ -318,6 +318,10 @@ struct ShapedState {
     zone: draw::ZoneCursor,
     /// fio's `serialize_overlap`: the job's requests in flight.
     overlaps: draw::Overlaps,
+    /// fio's think time: draining before a think, and the completions
+    /// counted at the last one.
+    draining_to_think: bool,
+    thought_at: u64,
 }
 
 impl Generator {
@@ -558,7 +562,11 @@ impl Generator {
     /// A synthetic job, or a paced trace, with its iodepth of requests out,
     /// or one letting a full queue drain.
     fn iodepth_full(&self) -> bool {
-        self.shaped.draining.is_some() || self.at_depth() || self.shaped.overlaps.held
+        let shaped = &self.shaped;
+        shaped.draining.is_some()
+            || self.at_depth()
+            || shaped.overlaps.held
+            || shaped.draining_to_think
     }
 
     /// Done issuing and every request completed: fio's end of a job.
@@ -651,6 +659,7 @@ impl Generator {
         }
         *next_id += 1;
         self.issued += 1;
+        self.start_draining_to_think();
         if now < self.job.start + self.job.shape.ramp {
             self.issued_in_ramp += 1;
         }

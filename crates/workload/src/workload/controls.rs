@@ -449,8 +449,14 @@ pub(super) struct TooSlow {
 }
 
 impl Generator {
-    /// fio's think time: after every `thinktime_blocks` completions the job
-    /// waits before it issues again, on a rate's schedule too. An open-loop
+    /// fio's think time (its `handle_thinktime`): once `thinktime_blocks`
+    /// requests have completed since the last think, looked at after each
+    /// issue and each completion, the job issues nothing more until every
+    /// request it has out completes (fio's `io_u_quiesce`), then waits
+    /// `thinktime`, on a rate's schedule too. The completions counted while
+    /// it drains count towards the next think, as fio counts them: at depth
+    /// 8 and `thinktime_blocks=1`, one request goes between thinks after the
+    /// first eight (fio 3.33, libaio, 10 ms: 106 reads in 1 s). An open-loop
     /// job held by its iodepth otherwise resumes on its own schedule (the
     /// loop never moves time backwards); a closed-loop one at once.
     pub(super) fn think_after_completion(&mut self, now: Nanos) {
@@ -458,18 +464,37 @@ impl Generator {
             return;
         };
         let closed_loop = s.arrival.iops.is_none() && s.arrival.bytes_per_s.is_none();
-        let thinks = s.arrival.thinktime > Nanos::ZERO;
-        if closed_loop || thinks {
-            self.shaped.completions += 1;
-            let every = u64::from(self.job.shape.thinktime_blocks.max(1));
-            // The remainder only when there is a think time to take.
-            let think = if thinks && self.shaped.completions % every == 0 {
-                s.arrival.thinktime
-            } else {
-                Nanos::ZERO
-            };
-            let ready = now + think;
-            self.due = Some(self.due.map_or(ready, |at| at.max(ready)));
+        let thinktime = s.arrival.thinktime;
+        if !closed_loop && thinktime == Nanos::ZERO {
+            return;
+        }
+        self.shaped.completions += 1;
+        self.start_draining_to_think();
+        let think = if self.shaped.draining_to_think && self.outstanding == 0 {
+            self.shaped.draining_to_think = false;
+            thinktime
+        } else {
+            Nanos::ZERO
+        };
+        let ready = now + think;
+        self.due = Some(self.due.map_or(ready, |at| at.max(ready)));
+    }
+
+    /// Whether enough completions came since the last think for another:
+    /// the job then drains before it thinks (see
+    /// [`think_after_completion`](Self::think_after_completion)).
+    pub(super) fn start_draining_to_think(&mut self) {
+        let JobKind::Synthetic(s) = &self.job.kind else {
+            return;
+        };
+        let every = u64::from(self.job.shape.thinktime_blocks.max(1));
+        let state = &mut self.shaped;
+        if s.arrival.thinktime > Nanos::ZERO
+            && !state.draining_to_think
+            && state.completions >= state.thought_at + every
+        {
+            state.draining_to_think = true;
+            state.thought_at = state.completions;
         }
     }
 }
