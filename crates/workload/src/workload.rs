@@ -4,7 +4,7 @@
 //! arrival process, in the spirit of a fio job) or a recorded trace. Arrivals
 //! are open loop at a rate (fixed intervals or Poisson), capped by `iodepth`
 //! requests outstanding as fio does, or closed loop (no rate: a new request
-//! as soon as one completes, after `thinktime`).
+//! as soon as one completes); either may think (`thinktime`, as fio's).
 //!
 //! A synthetic job may listen to back-pressure ([`Synthetic::backpressure`]):
 //! before it issues a write or a trim it asks the scheduler's
@@ -39,7 +39,8 @@ pub struct Arrival {
     pub poisson: bool,
     /// Most requests outstanding.
     pub iodepth: u32,
-    /// Pause after each completion before the next request (closed loop).
+    /// fio's think time: after every `thinktime_blocks` completions the job
+    /// lets its requests out complete, then pauses this long.
     pub thinktime: Nanos,
 }
 
