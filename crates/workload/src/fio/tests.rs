@@ -1603,33 +1603,48 @@ fn zone_offsets_kib(zones: &str) -> Vec<u64> {
 }
 
 /// fio 3.33's strided zones, request by request (`--write_iolog` of psync
-/// on a 64 KiB file): a zone until `zonesize` bytes moved, then on by
-/// `zonerange + zoneskip`, back to the start past the end; a zone smaller
-/// than `zonesize` is gone round again; random offsets stay in the zone.
+/// on a 64 KiB file, offsets in KiB): a zone until `zonesize` bytes moved,
+/// then on by `zonerange + zoneskip`, back to the start past the end; a
+/// zone smaller than `zonesize` is gone round again; a request crosses a
+/// zone's end when the zone is not a multiple of the block (it goes back
+/// to the zone's start only once past it); on a new file fio makes it
+/// offset + size long, and the zones wrap there; random offsets stay in
+/// the zone.
 #[test]
 fn strided_zones_move_as_fios() {
-    let seq = zone_offsets_kib;
-    assert_eq!(
-        seq("zonesize=8k\nzoneskip=8k"),
-        [0, 4, 16, 20, 32, 36, 48, 52, 0, 4, 16, 20, 32, 36, 48, 52]
-    );
-    assert_eq!(
-        seq("zonesize=16k\nzonerange=8k\nzoneskip=8k"),
-        [0, 4, 0, 4, 16, 20, 16, 20, 32, 36, 32, 36, 48, 52, 48, 52]
-    );
-    assert_eq!(
-        seq("zonesize=8k\nzoneskip=16k\nio_size=40k"),
-        [0, 4, 24, 28, 48, 52, 0, 4, 24, 28]
-    );
-    assert_eq!(
-        seq("zonesize=12k\nzonerange=24k"),
-        [0, 4, 8, 24, 28, 32, 48, 52, 56, 0, 4, 8, 24, 28, 32, 48]
-    );
-    // On a new file fio makes it offset + size long: the zones wrap there.
-    assert_eq!(
-        seq("zonesize=8k\nzoneskip=8k\noffset=16k\nsize=32k"),
-        [16, 20, 32, 36, 16, 20, 32, 36]
-    );
+    let cases: [(&str, &[u64]); 7] = [
+        (
+            "zonesize=8k\nzoneskip=8k",
+            &[0, 4, 16, 20, 32, 36, 48, 52, 0, 4, 16, 20, 32, 36, 48, 52],
+        ),
+        (
+            "zonesize=16k\nzonerange=8k\nzoneskip=8k",
+            &[0, 4, 0, 4, 16, 20, 16, 20, 32, 36, 32, 36, 48, 52, 48, 52],
+        ),
+        (
+            "zonesize=8k\nzoneskip=16k\nio_size=40k",
+            &[0, 4, 24, 28, 48, 52, 0, 4, 24, 28],
+        ),
+        (
+            "zonesize=12k\nzonerange=24k",
+            &[0, 4, 8, 24, 28, 32, 48, 52, 56, 0, 4, 8, 24, 28, 32, 48],
+        ),
+        (
+            "zonesize=8k\nzoneskip=8k\noffset=16k\nsize=32k",
+            &[16, 20, 32, 36, 16, 20, 32, 36],
+        ),
+        (
+            "zonesize=6k",
+            &[0, 4, 6, 10, 12, 16, 18, 22, 24, 28, 30, 34, 36, 40, 42, 46],
+        ),
+        (
+            "zonesize=12k\nzonerange=6k",
+            &[0, 4, 0, 6, 10, 6, 12, 16, 12, 18, 22, 18, 24, 28, 24, 30],
+        ),
+    ];
+    for (zones, fio) in cases {
+        assert_eq!(zone_offsets_kib(zones), fio, "{zones}");
+    }
     // fio: 0 8 28 20 36 44 52 56 12 0 28 24 44 32 52 56 (its own draws).
     let random = zone_offsets_kib("rw=randread\nzonesize=8k\nzonerange=16k");
     assert_eq!(random.len(), 16);
@@ -1672,21 +1687,6 @@ fn zone_options_are_checked_as_fio_checks_them() {
     let seq =
         file("[z]\nrw=read\nsize=64k\nbs=4k\nzonemode=strided\nzonesize=12k\nzonerange=24k\n");
     assert!(seq.notes.is_empty(), "{:?}", seq.notes);
-}
-
-/// A zone whose size or range is not a multiple of the block size: fio
-/// 3.33's sequential requests run on past the zone's end (`--write_iolog`
-/// of psync on a 64 KiB file), and go back to its start only once past it.
-#[test]
-fn sequential_requests_cross_a_zones_end_as_fios_do() {
-    assert_eq!(
-        zone_offsets_kib("zonesize=6k"),
-        [0, 4, 6, 10, 12, 16, 18, 22, 24, 28, 30, 34, 36, 40, 42, 46]
-    );
-    assert_eq!(
-        zone_offsets_kib("zonesize=12k\nzonerange=6k"),
-        [0, 4, 0, 6, 10, 6, 12, 16, 12, 18, 22, 18, 24, 28, 24, 30]
-    );
 }
 
 /// A zone stride past the end of the address space (zonerange plus
