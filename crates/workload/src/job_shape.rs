@@ -83,9 +83,11 @@ pub struct JobShape {
     pub serialize_overlap: bool,
     /// fio's `create_only`: the job issues nothing.
     pub create_only: bool,
-    /// fio's `verify` method, kept for `iosteer run` (the simulator does not
-    /// verify).
+    /// fio's `verify` method (the data is not checked: `iosteer run
+    /// --verify` checks its own).
     pub verify: Option<String>,
+    /// fio's read-back of what the job wrote (`verify` with `do_verify=1`).
+    pub read_back: Option<ReadBack>,
     /// Bytes per second of reads, writes and trims below which fio would
     /// stop the job (`rate_min`, a floor per direction): the report notes a
     /// job that falls below one in a direction it issued.
@@ -193,6 +195,25 @@ impl JobShape {
             && self.random_align.is_none()
             && self.zones.is_none()
     }
+}
+
+/// fio's verify read-back: the job works in rounds, each moving
+/// `round_bytes` of its own requests, then reading back every piece it
+/// wrote, as fio does after each loop of a job with `verify=` and
+/// `do_verify=1` (the `read_back` module of [`crate::workload`] says how).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadBack {
+    /// Bytes of its own requests a round moves (fio's `size`; its
+    /// `io_size`, if more, for a random writer without the random map).
+    pub round_bytes: u64,
+    /// After `loops` rounds, more go on while the bytes completed,
+    /// read-backs included, fall short of this by a largest block (fio's
+    /// `io_size`, else `size`).
+    pub goal_bytes: u64,
+    pub loops: u64,
+    /// Read back by offset, each piece once (a sequential job, or one
+    /// without the random map); else in the order written.
+    pub by_offset: bool,
 }
 
 /// The files a job's region is cut into (fio's `nrfiles`, `filename` and

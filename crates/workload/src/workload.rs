@@ -21,7 +21,6 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use crate::depth_search::DepthSearch;
-use crate::flow::FlowMember;
 use crate::report::Phase;
 use crate::steady_state::SteadyMember;
 pub use crate::trace::TraceRecords;
@@ -284,47 +283,6 @@ pub struct Generator {
     issuing_done: bool,
 }
 
-/// Where a fio-shaped job is in its pattern.
-#[derive(Debug, Default)]
-struct ShapedState {
-    /// Next sequential offset of each file, relative to the file.
-    file_cursors: Vec<u64>,
-    /// fio's `file_service_type`: the file requests go to, how many more
-    /// go there, the next in turn, and the bytes moved in it (`sequential`).
-    current_file: usize,
-    file_left: u32,
-    next_file: usize,
-    file_moved: u64,
-    /// Requests left at the current random offset run (`rw=randread:N`).
-    run_left: u32,
-    /// Where the next request of a run goes, absolute.
-    run_next: u64,
-    writes_since_flush: u32,
-    completions: u64,
-    flushed_at_end: bool,
-    last_issue_at: Nanos,
-    /// Per-direction rates ([`JobShape::direction_rates`]): when reads and
-    /// writes may next go.
-    rate_due: [Nanos; 2],
-    /// fio's flow ([`crate::flow`]), and whether the job, held back by it,
-    /// is letting its requests out complete.
-    flow: Option<FlowMember>,
-    flow_quiescing: bool,
-    /// The queue filled and drains until this few are out
-    /// ([`JobShape::queue_drain`]).
-    draining: Option<u32>,
-    /// The request that took longer than its `max_latency`: the job stops.
-    too_slow: Option<TooSlow>,
-    /// Where a job of strided zones is ([`JobShape::zones`]).
-    zone: draw::ZoneCursor,
-    /// fio's `serialize_overlap`: the job's requests in flight.
-    overlaps: draw::Overlaps,
-    /// fio's think time: draining before a think, and the completions
-    /// counted at the last one.
-    draining_to_think: bool,
-    thought_at: u64,
-}
-
 impl Generator {
     pub fn new(job: Job, index: u32, seed: u64) -> Generator {
         let start = job.start;
@@ -347,7 +305,14 @@ impl Generator {
             direction_bytes: [0; 3],
             direction_requests: [0; 3],
             finished_at: None,
-            shaped: ShapedState::default(),
+            shaped: ShapedState {
+                read_back: job
+                    .shape
+                    .read_back
+                    .clone()
+                    .map(read_back::ReadBackState::new),
+                ..ShapedState::default()
+            },
             depth_search: new_depth_search(&job),
             steady: job.shape.steady_state.clone().map(SteadyMember::alone),
             steady_reached: false,
@@ -391,7 +356,7 @@ impl Generator {
     fn refresh(&mut self) {
         self.follow_queue_drain();
         let resume = self.resume_at();
-        let over = !self.waiting && resume.is_none();
+        let over = self.issuing_over_at(resume);
         let end_flush = self.job.shape.end_flush && !self.shaped.flushed_at_end && over;
         self.issuing_done = over && !end_flush;
         self.issues_at = if end_flush {
@@ -523,10 +488,11 @@ impl Generator {
     /// state ([`crate::steady_state`]).
     pub fn limit_reached(&self) -> bool {
         let shape = &self.job.shape;
-        shape.bytes_limit.is_some_and(|b| self.bytes_issued() >= b)
-            || shape
-                .ios_limit
-                .is_some_and(|n| self.issued - self.issued_in_ramp >= n)
+        let by_count = match &self.shaped.read_back {
+            Some(read_back) => read_back.done(),
+            None => self.own_limit_reached(),
+        };
+        by_count
             || self
                 .depth_search
                 .as_ref()
@@ -545,7 +511,11 @@ impl Generator {
 
     /// [`done_issuing`](Self::done_issuing) but for the closing flush.
     fn issuing_over(&self) -> bool {
-        !self.waiting && self.resume_at().is_none()
+        self.issuing_over_at(self.resume_at())
+    }
+
+    fn issuing_over_at(&self, resume: Option<Nanos>) -> bool {
+        !self.waiting && resume.is_none() && !self.read_back_pending()
     }
 
     /// When the job issues next by its schedule, a held job's retry and its
@@ -555,8 +525,14 @@ impl Generator {
         if self.limit_reached() {
             return None;
         }
-        let at = self.due?;
-        let at = self.rate_allows(self.retry_at.map_or(at, |retry| retry.max(at)));
+        let at = match self.read_back_resume() {
+            Some(reading) => reading?,
+            None => self.due?,
+        };
+        let at = match self.writes_open() {
+            true => self.rate_allows(self.retry_at.map_or(at, |retry| retry.max(at))),
+            false => at,
+        };
         self.job.stop.is_none_or(|stop| at < stop).then_some(at)
     }
 
@@ -597,7 +573,7 @@ impl Generator {
         } else if self.end_flush_pending() {
             self.shaped.flushed_at_end = true;
             self.push_flush(now, next_id, out);
-        } else {
+        } else if !self.issue_read_back(now, next_id, out) {
             match self.job.kind {
                 JobKind::Trace(_) => self.issue_trace(now, next_id, out),
                 JobKind::Synthetic(_) => self.issue_synthetic(now, next_id, out),
@@ -660,6 +636,7 @@ impl Generator {
         }
         *next_id += 1;
         self.issued += 1;
+        self.record_for_read_back(op, offset, len);
         self.start_draining_to_think();
         if now < self.job.start + self.job.shape.ramp {
             self.issued_in_ramp += 1;
@@ -711,7 +688,8 @@ impl Generator {
             return;
         };
         self.shaped.writes_since_flush += 1;
-        if self.shaped.writes_since_flush >= every && !self.limit_reached() {
+        let last = self.limit_reached() || !self.writes_open();
+        if self.shaped.writes_since_flush >= every && !last {
             self.shaped.writes_since_flush = 0;
             self.push_flush(now, next_id, out);
         }
@@ -763,7 +741,10 @@ impl Generator {
         if self.job.shape.serialize_overlap {
             self.shaped.overlaps.completed(request.id.0);
         }
-        self.think_after_completion(now);
+        self.read_back_completed(request, now);
+        if self.writes_open() {
+            self.think_after_completion(now);
+        }
         self.refresh();
         if self.finished_at.is_none() && self.finished() {
             self.finished_at = Some(now);
@@ -779,9 +760,12 @@ impl Generator {
 mod controls;
 mod draw;
 pub use controls::join_flows;
-use controls::{new_depth_search, TooSlow};
+use controls::new_depth_search;
 mod rates;
 use rates::{clamped_nanos, direction_index};
+mod read_back;
+mod shaped;
+use shaped::ShapedState;
 mod trace_job;
 use trace_job::TraceQueue;
 pub use trace_job::{MAX_BACKLOG, TRACE_DRAIN};

@@ -45,7 +45,7 @@ pub(super) struct Reader {
     loops: u64,
     fill_device: bool,
     /// fio's `do_verify` (default 1): read back what was written, with `verify`.
-    pub(super) do_verify: bool,
+    do_verify: bool,
     /// Latency target, priorities, the engine ([`Controls`]).
     controls: Controls,
     /// `read_iolog` and the `replay_*` options ([`IologReader`]).
@@ -713,7 +713,11 @@ impl Reader {
                 message,
             })?;
         let bs_max = plan.largest_fitting(per_file);
+        let writes = read_percent < 100 && !trim;
+        let reads_back = self.shape.verify.is_some() && self.do_verify && writes;
         Ok(JobSpec {
+            reads_back,
+            norandommap: self.norandommap,
             synthetic: Synthetic {
                 read_percent,
                 trim,
@@ -775,6 +779,8 @@ impl Reader {
             io_size: None,
             loops: 1,
             last_line,
+            reads_back: false,
+            norandommap: self.norandommap,
             iolog: Some(iolog),
         }
     }

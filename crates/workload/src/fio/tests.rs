@@ -1134,25 +1134,6 @@ fn number_ios_counts_from_the_end_of_the_ramp_as_in_fio() {
 }
 
 #[test]
-fn a_verifying_writer_is_told_its_read_back_is_not_issued() {
-    // fio 3.33 issues 256 writes then 256 verify reads for this job.
-    let notes = |text: &str| file_of(text).notes;
-    let said = notes("[j]\nrw=write\nsize=1m\nverify=md5\n");
-    assert!(
-        said.iter()
-            .any(|n| n.contains("verify=md5") && n.contains("not issued")),
-        "{said:?}"
-    );
-    assert!(notes("[j]\nrw=write\nsize=1m\nverify=md5\ndo_verify=0\n").is_empty());
-    assert!(notes("[j]\nrw=read\nsize=1m\nverify=md5\n").is_empty());
-    assert_refused(
-        "[j]\ndo_verify=maybe\n",
-        "t.fio:2:",
-        &["do_verify", "0 or 1"],
-    );
-}
-
-#[test]
 fn filesize_is_each_files_size_as_in_fio() {
     // fio 3.33 reads 4 files of 1 MiB here: 1024 reads of 4 KiB.
     let jobs = jobs_of("[j]\nrw=read\nnrfiles=4\nfilesize=1m\n");

@@ -1,0 +1,180 @@
+//! fio's verify read-back (`verify=` with `do_verify=1`), each case with
+//! what fio 3.33 issued for it (psync on a file, `--write_iolog`).
+
+use iosteer_sched::{Nanos, Op, Request};
+
+use super::*;
+use crate::workload::Generator;
+
+const GIB: u64 = 1 << 30;
+
+/// What the one job of `text` issues on a 1 GiB drive, each request
+/// completing as it is issued.
+fn issued(text: &str) -> Vec<Request> {
+    let jobs = parse(text, "t.fio", GIB).unwrap();
+    Generator::new(jobs[0].clone(), 0, 1).requests_unloaded()
+}
+
+/// The requests of `op`, as (offset, length) in the order issued.
+fn pieces(requests: &[Request], op: Op) -> Vec<(u64, u64)> {
+    requests
+        .iter()
+        .filter(|r| r.op == op)
+        .map(|r| (r.offset.0, r.len.0))
+        .collect()
+}
+
+fn count(requests: &[Request], op: Op) -> usize {
+    requests.iter().filter(|r| r.op == op).count()
+}
+
+/// fio 3.33, `rw=write bs=4k size=256k loops=2 verify=crc32c`: 64 writes
+/// from offset 0, 64 reads of the same blocks in the same order, then the
+/// same again.
+#[test]
+fn a_writer_reads_back_after_each_loop_what_the_loop_wrote() {
+    let requests = issued("[j]\nrw=write\nbs=4k\nsize=256k\nloops=2\nverify=crc32c\n");
+    let ops: Vec<Op> = requests.iter().map(|r| r.op).collect();
+    let loop_ops: Vec<Op> = [[Op::Write; 64], [Op::Read; 64]].concat();
+    assert_eq!(ops, [loop_ops.clone(), loop_ops].concat());
+    let blocks: Vec<(u64, u64)> = (0..64).map(|i| (i * 4096, 4096)).collect();
+    assert_eq!(pieces(&requests[..128], Op::Write), blocks);
+    assert_eq!(pieces(&requests[..128], Op::Read), blocks);
+}
+
+/// fio keeps a random job's writes in a list while its random map is on
+/// (read back as written) and in a tree by offset without it (each block
+/// once: 64 writes, 40 reads in fio 3.33's run).
+#[test]
+fn random_writes_read_back_as_written_or_by_offset_without_the_map() {
+    let with_map = issued("[j]\nrw=randwrite\nbs=4k\nsize=256k\nverify=crc32c\n");
+    assert_eq!(pieces(&with_map, Op::Read), pieces(&with_map, Op::Write));
+
+    let without = issued("[j]\nrw=randwrite\nbs=4k\nsize=256k\nverify=crc32c\nnorandommap\n");
+    let mut written = pieces(&without, Op::Write);
+    assert_eq!(written.len(), 64);
+    written.sort_unstable();
+    written.dedup();
+    assert!(
+        written.len() < 64,
+        "no block written twice in 64 draws of 64"
+    );
+    assert_eq!(pieces(&without, Op::Read), written);
+    let first_read = without.iter().position(|r| r.op == Op::Read).unwrap();
+    assert_eq!(first_read, 64, "reads only after the writes");
+}
+
+/// With `verify`, fio 3.33 ends a loop at `size` whatever `io_size` says,
+/// and goes on only while the bytes done, read-backs included, fall short
+/// of `io_size`: 64/64 with io_size=512k, 128/128 with 1m; 64 writes with
+/// do_verify=0; 128 writes without verify.
+#[test]
+fn verify_ends_a_loop_at_size_and_read_backs_count_toward_io_size() {
+    let job = |extra: &str| issued(&format!("[j]\nrw=write\nbs=4k\nsize=256k\n{extra}"));
+    let counts = |r: &[Request]| (count(r, Op::Write), count(r, Op::Read));
+    assert_eq!(counts(&job("io_size=512k\nverify=crc32c\n")), (64, 64));
+    assert_eq!(counts(&job("io_size=1m\nverify=crc32c\n")), (128, 128));
+    assert_eq!(
+        counts(&job("io_size=512k\nverify=crc32c\ndo_verify=0\n")),
+        (64, 0)
+    );
+    assert_eq!(counts(&job("io_size=512k\n")), (128, 0));
+    assert_eq!(counts(&job("number_ios=10\nverify=crc32c\n")), (10, 10));
+}
+
+/// fio's `end_fsync` closes each loop's writes before the read-back; no
+/// flush follows it (fio 3.33, `size=64k fsync=4 end_fsync=1`: syncs
+/// after writes 4, 8 and 12, one at the end of the writes, then 16 reads).
+#[test]
+fn end_fsync_flushes_before_the_read_back_not_after() {
+    let requests = issued("[j]\nrw=write\nbs=4k\nsize=64k\nfsync=4\nend_fsync=1\nverify=md5\n");
+    let ops: String = requests
+        .iter()
+        .map(|r| match r.op {
+            Op::Write => 'w',
+            Op::Read => 'r',
+            Op::Flush => 'f',
+            Op::Trim => 't',
+        })
+        .collect();
+    assert_eq!(
+        ops,
+        format!("{}f{}", "wwwwf".repeat(3) + "wwww", "r".repeat(16))
+    );
+}
+
+/// A loop cut short by the runtime reads nothing back (fio 3.33,
+/// `rate=1m runtime=1` on 8 MiB: 256 writes, no reads); rate and think
+/// time hold the writes, not the read-back (fio 3.33 issued the 32
+/// reads of `rate_iops=100` within 0.2 ms of the last write).
+#[test]
+fn the_read_back_is_cut_by_the_runtime_and_free_of_rate_and_think_time() {
+    let cut = issued("[j]\nrw=write\nbs=4k\nsize=8m\nrate=1m\nruntime=1\nverify=crc32c\n");
+    assert_eq!((count(&cut, Op::Write), count(&cut, Op::Read)), (256, 0));
+
+    for pacing in ["rate_iops=100", "thinktime=10ms"] {
+        let paced = issued(&format!(
+            "[j]\nrw=write\nbs=4k\nsize=128k\n{pacing}\nverify=crc32c\n"
+        ));
+        let last_write = paced.iter().rfind(|r| r.op == Op::Write).unwrap();
+        assert!(last_write.submitted >= Nanos::from_millis(300), "{pacing}");
+        let reads: Vec<Nanos> = paced
+            .iter()
+            .filter(|r| r.op == Op::Read)
+            .map(|r| r.submitted)
+            .collect();
+        assert_eq!(reads.len(), 32, "{pacing}");
+        let wait = if pacing.starts_with("think") {
+            Nanos::from_millis(10)
+        } else {
+            Nanos::ZERO
+        };
+        assert!(
+            reads.iter().all(|&at| at <= last_write.submitted + wait),
+            "{pacing}: {reads:?}"
+        );
+    }
+}
+
+#[test]
+fn the_notes_say_the_data_is_not_checked() {
+    let file = parse_file("[j]\nrw=write\nsize=1m\nverify=md5\n", "t.fio", GIB).unwrap();
+    assert!(
+        file.notes.iter().any(|n| n.contains("verify=md5")
+            && n.contains("reads back")
+            && n.contains("not checked")),
+        "{:?}",
+        file.notes
+    );
+    for quiet in ["do_verify=0", "rw=read"] {
+        let text = format!("[j]\nrw=write\nsize=1m\nverify=md5\n{quiet}\n");
+        let file = parse_file(&text, "t.fio", GIB).unwrap();
+        assert!(file.notes.is_empty(), "{quiet}: {:?}", file.notes);
+        assert!(file.jobs[0].shape.read_back.is_none());
+    }
+}
+
+/// A read-back that would hold more pieces than memory allows is refused
+/// before the run, naming the way out; a sequential writer of one block
+/// size holds a few runs whatever its size.
+#[test]
+fn a_read_back_too_large_to_hold_is_refused_before_the_run() {
+    let drive = 64 * GIB;
+    let err = parse(
+        "[j]\nrw=randwrite\nbs=512\nsize=16g\nverify=crc32c\n",
+        "t.fio",
+        drive,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.starts_with("t.fio:") && err.contains("do_verify=0") && err.contains("33554432"),
+        "{err}"
+    );
+    assert!(parse(
+        "[j]\nrw=write\nbs=512\nsize=16g\nverify=crc32c\n",
+        "t.fio",
+        drive
+    )
+    .is_ok());
+}

@@ -1,0 +1,52 @@
+//! Where a fio-shaped job is in its pattern: the state its draws, rates,
+//! controls and read-back keep between requests.
+
+use iosteer_sched::Nanos;
+
+use super::controls::TooSlow;
+use super::draw;
+use super::read_back::ReadBackState;
+use crate::flow::FlowMember;
+
+/// Where a fio-shaped job is in its pattern.
+#[derive(Debug, Default)]
+pub(super) struct ShapedState {
+    /// Next sequential offset of each file, relative to the file.
+    pub(super) file_cursors: Vec<u64>,
+    /// fio's `file_service_type`: the file requests go to, how many more
+    /// go there, the next in turn, and the bytes moved in it (`sequential`).
+    pub(super) current_file: usize,
+    pub(super) file_left: u32,
+    pub(super) next_file: usize,
+    pub(super) file_moved: u64,
+    /// Requests left at the current random offset run (`rw=randread:N`).
+    pub(super) run_left: u32,
+    /// Where the next request of a run goes, absolute.
+    pub(super) run_next: u64,
+    pub(super) writes_since_flush: u32,
+    pub(super) completions: u64,
+    pub(super) flushed_at_end: bool,
+    pub(super) last_issue_at: Nanos,
+    /// Per-direction rates ([`JobShape::direction_rates`]): when reads and
+    /// writes may next go.
+    pub(super) rate_due: [Nanos; 2],
+    /// fio's flow ([`crate::flow`]), and whether the job, held back by it,
+    /// is letting its requests out complete.
+    pub(super) flow: Option<FlowMember>,
+    pub(super) flow_quiescing: bool,
+    /// The queue filled and drains until this few are out
+    /// ([`JobShape::queue_drain`]).
+    pub(super) draining: Option<u32>,
+    /// The request that took longer than its `max_latency`: the job stops.
+    pub(super) too_slow: Option<TooSlow>,
+    /// Where a job of strided zones is ([`JobShape::zones`]).
+    pub(super) zone: draw::ZoneCursor,
+    /// fio's `serialize_overlap`: the job's requests in flight.
+    pub(super) overlaps: draw::Overlaps,
+    /// fio's think time: draining before a think, and the completions
+    /// counted at the last one.
+    pub(super) draining_to_think: bool,
+    pub(super) thought_at: u64,
+    /// fio's verify read-back ([`crate::job_shape::ReadBack`]).
+    pub(super) read_back: Option<ReadBackState>,
+}
