@@ -10,7 +10,8 @@
 # added to `[j] ioengine=psync size=8m` (a case may override size) and run
 # on a file fio creates anew. Without
 # cases, the built-in list below runs: byte and request limits, holes,
-# block-size ranges and splits, mixes, per-direction rates, flushes.
+# block-size ranges and splits, mixes, per-direction rates, flushes, and
+# verify's read-back (its reads count among the reads).
 # The jobs run on a file fio creates at `size` (so a sequential job with
 # holes wraps over it; on a device that goes on past the region fio stops
 # after one pass, which iosteer does for a `/dev/...` filename: see
@@ -76,6 +77,22 @@ if [ ${#cases[@]} -eq 0 ]; then
         "rw=randrw;rate=2m,512k;rwmixread=10;runtime=2;time_based;norandommap"
         "rw=randread;rate_iops=100;bsrange=4k-64k;runtime=2;time_based;norandommap"
         "rw=randread;rate=1m;thinktime=10ms;runtime=2;time_based;norandommap"
+        "rw=write;verify=crc32c"
+        "rw=randwrite;verify=crc32c"
+        "rw=randwrite;verify=crc32c;norandommap"
+        "rw=randrw;verify=crc32c"
+        "rw=readwrite;verify=crc32c"
+        "rw=write;verify=crc32c;loops=2"
+        "rw=write;verify=crc32c;io_size=16m"
+        "rw=write;verify=crc32c;io_size=32m"
+        "rw=randwrite;verify=crc32c;io_size=16m;norandommap"
+        "rw=write;verify=crc32c;number_ios=100"
+        "rw=write;verify=md5;do_verify=0;io_size=16m"
+        "rw=write;verify=crc32c;runtime=1;rate=1m"
+        "rw=randwrite;verify=crc32c;bsrange=4k-16k;norandommap"
+        "rw=randwrite;verify=crc32c;iodepth=8;ioengine=libaio;direct=1"
+        "rw=write;verify=crc32c;verify_backlog=100"
+        "rw=randwrite;verify=crc32c;verify_backlog=64;norandommap"
     )
 fi
 cargo build --release -q -p iosteer

@@ -54,6 +54,7 @@
 //! | `sync` | `0` or `none` (fio's default); `1` or `sync` (O_SYNC) and `dsync` (O_DSYNC): every write is sent FUA, as Linux sends a synchronous direct write, with a note (`iosteer run` writes with RWF_SYNC or RWF_DSYNC) |
 //! | `fallocate` | `native`, `posix`, `keep`, `1` (fio's default: `iosteer run` reserves what a file it creates or grows needs before the run) or `none`, `0`, `truncate` (left sparse) |
 //! | `verify`, `do_verify` | a method (`md5`, `crc32c`, ...); a job that writes with `do_verify=1` (fio's default), not `time_based`, reads back what each loop wrote as fio does ([`ReadBack`]): after the loop's writes complete (and its `end_fsync`), every piece once, in the order written while fio's random map is on, else by offset with a later write replacing the pieces it overlaps, at the job's iodepth whatever its rate or think time; a loop then moves `size` whatever `io_size` says, and loops go on while the bytes done, read-backs included, fall short of `io_size`, as in fio 3.33; a loop cut by the runtime reads nothing back; a job that would keep over 16.8 million pieces to read back is refused before the run. The data is not checked (the notes say so; `iosteer run --verify` checks its own) |
+//! | `verify_backlog`, `verify_backlog_batch` | as fio's `get_io_u` takes them: whenever the pieces kept reach a multiple of the backlog and the job's last request was not a read-back, the next batch (the backlog unless given) of requests read back before the job writes on; what is left is read back after the loop. A read-back may go out while its write is still in flight (fio waits for the write), which changes the order only at an iodepth above 1 |
 //! | `write_hint` | `none`, `short`, `medium`, `long`, `extreme` |
 //! | `ioengine` | an engine that issues block I/O (`libaio`, `io_uring`, `psync`, ...); network, zoned, file-system metadata, `null` (no I/O) and other engines are refused by name ([`crate::fio_options::check_engine`]) |
 //! | `zonemode` | `none`; `zbd` is refused (zoned drives are not modelled) |
@@ -136,7 +137,7 @@ use crate::fio_options::{
     canonical, check_engine, near_miss, IGNORED, REFUSED, REPLAY, SUPPORTED, TRACE,
 };
 use crate::fio_text;
-use crate::job_shape::{FileService, JobShape, ReadBack, WriteSync};
+use crate::job_shape::{FileService, JobShape, WriteSync};
 use crate::steady_state::SteadyState;
 use crate::workload::{Arrival, Job, JobKind, Synthetic};
 
@@ -429,9 +430,8 @@ struct JobSpec {
     loops: u64,
     /// Line of the section's last option, for errors about the whole job.
     last_line: usize,
-    /// fio's verify read-back is asked (`verify` and `do_verify=1` on a
-    /// job that writes).
-    reads_back: bool,
+    /// fio's verification options ([`verify`]).
+    verify: Verify,
     norandommap: bool,
     /// fio's `read_iolog`: the job replays this log.
     iolog: Option<IologJob>,
@@ -488,17 +488,11 @@ impl JobSpec {
                 .map_or(synthetic.size, |b| b.min(synthetic.size))
                 .min(whole_blocks(&synthetic, &shape, file_end));
             let bytes = self.io_size.unwrap_or(size);
-            let round = self.round_bytes(&synthetic, size, bytes);
-            shape.read_back = self.read_back(&synthetic, round, bytes);
-            // fio 3.33 with `verify` ends a loop at `size` (its `do_io`), and
-            // goes on past it only after a read-back (`rw=write size=256k
-            // io_size=512k verify=crc32c do_verify=0`: 64 writes).
-            let per_loop = match (&shape.verify, &shape.read_back) {
-                (Some(_), None) => bytes.min(round),
-                _ => bytes,
-            };
-            shape.bytes_limit = Some(per_loop.saturating_mul(self.loops));
-            check_read_back(&shape, &synthetic).map_err(|message| FioError {
+            let loops = (self.loops, self.norandommap);
+            let verified = self
+                .verify
+                .apply(&mut shape, &synthetic, (size, bytes), loops);
+            verified.map_err(|message| FioError {
                 file: file.to_string(),
                 line: self.last_line,
                 message: format!("job [{section}]: {message}"),
@@ -515,27 +509,6 @@ impl JobSpec {
             start: self.start,
             stop: self.runtime.map(|r| self.start + shape.ramp + r),
             shape,
-        })
-    }
-
-    /// The bytes of one of fio's `do_io` rounds with `verify`: `size`, or
-    /// the `io_size` if more for a random writer without the random map.
-    fn round_bytes(&self, s: &Synthetic, size: u64, io_size: u64) -> u64 {
-        let writes = s.read_percent < 100 && !s.trim;
-        match writes && !s.sequential && self.norandommap {
-            true => size.max(io_size),
-            false => size,
-        }
-    }
-
-    /// fio's read-back of a job that moves `round` bytes a round, `goal`
-    /// in all ([`ReadBack`]).
-    fn read_back(&self, s: &Synthetic, round: u64, goal: u64) -> Option<ReadBack> {
-        self.reads_back.then_some(ReadBack {
-            round_bytes: round,
-            goal_bytes: goal,
-            loops: self.loops,
-            by_offset: s.sequential || self.norandommap,
         })
     }
 
@@ -587,43 +560,9 @@ impl JobSpec {
         }
         let last_line = section.options.last().map_or(section.line, |o| o.2);
         let spec = reader.finish(name, file, (last_line, capacity), notes)?;
-        if let (Some(method), true) = (&spec.shape.verify, spec.reads_back) {
-            notes.push(format!(
-                "job {name}: verify={method}: after each loop the job reads back what it wrote, \
-                 as fio does (do_verify=1, its default); the data is not checked \
-                 (iosteer run --verify checks data as it goes)"
-            ));
-        }
+        notes.extend(spec.verify.note(name, &spec.synthetic));
         Ok(spec)
     }
-}
-
-/// Pieces a read-back may hold per round: fio keeps each one a job wrote
-/// until it reads it back (about 100 bytes each in fio, 32 here), and a
-/// job that would hold more is refused before it runs rather than run out
-/// of memory. A sequential writer of one block size holds a few runs
-/// whatever its size, so only random writers and mixed sizes count.
-pub const MAX_READ_BACK_PIECES: u64 = 1 << 24;
-
-fn check_read_back(shape: &JobShape, s: &Synthetic) -> Result<(), String> {
-    let Some(read_back) = &shape.read_back else {
-        return Ok(());
-    };
-    let smallest = shape
-        .blocks
-        .as_ref()
-        .map_or(s.block_min, |b| b[1].smallest())
-        .max(1);
-    let compact = s.sequential && shape.blocks.is_none() && s.block_min == s.block_max;
-    let pieces = read_back.round_bytes / smallest;
-    if compact || pieces <= MAX_READ_BACK_PIECES {
-        return Ok(());
-    }
-    Err(format!(
-        "verify with do_verify=1 reads back every block a loop wrote, and this job \
-         would keep {pieces} of them to read back; at most {MAX_READ_BACK_PIECES}: \
-         a smaller size, larger blocks, or do_verify=0"
-    ))
 }
 
 /// The one direction (read 0, write 1, trim 2) of a job that does not mix
@@ -715,6 +654,7 @@ mod offsets;
 mod reader;
 mod sections;
 mod values;
+mod verify;
 mod zones;
 use blocks::Blocks;
 use controls::Controls;
@@ -729,6 +669,8 @@ use values::{
     Setting,
 };
 pub use values::{size_in, size_value, time_value};
+use verify::Verify;
+pub use verify::MAX_READ_BACK_PIECES;
 use zones::Zones;
 
 #[cfg(test)]

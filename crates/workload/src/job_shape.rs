@@ -214,6 +214,11 @@ pub struct ReadBack {
     /// Read back by offset, each piece once (a sequential job, or one
     /// without the random map); else in the order written.
     pub by_offset: bool,
+    /// fio's `verify_backlog` and its batch: whenever the pieces kept
+    /// reach a multiple of the first, and the job's last request was not
+    /// a read-back, the next this many requests read back (while any is
+    /// kept) before the job writes on.
+    pub backlog: Option<(u64, u64)>,
 }
 
 /// The files a job's region is cut into (fio's `nrfiles`, `filename` and

@@ -44,8 +44,8 @@ pub(super) struct Reader {
     io_size_percent: Option<f64>,
     loops: u64,
     fill_device: bool,
-    /// fio's `do_verify` (default 1): read back what was written, with `verify`.
-    do_verify: bool,
+    /// fio's verification options.
+    verify: Verify,
     /// Latency target, priorities, the engine ([`Controls`]).
     controls: Controls,
     /// `read_iolog` and the `replay_*` options ([`IologReader`]).
@@ -98,7 +98,7 @@ impl Reader {
             io_size_percent: None,
             loops: 1,
             fill_device: false,
-            do_verify: true,
+            verify: Verify::default(),
             controls: Controls::default(),
             iolog: IologReader::default(),
             zones: Zones::default(),
@@ -124,7 +124,7 @@ impl Reader {
         } = *setting;
         let bad = |expected: &str| setting.bad(expected);
         let (capacity, base) = (self.capacity, setting.kb_base);
-        if self.iolog.option(setting)? {
+        if self.iolog.option(setting)? || self.verify.option(setting)? {
             return Ok(());
         }
         match key {
@@ -391,19 +391,6 @@ impl Reader {
                     _ => return Err(bad("none, native, posix, keep, truncate, 0 or 1")),
                 }
             }
-            "verify" => {
-                self.shape.verify = match value {
-                    "0" | "none" | "" => None,
-                    v if VERIFY_METHODS.contains(&v) => Some(v.to_string()),
-                    _ => {
-                        return Err(bad(&format!(
-                            "a verify method: {}",
-                            VERIFY_METHODS.join(", ")
-                        )))
-                    }
-                }
-            }
-            "do_verify" => self.do_verify = boolean(value).ok_or_else(|| bad("0 or 1"))?,
             "write_hint" => {
                 self.hint = LifetimeHint::ALL
                     .into_iter()
@@ -713,10 +700,9 @@ impl Reader {
                 message,
             })?;
         let bs_max = plan.largest_fitting(per_file);
-        let writes = read_percent < 100 && !trim;
-        let reads_back = self.shape.verify.is_some() && self.do_verify && writes;
+        self.shape.verify = self.verify.method.clone();
         Ok(JobSpec {
-            reads_back,
+            verify: self.verify,
             norandommap: self.norandommap,
             synthetic: Synthetic {
                 read_percent,
@@ -779,7 +765,7 @@ impl Reader {
             io_size: None,
             loops: 1,
             last_line,
-            reads_back: false,
+            verify: Verify::default(),
             norandommap: self.norandommap,
             iolog: Some(iolog),
         }

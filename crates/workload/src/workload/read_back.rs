@@ -13,7 +13,9 @@
 //! then while the bytes it completed, read-backs included, fall short of
 //! its `io_size` (or `size`) by a largest block or more (fio's
 //! `keep_running`). A round cut short by the runtime reads nothing back,
-//! and read-backs stop at the job's stop, as fio 3.33's do.
+//! and read-backs stop at the job's stop, as fio 3.33's do. With
+//! `verify_backlog`, batches of read-backs go out among the writes too
+//! ([`ReadBack::backlog`]).
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -49,9 +51,15 @@ impl Run {
     }
 }
 
-/// The pieces a round wrote, to read back.
+/// The pieces a round wrote, to read back, and how many.
 #[derive(Debug)]
-enum Record {
+struct Record {
+    runs: Runs,
+    pieces: u64,
+}
+
+#[derive(Debug)]
+enum Runs {
     /// fio's history list: in the order written.
     AsWritten(VecDeque<Run>),
     /// fio's history tree: by offset, runs not overlapping, keyed by start.
@@ -60,16 +68,18 @@ enum Record {
 
 impl Record {
     fn new(by_offset: bool) -> Record {
-        if by_offset {
-            Record::ByOffset(BTreeMap::new())
+        let runs = if by_offset {
+            Runs::ByOffset(BTreeMap::new())
         } else {
-            Record::AsWritten(VecDeque::new())
-        }
+            Runs::AsWritten(VecDeque::new())
+        };
+        Record { runs, pieces: 0 }
     }
 
     fn push(&mut self, offset: u64, len: u64) {
-        match self {
-            Record::AsWritten(runs) => match runs.back_mut() {
+        self.pieces += 1;
+        match &mut self.runs {
+            Runs::AsWritten(runs) => match runs.back_mut() {
                 Some(last) if last.len == len && last.end() == offset => last.count += 1,
                 _ => runs.push_back(Run {
                     offset,
@@ -77,14 +87,15 @@ impl Record {
                     count: 1,
                 }),
             },
-            Record::ByOffset(runs) => insert_replacing(runs, offset, len),
+            Runs::ByOffset(runs) => self.pieces -= insert_replacing(runs, offset, len),
         }
     }
 
     /// The next piece to read back: the oldest, or the lowest.
     fn pop(&mut self) -> Option<(u64, u64)> {
-        let (piece, rest) = match self {
-            Record::AsWritten(runs) => {
+        self.pieces = self.pieces.checked_sub(1)?;
+        let (piece, rest) = match &mut self.runs {
+            Runs::AsWritten(runs) => {
                 let run = runs.front_mut()?;
                 let piece = (run.offset, run.len);
                 run.offset += run.len;
@@ -94,7 +105,7 @@ impl Record {
                 }
                 return Some(piece);
             }
-            Record::ByOffset(runs) => {
+            Runs::ByOffset(runs) => {
                 let (_, run) = runs.pop_first()?;
                 let rest = Run {
                     offset: run.offset + run.len,
@@ -114,16 +125,15 @@ impl Record {
     }
 
     fn is_empty(&self) -> bool {
-        match self {
-            Record::AsWritten(runs) => runs.is_empty(),
-            Record::ByOffset(runs) => runs.is_empty(),
-        }
+        self.pieces == 0
     }
 }
 
 /// Puts the piece `offset..offset + len` in `runs`, taking out every older
-/// piece it overlaps (fio's `log_io_piece` drops an overlapped piece whole).
-fn insert_replacing(runs: &mut BTreeMap<u64, Run>, offset: u64, len: u64) {
+/// piece it overlaps (fio's `log_io_piece` drops an overlapped piece
+/// whole); returns how many it took out.
+fn insert_replacing(runs: &mut BTreeMap<u64, Run>, offset: u64, len: u64) -> u64 {
+    let mut dropped = 0;
     let end = offset + len;
     let before = runs
         .range(..=offset)
@@ -135,6 +145,7 @@ fn insert_replacing(runs: &mut BTreeMap<u64, Run>, offset: u64, len: u64) {
         runs.remove(&run.offset);
         let kept_before = run.pieces_before(offset);
         let first_after = run.first_from(end);
+        dropped += first_after - kept_before;
         if kept_before > 0 {
             runs.insert(
                 run.offset,
@@ -169,6 +180,7 @@ fn insert_replacing(runs: &mut BTreeMap<u64, Run>, offset: u64, len: u64) {
             );
         }
     }
+    dropped
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -195,6 +207,10 @@ pub(super) struct ReadBackState {
     rounds: u64,
     /// Bytes completed, read-backs included (fio's `io_bytes`).
     completed: u64,
+    /// Read-backs left of a backlog's batch, and whether the job's last
+    /// request was one.
+    batch_left: u64,
+    last_was_read_back: bool,
 }
 
 impl ReadBackState {
@@ -206,6 +222,8 @@ impl ReadBackState {
             round_issued: 0,
             rounds: 1,
             completed: 0,
+            batch_left: 0,
+            last_was_read_back: false,
         }
     }
 
@@ -217,6 +235,24 @@ impl ReadBackState {
     /// The round has moved its bytes: the job's own requests wait.
     fn round_full(&self) -> bool {
         self.round_issued >= self.plan.round_bytes
+    }
+
+    /// A backlog's read-back due before the job writes on, as fio's
+    /// `get_io_u` takes one: a batch under way, or the pieces kept at a
+    /// multiple of the backlog with the last request not a read-back.
+    fn backlog_piece(&mut self) -> Option<(u64, u64)> {
+        let (every, batch) = self.plan.backlog?;
+        if self.record.is_empty() {
+            return None;
+        }
+        if self.batch_left == 0 {
+            if self.record.pieces % every != 0 || self.last_was_read_back {
+                return None;
+            }
+            self.batch_left = batch;
+        }
+        self.batch_left -= 1;
+        self.record.pop()
     }
 }
 
@@ -295,6 +331,20 @@ impl Generator {
                     return true;
                 };
                 Request::new(*next_id, Op::Read, offset, len, now)
+            }
+            Stage::Writing => {
+                // A backlog's read-back goes in the job's own turn and
+                // counts in its round, but not in its schedule.
+                let Some((offset, len)) = rb.backlog_piece() else {
+                    rb.last_was_read_back = false;
+                    return false;
+                };
+                rb.last_was_read_back = true;
+                rb.round_issued += len;
+                out.push(Request::new(*next_id, Op::Read, offset, len, now).with_tenant(tenant));
+                *next_id += 1;
+                self.outstanding += 1;
+                return true;
             }
             _ => return false,
         };
@@ -419,7 +469,7 @@ mod tests {
         for offset in (0..1 << 20).step_by(4096) {
             record.push(offset, 4096);
         }
-        let Record::ByOffset(runs) = &record else {
+        let Runs::ByOffset(runs) = &record.runs else {
             unreachable!()
         };
         assert_eq!(runs.len(), 1);

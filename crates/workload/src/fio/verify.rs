@@ -1,0 +1,156 @@
+//! fio's verification options and what they make of a job: `verify` (the
+//! method), `do_verify`, `verify_backlog` and `verify_backlog_batch`. A job
+//! that writes with a method and `do_verify=1` (fio's default), and is not
+//! `time_based`, reads back what it wrote ([`ReadBack`]); with a method a
+//! loop moves `size` whatever `io_size` says (fio 3.33's `do_io`). The
+//! data itself is not checked: the notes say so.
+
+use super::values::{boolean, Setting};
+use super::VERIFY_METHODS;
+use crate::job_shape::{JobShape, ReadBack};
+use crate::workload::Synthetic;
+
+/// Pieces a read-back may hold per round: fio keeps each one a job wrote
+/// until it reads it back (about 100 bytes each in fio, 32 here), and a
+/// job that would hold more is refused before it runs rather than run out
+/// of memory. A sequential writer of one block size holds a few runs
+/// whatever its size, so only random writers and mixed sizes count.
+pub const MAX_READ_BACK_PIECES: u64 = 1 << 24;
+
+/// What a section's verification options said.
+#[derive(Clone, Debug)]
+pub(super) struct Verify {
+    /// fio's `verify` method; `None` for none.
+    pub(super) method: Option<String>,
+    do_verify: bool,
+    /// fio's `verify_backlog` (0: none) and `verify_backlog_batch` (0: the
+    /// backlog).
+    backlog: u64,
+    backlog_batch: u64,
+}
+
+impl Default for Verify {
+    fn default() -> Verify {
+        Verify {
+            method: None,
+            do_verify: true,
+            backlog: 0,
+            backlog_batch: 0,
+        }
+    }
+}
+
+impl Verify {
+    /// Reads `key` if it is one of these options (`Ok(false)` if not); an
+    /// error is the message.
+    pub(super) fn option(&mut self, setting: &Setting) -> Result<bool, String> {
+        let value = setting.value;
+        let count = || {
+            value
+                .parse::<u64>()
+                .map_err(|_| setting.bad("a count of blocks (0: none)"))
+        };
+        match setting.key {
+            "verify" => {
+                self.method = match value {
+                    "0" | "none" | "" => None,
+                    v if VERIFY_METHODS.contains(&v) => Some(v.to_string()),
+                    _ => {
+                        let methods = VERIFY_METHODS.join(", ");
+                        return Err(setting.bad(&format!("a verify method: {methods}")));
+                    }
+                }
+            }
+            "do_verify" => {
+                self.do_verify = boolean(value).ok_or_else(|| setting.bad("0 or 1"))?;
+            }
+            "verify_backlog" => self.backlog = count()?,
+            "verify_backlog_batch" => self.backlog_batch = count()?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Whether the job reads back what it writes.
+    fn reads_back(&self, s: &Synthetic) -> bool {
+        let writes = s.read_percent < 100 && !s.trim;
+        self.method.is_some() && self.do_verify && writes
+    }
+
+    /// The note of a job that reads back.
+    pub(super) fn note(&self, job: &str, s: &Synthetic) -> Option<String> {
+        let method = self.method.as_ref().filter(|_| self.reads_back(s))?;
+        Some(format!(
+            "job {job}: verify={method}: after each loop the job reads back what it wrote, \
+             as fio does (do_verify=1, its default); the data is not checked \
+             (iosteer run --verify checks data as it goes)"
+        ))
+    }
+
+    /// Sets the job's read-back and byte limit: `size` and `io_size` are
+    /// a loop's bytes without and with `io_size`.
+    pub(super) fn apply(
+        &self,
+        shape: &mut JobShape,
+        s: &Synthetic,
+        (size, io_size): (u64, u64),
+        (loops, norandommap): (u64, bool),
+    ) -> Result<(), String> {
+        // fio's `do_io` ends a loop at `size`, or at `io_size` for a
+        // random writer without the random map, and a backlog's reads
+        // count in it.
+        let writes = s.read_percent < 100 && !s.trim;
+        let random_without_map = writes && !s.sequential && norandommap;
+        let round = if random_without_map {
+            size.max(io_size)
+        } else {
+            size
+        };
+        let read_back = self.reads_back(s).then(|| ReadBack {
+            round_bytes: round + if self.backlog > 0 { size } else { 0 },
+            goal_bytes: io_size,
+            loops,
+            by_offset: s.sequential || norandommap,
+            backlog: (self.backlog > 0).then(|| {
+                let batch = if self.backlog_batch > 0 {
+                    self.backlog_batch
+                } else {
+                    self.backlog
+                };
+                (self.backlog, batch)
+            }),
+        });
+        // With a method but no read-back, fio 3.33 stops after a loop's
+        // `size` (`rw=write size=256k io_size=512k verify=crc32c
+        // do_verify=0`: 64 writes); a read-back lets it go on.
+        let per_loop = match (&self.method, &read_back) {
+            (Some(_), None) => io_size.min(round),
+            _ => io_size,
+        };
+        shape.bytes_limit = Some(per_loop.saturating_mul(loops));
+        shape.read_back = read_back;
+        check_pieces(shape, s)
+    }
+}
+
+/// Refuses a read-back that would hold more than [`MAX_READ_BACK_PIECES`].
+fn check_pieces(shape: &JobShape, s: &Synthetic) -> Result<(), String> {
+    let Some(read_back) = &shape.read_back else {
+        return Ok(());
+    };
+    let smallest = shape
+        .blocks
+        .as_ref()
+        .map_or(s.block_min, |b| b[1].smallest())
+        .max(1);
+    let compact = s.sequential && shape.blocks.is_none() && s.block_min == s.block_max;
+    let pieces = read_back.round_bytes / smallest;
+    if compact || pieces <= MAX_READ_BACK_PIECES {
+        return Ok(());
+    }
+    Err(format!(
+        "verify with do_verify=1 reads back every block a loop wrote, and this job \
+         would keep {pieces} of them to read back; at most {MAX_READ_BACK_PIECES}: \
+         a smaller size, larger blocks, or do_verify=0"
+    ))
+}
