@@ -584,3 +584,23 @@ fn a_sync_job_writes_every_block_and_says_its_writes_are_fua() {
     let notes = run["notes"].to_string();
     assert!(notes.contains("sent FUA"), "{notes}");
 }
+
+/// fio's verify read-back on a real file: 64 writes, then the 64 blocks
+/// read back (fio 3.33 issues the same), and the notes say the data is not
+/// checked by fio's method.
+#[test]
+fn a_verifying_job_reads_back_what_it_wrote() {
+    let text = "[check]\nrw=write\nbs=4k\nsize=256k\niodepth=4\nverify=crc32c\n";
+    let Some((_dir, _, out)) = run_new_job("verify", text, "1m", &["--json"]) else {
+        return;
+    };
+    let report = report_of(&out);
+    let run = &report["runs"][0];
+    assert_eq!(last_phase(run)["write"]["ops"], 64, "{run}");
+    assert_eq!(last_phase(run)["read"]["ops"], 64, "{run}");
+    let notes = run["notes"].to_string();
+    assert!(
+        notes.contains("reads back") && notes.contains("not checked"),
+        "{notes}"
+    );
+}
