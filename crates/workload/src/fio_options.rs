@@ -64,6 +64,7 @@ pub const SUPPORTED: &[&str] = &[
     "do_verify",
     "verify_backlog",
     "verify_backlog_batch",
+    "verify_only",
     "fallocate",
     "write_hint",
     "ioengine",
@@ -257,7 +258,6 @@ pub const IGNORED: &[&str] = &[
 pub const REFUSED: &[(&str, &str)] = &[
     ("openfiles", "fio keeps at most that many of the job's files open and serves only those until each has moved its size (openfiles=1 of nrfiles=4: one file after another; norandommap: the first files only), waiting for completions each time it meets a closed one; iosteer serves every file"),
     ("file_append", "fio starts at the end of the existing file; the simulated drive has no files to append to (use offset)"),
-    ("verify_only", "fio only reads back data written by an earlier run"),
 ];
 
 /// fio's other names for an option, mapped to the name used here.

@@ -219,6 +219,9 @@ pub struct ReadBack {
     /// a read-back, the next this many requests read back (while any is
     /// kept) before the job writes on.
     pub backlog: Option<(u64, u64)>,
+    /// fio's `verify_only`: a round's writes are drawn and kept, not
+    /// issued, and read back at once.
+    pub dry: bool,
 }
 
 /// The files a job's region is cut into (fio's `nrfiles`, `filename` and

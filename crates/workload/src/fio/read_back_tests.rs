@@ -232,3 +232,44 @@ fn a_backlog_reads_back_in_batches_as_fio_does() {
     let quiet = job("verify_backlog=10\ndo_verify=0\n");
     assert_eq!(letters(&quiet), w(32));
 }
+
+/// fio's `verify_only`: no writes, the reads of what they would have
+/// written (fio 3.33, `rw=write size=256k verify_only`: 0 writes, 64
+/// reads); a random job's reads follow its draws.
+#[test]
+fn verify_only_reads_back_what_the_writes_would_have_written() {
+    let sequential = issued("[j]\nrw=write\nbs=4k\nsize=256k\nverify=crc32c\nverify_only\n");
+    assert_eq!(count(&sequential, Op::Write), 0);
+    let blocks: Vec<(u64, u64)> = (0..64).map(|i| (i * 4096, 4096)).collect();
+    assert_eq!(pieces(&sequential, Op::Read), blocks);
+
+    let text = "[j]\nrw=randwrite\nbs=4k\nsize=256k\nverify=crc32c\n";
+    let written = pieces(&issued(text), Op::Write);
+    let only = issued(&format!("{text}verify_only\n"));
+    assert_eq!(pieces(&only, Op::Read), written);
+    assert_eq!(count(&only, Op::Write), 0);
+    let file = parse_file(&format!("{text}verify_only\n"), "t.fio", GIB).unwrap();
+    assert!(
+        file.notes.iter().any(|n| n.contains("verify_only")),
+        "{:?}",
+        file.notes
+    );
+}
+
+/// A round that wrote nothing reads nothing back and the job ends: a mix
+/// whose one request is a read must not wait for a read-back forever.
+#[test]
+fn a_round_that_wrote_nothing_ends() {
+    let requests =
+        issued("[j]\nrw=randrw\nrwmixread=99\nbs=4k\nsize=256k\nnumber_ios=3\nverify=md5\n");
+    assert!(
+        parse("[j]\nrw=randrw\nrwmixread=99\nverify=md5\n", "t.fio", GIB).unwrap()[0]
+            .shape
+            .read_back
+            .is_some()
+    );
+    assert_eq!(
+        (count(&requests, Op::Read), count(&requests, Op::Write)),
+        (3, 0)
+    );
+}

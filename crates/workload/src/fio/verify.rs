@@ -27,6 +27,8 @@ pub(super) struct Verify {
     /// backlog).
     backlog: u64,
     backlog_batch: u64,
+    /// fio's `verify_only`: the writes are not issued, only read back.
+    only: bool,
 }
 
 impl Default for Verify {
@@ -36,6 +38,7 @@ impl Default for Verify {
             do_verify: true,
             backlog: 0,
             backlog_batch: 0,
+            only: false,
         }
     }
 }
@@ -66,6 +69,9 @@ impl Verify {
             }
             "verify_backlog" => self.backlog = count()?,
             "verify_backlog_batch" => self.backlog_batch = count()?,
+            "verify_only" => {
+                self.only = boolean(value).ok_or_else(|| setting.bad("nothing, 0 or 1"))?;
+            }
             _ => return Ok(false),
         }
         Ok(true)
@@ -80,9 +86,15 @@ impl Verify {
     /// The note of a job that reads back.
     pub(super) fn note(&self, job: &str, s: &Synthetic) -> Option<String> {
         let method = self.method.as_ref().filter(|_| self.reads_back(s))?;
+        let what = if self.only {
+            "verify_only: the job issues no writes, and reads back what they would have \
+             written, as fio does (an earlier run wrote it)"
+        } else {
+            "after each loop the job reads back what it wrote, as fio does (do_verify=1, \
+             its default)"
+        };
         Some(format!(
-            "job {job}: verify={method}: after each loop the job reads back what it wrote, \
-             as fio does (do_verify=1, its default); the data is not checked \
+            "job {job}: verify={method}: {what}; the data is not checked \
              (iosteer run --verify checks data as it goes)"
         ))
     }
@@ -119,6 +131,7 @@ impl Verify {
                 };
                 (self.backlog, batch)
             }),
+            dry: self.only,
         });
         // With a method but no read-back, fio 3.33 stops after a loop's
         // `size` (`rw=write size=256k io_size=512k verify=crc32c

@@ -21,7 +21,8 @@ use std::collections::{BTreeMap, VecDeque};
 
 use iosteer_sched::{Nanos, Op, Request};
 
-use super::{Generator, JobKind};
+use super::rates::direction_index;
+use super::{Generator, JobKind, Planned};
 use crate::bssplit::BlockSplit;
 use crate::job_shape::ReadBack;
 
@@ -308,8 +309,8 @@ impl Generator {
         pending && !past_stop
     }
 
-    /// Issues the round's flush or its next read-back at `now`; `false`
-    /// when the job is writing.
+    /// Issues the round's flush, its next read-back or a backlog's at
+    /// `now`; `false` when the job writes instead.
     pub(super) fn issue_read_back(
         &mut self,
         now: Nanos,
@@ -332,6 +333,10 @@ impl Generator {
                 };
                 Request::new(*next_id, Op::Read, offset, len, now)
             }
+            Stage::Writing if rb.plan.dry => {
+                self.dry_round(now);
+                return self.issue_read_back(now, next_id, out);
+            }
             Stage::Writing => {
                 // A backlog's read-back goes in the job's own turn and
                 // counts in its round, but not in its schedule.
@@ -346,13 +351,27 @@ impl Generator {
                 self.outstanding += 1;
                 return true;
             }
-            _ => return false,
+            Stage::Flushing | Stage::Done => return true,
         };
         out.push(request.with_tenant(tenant));
         *next_id += 1;
         self.outstanding += 1;
         self.due = Some(now);
         true
+    }
+
+    /// fio's `verify_only`: the round's requests drawn and their writes
+    /// kept, none issued; the read-back follows at once.
+    fn dry_round(&mut self, now: Nanos) {
+        while self.writes_open() && !self.own_limit_reached() {
+            let Planned { op, offset, len } = self.planned.take().unwrap_or_else(|| self.draw(now));
+            if let Some(direction) = direction_index(op) {
+                self.direction_bytes[direction] += len;
+            }
+            self.issued += 1;
+            self.record_for_read_back(op, offset, len);
+        }
+        self.advance_read_back(now);
     }
 
     /// One of the job's own requests went out: a write is recorded.
@@ -368,46 +387,53 @@ impl Generator {
     /// `request` completed at `now`: with nothing out, a round moves on
     /// (written: flush or read back; read back: the next round or the end).
     pub(super) fn read_back_completed(&mut self, request: &Request, now: Nanos) {
-        let writing_over = self.shaped.read_back.is_some() && !self.writes_open();
-        let own_over = self.own_limit_reached();
-        let outstanding = self.outstanding;
-        let end_flush = self.job.shape.end_flush;
-        let max_block = self.largest_block();
         let Some(rb) = self.shaped.read_back.as_mut() else {
             return;
         };
         rb.completed += request.len.0;
-        if outstanding > 0 {
-            return;
+        if self.outstanding == 0 {
+            self.advance_read_back(now);
         }
-        let next = match rb.stage {
-            Stage::Writing if writing_over || own_over => {
-                if end_flush {
-                    Stage::FlushDue
-                } else {
-                    Stage::Reading
+    }
+
+    /// With nothing out, moves the round on as far as it goes at `now`
+    /// (a round that wrote nothing reads nothing back and ends at once).
+    fn advance_read_back(&mut self, now: Nanos) {
+        loop {
+            let writing_over = !self.writes_open();
+            let own_over = self.own_limit_reached();
+            let end_flush = self.job.shape.end_flush;
+            let max_block = self.largest_block();
+            let Some(rb) = self.shaped.read_back.as_mut() else {
+                return;
+            };
+            let next = match rb.stage {
+                Stage::Writing if writing_over || own_over => match end_flush && !rb.plan.dry {
+                    true => Stage::FlushDue,
+                    false => Stage::Reading,
+                },
+                Stage::Flushing => Stage::Reading,
+                Stage::Reading if rb.record.is_empty() => {
+                    let goal_left = rb.plan.goal_bytes.saturating_sub(rb.completed);
+                    let more = rb.rounds < rb.plan.loops || goal_left >= max_block.max(1);
+                    if more && !own_over {
+                        rb.rounds += 1;
+                        rb.round_issued = 0;
+                        self.shaped.flushed_at_end = false;
+                        Stage::Writing
+                    } else {
+                        Stage::Done
+                    }
                 }
+                stage => stage,
+            };
+            if next == rb.stage {
+                return;
             }
-            Stage::Flushing => Stage::Reading,
-            Stage::Reading if rb.record.is_empty() => {
-                let goal_left = rb.plan.goal_bytes.saturating_sub(rb.completed);
-                let more = rb.rounds < rb.plan.loops || goal_left >= max_block.max(1);
-                if more && !own_over {
-                    rb.rounds += 1;
-                    rb.round_issued = 0;
-                    self.shaped.flushed_at_end = false;
-                    Stage::Writing
-                } else {
-                    Stage::Done
-                }
-            }
-            stage => stage,
-        };
-        if next != Stage::Writing || rb.stage != Stage::Writing {
+            rb.stage = next;
             self.due = Some(now);
             self.shaped.draining_to_think = false;
         }
-        rb.stage = next;
     }
 
     fn largest_block(&self) -> u64 {
