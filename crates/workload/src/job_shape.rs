@@ -86,8 +86,9 @@ pub struct JobShape {
     /// fio's `verify` method (the data is not checked: `iosteer run
     /// --verify` checks its own).
     pub verify: Option<String>,
-    /// fio's read-back of what the job wrote (`verify` with `do_verify=1`).
-    pub read_back: Option<ReadBack>,
+    /// fio's rounds, for a job of a job file that is not time based
+    /// (`None`: the job issues until its limits, in one stream).
+    pub rounds: Option<Rounds>,
     /// Bytes per second of reads, writes and trims below which fio would
     /// stop the job (`rate_min`, a floor per direction): the report notes a
     /// job that falls below one in a direction it issued.
@@ -197,20 +198,33 @@ impl JobShape {
     }
 }
 
-/// fio's verify read-back: the job works in rounds, each moving
-/// `round_bytes` of its own requests, then reading back every piece it
-/// wrote, as fio does after each loop of a job with `verify=` and
-/// `do_verify=1` (the `read_back` module of [`crate::workload`] says how).
+/// fio's rounds (its `thread_main` calling `do_io` once a loop): the job
+/// moves `round_bytes` of its own requests, lets them complete, flushes
+/// with `end_fsync`, reads back what it wrote if it verifies, and goes on
+/// to the next round while it has loops left, or while the bytes it
+/// completed fall short of `goal_bytes` (the `rounds` module of
+/// [`crate::workload`] says how).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReadBack {
+pub struct Rounds {
     /// Bytes of its own requests a round moves (fio's `size`; its
-    /// `io_size`, if more, for a random writer without the random map).
+    /// `io_size`, if more, for a random writer without the random map);
+    /// a `verify_backlog`'s read-backs count in it.
     pub round_bytes: u64,
     /// After `loops` rounds, more go on while the bytes completed,
     /// read-backs included, fall short of this by a largest block (fio's
-    /// `io_size`, else `size`).
+    /// `io_size`, else `size`)...
     pub goal_bytes: u64,
     pub loops: u64,
+    /// ...unless the job has a `verify` method and no read-back (fio 3.33
+    /// then stops after its loops).
+    pub past_loops: bool,
+    /// fio's read-back of what the job wrote (`verify` with `do_verify=1`).
+    pub read_back: Option<ReadBack>,
+}
+
+/// fio's verify read-back of what a round wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadBack {
     /// Read back by offset, each piece once (a sequential job, or one
     /// without the random map); else in the order written.
     pub by_offset: bool,

@@ -306,11 +306,7 @@ impl Generator {
             direction_requests: [0; 3],
             finished_at: None,
             shaped: ShapedState {
-                read_back: job
-                    .shape
-                    .read_back
-                    .clone()
-                    .map(read_back::ReadBackState::new),
+                rounds: job.shape.rounds.clone().map(rounds::RoundsState::new),
                 ..ShapedState::default()
             },
             depth_search: new_depth_search(&job),
@@ -488,8 +484,8 @@ impl Generator {
     /// state ([`crate::steady_state`]).
     pub fn limit_reached(&self) -> bool {
         let shape = &self.job.shape;
-        let by_count = match &self.shaped.read_back {
-            Some(read_back) => read_back.done(),
+        let by_count = match &self.shaped.rounds {
+            Some(rounds) => rounds.done(),
             None => self.own_limit_reached(),
         };
         by_count
@@ -515,7 +511,7 @@ impl Generator {
     }
 
     fn issuing_over_at(&self, resume: Option<Nanos>) -> bool {
-        !self.waiting && resume.is_none() && !self.read_back_pending()
+        !self.waiting && resume.is_none() && !self.round_pending()
     }
 
     /// When the job issues next by its schedule, a held job's retry and its
@@ -525,7 +521,7 @@ impl Generator {
         if self.limit_reached() {
             return None;
         }
-        let at = match self.read_back_resume() {
+        let at = match self.round_resume() {
             Some(reading) => reading?,
             None => self.due?,
         };
@@ -573,7 +569,7 @@ impl Generator {
         } else if self.end_flush_pending() {
             self.shaped.flushed_at_end = true;
             self.push_flush(now, next_id, out);
-        } else if !self.issue_read_back(now, next_id, out) {
+        } else if !self.issue_in_round(now, next_id, out) {
             match self.job.kind {
                 JobKind::Trace(_) => self.issue_trace(now, next_id, out),
                 JobKind::Synthetic(_) => self.issue_synthetic(now, next_id, out),
@@ -636,7 +632,7 @@ impl Generator {
         }
         *next_id += 1;
         self.issued += 1;
-        self.record_for_read_back(op, offset, len);
+        self.record_in_round(op, offset, len);
         self.start_draining_to_think();
         if now < self.job.start + self.job.shape.ramp {
             self.issued_in_ramp += 1;
@@ -741,7 +737,7 @@ impl Generator {
         if self.job.shape.serialize_overlap {
             self.shaped.overlaps.completed(request.id.0);
         }
-        self.read_back_completed(request, now);
+        self.round_completed(request, now);
         if self.writes_open() {
             self.think_after_completion(now);
         }
@@ -764,6 +760,7 @@ use controls::new_depth_search;
 mod rates;
 use rates::{clamped_nanos, direction_index};
 mod read_back;
+mod rounds;
 mod shaped;
 use shaped::ShapedState;
 mod trace_job;

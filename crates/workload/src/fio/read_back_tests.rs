@@ -150,7 +150,13 @@ fn the_notes_say_the_data_is_not_checked() {
         let text = format!("[j]\nrw=write\nsize=1m\nverify=md5\n{quiet}\n");
         let file = parse_file(&text, "t.fio", GIB).unwrap();
         assert!(file.notes.is_empty(), "{quiet}: {:?}", file.notes);
-        assert!(file.jobs[0].shape.read_back.is_none());
+        assert!(file.jobs[0]
+            .shape
+            .rounds
+            .as_ref()
+            .unwrap()
+            .read_back
+            .is_none());
     }
 }
 
@@ -265,6 +271,9 @@ fn a_round_that_wrote_nothing_ends() {
     assert!(
         parse("[j]\nrw=randrw\nrwmixread=99\nverify=md5\n", "t.fio", GIB).unwrap()[0]
             .shape
+            .rounds
+            .as_ref()
+            .unwrap()
             .read_back
             .is_some()
     );
@@ -272,4 +281,34 @@ fn a_round_that_wrote_nothing_ends() {
         (count(&requests, Op::Read), count(&requests, Op::Write)),
         (3, 0)
     );
+}
+
+/// fio's rounds without verify: a loop moves `size`, `end_fsync` closes
+/// each loop, and past its loops a job goes on only while it falls short
+/// of `io_size` (fio 3.33: writes and syncs).
+#[test]
+fn loops_and_io_size_move_in_rounds_each_closed_by_end_fsync() {
+    let job = |extra: &str| {
+        let requests = issued(&format!("[j]\nbs=4k\nsize=32k\nend_fsync=1\n{extra}"));
+        (
+            count(&requests, Op::Write),
+            count(&requests, Op::Read),
+            count(&requests, Op::Flush),
+        )
+    };
+    assert_eq!(job("rw=write\nloops=3\n"), (24, 0, 3));
+    assert_eq!(job("rw=write\nio_size=96k\n"), (24, 0, 3));
+    assert_eq!(job("rw=write\nio_size=64k\nloops=2\n"), (16, 0, 2));
+    assert_eq!(job("rw=randwrite\nio_size=64k\nloops=2\n"), (16, 0, 2));
+    assert_eq!(
+        job("rw=randwrite\nio_size=64k\nloops=2\nnorandommap\n"),
+        (32, 0, 2)
+    );
+    assert_eq!(job("rw=write\nio_size=16k\nloops=3\n"), (12, 0, 3));
+    assert_eq!(job("rw=read\nio_size=80k\n"), (0, 20, 0));
+    // Each loop's flush comes after its writes complete, before the next.
+    let ops = letters(&issued(
+        "[j]\nrw=write\nbs=4k\nsize=16k\nloops=2\nend_fsync=1\n",
+    ));
+    assert_eq!(ops, "wwwwfwwwwf");
 }

@@ -701,6 +701,8 @@ impl Reader {
             })?;
         let bs_max = plan.largest_fitting(per_file);
         self.shape.verify = self.verify.method.clone();
+        // fio syncs only a job that writes (`should_fsync`).
+        self.shape.end_flush &= read_percent < 100 && !trim;
         Ok(JobSpec {
             verify: self.verify,
             norandommap: self.norandommap,

@@ -7,7 +7,7 @@
 
 use super::values::{boolean, Setting};
 use super::VERIFY_METHODS;
-use crate::job_shape::{JobShape, ReadBack};
+use crate::job_shape::{JobShape, ReadBack, Rounds};
 use crate::workload::Synthetic;
 
 /// Pieces a read-back may hold per round: fio keeps each one a job wrote
@@ -99,8 +99,9 @@ impl Verify {
         ))
     }
 
-    /// Sets the job's read-back and byte limit: `size` and `io_size` are
-    /// a loop's bytes without and with `io_size`.
+    /// Sets the rounds of a job that is not time based, with its
+    /// read-back, and its byte limit: `size` and `io_size` are a loop's
+    /// bytes without and with `io_size`.
     pub(super) fn apply(
         &self,
         shape: &mut JobShape,
@@ -108,7 +109,7 @@ impl Verify {
         (size, io_size): (u64, u64),
         (loops, norandommap): (u64, bool),
     ) -> Result<(), String> {
-        // fio's `do_io` ends a loop at `size`, or at `io_size` for a
+        // fio's `do_io` ends a round at `size`, or at `io_size` for a
         // random writer without the random map, and a backlog's reads
         // count in it.
         let writes = s.read_percent < 100 && !s.trim;
@@ -119,9 +120,6 @@ impl Verify {
             size
         };
         let read_back = self.reads_back(s).then(|| ReadBack {
-            round_bytes: round + if self.backlog > 0 { size } else { 0 },
-            goal_bytes: io_size,
-            loops,
             by_offset: s.sequential || norandommap,
             backlog: (self.backlog > 0).then(|| {
                 let batch = if self.backlog_batch > 0 {
@@ -133,22 +131,25 @@ impl Verify {
             }),
             dry: self.only,
         });
-        // With a method but no read-back, fio 3.33 stops after a loop's
-        // `size` (`rw=write size=256k io_size=512k verify=crc32c
-        // do_verify=0`: 64 writes); a read-back lets it go on.
-        let per_loop = match (&self.method, &read_back) {
-            (Some(_), None) => io_size.min(round),
-            _ => io_size,
-        };
-        shape.bytes_limit = Some(per_loop.saturating_mul(loops));
-        shape.read_back = read_back;
+        let backlog = read_back.as_ref().is_some_and(|r| r.backlog.is_some());
+        shape.bytes_limit = Some(io_size.saturating_mul(loops));
+        shape.rounds = Some(Rounds {
+            round_bytes: round + if backlog { size } else { 0 },
+            goal_bytes: io_size,
+            loops,
+            // With a method but no read-back, fio 3.33 stops after its
+            // loops (`rw=write size=256k io_size=512k verify=crc32c
+            // do_verify=0`: 64 writes); a read-back lets it go on.
+            past_loops: self.method.is_none() || read_back.is_some(),
+            read_back,
+        });
         check_pieces(shape, s)
     }
 }
 
 /// Refuses a read-back that would hold more than [`MAX_READ_BACK_PIECES`].
 fn check_pieces(shape: &JobShape, s: &Synthetic) -> Result<(), String> {
-    let Some(read_back) = &shape.read_back else {
+    let Some(rounds) = shape.rounds.as_ref().filter(|r| r.read_back.is_some()) else {
         return Ok(());
     };
     let smallest = shape
@@ -157,7 +158,7 @@ fn check_pieces(shape: &JobShape, s: &Synthetic) -> Result<(), String> {
         .map_or(s.block_min, |b| b[1].smallest())
         .max(1);
     let compact = s.sequential && shape.blocks.is_none() && s.block_min == s.block_max;
-    let pieces = read_back.round_bytes / smallest;
+    let pieces = rounds.round_bytes / smallest;
     if compact || pieces <= MAX_READ_BACK_PIECES {
         return Ok(());
     }

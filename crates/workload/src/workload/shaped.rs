@@ -5,7 +5,7 @@ use iosteer_sched::Nanos;
 
 use super::controls::TooSlow;
 use super::draw;
-use super::read_back::ReadBackState;
+use super::rounds::RoundsState;
 use crate::flow::FlowMember;
 
 /// Where a fio-shaped job is in its pattern.
@@ -47,6 +47,6 @@ pub(super) struct ShapedState {
     /// counted at the last one.
     pub(super) draining_to_think: bool,
     pub(super) thought_at: u64,
-    /// fio's verify read-back ([`crate::job_shape::ReadBack`]).
-    pub(super) read_back: Option<ReadBackState>,
+    /// fio's rounds ([`crate::job_shape::Rounds`]).
+    pub(super) rounds: Option<RoundsState>,
 }

@@ -1,0 +1,320 @@
+//! fio's rounds ([`Rounds`]): a job of a job file that is not `time_based`
+//! works as fio's `thread_main` does. A round issues the job's own
+//! requests until it has moved `round_bytes` (fio's `do_io`; the job's
+//! byte and request limits end the last one sooner), lets them complete,
+//! flushes if the job has `end_fsync`, then, for a job that verifies,
+//! reads back what the round wrote (fio's `do_verify`, [`ReadBack`]):
+//! every piece once, as fast as the job's iodepth allows, whatever its
+//! rate or think time. Rounds go on while the job has `loops` left, then
+//! while the bytes it completed, read-backs included, fall short of its
+//! `io_size` (or `size`) by a largest block or more (fio's
+//! `keep_running`). A round cut short by the runtime reads nothing back,
+//! and nothing more is issued past the job's stop, as in fio 3.33.
+
+use iosteer_sched::{Nanos, Op, Request};
+
+use super::rates::direction_index;
+use super::read_back::ReadBackState;
+use super::{Generator, JobKind, Planned};
+use crate::bssplit::BlockSplit;
+use crate::job_shape::Rounds;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    /// Issuing the job's own requests.
+    Writing,
+    /// The round's flush (`end_fsync`) is due, or out.
+    FlushDue,
+    Flushing,
+    /// Reading back the round's pieces.
+    Reading,
+    /// No round follows.
+    Done,
+}
+
+/// Where a job is in its rounds ([`Rounds`]).
+#[derive(Debug)]
+pub(super) struct RoundsState {
+    plan: Rounds,
+    stage: Stage,
+    /// Bytes of the round's requests issued (a backlog's read-backs too).
+    round_issued: u64,
+    rounds: u64,
+    /// Bytes completed, read-backs included (fio's `io_bytes`), and the
+    /// bytes out.
+    completed: u64,
+    in_flight: u64,
+    read_back: Option<ReadBackState>,
+}
+
+impl RoundsState {
+    pub(super) fn new(plan: Rounds) -> RoundsState {
+        RoundsState {
+            read_back: plan.read_back.clone().map(ReadBackState::new),
+            plan,
+            stage: Stage::Writing,
+            round_issued: 0,
+            rounds: 1,
+            completed: 0,
+            in_flight: 0,
+        }
+    }
+
+    /// No round follows: the job's own limits end it.
+    pub(super) fn done(&self) -> bool {
+        self.stage == Stage::Done
+    }
+
+    /// The round has moved its bytes: the job's own requests wait.
+    fn round_full(&self) -> bool {
+        self.round_issued >= self.plan.round_bytes
+    }
+
+    fn nothing_to_read(&self) -> bool {
+        self.read_back
+            .as_ref()
+            .is_none_or(|rb| rb.record.is_empty())
+    }
+
+    /// The next piece to read back after the round.
+    fn next_piece(&mut self) -> Option<(u64, u64)> {
+        self.read_back.as_mut()?.record.pop()
+    }
+
+    /// fio's `verify_only`: the round's writes are kept, not issued.
+    fn dry(&self) -> bool {
+        self.read_back.as_ref().is_some_and(|rb| rb.plan.dry)
+    }
+}
+
+impl Generator {
+    /// A job in rounds issues its own requests only while writing and its
+    /// round has room.
+    pub(super) fn writes_open(&self) -> bool {
+        self.shaped
+            .rounds
+            .as_ref()
+            .is_none_or(|r| r.stage == Stage::Writing && !r.round_full())
+    }
+
+    /// The job's own limits (bytes, requests) are reached.
+    pub(super) fn own_limit_reached(&self) -> bool {
+        let shape = &self.job.shape;
+        shape.bytes_limit.is_some_and(|b| self.bytes_issued() >= b)
+            || shape
+                .ios_limit
+                .is_some_and(|n| self.issued - self.issued_in_ramp >= n)
+    }
+
+    /// When a job in rounds issues next while not writing: `None` for a
+    /// job writing (its own schedule holds), `Some(None)` while it waits
+    /// for what it has out, `Some(Some(at))` when a flush or a read-back
+    /// is due.
+    pub(super) fn round_resume(&self) -> Option<Option<Nanos>> {
+        let rounds = self.shaped.rounds.as_ref()?;
+        match rounds.stage {
+            Stage::Writing if self.writes_open() && !self.own_limit_reached() => None,
+            Stage::FlushDue => Some(self.due),
+            Stage::Reading if !rounds.nothing_to_read() => Some(self.due),
+            _ => Some(None),
+        }
+    }
+
+    /// The job will issue more once what it has out completes (a flush,
+    /// a read-back, another round): its issuing is not over, unless its
+    /// stop has come (nothing is issued past it) or it is still writing
+    /// (its own schedule says).
+    pub(super) fn round_pending(&self) -> bool {
+        let Some(rounds) = self.shaped.rounds.as_ref() else {
+            return false;
+        };
+        let past_stop = self
+            .job
+            .stop
+            .is_some_and(|stop| self.due.is_none_or(|due| due >= stop));
+        let writing = self.writes_open() && !self.own_limit_reached();
+        let pending = match rounds.stage {
+            Stage::Done => false,
+            Stage::Writing if writing => false,
+            Stage::FlushDue => true,
+            Stage::Reading if !rounds.nothing_to_read() => true,
+            _ => self.round_follows(),
+        };
+        pending && !past_stop
+    }
+
+    /// Once what is out completes: a flush or a read-back, or a next round.
+    fn round_follows(&self) -> bool {
+        let Some(rounds) = self.shaped.rounds.as_ref() else {
+            return false;
+        };
+        let end_flush = self.job.shape.end_flush && !rounds.dry();
+        let written = matches!(rounds.stage, Stage::Writing);
+        let unread = matches!(rounds.stage, Stage::Writing | Stage::Flushing);
+        if (written && end_flush) || (unread && !rounds.nothing_to_read()) {
+            return true;
+        }
+        let plan = &rounds.plan;
+        let more_loops = rounds.rounds < plan.loops;
+        if self.own_limit_reached() {
+            return more_loops && end_flush;
+        }
+        let done = rounds.completed + rounds.in_flight;
+        let goal_left = plan.goal_bytes.saturating_sub(done);
+        more_loops || (plan.past_loops && goal_left >= self.largest_block().max(1))
+    }
+
+    /// Issues the round's flush, its next read-back or a backlog's at
+    /// `now`; `false` when the job issues its own request instead.
+    pub(super) fn issue_in_round(
+        &mut self,
+        now: Nanos,
+        next_id: &mut u64,
+        out: &mut Vec<Request>,
+    ) -> bool {
+        let tenant = self.tenant;
+        let Some(rounds) = self.shaped.rounds.as_mut() else {
+            return false;
+        };
+        let (op, offset, len) = match rounds.stage {
+            Stage::FlushDue => {
+                rounds.stage = Stage::Flushing;
+                self.shaped.flushed_at_end = true;
+                (Op::Flush, 0, 0)
+            }
+            Stage::Reading => match rounds.next_piece() {
+                Some((offset, len)) => {
+                    rounds.in_flight += len;
+                    (Op::Read, offset, len)
+                }
+                None => return true,
+            },
+            Stage::Writing if rounds.dry() => {
+                self.dry_round(now);
+                return self.issue_in_round(now, next_id, out);
+            }
+            Stage::Writing => {
+                // A backlog's read-back goes in the job's own turn and
+                // counts in its round, but not in its schedule.
+                let Some(rb) = rounds.read_back.as_mut() else {
+                    return false;
+                };
+                let Some((offset, len)) = rb.backlog_piece() else {
+                    rb.last_was_read_back = false;
+                    return false;
+                };
+                rb.last_was_read_back = true;
+                rounds.round_issued += len;
+                rounds.in_flight += len;
+                out.push(Request::new(*next_id, Op::Read, offset, len, now).with_tenant(tenant));
+                *next_id += 1;
+                self.outstanding += 1;
+                return true;
+            }
+            Stage::Flushing | Stage::Done => return true,
+        };
+        out.push(Request::new(*next_id, op, offset, len, now).with_tenant(tenant));
+        *next_id += 1;
+        self.outstanding += 1;
+        self.due = Some(now);
+        true
+    }
+
+    /// fio's `verify_only`: the round's requests drawn and their writes
+    /// kept, none issued; the read-back follows at once.
+    fn dry_round(&mut self, now: Nanos) {
+        while self.writes_open() && !self.own_limit_reached() {
+            let Planned { op, offset, len } = self.planned.take().unwrap_or_else(|| self.draw(now));
+            if let Some(direction) = direction_index(op) {
+                self.direction_bytes[direction] += len;
+            }
+            self.issued += 1;
+            self.record_in_round(op, offset, len);
+            if let Some(rounds) = self.shaped.rounds.as_mut() {
+                rounds.in_flight -= len;
+            }
+        }
+        self.advance_round(now);
+    }
+
+    /// One of the job's own requests went out: counted in the round, and
+    /// a write kept to read back.
+    pub(super) fn record_in_round(&mut self, op: Op, offset: u64, len: u64) {
+        let Some(rounds) = self.shaped.rounds.as_mut() else {
+            return;
+        };
+        rounds.round_issued += len;
+        rounds.in_flight += len;
+        if let (Some(rb), Op::Write) = (rounds.read_back.as_mut(), op) {
+            rb.record.push(offset, len);
+        }
+    }
+
+    /// `request` completed at `now`: with nothing out, the round moves on.
+    pub(super) fn round_completed(&mut self, request: &Request, now: Nanos) {
+        let Some(rounds) = self.shaped.rounds.as_mut() else {
+            return;
+        };
+        rounds.completed += request.len.0;
+        rounds.in_flight = rounds.in_flight.saturating_sub(request.len.0);
+        if self.outstanding == 0 {
+            self.advance_round(now);
+        }
+    }
+
+    /// With nothing out, moves the round on as far as it goes at `now`:
+    /// written, then flushed, then read back, then the next round or the
+    /// end (a round with nothing to read back moves on at once).
+    fn advance_round(&mut self, now: Nanos) {
+        loop {
+            let writing_over = !self.writes_open();
+            let own_over = self.own_limit_reached();
+            let end_flush = self.job.shape.end_flush;
+            let max_block = self.largest_block().max(1);
+            let Some(rounds) = self.shaped.rounds.as_mut() else {
+                return;
+            };
+            let next = match rounds.stage {
+                Stage::Writing if writing_over || own_over => match end_flush && !rounds.dry() {
+                    true => Stage::FlushDue,
+                    false => Stage::Reading,
+                },
+                Stage::Flushing => Stage::Reading,
+                Stage::Reading if rounds.nothing_to_read() => {
+                    let plan = &rounds.plan;
+                    let goal_left = plan.goal_bytes.saturating_sub(rounds.completed);
+                    let more_loops = rounds.rounds < plan.loops;
+                    // A loop with nothing left to issue still flushes, as
+                    // fio's `do_io` does; without a flush it shows nothing.
+                    let next_round = match own_over {
+                        true => more_loops && end_flush,
+                        false => more_loops || (plan.past_loops && goal_left >= max_block),
+                    };
+                    if next_round {
+                        rounds.rounds += 1;
+                        rounds.round_issued = 0;
+                        self.shaped.flushed_at_end = false;
+                        Stage::Writing
+                    } else {
+                        Stage::Done
+                    }
+                }
+                stage => stage,
+            };
+            if next == rounds.stage {
+                return;
+            }
+            rounds.stage = next;
+            self.due = Some(now);
+            self.shaped.draining_to_think = false;
+        }
+    }
+
+    fn largest_block(&self) -> u64 {
+        match (&self.job.kind, &self.job.shape.blocks) {
+            (_, Some(blocks)) => blocks.iter().map(BlockSplit::largest).max().unwrap_or(0),
+            (JobKind::Synthetic(s), None) => s.block_max,
+            (JobKind::Trace(_), None) => 0,
+        }
+    }
+}
