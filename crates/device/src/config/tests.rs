@@ -1,0 +1,159 @@
+use super::*;
+
+#[test]
+fn numbers_too_long_to_read_are_shown_in_scientific_notation() {
+    assert_eq!(readable(&1e-300.to_string()), "1e-300");
+    assert_eq!(readable(&(-1e300).to_string()), "-1e300");
+    assert_eq!(readable(&u64::MAX.to_string()), "18446744073709551615");
+    assert_eq!(readable("0.5"), "0.5");
+    assert_eq!(readable("a name"), "a name");
+    let mut drive = DeviceConfig::preset("consumer-sata").unwrap();
+    drive.over_provisioning = 1e-300;
+    let e = drive.validate().unwrap_err().to_string();
+    assert!(e.starts_with("`over_provisioning` = 1e-300:"), "{e}");
+}
+
+#[test]
+fn a_cache_larger_than_the_drive_or_a_plane_slower_than_a_second_is_refused() {
+    let mut drive = DeviceConfig::preset("consumer-sata").unwrap();
+    drive.cache.size_mib = u64::MAX;
+    let e = drive.validate().unwrap_err().to_string();
+    assert!(e.contains("`cache.size_mib` = 18446744073709551615"), "{e}");
+    let mut drive = DeviceConfig::preset("consumer-sata").unwrap();
+    drive.multi_plane.extra_us_per_plane = 1e297;
+    let e = drive.validate().unwrap_err().to_string();
+    assert!(e.contains("multi_plane.extra_us_per_plane"), "{e}");
+}
+
+#[test]
+fn every_preset_is_valid_and_round_trips_through_toml() {
+    for name in preset_names() {
+        let config = DeviceConfig::preset(name).unwrap();
+        config.validate().unwrap();
+        let again = DeviceConfig::from_toml(&config.to_toml(), "x.toml").unwrap();
+        assert_eq!(config, again, "{name}");
+    }
+}
+
+#[test]
+fn geometry_and_costs_are_bounded_naming_the_field_and_range() {
+    let check = |edit: fn(&mut DeviceConfig), field: &str, range: &str| {
+        let mut c = consumer_sata();
+        edit(&mut c);
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains(field) && e.contains(range), "{field}: {e}");
+    };
+    // 15 GB of maps: 2^31 pages.
+    check(
+        |c| c.geometry.blocks_per_plane = 1 << 20,
+        "geometry",
+        "2^22",
+    );
+    check(
+        |c| {
+            c.geometry.blocks_per_plane = 1 << 17;
+            c.geometry.pages_per_block = 1 << 14;
+        },
+        "geometry",
+        "2^28",
+    );
+    check(|c| c.geometry.page_size = 100, "page_size", "512");
+    check(
+        |c| c.trim_cost.size_exponent = 1e308,
+        "size_exponent",
+        "from 0 to 2",
+    );
+    check(
+        |c| c.trim_cost.per_mib_us = 9e6,
+        "trim_cost",
+        "at most 600 s",
+    );
+    check(|c| c.timing.block_erase_us = 1e12, "block_erase_us", "10 s");
+    check(|c| c.flush_us = f64::NAN, "flush_us", "from 0 to");
+    check(
+        |c| c.timing.host_link_mb_per_s = 1e-9,
+        "host_link_mb_per_s",
+        "from 1 to",
+    );
+    check(
+        |c| c.gc.background_idle_ms = 1e300,
+        "background_idle_ms",
+        "an hour",
+    );
+}
+
+#[test]
+fn preset_capacities_stay_small() {
+    for name in preset_names() {
+        let gib = DeviceConfig::preset(name)
+            .unwrap()
+            .geometry
+            .physical_bytes()
+            >> 30;
+        assert!((1..=64).contains(&gib), "{name}: {gib} GiB");
+    }
+}
+
+#[test]
+fn errors_name_the_file_the_field_and_what_is_accepted() {
+    let err = DeviceConfig::preset("hdd").unwrap_err().to_string();
+    assert!(
+        err.contains("consumer-sata, enterprise-nvme, diskSim-slc"),
+        "{err}"
+    );
+
+    let err = error_reading(&consumer_sata_with(&[(
+        "victim = \"greedy\"",
+        "victim = \"oldest\"",
+    )]));
+    assert!(
+        err.starts_with("drive.toml") && err.contains("greedy") && err.contains("line"),
+        "{err}"
+    );
+
+    let err = error_reading(&consumer_sata_with(&[("channels = 8", "channels = 0")]));
+    assert!(
+        err.contains("geometry.channels") && err.contains("at least 1"),
+        "{err}"
+    );
+
+    let err = error_reading(&consumer_sata_with(&[(
+        "over_provisioning = 0.07",
+        "over_provisioning = 0.01",
+    )]));
+    assert!(err.contains("over_provisioning"), "{err}");
+
+    let err = error_reading(&consumer_sata_with(&[
+        ("channels = 8", "channels = 65536"),
+        ("dies_per_channel = 1", "dies_per_channel = 65536"),
+    ]));
+    assert!(err.contains("4096 dies"), "{err}");
+    let text = consumer_sata_with(&[("high_watermark = 48", "high_watermark = 4294967294")]);
+    assert!(DeviceConfig::from_toml(&text, "drive.toml").is_err());
+
+    let err = error_reading(&(consumer_sata().to_toml() + "\nturbo = true\n"));
+    assert!(err.contains("turbo"), "{err}");
+}
+
+/// consumer-sata as TOML, with each `(from, to)` replaced.
+fn consumer_sata_with(edits: &[(&str, &str)]) -> String {
+    edits
+        .iter()
+        .fold(consumer_sata().to_toml(), |text, (from, to)| {
+            text.replace(from, to)
+        })
+}
+
+/// What reading `text` as `drive.toml` fails with.
+fn error_reading(text: &str) -> String {
+    DeviceConfig::from_toml(text, "drive.toml")
+        .unwrap_err()
+        .to_string()
+}
+
+#[test]
+fn trim_cost_grows_with_ranges_and_size() {
+    let cost = consumer_sata().trim_cost;
+    assert_eq!(cost.micros(1, 0), 2100.0);
+    assert!(cost.micros(64, 64 << 20) > 20_000.0);
+}
