@@ -20,6 +20,9 @@ pub use features::{
 /// (logical to physical, physical to logical), about 8 bytes a page, so
 /// 2^28 pages take 2 GiB of memory (4 TiB of NAND in 16 KiB pages).
 pub const MAX_PHYSICAL_PAGES: u64 = 1 << 28;
+/// Most mapping units a drive may have, for the same reason: the maps hold
+/// a unit each (a page on a page-mapped drive), 8 bytes a unit.
+pub const MAX_MAPPING_UNITS: u64 = MAX_PHYSICAL_PAGES;
 /// Most erase blocks a drive may have: the model keeps about 48 bytes a
 /// block (its state and free lists), so 2^22 blocks take about 200 MiB.
 pub const MAX_BLOCKS: u64 = 1 << 22;
@@ -483,13 +486,19 @@ impl DeviceConfig {
                 "a write cache larger than the drive's NAND holds nothing the drive could",
             );
         }
-        let units =
-            dies * blocks_per_die * u64::from(g.pages_per_block) * u64::from(self.units_per_page());
-        if units >= u64::from(u32::MAX) {
+        // The maps hold a unit each, not a page: 512-byte units of 16 KiB
+        // pages take 32 times the memory the page count says.
+        let units = pages * u64::from(self.units_per_page());
+        if units > MAX_MAPPING_UNITS {
+            let gib = (units * 8) as f64 / f64::from(1u32 << 30);
             return invalid(
                 "geometry",
                 units,
-                "more than 2^32 - 1 mapping units; use larger pages or units, or fewer blocks",
+                &format!(
+                    "more than {MAX_MAPPING_UNITS} mapping units (2^28; the model keeps 8 bytes a \
+                     unit, so this drive would need {gib:.1} GiB of memory, at most 2 GiB); use \
+                     a larger ftl.mapping_unit (the page size maps by page), larger pages or fewer blocks"
+                ),
             );
         }
         let positive_rates = [

@@ -157,3 +157,31 @@ fn trim_cost_grows_with_ranges_and_size() {
     assert_eq!(cost.micros(1, 0), 2100.0);
     assert!(cost.micros(64, 64 << 20) > 20_000.0);
 }
+
+#[test]
+fn a_drive_whose_maps_would_not_fit_in_memory_is_refused_by_its_units_not_its_pages() {
+    // 2 TiB of 16 KiB pages (2^27 pages, within the page bound) mapped by
+    // 512-byte sectors: 2^32 units, 32 GiB of maps. A quarter of it, 2^30
+    // units, was accepted, and a run died allocating its 8 GiB maps.
+    let mut c = consumer_sata();
+    c.geometry.blocks_per_plane = 1 << 15;
+    c.ftl.mapping_unit = 512;
+    assert!(c.geometry.physical_pages() <= MAX_PHYSICAL_PAGES);
+    let e = c.validate().unwrap_err().to_string();
+    assert!(
+        e.starts_with("`geometry` = 4294967296:")
+            && e.contains("2^28")
+            && e.contains("32.0 GiB of memory")
+            && e.contains("ftl.mapping_unit"),
+        "{e}"
+    );
+    // The same drive mapped by page, and 4 KiB units on half of it, fit.
+    c.ftl.mapping_unit = c.geometry.page_size;
+    c.trim_cost.per_mib_us = 0.0;
+    c.validate().unwrap();
+    c.geometry.blocks_per_plane = 1 << 14;
+    c.ftl.mapping_unit = 4096;
+    c.validate().unwrap();
+    c.geometry.blocks_per_plane += 1;
+    assert!(c.validate().is_err(), "2^28 units and a block more");
+}
