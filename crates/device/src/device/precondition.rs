@@ -274,7 +274,9 @@ impl Device {
         keep_going: KeepGoing,
     ) -> Result<(), FtlError> {
         let dies = self.ftl.dies();
-        let share = self.ftl.logical_units() / dies;
+        // Whole pages a die, so the copies stripe pages as the fill does.
+        let upp = self.ftl.units_per_page();
+        let share = self.ftl.logical_units() / (dies * upp) * upp;
         let high_watermark = self.config.gc.high_watermark;
         let mut samples = Vec::new();
         let mut overwritten = Vec::new();
@@ -299,7 +301,7 @@ impl Device {
         self.ftl.replicate(&samples, &overwritten, seed);
         for lpn in u64::from(share * dies)..u64::from(self.ftl.logical_units()) {
             self.ftl
-                .write(lpn, (lpn % u64::from(dies)) as u32, HOST_STREAM)?;
+                .write(lpn, self.ftl.striped_die(lpn), HOST_STREAM)?;
         }
         spread_die_shares(&mut self.ftl, overwrites, seed)?;
         refill_free_blocks(&mut self.ftl, high_watermark)

@@ -11,8 +11,9 @@
 //! and names the logical units they hold so that every logical unit is held
 //! exactly once:
 //! - a unit its sample never overwrote stays where the in-order fill put it
-//!   (sample unit `s` on die `d` is logical unit `s * dies + d`, as the fill
-//!   stripes them);
+//!   (sample unit `s`, slot `s % u` of the sample's page `s / u`, on die `d`
+//!   is logical unit `((s / u) * dies + d) * u + s % u`, `u` units a page,
+//!   as the fill stripes pages);
 //! - the overwritten ones are permuted among themselves by a seeded shuffle
 //!   ([`Shuffle`]), as random overwrites scatter them over the dies.
 //!
@@ -138,7 +139,8 @@ impl Ftl {
 
     /// Makes this fresh drive a copy of `samples` (see the module): die `d`
     /// copies sample `d % samples.len()`. Each sample must have this drive's
-    /// die geometry and stream count and the same logical units, at most
+    /// die geometry and stream count and the same logical units, whole
+    /// pages of them, at most
     /// `logical_units / dies`; `overwritten[i][s]` says whether sample `i`
     /// ever overwrote its unit `s`. Logical units past `sample units * dies`
     /// stay unmapped. Counters are left as they were.
@@ -152,14 +154,25 @@ impl Ftl {
             assert_eq!(sample.logical_units, share);
         }
         assert!(u64::from(share) * u64::from(dies) <= u64::from(self.logical_units));
+        assert_eq!(share % self.units_per_page, 0, "a sample holds whole pages");
         let stripes = u64::from(dies);
+        let upp = u64::from(self.units_per_page);
         let of_die = |die: u32| (die as usize) % samples.len();
-        // Logical unit `s * dies + d` is "moved" when sample unit `s` of
-        // die `d` was overwritten: the moved ones are permuted among
+        // Where the fill stripes logical unit `lpn`: (die, sample unit),
+        // and back.
+        let striped = |lpn: u64| {
+            let page = lpn / upp;
+            ((page % stripes) as u32, page / stripes * upp + lpn % upp)
+        };
+        let unstriped = |s: u64, die: u32| (s / upp * stripes + u64::from(die)) * upp + s % upp;
+        // Logical unit `lpn` is "moved" when the sample unit the fill put
+        // it in was overwritten: the moved ones are permuted among
         // themselves (the shuffle walked until it lands on a moved one),
         // the others stay where the fill striped them.
-        let moved =
-            |lpn: u64| overwritten[of_die((lpn % stripes) as u32)][(lpn / stripes) as usize];
+        let moved = |lpn: u64| {
+            let (die, s) = striped(lpn);
+            overwritten[of_die(die)][s as usize]
+        };
         let shuffle = Shuffle::new(u64::from(share) * stripes, seed);
         let walk = |lpn: u64, step: &dyn Fn(u64) -> u64| -> u64 {
             let mut x = lpn;
@@ -173,14 +186,12 @@ impl Ftl {
         };
         // Sample unit `s` on `die` -> the logical unit it becomes.
         let logical = |s: u32, die: u32| -> u32 {
-            walk(u64::from(s) * stripes + u64::from(die), &|x| {
-                shuffle.apply(x)
-            }) as u32
+            walk(unstriped(u64::from(s), die), &|x| shuffle.apply(x)) as u32
         };
         // Logical unit `lpn` -> the die and the sample unit that hold it.
         let source = |lpn: u32| -> (u32, u32) {
-            let x = walk(u64::from(lpn), &|y| shuffle.invert(y));
-            ((x % stripes) as u32, (x / stripes) as u32)
+            let (die, s) = striped(walk(u64::from(lpn), &|y| shuffle.invert(y)));
+            (die, s as u32)
         };
         let bpd = self.blocks_per_die;
         let units_per_die = bpd * self.units_per_block;
