@@ -23,7 +23,7 @@ use thiserror::Error;
 use iosteer_workload::job_phases::{self, PhaseTracker};
 use iosteer_workload::report::{round, DeviceReport, Phase, Recorder, RunReport};
 use iosteer_workload::series::gauges_of;
-use iosteer_workload::workload::{Generator, Job, Workload};
+use iosteer_workload::workload::{Generator, Job, JobKind, Workload};
 
 #[derive(Debug, Error)]
 #[non_exhaustive]
@@ -157,10 +157,18 @@ impl Simulation {
         }
         let capacity = self.device.logical_bytes();
         for job in &self.workload.jobs {
-            if job.end_offset() > capacity {
+            // A plain synthetic job issues its largest block from the start
+            // of a range smaller than the block (draw.rs).
+            let end = match &job.kind {
+                JobKind::Synthetic(s) if job.shape.draws_plainly() => {
+                    s.offset.saturating_add(s.size.max(s.block_max))
+                }
+                _ => job.end_offset(),
+            };
+            if end > capacity {
                 return Err(SimError::BeyondDrive {
                     job: job.name.clone(),
-                    end: job.end_offset(),
+                    end,
                     drive: self.device.name.clone(),
                     capacity,
                 });

@@ -215,3 +215,29 @@ fn the_scenarios_read_a_share_of_what_the_nand_reads_when_the_link_is_faster() {
         220.0
     );
 }
+
+/// A drive smaller than the scenario's 128 KiB reads: its readers' range
+/// rounds down to nothing, and every read, issued at offset 0, went past
+/// the drive. Each failed in the drive after its 20 us of command overhead
+/// and was counted as a read all the same (8 KiB drive: 13.7 MB/s of reads
+/// at 20 us, "3448 requests failed in the drive" in the notes).
+#[test]
+fn a_scenario_refuses_a_drive_smaller_than_its_requests() {
+    let mut drive = DeviceConfig::preset("consumer-sata").unwrap();
+    let g = &mut drive.geometry;
+    (g.channels, g.planes_per_die, g.blocks_per_plane) = (1, 1, 8);
+    (g.pages_per_block, g.page_size) = (2, 2048);
+    drive.ftl.mapping_unit = 2048;
+    (drive.gc.low_watermark, drive.gc.high_watermark) = (2, 2);
+    drive.over_provisioning = 0.7;
+    drive.validate().unwrap();
+    let sim = crate::scenario::scenario("quick", drive, 1).unwrap();
+    let e = sim.validate().unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "job readers reaches byte 131072 but drive consumer-sata holds 8192 bytes"
+    );
+    // The presets' scenarios pass as they did.
+    let sim = crate::scenario::scenario("quick", DeviceConfig::preset("consumer-sata").unwrap(), 1);
+    sim.unwrap().validate().unwrap();
+}
