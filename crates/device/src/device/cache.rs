@@ -10,6 +10,15 @@
 //! goes to the dies as a write-through write does, and completes when
 //! programmed.
 //!
+//! The destage keeps at most [`DESTAGE_OPS_PER_DIE`] program operations'
+//! worth of cached units queued at the dies; the rest wait in the cache,
+//! in the order written, and go as programs end. So a host read waits
+//! behind a few programs on its die, as behind a drive's background
+//! flush, not behind everything the cache holds (with all of it queued
+//! at once, random reads beside 4 KiB random writes at depth 32 on
+//! consumer-sata waited 88 ms at the median with a 16 MiB cache, 4.8 s
+//! with 1 GiB).
+//!
 //! Simplification: reads are not served from the cache (a read of data
 //! still cached reads its last programmed copy, at NAND cost).
 
@@ -23,6 +32,12 @@ use super::{micros, Device, UnitWrite};
 /// The slot of page tasks that destage the cache: they belong to no command.
 pub(super) const DESTAGE_SLOT: u32 = u32::MAX - 1;
 
+/// Program operations (each of a page per plane it programs at once) of
+/// destaged data a die may have queued: two, so that a die finishing one
+/// finds the next already there and never idles while the cache holds
+/// data, and a read queued behind them waits for at most two programs.
+pub(super) const DESTAGE_OPS_PER_DIE: u64 = 2;
+
 /// The cache's state.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Cache {
@@ -31,6 +46,10 @@ pub(super) struct Cache {
     capacity: u64,
     /// Writes waiting for room, or (FUA) for the cache to empty.
     throttled: VecDeque<UnitWrite>,
+    /// Cached units not yet queued at a die, in the order written (unit,
+    /// stream), and the units queued at the dies.
+    pending: VecDeque<(u64, u8)>,
+    destaging: u64,
     /// FLUSH and TRIM commands (slots) waiting for the cache to empty.
     flushes: Vec<u32>,
     trims: Vec<u32>,
@@ -89,15 +108,31 @@ impl Device {
     /// Puts a write's units in the cache at `at` and starts destaging them.
     fn admit(&mut self, write: UnitWrite, at: Nanos) {
         self.cache.dirty += write.units * self.unit_size;
+        for lpn in write.first..write.first + write.units {
+            if !self.sector_mapped() {
+                self.in_dram.hold(lpn as u32);
+            }
+            self.cache.pending.push_back((lpn, write.stream));
+        }
+        self.queue_destage(at);
+    }
+
+    /// Queues cached units at the dies at `at`, up to the destage's share
+    /// ([`DESTAGE_OPS_PER_DIE`]).
+    fn queue_destage(&mut self, at: Nanos) {
+        let per_operation = u64::from(self.planes_per_operation() * self.units_per_page);
+        let limit = self.dies.len() as u64 * DESTAGE_OPS_PER_DIE * per_operation;
         self.queue_together(at, |device| {
-            for lpn in write.first..write.first + write.units {
+            while device.cache.destaging < limit {
+                let Some((lpn, stream)) = device.cache.pending.pop_front() else {
+                    break;
+                };
+                device.cache.destaging += 1;
                 if device.sector_mapped() {
-                    device.buffer_unit(lpn as u32, DESTAGE_SLOT, write.stream, at);
+                    device.buffer_unit(lpn as u32, DESTAGE_SLOT, stream, at);
                 } else {
-                    device.in_dram.hold(lpn as u32);
                     let d = device.write_die(lpn as u32, at);
-                    let page = Some((lpn as u32, write.stream));
-                    device.enqueue_page(d, DESTAGE_SLOT, page, 0, at);
+                    device.enqueue_page(d, DESTAGE_SLOT, Some((lpn as u32, stream)), 0, at);
                 }
             }
         });
@@ -108,6 +143,8 @@ impl Device {
     /// releases the FLUSHes.
     pub(super) fn unit_destaged(&mut self, at: Nanos) {
         self.cache.dirty -= self.unit_size;
+        self.cache.destaging -= 1;
+        self.queue_destage(at);
         if self.cache.dirty == 0 {
             for slot in std::mem::take(&mut self.cache.trims) {
                 self.run_deferred_trim(slot, at);
