@@ -110,7 +110,9 @@ for case in "${cases[@]}"; do
     # A new file each time: fio's sequential jobs wrap or not by its size.
     rm -f "$tmp/file"
     printf '[j]\nioengine=psync\nfilename=%s/file\nsize=8m\n%s\n' "$tmp" "${case//;/$'\n'}" >"$tmp/job.fio"
-    fio_out=$(fio --output-format=json "$tmp/job.fio" 2>&1) || { echo "$case: fio failed: $fio_out" >&2; differ=1; continue; }
+    # From the temporary directory: a verifying job leaves fio's state file
+    # (local-j-0-verify.state) where fio runs.
+    fio_out=$(cd "$tmp" && fio --output-format=json "$tmp/job.fio" 2>&1) || { echo "$case: fio failed: $fio_out" >&2; differ=1; continue; }
     sim_out=$("$iosteer" sim --job "$tmp/job.fio" --device enterprise-nvme --sched fifo --json 2>&1) ||
         { echo "$case: iosteer failed: $sim_out" >&2; differ=1; continue; }
     verdict=$(python3 - "$case" <(printf '%s' "$fio_out") <(printf '%s' "$sim_out") <<'PY'

@@ -197,7 +197,7 @@ const SIM: &[Case] = &[
     bad(&["sim", "--job", "b.fio"], &[("b.fio", "[r]\nrw=read\nbs=0\n")], &["b.fio:3", "bs=0", "4k"]),
     bad(&["sim", "--job", "b.fio"], &[("b.fio", "[r]\nrw=read\niodepth=-1\n")], &["b.fio:3", "iodepth=-1", "1 to 65536"]),
     bad(&["sim", "--job", "b.fio"], &[("b.fio", "[r]\nrw=read\nfrobnicate=3\n")], &["b.fio:3", "frobnicate", "supported:"]),
-    bad(&["sim", "--job", "b.fio"], &[("b.fio", "[r]\nrw=read\nthreads=1\n")], &["b.fio:3", "`threads`", "did you mean `thread`?"]),
+    bad(&["sim", "--job", "b.fio"], &[("b.fio", "[r]\nrw=read\nthred=1\n")], &["b.fio:3", "`thred`", "did you mean `thread`?"]),
     bad(&["sim", "--job", "b.fio"], &[("b.fio", "[r]\nrw=read\nsync=yes\n")], &["b.fio:3", "sync=yes", "none or 0", "dsync"]),
     // Traces: file:line and what the field accepts.
     bad(&["sim", "--trace", "b.txt"], &[("b.txt", "0 0 0 4096 1\nbogus line\n")], &["--trace b.txt:2", "5 fields"]),

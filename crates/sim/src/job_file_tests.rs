@@ -763,3 +763,18 @@ fn a_think_time_waits_for_every_request_out_as_fios() {
     let blocks = reads("iodepth=4\nthinktime_blocks=4\n");
     assert!((395..=403).contains(&blocks), "{blocks}");
 }
+
+/// A job that a slow request stops during its verify read-back ends there,
+/// and the stonewalled job after it runs (fio 3.33: `w64 r1`, err=110, then
+/// the next job's 16 reads); it was left waiting for a read-back it would
+/// never issue, and the next job never started.
+#[test]
+fn a_job_stopped_during_its_read_back_ends_and_the_next_runs() {
+    let text = "[j]\nrw=write\nbs=4k\nsize=256k\nverify=crc32c\nmax_latency=50us,100ms\n\
+                [k]\nstonewall\nrw=read\nbs=4k\nsize=64k\n";
+    let report = simulate(text, "maxlat.fio", "enterprise-nvme");
+    let j = report.phase("j").unwrap();
+    assert_eq!((j.write.ops, j.read.ops), (64, 1));
+    assert_eq!(report.phase("k").expect("k ran").read.ops, 16);
+    assert_eq!(report.unfinished, 0);
+}

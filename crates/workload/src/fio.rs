@@ -218,6 +218,7 @@ pub fn parse_with_env(
     let lines = fio_text::lines(text, file, env)?;
     let sections = sections(&lines, file)?;
     let mut jobs: Vec<Job> = Vec::new();
+    let mut read_back_pieces = 0u64;
     let mut notes = Vec::new();
     // Jobs of earlier stonewall groups: a group starts when they have ended.
     let mut before_group: Vec<usize> = Vec::new();
@@ -302,7 +303,14 @@ pub fn parse_with_env(
                 section.name.clone()
             };
             let place = (file, capacity);
-            jobs.push(spec.job(name, &section.name, copy, after.clone(), place, &mut notes)?);
+            let job = spec.job(name, &section.name, copy, after.clone(), place, &mut notes)?;
+            read_back_pieces += verify::pieces_kept(&job);
+            verify::check_pieces(read_back_pieces).map_err(|message| FioError {
+                file: file.to_string(),
+                line: spec.last_line,
+                message: format!("job [{}]: {message}", section.name),
+            })?;
+            jobs.push(job);
         }
     }
     if jobs.is_empty() {
@@ -490,14 +498,8 @@ impl JobSpec {
                 .min(whole_blocks(&synthetic, &shape, file_end));
             let bytes = self.io_size.unwrap_or(size);
             let loops = (self.loops, self.norandommap);
-            let verified = self
-                .verify
+            self.verify
                 .apply(&mut shape, &synthetic, (size, bytes), loops);
-            verified.map_err(|message| FioError {
-                file: file.to_string(),
-                line: self.last_line,
-                message: format!("job [{section}]: {message}"),
-            })?;
             // fio's limit is `number_ios` per loop (number_ios x loops).
             shape.ios_limit = shape.ios_limit.map(|n| n.saturating_mul(self.loops));
         } else {

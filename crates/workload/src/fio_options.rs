@@ -175,6 +175,13 @@ pub const IGNORED: &[&str] = &[
     "block_error_percentiles",
     // CPU, NUMA and process placement.
     "thread",
+    // `atomic`: Linux has no O_ATOMIC, and fio 3.33 there issues plain
+    // direct I/O (a 64 KiB read job with atomic=1 ran as without it).
+    "atomic",
+    // The tiobench profile's count of threads: without `profile=tiobench`
+    // fio 3.33 takes it and does nothing with it (two of fio's own
+    // examples set it).
+    "threads",
     "cpus_allowed",
     "cpus_allowed_policy",
     "cpumask",
@@ -239,6 +246,8 @@ pub const IGNORED: &[&str] = &[
     "zero_buffers",
     "dedupe_percentage",
     "dedupe_mode",
+    "dedupe_global",
+    "dedupe_working_set_percentage",
     // Verification settings (`verify` itself is kept on the job).
     "verify_interval",
     "verify_offset",

@@ -222,6 +222,13 @@ pub struct Rounds {
     pub read_back: Option<ReadBack>,
 }
 
+impl Rounds {
+    /// fio's `verify_only`: the writes are not issued.
+    pub fn dry(&self) -> bool {
+        self.read_back.as_ref().is_some_and(|r| r.dry)
+    }
+}
+
 /// fio's verify read-back of what a round wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReadBack {

@@ -26,6 +26,7 @@ use crate::steady_state::SteadyMember;
 pub use crate::trace::TraceRecords;
 
 pub use crate::job_shape::JobShape;
+use crate::job_shape::Rounds;
 
 /// How requests arrive.
 #[derive(Clone, Debug, PartialEq)]
@@ -307,6 +308,8 @@ impl Generator {
             finished_at: None,
             shaped: ShapedState {
                 rounds: job.shape.rounds.clone().map(rounds::RoundsState::new),
+                // fio's `verify_only` job issues no sync, `end_fsync` or not.
+                flushed_at_end: job.shape.rounds.as_ref().is_some_and(Rounds::dry),
                 ..ShapedState::default()
             },
             depth_search: new_depth_search(&job),
@@ -483,19 +486,22 @@ impl Generator {
     /// search ended it ([`crate::depth_search`]), or it reached steady
     /// state ([`crate::steady_state`]).
     pub fn limit_reached(&self) -> bool {
-        let shape = &self.job.shape;
         let by_count = match &self.shaped.rounds {
             Some(rounds) => rounds.done(),
             None => self.own_limit_reached(),
         };
-        by_count
-            || self
-                .depth_search
-                .as_ref()
-                .is_some_and(DepthSearch::ends_job)
+        by_count || self.stopped_by_control()
+    }
+
+    /// Its latency target's search, its steady state, a request over its
+    /// `max_latency` or `create_only` ended the job.
+    fn stopped_by_control(&self) -> bool {
+        self.depth_search
+            .as_ref()
+            .is_some_and(DepthSearch::ends_job)
             || self.steady_reached
             || self.shaped.too_slow.is_some()
-            || shape.create_only
+            || self.job.shape.create_only
     }
 
     /// Will issue nothing more: its limit reached, its stop passed (or held
@@ -684,7 +690,7 @@ impl Generator {
             return;
         };
         self.shaped.writes_since_flush += 1;
-        let last = self.limit_reached() || !self.writes_open();
+        let last = self.limit_reached() || self.own_limit_reached() || !self.writes_open();
         if self.shaped.writes_since_flush >= every && !last {
             self.shaped.writes_since_flush = 0;
             self.push_flush(now, next_id, out);

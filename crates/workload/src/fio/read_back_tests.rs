@@ -312,3 +312,74 @@ fn loops_and_io_size_move_in_rounds_each_closed_by_end_fsync() {
     ));
     assert_eq!(ops, "wwwwfwwwwf");
 }
+
+/// Found in review, each with what fio 3.33 issued (writes w, reads r,
+/// syncs s; `w16 s1` is 16 writes then a sync).
+#[test]
+fn rounds_end_as_fios_loops_do() {
+    let ops = |text: &str| letters(&issued(text));
+    // A job out of requests flushes one empty loop more, then ends (fio's
+    // `td->done`), not one flush for each loop left.
+    let out_of_ios = ops("[j]\nrw=write\nbs=4k\nsize=64k\nnumber_ios=1\nloops=100\nend_fsync=1\n");
+    assert_eq!(
+        out_of_ios,
+        format!("{}{}ff", "wwwwwwwwwwwwwwwwf".repeat(6), "wwww")
+    );
+    // A random writer without the map does all its loops in one round;
+    // the loop left flushes, empty (fio: w32 s2).
+    let one_round =
+        issued("[j]\nrw=randwrite\nnorandommap\nbs=4k\nsize=64k\nloops=2\nend_fsync=1\n");
+    assert_eq!(letters(&one_round), format!("{}ff", "w".repeat(32)));
+    // No fsync=N after the write that ends the job.
+    assert_eq!(
+        ops("[j]\nrw=write\nbs=4k\nsize=64k\nnumber_ios=6\nfsync=3\n"),
+        "wwwfwww"
+    );
+    // verify_only syncs nothing.
+    let only = ops("[j]\nrw=write\nbs=4k\nsize=64k\nverify=crc32c\nverify_only=1\nend_fsync=1\n");
+    assert_eq!(only, "r".repeat(16));
+    // number_ios counts the read-backs: w16 r16 and the job is done.
+    let counted = ops("[j]\nrw=write\nbs=4k\nsize=64k\nverify=crc32c\nnumber_ios=6\nloops=3\n");
+    assert_eq!(counted, format!("{}{}", "w".repeat(16), "r".repeat(16)));
+    // Bytes done in the ramp do not count toward io_size: w16 r16 w16 r16.
+    let ramped = ops(
+        "[j]\nrw=write\nbs=4k\nsize=64k\nio_size=128k\nrate_iops=50\nramp_time=200ms\nverify=crc32c\n",
+    );
+    assert_eq!(
+        ramped,
+        format!("{}{}", "w".repeat(16), "r".repeat(16)).repeat(2)
+    );
+}
+
+/// A sequential writer with holes keeps a piece per block: it is held to
+/// the limit as a random one is.
+#[test]
+fn a_writer_with_holes_is_held_to_the_read_back_limit() {
+    let err = parse(
+        "[j]\nrw=write:512\nbs=512\nsize=16g\nverify=crc32c\n",
+        "t.fio",
+        64 * GIB,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("do_verify=0"), "{err}");
+}
+
+/// The read-backs of all the jobs together are held to the limit: ten
+/// copies of a job each under it are over it (fio's own atomic-verify
+/// example: ten random writers over a whole drive).
+#[test]
+fn the_jobs_of_a_file_together_are_held_to_the_read_back_limit() {
+    let job = |copies: u32| {
+        let text = format!("[j]\nrw=randwrite\nbs=4k\nsize=32g\nverify=crc32c\nnumjobs={copies}\n");
+        parse(&text, "t.fio", 64 * GIB)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(job(2), Ok(()), "2 x 8,388,608 pieces: at the limit");
+    let err = job(3).unwrap_err();
+    assert!(
+        err.contains("25165824") && err.contains("fewer jobs"),
+        "{err}"
+    );
+}

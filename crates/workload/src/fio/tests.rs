@@ -665,10 +665,10 @@ fn fua_options_of_the_sg_engine_and_options_that_send_the_drive_nothing() {
 #[test]
 fn an_unknown_option_is_not_said_to_change_the_io_and_a_near_miss_is_named() {
     assert_refused(
-        "[a]\nrw=read\nsize=1m\nthreads=1\n",
+        "[a]\nrw=read\nsize=1m\nthred=1\n",
         "v.fio:4:",
         &[
-            "`threads`",
+            "`thred`",
             "not supported",
             "did you mean `thread`?",
             "supported: rw",

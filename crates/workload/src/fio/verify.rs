@@ -8,13 +8,14 @@
 use super::values::{boolean, Setting};
 use super::VERIFY_METHODS;
 use crate::job_shape::{JobShape, ReadBack, Rounds};
-use crate::workload::Synthetic;
+use crate::workload::{Job, JobKind, Synthetic};
 
-/// Pieces a read-back may hold per round: fio keeps each one a job wrote
-/// until it reads it back (about 100 bytes each in fio, 32 here), and a
-/// job that would hold more is refused before it runs rather than run out
-/// of memory. A sequential writer of one block size holds a few runs
-/// whatever its size, so only random writers and mixed sizes count.
+/// Pieces the read-backs of a job file's jobs may hold at once: fio keeps
+/// each piece a job wrote until it reads it back (about 100 bytes each in
+/// fio, about 65 here), and a job file that would hold more is refused
+/// before it runs rather than run out of memory (about 1 GiB here). A
+/// sequential writer of one block size holds a few runs whatever its size,
+/// so only random writers, holes and mixed sizes count.
 pub const MAX_READ_BACK_PIECES: u64 = 1 << 24;
 
 /// What a section's verification options said.
@@ -108,16 +109,16 @@ impl Verify {
         s: &Synthetic,
         (size, io_size): (u64, u64),
         (loops, norandommap): (u64, bool),
-    ) -> Result<(), String> {
-        // fio's `do_io` ends a round at `size`, or at `io_size` for a
-        // random writer without the random map, and a backlog's reads
-        // count in it.
+    ) {
+        // fio's `do_io` ends a round at `size`, or for a random writer
+        // without the random map at all its loops' bytes, and a backlog's
+        // reads count in it.
         let writes = s.read_percent < 100 && !s.trim;
         let random_without_map = writes && !s.sequential && norandommap;
-        let round = if random_without_map {
-            size.max(io_size)
-        } else {
-            size
+        // One round does all of a random writer's loops without the map.
+        let round = match random_without_map {
+            true => size.max(io_size.saturating_mul(loops)),
+            false => size,
         };
         let read_back = self.reads_back(s).then(|| ReadBack {
             by_offset: s.sequential || norandommap,
@@ -143,28 +144,40 @@ impl Verify {
             past_loops: self.method.is_none() || read_back.is_some(),
             read_back,
         });
-        check_pieces(shape, s)
     }
 }
 
-/// Refuses a read-back that would hold more than [`MAX_READ_BACK_PIECES`].
-fn check_pieces(shape: &JobShape, s: &Synthetic) -> Result<(), String> {
-    let Some(rounds) = shape.rounds.as_ref().filter(|r| r.read_back.is_some()) else {
-        return Ok(());
+/// The pieces `job` keeps to read back, at most, in a round (0 for a
+/// sequential writer of one block size, which keeps a few runs).
+pub(super) fn pieces_kept(job: &Job) -> u64 {
+    let (JobKind::Synthetic(s), Some(rounds)) = (&job.kind, &job.shape.rounds) else {
+        return 0;
     };
+    let shape = &job.shape;
+    let compact = s.sequential
+        && shape.blocks.is_none()
+        && s.block_min == s.block_max
+        && shape.offset_add == 0;
+    if rounds.read_back.is_none() || compact {
+        return 0;
+    }
     let smallest = shape
         .blocks
         .as_ref()
         .map_or(s.block_min, |b| b[1].smallest())
         .max(1);
-    let compact = s.sequential && shape.blocks.is_none() && s.block_min == s.block_max;
-    let pieces = rounds.round_bytes / smallest;
-    if compact || pieces <= MAX_READ_BACK_PIECES {
+    rounds.round_bytes / smallest
+}
+
+/// Refuses a job file whose jobs would keep more than
+/// [`MAX_READ_BACK_PIECES`] pieces to read back, `total` with this job's.
+pub(super) fn check_pieces(total: u64) -> Result<(), String> {
+    if total <= MAX_READ_BACK_PIECES {
         return Ok(());
     }
     Err(format!(
-        "verify with do_verify=1 reads back every block a loop wrote, and this job \
-         would keep {pieces} of them to read back; at most {MAX_READ_BACK_PIECES}: \
-         a smaller size, larger blocks, or do_verify=0"
+        "verify with do_verify=1 reads back every block a loop wrote, and the jobs up \
+         to this one would keep {total} of them to read back; at most \
+         {MAX_READ_BACK_PIECES}: smaller sizes, larger blocks, fewer jobs, or do_verify=0"
     ))
 }

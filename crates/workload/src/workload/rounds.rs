@@ -44,6 +44,8 @@ pub(super) struct RoundsState {
     /// bytes out.
     completed: u64,
     in_flight: u64,
+    /// Read-backs issued: fio's `number_ios` counts them.
+    read_backs: u64,
     read_back: Option<ReadBackState>,
 }
 
@@ -57,6 +59,7 @@ impl RoundsState {
             rounds: 1,
             completed: 0,
             in_flight: 0,
+            read_backs: 0,
         }
     }
 
@@ -83,7 +86,7 @@ impl RoundsState {
 
     /// fio's `verify_only`: the round's writes are kept, not issued.
     fn dry(&self) -> bool {
-        self.read_back.as_ref().is_some_and(|rb| rb.plan.dry)
+        self.plan.dry()
     }
 }
 
@@ -97,13 +100,15 @@ impl Generator {
             .is_none_or(|r| r.stage == Stage::Writing && !r.round_full())
     }
 
-    /// The job's own limits (bytes, requests) are reached.
+    /// The job's own limits (bytes, requests) are reached; fio's
+    /// `number_ios` counts read-backs too.
     pub(super) fn own_limit_reached(&self) -> bool {
         let shape = &self.job.shape;
+        let read_backs = self.shaped.rounds.as_ref().map_or(0, |r| r.read_backs);
         shape.bytes_limit.is_some_and(|b| self.bytes_issued() >= b)
             || shape
                 .ios_limit
-                .is_some_and(|n| self.issued - self.issued_in_ramp >= n)
+                .is_some_and(|n| self.issued - self.issued_in_ramp + read_backs >= n)
     }
 
     /// When a job in rounds issues next while not writing: `None` for a
@@ -132,6 +137,9 @@ impl Generator {
             .job
             .stop
             .is_some_and(|stop| self.due.is_none_or(|due| due >= stop));
+        if self.stopped_by_control() {
+            return false;
+        }
         let writing = self.writes_open() && !self.own_limit_reached();
         let pending = match rounds.stage {
             Stage::Done => false,
@@ -154,12 +162,23 @@ impl Generator {
         if (written && end_flush) || (unread && !rounds.nothing_to_read()) {
             return true;
         }
+        let done = rounds.completed + rounds.in_flight;
+        self.next_round(rounds, done)
+    }
+
+    /// Whether a round follows this one, `done` bytes completed by then:
+    /// fio's `keep_running` (loops left, or short of `io_size`), but a
+    /// round that issued nothing ends the job (fio's `td->done`), and one
+    /// with the job's limits reached runs only to flush, once.
+    fn next_round(&self, rounds: &RoundsState, done: u64) -> bool {
         let plan = &rounds.plan;
         let more_loops = rounds.rounds < plan.loops;
-        if self.own_limit_reached() {
-            return more_loops && end_flush;
+        if rounds.round_issued == 0 {
+            return false;
         }
-        let done = rounds.completed + rounds.in_flight;
+        if self.own_limit_reached() {
+            return more_loops && self.job.shape.end_flush && !rounds.dry();
+        }
         let goal_left = plan.goal_bytes.saturating_sub(done);
         more_loops || (plan.past_loops && goal_left >= self.largest_block().max(1))
     }
@@ -185,6 +204,7 @@ impl Generator {
             Stage::Reading => match rounds.next_piece() {
                 Some((offset, len)) => {
                     rounds.in_flight += len;
+                    rounds.read_backs += 1;
                     (Op::Read, offset, len)
                 }
                 None => return true,
@@ -206,6 +226,7 @@ impl Generator {
                 rb.last_was_read_back = true;
                 rounds.round_issued += len;
                 rounds.in_flight += len;
+                rounds.read_backs += 1;
                 out.push(Request::new(*next_id, Op::Read, offset, len, now).with_tenant(tenant));
                 *next_id += 1;
                 self.outstanding += 1;
@@ -252,11 +273,20 @@ impl Generator {
 
     /// `request` completed at `now`: with nothing out, the round moves on.
     pub(super) fn round_completed(&mut self, request: &Request, now: Nanos) {
+        let ramped = now >= self.job.start + self.job.shape.ramp;
         let Some(rounds) = self.shaped.rounds.as_mut() else {
             return;
         };
-        rounds.completed += request.len.0;
+        // fio counts the bytes done from the ramp's end.
+        if ramped {
+            rounds.completed += request.len.0;
+        }
         rounds.in_flight = rounds.in_flight.saturating_sub(request.len.0);
+        if rounds.stage != Stage::Writing {
+            // Read-backs go as fast as completions allow, never from an
+            // earlier time (a job's stop then holds them).
+            self.due = Some(now);
+        }
         if self.outstanding == 0 {
             self.advance_round(now);
         }
@@ -267,42 +297,37 @@ impl Generator {
     /// end (a round with nothing to read back moves on at once).
     fn advance_round(&mut self, now: Nanos) {
         loop {
-            let writing_over = !self.writes_open();
-            let own_over = self.own_limit_reached();
-            let end_flush = self.job.shape.end_flush;
-            let max_block = self.largest_block().max(1);
-            let Some(rounds) = self.shaped.rounds.as_mut() else {
+            let Some(rounds) = self.shaped.rounds.as_ref() else {
                 return;
             };
+            let writing_over = !self.writes_open() || self.own_limit_reached();
             let next = match rounds.stage {
-                Stage::Writing if writing_over || own_over => match end_flush && !rounds.dry() {
+                Stage::Writing if writing_over => match self.job.shape.end_flush && !rounds.dry() {
                     true => Stage::FlushDue,
                     false => Stage::Reading,
                 },
                 Stage::Flushing => Stage::Reading,
                 Stage::Reading if rounds.nothing_to_read() => {
-                    let plan = &rounds.plan;
-                    let goal_left = plan.goal_bytes.saturating_sub(rounds.completed);
-                    let more_loops = rounds.rounds < plan.loops;
-                    // A loop with nothing left to issue still flushes, as
-                    // fio's `do_io` does; without a flush it shows nothing.
-                    let next_round = match own_over {
-                        true => more_loops && end_flush,
-                        false => more_loops || (plan.past_loops && goal_left >= max_block),
-                    };
-                    if next_round {
-                        rounds.rounds += 1;
-                        rounds.round_issued = 0;
-                        self.shaped.flushed_at_end = false;
-                        Stage::Writing
-                    } else {
-                        Stage::Done
+                    match self.next_round(rounds, rounds.completed) {
+                        true => Stage::Writing,
+                        false => Stage::Done,
                     }
                 }
                 stage => stage,
             };
             if next == rounds.stage {
                 return;
+            }
+            let dry = rounds.dry();
+            if next == Stage::Writing {
+                self.shaped.flushed_at_end = dry;
+            }
+            let Some(rounds) = self.shaped.rounds.as_mut() else {
+                return;
+            };
+            if next == Stage::Writing {
+                rounds.rounds += 1;
+                rounds.round_issued = 0;
             }
             rounds.stage = next;
             self.due = Some(now);
