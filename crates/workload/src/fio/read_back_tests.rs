@@ -28,6 +28,19 @@ fn count(requests: &[Request], op: Op) -> usize {
     requests.iter().filter(|r| r.op == op).count()
 }
 
+/// The ops of `requests`, one letter each.
+fn letters(requests: &[Request]) -> String {
+    requests
+        .iter()
+        .map(|r| match r.op {
+            Op::Write => 'w',
+            Op::Read => 'r',
+            Op::Flush => 'f',
+            Op::Trim => 't',
+        })
+        .collect()
+}
+
 /// fio 3.33, `rw=write bs=4k size=256k loops=2 verify=crc32c`: 64 writes
 /// from offset 0, 64 reads of the same blocks in the same order, then the
 /// same again.
@@ -87,16 +100,9 @@ fn verify_ends_a_loop_at_size_and_read_backs_count_toward_io_size() {
 /// after writes 4, 8 and 12, one at the end of the writes, then 16 reads).
 #[test]
 fn end_fsync_flushes_before_the_read_back_not_after() {
-    let requests = issued("[j]\nrw=write\nbs=4k\nsize=64k\nfsync=4\nend_fsync=1\nverify=md5\n");
-    let ops: String = requests
-        .iter()
-        .map(|r| match r.op {
-            Op::Write => 'w',
-            Op::Read => 'r',
-            Op::Flush => 'f',
-            Op::Trim => 't',
-        })
-        .collect();
+    let ops = letters(&issued(
+        "[j]\nrw=write\nbs=4k\nsize=64k\nfsync=4\nend_fsync=1\nverify=md5\n",
+    ));
     assert_eq!(
         ops,
         format!("{}f{}", "wwwwf".repeat(3) + "wwww", "r".repeat(16))
@@ -183,19 +189,6 @@ fn a_read_back_too_large_to_hold_is_refused_before_the_run() {
         drive
     )
     .is_ok());
-}
-
-/// The ops of `requests`, one letter each.
-fn letters(requests: &[Request]) -> String {
-    requests
-        .iter()
-        .map(|r| match r.op {
-            Op::Write => 'w',
-            Op::Read => 'r',
-            Op::Flush => 'f',
-            Op::Trim => 't',
-        })
-        .collect()
 }
 
 /// fio's `verify_backlog`: a batch of read-backs each time the pieces
