@@ -52,6 +52,8 @@ if [ ${#cases[@]} -eq 0 ]; then
         "rw=randwrite;io_size=16m;loops=2"
         "rw=write;io_size=4m;loops=3"
         "rw=read;io_size=20m"
+        "rw=write;bsrange=8k-24k"
+        "rw=read;bsrange=4k-64k;loops=2"
         "rw=randwrite;number_ios=100"
         "rw=read:4k"
         "rw=read:8k;bs=4k"
@@ -124,7 +126,7 @@ fio = [sum(j[d]["total_ios"] for j in jobs) for d in ("read", "write", "trim", "
 run = json.load(open(sim_path))["runs"][0]
 whole = next(p for p in run["phases"] if p["name"] == "job")
 sim = [whole[d]["ops"] for d in ("read", "write", "trim")] + [whole.get("flush", {}).get("ops", 0)]
-random = any(k in case for k in ("rand", "rw=rw", "readwrite", "rate", "mix"))
+random = any(k in case for k in ("rand", "rw=rw", "readwrite", "rate", "mix", "bsrange", "bssplit"))
 def close(a, b):
     return a == b if not random else abs(a - b) <= 4 * max(a, b) ** 0.5 + 3
 ok = all(close(a, b) for a, b in zip(fio, sim))

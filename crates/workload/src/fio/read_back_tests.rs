@@ -376,3 +376,27 @@ fn the_jobs_of_a_file_together_are_held_to_the_read_back_limit() {
         "{err}"
     );
 }
+
+/// A sequential job of mixed sizes ends each pass with a block that fits,
+/// as fio draws one (fio 3.33, `bsrange=8k-24k size=64k`: each loop
+/// covers 0 to 64 KiB exactly, `w0+8 w8+16 w24+24 w48+8 w56+8`); it
+/// wrapped a block that did not fit back to the start (80 KiB in its
+/// first loop).
+#[test]
+fn a_pass_of_mixed_sizes_ends_with_a_block_that_fits() {
+    let text = "[j]\nrw=write\nbsrange=8k-24k\nsize=64k\nverify=crc32c\nloops=2\n";
+    let requests = issued(text);
+    let rounds: Vec<&[Request]> = requests
+        .split(|r| r.op == Op::Read)
+        .filter(|w| !w.is_empty())
+        .collect();
+    assert_eq!(rounds.len(), 2, "{}", letters(&requests));
+    for writes in rounds {
+        let mut at = 0;
+        for w in writes {
+            assert_eq!(w.offset.0, at, "{:?}", pieces(writes, Op::Write));
+            at += w.len.0;
+        }
+        assert_eq!(at, 64 << 10);
+    }
+}

@@ -30,7 +30,14 @@ impl Generator {
         let len = if s.block_min == s.block_max {
             s.block_min
         } else {
-            let steps = (s.block_max - s.block_min) / s.align;
+            // A sequential request fits from the cursor (see
+            // `sequential_room`); with less than a block left it wraps.
+            let left = s.size.saturating_sub(self.cursor);
+            let top = match s.sequential && left >= s.block_min {
+                true => s.block_max.min(left),
+                false => s.block_max,
+            };
+            let steps = (top - s.block_min) / s.align;
             s.block_min + self.rng.random_range(0..=steps) * s.align
         };
         let span = s.size.saturating_sub(len);
@@ -53,6 +60,34 @@ impl Generator {
     /// [`draw`](Self::draw) for a job with fio's finer shapes: the class
     /// first (block sizes may differ by direction), then the size, the file
     /// (round robin) and the offset in it.
+    /// What a request may take of the job's one file: a sequential one
+    /// fits from where the file's cursor is, as fio draws only sizes that
+    /// fit from its offset (`io_u_fits`: `rw=write bsrange=8k-24k
+    /// size=64k` ends its pass with the 8 KiB that are left, not a block
+    /// wrapped to the start); with less than the smallest block left, the
+    /// file starts over. `room` is the file's size; other jobs take it.
+    fn sequential_room(&self, room: u64, blocks_index: usize) -> u64 {
+        let JobKind::Synthetic(s) = &self.job.kind else {
+            return room;
+        };
+        let shape = &self.job.shape;
+        let plain_sequence = s.sequential && shape.offset_add == 0 && shape.zones.is_none();
+        if !plain_sequence || shape.files.count() != 1 {
+            return room;
+        }
+        let smallest = shape
+            .blocks
+            .as_ref()
+            .map_or(s.block_min, |b| b[blocks_index].smallest());
+        let cursor = self.shaped.file_cursors.first().copied().unwrap_or(0);
+        let left = room.saturating_sub(cursor);
+        if left >= smallest.max(1) {
+            left
+        } else {
+            room
+        }
+    }
+
     fn draw_shaped(&mut self, now: Nanos) -> Planned {
         let JobKind::Synthetic(s) = &self.job.kind else {
             unreachable!()
@@ -82,11 +117,12 @@ impl Generator {
         // region and, at the drive's end, past the drive).
         let files = shape.files.count();
         let room = s.size / files / s.align * s.align;
+        let fitting = self.sequential_room(room, blocks_index);
         let len = match &shape.blocks {
-            Some(blocks) => blocks[blocks_index].draw_fitting(&mut self.rng, room),
+            Some(blocks) => blocks[blocks_index].draw_fitting(&mut self.rng, fitting),
             None if s.block_min == s.block_max => s.block_min,
             None => {
-                let top = s.block_max.min(room).max(s.block_min);
+                let top = s.block_max.min(fitting).max(s.block_min);
                 let steps = (s.block_max - s.block_min) / s.align;
                 let len = s.block_min + self.rng.random_range(0..=steps) * s.align;
                 if len <= top {
