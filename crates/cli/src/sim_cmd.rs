@@ -137,7 +137,7 @@ pub(crate) fn file_error(e: WorkloadFileError, option: &str) -> anyhow::Error {
 /// The trace options `iosteer sim` and `iosteer sweep` share.
 #[derive(Debug, clap::Args)]
 pub struct TraceArgs {
-    /// Trace format: ascii (five columns), spc, msr, alibaba, tencent, fiu, blkparse,
+    /// Trace format: ascii (five columns), spc, msr, alibaba, tencent, fiu, systor, blkparse,
     /// blktrace (DEV.blktrace.N files, or their prefix DEV), ftrace or iolog
     /// (fio's); plain, gzip, bzip2 or zstd, or a tar archive of the one file.
     #[arg(long, default_value = "ascii", value_parser = crate::one_of(TraceFormat::parse, TraceFormat::NAMES))]

@@ -17,6 +17,9 @@
 //! - `fiu`: `ts(ns) pid process lba(sectors) size(sectors) W|R major minor
 //!   md5` (FIU's SRCMap and deduplication traces, SNIA IOTTA); the device is
 //!   `major,minor` and the content digests are not read.
+//! - `systor`: `Timestamp(s),Response(s),IOType(R|W|blank),LUN,Offset(bytes),
+//!   Size(bytes)` (the SYSTOR '17 virtual desktop traces, SNIA IOTTA), Unix
+//!   seconds with a fraction; a record of blank type is skipped and counted.
 //! - `blkparse`: blkparse's default text output ([`crate::blkparse`]).
 //! - `blktrace`: blktrace's binary per-CPU files ([`crate::blktrace`]).
 //! - `ftrace`: the kernel's block tracepoints as text ([`crate::ftrace`]).
@@ -63,21 +66,23 @@ pub enum TraceFormat {
     Alibaba,
     Tencent,
     Fiu,
+    Systor,
 }
 
 impl TraceFormat {
     pub const NAMES: &'static str =
-        "ascii, spc, msr, alibaba, tencent, fiu, blkparse, blktrace, ftrace, iolog";
+        "ascii, spc, msr, alibaba, tencent, fiu, systor, blkparse, blktrace, ftrace, iolog";
 
     /// The text formats, in the order a line is tried against them when it
     /// does not fit the one asked for.
-    const TEXT: [TraceFormat; 8] = [
+    const TEXT: [TraceFormat; 9] = [
         TraceFormat::Ascii,
         TraceFormat::Spc,
         TraceFormat::Msr,
         TraceFormat::Alibaba,
         TraceFormat::Tencent,
         TraceFormat::Fiu,
+        TraceFormat::Systor,
         TraceFormat::Blkparse,
         TraceFormat::Ftrace,
     ];
@@ -94,6 +99,7 @@ impl TraceFormat {
             "alibaba" => Some(TraceFormat::Alibaba),
             "tencent" => Some(TraceFormat::Tencent),
             "fiu" => Some(TraceFormat::Fiu),
+            "systor" => Some(TraceFormat::Systor),
             _ => None,
         }
     }
@@ -110,6 +116,7 @@ impl TraceFormat {
             TraceFormat::Alibaba => "alibaba",
             TraceFormat::Tencent => "tencent",
             TraceFormat::Fiu => "fiu",
+            TraceFormat::Systor => "systor",
         }
     }
 
@@ -121,6 +128,7 @@ impl TraceFormat {
             TraceFormat::Msr => "`Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`",
             TraceFormat::Alibaba => "`device_id,opcode,offset,length,timestamp`",
             TraceFormat::Tencent => "`Timestamp,Offset,Size,IOType,VolumeID`",
+            TraceFormat::Systor => "`Timestamp,Response,IOType,LUN,Offset,Size`",
             TraceFormat::Fiu => {
                 "`ts_ns pid process lba size R|W major minor md5`, separated by spaces"
             }

@@ -49,6 +49,13 @@ fn seeds(format: TraceFormat) -> Vec<Vec<u8>> {
             b"1538323200,1024,8,0,1063\n1538323200,2048,16,1,1063\n1538323201,0,8,1,7\n".to_vec(),
         ),
         (
+            TraceFormat::Systor,
+            b"Timestamp,Response,IOType,LUN,Offset,Size\n\
+              1456135200.013118000,0.001,W,0,4096,4096\n\
+              1456135202.013118000,0.001,,3,8192,131072\n"
+                .to_vec(),
+        ),
+        (
             TraceFormat::Fiu,
             b"89968195792462 20782 gzip 283193184 8 R 6 0 56f11b711d91a065a2b6458eca924523\n\
               89968195892462 1432 kworker/u8:2 fs 100 16 W 6 1 0123456789abcdef\n"
@@ -205,6 +212,7 @@ trace_targets! {
     alibaba_traces: Alibaba,
     tencent_traces: Tencent,
     fiu_traces: Fiu,
+    systor_traces: Systor,
     blkparse_traces: Blkparse,
     ftrace_traces: Ftrace,
     blktrace_traces: Blktrace,

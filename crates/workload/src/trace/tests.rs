@@ -502,7 +502,7 @@ fn a_line_of_another_format_names_the_format_expected_and_the_ones_it_looks_like
     .unwrap_err();
     assert!(
         err.to_string()
-            .ends_with("it fits none of the text formats (ascii, spc, msr, alibaba, tencent, fiu, blkparse, ftrace)"),
+            .ends_with("it fits none of the text formats (ascii, spc, msr, alibaba, tencent, fiu, systor, blkparse, ftrace)"),
         "{err}"
     );
 }
@@ -557,4 +557,41 @@ fn sizes_in_errors_take_the_unit_they_fill() {
         binary_size(u64::MAX),
         "18446744073709551615 bytes (16384.0 PiB)"
     );
+}
+
+/// SYSTOR '17 (SNIA IOTTA's virtual desktop traces): a header, Unix
+/// seconds with nine digits of fraction, bytes, the LUN as the device, and
+/// records of blank type skipped and counted.
+#[test]
+fn systor_lines_read_bytes_and_skip_untyped_records() {
+    let systor = "Timestamp,Response,IOType,LUN,Offset,Size\n\
+                  1456135200.013118000,0.001,W,0,4096,4096\n\
+                  1456135200.113118000,0.000806000,R,3,899056122368,131072\n\
+                  1456135202.013118000,0.001,,0,4096,4096\n\
+                  1456135203.013118000,0.001,W,0,8192,8192\n";
+    let t = parse_as(systor, "2016022207-LUN0.csv", TraceFormat::Systor).unwrap();
+    let r = &t.records;
+    assert_eq!(r.len(), 3);
+    assert_eq!(
+        (r[0].op, r[0].offset, r[0].len, r[0].at),
+        (Op::Write, 4096, 4096, Nanos(0))
+    );
+    assert_eq!(
+        (r[1].op, r[1].offset, r[1].len, r[1].at),
+        (Op::Read, 899_056_122_368, 131_072, Nanos(100_000_000))
+    );
+    assert_eq!(r[2].at, Nanos(3_000_000_000));
+    assert!(t.notes.iter().any(|n| n == HEADER_NOTE), "{:?}", t.notes);
+    assert!(
+        t.notes
+            .iter()
+            .any(|n| n.starts_with("1 records of blank IOType skipped")),
+        "{:?}",
+        t.notes
+    );
+    assert_refused(&[(
+        TraceFormat::Systor,
+        "1456135200.0,0.001,X,0,0,4096\n",
+        "t:1: field 3 (IOType) `X`: expected R, W or blank",
+    )]);
 }
