@@ -400,3 +400,17 @@ fn a_pass_of_mixed_sizes_ends_with_a_block_that_fits() {
         assert_eq!(at, 64 << 10);
     }
 }
+
+/// fio's dry run goes to the job's byte limit, and a backlog's reads in it
+/// are dry too (fio 3.33: 16 reads with `io_size=128k` on 64 KiB, the
+/// second pass over the same blocks; 4 with `verify_backlog=4`).
+#[test]
+fn verify_only_runs_dry_to_the_limit_and_its_backlog_is_dry() {
+    let job = |extra: &str| {
+        letters(&issued(&format!(
+            "[j]\nrw=write\nbs=4k\nsize=64k\nverify=crc32c\nverify_only=1\n{extra}"
+        )))
+    };
+    assert_eq!(job("io_size=128k\n"), "r".repeat(16));
+    assert_eq!(job("verify_backlog=4\n"), "r".repeat(4));
+}

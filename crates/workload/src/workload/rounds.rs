@@ -241,19 +241,37 @@ impl Generator {
         true
     }
 
-    /// fio's `verify_only`: the round's requests drawn and their writes
-    /// kept, none issued; the read-back follows at once.
+    /// fio's `verify_only` (its `do_dry_run`): the job's requests drawn up
+    /// to its byte or request limit, not to a round's bytes, and their
+    /// writes kept, none issued; they count as done, and a backlog's
+    /// read-backs among them are as dry as they are. What is kept is then
+    /// read back (fio 3.33: 16 reads of `size=64k io_size=128k`, the second
+    /// pass over the same blocks; 4 with `verify_backlog=4`).
     fn dry_round(&mut self, now: Nanos) {
-        while self.writes_open() && !self.own_limit_reached() {
+        while !self.own_limit_reached() {
+            // The backlog's read-backs due before the next write, dry.
+            if let Some(rb) = self
+                .shaped
+                .rounds
+                .as_mut()
+                .and_then(|r| r.read_back.as_mut())
+            {
+                while rb.backlog_piece().is_some() {
+                    rb.last_was_read_back = true;
+                }
+                rb.last_was_read_back = false;
+            }
             let Planned { op, offset, len } = self.planned.take().unwrap_or_else(|| self.draw(now));
             if let Some(direction) = direction_index(op) {
                 self.direction_bytes[direction] += len;
             }
             self.issued += 1;
             self.record_in_round(op, offset, len);
-            if let Some(rounds) = self.shaped.rounds.as_mut() {
-                rounds.in_flight -= len;
-            }
+            let Some(rounds) = self.shaped.rounds.as_mut() else {
+                break;
+            };
+            rounds.in_flight -= len;
+            rounds.completed += len;
         }
         self.advance_round(now);
     }
