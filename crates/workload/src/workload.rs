@@ -743,10 +743,13 @@ impl Generator {
         if self.job.shape.serialize_overlap {
             self.shaped.overlaps.completed(request.id.0);
         }
-        self.round_completed(request, now);
-        if self.writes_open() {
-            self.think_after_completion(now);
-        }
+        // The job thinks after its writes, the last of a round's too (fio
+        // thinks once more before it reads back), not after read-backs.
+        let thought = match self.round_writing() {
+            true => self.think_after_completion(now),
+            false => Nanos::ZERO,
+        };
+        self.round_completed(request, now, thought);
         self.refresh();
         if self.finished_at.is_none() && self.finished() {
             self.finished_at = Some(now);

@@ -459,14 +459,15 @@ impl Generator {
     /// first eight (fio 3.33, libaio, 10 ms: 106 reads in 1 s). An open-loop
     /// job held by its iodepth otherwise resumes on its own schedule (the
     /// loop never moves time backwards); a closed-loop one at once.
-    pub(super) fn think_after_completion(&mut self, now: Nanos) {
+    /// Returns how long it thinks now (zero when it does not).
+    pub(super) fn think_after_completion(&mut self, now: Nanos) -> Nanos {
         let JobKind::Synthetic(s) = &self.job.kind else {
-            return;
+            return Nanos::ZERO;
         };
         let closed_loop = s.arrival.iops.is_none() && s.arrival.bytes_per_s.is_none();
         let thinktime = s.arrival.thinktime;
         if !closed_loop && thinktime == Nanos::ZERO {
-            return;
+            return Nanos::ZERO;
         }
         self.shaped.completions += 1;
         self.start_draining_to_think();
@@ -478,6 +479,7 @@ impl Generator {
         };
         let ready = now + think;
         self.due = Some(self.due.map_or(ready, |at| at.max(ready)));
+        think
     }
 
     /// Whether enough completions came since the last think for another:

@@ -289,8 +289,18 @@ impl Generator {
         }
     }
 
-    /// `request` completed at `now`: with nothing out, the round moves on.
-    pub(super) fn round_completed(&mut self, request: &Request, now: Nanos) {
+    /// Whether the job issues its own requests (it is not in rounds, or its
+    /// round is at that stage).
+    pub(super) fn round_writing(&self) -> bool {
+        self.shaped
+            .rounds
+            .as_ref()
+            .is_none_or(|r| r.stage == Stage::Writing)
+    }
+
+    /// `request` completed at `now`, after which the job thinks `thought`:
+    /// with nothing out, the round moves on once it has.
+    pub(super) fn round_completed(&mut self, request: &Request, now: Nanos, thought: Nanos) {
         let ramped = now >= self.job.start + self.job.shape.ramp;
         let Some(rounds) = self.shaped.rounds.as_mut() else {
             return;
@@ -306,7 +316,7 @@ impl Generator {
             self.due = Some(now);
         }
         if self.outstanding == 0 {
-            self.advance_round(now);
+            self.advance_round(now + thought);
         }
     }
 
