@@ -693,11 +693,16 @@ impl Generator {
         let last = self.limit_reached() || self.own_limit_reached() || !self.writes_open();
         if self.shaped.writes_since_flush >= every && !last {
             self.shaped.writes_since_flush = 0;
-            self.push_flush(now, next_id, out);
+            // A backlog's read-backs due now go first, as fio's `get_io_u`
+            // takes them before it looks for a sync.
+            match self.backlog_due() {
+                true => self.shaped.flush_owed = true,
+                false => self.push_flush(now, next_id, out),
+            }
         }
     }
 
-    fn push_flush(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
+    pub(super) fn push_flush(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
         out.push(Request::new(*next_id, Op::Flush, 0, 0, now).with_tenant(self.tenant));
         *next_id += 1;
         self.outstanding += 1;

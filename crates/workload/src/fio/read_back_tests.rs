@@ -416,3 +416,14 @@ fn verify_only_runs_dry_to_the_limit_and_its_backlog_is_dry() {
     assert_eq!(job("io_size=128k\n"), "r".repeat(16));
     assert_eq!(job("verify_backlog=4\n"), "r".repeat(4));
 }
+
+/// With a backlog, an `fsync=N` sync waits for the backlog's read-backs
+/// due after the write, as fio's `get_io_u` takes them first: fio 3.33's
+/// order, request for request (its syncs written `f` here).
+#[test]
+fn a_backlog_reads_back_before_the_sync_that_is_due() {
+    let ops = letters(&issued(
+        "[j]\nrw=write\nbs=4k\nsize=64k\nverify=crc32c\nverify_backlog=1\nend_fsync=1\nfsync=3\n",
+    ));
+    assert_eq!(ops, format!("{}wfr", "wrwrwrf".repeat(5)));
+}

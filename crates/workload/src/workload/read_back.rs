@@ -191,6 +191,15 @@ impl ReadBackState {
         }
     }
 
+    /// Whether [`backlog_piece`](Self::backlog_piece) has a piece now.
+    pub(super) fn backlog_due(&self) -> bool {
+        let Some((every, _)) = self.plan.backlog else {
+            return false;
+        };
+        let at_multiple = self.record.pieces % every == 0 && !self.last_was_read_back;
+        !self.record.is_empty() && (self.batch_left > 0 || at_multiple)
+    }
+
     /// A backlog's read-back due before the job writes on, as fio's
     /// `get_io_u` takes one: a batch under way, or the pieces kept at a
     /// multiple of the backlog with the last request not a read-back.

@@ -221,6 +221,10 @@ impl Generator {
                 };
                 let Some((offset, len)) = rb.backlog_piece() else {
                     rb.last_was_read_back = false;
+                    if std::mem::take(&mut self.shaped.flush_owed) {
+                        self.push_flush(now, next_id, out);
+                        return true;
+                    }
                     return false;
                 };
                 rb.last_was_read_back = true;
@@ -274,6 +278,14 @@ impl Generator {
             rounds.completed += len;
         }
         self.advance_round(now);
+    }
+
+    /// A backlog's read-back is due before the job's next write.
+    pub(super) fn backlog_due(&self) -> bool {
+        let rounds = self.shaped.rounds.as_ref();
+        rounds
+            .and_then(|r| r.read_back.as_ref())
+            .is_some_and(ReadBackState::backlog_due)
     }
 
     /// One of the job's own requests went out: counted in the round, and

@@ -49,4 +49,6 @@ pub(super) struct ShapedState {
     pub(super) thought_at: u64,
     /// fio's rounds ([`crate::job_shape::Rounds`]).
     pub(super) rounds: Option<RoundsState>,
+    /// An `fsync=N` flush held back while a backlog's read-backs go first.
+    pub(super) flush_owed: bool,
 }
