@@ -482,9 +482,10 @@ impl Generator {
         self.direction_bytes
     }
 
-    /// Issued its `bytes_limit` or `ios_limit`, or its latency target's
-    /// search ended it ([`crate::depth_search`]), or it reached steady
-    /// state ([`crate::steady_state`]).
+    /// Issued its `bytes_limit` or `ios_limit` (a job in fio's rounds:
+    /// its last round is over, read-back and flush included), or its
+    /// latency target's search ended it ([`crate::depth_search`]), or it
+    /// reached steady state ([`crate::steady_state`]).
     pub fn limit_reached(&self) -> bool {
         let by_count = match &self.shaped.rounds {
             Some(rounds) => rounds.done(),

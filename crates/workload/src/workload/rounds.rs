@@ -358,9 +358,12 @@ impl Generator {
             if next == rounds.stage {
                 return;
             }
-            let dry = rounds.dry();
             if next == Stage::Writing {
-                self.shaped.flushed_at_end = dry;
+                // A new round: its end flush is still to come, and an
+                // `fsync=N` sync a backlog held back ended with the last
+                // round, as fio's `do_io` ends before asking for it.
+                self.shaped.flushed_at_end = rounds.dry();
+                self.shaped.flush_owed = false;
             }
             let Some(rounds) = self.shaped.rounds.as_mut() else {
                 return;
