@@ -694,9 +694,10 @@ impl Generator {
         let last = self.limit_reached() || self.own_limit_reached() || !self.writes_open();
         if self.shaped.writes_since_flush >= every && !last {
             self.shaped.writes_since_flush = 0;
-            // A backlog's read-backs due now go first, as fio's `get_io_u`
-            // takes them before it looks for a sync.
-            match self.backlog_due() {
+            // With a backlog the sync waits for the job's next turn, where
+            // the read-backs due then go first, as fio's `get_io_u` takes
+            // them before it looks for a sync.
+            match self.reads_back_in_batches() {
                 true => self.shaped.flush_owed = true,
                 false => self.push_flush(now, next_id, out),
             }

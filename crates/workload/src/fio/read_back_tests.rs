@@ -427,3 +427,43 @@ fn a_backlog_reads_back_before_the_sync_that_is_due() {
     ));
     assert_eq!(ops, format!("{}wfr", "wrwrwrf".repeat(5)));
 }
+
+/// What the one job of `text` issues when the drive completes the oldest
+/// request out only once the job's queue is full.
+fn issued_with_full_queue(text: &str) -> Vec<Request> {
+    let jobs = parse(text, "t.fio", GIB).unwrap();
+    let mut job = Generator::new(jobs[0].clone(), 0, 1);
+    job.release(Nanos::ZERO);
+    let (mut next_id, mut out, mut queue) = (0, Vec::new(), std::collections::VecDeque::new());
+    let mut now = Nanos::ZERO;
+    loop {
+        let before = out.len();
+        if let Some(at) = job.next_at() {
+            now = now.max(at);
+            job.issue(now, &mut next_id, &mut out);
+        }
+        queue.extend(out[before..].iter().cloned());
+        if out.len() > before {
+            continue;
+        }
+        let Some(oldest) = queue.pop_front() else {
+            return out;
+        };
+        now += Nanos::from_micros(1);
+        job.completed(&oldest, now);
+    }
+}
+
+/// fio reads no piece back while its write is out, and starts a batch
+/// only once its last request to complete was not a read (fio 3.33's
+/// `IP_F_IN_FLIGHT` and `last_ddir`): at `iodepth=4` with the queue kept
+/// full, four writes, then their four read-backs, and so on. iosteer read
+/// each block back while its write was still out.
+#[test]
+fn a_backlog_reads_back_only_what_completed() {
+    let requests = issued_with_full_queue(
+        "[j]\nrw=write\nbs=4k\nsize=64k\niodepth=4\nverify=crc32c\nverify_backlog=1\n",
+    );
+    assert_eq!(letters(&requests), "wwwwrrrr".repeat(4));
+    assert_eq!(pieces(&requests, Op::Read), pieces(&requests, Op::Write));
+}

@@ -10,6 +10,8 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use iosteer_sched::Op;
+
 use crate::job_shape::ReadBack;
 
 /// `count` pieces of `len` bytes end to end from `offset`.
@@ -76,6 +78,15 @@ impl Record {
             },
             Runs::ByOffset(runs) => self.pieces -= insert_replacing(runs, offset, len),
         }
+    }
+
+    /// The piece [`pop`](Self::pop) would take next.
+    fn front(&self) -> Option<(u64, u64)> {
+        let run = match &self.runs {
+            Runs::AsWritten(runs) => runs.front(),
+            Runs::ByOffset(runs) => runs.first_key_value().map(|(_, run)| run),
+        };
+        run.map(|run| (run.offset, run.len))
     }
 
     /// The next piece to read back: the oldest, or the lowest.
@@ -175,10 +186,15 @@ fn insert_replacing(runs: &mut BTreeMap<u64, Run>, offset: u64, len: u64) -> u64
 pub(super) struct ReadBackState {
     pub(super) plan: ReadBack,
     pub(super) record: Record,
-    /// Read-backs left of a backlog's batch, and whether the job's last
-    /// request was one.
+    /// Read-backs left of a backlog's batch.
     batch_left: u64,
-    pub(super) last_was_read_back: bool,
+    /// Whether the job's last request to complete (a sync aside) was a
+    /// read: fio 3.33's `last_ddir`, which starts a batch only after a
+    /// write completed (its initial value is a read's).
+    last_done_read: bool,
+    /// With a backlog, the writes out (offset, length): fio reads no piece
+    /// back while its write is in flight (a handful: the job's iodepth).
+    writes_out: Vec<(u64, u64)>,
 }
 
 impl ReadBackState {
@@ -187,32 +203,63 @@ impl ReadBackState {
             record: Record::new(plan.by_offset),
             plan,
             batch_left: 0,
-            last_was_read_back: false,
+            last_done_read: true,
+            writes_out: Vec::new(),
         }
     }
 
-    /// Whether [`backlog_piece`](Self::backlog_piece) has a piece now.
-    pub(super) fn backlog_due(&self) -> bool {
-        let Some((every, _)) = self.plan.backlog else {
-            return false;
-        };
-        let at_multiple = self.record.pieces % every == 0 && !self.last_was_read_back;
-        !self.record.is_empty() && (self.batch_left > 0 || at_multiple)
+    /// A write went out: kept to read back, and with a backlog marked out
+    /// until it completes.
+    pub(super) fn wrote(&mut self, offset: u64, len: u64) {
+        self.record.push(offset, len);
+        if self.plan.backlog.is_some() {
+            self.writes_out.push((offset, len));
+        }
+    }
+
+    /// One of the job's requests completed: a write's piece may now be
+    /// read back.
+    pub(super) fn done(&mut self, op: Op, offset: u64, len: u64) {
+        match op {
+            Op::Read => self.last_done_read = true,
+            Op::Write | Op::Trim => self.last_done_read = false,
+            Op::Flush => {}
+        }
+        if op != Op::Write {
+            return;
+        }
+        if let Some(i) = self.writes_out.iter().position(|&w| w == (offset, len)) {
+            self.writes_out.swap_remove(i);
+        }
+    }
+
+    /// Whether the next piece's write is still out (fio's `get_next_verify`
+    /// then reads nothing, and the job writes on).
+    fn next_piece_out(&self) -> bool {
+        self.record
+            .front()
+            .is_some_and(|piece| self.writes_out.contains(&piece))
     }
 
     /// A backlog's read-back due before the job writes on, as fio's
     /// `get_io_u` takes one: a batch under way, or the pieces kept at a
-    /// multiple of the backlog with the last request not a read-back.
+    /// multiple of the backlog with the last request done not a read. A
+    /// batch whose next piece is still being written waits, armed, while
+    /// the job writes on (fio 3.33, `iodepth=4 verify_backlog=1`: `w0 w1 w2
+    /// w3 r0 w4`, the first read-back once the first write completed).
     pub(super) fn backlog_piece(&mut self) -> Option<(u64, u64)> {
         let (every, batch) = self.plan.backlog?;
         if self.record.is_empty() {
             return None;
         }
         if self.batch_left == 0 {
-            if self.record.pieces % every != 0 || self.last_was_read_back {
+            if self.record.pieces % every != 0 || self.last_done_read {
                 return None;
             }
             self.batch_left = batch;
+        }
+        if self.next_piece_out() {
+            return None;
         }
         self.batch_left -= 1;
         self.record.pop()

@@ -220,14 +220,12 @@ impl Generator {
                     return false;
                 };
                 let Some((offset, len)) = rb.backlog_piece() else {
-                    rb.last_was_read_back = false;
                     if std::mem::take(&mut self.shaped.flush_owed) {
                         self.push_flush(now, next_id, out);
                         return true;
                     }
                     return false;
                 };
-                rb.last_was_read_back = true;
                 rounds.round_issued += len;
                 rounds.in_flight += len;
                 rounds.read_backs += 1;
@@ -260,10 +258,9 @@ impl Generator {
                 .as_mut()
                 .and_then(|r| r.read_back.as_mut())
             {
-                while rb.backlog_piece().is_some() {
-                    rb.last_was_read_back = true;
+                while let Some((offset, len)) = rb.backlog_piece() {
+                    rb.done(Op::Read, offset, len);
                 }
-                rb.last_was_read_back = false;
             }
             let Planned { op, offset, len } = self.planned.take().unwrap_or_else(|| self.draw(now));
             if let Some(direction) = direction_index(op) {
@@ -276,16 +273,19 @@ impl Generator {
             };
             rounds.in_flight -= len;
             rounds.completed += len;
+            if let Some(rb) = rounds.read_back.as_mut() {
+                rb.done(op, offset, len);
+            }
         }
         self.advance_round(now);
     }
 
-    /// A backlog's read-back is due before the job's next write.
-    pub(super) fn backlog_due(&self) -> bool {
+    /// The job reads back in batches among its writes (`verify_backlog`).
+    pub(super) fn reads_back_in_batches(&self) -> bool {
         let rounds = self.shaped.rounds.as_ref();
         rounds
             .and_then(|r| r.read_back.as_ref())
-            .is_some_and(ReadBackState::backlog_due)
+            .is_some_and(|rb| rb.plan.backlog.is_some())
     }
 
     /// One of the job's own requests went out: counted in the round, and
@@ -297,7 +297,7 @@ impl Generator {
         rounds.round_issued += len;
         rounds.in_flight += len;
         if let (Some(rb), Op::Write) = (rounds.read_back.as_mut(), op) {
-            rb.record.push(offset, len);
+            rb.wrote(offset, len);
         }
     }
 
@@ -322,6 +322,9 @@ impl Generator {
             rounds.completed += request.len.0;
         }
         rounds.in_flight = rounds.in_flight.saturating_sub(request.len.0);
+        if let Some(rb) = rounds.read_back.as_mut() {
+            rb.done(request.op, request.offset.0, request.len.0);
+        }
         if rounds.stage != Stage::Writing {
             // Read-backs go as fast as completions allow, never from an
             // earlier time (a job's stop then holds them).
