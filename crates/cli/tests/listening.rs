@@ -7,7 +7,7 @@ mod common;
 /// with a 2 MB/s write limit; returns the `job` phase and the run's notes.
 fn run(name: &str, extra: &str) -> (serde_json::Value, Vec<String>) {
     let text = format!(
-        "[readers]\nrw=randread\nbs=128k\nrate=20m\nrate_process=poisson\niodepth=256\nruntime=8s\n\
+        "[global]\nioengine=libaio\n[readers]\nrw=randread\nbs=128k\nrate=20m\nrate_process=poisson\niodepth=256\nruntime=8s\n\
          [fill]\nrw=write\nbs=128k\noffset=25%\nsize=10%\nrate=8m\niodepth=32\nstartdelay=1s\nruntime=6s\n{extra}"
     );
     let file = common::scratch_file(&format!("{name}.fio"), &text);

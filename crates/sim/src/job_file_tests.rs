@@ -79,7 +79,7 @@ fn prefill_writes_the_target_exactly_once_and_stops() {
 /// file's run (it had stopped 5 s after the last issue, three unfinished).
 #[test]
 fn a_job_file_run_waits_for_its_slowest_request() {
-    let text = "[w]\nrw=write\nbs=64m\nsize=256m\niodepth=4\n";
+    let text = "[w]\nioengine=libaio\nrw=write\nbs=64m\nsize=256m\niodepth=4\n";
     let report = simulate_draining(text, "big.fio", "diskSim-slc", JOB_DRAIN);
     assert_eq!(report.unfinished, 0);
     let phase = report.phase("w").unwrap();
@@ -91,7 +91,7 @@ fn a_job_file_run_waits_for_its_slowest_request() {
 /// Requests still out when the drain runs out are counted and said.
 #[test]
 fn requests_left_when_the_drain_runs_out_are_noted() {
-    let text = "[w]\nrw=write\nbs=64m\nsize=256m\niodepth=4\n";
+    let text = "[w]\nioengine=libaio\nrw=write\nbs=64m\nsize=256m\niodepth=4\n";
     let report = simulate_draining(text, "big.fio", "diskSim-slc", Nanos::from_secs(1));
     assert_eq!(report.unfinished, 4);
     let note = report
@@ -753,7 +753,7 @@ fn a_create_only_job_issues_nothing_and_holds_nobody_back() {
 /// `thinktime_blocks=4`, fio 3.33 399.
 #[test]
 fn a_think_time_waits_for_every_request_out_as_fios() {
-    let job = "[t]\nrw=randread\nbs=4k\nsize=1m\nruntime=1\ntime_based\nthinktime=10ms\n";
+    let job = "[t]\nioengine=libaio\nrw=randread\nbs=4k\nsize=1m\nruntime=1\ntime_based\nthinktime=10ms\n";
     let reads = |options: &str| {
         let report = on_nvme(&format!("{job}{options}"));
         report.phase("t").unwrap().read.ops

@@ -25,6 +25,12 @@ pub(super) const DEPRECATED: &[&str] = &["rwmixcycle", "percentage_sequential"];
 
 /// Engines whose options include the `cmdprio_*` ones.
 const PRIORITY_ENGINES: &[&str] = &["libaio", "io_uring", "io_uring_cmd"];
+/// Engines fio flags synchronous (`FIO_SYNCIO`): each request completes
+/// before the next goes, so fio caps their `iodepth` at 1 (psync is its
+/// default engine on Linux).
+const SYNCHRONOUS_ENGINES: &[&str] = &[
+    "sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "splice",
+];
 
 /// Engines whose options include `readfua` and `writefua`: sg, and the
 /// passthrough io_uring_cmd of later fio (its `cmd_type=bsg` example).
@@ -292,6 +298,25 @@ impl Controls {
 }
 
 impl Controls {
+    /// fio's cap on a synchronous engine's queue: `iodepth` at most 1, with
+    /// a note when the job asked for more (fio 3.33 prints one only for an
+    /// engine named in the job; it caps its default, psync, all the same).
+    pub(super) fn cap_iodepth(&self, job: &str, iodepth: &mut u32, notes: &mut Vec<String>) {
+        let engine = self.engine_name();
+        if *iodepth <= 1 || !SYNCHRONOUS_ENGINES.contains(&engine) {
+            return;
+        }
+        let named = match self.engine {
+            Some(_) => format!("ioengine={engine}"),
+            None => format!("the job names no ioengine, and fio's default, {engine},"),
+        };
+        notes.push(format!(
+            "job {job}: iodepth={iodepth}: {named} is synchronous, so fio caps the queue at 1 request and so does iosteer (ioengine=libaio or io_uring keeps {iodepth} out)",
+            iodepth = *iodepth
+        ));
+        *iodepth = 1;
+    }
+
     /// The job's engine, without its options (fio's default: psync).
     fn engine_name(&self) -> &str {
         let engine = self.engine.as_deref().unwrap_or("psync");

@@ -462,7 +462,7 @@ fn issued_with_full_queue(text: &str) -> Vec<Request> {
 #[test]
 fn a_backlog_reads_back_only_what_completed() {
     let requests = issued_with_full_queue(
-        "[j]\nrw=write\nbs=4k\nsize=64k\niodepth=4\nverify=crc32c\nverify_backlog=1\n",
+        "[j]\nioengine=libaio\nrw=write\nbs=4k\nsize=64k\niodepth=4\nverify=crc32c\nverify_backlog=1\n",
     );
     assert_eq!(letters(&requests), "wwwwrrrr".repeat(4));
     assert_eq!(pieces(&requests, Op::Read), pieces(&requests, Op::Write));

@@ -527,6 +527,7 @@ impl Reader {
         };
         let controls = std::mem::take(&mut self.controls);
         (self.group_reporting, self.new_group) = (controls.group_reporting, controls.new_group);
+        controls.cap_iodepth(job, &mut self.arrival.iodepth, notes);
         controls
             .finish(job, self.arrival.iodepth, &mut self.shape, notes)
             .map_err(|(line, message)| FioError {

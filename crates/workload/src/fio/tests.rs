@@ -1376,7 +1376,9 @@ fn a_full_queue_drains_as_fio_lets_it() {
         ("iodepth_low=64", None),
         ("iodepth_batch_complete_min=1", None),
     ] {
-        let file = file_of(&format!("[j]\nrw=randread\niodepth=32\n{options}\n"));
+        let file = file_of(&format!(
+            "[j]\nioengine=libaio\nrw=randread\niodepth=32\n{options}\n"
+        ));
         let drain = file.jobs[0].shape.queue_drain;
         assert_eq!(drain.map(|d| d.resume_at(32)), refill, "{options}");
         assert!(file.notes.is_empty(), "{options}: {:?}", file.notes);
@@ -1683,4 +1685,36 @@ fn a_zone_stride_past_the_address_space_goes_back_to_the_start() {
         .shape
         .zones
         .is_some());
+}
+
+/// fio caps a synchronous engine's queue at one request (fio 3.33 with
+/// `iodepth=32`: "queue depth will be capped at 1" for psync, sync, vsync,
+/// pvsync2, mmap and splice, and every request at depth 1 with no engine
+/// named, psync being its default); an asynchronous engine keeps the
+/// depth. iosteer ran such a job at depth 32.
+#[test]
+fn a_synchronous_engine_queues_one_request_as_in_fio() {
+    let depth = |engine: &str| {
+        let file = file_of(&format!("[j]\nrw=randread\niodepth=32\n{engine}"));
+        let noted = file.notes.iter().any(|n| n.contains("caps the queue at 1"));
+        (synthetic(&file.jobs[0]).arrival.iodepth, noted)
+    };
+    for engine in [
+        "",
+        "ioengine=psync\n",
+        "ioengine=sync\n",
+        "ioengine=mmap\n",
+        "ioengine=pvsync2:hipri\n",
+    ] {
+        assert_eq!(depth(engine), (1, true), "{engine}");
+    }
+    for engine in [
+        "ioengine=libaio\n",
+        "ioengine=io_uring\n",
+        "ioengine=posixaio\n",
+    ] {
+        assert_eq!(depth(engine), (32, false), "{engine}");
+    }
+    let single = file_of("[j]\nrw=randread\niodepth=1\n");
+    assert!(single.notes.is_empty(), "{:?}", single.notes);
 }

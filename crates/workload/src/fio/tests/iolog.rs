@@ -93,7 +93,10 @@ fn issue_times(job: Job, service: Nanos) -> Vec<(Nanos, Op)> {
 
 #[test]
 fn a_read_iolog_job_replays_the_log_in_place_of_rw_bs_and_size() {
-    let (_dir, file) = replay(V3, "rw=randread\nbs=64k\nsize=1m\niodepth=4\n");
+    let (_dir, file) = replay(
+        V3,
+        "ioengine=libaio\nrw=randread\nbs=64k\nsize=1m\niodepth=4\n",
+    );
     let job = &file.jobs[0];
     let JobKind::Trace(records) = &job.kind else {
         panic!("not a trace job")
@@ -145,7 +148,7 @@ fn version_3_gaps_count_from_the_request_before_and_the_iodepth_caps() {
         ]
     );
     // A deep queue keeps the log's times.
-    let (_dir, file) = replay(V3, "iodepth=8\n");
+    let (_dir, file) = replay(V3, "ioengine=libaio\niodepth=8\n");
     let times = issue_times(file.jobs[0].clone(), Nanos::from_micros(15));
     let at: Vec<Nanos> = times.iter().map(|t| t.0).collect();
     assert_eq!(at, [20, 30, 70].map(Nanos::from_micros));
