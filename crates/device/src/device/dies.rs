@@ -80,8 +80,10 @@ pub(super) struct Die {
     pub(super) pending: VecDeque<u32>,
     pub(super) lent_reads: u32,
     /// Owed moves a merge cancelled: their pages in GC's open block are
-    /// still taken, so the free-block state counts them until the die has
-    /// paid what it owes.
+    /// still erased, so the free-block state counts them until the die's
+    /// moves pass them (they had counted until the die owed nothing, which
+    /// under sustained writes it never does: the count grew without bound,
+    /// the die stayed in state 1 and its GC debt with it).
     pub(super) cancelled_moves: u32,
     /// A GC operation suspended by a host read: the time it still needs.
     pub(super) suspended: Option<Nanos>,

@@ -320,8 +320,10 @@ impl Device {
                 // A later move of the page (on this die or another) is the
                 // one on record: this older move was lent nothing.
                 Some(_) => return false,
-                // A write merged with it: its time was dropped then.
-                None => {}
+                // A write merged with it: its time was dropped then, and
+                // its page in GC's open block, passed now, is no longer
+                // erased space.
+                None => die.cancelled_moves = die.cancelled_moves.saturating_sub(1),
             }
         }
         false
