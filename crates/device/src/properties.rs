@@ -133,7 +133,7 @@ proptest! {
         victim in any_victim(),
         preemptive in any::<bool>(),
         pipeline in any::<bool>(),
-        state3_below in 0u32..3,
+        state3_below in 1u32..4,
         extra in 0u32..3,
     ) {
         let mut config = tiny_4k_pages(2, 16, 8, victim, true);

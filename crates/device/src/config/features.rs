@@ -87,17 +87,25 @@ impl FtlConfig {
             && geometry.page_size % unit == 0
             && geometry.page_size / unit <= MAX_UNITS_PER_PAGE;
         if !fits {
+            // A file without the key gets the default, which it never wrote.
+            let default = match unit == mapping_unit_default() {
+                true => format!(
+                    " ({unit} is the default when the file sets none; `mapping_unit = {}` maps by page)",
+                    geometry.page_size
+                ),
+                false => String::new(),
+            };
             return Err(ConfigError::Invalid {
                 field: "ftl.mapping_unit",
                 value: unit.to_string(),
                 reason: format!(
                     "must divide geometry.page_size ({}) into at most {MAX_UNITS_PER_PAGE} units \
-                     of at least {SECTOR_BYTES} bytes",
+                     of at least {SECTOR_BYTES} bytes{default}",
                     geometry.page_size
                 ),
             });
         }
-        non_negative("ftl.buffer_flush_us", self.buffer_flush_us)
+        Ok(())
     }
 }
 
@@ -182,13 +190,6 @@ pub const SECTION_DOCS: &[(&str, &str)] = &[
          # extra_us_per_plane: die time each plane beyond the first adds.\n",
     ),
 ];
-
-pub(super) fn non_negative(field: &'static str, value: f64) -> Result<(), ConfigError> {
-    if value.is_finite() && value >= 0.0 {
-        return Ok(());
-    }
-    super::invalid(field, value, "must be a number of zero or more")
-}
 
 /// When a write completes with a DRAM write cache.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

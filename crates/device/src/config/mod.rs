@@ -528,6 +528,7 @@ impl DeviceConfig {
             ("trim_cost.per_range_us", self.trim_cost.per_range_us),
             ("trim_cost.per_mib_us", self.trim_cost.per_mib_us),
             ("flush_us", self.flush_us),
+            ("ftl.buffer_flush_us", self.ftl.buffer_flush_us),
         ];
         for (field, value) in durations {
             at_most(
@@ -552,6 +553,14 @@ impl DeviceConfig {
             &format!("must be a number from 0 to {MAX_TRIM_EXPONENT} (1 is linear)"),
         )?;
         let gc = &self.gc;
+        // A die writes only to erased blocks: at none, GC must go first.
+        if gc.state3_below < 1 {
+            return invalid(
+                "gc.state3_below",
+                gc.state3_below,
+                "must be at least 1 (a die with no erased block cannot take a host write before its GC)",
+            );
+        }
         if gc.low_watermark < 2 {
             return invalid(
                 "gc.low_watermark",

@@ -70,6 +70,21 @@ fn geometry_and_costs_are_bounded_naming_the_field_and_range() {
     );
     check(|c| c.timing.block_erase_us = 1e12, "block_erase_us", "10 s");
     check(|c| c.flush_us = f64::NAN, "flush_us", "from 0 to");
+    // A write waited 1e15 us for its page; at 1e17 the clock saturated
+    // and the request was lost from the report.
+    check(|c| c.ftl.buffer_flush_us = 1e15, "buffer_flush_us", "10 s");
+    // A host write went ahead with no erased block (10 MB/s of writes on
+    // a drive whose dies program 3 MB/s, their GC never paid).
+    check(|c| c.gc.state3_below = 0, "state3_below", "at least 1");
+    // A drive of 2 KiB pages without an [ftl] section.
+    check(
+        |c| {
+            c.geometry.page_size = 2048;
+            c.ftl.mapping_unit = 4096;
+        },
+        "mapping_unit",
+        "the default when the file sets none; `mapping_unit = 2048`",
+    );
     check(
         |c| c.timing.host_link_mb_per_s = 1e-9,
         "host_link_mb_per_s",

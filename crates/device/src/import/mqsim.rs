@@ -412,7 +412,10 @@ fn garbage_collection(
         );
     }
     if let Some(hard) = p.number("GC_Hard_Threshold")? {
-        let blocks = blocks_for_fraction(hard, blocks_per_die).min(c.gc.low_watermark);
+        // At least one: a die with no erased block cannot take a host write.
+        let blocks = blocks_for_fraction(hard, blocks_per_die)
+            .min(c.gc.low_watermark)
+            .max(1);
         c.gc.state2_below = blocks;
         c.gc.state3_below = blocks;
         notes.mapped(
