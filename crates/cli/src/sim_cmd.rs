@@ -202,7 +202,8 @@ pub fn sim(args: SimArgs) -> Result<()> {
     args.report.check_out()?;
     let plan = build(&args)?;
     let specs = plan.labels();
-    if !args.report.json {
+    // With --json stdout holds the report; a long aging is still said.
+    if !args.report.json || plan.aging_note().is_some() {
         eprintln!("iosteer: {}...", plan.describe());
     }
     let started = std::time::Instant::now();
