@@ -290,6 +290,9 @@ pub fn canonical(key: &str) -> &str {
         "ss" => "steadystate",
         "ss_dur" => "steadystate_duration",
         "ss_ramp" => "steadystate_ramp_time",
+        "mem" => "iomem",
+        "mem_align" => "iomem_align",
+        "nr_files" => "nrfiles",
         other => other,
     }
 }

@@ -1718,3 +1718,15 @@ fn a_synchronous_engine_queues_one_request_as_in_fio() {
     let single = file_of("[j]\nrw=randread\niodepth=1\n");
     assert!(single.notes.is_empty(), "{:?}", single.notes);
 }
+
+/// fio's other names for options are read as the options (fio 3.33 takes
+/// `mem=malloc` as `iomem`, `nr_files=2` as `nrfiles`).
+#[test]
+fn fios_aliases_are_its_options() {
+    let aliased = file_of(
+        "[j]\nreadwrite=randread\nblocksize=8k\nmem=malloc\nmem_align=4k\nnr_files=2\nsize=1m\n",
+    );
+    let plain =
+        file_of("[j]\nrw=randread\nbs=8k\niomem=malloc\niomem_align=4k\nnrfiles=2\nsize=1m\n");
+    assert_eq!(aliased.jobs, plain.jobs);
+}
