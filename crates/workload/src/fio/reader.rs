@@ -344,20 +344,21 @@ impl Reader {
                     "job {job}: randseed={value} is not used: --seed seeds every job (give --seed {value} for a seed of your choosing)"
                 ));
             }
+            // Named files are the job's files, whatever nrfiles says
+            // (fio 3.33: `filename=a nrfiles=3` writes `a` alone).
             "nrfiles" => {
-                self.shape.files.nrfiles = value
+                let nrfiles = value
                     .parse()
                     .ok()
                     .filter(|n| (0..=4096).contains(n))
-                    .ok_or_else(|| bad("a count from 0 to 4096 (0 and 1: one file)"))?
+                    .ok_or_else(|| bad("a count from 0 to 4096 (0 and 1: one file)"))?;
+                if self.shape.files.names.is_empty() {
+                    self.shape.files.nrfiles = nrfiles;
+                }
             }
             "filename" => {
                 self.shape.files.names = file_names(value);
-                self.shape.files.nrfiles = self
-                    .shape
-                    .files
-                    .nrfiles
-                    .max(self.shape.files.names.len() as u32);
+                self.shape.files.nrfiles = self.shape.files.names.len() as u32;
             }
             "directory" => {
                 if value.is_empty() || value.contains(':') {

@@ -1730,3 +1730,19 @@ fn fios_aliases_are_its_options() {
         file_of("[j]\nrw=randread\nbs=8k\niomem=malloc\niomem_align=4k\nnrfiles=2\nsize=1m\n");
     assert_eq!(aliased.jobs, plain.jobs);
 }
+
+/// A job that names its files has those files, whatever `nrfiles` says,
+/// before or after (fio 3.33: `filename=fa nrfiles=3` writes 16 blocks to
+/// `fa`, `filename=fa:fb` 8 to each); iosteer cut one named file in three.
+#[test]
+fn named_files_are_the_jobs_files_whatever_nrfiles_says() {
+    for (body, files) in [
+        ("filename=fa\nnrfiles=3\n", 1),
+        ("nrfiles=3\nfilename=fa\n", 1),
+        ("filename=fa:fb\nnrfiles=3\n", 2),
+        ("nrfiles=3\n", 3),
+    ] {
+        let file = file_of(&format!("[j]\nrw=write\nbs=4k\nsize=64k\n{body}"));
+        assert_eq!(file.jobs[0].shape.files.count(), files, "{body}");
+    }
+}
