@@ -422,6 +422,11 @@ struct JobSpec {
     time_based: bool,
     /// `size` given over `filesize` x files, and that region: cut to it.
     size_cut: Option<(u64, u64)>,
+    /// How a copy that starts further on (`offset_increment`) is cut at
+    /// the drive's end, as fio cuts it: `Some(None)` without a `size` (the
+    /// copy runs to the end), `Some(Some(given))` a percentage `size`
+    /// (noted); `None`, an absolute size, which must fit.
+    cut_at_end: Option<Option<String>>,
     /// `time_based` given without a runtime (dropped, as fio drops it).
     time_based_ignored: bool,
     numjobs: u32,
@@ -478,15 +483,33 @@ impl JobSpec {
         let shifted = self.first_byte.of_copy(copy);
         let end = shifted.and_then(|offset| offset.checked_add(synthetic.size));
         synthetic.offset = shifted.unwrap_or(u64::MAX);
-        if end.is_none_or(|end| end > capacity) {
-            return Err(FioError {
-                file: file.to_string(),
-                line: self.last_line,
-                message: format!(
-                    "job [{section}]: offset {} + size {} must fit the drive ({capacity} bytes)",
-                    synthetic.offset, synthetic.size
-                ),
-            });
+        let left =
+            capacity.saturating_sub(synthetic.offset) / synthetic.block_min * synthetic.block_min;
+        match &self.cut_at_end {
+            Some(given) if end.is_none_or(|end| end > capacity) && left > 0 => {
+                if let Some(given) = given {
+                    notes.push(format!(
+                        "job {name}: size={given} from offset {} reaches past the end of the drive ({capacity} bytes): the job moves the {left} bytes left, as fio cuts it",
+                        synthetic.offset
+                    ));
+                }
+                synthetic.size = left;
+            }
+            _ if end.is_none_or(|end| end > capacity) => {
+                let copy = match copy {
+                    0 => String::new(),
+                    n => format!(" (copy {n} of numjobs, moved by offset_increment)"),
+                };
+                return Err(FioError {
+                    file: file.to_string(),
+                    line: self.last_line,
+                    message: format!(
+                        "job [{section}]: offset {} + size {} must fit the drive ({capacity} bytes){copy}",
+                        synthetic.offset, synthetic.size
+                    ),
+                });
+            }
+            _ => {}
         }
         let mut shape = self.shape.clone();
         shape.section = section.to_string();

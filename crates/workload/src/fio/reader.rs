@@ -664,6 +664,11 @@ impl Reader {
             (true, _) | (false, None) => capacity.saturating_sub(offset),
             (false, Some(size)) => size,
         };
+        let cut_at_end = match (self.fill_device || self.size.is_none(), &self.size_percent) {
+            (true, _) => Some(None),
+            (false, Some(given)) if self.filesize.is_none() => Some(Some(given.clone())),
+            (false, _) => None,
+        };
         if let Some(p) = self.io_size_percent {
             let of = given_size.unwrap_or(size);
             self.io_size = Some(((of as f64 * p / 100.0) as u64).max(1));
@@ -730,6 +735,7 @@ impl Reader {
             start: self.start,
             runtime: self.runtime,
             size_cut,
+            cut_at_end,
             // fio: "time_based requires a runtime/timeout setting", and
             // drops it (the caller notes it).
             time_based: self.time_based && self.runtime.is_some(),
@@ -759,6 +765,7 @@ impl Reader {
             runtime: self.runtime,
             time_based: false,
             size_cut: None,
+            cut_at_end: None,
             time_based_ignored: false,
             numjobs: 1,
             first_byte: Start::default(),

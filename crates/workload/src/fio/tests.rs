@@ -1746,3 +1746,51 @@ fn named_files_are_the_jobs_files_whatever_nrfiles_says() {
         assert_eq!(file.jobs[0].shape.files.count(), files, "{body}");
     }
 }
+
+/// The usual split of a drive among `numjobs` copies: each copy that
+/// reaches past the end is cut to what is left, as fio cuts it (fio 3.33,
+/// `size=25% offset_increment=25% numjobs=4 bs=64k`: all four run, the
+/// last cut), a percentage size with a note; without a size each copy
+/// runs from its offset to the end. Both were refused: the percentage
+/// offset rounds up to the block, so the last copy overran by 32 KiB.
+#[test]
+fn copies_moved_past_the_end_are_cut_as_fio_cuts_them() {
+    const DRIVE: u64 = 33_951_711_232;
+    let split = parse_file(
+        "[w]\nrw=write\nbs=64k\nnumjobs=4\nsize=25%\noffset_increment=25%\n",
+        "t.fio",
+        DRIVE,
+    )
+    .unwrap();
+    let last = synthetic(&split.jobs[3]);
+    assert_eq!(last.offset + last.size, DRIVE / 65536 * 65536);
+    assert!(last.size < synthetic(&split.jobs[0]).size);
+    assert_eq!(
+        split
+            .notes
+            .iter()
+            .filter(|n| n.contains("reaches past the end"))
+            .count(),
+        1
+    );
+    let to_the_end = parse_file(
+        "[r]\nrw=randread\nnumjobs=4\noffset_increment=8g\n",
+        "t.fio",
+        DRIVE,
+    )
+    .unwrap();
+    for (n, job) in to_the_end.jobs.iter().enumerate() {
+        let s = synthetic(job);
+        assert_eq!(s.offset, n as u64 * (8 << 30));
+        assert_eq!(s.offset + s.size, DRIVE / 4096 * 4096, "copy {n}");
+    }
+    // An absolute size must fit, and the error says which copy.
+    let err = parse_file(
+        "[w]\nrw=write\nnumjobs=2\nsize=20g\noffset_increment=20g\n",
+        "t.fio",
+        DRIVE,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("copy 1 of numjobs"), "{err}");
+}
