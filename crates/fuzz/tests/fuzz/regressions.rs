@@ -3,6 +3,7 @@
 
 use iosteer_workload::fio;
 use iosteer_workload::trace::{self, Devices, Options, TimeUnit, TraceFormat};
+use iosteer_workload::workload::JobKind;
 
 /// Devices laid side by side: an address at the top of `u64` overflowed the
 /// alignment of the next device's base (`attempt to multiply with overflow`
@@ -32,15 +33,25 @@ fn a_device_ending_at_the_top_of_the_address_space_saturates_the_next_base() {
 
 /// On a drive of `u64::MAX` bytes, a job's end past the top of `u64`
 /// saturated to the capacity and passed as fitting (the fio target: a copy
-/// shifted by `offset_increment`, and `offset=100%` with a size).
+/// shifted by `offset_increment`, and `offset=100%` with a size). A copy
+/// without a size runs from its offset to the drive's end, as fio's does.
 #[test]
 fn a_job_past_the_top_of_the_address_space_is_refused() {
-    let shifted_copy = "[increments]\nrw=write\nbs=64k\nnumjobs=2\noffset_increment=4m\n";
     let sized_at_the_end = "[fill]\nrw=write\nbs=128k\noffset=100%\nsize=10%\n";
     let huge_increment =
         "[a]\nrw=write\nbs=4k\nsize=1m\nnumjobs=3\noffset_increment=9223372036854775808\n";
-    for text in [shifted_copy, sized_at_the_end, huge_increment] {
+    for text in [sized_at_the_end, huge_increment] {
         assert!(fio::parse(text, "t.fio", u64::MAX).is_err(), "{text}");
     }
-    assert!(fio::parse(shifted_copy, "t.fio", 1 << 30).is_err());
+    let shifted_copy = "[increments]\nrw=write\nbs=64k\nnumjobs=2\noffset_increment=4m\n";
+    for capacity in [u64::MAX, 1 << 30] {
+        let jobs = fio::parse(shifted_copy, "t.fio", capacity).unwrap();
+        for job in &jobs {
+            let JobKind::Synthetic(s) = &job.kind else {
+                panic!("not synthetic")
+            };
+            let end = s.offset.checked_add(s.size);
+            assert!(end.is_some_and(|end| end <= capacity), "{capacity}: {s:?}");
+        }
+    }
 }
