@@ -43,7 +43,7 @@
 //! | `random_distribution` | `random`, `zipf:θ`, `pareto:h`, `normal:σ%` (`gauss`), each with an optional `:center` (0.0 to 1.0); `zoned:access%/range%:...` ([`crate::distribution`]) |
 //! | `blockalign` (`ba`) | the boundary random offsets fall on (one size, or read,write,trim sizes as `bs`); by default, as in fio, each direction's smallest block (`bs=4k,1000`: reads on 4 KiB, writes on 1000 bytes) |
 //! | `percentage_random` | percent of a random job's requests at random offsets (the others follow on) |
-//! | `norandommap` | accepted: random offsets here are always drawn as fio draws them with it, with replacement (fio's default random map visits each block once per pass; over many passes the two agree). Where a direction's blocks are larger than another's (`bs=4k,1000`), fio 3.33 may end a random job before `size` bytes, and the report's notes say so (`fio/early_end.rs`) |
+//! | `norandommap` | draws random offsets with replacement, as fio does with it; without it (the default) a random job of uniform offsets keeps fio's random map: each block of a file once a pass, the next free block after one already taken, a request cut at a block taken, a new pass once all are taken (`workload/random_map.rs`; the maps of a job file's jobs hold at most [`MAX_RANDOM_MAP_BITS`] blocks, a job past that draws with replacement, noted). Where a direction's blocks are larger than another's (`bs=4k,1000`), fio 3.33 may end a random job before `size` bytes, and the report's notes say so (`fio/early_end.rs`) |
 //! | `randrepeat`, `randseed` | accepted with a note: `--seed` seeds every job, so a run always repeats itself for a given seed |
 //! | `nrfiles`, `filename` | files (or a `:` list of names, `\:` a colon within a name): the region is cut into that many equal, contiguous ranges, each with its own position; `iosteer run` opens the named files, each holding `size / files` bytes from `offset` |
 //! | `file_service_type` | which file a request goes to, as fio chooses (its write_iolog agrees): `roundrobin[:N]` (the default; N requests each), `random[:N]` (a file drawn, N requests to it), `sequential` (each file until its size has been moved; a random job with `norandommap` never finishes one, and stays on its first, as in fio; `roundrobin:0`, `random:0` and an N that is no number, which fio reads as 0, are sequential too), `zipf`, `pareto`, `normal` (a file drawn by that distribution per request) |
@@ -219,6 +219,7 @@ pub fn parse_with_env(
     let sections = sections(&lines, file)?;
     let mut jobs: Vec<Job> = Vec::new();
     let mut read_back_pieces = 0u64;
+    let mut random_map_bits = 0u64;
     let mut notes = Vec::new();
     // Jobs of earlier stonewall groups: a group starts when they have ended.
     let mut before_group: Vec<usize> = Vec::new();
@@ -303,7 +304,8 @@ pub fn parse_with_env(
                 section.name.clone()
             };
             let place = (file, capacity);
-            let job = spec.job(name, &section.name, copy, after.clone(), place, &mut notes)?;
+            let mut job = spec.job(name, &section.name, copy, after.clone(), place, &mut notes)?;
+            keep_random_map(&mut job, &mut random_map_bits, &mut notes);
             read_back_pieces += verify::pieces_kept(&job);
             verify::check_pieces(read_back_pieces).map_err(|message| FioError {
                 file: file.to_string(),
@@ -646,6 +648,34 @@ fn one_pass_bytes(s: &Synthetic, shape: &JobShape, file_end: u64) -> Option<u64>
     let last_end = strides * stride + block;
     let wraps = whole_file && last_end < file && last_end + shape.offset_add as f64 >= file;
     (!wraps).then(|| ((strides + 1.0) * block).round() as u64 * files)
+}
+
+/// Most blocks fio's random maps of a job file's jobs hold together, a bit
+/// each (512 MiB): fio's map of a 4 TiB drive in 4 KiB blocks takes 128 MiB
+/// a job.
+pub const MAX_RANDOM_MAP_BITS: u64 = 1 << 32;
+
+/// Counts `job`'s random map in `total`; past [`MAX_RANDOM_MAP_BITS`] the
+/// job draws its offsets with replacement, as with `norandommap`, noted.
+fn keep_random_map(job: &mut Job, total: &mut u64, notes: &mut Vec<String>) {
+    let JobKind::Synthetic(s) = &job.kind else {
+        return;
+    };
+    if !job.shape.random_map || s.sequential || s.align == 0 {
+        return;
+    }
+    let bits = s.size / s.align;
+    if *total + bits <= MAX_RANDOM_MAP_BITS {
+        *total += bits;
+        return;
+    }
+    job.shape.random_map = false;
+    notes.push(format!(
+        "job {}: fio's random map of its {bits} blocks would take {} MiB, more than the {} MiB iosteer keeps for the maps of a job file; the job draws its offsets with replacement, as with norandommap (its last request goes whole, past size)",
+        job.name,
+        (bits / 8) >> 20,
+        (MAX_RANDOM_MAP_BITS / 8) >> 20
+    ));
 }
 
 /// What fio moves of a region whose files do not end on a block: only

@@ -195,6 +195,7 @@ impl JobShape {
             && self.files.is_plain()
             && self.random_align.is_none()
             && self.zones.is_none()
+            && !self.random_map
     }
 }
 

@@ -773,6 +773,7 @@ mod controls;
 mod draw;
 pub use controls::join_flows;
 use controls::new_depth_search;
+mod random_map;
 mod rates;
 use rates::{clamped_nanos, direction_index};
 mod read_back;

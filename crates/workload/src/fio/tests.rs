@@ -1292,8 +1292,10 @@ fn bsrange_sizes_are_multiples_of_its_low_end_as_in_fio() {
     );
     // A high end that is not a multiple: fio caps the draw at it, so it
     // comes up as often as the part of a step it leaves (20k: 2k of 20k).
-    let [reads, _] =
-        sizes_by_direction("[j]\nrw=randread\nsize=64m\nnumber_ios=2000\nbsrange=6k-20k\n");
+    // Without the random map, which cuts a request at a block taken.
+    let [reads, _] = sizes_by_direction(
+        "[j]\nrw=randread\nsize=64m\nnumber_ios=2000\nbsrange=6k-20k\nnorandommap\n",
+    );
     assert_eq!(keys(&reads), [6144, 12288, 18432, 20480]);
     let all: usize = reads.values().sum();
     let top = reads[&20480] as f64 / all as f64;
@@ -1793,4 +1795,65 @@ fn copies_moved_past_the_end_are_cut_as_fio_cuts_them() {
     .unwrap_err()
     .to_string();
     assert!(err.contains("copy 1 of numjobs"), "{err}");
+}
+
+/// fio's random map (on by default): a random job takes each block of its
+/// file once a pass, its reads and writes from one map, a request cut at a
+/// block already taken, and a new pass once every block is taken (fio 3.33
+/// on an 8 MiB file: `rw=randwrite bs=4k` 2048 writes at 2048 offsets;
+/// `io_size=16m` two passes of 2048; `bsrange=4k-16k` 963 requests that
+/// cover the file once; `rw=randrw` 2048 offsets). iosteer drew offsets
+/// with replacement: 1292 of 2048 blocks written.
+#[test]
+fn a_random_job_takes_each_block_once_a_pass_as_fio_s_random_map() {
+    use iosteer_sched::Op;
+    let issued = |options: &str| {
+        let jobs = jobs_of(&format!("[j]\nsize=8m\nbs=4k\n{options}"));
+        crate::workload::Generator::new(jobs[0].clone(), 0, 1).requests_unloaded()
+    };
+    let blocks = |requests: &[iosteer_sched::Request]| {
+        let mut taken = vec![0u32; 2048];
+        for r in requests {
+            for b in r.offset.0 / 4096..(r.offset.0 + r.len.0).div_ceil(4096) {
+                taken[b as usize] += 1;
+            }
+        }
+        taken
+    };
+    let writes = issued("rw=randwrite\n");
+    assert_eq!(writes.len(), 2048);
+    assert!(blocks(&writes).iter().all(|&n| n == 1));
+    let two_passes = issued("rw=randwrite\nio_size=16m\n");
+    assert_eq!(two_passes.len(), 4096);
+    assert!(blocks(&two_passes[..2048]).iter().all(|&n| n == 1));
+    assert!(blocks(&two_passes[2048..]).iter().all(|&n| n == 1));
+    let mixed = issued("rw=randwrite\nbsrange=4k-16k\n");
+    assert!(blocks(&mixed).iter().all(|&n| n == 1));
+    assert!((800..1100).contains(&mixed.len()), "{}", mixed.len());
+    let both = issued("rw=randrw\n");
+    assert!(both.iter().any(|r| r.op == Op::Read) && both.iter().any(|r| r.op == Op::Write));
+    assert!(blocks(&both).iter().all(|&n| n == 1));
+    // Without the map, drawn with replacement.
+    let drawn = issued("rw=randwrite\nnorandommap\n");
+    let covered = blocks(&drawn).iter().filter(|&&n| n > 0).count();
+    assert!((1200..1400).contains(&covered), "{covered}");
+}
+
+/// The random maps of a job file's jobs hold at most
+/// [`MAX_RANDOM_MAP_BITS`] blocks together; a job past that draws with
+/// replacement, and the notes say so.
+#[test]
+fn a_random_map_too_large_to_keep_is_noted_and_left_out() {
+    let file = parse_file("[j]\nrw=randread\nbs=4k\nnumjobs=3\n", "t.fio", 6 << 40).unwrap();
+    let kept: Vec<bool> = file.jobs.iter().map(|j| j.shape.random_map).collect();
+    assert_eq!(kept, [true, true, false]);
+    assert_eq!(
+        file.notes
+            .iter()
+            .filter(|n| n.contains("random map of its"))
+            .count(),
+        1,
+        "{:?}",
+        file.notes
+    );
 }

@@ -4,6 +4,7 @@ use iosteer_sched::{Nanos, Op};
 use rand::rngs::SmallRng;
 use rand::Rng;
 
+use super::random_map::{self, RandomMap};
 use super::{Generator, JobKind, Planned, ShapedState, Synthetic};
 use crate::job_shape::{FileService, JobShape, StridedZones};
 
@@ -118,7 +119,7 @@ impl Generator {
         let files = shape.files.count();
         let room = s.size / files / s.align * s.align;
         let fitting = self.sequential_room(room, blocks_index);
-        let len = match &shape.blocks {
+        let mut len = match &shape.blocks {
             Some(blocks) => blocks[blocks_index].draw_fitting(&mut self.rng, fitting),
             None if s.block_min == s.block_max => s.block_min,
             None => {
@@ -193,6 +194,16 @@ impl Generator {
                 };
             }
             at
+        } else if let Some(unit) = map_unit(s, shape) {
+            // fio's random map: each block once a pass.
+            if state.random_maps.len() != files as usize {
+                let blocks = (room / unit).max(1);
+                state.random_maps = vec![RandomMap::new(blocks); files as usize];
+            }
+            let (at, taken) =
+                random_map::place(&mut state.random_maps[file], &mut self.rng, unit, len);
+            len = taken;
+            file_start + at
         } else {
             let random = picked_random.unwrap_or_else(|| random_pick(&mut self.rng, shape));
             let at = if random || state.run_next < file_start {
@@ -257,6 +268,25 @@ impl ZoneCursor {
             self.start.saturating_add(zones.range).min(file_size),
         )
     }
+}
+
+/// The block of fio's random map of a job that keeps one
+/// ([`JobShape::random_map`]): the offsets' alignment, which must be one
+/// for every direction the job issues (fio's map counts in its smallest
+/// block, and a job whose reads and writes align apart draws as without
+/// it); `None` for a job without the map, or of strided zones.
+fn map_unit(s: &Synthetic, shape: &JobShape) -> Option<u64> {
+    if !shape.random_map || s.sequential || shape.zones.is_some() {
+        return None;
+    }
+    match shape.random_align {
+        None => Some(s.align),
+        Some(align) if s.trim => Some(align[2]),
+        Some(align) if s.read_percent == 100 => Some(align[0]),
+        Some(align) if s.read_percent == 0 => Some(align[1]),
+        Some(align) => (align[0] == align[1]).then_some(align[0]),
+    }
+    .filter(|&unit| unit > 0)
 }
 
 /// Whether a random job's next request (not a follow-on) goes to a random

@@ -5,6 +5,7 @@ use iosteer_sched::Nanos;
 
 use super::controls::TooSlow;
 use super::draw;
+use super::random_map::RandomMap;
 use super::rounds::RoundsState;
 use crate::flow::FlowMember;
 
@@ -51,4 +52,7 @@ pub(super) struct ShapedState {
     pub(super) rounds: Option<RoundsState>,
     /// An `fsync=N` flush held back while a backlog's read-backs go first.
     pub(super) flush_owed: bool,
+    /// fio's random map of each file ([`JobShape::random_map`]), made at
+    /// the first random request.
+    pub(super) random_maps: Vec<RandomMap>,
 }
