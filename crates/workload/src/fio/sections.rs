@@ -53,6 +53,17 @@ pub(super) fn sections(lines: &[Line], file: &str) -> Result<Vec<Section>, FioEr
             });
         }
         let (key, value) = text.split_once('=').unwrap_or((text, ""));
+        if spaced_value(value) {
+            return Err(FioError {
+                file: file.to_string(),
+                line: line.number,
+                message: format!(
+                    "`{text}`: no space after `=` (fio 3.33 keeps the space: it reads `bs= 8k` as 8 bytes, refuses `size = 4M` as 4 bytes and drops the job of `rw = randread`); write `{}={}`",
+                    key.trim(),
+                    value.trim()
+                ),
+            });
+        }
         let option = (
             key.trim().to_string(),
             value.trim().to_string(),
@@ -86,4 +97,14 @@ pub(super) fn sections(lines: &[Line], file: &str) -> Result<Vec<Section>, FioEr
         }
     }
     Ok(sections)
+}
+
+/// Whether an option's value starts with a space fio keeps and that
+/// changes what it reads: anything but a plain number (`iodepth = 32` reads
+/// as 32 to fio too).
+fn spaced_value(value: &str) -> bool {
+    let trimmed = value.trim();
+    value.starts_with(char::is_whitespace)
+        && !trimmed.is_empty()
+        && !trimmed.bytes().all(|b| b.is_ascii_digit())
 }

@@ -250,8 +250,10 @@ fn a_space_between_a_number_and_its_unit_is_refused_as_fio_drops_the_unit() {
             &[option, "no space between a number and its unit"],
         );
     }
-    // Spaces around the value and after a direction's comma are fio's too.
-    let jobs = jobs_of("[j]\nbs = 4k, 8k \nsize=1m\nrw=rw\n");
+    // A space after a direction's comma and at the end are fio's too
+    // (fio 3.33 reads `bs=4k, 8k ` as 4 KiB reads and 8 KiB writes; a
+    // space after `=` it keeps, see below).
+    let jobs = jobs_of("[j]\nbs=4k, 8k \nsize=1m\nrw=rw\n");
     assert_eq!(synthetic(&jobs[0]).block_max, 8192);
 }
 
@@ -1856,4 +1858,20 @@ fn a_random_map_too_large_to_keep_is_noted_and_left_out() {
         "{:?}",
         file.notes
     );
+}
+
+/// fio keeps a space after `=`: `bs = 16k` is 16 bytes to fio 3.33 (4096
+/// reads of 64 KiB), `rw = randread` drops the job; a plain number reads
+/// the same (`numjobs = 2`: two jobs). iosteer read the value trimmed, as
+/// the writer meant and fio did not.
+#[test]
+fn a_space_after_the_equals_sign_is_refused_unless_the_value_is_a_plain_number() {
+    assert_refused(
+        "[j]\nsize=64k\nbs = 16k\n",
+        ":3:",
+        &["no space after `=`", "`bs=16k`"],
+    );
+    assert_refused("[j]\nrw = randread\n", ":2:", &["no space after `=`"]);
+    let plain = file_of("[j]\nsize=64k\nbs =16k\nnumjobs = 2\niodepth = 4\n");
+    assert_eq!(plain.jobs.len(), 2);
 }
