@@ -695,8 +695,14 @@ fn whole_blocks(s: &Synthetic, shape: &JobShape, file_end: u64) -> u64 {
         && shape.offset_add == 0
         && only_direction(s.read_percent, s.trim).is_some()
         && s.offset.saturating_add(s.size) >= file_end;
-    if (random_map || ends_with_file) && s.block_min > 0 {
-        per_file / s.block_min * s.block_min * files
+    // The blocks of the direction issued (fio 3.33, `rw=write bs=4k,8000`
+    // on 8 MiB: 1048 writes of 8000 bytes), of any direction for a mix.
+    let block = match (only_direction(s.read_percent, s.trim), &shape.blocks) {
+        (Some(direction), Some(blocks)) => blocks[direction].smallest(),
+        _ => s.block_min,
+    };
+    if (random_map || ends_with_file) && block > 0 {
+        per_file / block * block * files
     } else {
         s.size
     }

@@ -1875,3 +1875,18 @@ fn a_space_after_the_equals_sign_is_refused_unless_the_value_is_a_plain_number()
     let plain = file_of("[j]\nsize=64k\nbs =16k\nnumjobs = 2\niodepth = 4\n");
     assert_eq!(plain.jobs.len(), 2);
 }
+
+/// A job that issues one direction moves whole blocks of that direction's
+/// size (fio 3.33, `rw=write bs=4k,8000 size=8m`: 1048 writes, 8,384,000
+/// bytes); iosteer counted in the reads' 4 KiB and cut a 1049th write.
+#[test]
+fn whole_blocks_are_those_of_the_direction_issued() {
+    let writes = crate::workload::Generator::new(
+        jobs_of("[j]\nrw=write\nsize=8m\nbs=4k,8000\n")[0].clone(),
+        0,
+        1,
+    )
+    .requests_unloaded();
+    assert_eq!(writes.len(), 1048);
+    assert!(writes.iter().all(|r| r.len.0 == 8000));
+}
