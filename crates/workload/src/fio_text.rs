@@ -175,6 +175,11 @@ pub fn lines(
             )));
         }
         let expanded = expand(code, env).map_err(err)?;
+        if let Some(expression) = arithmetic(code, &expanded) {
+            return Err(err(format!(
+                "`{code}`: fio 3.33 works out the arithmetic in `{expression}` (its expression parser); iosteer does not: write the value it comes to"
+            )));
+        }
         out.push(Line {
             number,
             text: expanded.trim().to_string(),
@@ -210,6 +215,19 @@ fn memory_mb() -> Option<u64> {
 }
 
 /// `${NAME}` from `env`, and fio's `$ncpus`, `$pagesize`, `$mb_memory`.
+/// The value of an option line that fio would evaluate as arithmetic: one
+/// that starts with `(`, or one with an operator after fio's own variables
+/// (`$pagesize`, `$mb_memory`, `$ncpus`) were put in (`size=8*$mb_memory`).
+fn arithmetic<'a>(code: &str, expanded: &'a str) -> Option<&'a str> {
+    let (_, value) = expanded.split_once('=')?;
+    let value = value.trim();
+    let builtin = ["$ncpus", "$pagesize", "$mb_memory"]
+        .iter()
+        .any(|b| code.contains(b));
+    let operator = value.contains(['+', '-', '*', '/', '%', '^', '(']);
+    (value.starts_with('(') || (builtin && operator)).then_some(value)
+}
+
 fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -298,6 +316,25 @@ mod tests {
         let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
         assert_eq!(texts, ["[job]", "size=64m", "numjobs=8"]);
         assert_eq!(lines[1].number, 4);
+    }
+
+    /// fio 3.33 works out `size=8*$mb_memory` and `bs=(4096*2)`; iosteer
+    /// refused them as if the unit were wrong ("expected a size or a
+    /// percentage"). A range and a plain variable are no arithmetic.
+    #[test]
+    fn arithmetic_is_refused_by_name() {
+        for (text, expression) in [
+            ("[a]\nbs=$ncpus*4k\n", "8*4k"),
+            ("[a]\nsize=(4096*2)\n", "(4096*2)"),
+        ] {
+            let err = lines(text, "t.fio", &env).unwrap_err().to_string();
+            assert!(
+                err.starts_with("t.fio:2:") && err.contains(&format!("`{expression}`")),
+                "{err}"
+            );
+            assert!(err.contains("works out the arithmetic"), "{err}");
+        }
+        assert!(lines("[a]\nbsrange=4k-16k\nnumjobs=$ncpus\n", "t.fio", &env).is_ok());
     }
 
     #[test]
