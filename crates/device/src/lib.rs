@@ -75,8 +75,8 @@ pub mod waf;
 
 pub use config::{ConfigError, DeviceConfig, GcMode, PreconditionTable, VictimPolicy};
 pub use device::{
-    Aging, Device, DeviceStats, DieTime, Finished, GcModeBusy, KeepGoing, Precondition, ReadWaits,
-    Refused, StartState, StartStateError, Wear,
+    Aging, Device, DeviceStats, DieTime, Finished, GcModeBusy, GcOwed, KeepGoing, Precondition,
+    ReadWaits, Refused, StartState, StartStateError, Wear,
 };
 pub use error::DeviceError;
 pub use ftl::{Ftl, FtlCounters, FtlError, GcWork};

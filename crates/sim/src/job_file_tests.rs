@@ -779,3 +779,29 @@ fn a_job_stopped_during_its_read_back_ends_and_the_next_runs() {
     assert_eq!(report.phase("k").expect("k ran").read.ops, 16);
     assert_eq!(report.unfinished, 0);
 }
+
+/// A run that stops while the drive owes GC says how much: the FTL did it
+/// in its map (it is in the write amplification) and no request waited
+/// for it. A drive that owes nothing says nothing.
+#[test]
+fn gc_the_drive_still_owes_at_the_end_is_noted() {
+    let mut small = DeviceConfig::preset("consumer-sata").unwrap();
+    small.geometry.blocks_per_plane = 64;
+    small.gc.high_watermark = 8;
+    small.over_provisioning = 0.2;
+    let writes =
+        "[w]\nioengine=libaio\nrw=randwrite\nbs=16k\niodepth=32\ntime_based\nruntime=60s\n";
+    let report = simulate_on(writes, "w.fio", small.clone(), Nanos::from_secs(5));
+    let owed = notes_with(
+        &report.notes,
+        "the drive still owed GC when the run stopped",
+    );
+    assert_eq!(owed.len(), 1, "{:?}", report.notes);
+    let reads = "[r]\nrw=randread\nbs=16k\nsize=64m\n";
+    let report = simulate_on(reads, "r.fio", small, Nanos::from_secs(5));
+    assert!(
+        notes_with(&report.notes, "owed GC").is_empty(),
+        "{:?}",
+        report.notes
+    );
+}

@@ -676,6 +676,7 @@ impl State {
             notes.push(format!("{} requests failed in the drive", self.errors));
         }
         notes.extend(self.unfinished_note(sim));
+        notes.extend(self.gc_owed_note());
         RunReport {
             scheduler: spec.to_string(),
             device: sim.device.name.clone(),
@@ -713,6 +714,21 @@ impl State {
             self.submitted,
             at.as_secs_f64(),
         ))
+    }
+
+    /// GC the drive did in its map and had not paid for in die time when
+    /// the run stopped: in the write amplification and GC counts, in no
+    /// request's latency.
+    fn gc_owed_note(&self) -> Option<String> {
+        let owed = self.device.gc_owed();
+        (owed.page_moves + owed.erases > 0).then(|| {
+            format!(
+                "the drive still owed GC when the run stopped: {} page moves and {} erases, {:.3} s of die time; the write amplification and GC counts include them, no request waited for them",
+                owed.page_moves,
+                owed.erases,
+                owed.die_time.as_secs_f64()
+            )
+        })
     }
 
     /// Jobs that issued less than their `rate_min` or `rate_iops_min` in a

@@ -128,7 +128,28 @@ impl Die {
     }
 }
 
+/// GC the FTL did in its map that the dies have not paid for yet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GcOwed {
+    pub page_moves: u64,
+    pub erases: u64,
+    /// Die time those take, summed over the dies.
+    pub die_time: Nanos,
+}
+
 impl Device {
+    /// The GC the dies still owe (a run that stops with some counts it in
+    /// the write amplification, but no request waited for it).
+    pub fn gc_owed(&self) -> GcOwed {
+        self.dies
+            .iter()
+            .fold(GcOwed::default(), |owed, die| GcOwed {
+                page_moves: owed.page_moves + u64::from(die.owed_moves),
+                erases: owed.erases + u64::from(die.owed_erases),
+                die_time: owed.die_time + die.owed_time,
+            })
+    }
+
     /// Switches how GC shares the dies (NPGC or PGC) on a drive that owes
     /// no GC, such as a freshly aged one: the map does not depend on it, so
     /// two modes can start from one aging.

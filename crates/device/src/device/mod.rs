@@ -70,7 +70,7 @@ use buffer::{OpenGroup, WriteGroup};
 use dies::Die;
 use host::InFlight;
 
-pub use gc::GcModeBusy;
+pub use gc::{GcModeBusy, GcOwed};
 pub use host::{Finished, Refused};
 pub use precondition::{
     Aging, KeepGoing, Precondition, StartState, StartStateError, AGED_OVERWRITES,
