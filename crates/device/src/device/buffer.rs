@@ -85,7 +85,7 @@ impl Device {
         let first = self.groups[open.group as usize].lpns[0];
         let d = self.write_die(first, at);
         let slot = self.groups[open.group as usize].slots[0];
-        self.enqueue_page(d, slot, Some((open.group, stream)), 0, at);
+        self.enqueue_page(d, slot, Some((open.group, stream)), (0, 0), at);
     }
 
     /// Queues every partly filled group (FLUSH).

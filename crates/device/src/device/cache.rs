@@ -132,7 +132,7 @@ impl Device {
                     device.buffer_unit(lpn as u32, DESTAGE_SLOT, stream, at);
                 } else {
                     let d = device.write_die(lpn as u32, at);
-                    device.enqueue_page(d, DESTAGE_SLOT, Some((lpn as u32, stream)), 0, at);
+                    device.enqueue_page(d, DESTAGE_SLOT, Some((lpn as u32, stream)), (0, 0), at);
                 }
             }
         });

@@ -48,6 +48,11 @@ pub(super) struct PageTask {
     pub(super) page: u32,
     /// The FTL stream a write goes to (by its lifetime hint).
     pub(super) stream: u8,
+    /// A read's bytes to move over the channel: the request's part of the
+    /// page, in whole sectors (the page register holds the whole page after
+    /// the array read; the die sends out only the columns asked for, as
+    /// ONFI's change-read-column does). A write moves its whole page.
+    pub(super) bytes: u32,
     /// When the task reached the die (writes: when their data is in).
     pub(super) arrived: Nanos,
     /// The die's `spent` when the task arrived, less what the operation then
@@ -203,7 +208,7 @@ impl Device {
         d: usize,
         slot: u32,
         write: Option<(u32, u8)>,
-        read_page: u32,
+        (read_page, read_bytes): (u32, u32),
         at: Nanos,
     ) {
         let (lpn, stream) = write.unwrap_or((0, 0));
@@ -229,6 +234,10 @@ impl Device {
             group,
             page: read_page,
             stream,
+            bytes: match write {
+                true => self.page_size as u32,
+                false => read_bytes,
+            },
             arrived: at,
             seen,
         });
@@ -363,7 +372,13 @@ impl Device {
         die.set_queued_time(die.queued_time - cost);
         die.running = Some(Running::Host(task));
         let c = self.channel_of(d);
-        let transfer = Nanos(self.t_page_transfer.0 * u64::from(pages));
+        let transfer = match task.write {
+            true => Nanos(self.t_page_transfer.0 * u64::from(pages)),
+            false => {
+                let partners = self.dies[d].batch.iter().map(|t| u64::from(t.bytes));
+                self.channel_time(u64::from(task.bytes) + partners.sum::<u64>())
+            }
+        };
         let end = if task.write {
             let loaded = self.channels[c].max(at) + transfer;
             self.channels[c] = loaded;
@@ -376,6 +391,11 @@ impl Device {
         };
         self.dies[d].spent[kind as usize] += end - at;
         end
+    }
+
+    /// Channel time of `bytes` (a whole page's is `t_page_transfer`).
+    fn channel_time(&self, bytes: u64) -> Nanos {
+        Nanos((self.t_page_transfer.0 * bytes + self.page_size / 2) / self.page_size)
     }
 
     /// A read starting on die `d` waited for what the die started since it

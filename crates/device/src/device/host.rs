@@ -14,6 +14,7 @@ use thiserror::Error;
 
 use super::cache::DESTAGE_SLOT;
 use super::{micros, Device, UnitWrite};
+use crate::config::SECTOR_BYTES;
 
 /// A command in the drive.
 #[derive(Clone, Debug)]
@@ -169,15 +170,24 @@ impl Device {
     /// if no page needs NAND time.
     fn queue_read(&mut self, slot: u32, start: Nanos) -> (Outcome, Option<Nanos>) {
         let request = &self.command(slot).requests[0];
-        let len = request.len.0;
-        let Some((first, last)) = self.pages(request.offset.0, len) else {
+        let (offset, len) = (request.offset.0, request.len.0);
+        let Some((first, last)) = self.pages(offset, len) else {
             return (Outcome::Error, Some(start));
         };
         // Multi-plane: the dies start once every page is queued, so a read's
         // pages can pair up.
         let pages = self.queue_together(start, |device| {
             let mut pages = 0;
-            let mut last_page = None;
+            // The page being gathered: its die, page, first unit and the
+            // request's bytes in it.
+            let mut gathering: Option<(usize, u32, u64, u64)> = None;
+            let mut send = |device: &mut Device, (d, page, lpn, bytes): (usize, u32, u64, u64)| {
+                let sector = u64::from(SECTOR_BYTES);
+                let bytes = (bytes.div_ceil(sector) * sector).min(device.page_size) as u32;
+                device.lend_read_to_owed_move(lpn as u32);
+                device.enqueue_page(d, slot, None, (page, bytes), start);
+                pages += 1;
+            };
             for lpn in first..=last {
                 // A unit not yet programmed is read from DRAM.
                 if device.in_dram.holds(lpn as u32) {
@@ -186,15 +196,23 @@ impl Device {
                 let Some(ppn) = device.ftl.lookup(lpn as u32) else {
                     continue;
                 };
+                let unit_start = lpn * device.unit_size;
+                let unit_end = unit_start + device.unit_size;
+                let bytes = (offset + len).min(unit_end) - offset.max(unit_start);
                 // Units of one page that follow each other cost one page read.
                 let page = device.ftl.page_of(ppn);
-                if last_page.replace(page) == Some(page) {
-                    continue;
+                match &mut gathering {
+                    Some((_, same, _, gathered)) if *same == page => *gathered += bytes,
+                    _ => {
+                        let d = device.ftl.die_of(ppn) as usize;
+                        if let Some(done) = gathering.replace((d, page, lpn, bytes)) {
+                            send(device, done);
+                        }
+                    }
                 }
-                let d = device.ftl.die_of(ppn) as usize;
-                device.lend_read_to_owed_move(lpn as u32);
-                device.enqueue_page(d, slot, None, page, start);
-                pages += 1;
+            }
+            if let Some(done) = gathering {
+                send(device, done);
             }
             pages
         });
@@ -254,7 +272,7 @@ impl Device {
                 // Placed when its die picks it: ask the cache for its map entry now.
                 device.ftl.prefetch_entry(lpn as u32);
                 let d = device.write_die(lpn as u32, data_in);
-                device.enqueue_page(d, slot, Some((lpn as u32, stream)), 0, data_in);
+                device.enqueue_page(d, slot, Some((lpn as u32, stream)), (0, 0), data_in);
             }
         });
         (units == 0).then_some(data_in)
