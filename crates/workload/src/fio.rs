@@ -466,7 +466,8 @@ impl JobSpec {
     ) -> Result<Job, FioError> {
         if let Some(iolog) = &self.iolog {
             let iodepth = self.synthetic.arrival.iodepth;
-            let (kind, pacing) = iolog.kind(&name, iodepth, (file, capacity), notes)?;
+            let region = self.synthetic.size.min(capacity);
+            let (kind, pacing) = iolog.kind(&name, iodepth, (file, region), notes)?;
             let mut shape = self.shape.clone();
             shape.section = section.to_string();
             shape.after = after;

@@ -302,7 +302,8 @@ impl IologReader {
         path: String,
         line: usize,
     ) -> Result<Option<IologJob>, (usize, String)> {
-        let replaced = self.replaced(job, "iosteer_trace", TRACE)?;
+        // `size` is the region the trace is fitted to.
+        let replaced = self.replaced(job, "iosteer_trace", &[TRACE, &["size"]].concat())?;
         Ok(Some(IologJob {
             path,
             line,
@@ -314,6 +315,12 @@ impl IologReader {
 }
 
 impl IologJob {
+    /// An `iosteer_trace` job (its `size`, if given, is its region), not
+    /// fio's `read_iolog`.
+    pub(super) fn is_trace(&self) -> bool {
+        self.trace.is_some()
+    }
+
     /// The replay's requests on a drive of `capacity` bytes, paced at
     /// `iodepth`; `file` is the job file (for errors and the hint of a log
     /// beside it).

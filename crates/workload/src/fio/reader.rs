@@ -758,8 +758,15 @@ impl Reader {
     /// A job that replays an iolog: its start, runtime, waits and I/O
     /// depth are the job's; what it issues is the log's.
     fn replay_spec(self, iolog: IologJob, last_line: usize) -> JobSpec {
+        // A trace job's `size` is the region its trace is fitted to.
+        let region = match iolog.is_trace() {
+            true => self
+                .size
+                .map_or(self.capacity, |size| size.min(self.capacity)),
+            false => self.capacity,
+        };
         JobSpec {
-            synthetic: Synthetic::reads(4096, 0, self.capacity, self.arrival),
+            synthetic: Synthetic::reads(4096, 0, region, self.arrival),
             shape: self.shape,
             start: self.start,
             runtime: self.runtime,

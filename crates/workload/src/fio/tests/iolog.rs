@@ -302,3 +302,30 @@ fn an_iosteer_trace_job_replays_any_format_open_loop() {
     let err = parse_file("[j]\nrw=read\niosteer_trace_fit=wrap\n", "j.fio", GIB).unwrap_err();
     assert!(err.to_string().contains("without iosteer_trace"), "{err}");
 }
+
+/// A trace job's `size` is the region its trace is fitted to: a trace
+/// reaching 30 GiB with `size=8m iosteer_trace_fit=wrap` wrapped nothing
+/// (the size was taken as replaced) and `iosteer run` laid out a 30 GiB
+/// file for 267 requests.
+#[test]
+fn a_trace_jobs_size_is_the_region_it_is_fitted_to() {
+    let msr = "128166372003061629,hm,0,Read,8192,4096,1\n\
+               128166372003161629,hm,0,Write,536870912,8192,1\n";
+    let (_dir, file) = traced(
+        msr,
+        "iosteer_trace_format=msr\nsize=8m\niosteer_trace_fit=wrap\n",
+    );
+    let file = file.unwrap();
+    let JobKind::Trace(records) = &file.jobs[0].kind else {
+        panic!("not a trace job")
+    };
+    let ends: Vec<u64> = records
+        .cursor()
+        .map(|r| r.unwrap())
+        .map(|r| r.offset + r.len)
+        .collect();
+    assert!(ends.iter().all(|&end| end <= 8 << 20), "{ends:?}");
+    assert_noted(&file, "addresses remapped to fit");
+    let (_dir, refused) = traced(msr, "iosteer_trace_format=msr\nsize=8m\n");
+    assert!(refused.is_err());
+}
