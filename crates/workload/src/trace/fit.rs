@@ -8,7 +8,8 @@ use super::*;
 pub enum Fit {
     /// Refuse, saying how large a drive the trace needs.
     Refuse,
-    /// Offsets modulo the capacity.
+    /// Offsets past the end modulo the capacity (in whole pages); a
+    /// request that fits stays where it is.
     Wrap,
     /// Offsets scaled by capacity / span (keeps the layout, coarser).
     Scale,
@@ -112,11 +113,22 @@ pub fn fit_counted(
 pub(crate) fn remap_one(r: &mut TraceRecord, capacity: u64, page: u64, needed: u64, how: Fit) {
     r.len = r.len.min(capacity);
     let room = capacity - r.len;
-    let moved = match how {
-        Fit::Wrap => r.offset % (room + 1),
-        _ => ((r.offset as u128 * room as u128) / needed as u128) as u64,
+    r.offset = match how {
+        // A request that fits stays; one past the end wraps modulo the
+        // capacity in whole pages, so an address lands in one place
+        // whatever the request's length and keeps its alignment (it was
+        // modulo the room left for the request, and rounded to 512 bytes:
+        // a 4 KiB and an 8 KiB write to one address landed 4 KiB apart).
+        Fit::Wrap
+            if r.offset
+                .checked_add(r.len)
+                .is_some_and(|end| end <= capacity) =>
+        {
+            r.offset
+        }
+        Fit::Wrap => r.offset % (capacity / page * page).max(page),
+        _ => ((r.offset as u128 * room as u128) / needed as u128) as u64 / 512 * 512,
     };
-    r.offset = moved / 512 * 512;
     if r.offset + r.len > capacity {
         r.offset = room / page * page;
     }

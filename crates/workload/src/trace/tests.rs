@@ -461,6 +461,29 @@ fn wrapping_counts_the_requests_it_moves_and_cuts() {
         remap.to_string(),
         "1 of 3 requests moved by wrap, 1 longer than the drive cut to its size"
     );
+    // The request past the end went to its offset modulo the drive.
+    assert_eq!(r[2].offset, (4_194_304 * 512) % (1 << 30));
+}
+
+/// Wrapping sends an address past the end to one place whatever the
+/// request's length, aligned as it was, and leaves a request that fits
+/// where it is (a 4 KiB and an 8 KiB write to one address landed 4 KiB
+/// apart, at 3584 and 7680 on a 1 MiB drive; a 1-byte read at the last
+/// byte was moved).
+#[test]
+fn wrapping_keeps_an_address_in_one_place_and_leaves_what_fits() {
+    let mut r = ascii(
+        "0 0 2048 8 0\n1 0 2048 16 0\n2 0 2047 1 1\n",
+        "w.ascii",
+        Devices::Merge,
+    )
+    .unwrap();
+    let remap = fit_counted(&mut r, 1 << 20, 4096, Fit::Wrap, "w")
+        .unwrap()
+        .unwrap();
+    assert_eq!((r[0].offset, r[1].offset), (0, 0));
+    assert_eq!(r[2].offset, (1 << 20) - 512);
+    assert_eq!(remap.moved, 2);
 }
 
 #[test]
