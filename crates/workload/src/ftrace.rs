@@ -71,7 +71,18 @@ impl LineFormat for Ftrace {
             sink.tally.skip(event);
             return Ok(());
         }
-        let at = p.seconds("time", tokens[i].trim_end_matches(':'))?;
+        let time = tokens[i].trim_end_matches(':');
+        // The kernel prints `secs.usecs` for its nanosecond clocks; a count
+        // without a point is a counter clock's (x86-tsc, counter, uptime),
+        // of cycles, events or jiffies: 10,000 cycles read as 10,000 s.
+        if !time.contains('.') {
+            return Err(p.bad(
+                "time",
+                time,
+                "seconds with a point (secs.usecs); a count without one is of a counter trace_clock (x86-tsc, counter, uptime), which has no time unit: record with trace_clock=local, global, mono or boot",
+            ));
+        }
+        let at = p.seconds("time", time)?;
         let fields = &tokens[i + 2..];
         request(p, at, fields, sink)
     }
@@ -135,6 +146,19 @@ mod tests {
         };
         let issue = read_path(SAMPLE, TraceFormat::Ftrace, &issue).unwrap();
         assert_eq!(by_op(&issue.records), [413, 483, 20, 49]);
+    }
+
+    /// A counter clock's timestamps (`trace_clock=x86-tsc`) have no
+    /// point and no unit: 10,000 cycles were read as 10,000 s.
+    #[test]
+    fn a_counter_clocks_timestamps_are_refused() {
+        let text =
+            " fio-27585 [000] ..... 5578989120000: block_bio_queue: 254,0 RM 39059456 + 8 [fio]\n";
+        let err = ftrace(text, Event::Queue).unwrap_err().to_string();
+        assert!(
+            err.starts_with("f.txt:1:") && err.contains("trace_clock"),
+            "{err}"
+        );
     }
 
     #[test]
