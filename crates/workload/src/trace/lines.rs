@@ -534,7 +534,8 @@ pub(crate) fn tencent_line(p: &LineParser, text: &str, sink: &mut Sink) -> Parse
     let len = p.sectors("3 (size)", f[2], "a sector count")?;
     let expected = "0 (read) or 1 (write)";
     let op = p.read_or_write("4 (IOType)", f[3], (&["0"], &["1"]), expected)?;
-    if !f[0].trim().contains('.') {
+    // Zero-length records are skipped (and counted) later: not here.
+    if len > 0 && !f[0].trim().contains('.') {
         sink.tally.add(WHOLE_SECONDS, 1);
     }
     Ok((at, op, DeviceKey::of(f[4]), (offset, len)))

@@ -183,6 +183,21 @@ fn alibaba_and_tencent_samples_parse_with_or_without_their_header() {
         t.notes,
         ["3 requests arrive at the start of their second, in file order (tencent timestamps are whole seconds)"]
     );
+    // A zero-length record is skipped and counted as such, not as an arrival.
+    let empty = parse_as(
+        &format!("{tencent}1538323201,0,0,1,7\n"),
+        "t",
+        TraceFormat::Tencent,
+    )
+    .unwrap();
+    assert!(
+        empty
+            .notes
+            .iter()
+            .any(|n| n.starts_with("3 requests arrive")),
+        "{:?}",
+        empty.notes
+    );
     let with_header =
         format!("\u{feff}\n# hour 1\nTimestamp,Offset,Size,IOType,VolumeID\r\n{tencent}");
     let headed = parse_as(&with_header, "t", TraceFormat::Tencent).unwrap();
