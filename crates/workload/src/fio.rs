@@ -526,6 +526,9 @@ impl JobSpec {
             let loops = (self.loops, self.norandommap);
             self.verify
                 .apply(&mut shape, &synthetic, (size, bytes), loops);
+            if let Some(rounds) = shape.rounds.as_mut() {
+                rounds.goal_given = self.io_size.is_some();
+            }
             // fio's limit is `number_ios` per loop (number_ios x loops).
             shape.ios_limit = shape.ios_limit.map(|n| n.saturating_mul(self.loops));
         } else {

@@ -118,6 +118,11 @@ pub struct JobShape {
     /// `blockalign` other than the blocks, `percentage_random` or
     /// `rw=randread:N`.
     pub random_map: bool,
+    /// With the random map, a file whose pass is over starts a new pass
+    /// at once (a time-based job, or files drawn by a non-uniform
+    /// distribution, as fio resets the file); otherwise it is done until
+    /// the job's next loop.
+    pub random_map_renews: bool,
     /// fio's `latency_target` (with `latency_window`, `latency_percentile`
     /// and `latency_run`): the job searches the depth that keeps its
     /// latency under the target ([`crate::depth_search`]).
@@ -217,8 +222,12 @@ pub struct Rounds {
     pub goal_bytes: u64,
     pub loops: u64,
     /// ...unless the job has a `verify` method and no read-back (fio 3.33
-    /// then stops after its loops).
+    /// then stops after its loops), or its random map had every block of
+    /// its files taken and the goal is `size`, not a given `io_size` (fio's
+    /// files are done: `keep_running` ends the job short).
     pub past_loops: bool,
+    /// fio's `io_size` was given.
+    pub goal_given: bool,
     /// fio's read-back of what the job wrote (`verify` with `do_verify=1`).
     pub read_back: Option<ReadBack>,
 }

@@ -609,6 +609,8 @@ impl Reader {
                 self.shape.files.service = service.for_random_without_map();
             }
             let random_align = self.shape.random_align.unwrap_or(own_blocks);
+            self.shape.random_map_renews = (self.time_based && self.runtime.is_some())
+                || matches!(&self.shape.files.service, FileService::Drawn { distribution, .. } if *distribution != Distribution::Uniform);
             self.shape.random_map = !self.norandommap
                 && self.shape.distribution == Distribution::Uniform
                 && random_align == own_blocks

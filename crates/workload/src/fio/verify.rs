@@ -142,6 +142,7 @@ impl Verify {
             // loops (`rw=write size=256k io_size=512k verify=crc32c
             // do_verify=0`: 64 writes); a read-back lets it go on.
             past_loops: self.method.is_none() || read_back.is_some(),
+            goal_given: false,
             read_back,
         });
     }

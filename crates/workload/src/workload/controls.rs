@@ -402,10 +402,25 @@ impl Generator {
             self.flow_note(),
             self.trace_note(),
             self.backlog_note(),
+            self.random_map_note(),
         ]
         .into_iter()
         .flatten()
         .collect()
+    }
+
+    /// Loops its random map ended short of their bytes: every block of
+    /// every file taken, where a request that does not fill its last block
+    /// takes it whole (fio 3.33, `rw=randread bsrange=4k-6k size=1m`:
+    /// 927,744 bytes with randseed=1).
+    fn random_map_note(&self) -> Option<String> {
+        let loops = self.shaped.loops_cut_by_map;
+        (loops > 0).then(|| {
+            format!(
+                "job {}: {loops} loop(s) ended when the random map had every block of the job's files taken, short of the loop's bytes (a request that does not fill its last block takes it whole), as fio's do",
+                self.job.name
+            )
+        })
     }
 
     /// How the job's flow held it (its share against its weight's).

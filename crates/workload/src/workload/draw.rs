@@ -138,7 +138,13 @@ impl Generator {
         if state.file_cursors.len() != files as usize {
             state.file_cursors = vec![0; files as usize];
         }
-        let file = next_file(
+        let map_unit = map_unit(s, shape);
+        if let Some(unit) = map_unit {
+            if state.random_maps.len() != files as usize {
+                state.random_maps = vec![RandomMap::new((room / unit).max(1)); files as usize];
+            }
+        }
+        let mut file = next_file(
             state,
             &shape.files.service,
             &mut self.rng,
@@ -146,6 +152,14 @@ impl Generator {
             len,
             file_size,
         );
+        if map_unit.is_some() && !shape.random_map_renews {
+            // A file whose pass is over is done: the next with blocks left
+            // takes its turn.
+            let open = (0..files as usize)
+                .map(|k| (file + k) % files as usize)
+                .find(|&f| !state.random_maps[f].is_full());
+            file = open.unwrap_or(file);
+        }
         let file_start = shape.files.start(file, s.offset, file_size);
         let random_align = shape.random_align.map_or(s.align, |a| a[direction]);
         // The part of the file the request goes to: all of it, or its zone.
@@ -194,15 +208,14 @@ impl Generator {
                 };
             }
             at
-        } else if let Some(unit) = map_unit(s, shape) {
+        } else if let Some(unit) = map_unit {
             // fio's random map: each block once a pass.
-            if state.random_maps.len() != files as usize {
-                let blocks = (room / unit).max(1);
-                state.random_maps = vec![RandomMap::new(blocks); files as usize];
-            }
             let (at, taken) =
                 random_map::place(&mut state.random_maps[file], &mut self.rng, unit, len);
             len = taken;
+            if !shape.random_map_renews && state.random_maps.iter().all(RandomMap::is_full) {
+                state.maps_full = true;
+            }
             file_start + at
         } else {
             let random = picked_random.unwrap_or_else(|| random_pick(&mut self.rng, shape));

@@ -47,6 +47,8 @@ pub(super) struct RoundsState {
     /// Read-backs issued: fio's `number_ios` counts them.
     read_backs: u64,
     read_back: Option<ReadBackState>,
+    /// The last round ended with every block of the random map taken.
+    files_done: bool,
 }
 
 impl RoundsState {
@@ -60,6 +62,7 @@ impl RoundsState {
             completed: 0,
             in_flight: 0,
             read_backs: 0,
+            files_done: false,
         }
     }
 
@@ -105,7 +108,8 @@ impl Generator {
     pub(super) fn own_limit_reached(&self) -> bool {
         let shape = &self.job.shape;
         let read_backs = self.shaped.rounds.as_ref().map_or(0, |r| r.read_backs);
-        shape.bytes_limit.is_some_and(|b| self.bytes_issued() >= b)
+        self.shaped.maps_full
+            || shape.bytes_limit.is_some_and(|b| self.bytes_issued() >= b)
             || shape
                 .ios_limit
                 .is_some_and(|n| self.issued - self.issued_in_ramp + read_backs >= n)
@@ -180,7 +184,8 @@ impl Generator {
             return more_loops && self.job.shape.end_flush && !rounds.dry();
         }
         let goal_left = plan.goal_bytes.saturating_sub(done);
-        more_loops || (plan.past_loops && goal_left >= self.largest_block().max(1))
+        let files_left = !rounds.files_done || plan.goal_given;
+        more_loops || (plan.past_loops && files_left && goal_left >= self.largest_block().max(1))
     }
 
     /// Issues the round's flush, its next read-back or a backlog's at
@@ -374,6 +379,14 @@ impl Generator {
             if next == Stage::Writing {
                 rounds.rounds += 1;
                 rounds.round_issued = 0;
+            }
+            if next != Stage::Writing && rounds.stage == Stage::Writing {
+                // The loop's writing ends; its random map with it.
+                let short = self.shaped.maps_full && !rounds.round_full();
+                self.shaped.loops_cut_by_map += u32::from(short);
+                rounds.files_done = self.shaped.maps_full;
+                self.shaped.maps_full = false;
+                self.shaped.random_maps.clear();
             }
             rounds.stage = next;
             self.due = Some(now);

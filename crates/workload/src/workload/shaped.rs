@@ -55,4 +55,8 @@ pub(super) struct ShapedState {
     /// fio's random map of each file ([`JobShape::random_map`]), made at
     /// the first random request.
     pub(super) random_maps: Vec<RandomMap>,
+    /// Every file's pass is over: the job's loop ends (fio's files done),
+    /// and how many loops ended so short of their bytes.
+    pub(super) maps_full: bool,
+    pub(super) loops_cut_by_map: u32,
 }
