@@ -46,6 +46,13 @@ fn wait_for_a_slot(d: &mut Device, mut now: Nanos, done: &mut Vec<Finished>) -> 
     now
 }
 
+/// A drive of `config` whose first page was written; when it completed.
+fn first_page_written(config: DeviceConfig) -> (Device, Nanos) {
+    let mut d = Device::new(config).unwrap();
+    let t = run_first(&mut d, Op::Write, 16384)[0].at;
+    (d, t)
+}
+
 /// Runs every event until the drive is idle; what finished.
 pub(super) fn run_until_idle(device: &mut Device) -> Vec<Finished> {
     let mut done = Vec::new();
@@ -95,8 +102,7 @@ fn a_written_page_reads_back_with_nand_time() {
 fn a_read_of_part_of_a_page_moves_only_that_part_over_the_channel() {
     let mut c = small_sata_config();
     c.timing.channel_mb_per_s = 200.0;
-    let mut d = Device::new(c).unwrap();
-    let t = run_first(&mut d, Op::Write, 16384)[0].at;
+    let (mut d, t) = first_page_written(c);
     let latency = |d: &mut Device, id: u64, offset: u64, len: u64, at: Nanos| {
         d.submit(cmd(id, Op::Read, offset, len, at), at).unwrap();
         run_until_idle(d)[0].at - at
@@ -117,8 +123,7 @@ fn a_read_of_part_of_a_page_moves_only_that_part_over_the_channel() {
 fn a_read_behind_a_program_on_its_die_waits_for_it() {
     let mut c = small_sata_config();
     c.geometry.channels = 1;
-    let mut d = Device::new(c).unwrap();
-    let t = run_first(&mut d, Op::Write, 16384)[0].at;
+    let (mut d, t) = first_page_written(c);
     d.submit(cmd(2, Op::Write, 16384, 16384, t), t).unwrap();
     d.submit(cmd(3, Op::Read, 0, 16384, t), t).unwrap();
     let done = run_until_idle(&mut d);
