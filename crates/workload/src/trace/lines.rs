@@ -229,11 +229,17 @@ impl LineParser<'_> {
     }
 
     /// A time in `unit_ns` nanoseconds per unit: exact for integers (MSR's
-    /// 100 ns ticks since 1601 overflow an f64's precision), else decimal.
+    /// 100 ns ticks since 1601 overflow an f64's precision) and for plain
+    /// decimals (SYSTOR's `1455894000.0000003` is 256 ns from its
+    /// neighbours in an f64, which merged and reordered arrivals), else
+    /// through an f64 (an exponent).
     pub(crate) fn time(&self, field: &str, value: &str, unit_ns: u64) -> Result<u128, TraceError> {
         let value = value.trim();
         if let Ok(n) = value.parse::<u64>() {
             return Ok(u128::from(n) * u128::from(unit_ns));
+        }
+        if let Some(ns) = exact_decimal(value, unit_ns) {
+            return Ok(ns);
         }
         let x: f64 = self.number(field, value, "a time")?;
         if !(x.is_finite() && x >= 0.0) {
@@ -715,4 +721,20 @@ pub(crate) fn io_error(file: &str, e: &std::io::Error) -> TraceError {
         file: file.to_string(),
         message: e.to_string(),
     }
+}
+
+/// `whole.frac` (digits, at most 18 after the point) times `unit_ns`,
+/// rounded to the nearest nanosecond, in integers.
+fn exact_decimal(value: &str, unit_ns: u64) -> Option<u128> {
+    let (whole, frac) = value.split_once('.')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !digits(frac) || frac.len() > 18 {
+        return None;
+    }
+    let (whole, fraction): (u128, u128) = (whole.parse().ok()?, frac.parse().ok()?);
+    let scale = 10u128.pow(frac.len() as u32);
+    let unit = u128::from(unit_ns);
+    whole
+        .checked_mul(unit)?
+        .checked_add((fraction * unit + scale / 2) / scale)
 }

@@ -627,6 +627,18 @@ fn systor_lines_read_bytes_and_skip_untyped_records() {
         "{:?}",
         t.notes
     );
+    // Times a few nanoseconds apart stay apart, exactly (an f64 holds
+    // Unix seconds to 256 ns: two of these merged, one reordering lost).
+    let close = "1455894000.0000003,0,W,0,0,4096\n1455894000.0000002,0,R,0,0,4096\n\
+                 1455894000.0000001,0,R,0,0,4096\n";
+    let t = parse_as(close, "c", TraceFormat::Systor).unwrap();
+    let at: Vec<u64> = t.records.iter().map(|r| r.at.0).collect();
+    assert_eq!(at, [0, 100, 200]);
+    assert!(
+        t.notes.iter().any(|n| n.starts_with("2 arrivals earlier")),
+        "{:?}",
+        t.notes
+    );
     assert_refused(&[(
         TraceFormat::Systor,
         "1456135200.0,0.001,X,0,0,4096\n",
