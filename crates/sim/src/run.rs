@@ -25,6 +25,8 @@ use iosteer_workload::report::{round, DeviceReport, Phase, Recorder, RunReport};
 use iosteer_workload::series::gauges_of;
 use iosteer_workload::workload::{Generator, Job, JobKind, Workload};
 
+mod notes;
+
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum SimError {
@@ -692,55 +694,6 @@ impl State {
                 .take_series(self.device.ftl().counters.gc_pages_moved),
             interrupted: false,
         }
-    }
-}
-
-impl State {
-    /// Requests still in the scheduler or the drive when the run stopped:
-    /// the figures leave them out.
-    fn unfinished_note(&self, sim: &Simulation) -> Option<String> {
-        let left = self.submitted - self.completed;
-        // Drained: at the deadline, not at the last event before it (a
-        // request due past it may leave the drive quiet long before).
-        let (at, why) = match self.cut_short? {
-            CutShort::Drained => (
-                self.deadline(sim).unwrap_or(self.now).max(self.now),
-                format!("{} s after the jobs stopped", sim.drain.as_secs_f64()),
-            ),
-            CutShort::NothingDue => (self.now, "with nothing left to release them".to_string()),
-        };
-        Some(format!(
-            "{left} of {} requests were still outstanding when the run stopped at {:.3} s, {why}; the figures count only the requests that completed",
-            self.submitted,
-            at.as_secs_f64(),
-        ))
-    }
-
-    /// GC the drive did in its map and had not paid for in die time when
-    /// the run stopped: in the write amplification and GC counts, in no
-    /// request's latency.
-    fn gc_owed_note(&self) -> Option<String> {
-        let owed = self.device.gc_owed();
-        (owed.page_moves + owed.erases > 0).then(|| {
-            format!(
-                "the drive still owed GC when the run stopped: {} page moves and {} erases, {:.3} s of die time; the write amplification and GC counts include them, no request waited for them",
-                owed.page_moves,
-                owed.erases,
-                owed.die_time.as_secs_f64()
-            )
-        })
-    }
-
-    /// Jobs that issued less than their `rate_min` or `rate_iops_min` in a
-    /// direction they issued, over the time they ran (fio would have
-    /// stopped them).
-    fn below_rate_min(&self) -> Vec<String> {
-        let ends = self.ended_at.iter().map(|ended| ended.unwrap_or(self.now));
-        self.jobs
-            .iter()
-            .zip(ends)
-            .flat_map(|(job, end)| job.rate_floor_notes(end))
-            .collect()
     }
 }
 

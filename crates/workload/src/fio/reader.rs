@@ -3,6 +3,8 @@
 
 use super::*;
 
+mod replay;
+
 /// Options as they are read, before they become a [`JobSpec`].
 pub(super) struct Reader {
     /// The drive's bytes, for sizes given as percentages.
@@ -753,42 +755,6 @@ impl Reader {
             last_line,
             iolog: None,
         })
-    }
-}
-
-impl Reader {
-    /// A job that replays an iolog: its start, runtime, waits and I/O
-    /// depth are the job's; what it issues is the log's.
-    fn replay_spec(self, iolog: IologJob, last_line: usize) -> JobSpec {
-        // A trace job's `size` is the region its trace is fitted to.
-        let region = match iolog.is_trace() {
-            true => self
-                .size
-                .map_or(self.capacity, |size| size.min(self.capacity)),
-            false => self.capacity,
-        };
-        JobSpec {
-            synthetic: Synthetic::reads(4096, 0, region, self.arrival),
-            shape: self.shape,
-            start: self.start,
-            runtime: self.runtime,
-            time_based: false,
-            size_cut: None,
-            cut_at_end: None,
-            time_based_ignored: false,
-            numjobs: 1,
-            first_byte: Start::default(),
-            stonewall: self.stonewall,
-            new_group: self.new_group,
-            group_reporting: self.group_reporting,
-            wait_for: self.wait_for,
-            io_size: None,
-            loops: 1,
-            last_line,
-            verify: Verify::default(),
-            norandommap: self.norandommap,
-            iolog: Some(iolog),
-        }
     }
 }
 
