@@ -182,8 +182,7 @@ impl Device {
             // request's bytes in it.
             let mut gathering: Option<(usize, u32, u64, u64)> = None;
             let mut send = |device: &mut Device, (d, page, lpn, bytes): (usize, u32, u64, u64)| {
-                let sector = u64::from(SECTOR_BYTES);
-                let bytes = (bytes.div_ceil(sector) * sector).min(device.page_size) as u32;
+                let bytes = bytes.min(device.page_size) as u32;
                 device.lend_read_to_owed_move(lpn as u32);
                 device.enqueue_page(d, slot, None, (page, bytes), start);
                 pages += 1;
@@ -196,9 +195,12 @@ impl Device {
                 let Some(ppn) = device.ftl.lookup(lpn as u32) else {
                     continue;
                 };
+                // The sectors of the unit the request touches.
+                let sector = u64::from(SECTOR_BYTES);
                 let unit_start = lpn * device.unit_size;
                 let unit_end = unit_start + device.unit_size;
-                let bytes = (offset + len).min(unit_end) - offset.max(unit_start);
+                let (from, to) = (offset.max(unit_start), (offset + len).min(unit_end));
+                let bytes = to.div_ceil(sector) * sector - from / sector * sector;
                 // Units of one page that follow each other cost one page read.
                 let page = device.ftl.page_of(ppn);
                 match &mut gathering {

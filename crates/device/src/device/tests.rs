@@ -117,6 +117,12 @@ fn a_read_of_part_of_a_page_moves_only_that_part_over_the_channel() {
         saved.0.abs_diff(expected.0) < 1_000,
         "saved {saved:?}, expected {expected:?}"
     );
+    // 200 bytes across a sector boundary move both sectors: one sector
+    // more over the channel (512 bytes at 200 MB/s), the same over the link.
+    let at = t + whole + quarter;
+    let straddling = latency(&mut d, 4, 4000, 200, at);
+    let one_sector = latency(&mut d, 5, 4096, 200, at + straddling);
+    assert_eq!(straddling - one_sector, Nanos(2_560));
 }
 
 #[test]

@@ -1926,3 +1926,45 @@ fn a_random_map_over_several_files_ends_the_loop_when_every_file_is_done() {
     assert!((900_000..1_000_000).contains(&bytes), "{bytes} {sizes:?}");
     assert!(taken.iter().all(|&n| n <= 1));
 }
+
+/// The random map's pass ends when the request that took its last block
+/// is issued, not drawn: a drawn request held back (back-pressure) still
+/// goes, and a loop that follows is not taken for the job's end while the
+/// first drains (a held last request was never issued: 15 requests of 16,
+/// the second loop lost; and the job said it was done issuing while its
+/// first loop's requests were out, so the run's deadline came early).
+#[test]
+fn the_random_maps_pass_ends_with_the_last_request_issued() {
+    use crate::workload::Generator;
+    let file =
+        file_of("[j]\nioengine=libaio\nrw=randwrite\nbs=4k\nsize=64k\nloops=2\niodepth=64\n");
+    let mut job = Generator::new(file.jobs[0].clone(), 0, 1);
+    job.release(Nanos::ZERO);
+    let (mut next_id, mut out, mut now) = (0, Vec::new(), Nanos::ZERO);
+    // The first loop's 16 writes, all out; the last drawn and held once.
+    let mut held = false;
+    while out.len() < 16 {
+        let at = job.next_at().expect("the first loop issues");
+        now = now.max(at);
+        if out.len() == 15 && !held && job.next_classes(now).is_some() {
+            held = true;
+            job.hold(now, now + Nanos(1000));
+            continue;
+        }
+        job.issue(now, &mut next_id, &mut out);
+    }
+    assert!(!job.done_issuing(), "a second loop follows");
+    for request in out.clone() {
+        now += Nanos(10);
+        job.completed(&request, now);
+    }
+    while let Some(at) = job.next_at() {
+        now = now.max(at);
+        let before = out.len();
+        job.issue(now, &mut next_id, &mut out);
+        for request in &out[before..] {
+            job.completed(request, now);
+        }
+    }
+    assert_eq!(out.len(), 32);
+}

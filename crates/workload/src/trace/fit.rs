@@ -129,7 +129,7 @@ pub(crate) fn remap_one(r: &mut TraceRecord, capacity: u64, page: u64, needed: u
         Fit::Wrap => r.offset % (capacity / page * page).max(page),
         _ => ((r.offset as u128 * room as u128) / needed as u128) as u64 / 512 * 512,
     };
-    if r.offset + r.len > capacity {
+    if r.offset > room {
         r.offset = room / page * page;
     }
 }

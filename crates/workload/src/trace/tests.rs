@@ -480,6 +480,29 @@ fn wrapping_counts_the_requests_it_moves_and_cuts() {
     assert_eq!(r[2].offset, (4_194_304 * 512) % (1 << 30));
 }
 
+/// Near the top of the address space a wrapped request's end is not
+/// added past 2^64 (the fit checked `offset + len` after wrapping, which
+/// overflowed on a drive of 2^64 - 2 bytes).
+#[test]
+fn wrapping_at_the_top_of_the_address_space_does_not_overflow() {
+    let capacity = u64::MAX - 1;
+    let mut r = vec![TraceRecord {
+        at: Nanos::ZERO,
+        op: Op::Write,
+        offset: u64::MAX - 7679,
+        len: 8192,
+        fua: false,
+    }];
+    fit_counted(&mut r, capacity, 4096, Fit::Wrap, "t").unwrap();
+    assert!(
+        r[0].offset
+            .checked_add(r[0].len)
+            .is_some_and(|end| end <= capacity),
+        "{:?}",
+        r[0]
+    );
+}
+
 /// Wrapping sends an address past the end to one place whatever the
 /// request's length, aligned as it was, and leaves a request that fits
 /// where it is (a 4 KiB and an 8 KiB write to one address landed 4 KiB

@@ -214,7 +214,7 @@ impl Generator {
                 random_map::place(&mut state.random_maps[file], &mut self.rng, unit, len);
             len = taken;
             if !shape.random_map_renews && state.random_maps.iter().all(RandomMap::is_full) {
-                state.maps_full = true;
+                state.maps_fill = true;
             }
             file_start + at
         } else {

@@ -100,7 +100,7 @@ impl Generator {
         self.shaped
             .rounds
             .as_ref()
-            .is_none_or(|r| r.stage == Stage::Writing && !r.round_full())
+            .is_none_or(|r| r.stage == Stage::Writing && !r.round_full() && !self.shaped.maps_full)
     }
 
     /// The job's own limits (bytes, requests) are reached; fio's
@@ -108,8 +108,7 @@ impl Generator {
     pub(super) fn own_limit_reached(&self) -> bool {
         let shape = &self.job.shape;
         let read_backs = self.shaped.rounds.as_ref().map_or(0, |r| r.read_backs);
-        self.shaped.maps_full
-            || shape.bytes_limit.is_some_and(|b| self.bytes_issued() >= b)
+        shape.bytes_limit.is_some_and(|b| self.bytes_issued() >= b)
             || shape
                 .ios_limit
                 .is_some_and(|n| self.issued - self.issued_in_ramp + read_backs >= n)
@@ -184,7 +183,8 @@ impl Generator {
             return more_loops && self.job.shape.end_flush && !rounds.dry();
         }
         let goal_left = plan.goal_bytes.saturating_sub(done);
-        let files_left = !rounds.files_done || plan.goal_given;
+        let files_done = rounds.files_done || self.shaped.maps_full;
+        let files_left = !files_done || plan.goal_given;
         more_loops || (plan.past_loops && files_left && goal_left >= self.largest_block().max(1))
     }
 
@@ -281,6 +281,9 @@ impl Generator {
             if let Some(rb) = rounds.read_back.as_mut() {
                 rb.done(op, offset, len);
             }
+            if self.shaped.maps_full {
+                break;
+            }
         }
         self.advance_round(now);
     }
@@ -296,6 +299,10 @@ impl Generator {
     /// One of the job's own requests went out: counted in the round, and
     /// a write kept to read back.
     pub(super) fn record_in_round(&mut self, op: Op, offset: u64, len: u64) {
+        // The request that took the last free block went: the pass is over.
+        if std::mem::take(&mut self.shaped.maps_fill) {
+            self.shaped.maps_full = true;
+        }
         let Some(rounds) = self.shaped.rounds.as_mut() else {
             return;
         };

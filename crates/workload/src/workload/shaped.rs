@@ -56,7 +56,10 @@ pub(super) struct ShapedState {
     /// the first random request.
     pub(super) random_maps: Vec<RandomMap>,
     /// Every file's pass is over: the job's loop ends (fio's files done),
-    /// and how many loops ended so short of their bytes.
+    /// and how many loops ended so short of their bytes. `maps_fill`: the
+    /// request drawn last takes the last free block, so its issue (not
+    /// its draw: a drawn request may be held) ends the pass.
     pub(super) maps_full: bool,
+    pub(super) maps_fill: bool,
     pub(super) loops_cut_by_map: u32,
 }
