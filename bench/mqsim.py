@@ -62,6 +62,7 @@ def synthetic_job(flows, name):
         runtime = stop_ns if runtime is None else max(runtime, stop_ns)
         lines += [
             f"[flow{i}]",
+            "ioengine=libaio",
             f"rw={rw}",
             f"rwmixread={reads}",
             f"bs={int(text(flow, 'Average_Request_Size')) * SECTOR}",

@@ -20,6 +20,7 @@ file="${1:-$work/reap.img}"
 if [ -z "${1:-}" ]; then
   cat > "$work/fill.fio" <<JOB
 [fill]
+ioengine=io_uring
 rw=write
 bs=1m
 iodepth=8
@@ -30,6 +31,7 @@ fi
 for depth in 1 32; do
   cat > "$work/read.fio" <<JOB
 [reader]
+ioengine=io_uring
 rw=randread
 bs=4k
 iodepth=$depth
