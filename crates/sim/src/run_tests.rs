@@ -241,3 +241,31 @@ fn a_scenario_refuses_a_drive_smaller_than_its_requests() {
     let sim = crate::scenario::scenario("quick", DeviceConfig::preset("consumer-sata").unwrap(), 1);
     sim.unwrap().validate().unwrap();
 }
+
+/// A run that stops while the drive owes GC says how much: the FTL did it
+/// in its map (it is in the write amplification) and no request waited
+/// for it. A drive that owes nothing says nothing.
+#[test]
+fn gc_the_drive_still_owes_at_the_end_is_noted() {
+    let mut small = DeviceConfig::preset("consumer-sata").unwrap();
+    small.geometry.blocks_per_plane = 64;
+    small.gc.high_watermark = 8;
+    small.over_provisioning = 0.2;
+    let owed_notes = |text: &str| {
+        let jobs = iosteer_workload::fio::parse(text, "t.fio", small.logical_bytes()).unwrap();
+        let mut sim = Simulation::of_job_file(small.clone(), jobs, 1, Nanos::from_secs(5));
+        sim.precondition = Precondition {
+            state: StartState::Empty,
+            seed: 1,
+        };
+        let notes = run(&sim, "fifo").notes;
+        notes
+            .into_iter()
+            .filter(|n| n.contains("still owed GC"))
+            .count()
+    };
+    let writes =
+        "[w]\nioengine=libaio\nrw=randwrite\nbs=16k\niodepth=32\ntime_based\nruntime=60s\n";
+    assert_eq!(owed_notes(writes), 1);
+    assert_eq!(owed_notes("[r]\nrw=randread\nbs=16k\nsize=64m\n"), 0);
+}

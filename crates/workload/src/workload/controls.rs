@@ -409,18 +409,27 @@ impl Generator {
         .collect()
     }
 
-    /// Loops its random map ended short of their bytes: every block of
-    /// every file taken, where a request that does not fill its last block
-    /// takes it whole (fio 3.33, `rw=randread bsrange=4k-6k size=1m`:
-    /// 927,744 bytes with randseed=1).
+    /// What its random map changed: requests cut at a block already taken
+    /// (fio's `mark_random_map` shortens them too), and loops that ended
+    /// with every block taken, short of their bytes, where a request that
+    /// does not fill its last block takes it whole (fio 3.33, `rw=randread
+    /// bsrange=4k-6k size=1m`: 927,744 bytes with randseed=1).
     fn random_map_note(&self) -> Option<String> {
-        let loops = self.shaped.loops_cut_by_map;
-        (loops > 0).then(|| {
-            format!(
-                "job {}: {loops} loop(s) ended when the random map had every block of the job's files taken, short of the loop's bytes (a request that does not fill its last block takes it whole), as fio's do",
-                self.job.name
-            )
-        })
+        let (cut, loops) = (
+            self.shaped.requests_cut_by_map,
+            self.shaped.loops_cut_by_map,
+        );
+        let mut said = Vec::new();
+        if cut > 0 {
+            said.push(format!(
+                "{cut} request(s) were cut at a block its random map had already taken this pass"
+            ));
+        }
+        if loops > 0 {
+            said.push(format!("{loops} loop(s) ended when the random map had every block of the job's files taken, short of the loop's bytes (a request that does not fill its last block takes it whole)"));
+        }
+        (!said.is_empty())
+            .then(|| format!("job {}: {}, as fio's do", self.job.name, said.join("; ")))
     }
 
     /// How the job's flow held it (its share against its weight's).

@@ -212,6 +212,7 @@ impl Generator {
             // fio's random map: each block once a pass.
             let (at, taken) =
                 random_map::place(&mut state.random_maps[file], &mut self.rng, unit, len);
+            state.requests_cut_by_map += u64::from(taken < len);
             len = taken;
             if !shape.random_map_renews && state.random_maps.iter().all(RandomMap::is_full) {
                 state.maps_fill = true;

@@ -62,4 +62,6 @@ pub(super) struct ShapedState {
     pub(super) maps_full: bool,
     pub(super) maps_fill: bool,
     pub(super) loops_cut_by_map: u32,
+    /// Requests the random map cut at a block already taken.
+    pub(super) requests_cut_by_map: u64,
 }
