@@ -485,11 +485,12 @@ impl JobSpec {
         // saturated end would pass as fitting.
         let shifted = self.first_byte.of_copy(copy);
         let end = shifted.and_then(|offset| offset.checked_add(synthetic.size));
+        let past_end = end.is_none_or(|end| end > capacity);
         synthetic.offset = shifted.unwrap_or(u64::MAX);
         let left =
             capacity.saturating_sub(synthetic.offset) / synthetic.block_min * synthetic.block_min;
         match &self.cut_at_end {
-            Some(given) if end.is_none_or(|end| end > capacity) && left > 0 => {
+            Some(given) if past_end && left > 0 => {
                 if let Some(given) = given {
                     notes.push(format!(
                         "job {name}: size={given} from offset {} reaches past the end of the drive ({capacity} bytes): the job moves the {left} bytes left, as fio cuts it",
@@ -498,7 +499,7 @@ impl JobSpec {
                 }
                 synthetic.size = left;
             }
-            _ if end.is_none_or(|end| end > capacity) => {
+            _ if past_end => {
                 let copy = match copy {
                     0 => String::new(),
                     n => format!(" (copy {n} of numjobs, moved by offset_increment)"),
