@@ -604,3 +604,54 @@ fn a_verifying_job_reads_back_what_it_wrote() {
         "{notes}"
     );
 }
+
+/// The 4 KiB blocks of `path` that hold something other than zeros.
+fn written_blocks(path: &Path) -> Vec<usize> {
+    let bytes = std::fs::read(path).unwrap();
+    let blocks = bytes.chunks(4096).enumerate();
+    blocks
+        .filter(|(_, b)| b.iter().any(|&x| x != 0))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+#[test]
+fn an_iolog_replay_writes_the_files_its_log_names_as_fio_does() {
+    // fio 3.33 replays each log onto the files it names, creating a missing
+    // one as long as the log reaches in it; two jobs' logs stay apart.
+    let (dir, job) = job_in(
+        "iolog-files",
+        "job.fio",
+        "[a]\nread_iolog=a.log\n[b]\nread_iolog=b.log\n",
+    );
+    let log = |lines: &str| format!("fio version 2 iolog\n{lines}");
+    let a = "x add\ny add\nx open\ny open\nx write 0 4096\ny write 8192 4096\nx close\ny close\n";
+    std::fs::write(dir.path().join("a.log"), log(a)).unwrap();
+    let b = "data add\ndata open\ndata write 4096 4096\ndata close\n";
+    std::fs::write(dir.path().join("b.log"), log(b)).unwrap();
+    let mut run = iosteer();
+    run.current_dir(dir.path())
+        .args(["run", "--buffered", "--duration", "2s", "--job"])
+        .arg(&job);
+    let Some((_, stderr)) = ran_unless_no_uring(&mut run, "") else {
+        return;
+    };
+    let file = |name: &str| dir.path().join(name);
+    for (name, len, blocks) in [
+        ("x", 4096, vec![0]),
+        ("y", 12288, vec![2]),
+        ("data", 8192, vec![1]),
+    ] {
+        let path = file(name);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len(),
+            len,
+            "{name}: {stderr}"
+        );
+        assert_eq!(written_blocks(&path), blocks, "{name}: {stderr}");
+    }
+    assert!(
+        !file("a.0.0").exists() && !file("b.0.0").exists(),
+        "{stderr}"
+    );
+}

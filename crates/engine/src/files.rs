@@ -9,7 +9,11 @@
 //! - a job naming no file: the target, when it is a file or a block device
 //!   (its `nrfiles` are then ranges of it, as in the simulator); otherwise
 //!   fio's default names, `JOB.N.F` (section, copy, file number), in the job's
-//!   directory, the target directory or the current directory.
+//!   directory, the target directory or the current directory;
+//! - a job replaying fio's iolog (`read_iolog`): the files the log names
+//!   (relative names as above), or `replay_redirect`'s device, each missing
+//!   one created as long as the log reaches in it, as fio creates them; a
+//!   trace (`iosteer_trace`) replays on the job's one file.
 //!
 //! A named file holds `size / nrfiles` bytes from `offset`, as fio's does;
 //! one that is missing or too short is created or grown to that when the
@@ -38,6 +42,7 @@ use std::path::{Path, PathBuf};
 
 use iosteer_sched::Op;
 use iosteer_workload::fio::{self, FioError, JobFile};
+use iosteer_workload::trace::TraceRecords;
 use iosteer_workload::workload::{Job, JobKind};
 use thiserror::Error;
 
@@ -168,14 +173,18 @@ fn job_paths(job: &Job, base_dir: &Path, default_file: Option<&Path>) -> Option<
     )
 }
 
-/// The bytes each of a job's files holds, as the generator cuts them.
-fn file_region(job: &Job, files: u64) -> (u64, u64) {
+/// The bytes each of a job's `files` files holds: as the generator cuts
+/// them, or as far as the trace reaches in each file it names.
+fn file_regions(job: &Job, files: usize) -> Vec<(u64, u64)> {
     match &job.kind {
         JobKind::Synthetic(s) => {
-            let size = (s.size / files / s.align * s.align).max(s.block_max);
-            (s.offset, s.offset.saturating_add(size))
+            let size = (s.size / files as u64 / s.align * s.align).max(s.block_max);
+            vec![(s.offset, s.offset.saturating_add(size)); files]
         }
-        JobKind::Trace(_) => (job.start_offset(), job.end_offset()),
+        JobKind::Trace(records) if records.devices().len() == files => {
+            records.devices().iter().map(|d| (0, d.reach)).collect()
+        }
+        JobKind::Trace(_) => vec![(job.start_offset(), job.end_offset()); files],
     }
 }
 
@@ -287,13 +296,10 @@ pub fn place(jobs: &mut [Job], options: &FileOptions) -> Result<Placement, Files
     for (job, files) in jobs.iter().zip(&per_job) {
         let targets: Vec<(usize, (u64, u64))> = match files {
             None => vec![(0, (job.start_offset(), job.end_offset()))],
-            Some(files) => {
-                let region = file_region(job, files.len() as u64);
-                files
-                    .iter()
-                    .map(|f| (index_of(f, &mut paths, &mut uses), region))
-                    .collect()
-            }
+            Some(files) => (files.iter())
+                .zip(file_regions(job, files.len()))
+                .map(|(f, region)| (index_of(f, &mut paths, &mut uses), region))
+                .collect(),
         };
         job_targets.push(targets.iter().map(|(i, _)| *i).collect());
         for (i, (start, end)) in targets {
@@ -407,8 +413,12 @@ fn same_file(a: &Path, b: &Path) -> bool {
 
 /// Moves a job's offsets into its files' ranges (`starts`: each file's base).
 fn move_to_files(job: &mut Job, starts: &[u64]) -> Result<(), FilesError> {
-    let JobKind::Synthetic(s) = &mut job.kind else {
-        return Ok(());
+    let s = match &mut job.kind {
+        JobKind::Synthetic(s) => s,
+        JobKind::Trace(records) => {
+            rebase_trace(records, starts);
+            return Ok(());
+        }
     };
     job.shape.files.nrfiles = starts.len() as u32;
     if let [only] = starts {
@@ -423,6 +433,21 @@ fn move_to_files(job: &mut Job, starts: &[u64]) -> Result<(), FilesError> {
     }
     job.shape.files.starts = starts.iter().map(|b| b + s.offset).collect();
     Ok(())
+}
+
+/// Moves a trace to its files: each device the trace names to its own
+/// file, or the whole trace, its devices as they lie, to its one file.
+fn rebase_trace(records: &mut TraceRecords, starts: &[u64]) {
+    let devices = records.devices();
+    let bases: Vec<u64> = match (devices.len() == starts.len(), starts) {
+        (true, _) => starts.to_vec(),
+        (false, [only, ..]) if !devices.is_empty() => devices
+            .iter()
+            .map(|d| d.base.saturating_add(*only))
+            .collect(),
+        (false, _) => starts[..1].to_vec(),
+    };
+    records.rebase(&bases);
 }
 
 /// What opening a file for its jobs makes of it.

@@ -138,7 +138,7 @@ use crate::fio_options::{
     canonical, check_engine, near_miss, IGNORED, REFUSED, REPLAY, SUPPORTED, TRACE,
 };
 use crate::fio_text;
-use crate::job_shape::{FileService, JobShape, WriteSync};
+use crate::job_shape::{FileService, FileSet, JobShape, WriteSync};
 use crate::steady_state::SteadyState;
 use crate::workload::{Arrival, Job, JobKind, Synthetic};
 
@@ -469,6 +469,28 @@ impl JobSpec {
             let region = self.synthetic.size.min(capacity);
             let (kind, pacing) = iolog.kind(&name, iodepth, (file, region), notes)?;
             let mut shape = self.shape.clone();
+            let log_files = iolog.files(&kind);
+            if !log_files.is_empty() {
+                // fio opens the log's files, created as long as it reaches.
+                shape.files = FileSet {
+                    nrfiles: log_files.len() as u32,
+                    names: log_files,
+                    ..FileSet::default()
+                };
+                shape.sized = true;
+            } else {
+                // A trace replays on one file: the job's first.
+                if let [first, rest @ ..] = shape.files.names.as_slice() {
+                    if !rest.is_empty() {
+                        notes.push(format!(
+                            "job {name}: a trace replays on one file: {first}, not {}",
+                            rest.join(", ")
+                        ));
+                    }
+                }
+                shape.files.names.truncate(1);
+                shape.files.nrfiles = 1;
+            }
             shape.section = section.to_string();
             shape.after = after;
             shape.iolog_pacing = pacing;

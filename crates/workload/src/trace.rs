@@ -284,6 +284,21 @@ impl Default for Options {
 pub struct Trace {
     pub records: Vec<TraceRecord>,
     pub notes: Vec<String>,
+    /// Where each device lies, with [`Devices::Separate`] (else empty).
+    pub devices: Vec<DeviceRange>,
+}
+
+/// Where one device of a trace lies in the replay's addresses when the
+/// devices are laid side by side ([`Devices::Separate`]); an iolog's
+/// devices are the files it names, which `iosteer run` opens.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceRange {
+    /// The device as the trace names it (a file name, a disk number).
+    pub name: String,
+    /// Its first byte in the replay's addresses.
+    pub base: u64,
+    /// The end of its highest request, counted from `base`.
+    pub reach: u64,
 }
 
 /// Longest line a text reader accepts: a trace line is short, and a file
@@ -311,6 +326,15 @@ pub(crate) enum DeviceKey {
     Name(String),
 }
 
+impl fmt::Display for DeviceKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DeviceKey::Number(n) => write!(f, "{n}"),
+            DeviceKey::Name(name) => f.write_str(name),
+        }
+    }
+}
+
 impl DeviceKey {
     pub(crate) fn of(field: &str) -> DeviceKey {
         let field = field.trim();
@@ -320,14 +344,30 @@ impl DeviceKey {
     }
 }
 
-/// Start of each device's range when devices are laid side by side: each
-/// after the end of the highest address of the one before, aligned.
-fn device_bases(raw: &[RawRecord]) -> BTreeMap<DeviceKey, u64> {
+/// Each device's base when devices are laid side by side (each after the
+/// end of the highest address of the one before, aligned), and its range.
+fn device_layout(raw: &[RawRecord]) -> (BTreeMap<DeviceKey, u64>, Vec<DeviceRange>) {
     let mut ends = DeviceEnds::new();
     for r in raw {
         note_end(&mut ends, r);
     }
-    bases_after(ends)
+    let bases = bases_after(ends.clone());
+    let ranges = device_ranges(&ends, &bases);
+    (bases, ranges)
+}
+
+/// The devices of `ends`, at `bases`, in address order.
+pub(crate) fn device_ranges(
+    ends: &DeviceEnds,
+    bases: &BTreeMap<DeviceKey, u64>,
+) -> Vec<DeviceRange> {
+    ends.iter()
+        .map(|(key, &reach)| DeviceRange {
+            name: key.to_string(),
+            base: bases.get(key).copied().unwrap_or(0),
+            reach,
+        })
+        .collect()
 }
 
 /// The highest address each device reaches.
@@ -674,9 +714,9 @@ fn finish(
         origin = if sink.own_origin { lo } else { kept };
     }
     let first = origin;
-    let bases = match options.devices {
-        Devices::Merge => BTreeMap::new(),
-        Devices::Separate => device_bases(&sink.raw),
+    let (bases, devices) = match options.devices {
+        Devices::Merge => (BTreeMap::new(), Vec::new()),
+        Devices::Separate => device_layout(&sink.raw),
     };
     let mut records = Vec::with_capacity(sink.raw.len());
     for r in &sink.raw {
@@ -692,7 +732,11 @@ fn finish(
     }
     records.sort_by_key(|r| r.at);
     notes.extend(sink.tally.notes(options.event));
-    Ok(Trace { records, notes })
+    Ok(Trace {
+        records,
+        notes,
+        devices,
+    })
 }
 
 /// The arrival of a request read at `at` (at `place` of `file`), after the

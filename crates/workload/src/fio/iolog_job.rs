@@ -88,6 +88,8 @@ const REPLACED: &[&str] = &[
 pub(super) struct IologReader {
     path: Option<(String, usize)>,
     options: IologOptions,
+    /// `replay_redirect`'s device.
+    redirect: Option<String>,
     /// `iosteer_trace` and its options: the file replays open loop.
     trace: Option<(String, usize)>,
     source: TraceSource,
@@ -126,6 +128,8 @@ pub(super) struct IologJob {
     /// `Some`: an `iosteer_trace`.
     trace: Option<TraceSource>,
     options: IologOptions,
+    /// `replay_redirect`'s device.
+    redirect: Option<String>,
     /// Options accepted whose I/O the log replaces.
     replaced: Vec<String>,
 }
@@ -191,6 +195,7 @@ impl IologReader {
                     return Err(bad("a device"));
                 }
                 self.options.redirect = true;
+                self.redirect = Some(value.to_string());
             }
             "iosteer_trace" if value.is_empty() => return Err(bad("a trace file")),
             "iosteer_trace" => self.trace = Some((value.to_string(), setting.line)),
@@ -257,6 +262,7 @@ impl IologReader {
             line,
             trace: None,
             options: self.options,
+            redirect: self.redirect,
             replaced,
         }))
     }
@@ -302,13 +308,16 @@ impl IologReader {
         path: String,
         line: usize,
     ) -> Result<Option<IologJob>, (usize, String)> {
-        // `size` is the region the trace is fitted to.
-        let replaced = self.replaced(job, "iosteer_trace", &[TRACE, &["size"]].concat())?;
+        // `size` is the region the trace is fitted to; `filename` and
+        // `directory` name the file `iosteer run` replays it on.
+        let own = [TRACE, &["size", "filename", "directory"]].concat();
+        let replaced = self.replaced(job, "iosteer_trace", &own)?;
         Ok(Some(IologJob {
             path,
             line,
             trace: Some(self.source),
             options: self.options,
+            redirect: None,
             replaced,
         }))
     }
@@ -319,6 +328,24 @@ impl IologJob {
     /// fio's `read_iolog`.
     pub(super) fn is_trace(&self) -> bool {
         self.trace.is_some()
+    }
+
+    /// The files a replay's I/O goes to, as fio opens them: those the log
+    /// names (in the order of [`TraceRecords::devices`]), or
+    /// `replay_redirect`'s one device; none for an `iosteer_trace`, whose
+    /// I/O goes to the job's own file (the first it names, else the
+    /// target's).
+    ///
+    /// [`TraceRecords::devices`]: crate::trace::TraceRecords::devices
+    pub(super) fn files(&self, kind: &JobKind) -> Vec<String> {
+        match (&self.trace, &self.redirect, kind) {
+            (Some(_), _, _) => Vec::new(),
+            (None, Some(device), _) => vec![device.clone()],
+            (None, None, JobKind::Trace(records)) => {
+                records.devices().iter().map(|d| d.name.clone()).collect()
+            }
+            (None, None, JobKind::Synthetic(_)) => Vec::new(),
+        }
     }
 
     /// The replay's requests on a drive of `capacity` bytes, paced at

@@ -94,6 +94,8 @@ impl TraceSummary {
 pub struct TraceRecords {
     summary: TraceSummary,
     source: Source,
+    /// Where each device lies, when they are laid side by side.
+    devices: Vec<DeviceRange>,
 }
 
 #[derive(Clone, Debug)]
@@ -122,6 +124,95 @@ impl TraceRecords {
     pub fn is_streamed(&self) -> bool {
         matches!(self.source, Source::Stream(_))
     }
+
+    /// Where each device of the trace lies, in address order, when the
+    /// devices are laid side by side ([`Devices::Separate`]) and no
+    /// `--trace-fit` moved them; empty otherwise.
+    pub fn devices(&self) -> &[DeviceRange] {
+        &self.devices
+    }
+
+    /// Moves the requests to new addresses: device `i` of
+    /// [`Self::devices`] to start at `bases[i]`, or, with no devices, every
+    /// request by `bases[0]` (`iosteer run` gives each file an address
+    /// range of its own). Requests keep their order and their place within
+    /// their device.
+    ///
+    /// # Panics
+    /// If `bases` is not one per device (one when there are none).
+    pub fn rebase(&mut self, bases: &[u64]) {
+        assert_eq!(bases.len(), self.devices.len().max(1), "one base a device");
+        let moves = Moves {
+            devices: &self.devices,
+            bases,
+        };
+        self.summary = moves.summary(&self.summary);
+        match &mut self.source {
+            Source::Memory(records) => {
+                let moved: Vec<TraceRecord> = (records.iter())
+                    .map(|r| TraceRecord {
+                        offset: moves.apply(r.offset),
+                        ..*r
+                    })
+                    .collect();
+                *records = moved.into();
+            }
+            Source::Stream(plan) => {
+                let mut moved = Plan::clone(plan);
+                match moved.bases.is_empty() {
+                    true => moved.shift += bases[0],
+                    false => (moved.bases.values_mut().zip(bases)).for_each(|(b, to)| *b = *to),
+                }
+                *plan = Arc::new(moved);
+            }
+        }
+        for (device, base) in self.devices.iter_mut().zip(bases) {
+            device.base = *base;
+        }
+    }
+}
+
+/// How [`TraceRecords::rebase`] moves an address: by the shift of the
+/// device it falls in.
+struct Moves<'a> {
+    devices: &'a [DeviceRange],
+    bases: &'a [u64],
+}
+
+impl Moves<'_> {
+    fn apply(&self, offset: u64) -> u64 {
+        if self.devices.is_empty() {
+            return offset.saturating_add(self.bases[0]);
+        }
+        let i = (self.devices.partition_point(|d| d.base <= offset)).saturating_sub(1);
+        offset - self.devices[i].base.min(offset) + self.bases[i]
+    }
+
+    /// The summary of the moved requests: exact, but for the lowest offset
+    /// when devices change order (then the lowest base, a bound).
+    fn summary(&self, before: &TraceSummary) -> TraceSummary {
+        let mut after = *before;
+        after.bits |= self.bases.iter().fold(0, |bits, b| bits | b);
+        if self.devices.is_empty() {
+            after.min_offset = self.apply(before.min_offset);
+            after.max_end = before.max_end.saturating_add(self.bases[0]);
+            return after;
+        }
+        let in_order = self
+            .bases
+            .windows(2)
+            .zip(self.devices)
+            .all(|(b, d)| b[0].saturating_add(d.reach) <= b[1]);
+        after.min_offset = match in_order {
+            true => self.apply(before.min_offset),
+            false => self.bases.iter().copied().min().unwrap_or(0),
+        };
+        after.max_end = (self.devices.iter().zip(self.bases))
+            .map(|(d, b)| b.saturating_add(d.reach))
+            .max()
+            .unwrap_or(0);
+        after
+    }
 }
 
 impl From<Vec<TraceRecord>> for TraceRecords {
@@ -129,6 +220,7 @@ impl From<Vec<TraceRecord>> for TraceRecords {
         TraceRecords {
             summary: TraceSummary::of(&records),
             source: Source::Memory(records.into()),
+            devices: Vec::new(),
         }
     }
 }
@@ -136,6 +228,7 @@ impl From<Vec<TraceRecord>> for TraceRecords {
 impl PartialEq for TraceRecords {
     fn eq(&self, other: &TraceRecords) -> bool {
         self.summary == other.summary
+            && self.devices == other.devices
             && match (&self.source, &other.source) {
                 (Source::Memory(a), Source::Memory(b)) => a == b,
                 (Source::Stream(a), Source::Stream(b)) => Arc::ptr_eq(a, b),
@@ -158,6 +251,8 @@ struct Plan {
     first: u128,
     bases: BTreeMap<DeviceKey, u64>,
     remap: Option<Remapping>,
+    /// Added to every address after any remap ([`TraceRecords::rebase`]).
+    shift: u64,
 }
 
 /// A `--trace-fit` remap, as [`fit_counted`] does it.
@@ -192,6 +287,7 @@ impl Plan {
         if let Some(m) = self.remap {
             remap_one(&mut record, m.capacity, m.page, m.needed, m.how);
         }
+        record.offset = record.offset.saturating_add(self.shift);
         Ok(record)
     }
 }
@@ -247,8 +343,12 @@ pub fn open_replay(
     let Some(scan) = scan.filter(|s| s.in_order) else {
         let mut trace = read_path(path, format, options)?;
         let remap = fit_counted(&mut trace.records, capacity, page, fit, path)?;
+        let mut records = TraceRecords::from(trace.records);
+        if remap.is_none() {
+            records.devices = trace.devices;
+        }
         return Ok(Replay {
-            records: trace.records.into(),
+            records,
             notes: trace.notes,
             remap,
         });
@@ -267,6 +367,7 @@ pub fn open_replay(
         first: scan.first,
         bases,
         remap: None,
+        shift: 0,
     };
     let (at, place, source) = latest;
     if let Err(late) = arrival(
@@ -317,10 +418,15 @@ pub fn open_replay(
     } else {
         second_pass(&plan)?
     };
+    let devices = match (plan.bases.is_empty(), plan.remap) {
+        (false, None) => device_ranges(&scan.ends, &plan.bases),
+        _ => Vec::new(),
+    };
     Ok(Replay {
         records: TraceRecords {
             summary,
             source: Source::Stream(plan),
+            devices,
         },
         notes: (options.window.iter())
             .map(|w| window_note(w, scan.before, scan.after))

@@ -344,3 +344,63 @@ fn a_window_replays_the_requests_arriving_in_it_streamed_or_sorted() {
         assert!(err.contains(problem), "{err}");
     }
 }
+
+#[test]
+fn rebasing_moves_each_device_to_its_new_base_streamed_or_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    // Device 0 reaches 8 KiB, device 1 12 KiB: laid at 0 and 1 MiB.
+    let in_order = write(&dir, "a", "0 0 8 8 1\n1 1 16 8 0\n2 0 0 8 1\n");
+    let unsorted = write(&dir, "b", "2 0 8 8 1\n1 1 16 8 0\n0 0 0 8 1\n");
+    let options = ascii_options(Devices::Separate, 1.0);
+    for path in [in_order, unsorted] {
+        let mut replay = open_replay(
+            &path,
+            TraceFormat::Ascii,
+            &options,
+            Fit::Refuse,
+            (1 << 30, 4096),
+        )
+        .unwrap();
+        let layout: Vec<(String, u64, u64)> = (replay.records.devices().iter())
+            .map(|d| (d.name.clone(), d.base, d.reach))
+            .collect();
+        assert_eq!(
+            layout,
+            [("0".into(), 0, 8192), ("1".into(), 1 << 20, 12288)]
+        );
+        replay.records.rebase(&[5 << 20, 9 << 20]);
+        let mut offsets: Vec<u64> = (replay.records.cursor())
+            .map(|r| r.unwrap().offset)
+            .collect();
+        offsets.sort_unstable();
+        assert_eq!(
+            offsets,
+            [5 << 20, (5 << 20) + 4096, (9 << 20) + 8192],
+            "{path}"
+        );
+        let summary = replay.records.summary();
+        assert_eq!(
+            (summary.min_offset, summary.max_end),
+            (5 << 20, (9 << 20) + 12288)
+        );
+        assert_eq!(replay.records.devices()[1].base, 9 << 20);
+    }
+}
+
+#[test]
+fn rebasing_a_trace_of_merged_devices_shifts_every_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(&dir, "a", "0 0 8 8 1\n1 1 16 8 0\n");
+    let mut replay = open_ascii(&path, 1 << 30).unwrap();
+    assert!(replay.records.devices().is_empty());
+    replay.records.rebase(&[1 << 20]);
+    let offsets: Vec<u64> = (replay.records.cursor())
+        .map(|r| r.unwrap().offset)
+        .collect();
+    assert_eq!(offsets, [(1 << 20) + 4096, (1 << 20) + 8192]);
+    let summary = replay.records.summary();
+    assert_eq!(
+        (summary.min_offset, summary.max_end),
+        ((1 << 20) + 4096, (1 << 20) + 12288)
+    );
+}
