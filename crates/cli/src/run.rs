@@ -172,6 +172,7 @@ fn on_target(args: &RunArgs, mut setup: Setup) -> Result<()> {
         size: args.size,
         force: args.force,
         direct: !args.buffered,
+        stop: Some(interrupt::requested),
     };
     let jobs = parse_jobs(&mut setup, |t, f| {
         files::parse_job_file(t, f, &options).map_err(|e| files_error(e, args))

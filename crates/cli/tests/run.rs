@@ -655,3 +655,46 @@ fn an_iolog_replay_writes_the_files_its_log_names_as_fio_does() {
         "{stderr}"
     );
 }
+
+#[test]
+fn an_interrupted_run_says_so_in_its_notes() {
+    let (dir, job) = job_in(
+        "interrupted",
+        "job.fio",
+        "[r]\nrw=randread\nbs=4k\nioengine=io_uring\niodepth=4\nruntime=60s\ntime_based\n",
+    );
+    let target = dir.path().join("t.img");
+    std::fs::write(&target, vec![7u8; 1 << 20]).unwrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("iosteer"))
+        .args(["run", "--json", "--target"])
+        .arg(&target)
+        .arg("--job")
+        .arg(&job)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let pid = child.id().to_string();
+    assert!(std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("io_uring is not available") {
+        eprintln!("SKIPPED (counted): {stderr}");
+        return;
+    }
+    let report = report_of(&out);
+    let run = &report["runs"][0];
+    assert_eq!(run["interrupted"], true, "{stderr}");
+    let notes = run["notes"].as_array().unwrap();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with("interrupted at ")),
+        "{notes:?}"
+    );
+}

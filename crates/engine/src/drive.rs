@@ -396,6 +396,13 @@ pub fn drive<B: Backend>(
         job.map_or(format!("#{tenant}"), |g| g.name().to_string())
     }));
     if let Ok(s) = &outcome {
+        if s.interrupted {
+            notes.push(format!(
+                "interrupted at {:.1} s of {:.1} s: figures cover the run up to there",
+                end.as_secs_f64(),
+                run_for.as_secs_f64()
+            ));
+        }
         if s.late_wake_ups > 0 {
             notes.push(format!(
                 "the loop woke more than {} ms late {} times (at worst {:.1} ms): the machine was busy, and arrivals and dispatches were late by as much",

@@ -75,6 +75,14 @@ pub enum FilesError {
     TrimAheadFiles { job: String, files: usize },
     #[error("laying out {path}: {source}")]
     Layout { path: PathBuf, source: io::Error },
+    /// [`FileOptions::stop`] asked to stop while a file was laid out: the
+    /// run did not start.
+    #[error("stopped while laying out {path} ({written} of {total} bytes written): the run did not start, and the file is put back as it was (removed, or cut back to its old size)")]
+    LayoutStopped {
+        path: PathBuf,
+        written: u64,
+        total: u64,
+    },
     /// Files to create or grow that their file system has no room for:
     /// refused before any is created (`path` is the first of `files`).
     #[error(
@@ -109,6 +117,8 @@ pub struct FileOptions {
     pub size: Option<u64>,
     pub force: bool,
     pub direct: bool,
+    /// Asked while a file is laid out; `true` stops (the caller's Ctrl-C).
+    pub stop: Option<fn() -> bool>,
 }
 
 /// The opened files at their base addresses, and what the report should
@@ -617,10 +627,25 @@ fn open_one(
             "iosteer: laying out {}: writing {mib:.1} MiB before the jobs read it",
             path.display()
         );
-        lay_out(path, old, target.size).map_err(|source| FilesError::Layout {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let stop = options.stop.unwrap_or(|| false);
+        match lay_out(path, (old, target.size), stop) {
+            Ok(Laid::Whole) => {}
+            Ok(Laid::Stopped { written }) => {
+                // Half laid out, the file would pass as laid out next time.
+                undo_growth(path, existing);
+                return Err(FilesError::LayoutStopped {
+                    path: path.to_path_buf(),
+                    written,
+                    total: target.size - old,
+                });
+            }
+            Err(source) => {
+                return Err(FilesError::Layout {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
+        }
         notes.push(format!(
             "{}: {what} and laid out (bytes {old} to {} written) before the run, so reads reach the disk",
             path.display(),
@@ -678,10 +703,20 @@ fn undo_growth(path: &Path, existing: Option<u64>) {
     }
 }
 
+/// How far [`lay_out`] got.
+enum Laid {
+    Whole,
+    /// `stop` said so after `written` bytes.
+    Stopped {
+        written: u64,
+    },
+}
+
 /// Writes `[from, to)` of the file at `path` with a pattern (not zeros,
 /// which some drives and file systems store as nothing), synced and
-/// dropped from the page cache so the run's reads go to the disk.
-pub fn lay_out(path: &Path, from: u64, to: u64) -> io::Result<()> {
+/// dropped from the page cache so the run's reads go to the disk; asks
+/// `stop` before each MiB (a layout can take minutes on a large disk).
+fn lay_out(path: &Path, (from, to): (u64, u64), stop: fn() -> bool) -> io::Result<Laid> {
     let file = OpenOptions::new().write(true).open(path)?;
     let mut chunk = vec![0u8; 1 << 20];
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
@@ -693,13 +728,16 @@ pub fn lay_out(path: &Path, from: u64, to: u64) -> io::Result<()> {
     }
     let mut at = from;
     while at < to {
+        if stop() {
+            return Ok(Laid::Stopped { written: at - from });
+        }
         let len = (to - at).min(chunk.len() as u64) as usize;
         file.write_all_at(&chunk[..len], at)?;
         at += len as u64;
     }
     file.sync_data()?;
     drop_cache(&file);
-    Ok(())
+    Ok(Laid::Whole)
 }
 
 /// Bytes an unprivileged writer may still write on the file system that

@@ -244,3 +244,29 @@ fn a_job_s_existing_files_together_hold_its_size() {
     assert_eq!(parsed.jobs.len(), 1);
     assert_eq!(capacity(&parsed.jobs, &options), Some(64 << 10));
 }
+
+#[test]
+fn a_layout_stopped_part_way_puts_the_file_back_as_it_was() {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
+    let text = "[r]\nfilename=new\nrw=read\nsize=4m\n";
+    let mut jobs = jobs(text, 1 << 30);
+    let options = FileOptions {
+        stop: Some(|| true),
+        ..in_dir(dir)
+    };
+    let err = place(&mut jobs, &options).unwrap_err();
+    assert!(
+        matches!(err, FilesError::LayoutStopped { total, .. } if total == 4 << 20),
+        "{err}"
+    );
+    assert!(
+        !dir.join("new").exists(),
+        "a half laid-out file would pass as laid out"
+    );
+    // An existing file grown is cut back to its old size.
+    std::fs::write(dir.join("new"), vec![1u8; 4096]).unwrap();
+    let err = place(&mut jobs, &options).unwrap_err();
+    assert!(matches!(err, FilesError::LayoutStopped { .. }), "{err}");
+    assert_eq!(std::fs::metadata(dir.join("new")).unwrap().len(), 4096);
+}
