@@ -288,8 +288,10 @@ const RUN: &[Case] = &[
     // A --target not there, with no --size to make it: only the OS's words.
     bad(&["run", "--target", "new.img", "--job", "j.fio"], &[("j.fio", "[r]\nrw=read\nruntime=100ms\n")], &["--target new.img: No such file", "--size creates it"]),
     // A job larger than --size blamed only the job file's line.
-    bad(&["run", "--target", "f.img", "--size", "512k", "--job", "j.fio"], &[JOB], &["j.fio:5", "size 1048576", "(524288 bytes)", "the drive here is --size; give a larger --size"]),
-    bad(&["run", "--target", "{d}", "--size", "512k", "--job", "n.fio"], &[("n.fio", "[r]\nrw=read\nbs=4k\nsize=1m\nfilename=x.img\n")], &["n.fio:5", "the drive here is --size"]),
+    bad(&["run", "--target", "f.img", "--size", "512k", "--job", "j.fio"], &[JOB], &["j.fio:4", "size 1048576", "(524288 bytes)", "the drive here is --size; give a larger --size"]),
+    bad(&["run", "--target", "{d}", "--size", "512k", "--job", "n.fio"], &[("n.fio", "[r]\nrw=read\nbs=4k\nsize=1m\nfilename=x.img\n")], &["n.fio:4", "the drive here is --size"]),
+    // A percentage of nothing: fio 3.33 says "you need to specify size=".
+    bad(&["run", "--target", "{d}", "--job", "p.fio"], &[("p.fio", "[r]\nrw=write\nsize=50%\n")], &["job r: its size or offset is a percentage", "give --size"]),
 ];
 
 /// `iosteer probe`: options are checked before the drive is aged.

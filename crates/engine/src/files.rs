@@ -102,6 +102,14 @@ pub enum FilesError {
     /// fit the size given ([`FileOptions::size`], `size` bytes).
     #[error("{source}")]
     JobsPastSize { size: u64, source: FioError },
+    /// A job's size or offset is a percentage, and no file exists for it
+    /// to be a percentage of.
+    #[error("job {job}: its size or offset is a percentage, and of no file: no target file or device, and none of the jobs' files exists yet")]
+    PercentOfNothing { job: String },
+    /// The job file does not fit the files that exist (`size` bytes, the
+    /// target or the largest job's files): here they are the drive.
+    #[error("{source}; here the drive is the target or the jobs' files that exist")]
+    JobsPastFiles { size: u64, source: FioError },
     #[error(transparent)]
     Fio(#[from] FioError),
 }
@@ -231,11 +239,35 @@ pub fn parse_job_file(
 ) -> Result<JobFile, FilesError> {
     const UNKNOWN: u64 = u64::MAX / 4;
     let provisional = fio::parse_file(text, file, UNKNOWN)?;
-    let size = capacity(&provisional.jobs, options).unwrap_or(UNKNOWN);
+    let Some(size) = capacity(&provisional.jobs, options) else {
+        refuse_percentages_of_nothing(text, file, &provisional)?;
+        return Ok(provisional);
+    };
     fio::parse_file(text, file, size).map_err(|source| match options.size {
         Some(size) => FilesError::JobsPastSize { size, source },
-        None => source.into(),
+        None => FilesError::JobsPastFiles { size, source },
     })
+}
+
+/// With no target, no `--size` and none of their files there yet, a job
+/// whose size or offset is a percentage has nothing to be a percentage of
+/// (fio: "you need to specify size="): its region moves with the size it
+/// is read against (`provisional`'s, and half of it).
+fn refuse_percentages_of_nothing(
+    text: &str,
+    file: &str,
+    provisional: &JobFile,
+) -> Result<(), FilesError> {
+    let halved = fio::parse_file(text, file, u64::MAX / 8)?;
+    let moved = (provisional.jobs.iter().zip(&halved.jobs)).find(|(a, b)| {
+        a.shape.sized && (a.start_offset(), a.end_offset()) != (b.start_offset(), b.end_offset())
+    });
+    match moved {
+        Some((job, _)) => Err(FilesError::PercentOfNothing {
+            job: job.name.clone(),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// The size the jobs' sizes and percentages are read against: `--size`,

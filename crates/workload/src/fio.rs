@@ -84,7 +84,7 @@
 //! `description`, `group_reporting`, `new_group` (but for steady state),
 //! `stats`, `per_job_logs`,
 //! `write_lat_log`, `write_bw_log`, `write_iops_log`, `write_hist_log`,
-//! `write_iolog`,
+//! `write_iolog` (with a note: iosteer writes none of fio's logs),
 //! `log_avg_msec`, `log_hist_msec`, `log_*`, `clat_percentiles`,
 //! `slat_percentiles`, `lat_percentiles`, `percentile_list`, `disable_lat`,
 //! `disable_clat`, `disable_slat`, `disable_bw`, `unified_rw_reporting`,
@@ -446,6 +446,10 @@ struct JobSpec {
     loops: u64,
     /// Line of the section's last option, for errors about the whole job.
     last_line: usize,
+    /// The line of the option that last placed the job's region (`size`,
+    /// `offset`...), else the section's last: where a region past the
+    /// drive's end is blamed.
+    region_line: usize,
     /// fio's verification options ([`verify`]).
     verify: Verify,
     norandommap: bool,
@@ -528,7 +532,7 @@ impl JobSpec {
                 };
                 return Err(FioError {
                     file: file.to_string(),
-                    line: self.last_line,
+                    line: self.region_line,
                     message: format!(
                         "job [{section}]: offset {} + size {} must fit the drive ({capacity} bytes){copy}",
                         synthetic.offset, synthetic.size

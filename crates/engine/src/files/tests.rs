@@ -270,3 +270,20 @@ fn a_layout_stopped_part_way_puts_the_file_back_as_it_was() {
     assert!(matches!(err, FilesError::LayoutStopped { .. }), "{err}");
     assert_eq!(std::fs::metadata(dir.join("new")).unwrap().len(), 4096);
 }
+
+#[test]
+fn a_job_past_the_files_that_exist_is_refused_as_past_them() {
+    let temp = tempfile::tempdir().unwrap();
+    let target = temp.path().join("small.img");
+    std::fs::write(&target, vec![0u8; 1 << 20]).unwrap();
+    let options = FileOptions {
+        target: Some(target),
+        ..FileOptions::default()
+    };
+    let err = parse_job_file("[r]\nsize=4m\nrw=read\n", "t.fio", &options).unwrap_err();
+    assert!(
+        matches!(err, FilesError::JobsPastFiles { size, .. } if size == 1 << 20),
+        "{err}"
+    );
+    assert!(err.to_string().starts_with("t.fio:2:"), "{err}");
+}

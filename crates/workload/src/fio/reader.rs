@@ -57,6 +57,9 @@ pub(super) struct Reader {
     /// fio's `group_reporting` and `new_group`, from [`Controls`].
     group_reporting: bool,
     new_group: bool,
+    /// The line of the last option that placed the job's region (`size`,
+    /// `offset`...): where a region past the drive's end is blamed.
+    region_line: Option<usize>,
 }
 
 impl Reader {
@@ -106,6 +109,7 @@ impl Reader {
             zones: Zones::default(),
             group_reporting: false,
             new_group: false,
+            region_line: None,
         }
     }
 
@@ -126,6 +130,9 @@ impl Reader {
         } = *setting;
         let bad = |expected: &str| setting.bad(expected);
         let (capacity, base) = (self.capacity, setting.kb_base);
+        if matches!(key, "size" | "filesize" | "offset" | "offset_increment") {
+            self.region_line = Some(line);
+        }
         if self.iolog.option(setting)? || self.verify.option(setting)? {
             return Ok(());
         }
@@ -495,6 +502,11 @@ impl Reader {
                 "job {job}: ioscheduler={value} is not applied: fio switches the device's kernel I/O scheduler; \
                  iosteer schedules with its own (--sched), whatever the device's is"
             )),
+            "write_iolog" | "write_lat_log" | "write_bw_log" | "write_iops_log"
+            | "write_hist_log" => notes.push(format!(
+                "job {job}: {given}={value} is not written: iosteer writes none of fio's logs; \
+                 its report (--json) and --out DIR (a CSV per second) hold what it measured"
+            )),
             k if IGNORED.contains(&k) => {}
             k if REFUSED.iter().any(|(o, _)| *o == k) => {
                 let why = REFUSED.iter().find(|(o, _)| *o == k).map_or("", |(_, why)| why);
@@ -696,9 +708,12 @@ impl Reader {
             _ => size,
         };
         if offset.checked_add(size).is_none_or(|end| end > capacity) {
-            return Err(err(format!(
-                "offset {offset} + size {size} must fit the drive ({capacity} bytes)"
-            )));
+            return Err(FioError {
+                line: self.region_line.unwrap_or(last_line),
+                ..err(format!(
+                    "offset {offset} + size {size} must fit the drive ({capacity} bytes)"
+                ))
+            });
         }
         let files = self.shape.files.count();
         let per_file = size / files;
@@ -753,6 +768,7 @@ impl Reader {
             io_size: self.io_size,
             loops: self.loops,
             last_line,
+            region_line: self.region_line.unwrap_or(last_line),
             iolog: None,
         })
     }

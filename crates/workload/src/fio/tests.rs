@@ -216,6 +216,9 @@ fn commands_and_read_ahead_are_noted_as_not_done() {
         "b.fio:2",
         &["pre_read=maybe", "0 or 1"],
     );
+    let file = file_of("[a]\nrw=write\nwrite_iolog=a.log\nwrite_lat_log=lat\n");
+    assert_noted(&file, "job a: write_iolog=a.log is not written");
+    assert_noted(&file, "job a: write_lat_log=lat is not written");
 }
 
 /// fio 3.33 takes `numruns` in a job file (it is its tiobench profile's

@@ -32,6 +32,7 @@ impl Reader {
             io_size: None,
             loops: 1,
             last_line,
+            region_line: last_line,
             verify: Verify::default(),
             norandommap: self.norandommap,
             iolog: Some(iolog),

@@ -521,3 +521,12 @@ fn whole_blocks_are_those_of_the_direction_issued() {
     assert_eq!(writes.len(), 1048);
     assert!(writes.iter().all(|r| r.len.0 == 8000));
 }
+
+#[test]
+fn a_region_past_the_end_is_blamed_on_the_line_that_placed_it() {
+    let small = 2 << 20;
+    let at_line = |text: &str| parse(text, "t.fio", small).unwrap_err().line;
+    assert_eq!(at_line("[r]\nsize=4m\nrw=read\n\nbs=4k\n; a comment\n"), 2);
+    assert_eq!(at_line("[global]\nsize=4m\n[r]\nrw=read\nbs=4k\n"), 2);
+    assert_eq!(at_line("[r]\nsize=1m\nrw=read\noffset=1536k\nbs=4k\n"), 4);
+}
