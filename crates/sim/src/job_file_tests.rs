@@ -148,47 +148,6 @@ fn a_one_second_rated_job_reports_its_rate() {
 }
 
 #[test]
-fn stonewall_makes_two_phases_that_follow_each_other() {
-    let text = "[global]\nsize=64m\n[write]\nrw=write\nbs=1m\niodepth=4\n\
-                [read]\nstonewall\nrw=randread\nbs=4k\nio_size=8m\niodepth=8\n";
-    let report = simulate(text, "stonewall.fio", "diskSim-slc");
-    let names: Vec<&str> = report.phases.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(names, ["job", "write", "read", "all"]);
-    let (write, read) = (
-        report.phase("write").unwrap(),
-        report.phase("read").unwrap(),
-    );
-    assert_eq!((write.write.ops, write.read.ops), (64, 0));
-    assert_eq!((read.read.ops, read.write.ops), (2048, 0));
-    assert!(
-        read.start_s >= write.end_s,
-        "{} {}",
-        read.start_s,
-        write.end_s
-    );
-}
-
-#[test]
-fn startdelay_and_runtime_give_phases_named_after_their_jobs() {
-    let text =
-        "[global]\nsize=64m\nbs=64k\ntime_based\n[readers]\nrw=randread\nrate=4m\nruntime=3s\n\
-                [fill]\nrw=write\nrate=2m\nstartdelay=1s\nruntime=1s\n";
-    let report = simulate(text, "t.fio", "diskSim-slc");
-    let names: Vec<&str> = report.phases.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(
-        names,
-        ["job", "readers", "readers+fill", "readers.2", "all"]
-    );
-    let fill = report.phase("readers+fill").unwrap();
-    assert!(
-        (fill.start_s - 1.0).abs() < 0.01 && (fill.end_s - 2.0).abs() < 0.01,
-        "{fill:?}"
-    );
-}
-
-/// Half 4 KiB, half 64 KiB, by count: within 2% of 20,000 requests
-/// (without fio's random map, which cuts a request at a block taken).
-#[test]
 fn bssplit_issues_both_sizes_in_ratio() {
     let out = requests("[a]\nrw=randread\nbssplit=4k/50:64k/50\nnumber_ios=20000\nnorandommap\n");
     assert_eq!(out.len(), 20_000);
@@ -792,3 +751,5 @@ fn what_the_random_map_cut_is_noted() {
         report.notes
     );
 }
+
+mod phases;

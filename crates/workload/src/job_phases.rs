@@ -2,7 +2,8 @@
 //! while the same jobs run, is named after them (`write`, `readers+fill`;
 //! a name seen before gets `.2`, `.3`, ...), opens when they start (after
 //! their `ramp_time`) and closes when the last of them ends (its last
-//! request completed). So a phase's MB/s and IOPS are over the time its
+//! request completed; jobs of a phase that only drain after the others
+//! ended stay in it). So a phase's MB/s and IOPS are over the time its
 //! jobs issued, as fio divides by a job's runtime, and stonewall groups,
 //! `startdelay` and `runtime` each give their own phase. The first phase,
 //! `job`, spans the whole workload, from the first job's start to the last
@@ -134,6 +135,21 @@ impl PhaseTracker {
                     .all(|(&job, section)| section_of(jobs[job].borrow()) == section)
         });
         if unchanged || (self.current.is_none() && running.is_empty()) {
+            return;
+        }
+        // Jobs that only drain (done issuing, requests still out) after the
+        // others of their phase ended are the tail of that phase, not a
+        // phase of their own: fio counts a job's drain in its own runtime.
+        let draining_tail = self.current.as_ref().is_some_and(|(sections, _)| {
+            !running.is_empty()
+                && running.iter().all(|&job| {
+                    let generator = jobs[job].borrow();
+                    let past_stop = generator.job().stop.is_some_and(|stop| now >= stop);
+                    (generator.done_issuing() || past_stop)
+                        && sections.iter().any(|s| s == section_of(generator))
+                })
+        });
+        if draining_tail {
             return;
         }
         if let Some((_, index)) = self.current.take() {
