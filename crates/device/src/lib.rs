@@ -76,7 +76,7 @@ pub mod waf;
 pub use config::{ConfigError, DeviceConfig, GcMode, PreconditionTable, VictimPolicy};
 pub use device::{
     Aging, Device, DeviceStats, DieTime, Finished, GcModeBusy, GcOwed, KeepGoing, Precondition,
-    ReadWaits, Refused, StartState, StartStateError, Wear,
+    ReadWaits, Refused, StartState, StartStateError, UnwrittenReads, Wear,
 };
 pub use error::DeviceError;
 pub use ftl::{Ftl, FtlCounters, FtlError, GcWork};

@@ -176,6 +176,7 @@ impl Device {
         };
         // Multi-plane: the dies start once every page is queued, so a read's
         // pages can pair up.
+        let mut unwritten = 0u64;
         let pages = self.queue_together(start, |device| {
             let mut pages = 0;
             // The page being gathered: its die, page, first unit and the
@@ -193,6 +194,9 @@ impl Device {
                     continue;
                 }
                 let Some(ppn) = device.ftl.lookup(lpn as u32) else {
+                    // Never written (or trimmed): answered without a flash
+                    // read, as drives answer unmapped addresses.
+                    unwritten += 1;
                     continue;
                 };
                 // The sectors of the unit the request touches.
@@ -218,6 +222,12 @@ impl Device {
             }
             pages
         });
+        if unwritten > 0 {
+            self.stats.unwritten_reads.touching += 1;
+            if unwritten == last - first + 1 {
+                self.stats.unwritten_reads.wholly += 1;
+            }
+        }
         self.in_flight_mut(slot).pages_left = pages;
         if pages == 0 {
             return (Outcome::Ok, Some(self.send_over_link(start, len)));

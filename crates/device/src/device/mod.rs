@@ -94,6 +94,9 @@ pub struct DeviceStats {
     pub merged_reads: u64,
     /// GC operations suspended for a host read.
     pub gc_suspensions: u64,
+    /// Host reads of data never written (or trimmed), which no flash read
+    /// serves.
+    pub unwritten_reads: UnwrittenReads,
     /// Time reads waited for a die busy with other work.
     pub read_waits: ReadWaits,
     /// Each die's busy time.
@@ -103,6 +106,17 @@ pub struct DeviceStats {
     /// Bytes per page and per mapping unit, for write amplification in bytes.
     pub page_size: u32,
     pub mapping_unit: u32,
+}
+
+/// Host reads that addressed data never written or trimmed: the drive
+/// answers those mapping units without a flash read (as drives answer
+/// unmapped addresses), so they cost only the command and the link.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct UnwrittenReads {
+    /// Reads with at least one such unit.
+    pub touching: u64,
+    /// Reads of only such units.
+    pub wholly: u64,
 }
 
 /// Time reads waited for a die busy with other work, by the kind of work

@@ -6,7 +6,7 @@
 use iosteer_sched::{Command, Nanos, Op, Outcome, Request};
 
 use super::dies::{PageTask, Running};
-use super::{Device, Finished, Precondition};
+use super::{Device, Finished, Precondition, UnwrittenReads};
 use crate::config::{DeviceConfig, GcMode};
 use crate::ftl::GcWork;
 
@@ -73,6 +73,11 @@ fn a_read_of_unwritten_space_costs_no_nand_time() {
     assert_eq!(d.stats().host_pages_read, 0);
     // 20 us overhead + 16 KiB over a 550 MB/s link (~30 us).
     assert!(done[0].at < Nanos::from_micros(60), "{:?}", done[0].at);
+    let counted = UnwrittenReads {
+        touching: 1,
+        wholly: 1,
+    };
+    assert_eq!(d.stats().unwritten_reads, counted, "the report says so");
 }
 
 #[test]
@@ -92,6 +97,7 @@ fn a_written_page_reads_back_with_nand_time() {
         "{latency:?}"
     );
     assert_eq!(d.stats().host_pages_read, 1);
+    assert_eq!(d.stats().unwritten_reads, UnwrittenReads::default());
 }
 
 /// A read of part of a page moves only that part over the channel: the

@@ -39,6 +39,22 @@ impl State {
         })
     }
 
+    /// Reads of data never written or trimmed: the drive answered that data
+    /// without a flash read, and the read figures include them.
+    pub(super) fn unwritten_reads_note(&self) -> Option<String> {
+        let stats = self.device.stats();
+        let unwritten = stats.unwritten_reads;
+        let reads = stats.commands[Op::Read.index()];
+        (unwritten.touching > 0).then(|| {
+            format!(
+                "{} of {reads} reads ({:.1}%) addressed data never written or trimmed ({} of them only such data): the drive answers it without a flash read, as drives answer unmapped addresses, and the read figures include those reads",
+                unwritten.touching,
+                100.0 * unwritten.touching as f64 / reads.max(1) as f64,
+                unwritten.wholly
+            )
+        })
+    }
+
     /// Jobs that issued less than their `rate_min` or `rate_iops_min` in a
     /// direction they issued, over the time they ran (fio would have
     /// stopped them).
