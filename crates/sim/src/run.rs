@@ -680,6 +680,7 @@ impl State {
         notes.extend(self.unfinished_note(sim));
         notes.extend(self.gc_owed_note());
         notes.extend(self.unwritten_reads_note());
+        notes.extend(self.partial_unit_writes_note());
         RunReport {
             scheduler: spec.to_string(),
             device: sim.device.name.clone(),

@@ -239,11 +239,15 @@ impl Device {
     /// die least busy when the data is in.
     fn queue_write(&mut self, slot: u32, start: Nanos) -> (Outcome, Option<Nanos>) {
         let request = &self.command(slot).requests[0];
-        let (len, fua) = (request.len.0, request.fua);
+        let (offset, len, fua) = (request.offset.0, request.len.0, request.fua);
         let stream = self.ftl.stream_for(request.hint) as u8;
-        let Some((first, last)) = self.pages(request.offset.0, len) else {
+        let Some((first, last)) = self.pages(offset, len) else {
             return (Outcome::Error, Some(start));
         };
+        self.stats.host_bytes_written += len;
+        if offset % self.unit_size != 0 || (offset + len) % self.unit_size != 0 {
+            self.stats.partial_unit_writes += 1;
+        }
         let write = UnitWrite {
             slot,
             first,

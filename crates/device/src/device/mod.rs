@@ -94,6 +94,11 @@ pub struct DeviceStats {
     pub merged_reads: u64,
     /// GC operations suspended for a host read.
     pub gc_suspensions: u64,
+    /// Bytes the host wrote, and its writes that covered part of a mapping
+    /// unit: each programs whole units, with no read of the old data (no
+    /// read-modify-write is modelled).
+    pub host_bytes_written: u64,
+    pub partial_unit_writes: u64,
     /// Host reads of data never written (or trimmed), which no flash read
     /// serves.
     pub unwritten_reads: UnwrittenReads,

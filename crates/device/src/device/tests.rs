@@ -100,6 +100,26 @@ fn a_written_page_reads_back_with_nand_time() {
     assert_eq!(d.stats().unwritten_reads, UnwrittenReads::default());
 }
 
+#[test]
+fn writes_of_part_of_a_mapping_unit_are_counted_with_the_host_bytes() {
+    let mut d = small_sata();
+    assert_eq!(d.stats().mapping_unit, 16384);
+    run_first(&mut d, Op::Write, 16384);
+    let t = Nanos::from_millis(10);
+    d.submit(cmd(2, Op::Write, 4096, 4096, t), t).unwrap();
+    run_until_idle(&mut d);
+    let stats = d.stats();
+    assert_eq!(
+        (stats.partial_unit_writes, stats.host_bytes_written),
+        (1, 20480)
+    );
+    // Two whole units programmed for 20 KiB from the host.
+    assert_eq!(
+        stats.ftl.pages_programmed * u64::from(stats.page_size),
+        32768
+    );
+}
+
 /// A read of part of a page moves only that part over the channel: the
 /// array read fills the page register, and the die sends out the columns
 /// asked for. A 4 KiB read of a 16 KiB page at 200 MB/s moved all 16 KiB

@@ -55,6 +55,24 @@ impl State {
         })
     }
 
+    /// Writes that covered part of a mapping unit: programmed as whole
+    /// units with no read of the old data, so faster than on a drive that
+    /// merges, and more flash bytes than the WAF's units say.
+    pub(super) fn partial_unit_writes_note(&self) -> Option<String> {
+        let stats = self.device.stats();
+        let writes = stats.commands[Op::Write.index()];
+        let partial = stats.partial_unit_writes;
+        let flash_bytes = stats.ftl.pages_programmed * u64::from(stats.page_size);
+        (partial > 0).then(|| {
+            format!(
+                "{partial} of {writes} writes ({:.1}%) covered part of a {}-byte mapping unit: the drive programs whole units and does not read the old data first (read-modify-write is not modelled, so those writes finish sooner than on a drive that merges); the flash programmed {:.2} bytes per byte the host wrote, where the WAF counts units",
+                100.0 * partial as f64 / writes.max(1) as f64,
+                stats.mapping_unit,
+                flash_bytes as f64 / stats.host_bytes_written.max(1) as f64
+            )
+        })
+    }
+
     /// Jobs that issued less than their `rate_min` or `rate_iops_min` in a
     /// direction they issued, over the time they ran (fio would have
     /// stopped them).
