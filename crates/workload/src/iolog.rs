@@ -361,6 +361,12 @@ impl LineFormat for Iolog {
         let found = f.iter().filter(|s| !s.is_empty()).count();
         let ttime: u64 = p.number("1 (timestamp)", f[0], "microseconds since the log began")?;
         let delay = self.delay(ttime);
+        if ttime < self.last_ttime {
+            sink.tally.add(
+                "lines of a version 3 log earlier than the line before, taken as no wait, as fio takes them",
+                1,
+            );
+        }
         // fio takes the timestamp before it looks at the rest of the line.
         self.last_ttime = ttime;
         if f[2] == "wait" {

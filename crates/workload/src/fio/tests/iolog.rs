@@ -329,3 +329,17 @@ fn a_trace_jobs_size_is_the_region_it_is_fitted_to() {
     let (_dir, refused) = traced(msr, "iosteer_trace_format=msr\nsize=8m\n");
     assert!(refused.is_err());
 }
+
+#[test]
+fn a_version_3_line_earlier_than_the_one_before_waits_nothing_and_is_counted() {
+    let back = V3.replace("71 /tmp/a trim", "25 /tmp/a trim");
+    let (_dir, file) = replay(&back, "ioengine=libaio\niodepth=8\n");
+    let times = issue_times(file.jobs[0].clone(), Nanos::from_micros(15));
+    let at: Vec<Nanos> = times.iter().map(|t| t.0).collect();
+    assert_eq!(at, [20, 30, 30].map(Nanos::from_micros));
+    let noted = file
+        .notes
+        .iter()
+        .any(|n| n.contains("1 lines of a version 3 log earlier"));
+    assert!(noted, "{:?}", file.notes);
+}
