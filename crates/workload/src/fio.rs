@@ -125,8 +125,9 @@
 //! wraps until `size` bytes are moved, as here for every other job;
 //! with `time_based` at `runtime`, wrapping over its region (`time_based`
 //! without `runtime` is ignored, with a note, as fio ignores it).
-//! Jobs after a `stonewall` start when the earlier ones have ended; their
-//! `startdelay` and `runtime` count from then.
+//! Jobs after a `stonewall` start when the earlier ones have ended, or at
+//! their `startdelay` from the run's start if that is later (as fio 3.33
+//! holds them); their `runtime` counts from their start.
 
 use iosteer_sched::units::{self, KbBase};
 use iosteer_sched::{LifetimeHint, Nanos};

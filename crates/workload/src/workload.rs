@@ -441,15 +441,20 @@ impl Generator {
         }
     }
 
-    /// The jobs it waited for have ended: the job starts its `startdelay`
-    /// after `now`, and its runtime counts from its start.
+    /// The jobs it waited for have ended: the job starts now, or at its
+    /// `startdelay` from the run's start if that is later (fio 3.33's
+    /// `run_threads` holds a job until its start delay has passed since
+    /// the run began, whatever released it), and its runtime counts from
+    /// its start.
     pub fn release(&mut self, now: Nanos) {
         if !self.waiting {
             return;
         }
         self.waiting = false;
-        self.job.start += now;
-        self.job.stop = self.job.stop.map(|stop| stop + now);
+        let delay = self.job.start;
+        let start = delay.max(now);
+        self.job.start = start;
+        self.job.stop = self.job.stop.map(|stop| stop - delay + start);
         self.due = Some(self.job.start);
         self.depth_search = new_depth_search(&self.job);
         self.steady_started();

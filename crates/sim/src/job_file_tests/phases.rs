@@ -57,3 +57,22 @@ fn jobs_that_only_drain_after_the_others_ended_stay_in_their_phase() {
     let both = report.phase("readers+writer").unwrap();
     assert_eq!(both.read.ops, report.phase("job").unwrap().read.ops);
 }
+
+#[test]
+fn a_stonewalled_jobs_startdelay_counts_from_the_runs_start_as_fios() {
+    // fio 3.33 holds a job until its start delay has passed since the run
+    // began: released at 2 s, c starts at 3.5 s with `startdelay=3500ms`
+    // (not 5.5 s), and at once with `startdelay=1500ms`.
+    let job = |delay: &str| {
+        format!(
+            "[global]\nbs=4k\nsize=16m\nrate_iops=100\nruntime=1\ntime_based\n[a]\nrw=read\n\
+             [b]\nrw=write\nstonewall\n[c]\nrw=read\nstonewall\nstartdelay={delay}\n"
+        )
+    };
+    for (delay, start) in [("3500ms", 3.5), ("1500ms", 2.0)] {
+        let report = simulate(&job(delay), "t.fio", "diskSim-slc");
+        let c = report.phase("c").unwrap();
+        assert!((c.start_s - start).abs() < 0.01, "{delay}: {c:?}");
+        assert!((c.end_s - start - 1.0).abs() < 0.01, "{delay}: {c:?}");
+    }
+}
