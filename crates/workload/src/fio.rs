@@ -112,7 +112,9 @@
 //! hexadecimal. A size or time with a decimal point (`1.5m`, `12.5%`,
 //! `1.5s`) is refused, naming the option: fio 3.33 reads only its whole
 //! part, in the option's default unit (`size=1.5m` is 1 byte to it); so is
-//! one with a space before its unit (`bs=4 k` is 4 bytes to fio). Any
+//! one with a space before its unit (`bs=4 k` is 4 bytes to fio), and a
+//! time in a unit fio does not know (`1sec`, `1min`, `100ns`: microseconds
+//! to fio). Any
 //! other option is an error naming the file, the line
 //! and the option, with what is supported: not a silent default.
 //!

@@ -26,6 +26,8 @@ impl Setting<'_> {
             FRACTION_HINT
         } else if spaced(self.value) {
             SPACE_HINT
+        } else if foreign_time_unit(self.value) {
+            TIME_UNIT_HINT
         } else {
             ""
         };
@@ -56,6 +58,25 @@ const FRACTION_HINT: &str = " (a whole number: fio reads a number with a decimal
 /// Why a size or time with a space before its unit is refused.
 const SPACE_HINT: &str = " (no space between a number and its unit: fio 3.33 reads `bs=4 k` \
     as 4 bytes and `size=1 m` as 1 byte, dropping the unit)";
+
+/// Why a time in a unit fio does not know is refused.
+const TIME_UNIT_HINT: &str = " (fio 3.33 knows the time units us, usec, ms, msec, s, m, h and d, \
+    and reads a number with any other, such as `sec`, `min` or `ns`, as microseconds: \
+    `runtime=1sec` is 1 us to it and `runtime=1000000ns` one second; write s, m, ms or us)";
+
+/// Time units iosteer's own grammar reads that fio 3.33 does not: it takes
+/// the number before them as microseconds.
+const FOREIGN_TIME_UNITS: &[&str] = &["ns", "nsec", "sec", "min"];
+
+/// Whether `value` is a number in a time unit fio 3.33 does not know.
+fn foreign_time_unit(value: &str) -> bool {
+    let value = value.trim();
+    let digits = value.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = value[digits.len()..].to_ascii_lowercase();
+    !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && FOREIGN_TIME_UNITS.contains(&unit.as_str())
+}
 
 /// Whether a number in `value` is followed by spaces and then more (`4 k`):
 /// fio reads the number alone.
@@ -249,7 +270,7 @@ pub(super) fn size_or_exact_percent(
 /// bare number is in units of `default_ns`. A number with a decimal point
 /// is refused: fio 3.33 reads `runtime=1.5s` as 1 s (`fractional`).
 pub fn time_value(value: &str, default_ns: u64) -> Option<Nanos> {
-    if fractional(value) || spaced(value) {
+    if fractional(value) || spaced(value) || foreign_time_unit(value) {
         return None;
     }
     units::parse_duration(value, Some(Nanos(default_ns))).ok()

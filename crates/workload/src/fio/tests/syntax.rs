@@ -50,6 +50,30 @@ fn sizes_and_times_with_a_decimal_point_are_refused_as_fio_misreads_them() {
 }
 
 #[test]
+fn time_units_fio_does_not_know_are_refused_as_it_misreads_them() {
+    // fio 3.33 read `runtime=1sec` and `1min` as 1 us (0 reads), and
+    // `1000000ns` as one second; iosteer ran them as written.
+    for option in [
+        "runtime=1sec",
+        "runtime=1min",
+        "runtime=1000000ns",
+        "thinktime=2nsec",
+    ] {
+        assert_refused(
+            &format!("[j]\n{option}\n"),
+            "t.fio:2:",
+            &[
+                option,
+                "reads a number with any other",
+                "write s, m, ms or us",
+            ],
+        );
+    }
+    let jobs = jobs_of("[j]\nruntime=2m\nthinktime=5usec\nstartdelay=1S\n");
+    assert_eq!(jobs[0].start, Nanos::from_secs(1));
+}
+
+#[test]
 fn a_space_between_a_number_and_its_unit_is_refused_as_fio_drops_the_unit() {
     // fio 3.33 runs `bs=4 k size=1m` as 262,144 reads of 4 bytes, and
     // `size=1 m` is 1 byte to it; iosteer read 4 KiB and 1 MiB.
