@@ -760,8 +760,8 @@ use offsets::{Offsets, Start};
 use reader::Reader;
 use sections::{sections, Section};
 use values::{
-    boolean, either, file_names, fractional, gcd, per_direction, per_direction_sizes, percent,
-    positive_count, positive_size, range, signed_size, size_or_exact_percent, size_or_percent,
+    boolean, either, file_names, fractional, gcd, per_direction, percent, positive_count,
+    positive_size, range, set_directions, signed_size, size_or_exact_percent, size_or_percent,
     Setting,
 };
 pub use values::{size_in, size_value, time_value};

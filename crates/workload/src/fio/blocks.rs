@@ -64,6 +64,18 @@ impl Default for Blocks {
 }
 
 impl Blocks {
+    /// Sets the directions `splits` gives (`bs`, `bssplit`); a blank one
+    /// keeps its sizes, from a `bsrange` too, as fio leaves it.
+    fn set_splits(&mut self, splits: [Option<BlockSplit>; 3]) {
+        for (d, split) in splits.into_iter().enumerate() {
+            if let Some(split) = split {
+                self.splits[d] = split;
+                self.ranges[d] = None;
+                self.plain_range = None;
+            }
+        }
+    }
+
     /// Reads `key` if it is one of these options (`Ok(false)` if not).
     pub(super) fn option(&mut self, setting: &Setting) -> Result<bool, String> {
         let Setting {
@@ -75,10 +87,9 @@ impl Blocks {
         let bad = |expected: &str| setting.bad(expected);
         match key {
             "bs" => {
-                let sizes = per_direction_sizes(value, 4096, base)
+                let sizes = per_direction(value, |t| positive_size(t, base))
                     .ok_or_else(|| bad("a size such as 4k or 128k, or read,write,trim sizes"))?;
-                self.splits = sizes.map(BlockSplit::single);
-                (self.plain_range, self.ranges) = (None, [None; 3]);
+                self.set_splits(sizes.map(|size| size.map(BlockSplit::single)));
             }
             // fio's sizes are multiples of a range's low end (its high end
             // too when it is not one), a range written high to low swapped,
@@ -119,11 +130,9 @@ impl Blocks {
                 }
             }
             "bssplit" => {
-                // A blank direction keeps fio's default block, 4k.
-                self.splits = per_direction(value, |t| BlockSplit::parse(t, base))
-                    .ok_or_else(|| bad(crate::bssplit::ACCEPTED))?
-                    .map(|split| split.unwrap_or_else(|| BlockSplit::single(4096)));
-                (self.plain_range, self.ranges) = (None, [None; 3]);
+                let splits = per_direction(value, |t| BlockSplit::parse(t, base))
+                    .ok_or_else(|| bad(crate::bssplit::ACCEPTED))?;
+                self.set_splits(splits);
             }
             "blocksize_unaligned" => {
                 self.unaligned = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?

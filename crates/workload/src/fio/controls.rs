@@ -144,9 +144,12 @@ impl Controls {
             }
             "new_group" => self.new_group = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?,
             "max_latency" => {
-                self.max_latency = per_direction(value, |t| time_value(t, 1_000))
-                    .ok_or_else(|| bad("a time, microseconds unless suffixed (such as 10ms), or read,write,trim times"))?
-                    .map(|limit| limit.filter(|l| *l > Nanos::ZERO))
+                let limits = per_direction(value, |t| time_value(t, 1_000))
+                    .ok_or_else(|| bad("a time, microseconds unless suffixed (such as 10ms), or read,write,trim times"))?;
+                set_directions(
+                    &mut self.max_latency,
+                    limits.map(|limit| limit.map(|l| (l > Nanos::ZERO).then_some(l))),
+                );
             }
             // Reporting options, but fio checks max_latency only with them off.
             "disable_lat" | "gtod_reduce" => {
@@ -158,7 +161,11 @@ impl Controls {
             }
             "readfua" | "writefua" => {
                 let on = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?;
-                *(if key == "readfua" { &mut self.read_fua } else { &mut self.write_fua }) = on;
+                *(if key == "readfua" {
+                    &mut self.read_fua
+                } else {
+                    &mut self.write_fua
+                }) = on;
                 if self.fua_options.is_empty() {
                     self.fua_line = line;
                 }

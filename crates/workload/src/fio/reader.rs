@@ -238,11 +238,11 @@ impl Reader {
             }
             // A blank or 0 direction is uncapped, as in fio.
             "rate" => {
-                self.rate = per_direction(value, |t| size_in(t, base).map(|b| (b > 0).then_some(b)))
+                let rates = per_direction(value, |t| size_in(t, base).map(|b| (b > 0).then_some(b)))
                     .ok_or_else(|| {
-                        bad("bytes per second, such as 30m, or read,write,trim rates (a blank or 0 one uncapped)")
-                    })?
-                    .map(Option::flatten)
+                        bad("bytes per second, such as 30m, or read,write,trim rates (0 uncapped, a blank one as it was)")
+                    })?;
+                set_directions(&mut self.rate, rates);
             }
             "rate_iops" | "rate_iops_min" => {
                 let rates = per_direction(value, |t| {
@@ -250,12 +250,11 @@ impl Reader {
                     Some((r > 0.0).then_some(r))
                 })
                 .ok_or_else(|| {
-                    bad("requests per second, or read,write,trim rates (a blank or 0 one none)")
-                })?
-                .map(Option::flatten);
+                    bad("requests per second, or read,write,trim rates (0 none, a blank one as it was)")
+                })?;
                 match key {
-                    "rate_iops" => self.rate_iops = rates,
-                    _ => self.shape.rate_iops_min = rates,
+                    "rate_iops" => set_directions(&mut self.rate_iops, rates),
+                    _ => set_directions(&mut self.shape.rate_iops_min, rates),
                 }
             }
             "rate_cycle" => {
@@ -267,11 +266,11 @@ impl Reader {
                 ));
             }
             "rate_min" => {
-                self.shape.rate_min = per_direction(value, |t| size_in(t, base).map(|b| (b > 0).then_some(b as f64)))
+                let floors = per_direction(value, |t| size_in(t, base).map(|b| (b > 0).then_some(b as f64)))
                     .ok_or_else(|| {
-                        bad("bytes per second, such as 10m, or read,write,trim floors (a blank or 0 one none)")
-                    })?
-                    .map(Option::flatten)
+                        bad("bytes per second, such as 10m, or read,write,trim floors (0 none, a blank one as it was)")
+                    })?;
+                set_directions(&mut self.shape.rate_min, floors);
             }
             "rate_process" => {
                 self.arrival.poisson = either(value, ("linear", "poisson")).map_err(|e| bad(&e))?
@@ -326,10 +325,11 @@ impl Reader {
                     Distribution::parse(value).ok_or_else(|| bad(distribution::ACCEPTED))?
             }
             "blockalign" => {
-                self.blockalign = Some(
-                    per_direction(value, |t| positive_size(t, base))
-                        .ok_or_else(|| bad("a size such as 4k, or read,write,trim sizes"))?,
-                );
+                let aligns = per_direction(value, |t| positive_size(t, base))
+                    .ok_or_else(|| bad("a size such as 4k, or read,write,trim sizes"))?;
+                let mut current = self.blockalign.unwrap_or([None; 3]);
+                set_directions(&mut current, aligns.map(|a| a.map(Some)));
+                self.blockalign = Some(current);
             }
             "percentage_random" => {
                 self.shape.percentage_random = Some(

@@ -128,9 +128,10 @@ pub(super) fn positive_size(value: &str, base: KbBase) -> Option<u64> {
 
 /// Values for reads, writes and trims as fio writes them (`bs=8k,32k`,
 /// `rate=,10m`): one value for all three, or a comma list in that order in
-/// which a blank is the direction's default (`None`) and the last value
-/// stands for the directions after it unless the list ends in a comma
-/// (`8k,` is 8k for reads and the default for writes and trims). `None`
+/// which a blank leaves the direction as it was (`None`, see
+/// [`set_directions`]) and the last value stands for the directions after
+/// it unless the list ends in a comma (`8k,` is 8k for reads and leaves
+/// writes and trims). `None`
 /// when a value does not parse or there are more than three.
 pub(super) fn per_direction<T: Clone>(
     value: &str,
@@ -156,11 +157,16 @@ pub(super) fn per_direction<T: Clone>(
     }))
 }
 
-/// Sizes above zero for reads, writes and trims ([`per_direction`]), a blank
-/// one `default`.
-pub(super) fn per_direction_sizes(value: &str, default: u64, base: KbBase) -> Option<[u64; 3]> {
-    per_direction(value, |t| positive_size(t, base))
-        .map(|sizes| sizes.map(|s| s.unwrap_or(default)))
+/// Sets the directions a [`per_direction`] list gives; a blank one keeps
+/// the value in force (from `[global]`, an earlier line, or the default),
+/// as fio leaves it (`[global] rate_iops=100,50` then `rate_iops=,20` reads
+/// at 100 a second in fio 3.33).
+pub(super) fn set_directions<T>(current: &mut [T; 3], given: [Option<T>; 3]) {
+    for (slot, value) in current.iter_mut().zip(given) {
+        if let Some(value) = value {
+            *slot = value;
+        }
+    }
 }
 
 /// A whole number above zero.

@@ -237,8 +237,8 @@ fn max_latency_is_per_direction_in_microseconds_and_off_without_latencies() {
     let us = |n| Some(Nanos::from_micros(n));
     assert_eq!(limits("max_latency=300").0, [us(300); 3]);
     assert_eq!(
-        limits("max_latency=10s,1ns").0,
-        [us(10_000_000), Some(Nanos(1)), Some(Nanos(1))]
+        limits("max_latency=10s,1us").0,
+        [us(10_000_000), us(1), us(1)]
     );
     assert_eq!(limits("max_latency=,2ms").0, [None, us(2000), us(2000)]);
     assert_eq!(limits("max_latency=0").0, [None; 3]);

@@ -274,8 +274,9 @@ fn an_unknown_engine_is_said_to_be_unknown() {
 
 #[test]
 fn per_direction_values_follow_fios_commas() {
-    // A blank is the default (4k); the last value stands for the
-    // directions after it unless the list ends in a comma.
+    // A blank leaves the direction as it was (fio's default, 4k, here); the
+    // last value stands for the directions after it unless the list ends in
+    // a comma.
     for (bs, want) in [
         ("8k", [8192, 8192, 8192]),
         (",8k", [4096, 8192, 8192]),
@@ -293,7 +294,7 @@ fn per_direction_values_follow_fios_commas() {
             });
         assert_eq!(sizes, want, "bs={bs}");
     }
-    // bssplit's lists alike, a blank one fio's default 4k.
+    // bssplit's lists alike.
     let split = |text: &str| {
         let job = jobs_of(&format!("[j]\nrw=randrw\nbssplit={text}\nsize=64m\n"))[0].clone();
         let blocks = job.shape.blocks.clone().unwrap_or_else(|| {
@@ -307,6 +308,28 @@ fn per_direction_values_follow_fios_commas() {
     // A blank blockalign keeps the job's alignment.
     let jobs = jobs_of("[j]\nrw=randrw\nbs=8k\nba=,64k\nsize=64m\n");
     assert_eq!(jobs[0].shape.random_align, Some([8192, 65536, 65536]));
+    // A blank keeps the value in force, from [global] or a line before, as
+    // fio 3.33 does: `rate_iops=,20` after `rate_iops=100,50` read at 100 a
+    // second there (uncapped here), `bs=,16k` after `bs=8k,64k` read 8k.
+    let inherited = |global: &str, own: &str| {
+        let text = format!("[global]\nrw=randrw\nsize=64m\n{global}\n[j]\n{own}\n");
+        jobs_of(&text)[0].clone()
+    };
+    let job = inherited("bs=8k,64k", "bs=,16k");
+    let largest = job.shape.blocks.clone().unwrap().map(|b| b.largest());
+    assert_eq!(largest, [8192, 16384, 16384]);
+    let job = inherited("bs=8k,64k", "bs=16k,");
+    let largest = job.shape.blocks.clone().unwrap().map(|b| b.largest());
+    assert_eq!(largest, [16384, 65536, 65536]);
+    let job = inherited("bssplit=16k/100,64k/100", "bssplit=,4k/100");
+    let largest = job.shape.blocks.clone().unwrap().map(|b| b.largest());
+    assert_eq!(largest, [16384, 4096, 4096]);
+    let rates = inherited("rate_iops=100,50", "rate_iops=,20")
+        .shape
+        .direction_rates;
+    assert_eq!(rates, Some([Some(100.0 * 4096.0), Some(20.0 * 4096.0)]));
+    let rates = inherited("rate=1m,2m", "rate=0,").shape.direction_rates;
+    assert_eq!(rates, Some([None, Some(2.0 * 1048576.0)]));
     for bad in [
         "bs=,",
         "bs=4k,4k,4k,4k",
