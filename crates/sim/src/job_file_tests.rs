@@ -328,10 +328,12 @@ fn every_example_job_file_parses_and_simulates() {
 
 #[test]
 fn rate_min_is_a_floor_per_direction_as_in_fio() {
-    // Reads held to 1 MiB/s under a 2 MiB/s floor, writes to 4 MiB/s over a
-    // 1 MiB/s one: only the reads are named.
+    // A 10 ms think after each request: about 50 reads of 4 KiB a second
+    // (0.2 MB/s) under a 2 MiB/s floor, 50 writes of 64 KiB (3.3 MB/s)
+    // over a 1 MiB/s one: only the reads are named. (A floor above its
+    // rate is refused, as fio refuses it.)
     let report = simulate(
-        "[a]\nrw=randrw\nrate=1m,4m\nrate_min=2m,1m\nruntime=2\ntime_based\nsize=64m\n",
+        "[a]\nrw=randrw\nbs=4k,64k\nthinktime=10ms\nrate_min=2m,1m\nruntime=2\ntime_based\nsize=64m\n",
         "m.fio",
         "enterprise-nvme",
     );
@@ -345,12 +347,13 @@ fn rate_min_is_a_floor_per_direction_as_in_fio() {
 
 #[test]
 fn rate_iops_min_is_a_floor_in_requests_and_rate_cycle_is_noted() {
-    let text = "[a]\nrw=randread\nrate_iops=50\nrate_iops_min=100\nrate_cycle=500\nruntime=2\ntime_based\nsize=64m\n";
+    // A 20 ms think after each read: under 50 reads a second.
+    let text = "[a]\nrw=randread\nthinktime=20ms\nrate_iops_min=100\nrate_cycle=500\nruntime=2\ntime_based\nsize=64m\n";
     let report = on_nvme(text);
     let floors = notes_with(&report.notes, "rate_iops_min");
     assert_eq!(floors.len(), 1, "{:?}", report.notes);
     assert!(
-        floors[0].contains("50.0 reads a second, below its rate_iops_min of 100"),
+        floors[0].contains("reads a second, below its rate_iops_min of 100"),
         "{floors:?}"
     );
     let read = parse_with_env(text, "m.fio", GIB, &env).unwrap();

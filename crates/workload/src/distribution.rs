@@ -5,7 +5,8 @@
 //! ranks are laid out from the region's `center` (fio's optional last value,
 //! 0.0 to 1.0, default 0) upwards, wrapping. fio scatters ranks over the
 //! region with a hash; contiguous hot blocks keep the law exact and the
-//! layout readable, and the drive model maps pages, not ranges.
+//! layout readable, and the drive model maps pages, not ranges (a job's
+//! notes say so: [`Distribution::layout_differs`]).
 
 use rand::rngs::SmallRng;
 use rand::Rng;
@@ -35,10 +36,13 @@ pub enum Distribution {
     Zoned(Vec<Zone>),
 }
 
+/// fio's largest deviation of `normal`: half the region.
+const MAX_SIGMA_PERCENT: f64 = 50.0;
+
 /// What `random_distribution` accepts, for error messages.
 pub const ACCEPTED: &str =
-    "random, zipf:θ[:center], pareto:h[:center], normal:σ%[:center] (or gauss), \
-                            zoned:access%/range%:... (summing to 100 each; a blank one shares the rest)";
+    "random, zipf:θ[:center] (θ > 0, not 1), pareto:h[:center] (0 < h < 1), normal[:σ%[:center]] (σ 0 or none: uniform, as in fio), \
+                            zoned:access%/range%:... (summing to 100 each; a blank range shares the rest); zoned_abs is not modelled";
 
 impl Distribution {
     /// Parses fio's syntax; `None` when it does not fit [`ACCEPTED`].
@@ -63,8 +67,10 @@ impl Distribution {
                 h: number(0, 0.2).filter(|h| *h > 0.0 && *h < 1.0)?,
                 center: center(1)?,
             },
-            "normal" | "gauss" => Distribution::Normal {
-                sigma_percent: number(0, 0.0).filter(|s| *s > 0.0)?,
+            // fio's deviation is at most half the region, and none (its
+            // default) draws uniformly.
+            "normal" => Distribution::Normal {
+                sigma_percent: number(0, 0.0).filter(|s| *s >= 0.0)?.min(MAX_SIGMA_PERCENT),
                 center: number(1, 0.5).filter(|c| (0.0..=1.0).contains(c))?,
             },
             "zoned" => Distribution::Zoned(zones(&rest)?),
@@ -75,6 +81,23 @@ impl Distribution {
             _ => rest.len() > 2,
         };
         (!too_many).then_some(parsed)
+    }
+
+    /// How the hot blocks lie where fio lays them out otherwise, for the
+    /// report's notes: fio scatters the ranks of zipf, pareto and normal
+    /// over the region with a hash; here they are contiguous.
+    pub fn layout_differs(&self) -> Option<&'static str> {
+        match self {
+            Distribution::Zipf { .. } | Distribution::Pareto { .. } => Some(
+                "the hottest blocks lie together from the region's center (its start by default) upwards, \
+                 where fio scatters them over the region with a hash; how often each is hit is the same",
+            ),
+            Distribution::Normal { sigma_percent, .. } if *sigma_percent > 0.0 => Some(
+                "the blocks hit most lie together around the center, where fio scatters them over the \
+                 region with a hash; how often each is hit is the same",
+            ),
+            _ => None,
+        }
     }
 
     /// A block index in `0..blocks`.
@@ -92,6 +115,9 @@ impl Distribution {
                 let x: f64 = rng.random_range(0.0..1.0f64).powf(exponent);
                 let rank = ((x * blocks as f64) as u64).min(blocks - 1);
                 shifted(rank, *center, blocks)
+            }
+            Distribution::Normal { sigma_percent, .. } if *sigma_percent == 0.0 => {
+                rng.random_range(0..blocks)
             }
             Distribution::Normal {
                 sigma_percent,
@@ -125,8 +151,9 @@ impl Distribution {
 /// A zone's access and range percentages as written, `None` when blank.
 type GivenZone = (Option<f64>, Option<f64>);
 
-/// fio's zones; a blank percentage (`20/`, `/10`) shares out evenly what
-/// the given ones leave of 100, as fio does.
+/// fio's zones; a blank range (`20/`) shares out evenly what the given
+/// ones leave of 100, as fio does; fio 3.33 refuses a blank access share
+/// (`/10`: "split conversion failed"), and so is it here.
 fn zones(parts: &[&str]) -> Option<Vec<Zone>> {
     let parse = |t: &str| -> Option<Option<f64>> {
         let t = t.trim().trim_end_matches('%');
@@ -142,7 +169,7 @@ fn zones(parts: &[&str]) -> Option<Vec<Zone>> {
         .iter()
         .map(|p| {
             let (access, range) = p.split_once('/')?;
-            Some((parse(access)?, parse(range)?))
+            Some((Some(parse(access)??), parse(range)?))
         })
         .collect::<Option<_>>()?;
     // What the blanks of one column get each, or None when it cannot add up.
@@ -246,10 +273,8 @@ mod tests {
             Distribution::parse("zoned:50/5:30/15:20/"),
             Distribution::parse("zoned:50/5:30/15:20/80")
         );
-        assert_eq!(
-            Distribution::parse("zoned:50/10:/45:/45"),
-            Distribution::parse("zoned:50/10:25/45:25/45")
-        );
+        // fio 3.33 refuses a blank access share ("split conversion failed").
+        assert_eq!(Distribution::parse("zoned:50/10:/45:/45"), None);
         let counts = shares(&Distribution::parse("normal:10").unwrap(), 1000, 100_000);
         let middle = counts[400..600].iter().sum::<u64>() as f64 / 100_000.0;
         assert!((middle - 0.6827).abs() < 0.01, "within one sigma: {middle}");
@@ -266,7 +291,8 @@ mod tests {
             "zipf:1",
             "zipf:x",
             "pareto:1.5",
-            "normal",
+            "gauss:10",
+            "normal:-1",
             "zoned:50/50",
             "zoned:50/100:50/",
             "zoned:100/50:/50",
@@ -275,6 +301,14 @@ mod tests {
             "hot",
         ] {
             assert_eq!(Distribution::parse(bad), None, "{bad}");
+        }
+        // fio's normal without a deviation draws uniformly.
+        for uniform in ["normal", "normal:0"] {
+            let counts = shares(&Distribution::parse(uniform).unwrap(), 10, 100_000);
+            assert!(
+                counts.iter().all(|&c| (9_000..11_000).contains(&c)),
+                "{counts:?}"
+            );
         }
         assert_eq!(
             Distribution::parse("zipf"),

@@ -3,6 +3,7 @@
 
 use super::*;
 
+mod rates;
 mod replay;
 
 /// Options as they are read, before they become a [`JobSpec`].
@@ -60,6 +61,8 @@ pub(super) struct Reader {
     /// The line of the last option that placed the job's region (`size`,
     /// `offset`...): where a region past the drive's end is blamed.
     region_line: Option<usize>,
+    /// The line of the last rate option, where [`Self::check_rates`] blames.
+    rate_line: Option<usize>,
 }
 
 impl Reader {
@@ -110,6 +113,7 @@ impl Reader {
             group_reporting: false,
             new_group: false,
             region_line: None,
+            rate_line: None,
         }
     }
 
@@ -224,9 +228,12 @@ impl Reader {
                 self.shape.sized |= self.fill_device;
             }
             // fio runs a job of loops=0 once, as of loops=1.
+            // fio keeps it in 32 bits (4294967296 wraps to one pass there).
             "loops" => {
-                let loops: u64 = value.parse().map_err(|_| bad("a count"))?;
-                self.loops = loops.max(1);
+                let loops: u32 = value
+                    .parse()
+                    .map_err(|_| bad("a count, at most 4294967295 (fio keeps it in 32 bits)"))?;
+                self.loops = u64::from(loops.max(1));
             }
             _ if self.offsets.option(setting, capacity)? => {}
             "iodepth" => {
@@ -236,42 +243,7 @@ impl Reader {
                     .filter(|d| (1..=MAX_IODEPTH).contains(d))
                     .ok_or_else(|| bad("an integer from 1 to 65536"))?
             }
-            // A blank or 0 direction is uncapped, as in fio.
-            "rate" => {
-                let rates = per_direction(value, |t| size_in(t, base).map(|b| (b > 0).then_some(b)))
-                    .ok_or_else(|| {
-                        bad("bytes per second, such as 30m, or read,write,trim rates (0 uncapped, a blank one as it was)")
-                    })?;
-                set_directions(&mut self.rate, rates);
-            }
-            "rate_iops" | "rate_iops_min" => {
-                let rates = per_direction(value, |t| {
-                    let r = t.parse::<f64>().ok().filter(|r| *r >= 0.0 && r.is_finite())?;
-                    Some((r > 0.0).then_some(r))
-                })
-                .ok_or_else(|| {
-                    bad("requests per second, or read,write,trim rates (0 none, a blank one as it was)")
-                })?;
-                match key {
-                    "rate_iops" => set_directions(&mut self.rate_iops, rates),
-                    _ => set_directions(&mut self.shape.rate_iops_min, rates),
-                }
-            }
-            "rate_cycle" => {
-                let _: u32 = value
-                    .parse()
-                    .map_err(|_| bad("milliseconds, a whole number"))?;
-                notes.push(format!(
-                    "job {job}: rate_cycle={value}: rate_min and rate_iops_min are judged over the job's whole run here, not over each rate_cycle"
-                ));
-            }
-            "rate_min" => {
-                let floors = per_direction(value, |t| size_in(t, base).map(|b| (b > 0).then_some(b as f64)))
-                    .ok_or_else(|| {
-                        bad("bytes per second, such as 10m, or read,write,trim floors (0 none, a blank one as it was)")
-                    })?;
-                set_directions(&mut self.shape.rate_min, floors);
-            }
+            _ if self.rate_option(job, setting, notes)? => {}
             "rate_process" => {
                 self.arrival.poisson = either(value, ("linear", "poisson")).map_err(|e| bad(&e))?
             }
@@ -322,7 +294,10 @@ impl Reader {
             }
             "random_distribution" => {
                 self.shape.distribution =
-                    Distribution::parse(value).ok_or_else(|| bad(distribution::ACCEPTED))?
+                    Distribution::parse(value).ok_or_else(|| bad(distribution::ACCEPTED))?;
+                if let Some(layout) = self.shape.distribution.layout_differs() {
+                    notes.push(format!("job {job}: {given}={value}: {layout}"));
+                }
             }
             "blockalign" => {
                 let aligns = per_direction(value, |t| positive_size(t, base))
@@ -642,7 +617,12 @@ impl Reader {
             };
             notes.extend(early_end_note(job, &random));
         }
-        // fio: `rate` wins over `rate_iops`, which counts the smallest block.
+        self.check_rates().map_err(|(line, message)| FioError {
+            file: file.to_string(),
+            line,
+            message: format!("job [{job}]: {message}"),
+        })?;
+        // `rate` and `rate_iops` never both cap a direction ([`Self::check_rates`]).
         let rate = |direction: usize| {
             self.rate[direction].map(|b| b as f64).or_else(|| {
                 self.rate_iops[direction].map(|iops| iops * min_block(direction) as f64)

@@ -80,11 +80,8 @@ fn rate_of_a_one_direction_job_is_its_directions() {
     let slow = jobs_of("[j]\nrw=randrw\nrate_iops=0.0000000001\nruntime=1\ntime_based\n");
     let out = crate::workload::Generator::new(slow[0].clone(), 0, 1).requests_unloaded();
     assert_eq!(out.len(), 2, "one read and one write at the start");
-    // `rate` wins over `rate_iops`, as in fio.
-    assert_eq!(
-        arrival("[j]\nrw=randread\nrate_iops=10\nrate=1m\n").bytes_per_s,
-        Some(1048576.0)
-    );
+    // `rate` and `rate_iops` together are refused, as fio 3.33 refuses them
+    // (rate_options_fio_refuses_together_are_refused).
     assert_eq!(
         arrival("[j]\nrw=randread\nbs=8k\nrate_iops=10\n").bytes_per_s,
         Some(81920.0)
@@ -285,4 +282,29 @@ fn a_synchronous_engine_queues_one_request_as_in_fio() {
     }
     let single = file_of("[j]\nrw=randread\niodepth=1\n");
     assert!(single.notes.is_empty(), "{:?}", single.notes);
+}
+
+#[test]
+fn rate_options_fio_refuses_together_are_refused() {
+    // fio 3.33: "rate and rate_iops are mutually exclusive", "minimum rate
+    // exceeds rate"; both ran here, at `rate`, and with a wrong note.
+    for (options, says) in [
+        ("rate_iops=200\nrate=1m\n", "mutually exclusive"),
+        ("rate_min=1m\nrate_iops_min=10\n", "mutually exclusive"),
+        (
+            "rate_iops=100\nrate_iops_min=200\n",
+            "minimum rate exceeds rate",
+        ),
+        ("rate=1m\nrate_min=2m\n", "minimum rate exceeds rate"),
+    ] {
+        assert_refused(&format!("[j]\nrw=read\n{options}"), "t.fio:4:", &[says]);
+    }
+    // Different directions go together.
+    jobs_of("[j]\nrw=randrw\nrate=1m,\nrate_iops=,100\n");
+    jobs_of("[j]\nrw=read\nrate_iops=100\nrate_iops_min=50\n");
+    assert_refused(
+        "[j]\nloops=4294967296\n",
+        "t.fio:2:",
+        &["at most 4294967295"],
+    );
 }

@@ -277,3 +277,15 @@ fn the_random_maps_pass_ends_with_the_last_request_issued() {
     }
     assert_eq!(out.len(), 32);
 }
+
+#[test]
+fn a_skewed_distribution_says_its_hot_blocks_lie_together() {
+    let file = file_of("[j]\nrw=randread\nrandom_distribution=zipf:1.2\n");
+    assert_noted(&file, "where fio scatters them over the region with a hash");
+    let file = file_of("[j]\nrw=randread\nrandom_distribution=normal\n");
+    assert!(
+        file.notes.is_empty(),
+        "normal without a deviation is uniform: {:?}",
+        file.notes
+    );
+}
