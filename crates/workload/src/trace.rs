@@ -229,27 +229,6 @@ impl fmt::Display for Event {
     }
 }
 
-/// How the trace's devices map onto the one simulated drive.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Devices {
-    /// Every device's addresses as they are: devices overlap.
-    Merge,
-    /// Each device in a range of its own, in device order.
-    Separate,
-}
-
-impl Devices {
-    pub const NAMES: &'static str = "merge, separate";
-
-    pub fn parse(name: &str) -> Option<Devices> {
-        match name {
-            "merge" => Some(Devices::Merge),
-            "separate" => Some(Devices::Separate),
-            _ => None,
-        }
-    }
-}
-
 /// How a trace is read.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Options {
@@ -288,19 +267,6 @@ pub struct Trace {
     pub devices: Vec<DeviceRange>,
 }
 
-/// Where one device of a trace lies in the replay's addresses when the
-/// devices are laid side by side ([`Devices::Separate`]); an iolog's
-/// devices are the files it names, which `iosteer run` opens.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DeviceRange {
-    /// The device as the trace names it (a file name, a disk number).
-    pub name: String,
-    /// Its first byte in the replay's addresses.
-    pub base: u64,
-    /// The end of its highest request, counted from `base`.
-    pub reach: u64,
-}
-
 /// Longest line a text reader accepts: a trace line is short, and a file
 /// without line breaks (a binary file, `/dev/zero`) must not fill memory.
 pub const MAX_LINE_BYTES: usize = 64 << 10;
@@ -315,92 +281,6 @@ pub const MAX_REQUESTS: usize = 16 << 20;
 /// simulator's clock is u64 nanoseconds and adds drain times and timers to
 /// arrivals, so half its range (146 years) is kept free.
 pub const MAX_ARRIVAL: Nanos = Nanos(1 << 62);
-
-/// Devices are laid out at this boundary with [`Devices::Separate`].
-const DEVICE_ALIGN: u64 = 1 << 20;
-
-/// A device's name in a trace, ordered as numbers when it is one.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum DeviceKey {
-    Number(u64),
-    Name(String),
-}
-
-impl fmt::Display for DeviceKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DeviceKey::Number(n) => write!(f, "{n}"),
-            DeviceKey::Name(name) => f.write_str(name),
-        }
-    }
-}
-
-impl DeviceKey {
-    pub(crate) fn of(field: &str) -> DeviceKey {
-        let field = field.trim();
-        field
-            .parse()
-            .map_or_else(|_| DeviceKey::Name(field.to_string()), DeviceKey::Number)
-    }
-}
-
-/// Each device's base when devices are laid side by side (each after the
-/// end of the highest address of the one before, aligned), and its range.
-fn device_layout(raw: &[RawRecord]) -> (BTreeMap<DeviceKey, u64>, Vec<DeviceRange>) {
-    let mut ends = DeviceEnds::new();
-    for r in raw {
-        note_end(&mut ends, r);
-    }
-    let bases = bases_after(ends.clone());
-    let ranges = device_ranges(&ends, &bases);
-    (bases, ranges)
-}
-
-/// The devices of `ends`, at `bases`, in address order.
-pub(crate) fn device_ranges(
-    ends: &DeviceEnds,
-    bases: &BTreeMap<DeviceKey, u64>,
-) -> Vec<DeviceRange> {
-    ends.iter()
-        .map(|(key, &reach)| DeviceRange {
-            name: key.to_string(),
-            base: bases.get(key).copied().unwrap_or(0),
-            reach,
-        })
-        .collect()
-}
-
-/// The highest address each device reaches.
-pub(crate) type DeviceEnds = BTreeMap<DeviceKey, u64>;
-
-pub(crate) fn note_end(ends: &mut DeviceEnds, r: &RawRecord) {
-    note_end_as(ends, &r.device, r);
-}
-
-/// Notes `r`'s end as `device`'s.
-pub(crate) fn note_end_as(ends: &mut DeviceEnds, device: &DeviceKey, r: &RawRecord) {
-    let end = r.offset.saturating_add(r.len);
-    match ends.get_mut(device) {
-        Some(e) => *e = (*e).max(end),
-        None => {
-            ends.insert(device.clone(), end);
-        }
-    }
-}
-
-/// Each device's base, from the ends of the devices before it.
-pub(crate) fn bases_after(ends: DeviceEnds) -> BTreeMap<DeviceKey, u64> {
-    let mut next = 0u64;
-    ends.into_iter()
-        .map(|(key, end)| {
-            let base = next;
-            // Saturating: an address near the top of u64 would wrap the next base to a
-            // low one, laying two devices over each other.
-            next = next.saturating_add(end.div_ceil(DEVICE_ALIGN).saturating_mul(DEVICE_ALIGN));
-            (key, base)
-        })
-        .collect()
-}
 
 /// Where in its file a request was read: a text line or a binary record.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -788,7 +668,10 @@ pub fn parse(
 
 mod archive;
 mod compressed;
+mod devices;
 pub(crate) use compressed::packed;
+pub(crate) use devices::*;
+pub use devices::{DeviceRange, Devices};
 mod fit;
 mod window;
 pub(crate) use fit::remap_one;
