@@ -449,6 +449,21 @@ pub enum TraceError {
         offset: u64,
         len: u64,
     },
+    #[error(
+        "{file}: device {device} ends {reach} bytes into it, and laid after the devices before \
+         it (each in a range of its own) from byte {}, it would end past 2^64 bytes; merge the \
+         devices to replay it",
+        u128::from(*.base_mib) << 20
+    )]
+    DevicePastEnd {
+        file: String,
+        device: String,
+        /// Where it would start, in MiB (devices start at a 1 MiB
+        /// boundary): 2^44, 2^64 bytes, when the devices before it reach
+        /// that far.
+        base_mib: u64,
+        reach: u64,
+    },
     #[error("{file}: holds no request{}", skipped_hint(.skipped))]
     Empty {
         file: String,
@@ -596,7 +611,7 @@ fn finish(
     let first = origin;
     let (bases, devices) = match options.devices {
         Devices::Merge => (BTreeMap::new(), Vec::new()),
-        Devices::Separate => device_layout(&sink.raw),
+        Devices::Separate => device_layout(&sink.raw, name)?,
     };
     let mut records = Vec::with_capacity(sink.raw.len());
     for r in &sink.raw {

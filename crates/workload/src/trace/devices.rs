@@ -40,6 +40,8 @@ pub struct DeviceRange {
 
 /// Devices are laid out at this boundary with [`Devices::Separate`].
 const DEVICE_ALIGN: u64 = 1 << 20;
+// A base is given in whole MiB in [`TraceError::DevicePastEnd`].
+const _: () = assert!(DEVICE_ALIGN % (1 << 20) == 0);
 
 /// A device's name in a trace, ordered as numbers when it is one.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -68,14 +70,17 @@ impl DeviceKey {
 
 /// Each device's base when devices are laid side by side (each after the
 /// end of the highest address of the one before, aligned), and its range.
-pub(crate) fn device_layout(raw: &[RawRecord]) -> (BTreeMap<DeviceKey, u64>, Vec<DeviceRange>) {
+pub(crate) fn device_layout(
+    raw: &[RawRecord],
+    file: &str,
+) -> Result<(BTreeMap<DeviceKey, u64>, Vec<DeviceRange>), TraceError> {
     let mut ends = DeviceEnds::new();
     for r in raw {
         note_end(&mut ends, r);
     }
-    let bases = bases_after(ends.clone());
+    let bases = bases_after(ends.clone(), file)?;
     let ranges = device_ranges(&ends, &bases);
-    (bases, ranges)
+    Ok((bases, ranges))
 }
 
 /// The devices of `ends`, at `bases`, in address order.
@@ -110,16 +115,33 @@ pub(crate) fn note_end_as(ends: &mut DeviceEnds, device: &DeviceKey, r: &RawReco
     }
 }
 
-/// Each device's base, from the ends of the devices before it.
-pub(crate) fn bases_after(ends: DeviceEnds) -> BTreeMap<DeviceKey, u64> {
-    let mut next = 0u64;
-    ends.into_iter()
-        .map(|(key, end)| {
-            let base = next;
-            // Saturating: an address near the top of u64 would wrap the next base to a
-            // low one, laying two devices over each other.
-            next = next.saturating_add(end.div_ceil(DEVICE_ALIGN).saturating_mul(DEVICE_ALIGN));
-            (key, base)
-        })
-        .collect()
+/// Each device's base, from the ends of the devices before it; an error
+/// naming the first device that would end past 2^64 bytes (`file` names
+/// the trace).
+pub(crate) fn bases_after(
+    ends: DeviceEnds,
+    file: &str,
+) -> Result<BTreeMap<DeviceKey, u64>, TraceError> {
+    // Wide: near the top of u64 the aligned end of one device passes 2^64,
+    // and a saturated or wrapped base would lay two devices over each other.
+    let mut next = 0u128;
+    let mut bases = BTreeMap::new();
+    for (key, end) in ends {
+        let base = next;
+        if base + u128::from(end) > u128::from(u64::MAX) {
+            return Err(TraceError::DevicePastEnd {
+                file: file.to_string(),
+                device: key.to_string(),
+                base_mib: (base / (1 << 20)) as u64,
+                reach: end,
+            });
+        }
+        let align = u128::from(DEVICE_ALIGN);
+        next = base + u128::from(end).div_ceil(align) * align;
+        bases.insert(key, base as u64);
+    }
+    Ok(bases)
 }
+
+#[cfg(test)]
+mod tests;

@@ -354,7 +354,7 @@ pub fn open_replay(
     let latest = scan.latest.expect("checked above");
     let bases = match options.devices {
         Devices::Merge => BTreeMap::new(),
-        Devices::Separate => bases_after(scan.ends.clone()),
+        Devices::Separate => bases_after(scan.ends.clone(), path)?,
     };
     let mut plan = Plan {
         files,

@@ -1,0 +1,67 @@
+use super::*;
+
+/// An msr trace laid out with devices apart, read into memory and, from a
+/// file, for a streamed replay on a drive of 2^64 - 1 bytes.
+fn laid_apart(text: &str) -> [Result<Vec<u64>, TraceError>; 2] {
+    let options = Options {
+        devices: Devices::Separate,
+        ..Options::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sep.msr").to_string_lossy().into_owned();
+    std::fs::write(&path, text).unwrap();
+    let offsets = |records: Vec<TraceRecord>| records.iter().map(|r| r.offset).collect();
+    let in_memory =
+        read(text.as_bytes(), &path, TraceFormat::Msr, &options).map(|t| offsets(t.records));
+    let drive = (u64::MAX, 4096);
+    let streamed = open_replay(&path, TraceFormat::Msr, &options, Fit::Refuse, drive)
+        .and_then(|replay| {
+            assert!(replay.records.is_streamed());
+            replay.records.cursor().collect::<Result<Vec<_>, _>>()
+        })
+        .map(offsets);
+    [in_memory, streamed]
+}
+
+/// Two devices at byte 2^63 (the review's `sep.msr`): device 1 would start
+/// at 2^63 + 1 MiB and end past 2^64. Its base saturated at u64::MAX (the
+/// refusal said the trace addressed 16384 PiB, and a remap wrapped it to a
+/// misaligned address); now the layout is refused, naming the device.
+#[test]
+fn devices_laid_apart_past_2_to_the_64_are_refused_naming_the_device() {
+    let text = "0,h,0,Write,9223372036854775808,4096,1\n\
+                1,h,1,Write,9223372036854775808,4096,1\n\
+                2,h,1,Read,9223372036854775808,4096,1\n";
+    for result in laid_apart(text) {
+        let err = result.unwrap_err();
+        let TraceError::DevicePastEnd {
+            device,
+            base_mib,
+            reach,
+            ..
+        } = &err
+        else {
+            panic!("{err}")
+        };
+        assert_eq!(
+            (device.as_str(), *base_mib, *reach),
+            ("h/1", (1 << 43) + 1, (1 << 63) + 4096)
+        );
+        let message = err.to_string();
+        assert!(
+            message.contains("sep.msr: device h/1 ends 9223372036854779904 bytes into it")
+                && message.contains("from byte 9223372036855824384, it would end past 2^64 bytes"),
+            "{message}"
+        );
+    }
+}
+
+/// The last device may end at the top of u64: no device follows it.
+#[test]
+fn the_last_device_may_end_at_the_top_of_the_address_space() {
+    let top = u64::MAX - (1 << 20) - 4096;
+    let text = format!("0,h,0,Write,0,4096,1\n1,h,1,Write,{top},4096,1\n");
+    for result in laid_apart(&text) {
+        assert_eq!(result.unwrap(), [0, u64::MAX - 4096]);
+    }
+}
