@@ -152,7 +152,8 @@ pub struct TraceArgs {
     /// Replay speed (2 = twice as fast).
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub trace_speed: f64,
-    /// Remap trace addresses that do not fit the drive: wrap or scale.
+    /// Remap trace addresses that do not fit the drive: wrap (those past its end, modulo
+    /// the drive) or scale (all of them, in proportion, aligned up to a page and in order).
     #[arg(long, value_name = "HOW", value_parser = crate::one_of(Fit::parse, Fit::NAMES))]
     pub trace_fit: Option<Fit>,
     /// The trace's device column (ASU, disk): merge (every device's addresses

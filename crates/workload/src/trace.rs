@@ -689,7 +689,7 @@ pub(crate) use devices::*;
 pub use devices::{DeviceRange, Devices};
 mod fit;
 mod window;
-pub(crate) use fit::remap_one;
+pub(crate) use fit::Placement;
 pub use fit::{fit, fit_counted, Fit, Remap};
 pub(crate) use window::{empty_window, window_note};
 pub use window::{Window, WindowError};

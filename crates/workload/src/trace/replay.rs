@@ -248,18 +248,10 @@ struct Plan {
     /// The earliest arrival, in the trace's own time.
     first: u128,
     bases: BTreeMap<DeviceKey, u64>,
-    remap: Option<Remapping>,
+    /// A `--trace-fit` remap, as [`fit_counted`] does it.
+    remap: Option<Placement>,
     /// Added to every address after any remap ([`TraceRecords::rebase`]).
     shift: u64,
-}
-
-/// A `--trace-fit` remap, as [`fit_counted`] does it.
-#[derive(Copy, Clone, Debug)]
-struct Remapping {
-    how: Fit,
-    capacity: u64,
-    page: u64,
-    needed: u64,
 }
 
 impl Plan {
@@ -282,8 +274,8 @@ impl Plan {
 
     fn record(&self, r: &RawRecord) -> Result<TraceRecord, TraceError> {
         let mut record = self.unmapped(r)?;
-        if let Some(m) = self.remap {
-            remap_one(&mut record, m.capacity, m.page, m.needed, m.how);
+        if let Some(placement) = &self.remap {
+            placement.place(&mut record);
         }
         record.offset = record.offset.saturating_add(self.shift);
         Ok(record)
@@ -385,22 +377,8 @@ pub fn open_replay(
         .map(|(device, end)| end.saturating_add(plan.bases.get(device).copied().unwrap_or(0)))
         .max()
         .unwrap_or(0);
-    plan.remap = match (needed > capacity, fit) {
-        (false, _) => None,
-        (true, Fit::Refuse) => {
-            return Err(TraceError::TooLarge {
-                file: path.to_string(),
-                needed,
-                capacity,
-            })
-        }
-        (true, how) => Some(Remapping {
-            how,
-            capacity,
-            page: page.max(512),
-            needed,
-        }),
-    };
+    let longest = scan.unshifted.max_len;
+    plan.remap = Placement::of(fit, drive, needed, longest, path)?;
     let plan = Arc::new(plan);
     let (summary, remap) = if plan.bases.is_empty() && plan.remap.is_none() {
         let mut summary = scan.unshifted;
@@ -416,7 +394,7 @@ pub fn open_replay(
     } else {
         second_pass(&plan)?
     };
-    let devices = match (plan.bases.is_empty(), plan.remap) {
+    let devices = match (plan.bases.is_empty(), &plan.remap) {
         (false, None) => device_ranges(&scan.ends, &plan.bases),
         _ => Vec::new(),
     };
@@ -445,20 +423,14 @@ fn second_pass(plan: &Arc<Plan>) -> Result<(TraceSummary, Option<Remap>), TraceE
         ..Plan::clone(plan)
     });
     let mut summary = TraceSummary::default();
-    let mut remap = plan.remap.map(|m| Remap {
-        how: m.how,
-        moved: 0,
-        cut: 0,
-        requests: 0,
-    });
+    let mut remap = plan.remap.as_ref().map(|p| p.remap(0));
     for r in Stream::new(unmapped) {
         let before = r?;
         let mut after = before;
-        if let (Some(m), Some(counts)) = (plan.remap, remap.as_mut()) {
-            remap_one(&mut after, m.capacity, m.page, m.needed, m.how);
+        if let (Some(placement), Some(counts)) = (&plan.remap, remap.as_mut()) {
+            placement.place(&mut after);
             counts.requests += 1;
-            counts.cut += u64::from(after.len < before.len);
-            counts.moved += u64::from(after.offset != before.offset);
+            counts.count(&before, &after);
         }
         summary.add(&after);
     }
