@@ -153,12 +153,14 @@ pub struct TraceArgs {
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub trace_speed: f64,
     /// Remap trace addresses that do not fit the drive: wrap (those past its end, modulo
-    /// the drive) or scale (all of them, in proportion, aligned up to a page and in order).
+    /// the drive) or scale (all of them, in proportion, aligned up to a page and in order);
+    /// with --trace-devices separate, each device within a share of the drive of its own,
+    /// in proportion to its reach.
     #[arg(long, value_name = "HOW", value_parser = crate::one_of(Fit::parse, Fit::NAMES))]
     pub trace_fit: Option<Fit>,
     /// The trace's device column (ASU, disk): merge (every device's addresses
     /// on the drive as they are, overlapping, as SSDsim does) or separate
-    /// (each device in a range of its own).
+    /// (each device in a range of its own, which --trace-fit keeps apart).
     #[arg(long, default_value = "merge", value_name = "HOW", value_parser = crate::one_of(Devices::parse, Devices::NAMES))]
     pub trace_devices: Devices,
     /// Replay only the requests arriving in START..END after the trace's first (1h..2h).

@@ -38,7 +38,9 @@
 //! side by side instead (each after the one numbered below it, at a 1 MiB
 //! boundary), so requests to different devices never touch the same data.
 //! Traces address more space than a small simulated drive holds: [`fit`]
-//! checks, and on request wraps or scales addresses.
+//! checks, and on request wraps or scales addresses (devices laid apart each
+//! within a share of the drive of its own, in proportion to its reach, so
+//! they stay apart).
 //!
 //! Nothing is adjusted silently: a reader counts what it skips, ignores or
 //! reorders, and [`Trace::notes`] says so. Readers stream their input and
@@ -464,6 +466,16 @@ pub enum TraceError {
         base_mib: u64,
         reach: u64,
     },
+    #[error(
+        "{file}: its {devices} devices laid apart need a page each of the drive, which holds \
+         {pages} pages of {page} bytes; merge the devices to fit them onto it"
+    )]
+    DevicesPastPages {
+        file: String,
+        devices: u64,
+        pages: u64,
+        page: u64,
+    },
     #[error("{file}: holds no request{}", skipped_hint(.skipped))]
     Empty {
         file: String,
@@ -689,8 +701,8 @@ pub(crate) use devices::*;
 pub use devices::{DeviceRange, Devices};
 mod fit;
 mod window;
-pub(crate) use fit::Placement;
-pub use fit::{fit, fit_counted, Fit, Remap};
+pub use fit::{fit, fit_counted, fit_devices, DeviceShare, Fit, Remap};
+pub(crate) use fit::{Needs, Placement};
 pub(crate) use window::{empty_window, window_note};
 pub use window::{Window, WindowError};
 mod lines;

@@ -9,7 +9,8 @@ use super::*;
 pub enum Devices {
     /// Every device's addresses as they are: devices overlap.
     Merge,
-    /// Each device in a range of its own, in device order.
+    /// Each device in a range of its own, in device order; fitted onto a
+    /// smaller drive, each in a share of it of its own.
     Separate,
 }
 
@@ -141,6 +142,41 @@ pub(crate) fn bases_after(
         bases.insert(key, base as u64);
     }
     Ok(bases)
+}
+
+/// `bytes` exactly, in the largest binary unit that divides it: "5 MiB",
+/// "2688 MiB", "4 KiB", "1536 bytes".
+pub(crate) fn exact_size(bytes: u64) -> String {
+    const UNITS: [(&str, u32); 5] = [
+        ("PiB", 50),
+        ("TiB", 40),
+        ("GiB", 30),
+        ("MiB", 20),
+        ("KiB", 10),
+    ];
+    let unit = UNITS
+        .iter()
+        .find(|(_, shift)| bytes != 0 && bytes.trailing_zeros() >= *shift);
+    match unit {
+        Some((name, shift)) => format!("{} {name}", bytes >> shift),
+        None => format!("{bytes} bytes"),
+    }
+}
+
+/// `items` joined by "; ", the middle left out past eight ("..., 14
+/// more, ..."): a note names every device of a short list.
+pub(crate) fn listed(items: impl ExactSizeIterator<Item = String>) -> String {
+    const SHOWN: usize = 8;
+    let count = items.len();
+    let mut shown: Vec<String> = Vec::with_capacity(SHOWN.min(count) + 1);
+    for (i, item) in items.enumerate() {
+        if count <= SHOWN || i < SHOWN - 2 || i + 2 >= count {
+            shown.push(item);
+        } else if i == SHOWN - 2 {
+            shown.push(format!("{} more", count - SHOWN));
+        }
+    }
+    shown.join("; ")
 }
 
 #[cfg(test)]

@@ -301,7 +301,6 @@ pub fn open_replay(
     fit: Fit,
     drive: (u64, u64),
 ) -> Result<Replay, TraceError> {
-    let (capacity, page) = drive;
     check_speed(options.speed)?;
     let files = match format {
         TraceFormat::Blktrace => crate::blktrace::cpu_files(path)?,
@@ -332,7 +331,7 @@ pub fn open_replay(
     }
     let Some(scan) = scan.filter(|s| s.in_order) else {
         let mut trace = read_path(path, format, options)?;
-        let remap = fit_counted(&mut trace.records, capacity, page, fit, path)?;
+        let remap = fit_devices(&mut trace.records, &trace.devices, drive, fit, path)?;
         let mut records = TraceRecords::from(trace.records);
         if remap.is_none() {
             records.devices = trace.devices;
@@ -377,8 +376,16 @@ pub fn open_replay(
         .map(|(device, end)| end.saturating_add(plan.bases.get(device).copied().unwrap_or(0)))
         .max()
         .unwrap_or(0);
-    let longest = scan.unshifted.max_len;
-    plan.remap = Placement::of(fit, drive, needed, longest, path)?;
+    let laid_apart = match plan.bases.is_empty() {
+        true => Vec::new(),
+        false => device_ranges(&scan.ends, &plan.bases),
+    };
+    let trace = Needs {
+        needed,
+        longest: scan.unshifted.max_len,
+        devices: &laid_apart,
+    };
+    plan.remap = Placement::of(fit, drive, &trace, path)?;
     let plan = Arc::new(plan);
     let (summary, remap) = if plan.bases.is_empty() && plan.remap.is_none() {
         let mut summary = scan.unshifted;
@@ -394,9 +401,9 @@ pub fn open_replay(
     } else {
         second_pass(&plan)?
     };
-    let devices = match (plan.bases.is_empty(), &plan.remap) {
-        (false, None) => device_ranges(&scan.ends, &plan.bases),
-        _ => Vec::new(),
+    let devices = match &plan.remap {
+        None => laid_apart,
+        Some(_) => Vec::new(),
     };
     Ok(Replay {
         records: TraceRecords {

@@ -50,7 +50,7 @@ fn sorted(
     drive: (u64, u64),
 ) -> Result<(Trace, Option<Remap>), TraceError> {
     let mut trace = read_path(path, TraceFormat::Ascii, options)?;
-    let remap = fit_counted(&mut trace.records, drive.0, drive.1, fit, path)?;
+    let remap = fit_devices(&mut trace.records, &trace.devices, drive, fit, path)?;
     Ok((trace, remap))
 }
 
