@@ -83,7 +83,8 @@ pub enum WindowError {
 pub(crate) fn window_note(window: &Window, before: u64, after: u64) -> String {
     format!(
         "--trace-window {window}: {before} requests arrived before it and {after} after it, \
-         not replayed (the other notes count the whole trace)"
+         not replayed (the notes on reading the trace count all of it; the other notes, only \
+         the requests replayed)"
     )
 }
 

@@ -312,7 +312,8 @@ fn a_window_replays_the_requests_arriving_in_it_streamed_or_sorted() {
         replay.notes,
         [
             "--trace-window 1s..3s: 1 requests arrived before it and 1 after it, not replayed \
-          (the other notes count the whole trace)"
+          (the notes on reading the trace count all of it; the other notes, only the requests \
+          replayed)"
         ]
     );
     // Out of order, it is sorted in memory first: the same requests.
