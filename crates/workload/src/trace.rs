@@ -625,6 +625,9 @@ fn finish(
         Devices::Merge => (BTreeMap::new(), Vec::new()),
         Devices::Separate => device_layout(&sink.raw, name)?,
     };
+    if options.devices == Devices::Separate {
+        notes.push(layout_note(&devices));
+    }
     let mut records = Vec::with_capacity(sink.raw.len());
     for r in &sink.raw {
         records.push(TraceRecord {

@@ -437,10 +437,13 @@ impl IologJob {
                 self.replaced.join(", ")
             ));
         }
+        // The note above says the log's files lie apart; the replay's note
+        // on where each starts on the drive is left out, since `iosteer
+        // run` replays each onto its own file.
+        let layout = trace::layout_note(replay.records.devices());
         notes.extend(
-            replay
-                .notes
-                .iter()
+            (replay.notes.iter())
+                .filter(|n| **n != layout)
                 .map(|n| format!("job {job}: read_iolog {path}: {n}")),
         );
         Ok((

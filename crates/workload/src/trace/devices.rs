@@ -144,9 +144,24 @@ pub(crate) fn bases_after(
     Ok(bases)
 }
 
+/// The note on where `devices`, laid side by side, start.
+pub(crate) fn layout_note(devices: &[DeviceRange]) -> String {
+    let bases = (devices.iter()).map(|d| format!("{} at {}", d.name, exact_size(d.base)));
+    format!(
+        "--trace-devices separate: {} devices laid side by side, each from the first {} boundary \
+         past the end of the one before: {}",
+        devices.len(),
+        exact_size(DEVICE_ALIGN),
+        listed(bases)
+    )
+}
+
 /// `bytes` exactly, in the largest binary unit that divides it: "5 MiB",
-/// "2688 MiB", "4 KiB", "1536 bytes".
+/// "2688 MiB", "4 KiB", "1536 bytes", "0".
 pub(crate) fn exact_size(bytes: u64) -> String {
+    if bytes == 0 {
+        return "0".to_string();
+    }
     const UNITS: [(&str, u32); 5] = [
         ("PiB", 50),
         ("TiB", 40),
@@ -156,7 +171,7 @@ pub(crate) fn exact_size(bytes: u64) -> String {
     ];
     let unit = UNITS
         .iter()
-        .find(|(_, shift)| bytes != 0 && bytes.trailing_zeros() >= *shift);
+        .find(|(_, shift)| bytes.trailing_zeros() >= *shift);
     match unit {
         Some((name, shift)) => format!("{} {name}", bytes >> shift),
         None => format!("{bytes} bytes"),

@@ -401,6 +401,13 @@ pub fn open_replay(
     } else {
         second_pass(&plan)?
     };
+    let mut notes: Vec<String> = (options.window.iter())
+        .map(|w| window_note(w, scan.before, scan.after))
+        .collect();
+    if options.devices == Devices::Separate {
+        notes.push(layout_note(&laid_apart));
+    }
+    notes.extend(scan.tally.notes(options.event));
     let devices = match &plan.remap {
         None => laid_apart,
         Some(_) => Vec::new(),
@@ -411,10 +418,7 @@ pub fn open_replay(
             source: Source::Stream(plan),
             devices,
         },
-        notes: (options.window.iter())
-            .map(|w| window_note(w, scan.before, scan.after))
-            .chain(scan.tally.notes(options.event))
-            .collect(),
+        notes,
         remap,
     })
 }

@@ -65,3 +65,49 @@ fn the_last_device_may_end_at_the_top_of_the_address_space() {
         assert_eq!(result.unwrap(), [0, u64::MAX - 4096]);
     }
 }
+
+/// The replay of the ascii trace `text` with devices laid apart, as its
+/// notes say: streamed and, the lines reversed, sorted in memory.
+fn notes_apart(text: &str, window: Option<&str>) -> [Vec<String>; 2] {
+    let options = Options {
+        devices: Devices::Separate,
+        window: window.map(|w| Window::parse(w).unwrap()),
+        ..Options::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let reversed: String = text.lines().rev().map(|l| format!("{l}\n")).collect();
+    [(text, true), (&reversed, false)].map(|(text, in_order)| {
+        let path = dir.path().join("t").to_string_lossy().into_owned();
+        std::fs::write(&path, text).unwrap();
+        let drive = (1 << 40, 4096);
+        let replay = open_replay(&path, TraceFormat::Ascii, &options, Fit::Refuse, drive).unwrap();
+        assert_eq!(replay.records.is_streamed(), in_order);
+        replay.notes
+    })
+}
+
+/// `--trace-devices separate` left no note: the report did not say the
+/// devices were laid apart, nor where.
+#[test]
+fn devices_laid_apart_are_noted_with_their_bases() {
+    // Devices 0, 2 and 10, device 0 ending at 1 MiB and 2 at 4 MiB.
+    let text = "0 10 0 8 0\n1 2 6144 8 0\n2 0 2040 8 1\n3 2 0 8 1\n";
+    for notes in notes_apart(text, None) {
+        assert_eq!(
+            notes[0],
+            "--trace-devices separate: 3 devices laid side by side, each from the first 1 MiB \
+             boundary past the end of the one before: 0 at 0; 2 at 1 MiB; 10 at 5 MiB"
+        );
+    }
+    // Past eight devices, the middle ones are counted; a window's devices
+    // are those of its requests.
+    let many: String = (0..22).map(|d| format!("{d} {d} 0 8 0\n")).collect();
+    for notes in notes_apart(&many, Some("2ns..")) {
+        assert_eq!(
+            notes[1],
+            "--trace-devices separate: 20 devices laid side by side, each from the first 1 MiB \
+             boundary past the end of the one before: 2 at 0; 3 at 1 MiB; 4 at 2 MiB; 5 at 3 \
+             MiB; 6 at 4 MiB; 7 at 5 MiB; 12 more; 20 at 18 MiB; 21 at 19 MiB"
+        );
+    }
+}

@@ -197,8 +197,8 @@ fn devices_laid_apart_wrap_each_within_a_share_of_its_own() {
         replay.remap.as_ref().unwrap().to_string(),
         format!(
             "3 of 4 requests moved by wrap, each of the 2 devices laid apart within a share of \
-             the drive of its own, in whole pages in proportion to its reach (h/0 {} from 0 \
-             bytes; h/1 {} from {}), 0 longer than their device's share cut to its size",
+             the drive of its own, in whole pages in proportion to its reach (h/0 {} from 0; \
+             h/1 {} from {}), 0 longer than their device's share cut to its size",
             exact_size(one.start),
             exact_size(one.bytes),
             exact_size(one.start)
