@@ -332,6 +332,15 @@ fn short(x: f64) -> String {
 /// `bytes`, and in the largest binary unit it fills at least once:
 /// "1610612736 bytes (1.5 GiB)", "512 bytes".
 fn binary_size(bytes: u64) -> String {
+    match approximate_size(bytes) {
+        Some(about) => format!("{bytes} bytes ({about})"),
+        None => format!("{bytes} bytes"),
+    }
+}
+
+/// `bytes` to a tenth of the largest binary unit it fills at least once
+/// ("1.5 GiB"); `None` below 1 KiB.
+fn approximate_size(bytes: u64) -> Option<String> {
     const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut value = bytes as f64;
     let mut unit = None;
@@ -342,9 +351,7 @@ fn binary_size(bytes: u64) -> String {
         value /= 1024.0;
         unit = Some(name);
     }
-    unit.map_or(format!("{bytes} bytes"), |u| {
-        format!("{bytes} bytes ({value:.1} {u})")
-    })
+    unit.map(|u| format!("{value:.1} {u}"))
 }
 
 /// "; read: 3 requests of zero length skipped", or nothing.

@@ -156,8 +156,9 @@ pub(crate) fn layout_note(devices: &[DeviceRange]) -> String {
     )
 }
 
-/// `bytes` exactly, in the largest binary unit that divides it: "5 MiB",
-/// "2688 MiB", "4 KiB", "1536 bytes", "0".
+/// `bytes` exactly, in the largest binary unit that divides it, and about
+/// in a larger one past 10,000 of it: "5 MiB", "2688 MiB", "4 KiB", "1536
+/// bytes", "0", "3145720 KiB (3.0 GiB)".
 pub(crate) fn exact_size(bytes: u64) -> String {
     if bytes == 0 {
         return "0".to_string();
@@ -172,9 +173,13 @@ pub(crate) fn exact_size(bytes: u64) -> String {
     let unit = UNITS
         .iter()
         .find(|(_, shift)| bytes.trailing_zeros() >= *shift);
-    match unit {
-        Some((name, shift)) => format!("{} {name}", bytes >> shift),
-        None => format!("{bytes} bytes"),
+    let (count, name) = match unit {
+        Some((name, shift)) => (bytes >> shift, *name),
+        None => (bytes, "bytes"),
+    };
+    match approximate_size(bytes) {
+        Some(about) if count >= 10_000 => format!("{count} {name} ({about})"),
+        _ => format!("{count} {name}"),
     }
 }
 

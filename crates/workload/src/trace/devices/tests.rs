@@ -111,3 +111,21 @@ fn devices_laid_apart_are_noted_with_their_bases() {
         );
     }
 }
+
+/// Bases and shares are given exactly, and about past 10,000 of their
+/// unit (a share of 3 GiB less 8 KiB read "3145720 KiB").
+#[test]
+fn sizes_in_notes_are_exact_and_about_when_long() {
+    let kib = 1 << 10;
+    for (bytes, text) in [
+        (0, "0"),
+        (1536, "1536 bytes"),
+        (4 * kib, "4 KiB"),
+        (2688 << 20, "2688 MiB"),
+        (3 << 30, "3 GiB"),
+        ((3 << 30) - 8 * kib, "3145720 KiB (3.0 GiB)"),
+        (10_001, "10001 bytes (9.8 KiB)"),
+    ] {
+        assert_eq!(exact_size(bytes), text);
+    }
+}
