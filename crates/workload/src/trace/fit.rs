@@ -379,7 +379,12 @@ fn shares(
 /// alignment kept is at most the largest power of two dividing it.
 fn scaled(x: u64, (num, den): (u64, u64), page: u64) -> u64 {
     let scale = |v: u128| v * u128::from(num) / u128::from(den);
-    let down = |v: u128, to: u128| v / to * to;
+    // A power of two by mask: u128 division is slow, and a replay scales
+    // every request.
+    let down = |v: u128, to: u128| match to.is_power_of_two() {
+        true => v & !(to - 1),
+        false => v / to * to,
+    };
     let (x, page) = (u128::from(x), u128::from(page));
     let page_lo = down(x, page);
     let to_page_lo = down(scale(page_lo), page);
@@ -391,9 +396,10 @@ fn scaled(x: u64, (num, den): (u64, u64), page: u64) -> u64 {
     // Within the page: its grid of the largest power of two dividing it,
     // then halves of that.
     let grid = 1u128 << page.trailing_zeros();
-    let on_grid = |v: u128| match v == page_lo || v == page_hi {
-        true => down(scale(v), page),
-        false => down(scale(v), grid).min(to_page_hi),
+    let on_grid = |v: u128| match v {
+        _ if v == page_lo => to_page_lo,
+        _ if v == page_hi => to_page_hi,
+        _ => down(scale(v), grid).min(to_page_hi),
     };
     // `x` lies in [lo, lo + 2 * step], whose ends go to `to_lo`, `to_hi`.
     let mut lo = down(x, grid);
