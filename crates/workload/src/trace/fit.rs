@@ -16,11 +16,14 @@ pub enum Fit {
     /// Refuse, saying how large a drive the trace needs.
     Refuse,
     /// Offsets past the end modulo the capacity (in whole pages); a
-    /// request that fits stays where it is.
+    /// request that fits stays where it is. Devices laid apart wrap within
+    /// their shares.
     Wrap,
     /// Offsets scaled by about capacity / span, each kept aligned as it
     /// was up to the page, in the order they were (the layout shrunk:
-    /// addresses a page apart may share a page).
+    /// addresses a page apart may share a page). Only a request longer than
+    /// half the drive may be pulled back from its end, out of that order.
+    /// Devices laid apart are scaled within their shares.
     Scale,
 }
 
