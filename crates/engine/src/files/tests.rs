@@ -1,3 +1,5 @@
+use std::fs::File;
+
 use super::*;
 use iosteer_workload::fio;
 
