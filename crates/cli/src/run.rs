@@ -253,8 +253,7 @@ fn files_error(e: FilesError, args: &RunArgs) -> anyhow::Error {
         FilesError::Missing { .. } | FilesError::Short { .. } => ", or --size",
         FilesError::NoRoom { .. } => ": free space, or give the jobs (size=) or --size less",
         FilesError::JobsPastSize { .. } => ": the drive here is --size; give a larger --size",
-        FilesError::JobsPastFiles { .. } => ": give --size to grow a file to the jobs' size",
-        FilesError::PercentOfNothing { .. } => ": give --size (the size percentages are of)",
+        FilesError::JobsPastFiles { .. } | FilesError::PercentOfNothing { .. } => ": give --size",
         _ => "",
     };
     let text = e.to_string();
