@@ -249,7 +249,9 @@ pub struct Generator {
     keep_schedule: bool,
     planned: Option<Planned>,
     outstanding: u32,
-    cursor: u64,
+    /// Next sequential offset of each direction (read, write, trim), from
+    /// the region's start: fio walks them apart (its `last_pos[ddir]`).
+    cursors: [u64; 3],
     trimmed_up_to: u64,
     /// A trace job's requests still to issue.
     trace: Option<TraceQueue>,
@@ -324,7 +326,7 @@ impl Generator {
             keep_schedule: false,
             planned: None,
             outstanding: 0,
-            cursor: 0,
+            cursors: [0; 3],
             trimmed_up_to,
             trace,
             issued: 0,

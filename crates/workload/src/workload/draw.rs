@@ -8,6 +8,26 @@ use super::random_map::{self, RandomMap};
 use super::{Generator, JobKind, Planned, ShapedState, Synthetic};
 use crate::job_shape::{FileService, JobShape, StridedZones};
 
+/// The index of `op`'s direction: read 0, write 1 (a flush with them),
+/// trim 2.
+fn direction_of(op: Op) -> usize {
+    match op {
+        Op::Read => 0,
+        Op::Write | Op::Flush => 1,
+        Op::Trim => 2,
+    }
+}
+
+/// The direction every request of `s` takes, if one does.
+fn only_direction(s: &Synthetic) -> Option<usize> {
+    match (s.trim, s.read_percent) {
+        (true, _) => Some(2),
+        (false, 100) => Some(0),
+        (false, 0) => Some(1),
+        _ => None,
+    }
+}
+
 /// A synthetic job's next class: trim, or read with its read percentage.
 fn draw_op(rng: &mut SmallRng, s: &Synthetic) -> Op {
     if s.trim {
@@ -28,12 +48,21 @@ impl Generator {
         let JobKind::Synthetic(s) = &self.job.kind else {
             unreachable!()
         };
+        // A sequential mix walks each direction on its own, as fio does:
+        // its class comes first (the other jobs draw it last, as before).
+        let early_op = if s.sequential && only_direction(s).is_none() {
+            let drawn = draw_op(&mut self.rng, s);
+            Some(self.rated(drawn, now))
+        } else {
+            None
+        };
+        let direction = early_op.map_or(only_direction(s).unwrap_or(0), direction_of);
         let len = if s.block_min == s.block_max {
             s.block_min
         } else {
             // A sequential request fits from the cursor (see
             // `sequential_room`); with less than a block left it wraps.
-            let left = s.size.saturating_sub(self.cursor);
+            let left = s.size.saturating_sub(self.cursors[direction]);
             let top = match s.sequential && left >= s.block_min {
                 true => s.block_max.min(left),
                 false => s.block_max,
@@ -43,18 +72,24 @@ impl Generator {
         };
         let span = s.size.saturating_sub(len);
         let offset = if s.sequential {
-            if self.cursor + len > s.size {
-                self.cursor = 0;
+            let cursor = &mut self.cursors[direction];
+            if *cursor + len > s.size {
+                *cursor = 0;
                 self.trimmed_up_to = s.offset;
             }
-            let at = s.offset + self.cursor;
-            self.cursor += len;
+            let at = s.offset + *cursor;
+            *cursor += len;
             at
         } else {
             s.offset + self.rng.random_range(0..=span / s.align) * s.align
         };
-        let drawn = draw_op(&mut self.rng, s);
-        let op = self.rated(drawn, now);
+        let op = match early_op {
+            Some(op) => op,
+            None => {
+                let drawn = draw_op(&mut self.rng, s);
+                self.rated(drawn, now)
+            }
+        };
         Planned { op, offset, len }
     }
 
@@ -67,7 +102,7 @@ impl Generator {
     /// size=64k` ends its pass with the 8 KiB that are left, not a block
     /// wrapped to the start); with less than the smallest block left, the
     /// file starts over. `room` is the file's size; other jobs take it.
-    fn sequential_room(&self, room: u64, blocks_index: usize) -> u64 {
+    fn sequential_room(&self, room: u64, blocks_index: usize, direction: usize) -> u64 {
         let JobKind::Synthetic(s) = &self.job.kind else {
             return room;
         };
@@ -80,7 +115,7 @@ impl Generator {
             .blocks
             .as_ref()
             .map_or(s.block_min, |b| b[blocks_index].smallest());
-        let cursor = self.shaped.file_cursors.first().copied().unwrap_or(0);
+        let cursor = self.shaped.file_cursors.first().map_or(0, |c| c[direction]);
         let left = room.saturating_sub(cursor);
         if left >= smallest.max(1) {
             left
@@ -99,11 +134,7 @@ impl Generator {
             unreachable!()
         };
         let shape = &self.job.shape;
-        let direction = match op {
-            Op::Read => 0,
-            Op::Write | Op::Flush => 1,
-            Op::Trim => 2,
-        };
+        let direction = direction_of(op);
         // fio's `bs_is_seq_rand` sizes a request by whether it is random,
         // so that is drawn first (a follow-on of `rw=randread:N` is not).
         let by_randomness = shape.blocks_by_randomness && !s.sequential;
@@ -118,7 +149,7 @@ impl Generator {
         // region and, at the drive's end, past the drive).
         let files = shape.files.count();
         let room = s.size / files / s.align * s.align;
-        let fitting = self.sequential_room(room, blocks_index);
+        let fitting = self.sequential_room(room, blocks_index, direction);
         let mut len = match &shape.blocks {
             Some(blocks) => blocks[blocks_index].draw_fitting(&mut self.rng, fitting),
             None if s.block_min == s.block_max => s.block_min,
@@ -136,7 +167,7 @@ impl Generator {
         let file_size = room.max(len);
         let state = &mut self.shaped;
         if state.file_cursors.len() != files as usize {
-            state.file_cursors = vec![0; files as usize];
+            state.file_cursors = vec![[0; 3]; files as usize];
         }
         let map_unit = map_unit(s, shape);
         if let Some(unit) = map_unit {
@@ -164,9 +195,11 @@ impl Generator {
         let random_align = shape.random_align.map_or(s.align, |a| a[direction]);
         // The part of the file the request goes to: all of it, or its zone.
         let (lo, hi) = match shape.zones {
-            Some(zones) => state
-                .zone
-                .window(zones, file_size, &mut state.file_cursors[file]),
+            Some(zones) => {
+                state
+                    .zone
+                    .window(zones, file_size, &mut state.file_cursors[file][direction])
+            }
             None => (0, file_size),
         };
         // A zone narrower than the request (or cut by the file's end) is
@@ -178,7 +211,7 @@ impl Generator {
             // A sequential request may cross its zone's end, as fio's does
             // (the zone's `window` brings the cursor back to its start once
             // past it): only the file's end bounds it.
-            let cursor = &mut state.file_cursors[file];
+            let cursor = &mut state.file_cursors[file][direction];
             if *cursor + len > file_size {
                 *cursor = lo;
             }

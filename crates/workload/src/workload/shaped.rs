@@ -12,8 +12,9 @@ use crate::flow::FlowMember;
 /// Where a fio-shaped job is in its pattern.
 #[derive(Debug, Default)]
 pub(super) struct ShapedState {
-    /// Next sequential offset of each file, relative to the file.
-    pub(super) file_cursors: Vec<u64>,
+    /// Next sequential offset of each file and direction (read, write,
+    /// trim), relative to the file: fio walks directions apart.
+    pub(super) file_cursors: Vec<[u64; 3]>,
     /// fio's `file_service_type`: the file requests go to, how many more
     /// go there, the next in turn, and the bytes moved in it (`sequential`).
     pub(super) current_file: usize,

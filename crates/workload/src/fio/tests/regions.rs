@@ -530,3 +530,26 @@ fn a_region_past_the_end_is_blamed_on_the_line_that_placed_it() {
     assert_eq!(at_line("[global]\nsize=4m\n[r]\nrw=read\nbs=4k\n"), 2);
     assert_eq!(at_line("[r]\nsize=1m\nrw=read\noffset=1536k\nbs=4k\n"), 4);
 }
+
+#[test]
+fn a_sequential_mix_walks_reads_and_writes_each_on_its_own_as_fio() {
+    // fio 3.33 `rw=readwrite bs=4k size=64k`: read 0, read 1, read 2,
+    // write 0, read 3, read 4, write 1... (blocks): each direction from the
+    // start, so writes land on blocks just read. Here they shared one
+    // position, and never touched the same block.
+    for text in [
+        "[j]\nrw=readwrite\nbs=4k\nsize=64k\n",
+        "[j]\nrw=readwrite\nbssplit=4k/100\nsize=64k\nnrfiles=1\n",
+    ] {
+        let job = jobs_of(text)[0].clone();
+        let requests = crate::workload::Generator::new(job, 0, 1).requests_unloaded();
+        for op in [iosteer_sched::Op::Read, iosteer_sched::Op::Write] {
+            let blocks: Vec<u64> = (requests.iter())
+                .filter(|r| r.op == op)
+                .map(|r| r.offset.0 / 4096)
+                .collect();
+            let walked: Vec<u64> = (0..blocks.len() as u64).map(|b| b % 16).collect();
+            assert_eq!(blocks, walked, "{op:?}: {text}");
+        }
+    }
+}
