@@ -664,8 +664,13 @@ impl Generator {
         // A job behind its schedule (held by pressure) keeps the schedule:
         // the next arrival is one gap after this one was due, not after now.
         let open_loop = s.arrival.iops.is_some() || s.arrival.bytes_per_s.is_some();
+        if let Some(scheduled) = self.shaped.schedule_before_think.take() {
+            self.due = Some(scheduled);
+            self.shaped.catching_up = true;
+        }
+        let catching_up = std::mem::take(&mut self.shaped.catching_up);
         let base = match self.due {
-            Some(due) if open_loop && (self.behind || self.keep_schedule) => {
+            Some(due) if open_loop && (self.behind || self.keep_schedule || catching_up) => {
                 let delay = now - due.min(now);
                 if self.behind && delay > Nanos::ZERO {
                     self.listening.delayed += 1;
@@ -679,6 +684,8 @@ impl Generator {
         let next = base + self.gap(&s);
         if next > now || !open_loop {
             self.behind = false;
+        } else {
+            self.shaped.catching_up = catching_up;
         }
         self.due = Some(next);
         self.shaped.last_issue_at = now;

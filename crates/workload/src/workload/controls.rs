@@ -502,6 +502,12 @@ impl Generator {
             Nanos::ZERO
         };
         let ready = now + think;
+        // Under a rate, fio catches up with the rate's schedule after a
+        // think (its default `rate_ignore_thinktime=0`): the schedule is
+        // kept, and the requests it fell behind by go as soon as they may.
+        if !closed_loop && think > Nanos::ZERO {
+            self.shaped.schedule_before_think = self.shaped.schedule_before_think.or(self.due);
+        }
         self.due = Some(self.due.map_or(ready, |at| at.max(ready)));
         think
     }

@@ -41,6 +41,12 @@ pub(super) struct ShapedState {
     pub(super) draining: Option<u32>,
     /// The request that took longer than its `max_latency`: the job stops.
     pub(super) too_slow: Option<TooSlow>,
+    /// A rated job's schedule when it last began a think: after the think
+    /// it catches up with it, as fio does.
+    pub(super) schedule_before_think: Option<Nanos>,
+    /// Behind its rate's schedule after a think: the next arrival counts
+    /// from when this one was due.
+    pub(super) catching_up: bool,
     /// Where a job of strided zones is ([`JobShape::zones`]).
     pub(super) zone: draw::ZoneCursor,
     /// fio's `serialize_overlap`: the job's requests in flight.

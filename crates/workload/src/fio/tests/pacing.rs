@@ -104,6 +104,14 @@ fn think_time_follows_every_thinktime_blocks_completions_rate_or_not() {
     // A rate above what the think time allows: the think time rules, as in
     // fio (it ignored think time under a rate: 2,560 here).
     assert_eq!(count("rw=randread\nrate=10m"), 1000);
+    // A think shorter than the rate's schedule falls behind: the job catches
+    // up after it, as fio 3.33 does (rate_iops=100 with a 20 ms think after
+    // every 10: 100 a second, two back to back after each think; it took
+    // 10 every 110 ms here, 455 in 5 s).
+    let text = "[j]\nrw=randread\nsize=64m\nruntime=5\ntime_based\nrate_iops=100\nthinktime=20ms\nthinktime_blocks=10\nnorandommap\n";
+    let job = jobs_of(text)[0].clone();
+    let requests = crate::workload::Generator::new(job, 0, 1).requests_unloaded();
+    assert_eq!(requests.len(), 500);
 }
 
 #[test]
