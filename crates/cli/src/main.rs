@@ -12,6 +12,7 @@ mod run;
 mod sim_cmd;
 mod sweep;
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{anyhow, Result};
@@ -184,7 +185,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Verify { target } => {
             let found = iosteer_engine::verify::read_back_path(&target)
                 .map_err(|e| anyhow!("--target {e}"))?;
-            println!("{found}");
+            print_text(format!("{found}\n"))?;
             match found.bad {
                 0 => Ok(()),
                 bad => Err(anyhow!("verify: {bad} blocks disagree with their stamps")),
@@ -200,7 +201,7 @@ fn run(cli: Cli) -> Result<()> {
                 let config = load_device("--device", spec)?;
                 results.push(device::bench_device(config, requests)?);
             }
-            print_json_or(json, &results[..], device::bench_table)
+            print_text(json_or(json, &results[..], device::bench_table)?)
         }
         Command::Bench(BenchCommand::Sched {
             policies,
@@ -213,7 +214,7 @@ fn run(cli: Cli) -> Result<()> {
                     BenchError::Scheduler { spec, source } => anyhow!("--policy {spec}: {source}"),
                     other => other.into(),
                 })?;
-            print_json_or(json, &results[..], bench::table)
+            print_text(json_or(json, &results[..], bench::table)?)
         }
         Command::Bench(BenchCommand::Sim {
             cases,
@@ -222,7 +223,7 @@ fn run(cli: Cli) -> Result<()> {
         }) => {
             let bench = bench::sim::bench_sim(&cases, repeat as usize)
                 .map_err(|e| anyhow!("--case: {e}"))?;
-            print_json_or(json, &bench, bench::sim::table)
+            print_text(json_or(json, &bench, bench::sim::table)?)
         }
     }
 }
@@ -257,34 +258,40 @@ fn run_device(command: DeviceCommand) -> Result<()> {
                     DeviceError::Experiment { message, .. } => anyhow!("--alpha {alpha}: {message}"),
                     other => other.into(),
                 })?;
-            if json {
-                println!("{}", serde_json::to_string(&report)?);
-            } else {
-                println!("{}", report.summary());
-            }
-            Ok(())
+            print_text(json_or(json, &report, |r| r.summary() + "\n")?)
         }
     }
 }
 
 /// Prints a library's text as it is.
 fn print_text(text: String) -> Result<()> {
-    print!("{text}");
-    Ok(())
+    print_then(&text, || Ok(()))
 }
 
 /// `value` as pretty JSON, or as the table `table` makes of it.
-fn print_json_or<T: serde::Serialize + ?Sized>(
+fn json_or<T: serde::Serialize + ?Sized>(
     json: bool,
     value: &T,
     table: impl Fn(&T) -> String,
-) -> Result<()> {
-    if json {
-        println!("{}", serde_json::to_string_pretty(value)?);
-    } else {
-        print!("{}", table(value));
-    }
-    Ok(())
+) -> Result<String> {
+    Ok(match json {
+        true => serde_json::to_string_pretty(value)? + "\n",
+        false => table(value),
+    })
+}
+
+/// Prints `text` on standard output, then writes the `--out` files
+/// (`write_out`) whether that worked or not: a closed pipe or a full disk
+/// loses no result, and its error comes after them (`print!` panicked).
+fn print_then(text: &str, write_out: impl FnOnce() -> Result<()>) -> Result<()> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let printed = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
+    drop(stdout);
+    write_out()?;
+    printed.map_err(|e| anyhow!("standard output: {e}"))
 }
 
 /// A drive from a preset name or a TOML file; `option` names where the
@@ -394,17 +401,29 @@ impl ReportArgs {
             .as_deref()
             .map_or(Ok(()), |dir| check_out_dir("--out", dir))
     }
+
+    /// Prints `text`, then writes the `--out` files with `write` (given the
+    /// directory) and says what it wrote ([`print_then`]).
+    fn print_and_write(
+        &self,
+        text: &str,
+        write: impl FnOnce(&Path) -> Result<Vec<PathBuf>>,
+    ) -> Result<()> {
+        print_then(text, || match &self.out {
+            Some(dir) => write(Path::new(dir)).map(|written| say_written(&written, dir)),
+            None => Ok(()),
+        })
+    }
 }
 
 /// Writes the runs' files into `--out DIR`; the paths written.
 fn write_run_outputs(
-    dir: &str,
+    dir: &Path,
     runs: &[iosteer_workload::RunReport],
     json: &str,
     context: &html::Context,
-) -> Result<Vec<std::path::PathBuf>> {
-    output::write_run_outputs(std::path::Path::new(dir), runs, json, context)
-        .map_err(|e| anyhow!("--out {e}"))
+) -> Result<Vec<PathBuf>> {
+    output::write_run_outputs(dir, runs, json, context).map_err(|e| anyhow!("--out {e}"))
 }
 
 /// The head of a report.html: this command, what it ran and on which drive.
@@ -413,6 +432,6 @@ fn page_context(workload: String, drive: Option<&iosteer_device::DeviceConfig>) 
 }
 
 /// The line that ends every `--out`.
-fn say_written(written: &[std::path::PathBuf], dir: &str) {
+fn say_written(written: &[PathBuf], dir: &str) {
     eprintln!("iosteer: {}", output::written_summary(dir, written));
 }

@@ -1,7 +1,7 @@
 //! `iosteer probe`: the write limit of a real target or an emulated drive;
 //! the procedure is [`iosteer_study::probe`]'s.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{anyhow, Result};
 use iosteer_sched::Nanos;
@@ -91,38 +91,30 @@ pub struct ProbeArgs {
 pub fn probe(args: ProbeArgs) -> Result<()> {
     args.report.check_out()?;
     let options = options(&args)?;
+    // The drive as emulated, for the page: loaded once, before the work.
+    let mut drive = None;
     let outcome = match (&args.emulate, &args.target) {
-        (Some(drive), _) => {
+        (Some(spec), _) => {
             let config =
-                crate::load_starting_device("--emulate", drive, args.precondition.as_deref())?;
+                crate::load_starting_device("--emulate", spec, args.precondition.as_deref())?;
+            drive = Some(probe::emulated_drive(config.clone()));
             probe::probe_emulated(&options, config)
-                .map_err(|e| flag_error(e, &format!("--emulate {drive}"), &args))?
+                .map_err(|e| flag_error(e, &format!("--emulate {spec}"), &args))?
         }
         (None, Some(path)) => probe::probe_real(&options, path, args.size, args.force)
             .map_err(|e| flag_error(e, &path.display().to_string(), &args))?,
         (None, None) => return Err(anyhow!("give --target PATH or --emulate PRESET")),
     };
     // The report first: an --out file that cannot be written then loses no result.
-    match args.report.json {
-        true => println!("{}", serde_json::to_string_pretty(&outcome.report)?),
-        false => print!("{}", probe::table(&outcome.report)),
-    }
-    if let Some(dir) = &args.report.out {
-        let drive = args
-            .emulate
-            .as_deref()
-            .map(|d| crate::load_device("--emulate", d))
-            .transpose()?;
+    let text = crate::json_or(args.report.json, &outcome.report, probe::table)?;
+    args.report.print_and_write(&text, |dir| {
         let mut context = crate::page_context(String::new(), drive.as_ref());
         if let Some(e) = &outcome.error {
-            context
-                .warnings
-                .push(format!("the probe ended with an error: {e}"));
+            let warning = format!("the probe ended with an error: {e}");
+            context.warnings.push(warning);
         }
-        let written = probe::write_out(Path::new(dir), &outcome, &options.metric, &context)
-            .map_err(|e| anyhow!("--out {e}"))?;
-        crate::say_written(&written, dir);
-    }
+        probe::write_out(dir, &outcome, &options.metric, &context).map_err(|e| anyhow!("--out {e}"))
+    })?;
     outcome.error.map_or(Ok(()), |e| Err(e.into()))
 }
 

@@ -17,10 +17,9 @@ use iosteer_sim::scenario::scenario;
 use iosteer_sim::Simulation;
 use iosteer_study::emulated::run_emulated;
 use iosteer_workload::fio::{parse_file, JobFile};
+use iosteer_workload::fio_text::read_text;
 use iosteer_workload::report::{table, Phase, SimReport};
 use iosteer_workload::workload::{Job, Workload};
-use iosteer_workload::RunReport;
-use iosteer_workload::{fio_text::read_text, html};
 
 use crate::interrupt;
 
@@ -286,22 +285,27 @@ fn plan(args: &RunArgs, setup: Setup, jobs: Vec<Job>, phases: Option<Vec<Phase>>
     }
 }
 
-/// Writes the reports (even after an error: what was measured stands),
-/// then returns the run's error, if any.
-/// `drive` is the emulated drive's configuration.
+/// Prints and writes the reports (even after an error: what was measured
+/// stands), then returns the run's error, if any. `drive` is the emulated
+/// drive's configuration.
 fn write(args: &RunArgs, measured: Measured, drive: Option<&DeviceConfig>) -> Result<()> {
-    let runs = [measured.report];
     let mut context = crate::page_context(workload_name(args), drive);
     if let Some(e) = &measured.error {
-        context
-            .warnings
-            .push(format!("the run ended with an error: {e}"));
+        let warning = format!("the run ended with an error: {e}");
+        context.warnings.push(warning);
     }
-    write_reports(args, &runs, measured.requests, measured.wall, &context)?;
-    match measured.error {
-        Some(e) => Err(e.into()),
-        None => Ok(()),
-    }
+    let runs = [measured.report];
+    let json =
+        serde_json::to_string_pretty(&SimReport::new(&runs, measured.requests, measured.wall))?;
+    // The report first: an --out file that cannot be written then loses no result.
+    let text = match args.report.json {
+        true => format!("{json}\n"),
+        false => format!("{}\n", table(&runs[0])),
+    };
+    args.report.print_and_write(&text, |dir| {
+        crate::write_run_outputs(dir, &runs, &json, &context)
+    })?;
+    measured.error.map_or(Ok(()), |e| Err(e.into()))
 }
 
 /// What the run served, for the report's question.
@@ -311,25 +315,4 @@ fn workload_name(args: &RunArgs) -> String {
         (_, Some(file)) => format!("job file {file}"),
         _ => String::new(),
     }
-}
-
-fn write_reports(
-    args: &RunArgs,
-    runs: &[RunReport],
-    requests: u64,
-    wall: f64,
-    context: &html::Context,
-) -> Result<()> {
-    let report = SimReport::new(runs, requests, wall);
-    let json = serde_json::to_string_pretty(&report)?;
-    // The report first: an --out file that cannot be written then loses no result.
-    match args.report.json {
-        true => println!("{json}"),
-        false => runs.iter().for_each(|run| println!("{}", table(run))),
-    }
-    if let Some(dir) = &args.report.out {
-        let written = crate::write_run_outputs(dir, runs, &json, context)?;
-        crate::say_written(&written, dir);
-    }
-    Ok(())
 }

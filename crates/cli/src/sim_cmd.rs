@@ -238,16 +238,17 @@ pub fn sim(args: SimArgs) -> Result<()> {
     let report = SimReport::new(&runs, requests, wall);
     let json = serde_json::to_string_pretty(&report)?;
     // The report first: an --out file that cannot be written then loses no result.
-    match args.report.json {
-        true => println!("{json}"),
-        false => print!("{}", plan.text(&runs, wall)),
-    }
-    if let Some(dir) = &args.report.out {
+    let text = match args.report.json {
+        true => format!("{json}\n"),
+        false => plan.text(&runs, wall),
+    };
+    args.report.print_and_write(&text, |dir| {
         let context = crate::page_context(workload_name(&args, &plan), plan.drive());
         let mut written = crate::write_run_outputs(dir, &runs, &json, &context)?;
-        let charts = plan.write_charts(std::path::Path::new(dir), &runs);
-        written.extend(charts.map_err(|e| anyhow!("--out {e}"))?);
-        crate::say_written(&written, dir);
-    }
-    Ok(())
+        written.extend(
+            plan.write_charts(dir, &runs)
+                .map_err(|e| anyhow!("--out {e}"))?,
+        );
+        Ok(written)
+    })
 }

@@ -144,11 +144,11 @@ pub fn sweep(mut args: SweepArgs) -> Result<()> {
             !crate::interrupt::requested()
         })?;
         // The report first: a chart that cannot be written then loses no result.
-        crate::print_json_or(args.report.json, &report, family::table)?;
-        return match chart.as_str() {
+        let text = crate::json_or(args.report.json, &report, family::table)?;
+        return crate::print_then(&text, || match chart.as_str() {
             "-" => Ok(()),
             chart => (family::chart(Path::new(chart), &report)).map_err(|e| anyhow!("--chart {e}")),
-        };
+        });
     }
     let sims = sweep.simulations().map_err(flag_error)?;
     if !args.report.json {
@@ -158,22 +158,26 @@ pub fn sweep(mut args: SweepArgs) -> Result<()> {
     let keep_going = || !crate::interrupt::requested();
     let report = sweep.run_until(&sims, &keep_going).map_err(flag_error)?;
     // The report first: a chart or --out file that cannot be written then loses no result.
-    crate::print_json_or(args.report.json, &report, sweep::table)?;
-    if chart != "-" {
-        let path = Path::new(&chart);
-        sweep::chart(path, &report).map_err(|e| anyhow!("--chart {}: {e}", path.display()))?;
-        if !args.report.json {
-            eprintln!("iosteer: wrote {}", path.display());
+    let text = crate::json_or(args.report.json, &report, sweep::table)?;
+    crate::print_then(&text, || {
+        if chart != "-" {
+            let path = Path::new(&chart);
+            sweep::chart(path, &report).map_err(|e| anyhow!("--chart {}: {e}", path.display()))?;
+            if !args.report.json {
+                eprintln!("iosteer: wrote {}", path.display());
+            }
         }
-    }
-    if let Some(dir) = &args.report.out {
-        let context = crate::page_context(sweep.workload.describe(), Some(&sweep.device));
-        let mut written = page::write_sweep(Path::new(dir), &report, &context)
-            .map_err(|e| anyhow!("--out {e}"))?;
-        written.extend((chart != "-").then(|| Path::new(&chart).to_path_buf()));
-        crate::say_written(&written, dir);
-    }
-    Ok(())
+        if let Some(dir) = &args.report.out {
+            // The drive as the runs had it (a scenario may shrink its GC pool).
+            let drive = sims.first().map_or(&sweep.device, |sim| &sim.device);
+            let context = crate::page_context(sweep.workload.describe(), Some(drive));
+            let mut written = page::write_sweep(Path::new(dir), &report, &context)
+                .map_err(|e| anyhow!("--out {e}"))?;
+            written.extend((chart != "-").then(|| Path::new(&chart).to_path_buf()));
+            crate::say_written(&written, dir);
+        }
+        Ok(())
+    })
 }
 
 /// A `--threads` count; the range is the sweep's to check.

@@ -142,6 +142,28 @@ mod device {
 mod sim {
     use super::*;
 
+    /// Found by a review: stdout on a full disk (or a closed pipe) made
+    /// `print!` panic (exit 101) before the `--out` files were written.
+    #[test]
+    fn a_report_that_cannot_be_printed_still_writes_its_out_files() {
+        let dir = temp_dir("stdout-full");
+        let out = dir.path().join("out");
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let run = std::process::Command::new(assert_cmd::cargo::cargo_bin("iosteer"))
+            .args(["sim", "quick", "--sched", "fifo", "--out"])
+            .arg(&out)
+            .stdout(full)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("standard output"), "{stderr}");
+        assert!(out.join("report.html").exists(), "{stderr}");
+    }
+
     fn phase<'a>(run: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
         run["phases"]
             .as_array()

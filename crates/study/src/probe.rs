@@ -101,7 +101,7 @@ pub use continuous::Continuous;
 use report::notes;
 pub use report::{chart, csv, draw_chart, table, write_out, ProbeReport, Step, CHART_SIZE};
 use targets::default_reads;
-pub use targets::{emulated, real};
+pub use targets::{emulated, emulated_drive, real};
 
 /// Writes the writer keeps outstanding: a SATA drive's command slots.
 const WRITE_IODEPTH: u32 = 32;

@@ -87,15 +87,22 @@ fn check_fits(capacity: u64, options: &ProbeOptions) -> Result<(), ProbeError> {
     Ok(())
 }
 
-/// The emulated drive, aged, with its reads.
-pub fn emulated(
-    options: &ProbeOptions,
-    mut config: DeviceConfig,
-) -> Result<Probe<Emulated>, ProbeError> {
+/// The drive `config` as the probe emulates it: its GC keeps a pool of at
+/// most [`POOL_BLOCKS`] above its low watermark.
+pub fn emulated_drive(mut config: DeviceConfig) -> DeviceConfig {
     config.gc.high_watermark = config
         .gc
         .high_watermark
         .min(config.gc.low_watermark + POOL_BLOCKS);
+    config
+}
+
+/// The emulated drive, aged, with its reads.
+pub fn emulated(
+    options: &ProbeOptions,
+    config: DeviceConfig,
+) -> Result<Probe<Emulated>, ProbeError> {
+    let config = emulated_drive(config);
     let capacity = config.logical_bytes();
     check_fits(capacity, options)?;
     let (readers, reads) = match &options.reads {
