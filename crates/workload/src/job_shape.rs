@@ -347,8 +347,9 @@ impl FileService {
                 every,
             },
             "sequential" => FileService::Sequential,
+            // fio takes `gauss` for `normal` here (not in random_distribution).
             "zipf" | "pareto" | "normal" | "gauss" => FileService::Drawn {
-                distribution: Distribution::parse(value)?,
+                distribution: Distribution::parse(&value.replacen("gauss", "normal", 1))?,
                 every: 1,
             },
             _ => return None,

@@ -51,6 +51,13 @@ fn file_blocks(service: &str) -> Vec<(u64, u64)> {
 /// fio 3.33's order (its write_iolog) for each service on these files.
 #[test]
 fn file_service_types_pick_files_as_fio_does() {
+    // fio takes `gauss` for `normal` in file_service_type (refused since
+    // random_distribution stopped taking it, as fio does there).
+    let service = |v: &str| jobs_of(&format!("[j]\nnrfiles=4\nsize=4m\nfile_service_type={v}\n"));
+    assert_eq!(
+        service("gauss:20")[0].shape.files.service,
+        service("normal:20")[0].shape.files.service
+    );
     let pairs = |v: &[(u64, u64)]| v.to_vec();
     assert_eq!(
         file_blocks("roundrobin"),
