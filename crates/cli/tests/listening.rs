@@ -43,7 +43,9 @@ fn a_listening_fio_job_keeps_write_latency_near_its_bound() {
     assert!(write_ms(&listening, "max") < 200.0, "{listening}");
     let ops = |p: &serde_json::Value| p["write"]["ops"].as_u64().unwrap();
     assert!(ops(&listening) > 60, "{listening}");
-    assert!(deaf_notes.is_empty(), "{deaf_notes:?}");
+    // The readers read where the fill writes, on the drive as one device.
+    let shared = |n: &String| n.starts_with("jobs of different files share blocks");
+    assert!(deaf_notes.iter().all(shared), "{deaf_notes:?}");
     assert!(
         notes
             .iter()

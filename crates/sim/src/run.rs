@@ -133,7 +133,10 @@ impl Simulation {
         seed: u64,
         drain: Nanos,
     ) -> Simulation {
-        Simulation::new(device, Workload::of_job_file(jobs, seed), drain)
+        let note = crate::workload_file::shared_drive_note(&jobs);
+        let mut sim = Simulation::new(device, Workload::of_job_file(jobs, seed), drain);
+        sim.notes.extend(note);
+        sim
     }
 
     /// When the last job stops issuing (or its trace ends).

@@ -109,8 +109,38 @@ pub fn job_simulation(
     let text = read(file)?;
     let parsed = fio::parse_file(&text, file, device.logical_bytes())?;
     let mut sim = Simulation::of_job_file(device, parsed.jobs, seed, JOB_DRAIN);
-    sim.notes = parsed.notes;
+    sim.notes.splice(0..0, parsed.notes);
     Ok(sim)
+}
+
+/// The simulated drive is the device the jobs run on, as with fio's
+/// `filename=/dev/...`: every job's region starts at its `offset`. Jobs
+/// that name different files (or none: fio gives each job and copy a file
+/// of its own) would lie apart on a file system; here their regions
+/// overlap where they do, and a note says so (`iosteer run` on a directory
+/// lays the files apart).
+pub fn shared_drive_note(jobs: &[Job]) -> Option<String> {
+    let file_of = |job: &Job| match job.shape.files.names.as_slice() {
+        [] => format!("{} (its own file, in fio)", job.name),
+        names => names.join(":"),
+    };
+    let regions: Vec<(String, u64, u64)> = (jobs.iter())
+        .filter(|job| matches!(job.kind, JobKind::Synthetic(_)))
+        .map(|job| (file_of(job), job.start_offset(), job.end_offset()))
+        .collect();
+    let overlapping = regions
+        .iter()
+        .enumerate()
+        .find_map(|(i, (a, start, end))| {
+            let other = regions[i + 1..]
+                .iter()
+                .find(|(b, s, e)| b != a && s < end && start < e);
+            other.map(|(b, _, _)| (a, b))
+        })?;
+    Some(format!(
+        "jobs of different files share blocks of the drive ({} and {}, among others): the simulated drive is the device the jobs run on, every job's region starting at its offset, where fio's files would lie apart on a file system; give offset or offset_increment to lay them apart",
+        overlapping.0, overlapping.1
+    ))
 }
 
 /// A trace file replayed on `device`, measured in one phase `trace`.

@@ -30,12 +30,10 @@ pub fn run_emulated(
         emulated.view().slots
     );
     let phases = (!sim.workload.job_phases).then_some(sim.workload.phases);
-    let mut measured = drive(
-        plan_for(sim.workload.jobs, phases),
-        &mut emulated,
-        &label,
-        &description,
-    );
+    let mut plan = plan_for(sim.workload.jobs, phases);
+    // What the simulation says of its jobs (drive sharing) goes in the report too.
+    plan.notes.extend(sim.notes);
+    let mut measured = drive(plan, &mut emulated, &label, &description);
     let device = emulated.device();
     measured.report.device_stats = Some(device_report(&device.stats(), device.aging()));
     Ok(measured)

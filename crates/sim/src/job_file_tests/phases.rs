@@ -76,3 +76,33 @@ fn a_stonewalled_jobs_startdelay_counts_from_the_runs_start_as_fios() {
         assert!((c.end_s - start - 1.0).abs() < 0.01, "{delay}: {c:?}");
     }
 }
+
+#[test]
+fn jobs_of_different_files_sharing_blocks_of_the_drive_are_noted() {
+    // fio gives each job (and numjobs copy) a file of its own; the drive
+    // here is one device, every region from its offset.
+    let shared = "jobs of different files share blocks of the drive";
+    let report = simulate(
+        "[global]\nsize=16m\nrw=randwrite\nnumjobs=2\nruntime=1\n[w]\n",
+        "t.fio",
+        "diskSim-slc",
+    );
+    assert_eq!(
+        notes_with(&report.notes, shared).len(),
+        1,
+        "{:?}",
+        report.notes
+    );
+    // One named file, or regions apart: nothing to say.
+    for text in [
+        "[global]\nsize=16m\nrw=randwrite\nfilename=/dev/x\nnumjobs=2\nruntime=1\n[w]\n",
+        "[global]\nsize=16m\nrw=randwrite\nnumjobs=2\noffset_increment=16m\nruntime=1\n[w]\n",
+    ] {
+        let report = simulate(text, "t.fio", "diskSim-slc");
+        assert!(
+            notes_with(&report.notes, shared).is_empty(),
+            "{text}: {:?}",
+            report.notes
+        );
+    }
+}
