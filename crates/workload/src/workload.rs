@@ -658,8 +658,17 @@ impl Generator {
         self.outstanding += 1;
         self.retry_at = None;
         self.spend_rate(op, len, s.arrival.poisson);
-        if op == Op::Write {
-            self.flush_after_writes(now, next_id, out);
+        // fio syncs whenever it goes on while its writes are a multiple of
+        // `fsync=N` and it did not just sync (its `get_io_u` checks the
+        // count each time): after the Nth write, and after each read until
+        // the next write.
+        match op {
+            Op::Write => {
+                self.shaped.sync_after_reads = false;
+                self.flush_after_writes(now, next_id, out);
+            }
+            _ if self.shaped.sync_after_reads => self.push_flush(now, next_id, out),
+            _ => {}
         }
         // A job behind its schedule (held by pressure) keeps the schedule:
         // the next arrival is one gap after this one was due, not after now.
@@ -708,6 +717,7 @@ impl Generator {
         let last = self.limit_reached() || self.own_limit_reached() || !self.writes_open();
         if self.shaped.writes_since_flush >= every && !last {
             self.shaped.writes_since_flush = 0;
+            self.shaped.sync_after_reads = true;
             // With a backlog the sync waits for the job's next turn, where
             // the read-backs due then go first, as fio's `get_io_u` takes
             // them before it looks for a sync.

@@ -26,6 +26,9 @@ pub(super) struct ShapedState {
     /// Where the next request of a run goes, absolute.
     pub(super) run_next: u64,
     pub(super) writes_since_flush: u32,
+    /// Writes are a multiple of `fsync=N`: a sync goes after each read
+    /// until the next write, as fio's does.
+    pub(super) sync_after_reads: bool,
     pub(super) completions: u64,
     pub(super) flushed_at_end: bool,
     pub(super) last_issue_at: Nanos,

@@ -316,3 +316,34 @@ fn rate_options_fio_refuses_together_are_refused() {
         &["at most 4294967295"],
     );
 }
+
+#[test]
+fn fsync_follows_the_nth_write_and_every_read_after_it_as_fio() {
+    // fio 3.33 checks its write count each time it goes on: after the 4th
+    // write a sync, then one after each read until the next write
+    // (`rw=randrw fsync=4`: 61 syncs for 124 writes; 29 here before).
+    let job = jobs_of("[a]\nrw=randrw\nbs=4k\nsize=1m\nfsync=4\n")[0].clone();
+    let requests = crate::workload::Generator::new(job, 0, 1).requests_unloaded();
+    let (mut writes, mut armed, mut expected, mut flushes) = (0, false, 0, 0);
+    for pair in requests.windows(2) {
+        use iosteer_sched::Op;
+        match pair[0].op {
+            Op::Write => {
+                writes += 1;
+                armed = writes % 4 == 0;
+                expected += u32::from(armed);
+            }
+            Op::Read => expected += u32::from(armed),
+            _ => {}
+        }
+        if pair[1].op == Op::Flush {
+            flushes += 1;
+            assert_ne!(pair[0].op, Op::Flush, "no sync right after a sync");
+        }
+    }
+    assert_eq!(flushes, expected);
+    assert!(
+        flushes > writes / 4 + 10,
+        "{flushes} syncs for {writes} writes"
+    );
+}
