@@ -218,10 +218,16 @@ pub struct Aggregate {
     pub pairs: usize,
     pub pairs_met: usize,
     pub share_met: f64,
-    /// The median of the per-drive ratios (drives with a best static limit).
+    /// The median of the per-drive ratios (drives with a best static limit),
+    /// whether the setting met the objective there or not.
     pub median_ratio: Option<f64>,
     pub drives_with_ratio: usize,
-    /// (drive, seed, value over bound), the five furthest over the bound.
+    /// The same over the drives where the setting met on every seed: a
+    /// ratio that rose by missing counts for nothing here.
+    pub median_ratio_met: Option<f64>,
+    pub drives_met_with_ratio: usize,
+    /// (drive, seed, value over bound), the five furthest over the bound
+    /// (pairs that missed only).
     pub worst_pairs: Vec<(String, u64, f64)>,
     /// (drive, ratio), the five lowest ratios.
     pub lowest_ratios: Vec<(String, f64)>,
@@ -610,8 +616,14 @@ fn aggregate(drives: &[DriveResult], seeds: &[u64]) -> Vec<Aggregate> {
                         .map(move |(o, seed)| (d.to_string(), *seed, *o))
                 })
                 .collect();
+            // Only the pairs that missed: over the bound.
+            worst_pairs.retain(|p| p.2 > 1.0);
             worst_pairs.sort_by(|a, b| b.2.total_cmp(&a.2));
             worst_pairs.truncate(5);
+            let met_ratios: Vec<f64> = (on_drives.iter())
+                .filter(|(_, s)| s.seeds_met == s.seeds)
+                .filter_map(|(_, s)| s.ratio)
+                .collect();
             let mut ratios: Vec<(String, f64)> = on_drives
                 .iter()
                 .filter_map(|(d, s)| s.ratio.map(|r| (d.to_string(), r)))
@@ -627,6 +639,8 @@ fn aggregate(drives: &[DriveResult], seeds: &[u64]) -> Vec<Aggregate> {
                 share_met: pairs_met as f64 / pairs.max(1) as f64,
                 median_ratio,
                 drives_with_ratio,
+                median_ratio_met: median(&met_ratios),
+                drives_met_with_ratio: met_ratios.len(),
                 worst_pairs,
                 lowest_ratios: ratios,
             }
@@ -644,154 +658,8 @@ fn median(values: &[f64]) -> Option<f64> {
     }
 }
 
-/// One line of a drive's results (as [`FamilySweep::run`] reports them):
-/// per objective, the best static rate and each setting's rate, ratio and
-/// seeds met.
-pub fn drive_line(results: &[DriveResult]) -> String {
-    let Some(first) = results.first() else {
-        return String::new();
-    };
-    let parts: Vec<String> = results
-        .iter()
-        .flat_map(|d| {
-            let best = d
-                .best_static_mbps
-                .map_or("none".into(), |b| format!("{b:.1}"));
-            d.settings.iter().map(move |s| {
-                let ratio = s.ratio.map_or("-".into(), |r| format!("{r:.2}x"));
-                format!(
-                    "{} {:.1} MB/s (static {best}) {ratio} met {}/{} worst {:.2}",
-                    s.spec, s.write_mbps, s.seeds_met, s.seeds, s.worst_over_bound
-                )
-            })
-        })
-        .collect();
-    format!("{}: {}", first.drive, parts.join(" | "))
-}
-
-/// The terminal table: per objective, a row per drive, then the aggregate.
-pub fn table(report: &FamilyReport) -> String {
-    let seeds: Vec<String> = report.seeds.iter().map(u64::to_string).collect();
-    let mut out = format!(
-        "family sweep of {} on {} drive(s), seeds {}, phase {}; static grid: {} limits per drive \
-         (halvings from {:.0}% of the link, on down to {} kB/s until one meets), refined by {} \
-         quarter-doublings above the best\n",
-        report.scenario,
-        report.objectives.first().map_or(0, |o| o.drives.len()),
-        seeds.join(","),
-        report.phase,
-        report.static_points,
-        STATIC_TOP * 100.0,
-        STATIC_FLOOR,
-        REFINE,
-    );
-    let run = report.objectives.first().map_or(0, |o| o.drives.len());
-    if run < report.drives_asked {
-        let asked = report.drives_asked;
-        out += &format!("stopped after {run} of {asked} drives: the figures cover those\n");
-    }
-    for o in &report.objectives {
-        out += &format!("\nobjective: {}\n", o.objective);
-        out += &format!(
-            "  {:<18} {:>6} {:>11}  {:<34} {:>10} {:>6} {:>5}  {}\n",
-            "drive", "link", "static MB/s", "setting", "write MB/s", "ratio", "met", "worst/bound"
-        );
-        for d in &o.drives {
-            let best = d.best_static_mbps.map_or("none".to_string(), |b| {
-                format!("{b:.1}{}", if d.best_static_at_top { "^" } else { "" })
-            });
-            for s in &d.settings {
-                let ratio = s.ratio.map_or("-".to_string(), |r| format!("{r:.2}"));
-                out += &format!(
-                    "  {:<18} {:>6.0} {:>11}  {:<34} {:>10.1} {:>6} {:>2}/{:<2}  {:.2}\n",
-                    d.drive,
-                    d.link_mb_per_s,
-                    best,
-                    s.spec,
-                    s.write_mbps,
-                    ratio,
-                    s.seeds_met,
-                    s.seeds,
-                    s.worst_over_bound
-                );
-            }
-        }
-        for a in &o.settings {
-            let median = a.median_ratio.map_or("-".into(), |m| format!("{m:.2}"));
-            out += &format!(
-                "  {}: met on {}/{} (drive, seed) pairs ({:.1}%); median write ratio to the best static limit {} over {} drive(s)\n",
-                a.spec, a.pairs_met, a.pairs, a.share_met * 100.0, median, a.drives_with_ratio
-            );
-            let worst: Vec<String> = a
-                .worst_pairs
-                .iter()
-                .map(|(d, s, o)| format!("{d} seed {s} {o:.2}"))
-                .collect();
-            out += &format!("    furthest over the bound: {}\n", worst.join("; "));
-            let lowest: Vec<String> = a
-                .lowest_ratios
-                .iter()
-                .map(|(d, r)| format!("{d} {r:.2}"))
-                .collect();
-            out += &format!("    lowest ratios: {}\n", lowest.join("; "));
-        }
-    }
-    out += "  (static MB/s: the best static limit meeting the objective on every seed, mean over \
-            the seeds; ^: the grid's top, the fill never held back; none: no limit down to the \
-            floor meets)\n";
-    out
-}
-
-/// A chart of each setting's ratio to the best static limit, per drive.
-/// Drives on which no static limit down to the floor meets some objective have
-/// no ratio there and are left out (the table lists them).
-pub fn chart(path: &Path, report: &FamilyReport) -> Result<(), OutputError> {
-    let Some(first) = report.objectives.first() else {
-        return Ok(());
-    };
-    let charted: Vec<usize> = (0..first.drives.len())
-        .filter(|&d| {
-            report
-                .objectives
-                .iter()
-                .all(|o| o.drives[d].settings.iter().all(|s| s.ratio.is_some()))
-        })
-        .collect();
-    let categories: Vec<String> = charted
-        .iter()
-        .map(|&d| {
-            let name = &first.drives[d].drive;
-            name.split(' ')
-                .next()
-                .unwrap_or_default()
-                .replace("family:", "")
-        })
-        .collect();
-    let lines: Vec<(String, Vec<f64>)> = report
-        .objectives
-        .iter()
-        .flat_map(|o| {
-            let charted = &charted;
-            o.settings.iter().enumerate().map(move |(i, a)| {
-                let ratios = charted
-                    .iter()
-                    .filter_map(|&d| o.drives[d].settings[i].ratio)
-                    .collect();
-                (format!("{} ({})", a.spec, o.objective), ratios)
-            })
-        })
-        .collect();
-    category_chart(
-        path,
-        &format!(
-            "{}: write rate over the best static limit meeting the objective, per drive",
-            report.scenario
-        ),
-        &categories,
-        "write ratio to the best static limit",
-        &lines,
-    )
-}
+mod text;
+pub use text::{chart, drive_line, table};
 
 #[cfg(test)]
 mod tests;

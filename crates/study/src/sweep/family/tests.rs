@@ -110,7 +110,10 @@ fn the_aggregate_counts_pairs_and_takes_the_median_of_drives_with_a_ratio() {
     assert_eq!(a.drives_with_ratio, 3);
     assert_eq!(a.worst_pairs[0], ("c".to_string(), 1, 3.0));
     assert_eq!(a.worst_pairs[1], ("a".to_string(), 2, 1.2));
+    assert_eq!(a.worst_pairs.len(), 2, "only the pairs that missed");
     assert_eq!(a.lowest_ratios[0], ("c".to_string(), 0.8));
+    // Found by a review: a ratio raised by missing counted like any other.
+    assert_eq!((a.median_ratio_met, a.drives_met_with_ratio), (Some(1.1), 1));
 }
 
 #[test]
