@@ -211,3 +211,37 @@ fn a_setting_given_twice_is_refused_before_anything_runs() {
         "{e}"
     );
 }
+
+#[test]
+fn the_table_shows_the_judged_value_beside_its_bound() {
+    // Found by a review: under `mean<=1ms` the best row showed a read p99
+    // far over the bound next to "yes"; the judged mean was only in JSON.
+    let mut point = p("fifo", 10.0, 0.8, true);
+    point.read_p99_ms = 4.05;
+    point.bound_ms = 1.0;
+    let report = SweepReport {
+        scenario: "quick".into(),
+        drive: "consumer-sata".into(),
+        seeds: vec![1],
+        objective: "mean<=1ms".into(),
+        phase: "fill".into(),
+        points: vec![point],
+        per_seed: None,
+        best: Some("fifo".into()),
+        best_index: Some(0),
+        wall_s: 1.0,
+        not_run: Vec::new(),
+    };
+    let text = table(&report);
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("fifo"))
+        .unwrap();
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(
+        cells[1..7],
+        ["10.0", "4.05", "0.80", "0", "0.80", "1.00"],
+        "{text}"
+    );
+    assert!(text.contains("judged ms"), "{text}");
+}

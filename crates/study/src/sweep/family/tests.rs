@@ -113,7 +113,10 @@ fn the_aggregate_counts_pairs_and_takes_the_median_of_drives_with_a_ratio() {
     assert_eq!(a.worst_pairs.len(), 2, "only the pairs that missed");
     assert_eq!(a.lowest_ratios[0], ("c".to_string(), 0.8));
     // Found by a review: a ratio raised by missing counted like any other.
-    assert_eq!((a.median_ratio_met, a.drives_met_with_ratio), (Some(1.1), 1));
+    assert_eq!(
+        (a.median_ratio_met, a.drives_met_with_ratio),
+        (Some(1.1), 1)
+    );
 }
 
 #[test]
