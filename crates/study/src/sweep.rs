@@ -427,73 +427,6 @@ pub fn share_baseline(points: &mut [Point], objective: &Objective) {
     }
 }
 
-/// Parses seeds: one seed, a range `a..b` (inclusive) or a list `a,b,c`.
-pub fn parse_seeds(text: &str) -> Result<Vec<u64>, SweepError> {
-    let bad = || SweepError::BadSeeds { text: text.into() };
-    let seeds: Vec<u64> = if let Some((a, b)) = text.split_once("..") {
-        let a: u64 = a.trim().parse().map_err(|_| bad())?;
-        let b: u64 = b.trim().parse().map_err(|_| bad())?;
-        if b < a {
-            return Err(SweepError::ReversedSeeds {
-                text: text.into(),
-                start: a,
-                end: b,
-            });
-        }
-        (a..=b.min(a.saturating_add(MAX_SEEDS as u64))).collect()
-    } else {
-        let parsed: Result<Vec<u64>, _> = text.split(',').map(|s| s.trim().parse()).collect();
-        parsed.map_err(|_| bad())?
-    };
-    if seeds.len() > MAX_SEEDS {
-        return Err(SweepError::TooManySeeds { text: text.into() });
-    }
-    let mut unique = seeds.clone();
-    unique.sort_unstable();
-    unique.dedup();
-    if unique.len() != seeds.len() {
-        return Err(SweepError::RepeatedSeed { text: text.into() });
-    }
-    Ok(seeds)
-}
-
-/// One point per setting from the points of every seed (each seed's list
-/// in the same grid order): see [`Point`] for how figures combine.
-pub fn across_seeds(per_seed: &[Vec<Point>]) -> Vec<Point> {
-    let Some(first) = per_seed.first() else {
-        return Vec::new();
-    };
-    (0..first.len())
-        .map(|i| {
-            let runs: Vec<&Point> = per_seed.iter().map(|points| &points[i]).collect();
-            let worst = runs
-                .iter()
-                .max_by(|a, b| (a.value_ms / a.bound_ms).total_cmp(&(b.value_ms / b.bound_ms)))
-                .expect("one seed at least");
-            let n = runs.len() as f64;
-            let max = |f: fn(&Point) -> f64| runs.iter().map(|p| f(p)).fold(f64::MIN, f64::max);
-            Point {
-                spec: worst.spec.clone(),
-                write_mbps: runs.iter().map(|p| p.write_mbps).sum::<f64>() / n,
-                read_mbps: runs.iter().map(|p| p.read_mbps).sum::<f64>() / n,
-                read_p99_ms: max(|p| p.read_p99_ms),
-                read_p999_ms: max(|p| p.read_p999_ms),
-                read_slo_violations: runs.iter().map(|p| p.read_slo_violations).sum(),
-                write_p99_ms: max(|p| p.write_p99_ms),
-                write_max_ms: max(|p| p.write_max_ms),
-                baseline_ms: worst.baseline_ms,
-                value_ms: worst.value_ms,
-                bound_ms: worst.bound_ms,
-                meets: runs.iter().all(|p| p.meets),
-                meets_own: runs.iter().all(|p| p.meets_own),
-                seeds: runs.len(),
-                seeds_met: runs.iter().filter(|p| p.meets).count(),
-                write_min_mbps: runs.iter().map(|p| p.write_mbps).fold(f64::MAX, f64::min),
-            }
-        })
-        .collect()
-}
-
 /// The point with the most write throughput among those that meet the
 /// objective; ties go to the lower read value, then to the earlier point.
 pub fn best(points: &[Point]) -> Option<usize> {
@@ -649,8 +582,11 @@ impl Sweep {
                 .par_iter()
                 .map(|sim| sim.aged_device())
                 .collect::<Result<_, _>>()?;
-            let jobs: Vec<(usize, &String)> = (0..sims.len())
-                .flat_map(|i| specs.iter().map(move |spec| (i, spec)))
+            // A setting's seeds one after another: a sweep stopped part way
+            // then has settings run on every seed, to judge (in seed order,
+            // every seed's settings after the seed before, it had none).
+            let jobs: Vec<(usize, &String)> = (specs.iter())
+                .flat_map(|spec| (0..sims.len()).map(move |i| (i, spec)))
                 .collect();
             jobs.par_iter()
                 .map(|&(i, spec)| match keep_going() {
@@ -659,7 +595,13 @@ impl Sweep {
                 })
                 .collect()
         })?;
-        Ok(runs)
+        // Back in seed order: every seed's settings, then the next seed's.
+        let (seeds, settings) = (sims.len(), specs.len());
+        let mut by_seed: Vec<Option<RunReport>> = vec![None; runs.len()];
+        for (k, run) in runs.into_iter().enumerate() {
+            by_seed[(k % seeds) * settings + k / seeds] = run;
+        }
+        Ok(by_seed)
     }
 
     /// The report of `runs` (from [`Sweep::run_reports`]) judged by
@@ -789,6 +731,8 @@ pub fn table(report: &SweepReport) -> String {
 
 mod chart;
 pub use chart::{chart, draw_chart, CHART_SIZE};
+mod seeds;
+pub use seeds::{across_seeds, parse_seeds};
 mod stop;
 mod workload;
 pub use workload::SweepWorkload;

@@ -245,3 +245,29 @@ fn the_table_shows_the_judged_value_beside_its_bound() {
     );
     assert!(text.contains("judged ms"), "{text}");
 }
+
+#[test]
+fn a_sweep_stopped_part_way_has_its_first_settings_run_on_every_seed() {
+    // Found by a review: runs went seed by seed, so a stop before the last
+    // seed left no setting run on every seed, and nothing to judge.
+    let sweep = Sweep {
+        workload: SweepWorkload::Scenario("quick".into()),
+        device: iosteer_device::DeviceConfig::preset("diskSim-slc").unwrap(),
+        specs: vec!["fifo".into(), "steer".into()],
+        seeds: vec![1, 2],
+        objective: crate::objective::parse("p99<=2x").unwrap(),
+        phase: "fill".into(),
+        baseline: "before".into(),
+        slo: Nanos::from_millis(35),
+        threads: Some(1),
+    };
+    let sims = sweep.simulations().unwrap();
+    let started = std::sync::atomic::AtomicUsize::new(0);
+    let two_runs = || started.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < 2;
+    let report = sweep.run_until(&sims, &two_runs).unwrap();
+    let judged: Vec<&str> = report.points.iter().map(|p| p.spec.as_str()).collect();
+    assert_eq!(
+        (judged, report.not_run),
+        (vec!["fifo"], vec!["steer".to_string()])
+    );
+}
