@@ -33,6 +33,13 @@ pub fn sweep_page(context: &Context, report: &SweepReport) -> Result<String, Htm
     for warning in &context.warnings {
         page.warning(warning);
     }
+    if !report.not_run.is_empty() {
+        page.warning(&format!(
+            "this sweep was stopped early: {} setting(s) did not run on every seed and are not judged ({})",
+            report.not_run.len(),
+            report.not_run.join(", ")
+        ));
+    }
     let seeds: Vec<String> = report.seeds.iter().map(u64::to_string).collect();
     let question = format!(
         "which of {} settings writes the most while reads keep {} in the {} phase of {} on {} (seed {})?",
@@ -191,5 +198,16 @@ mod tests {
         assert!(page.contains("<li>&lt;fifo&gt; missed p99&lt;=2x by 190x"));
         assert!(page.contains("best setting meeting the objective: steer"));
         assert!(!page.contains("http://") && !page.contains("<script"));
+        assert!(!page.contains("stopped early"));
+        // Found by a review: a stopped sweep's page said so only under its table.
+        let stopped = SweepReport {
+            not_run: vec!["fifo".into()],
+            ..report
+        };
+        let page = sweep_page(&Context::default(), &stopped).unwrap();
+        assert!(
+            page.contains("this sweep was stopped early: 1 setting(s)"),
+            "{page}"
+        );
     }
 }

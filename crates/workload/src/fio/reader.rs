@@ -158,6 +158,9 @@ impl Reader {
                     Some((m, n)) => (m, Some(n.trim().to_string())),
                     None => (value, None),
                 };
+                if mode == "randtrimwrite" {
+                    return Err(format!("job [{job}]: option `{given}={value}`: fio's random trim-then-write is not modelled; {}, optionally with :N, are", MODES.join(", ")));
+                }
                 if !MODES.contains(&mode) {
                     return Err(bad(&format!("{}, optionally with :N", MODES.join(", "))));
                 }

@@ -445,3 +445,12 @@ fn a_space_after_the_equals_sign_is_refused_unless_the_value_is_a_plain_number()
     let plain = file_of("[j]\nsize=64k\nbs =16k\nnumjobs = 2\niodepth = 4\n");
     assert_eq!(plain.jobs.len(), 2);
 }
+
+#[test]
+fn randtrimwrite_is_said_to_be_not_modelled() {
+    assert_refused(
+        "[j]\nrw=randtrimwrite\n",
+        "t.fio:2:",
+        &["randtrimwrite", "not modelled", "trimwrite"],
+    );
+}
