@@ -60,8 +60,10 @@ pub struct JobShape {
     pub sized: bool,
     /// Closed loop: think after this many requests (fio's `thinktime_blocks`).
     pub thinktime_blocks: u32,
-    /// A flush after every this many writes (fio's `fsync=N`, `fdatasync=N`).
+    /// A flush after every this many writes (fio's `fsync=N`).
     pub flush_every: Option<u32>,
+    /// fio's `fdatasync=N`, counted apart from `fsync=N` as fio counts it.
+    pub datasync_every: Option<u32>,
     /// A flush when the job stops issuing (fio's `end_fsync`).
     pub end_flush: bool,
     /// fio's `fallocate=none` (or `0`, `truncate`): `iosteer run` leaves a

@@ -709,14 +709,25 @@ impl Generator {
     /// when the job goes on to its next request, so not after the write
     /// that moves its size or makes its `number_ios` (fio 3.33: 16 writes
     /// with `fsync=4` make 3 syncs, and `end_fsync` a fourth).
+    /// `fdatasync=N` counts on its own beside it: both sync when both are due.
     fn flush_after_writes(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
-        let Some(every) = self.job.shape.flush_every else {
+        let shape = &self.job.shape;
+        let cadences = [shape.flush_every, shape.datasync_every];
+        if cadences == [None, None] {
             return;
-        };
-        self.shaped.writes_since_flush += 1;
+        }
         let last = self.limit_reached() || self.own_limit_reached() || !self.writes_open();
-        if self.shaped.writes_since_flush >= every && !last {
-            self.shaped.writes_since_flush = 0;
+        let counts = &mut self.shaped.writes_since_flush;
+        let mut due = 0;
+        for (every, count) in cadences.into_iter().zip(counts.iter_mut()) {
+            let Some(every) = every else { continue };
+            *count += 1;
+            if *count >= every && !last {
+                *count = 0;
+                due += 1;
+            }
+        }
+        for _ in 0..due {
             self.shaped.sync_after_reads = true;
             // With a backlog the sync waits for the job's next turn, where
             // the read-backs due then go first, as fio's `get_io_u` takes

@@ -63,6 +63,8 @@ pub(super) struct Reader {
     region_line: Option<usize>,
     /// The line of the last rate option, where [`Self::check_rates`] blames.
     rate_line: Option<usize>,
+    /// fio's `end_fsync` and `fsync_on_close`.
+    end_syncs: [bool; 2],
 }
 
 impl Reader {
@@ -114,6 +116,7 @@ impl Reader {
             new_group: false,
             region_line: None,
             rate_line: None,
+            end_syncs: [false; 2],
         }
     }
 
@@ -363,14 +366,21 @@ impl Reader {
                 let every: u32 = value
                     .parse()
                     .map_err(|_| bad("a count of writes (0: never)"))?;
-                self.shape.flush_every = (every > 0).then_some(every);
+                let cadence = match key {
+                    "fsync" => &mut self.shape.flush_every,
+                    _ => &mut self.shape.datasync_every,
+                };
+                *cadence = (every > 0).then_some(every);
             }
             "direct" | "buffered" => {
                 let on = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?;
                 self.shape.direct = Some(on == (key == "direct"));
             }
+            // Two options, one sync at the end here: either asks for it.
             "end_fsync" | "fsync_on_close" => {
-                self.shape.end_flush = boolean(value).ok_or_else(|| bad("0 or 1"))?
+                let on = boolean(value).ok_or_else(|| bad("0 or 1"))?;
+                self.end_syncs[usize::from(key == "fsync_on_close")] = on;
+                self.shape.end_flush = self.end_syncs.contains(&true);
             }
             "fallocate" => {
                 self.shape.sparse = match value {

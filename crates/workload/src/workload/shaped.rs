@@ -25,7 +25,8 @@ pub(super) struct ShapedState {
     pub(super) run_left: u32,
     /// Where the next request of a run goes, absolute.
     pub(super) run_next: u64,
-    pub(super) writes_since_flush: u32,
+    /// Writes since the last `fsync=N` sync and `fdatasync=N` sync.
+    pub(super) writes_since_flush: [u32; 2],
     /// Writes are a multiple of `fsync=N`: a sync goes after each read
     /// until the next write, as fio's does.
     pub(super) sync_after_reads: bool,

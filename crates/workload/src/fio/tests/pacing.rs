@@ -347,3 +347,21 @@ fn fsync_follows_the_nth_write_and_every_read_after_it_as_fio() {
         "{flushes} syncs for {writes} writes"
     );
 }
+
+#[test]
+fn fsync_and_fdatasync_count_apart_and_either_end_sync_holds() {
+    // fio 3.33 keeps fsync=N and fdatasync=N apart (fdatasync=3 fsync=5: 68
+    // datasyncs and 51 syncs on a mixed job); one took the other's place.
+    let flushes = |options: &str| {
+        let job = jobs_of(&format!("[a]\nrw=write\nbs=4k\nsize=1m\n{options}\n"))[0].clone();
+        let requests = crate::workload::Generator::new(job, 0, 1).requests_unloaded();
+        (requests.iter())
+            .filter(|r| r.op == iosteer_sched::Op::Flush)
+            .count()
+    };
+    // 256 writes, none after the last: 85 every 3 and 51 every 5.
+    assert_eq!(flushes("fdatasync=3\nfsync=5"), 85 + 51);
+    assert_eq!(flushes("fsync=5"), 51);
+    // `end_fsync=1` then `fsync_on_close=0`: fio still syncs at the end.
+    assert_eq!(flushes("end_fsync=1\nfsync_on_close=0"), 1);
+}
