@@ -641,7 +641,9 @@ impl State {
             report.waf = waf_between(start, end);
         }
         let stats = self.device.stats();
-        let mut notes = sim.notes.clone();
+        // A drive no NAND is like is said first: every figure rests on it.
+        let mut notes = sim.device.implausible();
+        notes.extend(sim.notes.iter().cloned());
         for job in &self.jobs {
             let Some(bound) = job.backpressure() else {
                 continue;

@@ -388,7 +388,41 @@ impl DeviceConfig {
         for (header, doc) in features::SECTION_DOCS {
             text = text.replacen(&format!("\n{header}\n"), &format!("\n{doc}{header}\n"), 1);
         }
-        text
+        let notes: String = (self.implausible().iter())
+            .map(|n| format!("# note: {n}\n"))
+            .collect();
+        notes + &text
+    }
+
+    /// What in the drive's timing no NAND shows, said rather than refused
+    /// (a what-if may want it): an array step of no time, a program faster
+    /// than a read, an erase faster than a program. None for the presets
+    /// and the family's drives.
+    pub fn implausible(&self) -> Vec<String> {
+        let t = &self.timing;
+        let steps = [
+            ("page_read_us", t.page_read_us),
+            ("page_program_us", t.page_program_us),
+            ("block_erase_us", t.block_erase_us),
+        ];
+        let mut said: Vec<String> = (steps.iter())
+            .filter(|(_, us)| *us == 0.0)
+            .map(|(name, _)| format!("timing.{name} = 0: no NAND does that step in no time"))
+            .collect();
+        let slower = |(a, x): (&str, f64), (b, y): (&str, f64), typical: &str| {
+            (x > 0.0 && y > 0.0 && y < x).then(|| {
+                format!(
+                    "timing.{b} ({y} us) below {a} ({x} us): NAND takes longer for it ({typical})"
+                )
+            })
+        };
+        said.extend(slower(
+            steps[0],
+            steps[1],
+            "SLC programs 200 us against reads of 25, TLC 1-3 ms against 50-100",
+        ));
+        said.extend(slower(steps[1], steps[2], "erases take 1.5-10 ms"));
+        said
     }
 
     /// A preset by name, or an error listing the presets.

@@ -200,3 +200,34 @@ fn a_drive_whose_maps_would_not_fit_in_memory_is_refused_by_its_units_not_its_pa
     c.geometry.blocks_per_plane += 1;
     assert!(c.validate().is_err(), "2^28 units and a block more");
 }
+
+#[test]
+fn timings_no_nand_shows_are_said_and_the_presets_and_family_have_none() {
+    for (name, _) in PRESETS {
+        assert!(
+            DeviceConfig::preset(name).unwrap().implausible().is_empty(),
+            "{name}"
+        );
+    }
+    for seed in 1..=300 {
+        let drive = crate::family::random_drive(seed);
+        assert!(
+            drive.implausible().is_empty(),
+            "family:{seed}: {:?}",
+            drive.implausible()
+        );
+    }
+    // Found by a review: zero times and a program 250 times faster than a
+    // read were taken without a word.
+    let mut odd = DeviceConfig::preset("diskSim-slc").unwrap();
+    odd.timing.page_read_us = 0.0;
+    assert_eq!(odd.implausible().len(), 1, "{:?}", odd.implausible());
+    odd.timing.page_read_us = 250.0;
+    odd.timing.page_program_us = 1.0;
+    let said = odd.implausible();
+    assert!(
+        said[0].contains("page_program_us (1 us) below page_read_us"),
+        "{said:?}"
+    );
+    assert!(odd.to_toml().starts_with("# note: timing.page_program_us"));
+}
