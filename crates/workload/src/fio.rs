@@ -698,6 +698,21 @@ fn keep_random_map(job: &mut Job, total: &mut u64, notes: &mut Vec<String>) {
     if !job.shape.random_map || s.sequential || s.align == 0 {
         return;
     }
+    // Where the generator keeps no map, though fio would (draw.rs `map_unit`).
+    let mixed_aligns = (job.shape.random_align)
+        .is_some_and(|a| !s.trim && (1..100).contains(&s.read_percent) && a[0] != a[1]);
+    let unmapped = match (job.shape.zones.is_some(), mixed_aligns) {
+        (true, _) => Some("strided zones"),
+        (false, true) => Some("reads and writes on different block alignments"),
+        (false, false) => None,
+    };
+    if let Some(why) = unmapped {
+        notes.push(format!(
+            "job {}: a random job of {why} draws its offsets with replacement here, where fio's random map takes each block once a pass",
+            job.name
+        ));
+        return;
+    }
     let bits = s.size / s.align;
     if *total + bits <= MAX_RANDOM_MAP_BITS {
         *total += bits;
