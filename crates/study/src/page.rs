@@ -102,7 +102,7 @@ pub fn probe_page(
     for warning in &context.warnings {
         page.warning(warning);
     }
-    if report.steps.iter().any(|s| s.interrupted) {
+    if report.baseline.interrupted || report.steps.iter().any(|s| s.interrupted) {
         page.warning(&format!(
             "the probe stopped before its end ({}): the steps show what was measured",
             report.stopped

@@ -633,7 +633,8 @@ impl<B: Backend> Probe<B> {
         for &rate in &options.rates {
             let (mut step, error) = self.step(options, Some(rate))?;
             let meets = !step.interrupted && step.read_ops > 0 && step.value_ms <= bound;
-            step.meets = Some(meets);
+            // A step cut short is not judged (`null`), not a miss.
+            step.meets = (!step.interrupted).then_some(meets);
             eprintln!(
                 "iosteer: writes asked {:.1} MB/s: wrote {:.1} MB/s, read {} {:.2} ms (bound {bound:.2}): {}",
                 rate as f64 / 1e6,

@@ -31,7 +31,7 @@ pub struct Step {
     pub write_p99_ms: f64,
     /// The objective's metric of the measured reads.
     pub value_ms: f64,
-    /// Whether it meets the objective (`null`: the baseline).
+    /// Whether it meets the objective (`null`: the baseline, or a step cut short).
     pub meets: Option<bool>,
     /// Cut short (Ctrl-C or an error).
     pub interrupted: bool,
@@ -71,6 +71,16 @@ pub struct ProbeReport {
 /// What the table alone would not say.
 pub(super) fn notes(report: &ProbeReport, options: &ProbeOptions) -> Vec<String> {
     let mut notes = Vec::new();
+    // Reads asked faster than the drive serves them: the baseline, and the
+    // bound from it, are of a saturated drive.
+    if let super::ReadLoad::Rate(asked) = options.reads {
+        let (read, asked) = (report.baseline.read_mbps, asked / 1e6);
+        if !report.baseline.interrupted && read < 0.9 * asked {
+            notes.push(format!(
+                "the baseline read {read:.1} MB/s of the {asked:.1} MB/s asked (--read-rate): the drive could not serve the reads alone, so the bound comes from a saturated drive; ask less"
+            ));
+        }
+    }
     let Some(best) = report.best else {
         return notes;
     };

@@ -133,3 +133,55 @@ fn the_default_reads_of_an_emulated_drive_are_a_share_of_what_its_nand_reads() {
         probe.reads
     );
 }
+
+/// A step of `read_mbps` that read `value_ms`.
+fn step(read_mbps: f64, value_ms: f64, interrupted: bool) -> Step {
+    Step {
+        rate_bytes_per_s: None,
+        spec: "fifo".into(),
+        write_mbps: 0.0,
+        read_mbps,
+        read_ops: 100,
+        read_p50_ms: value_ms,
+        read_p99_ms: value_ms,
+        read_p999_ms: value_ms,
+        read_slo_violations: 0,
+        write_p99_ms: 0.0,
+        value_ms,
+        meets: None,
+        interrupted,
+        notes: Vec::new(),
+    }
+}
+
+#[test]
+fn a_baseline_that_could_not_serve_its_reads_is_noted() {
+    // Found by a review: --read-rate 10000g on a 550 MB/s drive saturated
+    // the baseline (p99 990 ms), and a step "met" a bound of 1.98 s.
+    let mut options = options(Throttle::Scheduler, None, 1 << 20);
+    options.reads = ReadLoad::Rate(10e12);
+    let report = ProbeReport {
+        target: "t".into(),
+        reads: "r".into(),
+        writes: "w".into(),
+        throttle: Throttle::Scheduler,
+        step_s: 1.0,
+        settle_s: 0.1,
+        objective: "p99<=2x".into(),
+        bound_ms: Some(1981.8),
+        baseline: step(550.0, 990.9, false),
+        steps: Vec::new(),
+        best: None,
+        stopped: String::new(),
+        notes: Vec::new(),
+        wall_s: 1.0,
+    };
+    let said = report::notes(&report, &options);
+    assert!(
+        said.iter()
+            .any(|n| n.contains("the drive could not serve the reads alone")),
+        "{said:?}"
+    );
+    options.reads = ReadLoad::Rate(500e6);
+    assert!(report::notes(&report, &options).is_empty());
+}
