@@ -335,7 +335,7 @@ pub struct Point {
     pub write_min_mbps: f64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Default, Serialize)]
 pub struct SweepReport {
     pub scenario: String,
     pub drive: String,

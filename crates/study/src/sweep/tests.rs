@@ -220,17 +220,12 @@ fn the_table_shows_the_judged_value_beside_its_bound() {
     point.read_p99_ms = 4.05;
     point.bound_ms = 1.0;
     let report = SweepReport {
-        scenario: "quick".into(),
-        drive: "consumer-sata".into(),
-        seeds: vec![1],
         objective: "mean<=1ms".into(),
-        phase: "fill".into(),
         points: vec![point],
-        per_seed: None,
         best: Some("fifo".into()),
         best_index: Some(0),
-        wall_s: 1.0,
-        not_run: Vec::new(),
+        seeds: vec![1],
+        ..SweepReport::default()
     };
     let text = table(&report);
     let row = text
