@@ -658,18 +658,7 @@ impl Generator {
         self.outstanding += 1;
         self.retry_at = None;
         self.spend_rate(op, len, s.arrival.poisson);
-        // fio syncs whenever it goes on while its writes are a multiple of
-        // `fsync=N` and it did not just sync (its `get_io_u` checks the
-        // count each time): after the Nth write, and after each read until
-        // the next write.
-        match op {
-            Op::Write => {
-                self.shaped.sync_after_reads = false;
-                self.flush_after_writes(now, next_id, out);
-            }
-            _ if self.shaped.sync_after_reads => self.push_flush(now, next_id, out),
-            _ => {}
-        }
+        self.syncs_after(op, now, next_id, out);
         // A job behind its schedule (held by pressure) keeps the schedule:
         // the next arrival is one gap after this one was due, not after now.
         let open_loop = s.arrival.iops.is_some() || s.arrival.bytes_per_s.is_some();
@@ -698,51 +687,6 @@ impl Generator {
         }
         self.due = Some(next);
         self.shaped.last_issue_at = now;
-    }
-
-    /// fio's `end_fsync`: issuing is over and the closing flush is not out.
-    fn end_flush_pending(&self) -> bool {
-        self.job.shape.end_flush && !self.shaped.flushed_at_end && self.issuing_over()
-    }
-
-    /// fio's `fsync=N`: a flush after every N writes, as fio issues it:
-    /// when the job goes on to its next request, so not after the write
-    /// that moves its size or makes its `number_ios` (fio 3.33: 16 writes
-    /// with `fsync=4` make 3 syncs, and `end_fsync` a fourth).
-    /// `fdatasync=N` counts on its own beside it: both sync when both are due.
-    fn flush_after_writes(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
-        let shape = &self.job.shape;
-        let cadences = [shape.flush_every, shape.datasync_every];
-        if cadences == [None, None] {
-            return;
-        }
-        let last = self.limit_reached() || self.own_limit_reached() || !self.writes_open();
-        let counts = &mut self.shaped.writes_since_flush;
-        let mut due = 0;
-        for (every, count) in cadences.into_iter().zip(counts.iter_mut()) {
-            let Some(every) = every else { continue };
-            *count += 1;
-            if *count >= every && !last {
-                *count = 0;
-                due += 1;
-            }
-        }
-        for _ in 0..due {
-            self.shaped.sync_after_reads = true;
-            // With a backlog the sync waits for the job's next turn, where
-            // the read-backs due then go first, as fio's `get_io_u` takes
-            // them before it looks for a sync.
-            match self.reads_back_in_batches() {
-                true => self.shaped.flush_owed = true,
-                false => self.push_flush(now, next_id, out),
-            }
-        }
-    }
-
-    pub(super) fn push_flush(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
-        out.push(Request::new(*next_id, Op::Flush, 0, 0, now).with_tenant(self.tenant));
-        *next_id += 1;
-        self.outstanding += 1;
     }
 
     fn gap(&mut self, s: &Synthetic) -> Nanos {
@@ -814,6 +758,7 @@ use rates::{clamped_nanos, direction_index};
 mod read_back;
 mod rounds;
 mod shaped;
+mod syncs;
 use shaped::ShapedState;
 mod trace_job;
 use trace_job::TraceQueue;

@@ -66,14 +66,23 @@ impl Default for Blocks {
 impl Blocks {
     /// Sets the directions `splits` gives (`bs`, `bssplit`); a blank one
     /// keeps its sizes, from a `bsrange` too, as fio leaves it.
-    fn set_splits(&mut self, splits: [Option<BlockSplit>; 3]) {
+    fn set_splits(&mut self, splits: [Option<BlockSplit>; 3]) -> Result<(), String> {
+        // A plain range kept its sizes for every direction in itself: the
+        // directions left blank take them now.
+        if let (Some((lo, hi)), true) = (self.plain_range, splits.iter().any(Option::is_some)) {
+            let range = BlockSplit::fio_range(lo, hi).ok_or_else(|| {
+                format!("bsrange={lo}-{hi} has too many sizes to keep beside another direction's blocks")
+            })?;
+            self.splits = std::array::from_fn(|_| range.clone());
+            self.plain_range = None;
+        }
         for (d, split) in splits.into_iter().enumerate() {
             if let Some(split) = split {
                 self.splits[d] = split;
                 self.ranges[d] = None;
-                self.plain_range = None;
             }
         }
+        Ok(())
     }
 
     /// Reads `key` if it is one of these options (`Ok(false)` if not).
@@ -89,7 +98,8 @@ impl Blocks {
             "bs" => {
                 let sizes = per_direction(value, |t| positive_size(t, base))
                     .ok_or_else(|| bad("a size such as 4k or 128k, or read,write,trim sizes"))?;
-                self.set_splits(sizes.map(|size| size.map(BlockSplit::single)));
+                self.set_splits(sizes.map(|size| size.map(BlockSplit::single)))
+                    .map_err(|e| bad(&e))?;
             }
             // fio's sizes are multiples of a range's low end (its high end
             // too when it is not one), a range written high to low swapped,
@@ -132,7 +142,7 @@ impl Blocks {
             "bssplit" => {
                 let splits = per_direction(value, |t| BlockSplit::parse(t, base))
                     .ok_or_else(|| bad(crate::bssplit::ACCEPTED))?;
-                self.set_splits(splits);
+                self.set_splits(splits).map_err(|e| bad(&e))?;
             }
             "blocksize_unaligned" => {
                 self.unaligned = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?

@@ -140,6 +140,7 @@ impl TraceRecords {
     /// If `bases` is not one per device (one when there are none).
     pub fn rebase(&mut self, bases: &[u64]) {
         assert_eq!(bases.len(), self.devices.len().max(1), "one base a device");
+        let no_devices = self.devices.is_empty();
         let moves = Moves {
             devices: &self.devices,
             bases,
@@ -157,7 +158,9 @@ impl TraceRecords {
             }
             Source::Stream(plan) => {
                 let mut moved = Plan::clone(plan);
-                match moved.bases.is_empty() {
+                // No devices (merged, or fitted to the drive): one shift,
+                // whatever bases the plan laid the devices at before a fit.
+                match no_devices {
                     true => moved.shift += bases[0],
                     false => (moved.bases.values_mut().zip(bases)).for_each(|(b, to)| *b = *to),
                 }

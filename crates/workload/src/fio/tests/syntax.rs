@@ -324,6 +324,10 @@ fn per_direction_values_follow_fios_commas() {
     let job = inherited("bssplit=16k/100,64k/100", "bssplit=,4k/100");
     let largest = job.shape.blocks.clone().unwrap().map(|b| b.largest());
     assert_eq!(largest, [16384, 4096, 4096]);
+    // A blank beside a plain bsrange keeps the range (found by a review).
+    let job = inherited("bsrange=4k-16k", "bs=,8k");
+    let largest = job.shape.blocks.clone().unwrap().map(|b| b.largest());
+    assert_eq!(largest, [16384, 8192, 8192]);
     let rates = inherited("rate_iops=100,50", "rate_iops=,20")
         .shape
         .direction_rates;

@@ -405,3 +405,36 @@ fn rebasing_a_trace_of_merged_devices_shifts_every_request() {
         ((1 << 20) + 4096, (1 << 20) + 12288)
     );
 }
+
+#[test]
+fn rebasing_a_fitted_trace_of_separate_devices_shifts_every_request() {
+    // Found by a review: the streamed replay set device 0's base from
+    // before the fit instead of shifting, so a job's writes stayed in
+    // another file's range under `iosteer run`.
+    let dir = tempfile::tempdir().unwrap();
+    let in_order = write(&dir, "a", "0 0 8 8 1\n1 1 16 8 0\n2 0 0 8 1\n");
+    let unsorted = write(&dir, "b", "2 0 8 8 1\n1 1 16 8 0\n0 0 0 8 1\n");
+    let options = ascii_options(Devices::Separate, 1.0);
+    for path in [in_order, unsorted] {
+        let open = || {
+            open_replay(
+                &path,
+                TraceFormat::Ascii,
+                &options,
+                Fit::Wrap,
+                (64 << 10, 4096),
+            )
+            .unwrap()
+        };
+        let before: Vec<u64> = open().records.cursor().map(|r| r.unwrap().offset).collect();
+        let mut replay = open();
+        assert!(
+            replay.records.devices().is_empty(),
+            "fitted: no device layout"
+        );
+        replay.records.rebase(&[1 << 20]);
+        let after: Vec<u64> = replay.records.cursor().map(|r| r.unwrap().offset).collect();
+        let shifted: Vec<u64> = before.iter().map(|o| o + (1 << 20)).collect();
+        assert_eq!(after, shifted, "{path}");
+    }
+}
