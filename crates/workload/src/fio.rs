@@ -561,6 +561,10 @@ impl JobSpec {
             }
             // fio's limit is `number_ios` per loop (number_ios x loops).
             shape.ios_limit = shape.ios_limit.map(|n| n.saturating_mul(self.loops));
+            shape.ends_at_pass_end = self.io_size.is_none()
+                && self.loops == 1
+                && (shape.rounds.as_ref()).is_none_or(|r| r.read_back.is_none())
+                && mix_ends_at_pass(&synthetic, &shape, file_end);
         } else {
             // fio's time_based jobs run their runtime whatever `number_ios` says.
             shape.ios_limit = None;
@@ -682,6 +686,20 @@ fn one_pass_bytes(s: &Synthetic, shape: &JobShape, file_end: u64) -> Option<u64>
     let last_end = strides * stride + block;
     let wraps = whole_file && last_end < file && last_end + shape.offset_add as f64 >= file;
     (!wraps).then(|| ((strides + 1.0) * block).round() as u64 * files)
+}
+
+/// Whether a sequential mix of reads and writes with holes ends when one
+/// direction's pass reaches the region's end, as fio's does (its next
+/// offset there fails: `rw=readwrite:8k bs=4k size=16m` made 1,304 reads
+/// and 1,366 writes, the writes' pass over); where [`one_pass_bytes`]
+/// says one direction would wrap instead, it wraps.
+fn mix_ends_at_pass(s: &Synthetic, shape: &JobShape, file_end: u64) -> bool {
+    let mixed = !s.trim && only_direction(s.read_percent, s.trim).is_none();
+    let reads_alone = Synthetic {
+        read_percent: 100,
+        ..s.clone()
+    };
+    mixed && one_pass_bytes(&reads_alone, shape, file_end).is_some()
 }
 
 /// Most blocks fio's random maps of a job file's jobs hold together, a bit

@@ -48,6 +48,9 @@ pub struct JobShape {
     /// Sequential: bytes added after each request (fio's `rw=write:N`):
     /// holes when positive, backwards when below minus the block size.
     pub offset_add: i64,
+    /// A sequential mix with holes ends when one direction's pass reaches
+    /// the end of its region, as fio's (its next offset there fails).
+    pub ends_at_pass_end: bool,
     /// Random: requests per new random offset (fio's `rw=randread:N`); the
     /// others follow on sequentially, or at the same offset when
     /// `same_offset` (fio's `rw_sequencer=identical`).

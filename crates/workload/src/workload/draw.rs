@@ -224,6 +224,7 @@ impl Generator {
             *cursor = if (lo as i64..file_size as i64).contains(&next) {
                 next as u64
             } else if shape.offset_add > 0 {
+                state.pass_over |= shape.ends_at_pass_end;
                 lo
             } else {
                 (hi as i64 + shape.offset_add).max(lo as i64) as u64

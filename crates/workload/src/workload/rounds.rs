@@ -109,6 +109,7 @@ impl Generator {
         let shape = &self.job.shape;
         let read_backs = self.shaped.rounds.as_ref().map_or(0, |r| r.read_backs);
         shape.bytes_limit.is_some_and(|b| self.bytes_issued() >= b)
+            || self.shaped.pass_over
             || shape
                 .ios_limit
                 .is_some_and(|n| self.issued - self.issued_in_ramp + read_backs >= n)

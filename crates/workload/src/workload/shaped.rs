@@ -25,6 +25,8 @@ pub(super) struct ShapedState {
     pub(super) run_left: u32,
     /// Where the next request of a run goes, absolute.
     pub(super) run_next: u64,
+    /// A direction's pass reached the end ([`JobShape::ends_at_pass_end`]).
+    pub(super) pass_over: bool,
     /// Writes since the last `fsync=N` sync and `fdatasync=N` sync.
     pub(super) writes_since_flush: [u32; 2],
     /// Writes are a multiple of `fsync=N`: a sync goes after each read

@@ -560,3 +560,30 @@ fn a_sequential_mix_walks_reads_and_writes_each_on_its_own_as_fio() {
         }
     }
 }
+
+#[test]
+fn a_sequential_mix_with_holes_ends_when_one_direction_passes_the_end() {
+    // fio 3.33 `rw=readwrite:8k bs=4k size=16m`: 1,304 reads and 1,366
+    // writes, the writes' pass (16 MiB in strides of 12 KiB: 1,366) over;
+    // here it moved its whole size (4,096 requests).
+    let job = jobs_of("[j]\nrw=readwrite:8k\nbs=4k\nsize=16m\n")[0].clone();
+    let requests = crate::workload::Generator::new(job, 0, 1).requests_unloaded();
+    let count = |op| requests.iter().filter(|r| r.op == op).count();
+    let (reads, writes) = (
+        count(iosteer_sched::Op::Read),
+        count(iosteer_sched::Op::Write),
+    );
+    assert_eq!(reads.max(writes), 1366, "{reads} reads, {writes} writes");
+    assert!(
+        (2_600..2_750).contains(&(reads + writes)),
+        "{reads} reads, {writes} writes"
+    );
+    // One direction alone, or a mix without holes, moves as before.
+    let job = jobs_of("[j]\nrw=readwrite\nbs=4k\nsize=16m\n")[0].clone();
+    assert_eq!(
+        crate::workload::Generator::new(job, 0, 1)
+            .requests_unloaded()
+            .len(),
+        4096
+    );
+}
