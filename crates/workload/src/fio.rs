@@ -219,7 +219,19 @@ pub fn parse_with_env(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<JobFile, FioError> {
     let lines = fio_text::lines(text, file, env)?;
-    let sections = sections(&lines, file)?;
+    let mut sections = sections(&lines, file)?;
+    // fio's `name=` names the job in place of its section (`wait_for`
+    // names it so, and its figures go by it).
+    for section in &mut sections {
+        let named = section
+            .options
+            .iter()
+            .rev()
+            .find(|o| o.0 == "name" && !o.1.is_empty());
+        if let Some((_, name, _)) = named {
+            section.name = name.clone();
+        }
+    }
     let mut jobs: Vec<Job> = Vec::new();
     let mut read_back_pieces = 0u64;
     let mut random_map_bits = 0u64;

@@ -458,3 +458,12 @@ fn randtrimwrite_is_said_to_be_not_modelled() {
         &["randtrimwrite", "not modelled", "trimwrite"],
     );
 }
+
+#[test]
+fn name_names_the_job_as_in_fio() {
+    // fio 3.33 runs `[a] name=zz` as job zz, and `wait_for=zz` waits for it
+    // (refused here as "no earlier job of that name").
+    let jobs = jobs_of("[a]\nname=zz\nrw=read\nsize=64k\n[b]\nwait_for=zz\nrw=read\nsize=64k\n");
+    assert_eq!(jobs[0].name, "zz");
+    assert_eq!(jobs[1].shape.after, [0]);
+}
