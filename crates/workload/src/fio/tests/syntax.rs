@@ -315,19 +315,18 @@ fn per_direction_values_follow_fios_commas() {
         let text = format!("[global]\nrw=randrw\nsize=64m\n{global}\n[j]\n{own}\n");
         jobs_of(&text)[0].clone()
     };
-    let job = inherited("bs=8k,64k", "bs=,16k");
-    let largest = job.shape.blocks.clone().unwrap().map(|b| b.largest());
-    assert_eq!(largest, [8192, 16384, 16384]);
-    let job = inherited("bs=8k,64k", "bs=16k,");
-    let largest = job.shape.blocks.clone().unwrap().map(|b| b.largest());
-    assert_eq!(largest, [16384, 65536, 65536]);
-    let job = inherited("bssplit=16k/100,64k/100", "bssplit=,4k/100");
-    let largest = job.shape.blocks.clone().unwrap().map(|b| b.largest());
-    assert_eq!(largest, [16384, 4096, 4096]);
+    let largest = |global: &str, own: &str| {
+        let blocks = inherited(global, own).shape.blocks.unwrap();
+        blocks.map(|b| b.largest())
+    };
+    assert_eq!(largest("bs=8k,64k", "bs=,16k"), [8192, 16384, 16384]);
+    assert_eq!(largest("bs=8k,64k", "bs=16k,"), [16384, 65536, 65536]);
+    assert_eq!(
+        largest("bssplit=16k/100,64k/100", "bssplit=,4k/100"),
+        [16384, 4096, 4096]
+    );
     // A blank beside a plain bsrange keeps the range (found by a review).
-    let job = inherited("bsrange=4k-16k", "bs=,8k");
-    let largest = job.shape.blocks.clone().unwrap().map(|b| b.largest());
-    assert_eq!(largest, [16384, 8192, 8192]);
+    assert_eq!(largest("bsrange=4k-16k", "bs=,8k"), [16384, 8192, 8192]);
     let rates = inherited("rate_iops=100,50", "rate_iops=,20")
         .shape
         .direction_rates;
