@@ -25,7 +25,7 @@ pub struct ProbeArgs {
     /// The drive's starting state: empty, fill[=PCT] (in order, default 100),
     /// aged[=N] (full, then N capacities of random overwrites, default 2), aged-fast[=N] or
     /// steady (random overwrites until write amplification settles); overrides
-    /// the drive file's [precondition] and the scenario's.
+    /// the drive file's `[precondition]` and the scenario's.
     #[arg(long, value_name = "STATE", requires = "emulate")]
     pub precondition: Option<String>,
     /// Create the target file, or grow it, to this size (fio syntax: 1g);

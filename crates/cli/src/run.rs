@@ -37,7 +37,7 @@ pub struct RunArgs {
     /// The drive's starting state: empty, fill[=PCT] (in order, default 100),
     /// aged[=N] (full, then N capacities of random overwrites, default 2), aged-fast[=N] or
     /// steady (random overwrites until write amplification settles); overrides
-    /// the drive file's [precondition] and the scenario's.
+    /// the drive file's `[precondition]` and the scenario's.
     #[arg(long, value_name = "STATE", requires = "emulate")]
     pub precondition: Option<String>,
     /// fio job file (the subset `iosteer sim --job` accepts).

@@ -52,7 +52,7 @@ pub struct SweepArgs {
     /// The drive's starting state: empty, fill[=PCT] (in order, default 100),
     /// aged[=N] (full, then N capacities of random overwrites, default 2), aged-fast[=N] or
     /// steady (random overwrites until write amplification settles); overrides
-    /// the drive file's [precondition] and the scenario's.
+    /// the drive file's `[precondition]` and the scenario's.
     #[arg(long, value_name = "STATE")]
     pub precondition: Option<String>,
     /// Seed, or seeds (`1..5`, `1,4,5`): with several, every setting runs

@@ -88,7 +88,7 @@ fn check_fits(capacity: u64, options: &ProbeOptions) -> Result<(), ProbeError> {
 }
 
 /// The drive `config` as the probe emulates it: its GC keeps a pool of at
-/// most [`POOL_BLOCKS`] above its low watermark.
+/// most `POOL_BLOCKS` (4) blocks above its low watermark.
 pub fn emulated_drive(mut config: DeviceConfig) -> DeviceConfig {
     config.gc.high_watermark = config
         .gc
