@@ -187,6 +187,10 @@ fn run(cli: Cli) -> Result<()> {
                 .map_err(|e| anyhow!("--target {e}"))?;
             print_text(format!("{found}\n"))?;
             match found.bad {
+                0 if !found.checked_any() => Err(anyhow!(
+                    "verify: no block of {} carries the stamp of `iosteer run --verify`: nothing was checked",
+                    target.display()
+                )),
                 0 => Ok(()),
                 bad => Err(anyhow!("verify: {bad} blocks disagree with their stamps")),
             }

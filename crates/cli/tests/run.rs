@@ -409,6 +409,12 @@ fn verify_reads_back_a_verified_file_and_names_a_corrupted_block_by_offset() {
         stderr.contains("verify: 1 blocks disagree with their stamps"),
         "{stderr}"
     );
+    // A file no verifying run wrote: nothing to check is not a success.
+    std::fs::write(&target, vec![0u8; 8192]).unwrap();
+    let plain = verify(&target);
+    let stderr = String::from_utf8_lossy(&plain.stderr);
+    assert!(!plain.status.success(), "{stderr}");
+    assert!(stderr.contains("nothing was checked"), "{stderr}");
 }
 
 #[test]

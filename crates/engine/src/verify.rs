@@ -345,8 +345,11 @@ pub struct ReadBack {
     /// Stamped blocks whose offset or checksum does not, or that could not
     /// be read.
     pub bad: u64,
-    /// Blocks without a stamp: never written by a verifying run.
+    /// Blocks without a stamp: never written by a verifying run, or whose
+    /// write was lost (with no memory of the run the two look alike).
     pub never_written: u64,
+    /// Bytes past the last whole block, not read.
+    pub tail_bytes: u64,
     /// The first bad blocks, as (offset, what was wrong).
     pub first: Vec<(u64, String)>,
 }
@@ -361,8 +364,11 @@ const READ_BACK_CHUNK: usize = 1 << 20;
 /// reading goes on; an error is returned only when no buffer can be had.
 pub fn read_back(target: &Target) -> io::Result<ReadBack> {
     let mut buffer = Buffers::new(1, READ_BACK_CHUNK).map_err(io::Error::other)?;
-    let mut found = ReadBack::default();
     let end = target.size / BLOCK as u64 * BLOCK as u64;
+    let mut found = ReadBack {
+        tail_bytes: target.size - end,
+        ..ReadBack::default()
+    };
     let mut offset = 0;
     while offset < end {
         let len = (end - offset).min(READ_BACK_CHUNK as u64) as usize;
@@ -400,12 +406,19 @@ impl fmt::Display for ReadBack {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "read-back: {} blocks of {BLOCK} bytes: {} good, {} bad, {} never written",
+            "read-back: {} blocks of {BLOCK} bytes: {} good, {} bad, {} never written (unstamped: never written by a verifying run, or the write was lost)",
             self.good + self.bad + self.never_written,
             self.good,
             self.bad,
             self.never_written
         )?;
+        if self.tail_bytes > 0 {
+            write!(
+                f,
+                "\nthe last {} bytes, less than a block, were not read",
+                self.tail_bytes
+            )?;
+        }
         for (offset, problem) in &self.first {
             write!(f, "\nbad block at offset {offset}: {problem}")?;
         }
@@ -414,6 +427,11 @@ impl fmt::Display for ReadBack {
 }
 
 impl ReadBack {
+    /// Whether any block carries a stamp: without one nothing was checked.
+    pub fn checked_any(&self) -> bool {
+        self.good + self.bad > 0
+    }
+
     fn count_chunk(&mut self, offset: u64, chunk: &[u8]) {
         for (i, block) in chunk.chunks_exact(BLOCK).enumerate() {
             let at = offset + (i * BLOCK) as u64;
@@ -596,7 +614,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.img");
         let mut v = Verifier::default();
-        let mut data = vec![0u8; 8 * BLOCK];
+        // Eight blocks and 100 bytes that are not a block.
+        let mut data = vec![0u8; 8 * BLOCK + 100];
         v.stamp(0, &mut data[..6 * BLOCK]);
         // Block 4 flipped, block 5 carries another block's stamp, 6 and 7
         // never written.
@@ -615,5 +634,19 @@ mod tests {
         assert_eq!(found.first[0].0, 4 * BLOCK as u64);
         assert!(found.first[0].1.contains("checksum"), "{:?}", found.first);
         assert!(found.first[1].1.contains("offset"), "{:?}", found.first);
+        assert!(found.checked_any());
+        assert_eq!(found.tail_bytes, 100);
+        assert!(found.to_string().contains("the last 100 bytes"), "{found}");
+    }
+
+    #[test]
+    fn a_target_without_a_stamp_checks_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plain.img");
+        std::fs::write(&path, vec![7u8; 4 * BLOCK]).unwrap();
+        let target = Target::open(&path, &crate::OpenOptionsSpec::default()).unwrap();
+        let found = read_back(&target).unwrap();
+        assert_eq!((found.never_written, found.tail_bytes), (4, 0));
+        assert!(!found.checked_any());
     }
 }
