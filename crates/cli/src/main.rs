@@ -352,6 +352,9 @@ fn one_of<T: Clone + Send + Sync + 'static>(
     move |text| parse(text).ok_or_else(|| format!("expected one of {names}"))
 }
 
+/// `--precondition`'s help, one text for every command that takes it.
+const PRECONDITION_HELP: &str = "The drive's starting state: empty, fill[=PCT] (in order, default 100), aged[=N] (full, then N capacities of random overwrites, default 2), aged-fast[=N] or steady (random overwrites until write amplification settles); overrides the drive file's `[precondition]` and the scenario's";
+
 /// A size in fio's syntax (`1g`, `512m`), for clap.
 fn size(text: &str) -> std::result::Result<u64, String> {
     iosteer_workload::fio::size_value(text).ok_or_else(|| "expected a size like 1g or 512m".into())

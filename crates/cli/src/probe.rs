@@ -22,11 +22,7 @@ pub struct ProbeArgs {
     /// kept across the steps, as a real drive is.
     #[arg(long, value_name = "PRESET|FILE", conflicts_with_all = ["target", "size", "force"])]
     pub emulate: Option<String>,
-    /// The drive's starting state: empty, fill[=PCT] (in order, default 100),
-    /// aged[=N] (full, then N capacities of random overwrites, default 2), aged-fast[=N] or
-    /// steady (random overwrites until write amplification settles); overrides
-    /// the drive file's `[precondition]` and the scenario's.
-    #[arg(long, value_name = "STATE", requires = "emulate")]
+    #[arg(long, value_name = "STATE", requires = "emulate", help = crate::PRECONDITION_HELP)]
     pub precondition: Option<String>,
     /// Create the target file, or grow it, to this size (fio syntax: 1g);
     /// what it adds is written through once before the probe.

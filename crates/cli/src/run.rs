@@ -34,11 +34,7 @@ pub struct RunArgs {
     /// drive TOML file, aged as `iosteer sim` ages it.
     #[arg(long, value_name = "PRESET|FILE", conflicts_with_all = ["target", "size", "force", "buffered", "verify", "iopoll"])]
     pub emulate: Option<String>,
-    /// The drive's starting state: empty, fill[=PCT] (in order, default 100),
-    /// aged[=N] (full, then N capacities of random overwrites, default 2), aged-fast[=N] or
-    /// steady (random overwrites until write amplification settles); overrides
-    /// the drive file's `[precondition]` and the scenario's.
-    #[arg(long, value_name = "STATE", requires = "emulate")]
+    #[arg(long, value_name = "STATE", requires = "emulate", help = crate::PRECONDITION_HELP)]
     pub precondition: Option<String>,
     /// fio job file (the subset `iosteer sim --job` accepts).
     #[arg(long, value_name = "FILE", required_unless_present = "scenario")]

@@ -35,11 +35,7 @@ pub struct SimArgs {
     /// [default for scenarios: fifo, the paper's two fixes, steer]
     #[arg(long = "sched", value_name = "SPEC")]
     pub scheds: Vec<String>,
-    /// The drive's starting state: empty, fill[=PCT] (in order, default 100),
-    /// aged[=N] (full, then N capacities of random overwrites, default 2), aged-fast[=N] or
-    /// steady (random overwrites until write amplification settles); overrides
-    /// the drive file's `[precondition]` and the scenario's.
-    #[arg(long, value_name = "STATE")]
+    #[arg(long, value_name = "STATE", help = crate::PRECONDITION_HELP)]
     pub precondition: Option<String>,
     /// Seed of every random choice (aging, arrivals, offsets): same seed, same report.
     #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::seed_value)]

@@ -49,11 +49,7 @@ pub struct SweepArgs {
     /// and family:A..B ranges, each setting judged on every drive.
     #[arg(long, value_name = "PRESET|FILE|LIST")]
     pub device: Option<String>,
-    /// The drive's starting state: empty, fill[=PCT] (in order, default 100),
-    /// aged[=N] (full, then N capacities of random overwrites, default 2), aged-fast[=N] or
-    /// steady (random overwrites until write amplification settles); overrides
-    /// the drive file's `[precondition]` and the scenario's.
-    #[arg(long, value_name = "STATE")]
+    #[arg(long, value_name = "STATE", help = crate::PRECONDITION_HELP)]
     pub precondition: Option<String>,
     /// Seed, or seeds (`1..5`, `1,4,5`): with several, every setting runs
     /// on each and meets the objective only if it does on all.
