@@ -377,7 +377,7 @@ fn seed_value(text: &str) -> std::result::Result<u64, String> {
 /// The options of every command that reports: `sim`, `sweep`, `run`, `probe`.
 #[derive(Debug, clap::Args)]
 struct ReportArgs {
-    /// Reads slower than this count as SLO violations.
+    /// Requests slower than this count as SLO violations (`>SLO`, per class).
     #[arg(long, default_value_t = 35.0, allow_negative_numbers = true)]
     slo_ms: f64,
     /// Print the JSON report on stdout instead of the tables.

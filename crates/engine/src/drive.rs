@@ -143,12 +143,13 @@ impl Failures {
     }
 }
 
+/// The `p` quantile of `sorted` latencies (us) in ms, by nearest rank as
+/// the report's tables and CSV take it.
 fn percentile(sorted: &[u64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
-    sorted[i] as f64 / 1e3
+    let rank = (sorted.len() as f64 * p).ceil() as usize;
+    sorted
+        .get(rank.max(1) - 1)
+        .map_or(0.0, |&us| us as f64 / 1e3)
 }
 
 impl Observer for Watch {
@@ -163,14 +164,16 @@ impl Observer for Watch {
         self.failures.add(request, errno, at);
     }
 
-    fn request_done(&mut self, request: &Request, outcome: Outcome, at: Nanos) {
+    fn request_done(&mut self, request: &Request, outcome: Outcome, at: Nanos, in_ramp: bool) {
         // A failed request moved no data: it is in the notes, not the figures.
         if outcome == Outcome::Error {
             return;
         }
         let latency = at - request.submitted;
-        self.recorder
-            .request_done(request.op, request.len.0, latency, at);
+        if !in_ramp {
+            self.recorder
+                .request_done(request.op, request.len.0, latency, at);
+        }
         let class = match request.op {
             Op::Read => 0,
             Op::Write => 1,
@@ -461,6 +464,15 @@ pub fn run_length(duration: Option<Nanos>, jobs: &[Job]) -> Nanos {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_live_line_takes_percentiles_by_nearest_rank() {
+        // 77 reads in a second: p99 is the slowest (rank 77), as in the CSV.
+        let sorted: Vec<u64> = (1..=77).map(|i| i * 1000).collect();
+        assert_eq!(percentile(&sorted, 0.99), 77.0);
+        assert_eq!(percentile(&sorted, 0.5), 39.0);
+        assert_eq!(percentile(&[], 0.99), 0.0);
+    }
 
     #[test]
     fn a_replay_paced_or_open_loop_has_the_drain_time_to_finish() {

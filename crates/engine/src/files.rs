@@ -595,9 +595,9 @@ fn open_one(
     let holes = hole_bytes(&target.file, &read_before);
     if holes > 0 {
         let note = format!(
-            "{}: {:.1} MiB of what the jobs read are holes (never written): those reads do not reach the disk, and the read figures include them; write the file first (fio would not lay out an existing file either)",
+            "{}: {} of what the jobs read are holes (never written): those reads do not reach the disk, and the read figures include them; write the file first (fio would not lay out an existing file either)",
             path.display(),
-            holes as f64 / (1 << 20) as f64
+            iosteer_workload::trace::exact_size(holes)
         );
         eprintln!("iosteer: {note}");
         notes.push(note);

@@ -96,8 +96,9 @@ pub trait Source {
 /// Hears what the run does.
 pub trait Observer {
     /// A request finished (through the target, or completed by the scheduler
-    /// without it).
-    fn request_done(&mut self, request: &Request, outcome: Outcome, at: Nanos);
+    /// without it); `in_ramp`: within its job's `ramp_time`, so it counts in
+    /// no figure.
+    fn request_done(&mut self, request: &Request, outcome: Outcome, at: Nanos, in_ramp: bool);
     /// A request failed (told before its `request_done`), with the error the
     /// kernel gave (`errno`), if it gave one.
     fn request_failed(&mut self, _request: &Request, _errno: Option<i32>, _at: Nanos) {}
@@ -339,8 +340,13 @@ fn finish_request(
     outcome: Outcome,
     at: Nanos,
 ) {
-    observer.request_done(request, outcome, at);
-    if let Some(source) = sources.get_mut(request.tenant.0 as usize) {
+    let source = sources.get_mut(request.tenant.0 as usize);
+    let in_ramp = source
+        .as_ref()
+        .and_then(|source| source.generator())
+        .is_some_and(|job| job.in_ramp(at));
+    observer.request_done(request, outcome, at, in_ramp);
+    if let Some(source) = source {
         source.completed(request, at);
     }
 }

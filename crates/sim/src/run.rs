@@ -611,9 +611,13 @@ impl State {
     fn request_done(&mut self, request: &Request, at: Nanos) {
         self.completed += 1;
         let latency = at - request.submitted;
-        self.recorder
-            .request_done(request.op, request.len.0, latency, at);
-        if let Some(job) = self.jobs.get_mut(request.tenant.0 as usize) {
+        let job = self.jobs.get_mut(request.tenant.0 as usize);
+        // fio counts nothing that completes in its job's ramp.
+        if !job.as_ref().is_some_and(|job| job.in_ramp(at)) {
+            self.recorder
+                .request_done(request.op, request.len.0, latency, at);
+        }
+        if let Some(job) = job {
             let was_done = job.done_issuing();
             job.completed(request, at);
             // A latency target's search may clear the job's figures.
@@ -678,7 +682,7 @@ impl State {
             notes.extend(tracker.ramp_notes(&self.jobs));
         }
         notes.extend(self.sched.notes());
-        notes.extend(self.recorder.series_note());
+        notes.extend(self.recorder.notes());
         if self.errors > 0 {
             notes.push(format!("{} requests failed in the drive", self.errors));
         }

@@ -204,8 +204,7 @@ impl PhaseTracker {
         self.measuring.resize(jobs.len(), false);
         for (generator, measuring) in jobs.iter().zip(&mut self.measuring) {
             let generator = generator.borrow();
-            let job = generator.job();
-            let started = generator.waits_for().is_empty() && now >= job.start + job.shape.ramp;
+            let started = generator.waits_for().is_empty() && !generator.in_ramp(now);
             let now_measured = started && !generator.ended(now);
             changed |= *measuring != now_measured;
             *measuring = now_measured;

@@ -50,6 +50,8 @@ pub(crate) struct ClassAccumulator {
     /// Sum of squared latencies in µs², for the standard deviation.
     sum_sq_us: f64,
     slo_violations: u64,
+    /// The slowest latency, exact (the histogram keeps three digits).
+    max_ns: u64,
     latency: Histogram<u64>,
 }
 
@@ -61,6 +63,7 @@ impl Default for ClassAccumulator {
             sum_ns: 0,
             sum_sq_us: 0.0,
             slo_violations: 0,
+            max_ns: 0,
             latency: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("constant bounds"),
         }
     }
@@ -79,6 +82,7 @@ impl ClassAccumulator {
         self.sum_ns += u128::from(latency.0);
         let us = latency.0 as f64 / 1e3;
         self.sum_sq_us += us * us;
+        self.max_ns = self.max_ns.max(latency.0);
         if latency > slo {
             self.slo_violations += 1;
         }
@@ -90,6 +94,7 @@ impl ClassAccumulator {
         self.sum_ns += other.sum_ns;
         self.sum_sq_us += other.sum_sq_us;
         self.slo_violations += other.slo_violations;
+        self.max_ns = self.max_ns.max(other.max_ns);
         self.latency.add(&other.latency).expect("same bounds");
     }
 
@@ -106,11 +111,12 @@ impl ClassAccumulator {
 
     fn summary(&self, seconds: f64) -> ClassReport {
         let us = |ns: u64| (ns as f64 / 1e3 * 10.0).round() / 10.0;
+        // A percentile is its bucket's top, never above the slowest request.
         let q = |p: f64| {
             if self.ops == 0 {
                 0.0
             } else {
-                us(self.latency.value_at_quantile(p))
+                us(self.latency.value_at_quantile(p).min(self.max_ns))
             }
         };
         ClassReport {
@@ -127,11 +133,7 @@ impl ClassAccumulator {
                 p50: q(0.5),
                 p99: q(0.99),
                 p999: q(0.999),
-                max: if self.ops == 0 {
-                    0.0
-                } else {
-                    us(self.latency.max())
-                },
+                max: us(self.max_ns),
             },
             slo_violations: self.slo_violations,
         }
@@ -500,6 +502,10 @@ pub struct Recorder {
     accumulators: Vec<PhaseAccumulator>,
     series: crate::series::SeriesCollector,
     slo: Nanos,
+    /// Requests that completed in no phase but an overlapping one (in flight
+    /// when a scenario's last phase ended), per class as in [`Op::ALL`]: the
+    /// series counts them, the tables do not.
+    outside: [u64; 4],
 }
 
 impl Recorder {
@@ -510,6 +516,7 @@ impl Recorder {
             overlapping: Vec::new(),
             series: crate::series::SeriesCollector::default(),
             slo,
+            outside: [0; 4],
         }
     }
 
@@ -551,10 +558,15 @@ impl Recorder {
     /// A request of `bytes` finished at `at` after `latency`.
     pub fn request_done(&mut self, op: Op, bytes: u64, latency: Nanos, at: Nanos) {
         self.series.record(op, bytes, latency, at);
-        for (phase, acc) in self.phases.iter().zip(&mut self.accumulators) {
+        let mut placed = false;
+        for (index, (phase, acc)) in self.phases.iter().zip(&mut self.accumulators).enumerate() {
             if at >= phase.start && at < phase.end {
                 acc.record(op, bytes, latency, self.slo);
+                placed |= !self.overlapping.contains(&index);
             }
+        }
+        if !placed {
+            self.outside[op.index()] += 1;
         }
     }
 
@@ -593,16 +605,32 @@ impl Recorder {
         reports
     }
 
-    /// What the report should say when the one-second series could not
-    /// keep every second ([`crate::series::MAX_SECONDS`]); `None` when it did.
-    /// Call it once the run is over: it closes the seconds still open.
-    pub fn series_note(&mut self) -> Option<String> {
-        self.series.left_out().map(|(seconds, first)| {
+    /// What the report should say of the requests it left out: those of
+    /// seconds the one-second series could not keep
+    /// ([`crate::series::MAX_SECONDS`]), and those that completed outside
+    /// every phase. Call it once the run is over: it closes the seconds
+    /// still open.
+    pub fn notes(&mut self) -> Vec<String> {
+        let series = self.series.left_out().map(|(seconds, first)| {
             format!(
                 "the one-second series (CSV and charts) keeps the first {} seconds with activity, to bound memory: {seconds} later ones, from second {first}, are left out of it; the phase tables cover the whole run",
                 crate::series::MAX_SECONDS
             )
-        })
+        });
+        let outside = self.outside.iter().sum::<u64>();
+        let classes = Op::ALL
+            .iter()
+            .zip(self.outside)
+            .filter(|(_, n)| *n > 0)
+            .map(|(op, n)| format!("{n} {}{}", op.name(), if n == 1 { "" } else { "s" }))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let outside = (outside > 0).then(|| {
+            format!(
+                "{outside} request(s) ({classes}) completed outside every phase, in flight when the phase before them ended: the one-second series (CSV and charts) counts them, no phase's figures do"
+            )
+        });
+        series.into_iter().chain(outside).collect()
     }
 
     /// The one-second series so far (the recorder keeps recording afresh).
@@ -626,7 +654,7 @@ impl Recorder {
             phase.end = phase.end.min(end).max(phase.start);
         }
         let mut notes = notes;
-        notes.extend(self.series_note());
+        notes.extend(self.notes());
         RunReport {
             scheduler: label.to_string(),
             device: target.to_string(),
@@ -646,6 +674,46 @@ impl Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn phase(name: &str, start: u64, end: u64) -> Phase {
+        Phase {
+            name: name.into(),
+            start: Nanos::from_secs(start),
+            end: Nanos::from_secs(end),
+        }
+    }
+
+    /// One request: its max is its latency exactly, and no percentile lies
+    /// above it (the histogram's bucket top did: max 29,753.3 us for a
+    /// 29,744.3 us read).
+    #[test]
+    fn max_is_exact_and_no_percentile_exceeds_it() {
+        let mut recorder = Recorder::new(vec![phase("p", 0, 10)], Nanos::from_millis(35));
+        recorder.request_done(Op::Read, 1 << 20, Nanos(29_744_300), Nanos::from_secs(1));
+        let read = &recorder.phase_reports()[0].read;
+        assert_eq!(read.lat_us.max, 29_744.3);
+        assert_eq!(read.lat_us.p99, 29_744.3);
+        assert_eq!(read.lat_us.mean, 29_744.3);
+    }
+
+    /// A request that completes after the last phase ended is counted in
+    /// none, and the notes say how many.
+    #[test]
+    fn requests_outside_every_phase_are_noted() {
+        let mut recorder = Recorder::new(vec![phase("p", 0, 10)], Nanos::from_millis(35));
+        let latency = Nanos::from_micros(100);
+        recorder.request_done(Op::Read, 4096, latency, Nanos::from_secs(1));
+        assert!(recorder.notes().is_empty());
+        recorder.request_done(Op::Read, 4096, latency, Nanos::from_secs(10));
+        recorder.request_done(Op::Write, 4096, latency, Nanos::from_secs(11));
+        let notes = recorder.notes();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].starts_with("2 request(s) (1 read, 1 write)"),
+            "{notes:?}"
+        );
+        assert_eq!(recorder.phase_reports().last().unwrap().all.ops, 1);
+    }
 
     #[test]
     fn a_small_rate_keeps_its_digits_and_a_large_one_its_decimals() {

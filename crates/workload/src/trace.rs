@@ -708,7 +708,7 @@ mod compressed;
 mod devices;
 pub(crate) use compressed::packed;
 pub(crate) use devices::*;
-pub use devices::{DeviceRange, Devices};
+pub use devices::{exact_size, DeviceRange, Devices};
 mod fit;
 mod window;
 pub use fit::{fit, fit_counted, fit_devices, DeviceShare, Fit, Remap};

@@ -443,6 +443,12 @@ impl Generator {
         }
     }
 
+    /// Whether `now` lies in the job's `ramp_time`: fio counts none of the
+    /// requests that complete then, in its figures or its logs.
+    pub fn in_ramp(&self, now: Nanos) -> bool {
+        now < self.job.start + self.job.shape.ramp
+    }
+
     /// The jobs it waited for have ended: the job starts now, or at its
     /// `startdelay` from the run's start if that is later (fio 3.33's
     /// `run_threads` holds a job until its start delay has passed since
@@ -648,7 +654,7 @@ impl Generator {
         self.issued += 1;
         self.record_in_round(op, offset, len);
         self.start_draining_to_think();
-        if now < self.job.start + self.job.shape.ramp {
+        if self.in_ramp(now) {
             self.issued_in_ramp += 1;
         }
         if let Some(direction) = direction_index(op) {

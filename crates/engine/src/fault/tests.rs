@@ -197,7 +197,7 @@ fn class_index(op: Op) -> usize {
 }
 
 impl Observer for Checker {
-    fn request_done(&mut self, request: &Request, outcome: Outcome, at: Nanos) {
+    fn request_done(&mut self, request: &Request, outcome: Outcome, at: Nanos, _: bool) {
         self.last_completion = self.last_completion.max(at);
         let entry = self.done.entry(request.id.0).or_insert((0, outcome));
         entry.0 += 1;
@@ -548,7 +548,7 @@ fn the_same_seed_injects_the_same_faults() {
 struct FirstIssues(HashMap<u32, Nanos>);
 
 impl Observer for FirstIssues {
-    fn request_done(&mut self, request: &Request, _outcome: Outcome, _at: Nanos) {
+    fn request_done(&mut self, request: &Request, _outcome: Outcome, _at: Nanos, _: bool) {
         let first = self.0.entry(request.tenant.0).or_insert(request.submitted);
         *first = (*first).min(request.submitted);
     }

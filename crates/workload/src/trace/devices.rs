@@ -159,7 +159,7 @@ pub(crate) fn layout_note(devices: &[DeviceRange]) -> String {
 /// `bytes` exactly, in the largest binary unit that divides it, and about
 /// in a larger one past 10,000 of it: "5 MiB", "2688 MiB", "4 KiB", "1536
 /// bytes", "0", "3145720 KiB (3.0 GiB)".
-pub(crate) fn exact_size(bytes: u64) -> String {
+pub fn exact_size(bytes: u64) -> String {
     if bytes == 0 {
         return "0".to_string();
     }

@@ -161,7 +161,7 @@ impl Generator {
 
     /// Tells the job's depth search that `request` completed at `now`.
     pub(super) fn search_depth(&mut self, request: &Request, now: Nanos) {
-        let counts = now >= self.job.start + self.job.shape.ramp;
+        let counts = !self.in_ramp(now);
         let outstanding = self.outstanding;
         if let (Some(search), false) = (&mut self.depth_search, request.op == Op::Flush) {
             let latency = now - request.submitted.min(now);
@@ -261,10 +261,7 @@ impl Generator {
             return;
         };
         let latency = now - request.submitted.min(now);
-        if latency > limit
-            && self.shaped.too_slow.is_none()
-            && now >= self.job.start + self.job.shape.ramp
-        {
+        if latency > limit && self.shaped.too_slow.is_none() && !self.in_ramp(now) {
             self.shaped.too_slow = Some(TooSlow {
                 at: now,
                 op: request.op,

@@ -326,7 +326,7 @@ impl Generator {
     /// `request` completed at `now`, after which the job thinks `thought`:
     /// with nothing out, the round moves on once it has.
     pub(super) fn round_completed(&mut self, request: &Request, now: Nanos, thought: Nanos) {
-        let ramped = now >= self.job.start + self.job.shape.ramp;
+        let ramped = !self.in_ramp(now);
         let Some(rounds) = self.shaped.rounds.as_mut() else {
             return;
         };
