@@ -119,6 +119,9 @@ pub struct Timing {
     pub command_overhead_us: f64,
 }
 
+/// Commands a SATA drive queues at once: NCQ's 32 tags.
+const SATA_TAGS: u32 = 32;
+
 /// How the host talks to the drive.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -394,10 +397,11 @@ impl DeviceConfig {
         notes + &text
     }
 
-    /// What in the drive's timing no NAND shows, said rather than refused
-    /// (a what-if may want it): an array step of no time, a program faster
-    /// than a read, an erase faster than a program. None for the presets
-    /// and the family's drives.
+    /// What the drive asks that no drive shows or that has no effect, said
+    /// rather than refused (a what-if may want it): an array step of no
+    /// time, a program no slower than a read, an erase no slower than a
+    /// program, more commands queued than SATA's 32 tags, erase suspension
+    /// with blocking GC. None for the presets and the family's drives.
     pub fn implausible(&self) -> Vec<String> {
         let t = &self.timing;
         let steps = [
@@ -410,9 +414,9 @@ impl DeviceConfig {
             .map(|(name, _)| format!("timing.{name} = 0: no NAND does that step in no time"))
             .collect();
         let slower = |(a, x): (&str, f64), (b, y): (&str, f64), typical: &str| {
-            (x > 0.0 && y > 0.0 && y < x).then(|| {
+            (x > 0.0 && y > 0.0 && y <= x).then(|| {
                 format!(
-                    "timing.{b} ({y} us) below {a} ({x} us): NAND takes longer for it ({typical})"
+                    "timing.{b} ({y} us) not above {a} ({x} us): NAND takes longer for it ({typical})"
                 )
             })
         };
@@ -422,6 +426,16 @@ impl DeviceConfig {
             "SLC programs 200 us against reads of 25, TLC 1-3 ms against 50-100",
         ));
         said.extend(slower(steps[1], steps[2], "erases take 1.5-10 ms"));
+        let interface = &self.interface;
+        if interface.kind == InterfaceKind::Sata && interface.queue_depth > SATA_TAGS {
+            said.push(format!(
+                "interface.queue_depth = {} on a SATA drive: NCQ has {SATA_TAGS} tags",
+                interface.queue_depth
+            ));
+        }
+        if self.gc.suspend && self.gc.mode == GcMode::Blocking {
+            said.push("gc.suspend = true has no effect with gc.mode = blocking: only semi-preemptive GC is suspended for reads".into());
+        }
         said
     }
 

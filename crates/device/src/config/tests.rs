@@ -226,8 +226,24 @@ fn timings_no_nand_shows_are_said_and_the_presets_and_family_have_none() {
     odd.timing.page_program_us = 1.0;
     let said = odd.implausible();
     assert!(
-        said[0].contains("page_program_us (1 us) below page_read_us"),
+        said[0].contains("page_program_us (1 us) not above page_read_us"),
         "{said:?}"
     );
     assert!(odd.to_toml().starts_with("# note: timing.page_program_us"));
+    // Found by a review: a program as fast as a read (75 us both, in files
+    // MQSim ships), 100,000 NCQ tags, and erase suspension a blocking GC
+    // never uses were taken without a word.
+    odd.timing.page_read_us = 75.0;
+    odd.timing.page_program_us = 75.0;
+    odd.interface.kind = InterfaceKind::Sata;
+    odd.interface.queue_depth = 100_000;
+    odd.gc.suspend = true;
+    let said = odd.implausible();
+    assert_eq!(said.len(), 3, "{said:?}");
+    assert!(said[0].contains("(75 us) not above"), "{said:?}");
+    assert!(said[1].contains("NCQ has 32 tags"), "{said:?}");
+    assert!(
+        said[2].starts_with("gc.suspend = true has no effect"),
+        "{said:?}"
+    );
 }

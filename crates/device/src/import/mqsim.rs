@@ -104,10 +104,6 @@ const NOT_MODELLED: &[(&str, &str)] = &[
         "Flash_Comm_Protocol",
         "the channel is a rate (timing.channel_mb_per_s)",
     ),
-    (
-        "Flash_Technology",
-        "cell type shows only through the latencies",
-    ),
     ("Block_PE_Cycles_Limit", "no wear-out"),
     ("Suspend_Program_Time", "host programs are not suspended"),
     ("Page_Metadat_Capacity", "spare area is not modelled"),
@@ -249,33 +245,86 @@ fn geometry(p: &mut Params, c: &mut DeviceConfig, notes: &mut Notes) -> Result<(
     Ok(())
 }
 
-/// The mean of MQSim's LSB, CSB and MSB latencies (ns) as microseconds.
+/// MQSim's cell types: which of its LSB, CSB and MSB latencies each page
+/// of a block takes (`Flash_Chip::Get_command_execution_latency`).
+#[derive(Clone, Copy)]
+enum Cell {
+    Slc,
+    Mlc,
+    Tlc,
+}
+
+impl Cell {
+    /// How many of a block's `pages` take the LSB, CSB and MSB latencies:
+    /// SLC only LSB; MLC alternates LSB and CSB; TLC takes LSB for pages
+    /// 0-5, CSB for 6-7, then pairs of pages LSB, CSB, MSB in turn.
+    fn latency_shares(self, pages: u32) -> [u64; 3] {
+        let n = u64::from(pages);
+        match self {
+            Cell::Slc => [n, 0, 0],
+            Cell::Mlc => [n.div_ceil(2), n / 2, 0],
+            Cell::Tlc => {
+                let rest = n.saturating_sub(8);
+                let (cycles, left) = (rest / 6, rest % 6);
+                [
+                    n.min(6) + 2 * cycles + left.min(2),
+                    n.clamp(6, 8) - 6 + 2 * cycles + left.clamp(2, 4) - 2,
+                    2 * cycles + left.saturating_sub(4),
+                ]
+            }
+        }
+    }
+}
+
+/// MQSim's page latency (ns) as microseconds: the mean over a block's
+/// pages of the LSB, CSB and MSB latencies its cell type gives them, so a
+/// latency the type never takes counts for nothing.
 fn cell_latency_us(
     p: &mut Params,
-    stem: &str,
+    (stem, key): (&str, &str),
+    (cell, technology): (Cell, &str),
+    pages: u32,
     notes: &mut Notes,
-    key: &str,
 ) -> Result<f64, ImportError> {
     let mut sum = 0.0;
     let mut parts = Vec::new();
-    for bits in ["LSB", "CSB", "MSB"] {
+    let shares = cell.latency_shares(pages);
+    for (bits, share) in ["LSB", "CSB", "MSB"].into_iter().zip(shares) {
         let name = format!("{stem}_{bits}");
+        if share == 0 {
+            if let Some(ns) = p.number(&name)? {
+                parts.push(format!("{name} = {ns} ns (no page takes it)"));
+            }
+            continue;
+        }
         let ns = p.required_number(&name)?;
-        sum += ns;
-        parts.push(format!("{name} = {ns}"));
+        sum += ns * share as f64;
+        parts.push(format!("{name} = {ns} ns ({share} pages)"));
     }
-    let us = sum / 3.0 / 1e3;
+    let us = sum / f64::from(pages.max(1)) / 1e3;
     notes.mapped(
-        format!("{} ns", parts.join(", ")),
-        format!("{key} = {us} (their mean; one latency for every page)"),
+        parts.join(", "),
+        format!("{key} = {us} (the mean over a block's {pages} pages as {technology} gives them; one latency for every page)"),
     );
     Ok(us)
 }
 
 fn timing(p: &mut Params, c: &mut DeviceConfig, notes: &mut Notes) -> Result<(), ImportError> {
-    c.timing.page_read_us = cell_latency_us(p, "Page_Read_Latency", notes, "timing.page_read_us")?;
-    c.timing.page_program_us =
-        cell_latency_us(p, "Page_Program_Latency", notes, "timing.page_program_us")?;
+    let cells = [("SLC", Cell::Slc), ("MLC", Cell::Mlc), ("TLC", Cell::Tlc)];
+    let (technology, cell) = p
+        .choice("Flash_Technology", &cells)?
+        .unwrap_or(("MLC (MQSim's default)".into(), Cell::Mlc));
+    let pages = c.geometry.pages_per_block;
+    let technology = format!("Flash_Technology = {technology}");
+    notes.mapped(
+        &technology,
+        "which page latency (LSB, CSB, MSB) each page of a block takes",
+    );
+    let cell = (cell, technology.as_str());
+    let read = ("Page_Read_Latency", "timing.page_read_us");
+    c.timing.page_read_us = cell_latency_us(p, read, cell, pages, notes)?;
+    let program = ("Page_Program_Latency", "timing.page_program_us");
+    c.timing.page_program_us = cell_latency_us(p, program, cell, pages, notes)?;
     let erase = p.required_number("Block_Erase_Latency")?;
     c.timing.block_erase_us = erase / 1e3;
     notes.mapped(
@@ -435,9 +484,13 @@ fn suspension(p: &mut Params, c: &mut DeviceConfig, notes: &mut Notes) -> Result
     ];
     if let Some((support, suspend)) = p.choice("CMD_Suspension_Support", &supports)? {
         c.gc.suspend = suspend;
+        let inert = match suspend && c.gc.mode == GcMode::Blocking {
+            true => "; no effect with gc.mode = blocking, where MQSim still suspends an erase for a read",
+            false => "",
+        };
         notes.mapped(
             format!("CMD_Suspension_Support = {support}"),
-            format!("gc.suspend = {suspend} (GC operations only)"),
+            format!("gc.suspend = {suspend} (GC operations only{inert})"),
         );
     }
     if let Some(ns) = p.number("Suspend_Erase_Time")? {
