@@ -29,8 +29,12 @@ pub enum Distribution {
     /// fio's pareto: a share `1 - h` of the accesses go to the hottest `h`
     /// of the blocks (h = 0.2: the 80/20 rule), recursively.
     Pareto { h: f64, center: f64 },
-    /// Normal around `center` with standard deviation `sigma_percent` of the
-    /// region; draws outside the region are drawn again.
+    /// fio's `normal` (its `gauss_next`): the mean of [`BELL_DRAWS`]
+    /// uniform draws over the region, a bell whose standard deviation is
+    /// 1/12 of the region whatever the deviation given, plus a uniform
+    /// jitter `sigma_percent` of the region wide (halved while it would
+    /// pass the region's end), moved to `center`. fio's deviation widens
+    /// the bell by a jitter; it is not the bell's own.
     Normal { sigma_percent: f64, center: f64 },
     /// `zoned:60/10:30/20:10/70`, zones in order from the region's start.
     Zoned(Vec<Zone>),
@@ -39,9 +43,13 @@ pub enum Distribution {
 /// fio's largest deviation of `normal`: half the region.
 const MAX_SIGMA_PERCENT: f64 = 50.0;
 
+/// Uniform draws fio's `normal` averages (`GAUSS_ITERS`): by the central
+/// limit theorem their mean is nearly normal, of deviation 1/sqrt(12 x 12).
+const BELL_DRAWS: u32 = 12;
+
 /// What `random_distribution` accepts, for error messages.
 pub const ACCEPTED: &str =
-    "random, zipf:θ[:center] (θ > 0, not 1), pareto:h[:center] (0 < h < 1), normal[:σ%[:center]] (σ 0 or none: uniform, as in fio), \
+    "random, zipf:θ[:center] (θ > 0, not 1), pareto:h[:center] (0 < h < 1), normal[:dev%[:center]] (as fio draws it: a bell 1/12 of the region wide as its deviation, widened by a jitter dev% wide), \
                             zoned:access%/range%:... (summing to 100 each; a blank range shares the rest); zoned_abs is not modelled";
 
 impl Distribution {
@@ -67,8 +75,7 @@ impl Distribution {
                 h: number(0, 0.2).filter(|h| *h > 0.0 && *h < 1.0)?,
                 center: center(1)?,
             },
-            // fio's deviation is at most half the region, and none (its
-            // default) draws uniformly.
+            // fio's deviation is at most half the region.
             "normal" => Distribution::Normal {
                 sigma_percent: number(0, 0.0).filter(|s| *s >= 0.0)?.min(MAX_SIGMA_PERCENT),
                 center: number(1, 0.5).filter(|c| (0.0..=1.0).contains(c))?,
@@ -92,7 +99,7 @@ impl Distribution {
                 "the hottest blocks lie together from the region's center (its start by default) upwards, \
                  where fio scatters them over the region with a hash; how often each is hit is the same",
             ),
-            Distribution::Normal { sigma_percent, .. } if *sigma_percent > 0.0 => Some(
+            Distribution::Normal { .. } => Some(
                 "the blocks hit most lie together around the center, where fio scatters them over the \
                  region with a hash; how often each is hit is the same",
             ),
@@ -116,18 +123,13 @@ impl Distribution {
                 let rank = ((x * blocks as f64) as u64).min(blocks - 1);
                 shifted(rank, *center, blocks)
             }
-            Distribution::Normal { sigma_percent, .. } if *sigma_percent == 0.0 => {
-                rng.random_range(0..blocks)
-            }
             Distribution::Normal {
                 sigma_percent,
                 center,
-            } => loop {
-                let x = center + standard_normal(rng) * sigma_percent / 100.0;
-                if (0.0..1.0).contains(&x) {
-                    break ((x * blocks as f64) as u64).min(blocks - 1);
-                }
-            },
+            } => {
+                let x = fio_bell(rng, sigma_percent / 100.0) + center - 0.5;
+                ((x.rem_euclid(1.0) * blocks as f64) as u64).min(blocks - 1)
+            }
             Distribution::Zoned(zones) => {
                 let pick = rng.random_range(0.0..100.0f64);
                 let (mut access, mut range_start) = (0.0, 0.0);
@@ -198,11 +200,20 @@ fn shifted(rank: u64, center: f64, blocks: u64) -> u64 {
     (rank + start) % blocks
 }
 
-fn standard_normal(rng: &mut SmallRng) -> f64 {
-    // Box-Muller.
-    let u: f64 = rng.random_range(f64::EPSILON..1.0);
-    let v: f64 = rng.random_range(0.0..1.0);
-    (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+/// A share of the region as fio's `gauss_next` draws it (before its hash
+/// scatters it): the mean of [`BELL_DRAWS`] uniform draws, plus a jitter
+/// `width` wide around zero, halved while it would reach the end.
+fn fio_bell(rng: &mut SmallRng, width: f64) -> f64 {
+    let sum: f64 = (0..BELL_DRAWS).map(|_| rng.random_range(0.0..1.0f64)).sum();
+    let bell = sum / f64::from(BELL_DRAWS);
+    if width == 0.0 {
+        return bell;
+    }
+    let mut jitter = (rng.random_range(0.0..1.0f64) - 0.5) * width;
+    while bell + jitter >= 1.0 {
+        jitter /= 2.0;
+    }
+    bell + jitter
 }
 
 /// A zipf rank in `0..n` (rank 0 hottest), weight (k + 1)^-θ, by
@@ -275,9 +286,21 @@ mod tests {
         );
         // fio 3.33 refuses a blank access share ("split conversion failed").
         assert_eq!(Distribution::parse("zoned:50/10:/45:/45"), None);
-        let counts = shares(&Distribution::parse("normal:10").unwrap(), 1000, 100_000);
-        let middle = counts[400..600].iter().sum::<u64>() as f64 / 100_000.0;
-        assert!((middle - 0.6827).abs() < 0.01, "within one sigma: {middle}");
+        // fio 3.33's normal: a bell of deviation 1/12 of the region, 68% of
+        // draws within one deviation; `:10` widens it by a jitter 10% wide
+        // (deviation sqrt(1/144 + 0.1^2/12) = 0.088 of the region).
+        let within = |spec: &str, deviation: f64| {
+            let counts = shares(&Distribution::parse(spec).unwrap(), 1000, 100_000);
+            let half = (deviation * 1000.0) as usize;
+            counts[500 - half..500 + half].iter().sum::<u64>() as f64 / 100_000.0
+        };
+        let bell = within("normal", 1.0 / 12.0);
+        assert!((bell - 0.6827).abs() < 0.01, "within one deviation: {bell}");
+        let wider = within("normal:10", 0.0882);
+        assert!(
+            (wider - 0.6827).abs() < 0.01,
+            "within one deviation: {wider}"
+        );
         let counts = shares(&Distribution::parse("zipf:1.2:0.5").unwrap(), 1000, 10_000);
         assert!(
             counts[500] > counts[0] * 10,
@@ -302,14 +325,11 @@ mod tests {
         ] {
             assert_eq!(Distribution::parse(bad), None, "{bad}");
         }
-        // fio's normal without a deviation draws uniformly.
-        for uniform in ["normal", "normal:0"] {
-            let counts = shares(&Distribution::parse(uniform).unwrap(), 10, 100_000);
-            assert!(
-                counts.iter().all(|&c| (9_000..11_000).contains(&c)),
-                "{counts:?}"
-            );
-        }
+        // fio's normal without a deviation is its bell, not uniform.
+        assert_eq!(
+            Distribution::parse("normal"),
+            Distribution::parse("normal:0:0.5")
+        );
         assert_eq!(
             Distribution::parse("zipf"),
             Some(Distribution::Zipf {

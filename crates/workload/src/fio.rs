@@ -40,7 +40,7 @@
 //! | `numjobs` | copies of the job |
 //! | `stonewall` (`wait_for_previous`) | the job, and those after it, start once every earlier job has ended |
 //! | `wait_for` | a job name: start once every copy of that job has ended |
-//! | `random_distribution` | `random`, `zipf:θ`, `pareto:h`, `normal:σ%` (`gauss`), each with an optional `:center` (0.0 to 1.0); `zoned:access%/range%:...` ([`crate::distribution`]) |
+//! | `random_distribution` | `random`, `zipf:θ`, `pareto:h`, `normal[:dev%]` (`gauss`: as fio draws it, a bell 1/12 of the region wide as its deviation, widened by a jitter `dev%` wide), each with an optional `:center` (0.0 to 1.0); `zoned:access%/range%:...` ([`crate::distribution`]) |
 //! | `blockalign` (`ba`) | the boundary random offsets fall on (one size, or read,write,trim sizes as `bs`); by default, as in fio, each direction's smallest block (`bs=4k,1000`: reads on 4 KiB, writes on 1000 bytes) |
 //! | `percentage_random` | percent of a random job's requests at random offsets (the others follow on) |
 //! | `norandommap` | draws random offsets with replacement, as fio does with it; without it (the default) a random job of uniform offsets keeps fio's random map: each block of a file once a pass, the next free block after one already taken, a request cut at a block taken, a new pass once all are taken (`workload/random_map.rs`; the maps of a job file's jobs hold at most [`MAX_RANDOM_MAP_BITS`] blocks, a job past that draws with replacement, noted). Where a direction's blocks are larger than another's (`bs=4k,1000`), fio 3.33 may end a random job before `size` bytes, and the report's notes say so (`fio/early_end.rs`) |
@@ -53,7 +53,7 @@
 //! | `end_fsync`, `fsync_on_close` | a flush at the end of each loop, once its requests have completed (or when a runtime stops the job), for a job that writes: fio syncs no job that only reads |
 //! | `sync` | `0` or `none` (fio's default); `1` or `sync` (O_SYNC) and `dsync` (O_DSYNC): every write is sent FUA, as Linux sends a synchronous direct write, with a note (`iosteer run` writes with RWF_SYNC or RWF_DSYNC) |
 //! | `fallocate` | `native`, `posix`, `keep`, `1` (fio's default: `iosteer run` reserves what a file it creates or grows needs before the run) or `none`, `0`, `truncate` (left sparse) |
-//! | `verify`, `do_verify` | a method (`md5`, `crc32c`, ...); a job that writes with `do_verify=1` (fio's default), not `time_based`, reads back what each loop wrote as fio does ([`ReadBack`](crate::job_shape::ReadBack)): after the loop's writes complete (and its `end_fsync`), every piece once, in the order written while fio's random map is on, else by offset with a later write replacing the pieces it overlaps, at the job's iodepth whatever its rate or think time; a loop then moves `size` whatever `io_size` says, and loops go on while the bytes done, read-backs included, fall short of `io_size`, as in fio 3.33; a loop cut by the runtime reads nothing back; a job that would keep over 16.8 million pieces to read back is refused before the run. The data is not checked (the notes say so; `iosteer run --verify` checks its own) |
+//! | `verify`, `do_verify` | a method (`md5`, `crc32c`, ...); a job that writes with `do_verify=1` (fio's default), not `time_based` (which reads nothing back, as in fio without `verify_backlog`; with it fio reads back as it runs, which is not modelled: the notes say so), reads back what each loop wrote as fio does ([`ReadBack`](crate::job_shape::ReadBack)): after the loop's writes complete (and its `end_fsync`), every piece once, in the order written while fio's random map is on, else (`norandommap`, or a distribution other than uniform) by offset with a later write replacing the pieces it overlaps, at the job's iodepth whatever its rate or think time; a loop then moves `size` whatever `io_size` says, and loops go on while the bytes done, read-backs included, fall short of `io_size`, as in fio 3.33; a loop cut by the runtime reads nothing back; a job that would keep over 16.8 million pieces to read back is refused before the run. The data is not checked (the notes say so; `iosteer run --verify` checks its own) |
 //! | `verify_backlog`, `verify_backlog_batch` | as fio's `get_io_u` takes them: whenever the pieces kept reach a multiple of the backlog and the job's last request was not a read-back, the next batch (the backlog unless given) of requests read back before the job writes on; what is left is read back after the loop. A read-back may go out while its write is still in flight (fio waits for the write), which changes the order only at an iodepth above 1 |
 //! | `verify_only` | the job issues no writes and reads back what they would have written (an earlier run wrote it), as fio's dry run does; a note says so |
 //! | `write_hint` | `none`, `short`, `medium`, `long`, `extreme` |
@@ -638,7 +638,7 @@ impl JobSpec {
         }
         let last_line = section.options.last().map_or(section.line, |o| o.2);
         let spec = reader.finish(name, file, (last_line, capacity), notes)?;
-        notes.extend(spec.verify.note(name, &spec.synthetic));
+        notes.extend(spec.verify.note(name, &spec.synthetic, spec.time_based));
         Ok(spec)
     }
 }

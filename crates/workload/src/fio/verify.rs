@@ -7,6 +7,7 @@
 
 use super::values::{boolean, Setting};
 use super::VERIFY_METHODS;
+use crate::distribution::Distribution;
 use crate::job_shape::{JobShape, ReadBack, Rounds};
 use crate::workload::{Job, JobKind, Synthetic};
 
@@ -84,10 +85,15 @@ impl Verify {
         self.method.is_some() && self.do_verify && writes
     }
 
-    /// The note of a job that reads back.
-    pub(super) fn note(&self, job: &str, s: &Synthetic) -> Option<String> {
+    /// The note of a job that reads back, or that fio would have read back.
+    pub(super) fn note(&self, job: &str, s: &Synthetic, time_based: bool) -> Option<String> {
         let method = self.method.as_ref().filter(|_| self.reads_back(s))?;
-        let what = if self.only {
+        let what = if time_based && self.backlog > 0 {
+            "fio reads each verify_backlog back while a time_based job runs; that is not \
+             modelled here: the job only writes"
+        } else if time_based {
+            "a time_based job reads nothing back, as in fio (its runtime ends it first)"
+        } else if self.only {
             "verify_only: the job issues no writes, and reads back what they would have \
              written, as fio does (an earlier run wrote it)"
         } else {
@@ -120,8 +126,12 @@ impl Verify {
             true => size.max(io_size.saturating_mul(loops)),
             false => size,
         };
+        // fio reads back in the order written only while its random map
+        // is on (`log_io_piece`): none without `norandommap`... nor for a
+        // distribution other than uniform, for which it keeps no map.
+        let random_map = !norandommap && shape.distribution == Distribution::Uniform;
         let read_back = self.reads_back(s).then(|| ReadBack {
-            by_offset: s.sequential || norandommap,
+            by_offset: s.sequential || !random_map,
             backlog: (self.backlog > 0).then(|| {
                 let batch = if self.backlog_batch > 0 {
                     self.backlog_batch

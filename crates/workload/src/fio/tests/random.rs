@@ -282,12 +282,11 @@ fn the_random_maps_pass_ends_with_the_last_request_issued() {
 fn a_skewed_distribution_says_its_hot_blocks_lie_together() {
     let file = file_of("[j]\nrw=randread\nrandom_distribution=zipf:1.2\n");
     assert_noted(&file, "where fio scatters them over the region with a hash");
+    // fio 3.33's normal without a deviation is its bell too (689 distinct
+    // blocks of 2,048 reads of an 8 MiB file, where uniform draws hit about
+    // 1,295), not uniform as this said before a review measured it.
     let file = file_of("[j]\nrw=randread\nrandom_distribution=normal\n");
-    assert!(
-        file.notes.is_empty(),
-        "normal without a deviation is uniform: {:?}",
-        file.notes
-    );
+    assert_noted(&file, "where fio scatters them over the region with a hash");
 }
 
 #[test]
