@@ -197,7 +197,11 @@ impl PhaseAccumulator {
     }
 
     pub(crate) fn report(&self, phase: &Phase) -> PhaseReport {
-        let seconds = (phase.end - phase.start).as_secs_f64();
+        self.report_over(phase, (phase.end - phase.start).as_secs_f64())
+    }
+
+    /// The report of `phase`, its rates over `seconds` of it.
+    fn report_over(&self, phase: &Phase, seconds: f64) -> PhaseReport {
         PhaseReport {
             name: phase.name.clone(),
             start_s: round(phase.start.as_secs_f64(), 3),
@@ -590,10 +594,15 @@ impl Recorder {
             .zip(&self.accumulators)
             .map(|(p, acc)| acc.report(p))
             .collect();
+        // `all` adds the phases up: its rates are over the time they
+        // measured, not over the gaps between them (a job's ramp_time or
+        // startdelay), which the whole workload's `job` spans.
         let mut all = PhaseAccumulator::default();
-        for (index, acc) in self.accumulators.iter().enumerate() {
+        let mut measured = Nanos::ZERO;
+        for (index, (acc, phase)) in self.accumulators.iter().zip(&self.phases).enumerate() {
             if !self.overlapping.contains(&index) {
                 all.merge(acc);
+                measured += phase.end - phase.start;
             }
         }
         let span = Phase {
@@ -601,7 +610,7 @@ impl Recorder {
             start: self.phases.first().map_or(Nanos::ZERO, |p| p.start),
             end: self.phases.last().map_or(Nanos::ZERO, |p| p.end),
         };
-        reports.push(all.report(&span));
+        reports.push(all.report_over(&span, measured.as_secs_f64()));
         reports
     }
 
