@@ -220,11 +220,12 @@ pub fn parse_with_env(
 ) -> Result<JobFile, FioError> {
     let lines = fio_text::lines(text, file, env)?;
     let mut sections = sections(&lines, file)?;
-    // fio's `name=` names the job in place of its section (`wait_for`
-    // names it so, and its figures go by it).
+    // fio's `name=` in a job's own section names the job in place of its
+    // section (`wait_for` names it so, and its figures go by it); in
+    // `[global]` it names none (fio 3.33 reads the header after it).
     for section in &mut sections {
-        let named = section
-            .options
+        let own = section.scopes.last().copied().unwrap_or(0);
+        let named = section.options[own..]
             .iter()
             .rev()
             .find(|o| o.0 == "name" && !o.1.is_empty());

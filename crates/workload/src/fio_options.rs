@@ -205,6 +205,23 @@ pub const IGNORED: &[&str] = &[
     "sqthread_poll",
     "sqthread_poll_cpu",
     "cmd_type",
+    // SPDK's plugins' set-up: configuration files, memory, transports.
+    "spdk_conf",
+    "spdk_json_conf",
+    "spdk_mem",
+    "spdk_single_seg",
+    "mem_size_mb",
+    "shm_id",
+    "enable_sgl",
+    "sge_size",
+    "hostnqn",
+    "enable_vmd",
+    "digest_enable",
+    "disable_pcie_sgl_merge",
+    "print_qid_mappings",
+    "spdk_tracing",
+    "log_flags",
+    "rpc_listen_addr",
     "hipri",
     "hipri_percentage",
     "userspace_reap",
@@ -314,6 +331,9 @@ pub const ENGINES: &[&str] = &[
     "splice",
     "sg",
     "xnvme",
+    // SPDK's plugins: NVMe and bdev block I/O from user space.
+    "spdk",
+    "spdk_bdev",
 ];
 
 /// Engines that do something the project cannot model, and why.

@@ -397,6 +397,11 @@ impl Reader {
             }
             "ioengine" => {
                 check_engine(value)?;
+                if value.starts_with("spdk") {
+                    notes.push(format!(
+                        "job {job}: ioengine={value} (SPDK's plugin) is block I/O as any engine here; its filename names an SPDK device or bdev, which iosteer run cannot open: there it would be a file of that name"
+                    ));
+                }
                 self.controls.engine = Some(value.to_string());
             }
             _ if self.controls.option(setting)? => {}

@@ -279,6 +279,27 @@ fn sync_writes_are_sent_fua_and_sync_off_is_fios_default() {
     );
 }
 
+/// SPDK's plugins issue block I/O (a review found a whole vendor test kit,
+/// 6 of 54 files, refused); their set-up options are accepted, and the
+/// notes say `iosteer run` cannot open their devices.
+#[test]
+fn spdk_engines_issue_block_io_and_their_set_up_is_accepted() {
+    for engine in ["spdk", "spdk_bdev"] {
+        let text = format!(
+            "[a]\nrw=randwrite\nsize=1m\nioengine={engine}\nspdk_json_conf=x.json\nfilename=Nvme0n1\n"
+        );
+        let file = file_of(&text);
+        assert_eq!(file.jobs.len(), 1);
+        assert!(
+            file.notes
+                .iter()
+                .any(|n| n.contains("iosteer run cannot open")),
+            "{engine}: {:?}",
+            file.notes
+        );
+    }
+}
+
 /// The sg engine's FUA options, which fio takes only with that engine;
 /// engine tuning and options that send the drive nothing, with notes.
 #[test]

@@ -465,4 +465,16 @@ fn name_names_the_job_as_in_fio() {
     let jobs = jobs_of("[a]\nname=zz\nrw=read\nsize=64k\n[b]\nwait_for=zz\nrw=read\nsize=64k\n");
     assert_eq!(jobs[0].name, "zz");
     assert_eq!(jobs[1].shape.after, [0]);
+    // In [global] it names no job: fio 3.33 keeps the sections' names and
+    // refuses `wait_for` by the global name (a review found seven files
+    // whose every job took the global name).
+    let jobs = jobs_of("[global]\nname=base\nrw=read\nsize=64k\n[a]\n[b]\nwait_for=a\n");
+    assert_eq!((jobs[0].name.as_str(), jobs[1].name.as_str()), ("a", "b"));
+    assert_eq!(jobs[1].shape.after, [0]);
+    let err = parse(
+        "[global]\nname=base\nrw=read\nsize=64k\n[a]\n[b]\nwait_for=base\n",
+        "t.fio",
+        1 << 30,
+    );
+    assert!(err.is_err());
 }
