@@ -18,6 +18,16 @@ pub fn preset_names() -> Vec<&'static str> {
     PRESETS.iter().map(|(n, _)| *n).collect()
 }
 
+/// The preset that holds the most, and its logical bytes: where to start
+/// a drive file for a job larger than every preset.
+pub fn largest_preset() -> (&'static str, u64) {
+    PRESETS
+        .iter()
+        .map(|(name, make)| (*name, make().logical_bytes()))
+        .max_by_key(|(_, bytes)| *bytes)
+        .expect("presets exist")
+}
+
 /// GC as every preset has it but for the mode and the idle refill (watermark
 /// and idle time): greedy victims, foreground GC below 4 free blocks per die,
 /// seed 002's state thresholds and its merge and pipeline techniques (the
