@@ -121,7 +121,8 @@ pub(crate) fn file_error(e: WorkloadFileError, option: &str) -> anyhow::Error {
         WorkloadFileError::Speed { speed } => {
             anyhow!("--trace-speed {speed}: expected a positive number")
         }
-        e @ WorkloadFileError::UnitOfItsOwn { .. } => anyhow!("--trace-unit: {e}"),
+        e @ WorkloadFileError::UnitOfItsOwn { unit, .. } => anyhow!("--trace-unit {unit}: {e}"),
+        e @ WorkloadFileError::OneEvent { event, .. } => anyhow!("--trace-event {event}: {e}"),
         WorkloadFileError::Trace(e @ TraceError::TooLarge { .. }) => {
             anyhow!("{e} (--trace-fit wrap|scale)")
         }
@@ -141,28 +142,33 @@ pub struct TraceArgs {
     /// Trace format: ascii (five columns), spc, msr, alibaba, tencent, fiu, systor, blkparse,
     /// blktrace (DEV.blktrace.N files, or their prefix DEV), ftrace or iolog
     /// (fio's); plain, gzip, bzip2 or zstd, or a tar archive of the one file.
-    #[arg(long, default_value = "ascii", value_parser = crate::one_of(TraceFormat::parse, TraceFormat::NAMES))]
+    #[arg(long, default_value = "ascii", requires = "trace", value_parser = crate::one_of(TraceFormat::parse, TraceFormat::NAMES))]
     pub trace_format: TraceFormat,
     /// The event of blkparse, blktrace and ftrace traces that is a request's
     /// arrival: queue (Q, block_bio_queue) or issue (D, block_rq_issue).
-    #[arg(long, default_value = "queue", value_name = "EVENT", value_parser = crate::one_of(Event::parse, Event::NAMES))]
+    #[arg(long, default_value = "queue", value_name = "EVENT", requires = "trace", value_parser = crate::one_of(Event::parse, Event::NAMES))]
     pub trace_event: Event,
     /// Time unit of ascii traces: ns, us, ms or s.
-    #[arg(long, default_value = "ns", value_parser = crate::one_of(TimeUnit::parse, TimeUnit::NAMES))]
+    #[arg(long, default_value = "ns", requires = "trace", value_parser = crate::one_of(TimeUnit::parse, TimeUnit::NAMES))]
     pub trace_unit: TimeUnit,
     /// Replay speed (2 = twice as fast).
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        default_value_t = 1.0,
+        allow_negative_numbers = true,
+        requires = "trace"
+    )]
     pub trace_speed: f64,
     /// Remap trace addresses that do not fit the drive: wrap (those past its end, modulo
     /// the drive) or scale (all of them, in proportion, aligned up to a page and in order);
     /// with --trace-devices separate, each device within a share of the drive of its own,
     /// in proportion to its reach.
-    #[arg(long, value_name = "HOW", value_parser = crate::one_of(Fit::parse, Fit::NAMES))]
+    #[arg(long, value_name = "HOW", requires = "trace", value_parser = crate::one_of(Fit::parse, Fit::NAMES))]
     pub trace_fit: Option<Fit>,
     /// The trace's device column (ASU, disk): merge (every device's addresses
     /// on the drive as they are, overlapping, as SSDsim does) or separate
     /// (each device in a range of its own, which --trace-fit keeps apart).
-    #[arg(long, default_value = "merge", value_name = "HOW", value_parser = crate::one_of(Devices::parse, Devices::NAMES))]
+    #[arg(long, default_value = "merge", value_name = "HOW", requires = "trace", value_parser = crate::one_of(Devices::parse, Devices::NAMES))]
     pub trace_devices: Devices,
     /// Replay only the requests arriving in START..END after the trace's first (1h..2h).
     #[arg(long, value_name = "START..END", value_parser = |t: &str| Window::parse(t), requires = "trace")]
@@ -172,12 +178,7 @@ pub struct TraceArgs {
 impl TraceArgs {
     /// The options, checked together.
     pub fn options(&self) -> Result<TraceOptions> {
-        if self.trace_format != TraceFormat::Ascii && self.trace_unit != TimeUnit::Ns {
-            let format = self.trace_format;
-            let e = WorkloadFileError::UnitOfItsOwn { format };
-            return Err(anyhow!("--trace-unit {}: {e}", self.trace_unit));
-        }
-        Ok(TraceOptions {
+        let options = TraceOptions {
             format: self.trace_format,
             unit: self.trace_unit,
             speed: self.trace_speed,
@@ -185,7 +186,9 @@ impl TraceArgs {
             devices: self.trace_devices,
             event: self.trace_event,
             window: self.trace_window,
-        })
+        };
+        options.check().map_err(|e| file_error(e, "--trace"))?;
+        Ok(options)
     }
 }
 

@@ -176,6 +176,11 @@ const SIM: &[Case] = &[
     bad(&["sim", "--trace", "t.txt", "--trace-devices", "both"], &[TRACE], &["'both' for '--trace-devices", "merge"]),
     bad(&["sim", "--trace", "t.txt", "--trace-event", "x"], &[TRACE], &["'x' for '--trace-event", "queue"]),
     bad(&["sim", "--trace", "t.txt", "--trace-format", "spc", "--trace-unit", "ms"], &[TRACE], &["--trace-unit ms", "ascii only"]),
+    // Found by a review: trace flags without a trace, and an event a format
+    // does not have, changed nothing and said nothing.
+    bad(&["sim", "quick", "--trace-speed", "2"], &[], &["--trace <FILE>"]),
+    bad(&["sim", "--job", "j.fio", "--trace-event", "issue"], &[JOB], &["--trace <FILE>"]),
+    bad(&["sim", "--trace", "t.txt", "--trace-format", "msr", "--trace-event", "issue"], &[TRACE], &["--trace-event issue", "blkparse"]),
     bad(&["sim", "nosuch"], &[], &["unknown scenario `nosuch`", "fill-while-serving"]),
     bad(&["sim", "quick", "--job", "j.fio"], &[JOB], &["give one workload"]),
     bad(&["sim", "--device", "nosuch"], &[], &["nosuch", "consumer-sata"]),

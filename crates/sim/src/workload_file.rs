@@ -43,7 +43,10 @@ pub enum WorkloadFileError {
     Speed { speed: f64 },
     /// Only ascii traces lack a time unit of their own.
     #[error("{format} traces give their own time unit; a unit applies to ascii only")]
-    UnitOfItsOwn { format: TraceFormat },
+    UnitOfItsOwn { format: TraceFormat, unit: TimeUnit },
+    /// Only block-layer traces have a queue and an issue event.
+    #[error("{format} traces have one event a request; blkparse, blktrace and ftrace have two")]
+    OneEvent { format: TraceFormat, event: Event },
     #[error("`{text}`: expected a time window START..END with both ends, such as 0s..60s")]
     WindowSyntax { text: String },
     #[error("`{text}`: the window is empty: it ends where or before it starts")]
@@ -74,6 +77,26 @@ pub struct TraceOptions {
     pub event: Event,
     /// Only the requests arriving in this span of the trace are replayed.
     pub window: Option<Window>,
+}
+
+impl TraceOptions {
+    /// Checks the options together: a positive speed, a unit for ascii
+    /// traces only, an arrival event for traces that have two.
+    pub fn check(&self) -> Result<(), WorkloadFileError> {
+        let format = self.format;
+        if !(self.speed.is_finite() && self.speed > 0.0) {
+            return Err(WorkloadFileError::Speed { speed: self.speed });
+        }
+        if format != TraceFormat::Ascii && self.unit != TimeUnit::Ns {
+            let unit = self.unit;
+            return Err(WorkloadFileError::UnitOfItsOwn { format, unit });
+        }
+        if self.event != Event::Queue && !format.has_events() {
+            let event = self.event;
+            return Err(WorkloadFileError::OneEvent { format, event });
+        }
+        Ok(())
+    }
 }
 
 impl Default for TraceOptions {
@@ -150,16 +173,7 @@ pub fn trace_simulation(
     device: DeviceConfig,
     seed: u64,
 ) -> Result<Simulation, WorkloadFileError> {
-    if !(options.speed.is_finite() && options.speed > 0.0) {
-        return Err(WorkloadFileError::Speed {
-            speed: options.speed,
-        });
-    }
-    if options.format != TraceFormat::Ascii && options.unit != TimeUnit::Ns {
-        return Err(WorkloadFileError::UnitOfItsOwn {
-            format: options.format,
-        });
-    }
+    options.check()?;
     let read_options = trace::Options {
         unit: options.unit,
         speed: options.speed,

@@ -486,8 +486,21 @@ impl JobSpec {
     ) -> Result<Job, FioError> {
         if let Some(iolog) = &self.iolog {
             let iodepth = self.synthetic.arrival.iodepth;
-            let region = self.synthetic.size.min(capacity);
-            let (kind, pacing) = iolog.kind(&name, iodepth, (file, region), notes)?;
+            // An `iosteer_trace` lies in the job's region, from its offset
+            // (fio's logs say their own offsets).
+            let offset = match iolog.is_trace() {
+                true => self.first_byte.of_copy(copy).unwrap_or(0),
+                false => 0,
+            };
+            let region = self.synthetic.size.min(capacity.saturating_sub(offset));
+            let (mut kind, pacing) = iolog.kind(&name, iodepth, (file, region), notes)?;
+            if let (JobKind::Trace(records), true) = (&mut kind, offset > 0) {
+                let bases: Vec<u64> = match records.devices() {
+                    [] => vec![offset],
+                    devices => devices.iter().map(|d| d.base + offset).collect(),
+                };
+                records.rebase(&bases);
+            }
             let mut shape = self.shape.clone();
             let log_files = iolog.files(&kind);
             if !log_files.is_empty() {

@@ -125,6 +125,8 @@ pub const TRACE: &[&str] = &[
     "iosteer_trace_unit",
     "iosteer_trace_window",
     "iosteer_trace_fit",
+    "iosteer_trace_event",
+    "iosteer_trace_speed",
     "iosteer_trace_devices",
 ];
 

@@ -75,6 +75,15 @@ impl TraceFormat {
     pub const NAMES: &'static str =
         "ascii, spc, msr, alibaba, tencent, fiu, systor, blkparse, blktrace, ftrace, iolog";
 
+    /// Whether a request has two events to choose its arrival from
+    /// ([`Event`]): queued and issued.
+    pub fn has_events(self) -> bool {
+        matches!(
+            self,
+            TraceFormat::Blkparse | TraceFormat::Blktrace | TraceFormat::Ftrace
+        )
+    }
+
     /// The text formats, in the order a line is tried against them when it
     /// does not fit the one asked for.
     const TEXT: [TraceFormat; 9] = [

@@ -105,6 +105,8 @@ struct TraceSource {
     window: Option<trace::Window>,
     fit: Fit,
     devices: Devices,
+    event: trace::Event,
+    speed: f64,
 }
 
 impl Default for TraceSource {
@@ -115,6 +117,8 @@ impl Default for TraceSource {
             window: None,
             fit: Fit::Refuse,
             devices: Devices::Merge,
+            event: trace::Event::Queue,
+            speed: 1.0,
         }
     }
 }
@@ -218,6 +222,15 @@ impl IologReader {
                 let devices = Devices::parse(value).ok_or_else(|| bad(Devices::NAMES))?;
                 self.source.devices = devices;
             }
+            "iosteer_trace_event" => {
+                let event = trace::Event::parse(value);
+                self.source.event = event.ok_or_else(|| bad(trace::Event::NAMES))?;
+            }
+            "iosteer_trace_speed" => {
+                self.source.speed = (value.parse::<f64>().ok())
+                    .filter(|s| s.is_finite() && *s > 0.0)
+                    .ok_or_else(|| bad("a positive replay speed (2: twice as fast)"))?
+            }
             _ => return Ok(false),
         }
         Ok(true)
@@ -308,10 +321,16 @@ impl IologReader {
         path: String,
         line: usize,
     ) -> Result<Option<IologJob>, (usize, String)> {
-        // `size` is the region the trace is fitted to; `filename` and
-        // `directory` name the file `iosteer run` replays it on.
-        let own = [TRACE, &["size", "filename", "directory"]].concat();
+        // `offset` and `size` are the region the trace is fitted to;
+        // `filename` and `directory` name the file `iosteer run` replays
+        // it on.
+        let own = [TRACE, &["offset", "size", "filename", "directory"]].concat();
         let replaced = self.replaced(job, "iosteer_trace", &own)?;
+        let format = self.source.format;
+        if self.source.event != trace::Event::Queue && !format.has_events() {
+            let one = format!("job [{job}]: iosteer_trace_event: {format} traces have one event a request; blkparse, blktrace and ftrace have two");
+            return Err((line, one));
+        }
         Ok(Some(IologJob {
             path,
             line,
@@ -358,10 +377,14 @@ impl IologJob {
         (file, capacity): (&str, u64),
         notes: &mut Vec<String>,
     ) -> Result<(JobKind, Option<IologPacing>), FioError> {
+        let option = match self.trace {
+            Some(_) => "iosteer_trace",
+            None => "read_iolog",
+        };
         let err = |message: String| FioError {
             file: file.to_string(),
             line: self.line,
-            message: format!("job [{job}]: read_iolog={}: {message}", self.path),
+            message: format!("job [{job}]: {option}={}: {message}", self.path),
         };
         let path = self.path.as_str();
         if !std::path::Path::new(path).exists() {
@@ -467,7 +490,9 @@ impl IologJob {
         let path = self.path.as_str();
         let options = trace::Options {
             unit: source.unit,
+            speed: source.speed,
             devices: source.devices,
+            event: source.event,
             window: source.window,
             ..trace::Options::default()
         };

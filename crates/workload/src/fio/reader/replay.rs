@@ -7,11 +7,17 @@ impl Reader {
     /// A job that replays an iolog: its start, runtime, waits and I/O
     /// depth are the job's; what it issues is the log's.
     pub(super) fn replay_spec(self, iolog: IologJob, last_line: usize) -> JobSpec {
-        // A trace job's `size` is the region its trace is fitted to.
+        // A trace job's `offset` and `size` are the region its trace is
+        // fitted to (fio's logs say their own offsets).
+        let first_byte = match iolog.is_trace() {
+            true => self.offsets.finish(4096),
+            false => Start::default(),
+        };
+        let left = self
+            .capacity
+            .saturating_sub(first_byte.of_copy(0).unwrap_or(0));
         let region = match iolog.is_trace() {
-            true => self
-                .size
-                .map_or(self.capacity, |size| size.min(self.capacity)),
+            true => self.size.map_or(left, |size| size.min(left)),
             false => self.capacity,
         };
         JobSpec {
@@ -24,7 +30,7 @@ impl Reader {
             cut_at_end: None,
             time_based_ignored: false,
             numjobs: 1,
-            first_byte: Start::default(),
+            first_byte,
             stonewall: self.stonewall,
             new_group: self.new_group,
             group_reporting: self.group_reporting,

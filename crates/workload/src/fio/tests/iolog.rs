@@ -266,6 +266,36 @@ fn traced(trace: &str, options: &str) -> (tempfile::TempDir, Result<JobFile, Fio
     (dir, parsed)
 }
 
+/// An `iosteer_trace` lies in its job's region, from its `offset` (a review
+/// found it at byte 0 whatever the offset, two traced jobs overlapping),
+/// and a job file may give the replay's event and speed as the command
+/// line does.
+#[test]
+fn an_iosteer_trace_lies_from_its_job_s_offset_at_its_speed() {
+    let ascii = "0 0 0 8 1\n1000000 0 8 8 1\n";
+    let options = "offset=64m\nsize=1m\niosteer_trace_speed=2\niosteer_trace_event=queue\n";
+    let (_dir, file) = traced(ascii, options);
+    let file = file.unwrap();
+    let JobKind::Trace(records) = &file.jobs[0].kind else {
+        panic!("not a trace job")
+    };
+    let got: Vec<(u64, u64)> = records
+        .cursor()
+        .map(|r| r.unwrap())
+        .map(|r| (r.at.0, r.offset))
+        .collect();
+    assert_eq!(got, [(0, 64 << 20), (500_000, (64 << 20) + 4096)]);
+    assert!(
+        !file.notes.iter().any(|n| n.contains("offset accepted")),
+        "{:?}",
+        file.notes
+    );
+    // An ascii trace has one event a request: an issue event is refused.
+    let (_dir, refused) = traced(ascii, "iosteer_trace_event=issue\n");
+    let err = refused.unwrap_err().to_string();
+    assert!(err.contains("ascii traces have one event"), "{err}");
+}
+
 #[test]
 fn an_iosteer_trace_job_replays_any_format_open_loop() {
     let msr = "128166372003061629,hm,0,Read,8192,4096,1\n\
