@@ -208,6 +208,19 @@ fn fill(source: &mut impl Read, buf: &mut [u8]) -> std::io::Result<Option<usize>
     Ok((got > 0).then_some(got))
 }
 
+/// Whether the file at `path` starts with a blktrace record's magic.
+pub fn is_blktrace(path: &str) -> bool {
+    let mut head = [0u8; 4];
+    let read = std::fs::File::open(path).and_then(|mut f| {
+        use std::io::Read;
+        f.read_exact(&mut head)
+    });
+    read.is_ok()
+        && [u32::from_le_bytes(head), u32::from_be_bytes(head)]
+            .iter()
+            .any(|word| word & !0xff == MAGIC)
+}
+
 /// The byte order told by a record's magic, if it is one.
 fn byte_order(raw: &[u8; RECORD_BYTES]) -> Option<bool> {
     let le = u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]);

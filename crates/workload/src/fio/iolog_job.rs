@@ -406,6 +406,13 @@ impl IologJob {
             let kind = self.trace_kind(job, source, capacity, notes).map_err(err)?;
             return Ok((kind, None));
         }
+        if crate::blktrace::is_blktrace(path) {
+            return Err(err(format!(
+                "a blktrace binary file: fio 3.33 replays it as read_iolog; here it replays as \
+                 iosteer_trace={path} with iosteer_trace_format=blktrace (open loop, by its \
+                 queue or issue events)"
+            )));
+        }
         let version = crate::iolog::version(path).map_err(|e| err(e.to_string()))?;
         let options = trace::Options {
             devices: if self.options.redirect {

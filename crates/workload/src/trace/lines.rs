@@ -459,9 +459,16 @@ pub(crate) type Columns4 = (u128, Op, DeviceKey, (u64, u64));
 /// A column format's line read: arrival, operation, device and span.
 pub(crate) type Parsed = Result<Columns4, TraceError>;
 
+/// The note on ascii arrivals finer than their unit, nanoseconds.
+const SUB_NANOSECOND: &str = "arrival times with a fraction of a nanosecond, rounded to whole ones: is the trace in another unit? (DiskSim's own ascii traces count milliseconds)";
+
 pub(crate) fn ascii_line(p: &LineParser, text: &str, unit: TimeUnit, sink: &mut Sink) -> Parsed {
     let f = p.fields(text, None, (5, 5), sink)?;
     let time = p.time("1 (arrival time)", f[0], unit.nanos())?;
+    let fraction = f[0].split_once('.').map_or("", |(_, fraction)| fraction);
+    if unit == TimeUnit::Ns && fraction.bytes().any(|b| (b'1'..=b'9').contains(&b)) {
+        sink.tally.add(SUB_NANOSECOND, 1);
+    }
     let offset = p.sectors("3 (lba)", f[2], "a sector number")?;
     let len = p.sectors("4 (size)", f[3], "a sector count")?;
     let op = p.read_or_write("5 (type)", f[4], (&["1"], &["0"]), "1 (read) or 0 (write)")?;

@@ -458,6 +458,26 @@ fn extra_columns_zero_lengths_and_unsorted_arrivals_are_counted_in_notes() {
     assert!(clean.unwrap().notes.is_empty());
 }
 
+/// DiskSim's own ascii traces count milliseconds (`13.191135`): read in
+/// the default nanoseconds they ran a million times too fast, the
+/// fractions rounded away without a word (found by a review).
+#[test]
+fn ascii_times_finer_than_a_nanosecond_are_noted() {
+    let text = "13.191135 0 1 8 1\n20.5 0 9 8 0\n21.000 0 9 8 0\n";
+    let t = parse_as(text, "d.trace", TraceFormat::Ascii).unwrap();
+    assert_eq!(t.notes.len(), 1, "{:?}", t.notes);
+    assert!(t.notes[0].starts_with("2 arrival times with a fraction of a nanosecond"));
+    let ms = parse(
+        text,
+        "d.trace",
+        TraceFormat::Ascii,
+        TimeUnit::Ms,
+        1.0,
+        Devices::Merge,
+    );
+    assert!(ms.unwrap().notes.is_empty());
+}
+
 #[test]
 fn wrapping_counts_the_requests_it_moves_and_cuts() {
     let two_tib = 2u64 << 40;

@@ -266,6 +266,23 @@ fn traced(trace: &str, options: &str) -> (tempfile::TempDir, Result<JobFile, Fio
     (dir, parsed)
 }
 
+/// fio replays a blktrace binary file given to `read_iolog`; here it is
+/// refused saying what it is and how to replay it (it said "stream did
+/// not contain valid UTF-8").
+#[test]
+fn a_blktrace_file_as_read_iolog_says_how_to_replay_it() {
+    let path = format!(
+        "{}/../../traces/synthetic.blktrace.0",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = format!("[r]\nread_iolog={path}\n");
+    let err = parse(&text, "t.fio", GIB).unwrap_err().to_string();
+    assert!(
+        err.contains("a blktrace binary file") && err.contains("iosteer_trace_format=blktrace"),
+        "{err}"
+    );
+}
+
 /// An `iosteer_trace` lies in its job's region, from its `offset` (a review
 /// found it at byte 0 whatever the offset, two traced jobs overlapping),
 /// and a job file may give the replay's event and speed as the command
