@@ -18,8 +18,8 @@ pub struct BlockSplit {
 
 /// What `bssplit` accepts, for error messages.
 pub const ACCEPTED: &str =
-    "size/percent pairs joined by `:` (4k/50:64k/50), percentages summing to 100 \
-                            (a blank one takes an even share of the rest), one list per direction \
+    "size/percent pairs joined by `:` (4k/50:64k/50), percentages summing to at most 100 \
+                            (a blank one takes an even share of the rest, else the last size does), one list per direction \
                             joined by `,` (read,write,trim)";
 
 /// Most sizes a `bsrange` drawn as a list may take ([`BlockSplit::fio_range`]).
@@ -35,6 +35,13 @@ impl BlockSplit {
 
     /// One direction's list, such as `4k/50:64k/50` or `4k/:8k/`.
     pub fn parse(text: &str, base: KbBase) -> Option<BlockSplit> {
+        Self::parse_topped_up(text, base).map(|(split, _)| split)
+    }
+
+    /// [`Self::parse`], and the percent given to the last size to reach
+    /// 100: fio 3.33 draws that size whenever the draw passes the given
+    /// shares (`4k/30:8k/30`: 4k 30%, 8k 70%).
+    pub fn parse_topped_up(text: &str, base: KbBase) -> Option<(BlockSplit, f64)> {
         let mut sizes = Vec::new();
         let mut blanks = 0usize;
         for entry in text.split(':') {
@@ -53,16 +60,24 @@ impl BlockSplit {
             sizes.push((size, percent));
         }
         let given: f64 = sizes.iter().map(|s| s.1).filter(|p| !p.is_nan()).sum();
-        if given > 100.0 + 1e-9 || (blanks == 0 && (given - 100.0).abs() > 1e-6) {
+        if given > 100.0 + 1e-9 || (blanks == 0 && given == 0.0) {
             return None;
         }
         for entry in sizes.iter_mut().filter(|s| s.1.is_nan()) {
             entry.1 = (100.0 - given) / blanks as f64;
         }
-        Some(BlockSplit {
+        let short = match blanks {
+            0 if given < 100.0 - 1e-6 => 100.0 - given,
+            _ => 0.0,
+        };
+        if let Some(last) = sizes.iter_mut().rev().find(|s| s.1 > 0.0) {
+            last.1 += short;
+        }
+        let split = BlockSplit {
             sizes,
             any_byte: None,
-        })
+        };
+        Some((split, short))
     }
 
     /// fio's `bsrange=lo-hi` for one direction, drawn as fio draws it: a
@@ -183,7 +198,10 @@ mod tests {
         assert_eq!(s.sizes, [(4096, 50.0), (65536, 50.0)]);
         let s = BlockSplit::parse("4k/20:8k/:16k/", KbBase::Binary).unwrap();
         assert_eq!(s.sizes, [(4096, 20.0), (8192, 40.0), (16384, 40.0)]);
-        for bad in ["4k/50:64k/40", "4k/150", "4q/100", ""] {
+        // Short of 100, the rest goes to the last size, as fio draws it.
+        let s = BlockSplit::parse("4k/30:8k/30", KbBase::Binary).unwrap();
+        assert_eq!(s.sizes, [(4096, 30.0), (8192, 70.0)]);
+        for bad in ["4k/50:64k/60", "4k/150", "4q/100", "4k/0:8k/0", ""] {
             assert!(BlockSplit::parse(bad, KbBase::Binary).is_none(), "{bad}");
         }
     }

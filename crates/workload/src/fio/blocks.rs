@@ -34,6 +34,9 @@ pub(super) struct Blocks {
     /// fio's `bs_unaligned` and `bs_is_seq_rand`.
     unaligned: bool,
     seq_rand: bool,
+    /// The `bssplit` lists whose shares fall short of 100, with the share
+    /// their last size took (for the notes).
+    topped_up: Vec<(String, f64)>,
 }
 
 /// The sizes a job draws.
@@ -59,6 +62,7 @@ impl Default for Blocks {
             ranges: [None; 3],
             unaligned: false,
             seq_rand: false,
+            topped_up: Vec::new(),
         }
     }
 }
@@ -140,9 +144,14 @@ impl Blocks {
                 }
             }
             "bssplit" => {
-                let splits = per_direction(value, |t| BlockSplit::parse(t, base))
+                let parsed = per_direction(value, |t| BlockSplit::parse_topped_up(t, base))
                     .ok_or_else(|| bad(crate::bssplit::ACCEPTED))?;
-                self.set_splits(splits).map_err(|e| bad(&e))?;
+                let short = (parsed.iter().flatten()).filter(|(_, short)| *short > 0.0);
+                self.topped_up = short
+                    .map(|(_, short)| (value.to_string(), *short))
+                    .collect();
+                self.set_splits(parsed.map(|p| p.map(|(split, _)| split)))
+                    .map_err(|e| bad(&e))?;
             }
             "blocksize_unaligned" => {
                 self.unaligned = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?
@@ -157,6 +166,11 @@ impl Blocks {
 
     /// The sizes the job draws; a note for the sizes fio rounds.
     pub(super) fn finish(mut self, job: &str, notes: &mut Vec<String>) -> BlockPlan {
+        if let Some((value, short)) = self.topped_up.first() {
+            notes.push(format!(
+                "job {job}: bssplit={value}: shares short of 100; the last size takes the rest ({short}% more), as fio 3.33 draws it"
+            ));
+        }
         if !self.unaligned {
             // A range's sizes are multiples of its low end but for its top,
             // which fio's cap leaves as it is.

@@ -337,7 +337,7 @@ fn per_direction_values_follow_fios_commas() {
         "bs=,",
         "bs=4k,4k,4k,4k",
         "rate=1m,x",
-        "bssplit=4k/50,",
+        "bssplit=4k/50:8k/60,",
         "bssplit=4k,8k,16k,32k",
     ] {
         assert_refused(&format!("[j]\nrw=randrw\n{bad}\n"), "t.fio:3", &[bad]);
