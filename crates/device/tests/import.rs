@@ -145,6 +145,24 @@ fn mqsim_page_latencies_are_those_the_cell_type_takes() {
     assert_eq!(read_program("SLC", &slc_only), (3.0, 100.0, 3800.0));
 }
 
+/// A GC threshold above the spare area (the Progressive-GC paper's 0.3
+/// over 7%) makes MQSim collect without end once the drive fills; it was
+/// refused, where SSDsim's was taken at the most the drive holds. Now both
+/// are, with a note.
+#[test]
+fn an_mqsim_gc_threshold_above_the_spare_area_is_the_most_the_drive_takes() {
+    let xml = with_element(&data("mqsim-ssdconfig.xml"), "GC_Exec_Threshold", "0.3");
+    let imported = mqsim::import(&xml, "pgc.xml").unwrap();
+    let c = shown(&imported);
+    assert!(c.gc.low_watermark < 4096 * 3 / 10, "{}", c.gc.low_watermark);
+    c.validate().unwrap();
+    let said = imported.mapped.iter().any(|n| {
+        n.outcome
+            .contains("MQSim collects without end once the drive is 70% full")
+    });
+    assert!(said, "{:?}", imported.mapped);
+}
+
 #[test]
 fn every_mqsim_parameter_is_mapped_or_listed() {
     let xml = data("mqsim-ssdconfig.xml");

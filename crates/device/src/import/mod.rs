@@ -277,6 +277,23 @@ pub(crate) fn blocks_for_fraction(fraction: f64, blocks_per_die: u32) -> u32 {
     ((fraction * f64::from(blocks_per_die)).ceil() as u32).max(2)
 }
 
+/// The most free blocks per die GC may keep with `op` spare and `streams`
+/// open blocks: `DeviceConfig::validate` wants the spare area above the
+/// watermark, the open blocks and one more.
+pub(crate) fn most_free_blocks(op: f64, blocks_per_die: u32, streams: u32) -> u32 {
+    let room = op * f64::from(blocks_per_die) - f64::from(streams) - 1.0;
+    if !(room.is_finite() && room > 0.0) {
+        return 0;
+    }
+    let mut most = (room.ceil() - 1.0) as u32;
+    let fits =
+        |high: u32| op > (f64::from(high) + f64::from(streams) + 1.0) / f64::from(blocks_per_die);
+    while most > 0 && !fits(most) {
+        most -= 1;
+    }
+    most
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

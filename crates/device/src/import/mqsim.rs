@@ -8,7 +8,7 @@
 //! plane's blocks, which become free blocks per die here.
 
 use super::params::{Param, Params};
-use super::{blocks_for_fraction, ImportError, Imported, Notes};
+use super::{blocks_for_fraction, most_free_blocks, ImportError, Imported, Notes};
 use crate::config::{CachePolicy, DeviceConfig, GcMode, InterfaceKind, VictimPolicy};
 
 /// MQSim parameters the model leaves out, and why.
@@ -409,12 +409,23 @@ fn garbage_collection(
         );
     }
     if let Some(threshold) = p.number("GC_Exec_Threshold")? {
-        let blocks = blocks_for_fraction(threshold, blocks_per_die);
+        let wanted = blocks_for_fraction(threshold, blocks_per_die);
+        let most = most_free_blocks(c.over_provisioning, blocks_per_die, c.gc.streams());
+        let blocks = wanted.min(most.max(2));
         c.gc.low_watermark = blocks;
         c.gc.high_watermark = blocks;
+        let clamped = match blocks < wanted {
+            true => format!(
+                "; {wanted} blocks exceed what over_provisioning = {} leaves room for, so the \
+                 most the drive takes: MQSim collects without end once the drive is {:.0}% full",
+                c.over_provisioning,
+                (1.0 - threshold) * 100.0
+            ),
+            false => String::new(),
+        };
         notes.mapped(
             format!("GC_Exec_Threshold = {threshold} of a plane's blocks"),
-            format!("gc.low_watermark = gc.high_watermark = {blocks} free blocks per die (no idle GC beyond it, as in MQSim)"),
+            format!("gc.low_watermark = gc.high_watermark = {blocks} free blocks per die (no idle GC beyond it, as in MQSim){clamped}"),
         );
     }
     let random = (

@@ -11,7 +11,7 @@
 //! GC thresholds are fractions (of the drive's pages, of a plane's pages).
 
 use super::params::{Param, Params};
-use super::{blocks_for_fraction, ImportError, Imported, Notes};
+use super::{blocks_for_fraction, most_free_blocks, ImportError, Imported, Notes};
 use crate::config::{CachePolicy, DeviceConfig, GcMode, VictimPolicy, WritePlacement};
 
 /// The preset behind an imported SSDsim drive: SSDsim's defaults are the
@@ -503,23 +503,6 @@ fn garbage_collection(
         ),
     );
     Ok(())
-}
-
-/// The most free blocks per die GC may keep with `op` spare and `streams`
-/// open blocks: `DeviceConfig::validate` wants the spare area above the
-/// watermark, the open blocks and one more.
-fn most_free_blocks(op: f64, blocks_per_die: u32, streams: u32) -> u32 {
-    let room = op * f64::from(blocks_per_die) - f64::from(streams) - 1.0;
-    if !(room.is_finite() && room > 0.0) {
-        return 0;
-    }
-    let mut most = (room.ceil() - 1.0) as u32;
-    let fits =
-        |high: u32| op > (f64::from(high) + f64::from(streams) + 1.0) / f64::from(blocks_per_die);
-    while most > 0 && !fits(most) {
-        most -= 1;
-    }
-    most
 }
 
 fn placement(p: &mut Params, c: &mut DeviceConfig, notes: &mut Notes) -> Result<(), ImportError> {
