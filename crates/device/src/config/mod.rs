@@ -620,14 +620,14 @@ impl DeviceConfig {
             return invalid(
                 "gc.state3_below",
                 gc.state3_below,
-                "must not be above gc.state2_below",
+                &format!("must not be above gc.state2_below ({})", gc.state2_below),
             );
         }
         if gc.high_watermark < gc.low_watermark {
             return invalid(
                 "gc.high_watermark",
                 gc.high_watermark,
-                "must not be below gc.low_watermark",
+                &format!("must not be below gc.low_watermark ({})", gc.low_watermark),
             );
         }
         let frontiers = u64::from(gc.streams());
@@ -635,7 +635,12 @@ impl DeviceConfig {
             return invalid(
                 "gc.high_watermark",
                 gc.high_watermark,
-                "leaves no block per die for data",
+                &format!(
+                    "leaves no block per die for data: a die of {blocks_per_die} blocks keeps \
+                     the watermark, {frontiers} open block(s) and one more; at least 2 free \
+                     blocks, so a die needs at least {} blocks",
+                    frontiers + 4
+                ),
             );
         }
         let op = self.over_provisioning;
