@@ -186,14 +186,7 @@ fn run(cli: Cli) -> Result<()> {
             let found = iosteer_engine::verify::read_back_path(&target)
                 .map_err(|e| anyhow!("--target {e}"))?;
             print_text(format!("{found}\n"))?;
-            match found.bad {
-                0 if !found.checked_any() => Err(anyhow!(
-                    "verify: no block of {} carries the stamp of `iosteer run --verify`: nothing was checked",
-                    target.display()
-                )),
-                0 => Ok(()),
-                bad => Err(anyhow!("verify: {bad} blocks disagree with their stamps")),
-            }
+            found.verdict().map_err(|e| anyhow!("verify: {e}"))
         }
         Command::Bench(BenchCommand::Device {
             devices,

@@ -130,7 +130,7 @@ pub(crate) fn file_error(e: WorkloadFileError, option: &str) -> anyhow::Error {
         WorkloadFileError::Fio(e) if e.message.contains("must fit the drive") => {
             let (name, bytes) = iosteer_device::config::largest_preset();
             let gib = bytes as f64 / f64::from(1 << 30);
-            anyhow!("{e}; --device takes a larger drive: `iosteer device show {name}` ({gib:.1} GiB, the largest preset) prints one whose geometry can be edited")
+            anyhow!("{e}; --device takes a larger drive file (`iosteer device show {name}` prints the largest preset, {gib:.1} GiB, to edit its geometry)")
         }
         other => other.into(),
     }

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use anyhow::{anyhow, Result};
+use iosteer_sim::workload_file::TraceOptions;
 use iosteer_study::sweep::{self, family, PhaseRole, Sweep, SweepError, SweepWorkload};
 use iosteer_study::{objective, page};
 
@@ -185,6 +186,12 @@ fn threads_value(text: &str) -> std::result::Result<usize, String> {
 
 /// The scenario, job file or trace to sweep.
 fn workload(args: &SweepArgs) -> Result<SweepWorkload> {
+    // clap's `requires` does not hold beside a conflicting scenario or job.
+    if args.trace.is_none() && args.trace_options.options()? != TraceOptions::default() {
+        return Err(anyhow!(
+            "--trace-* options act on --trace FILE, and none was given"
+        ));
+    }
     Ok(match (&args.job, &args.trace) {
         (Some(file), _) => SweepWorkload::JobFile(file.clone()),
         (None, Some(file)) => SweepWorkload::Trace {

@@ -368,6 +368,24 @@ fn every_example_job_file_runs_on_real_files() {
     }
 }
 
+/// A job's requests in its ramp count in no phase on a real file either,
+/// while another job is measured (reads of `a`'s ramp counted in `b`'s).
+#[test]
+fn ramp_requests_count_nowhere_on_a_real_file() {
+    let text = "[global]\nrw=randread\nbs=4k\nsize=1m\ntime_based\nruntime=1\n\
+                [a]\nrate_iops=400\nramp_time=500ms\n[b]\nrate_iops=100\n";
+    let Some((_dir, _, out)) = run_new_job("ramp", text, "1m", &["--json"]) else {
+        return;
+    };
+    let report = report_of(&out);
+    let phases = &report["runs"][0]["phases"];
+    let names = each_str(phases, "name");
+    let b = names.iter().position(|n| *n == "b").expect("b measured alone first");
+    let reads = phases[b]["read"]["ops"].as_u64().unwrap();
+    // b alone for 0.5 s at 100 a second; with a's ramp it was 250.
+    assert!((25..=80).contains(&reads), "{reads}: {phases}");
+}
+
 #[test]
 fn verify_reads_back_a_verified_file_and_names_a_corrupted_block_by_offset() {
     // Writes the first MiB of a 2 MiB file once; the second MiB is never written.

@@ -118,15 +118,18 @@ fn mqsim_ssdconfig_imports_with_its_parameters() {
     }
 }
 
-/// MQSim gives SLC pages the LSB latency only and MLC pages LSB or CSB in
-/// turn (`Flash_Chip::Get_command_execution_latency`); TLC pages take all
-/// three (90, 84 and 82 of a 256-page block). The mean of all three made a
-/// 3 us SLC read 51 us, and an SLC file without CSB and MSB was refused.
+/// MQSim gives SLC pages the LSB latency only and MLC pages LSB or MSB in
+/// turn (`Flash_Chip::Get_command_execution_latency`, with `SSD_Device`'s
+/// latency pairs); TLC pages take all three (90, 84 and 82 of a 256-page
+/// block). The mean of all three made a 3 us SLC read 51 us, and an SLC
+/// file without CSB and MSB was refused.
 #[test]
 fn mqsim_page_latencies_are_those_the_cell_type_takes() {
     let xml = data("mqsim-ssdconfig.xml");
     let xml = with_element(&xml, "Page_Read_Latency_LSB", "3000");
+    let xml = with_element(&xml, "Page_Read_Latency_CSB", "50000");
     let xml = with_element(&xml, "Page_Program_Latency_LSB", "100000");
+    let xml = with_element(&xml, "Page_Program_Latency_CSB", "500000");
     let read_program = |technology: &str, xml: &str| {
         let xml = with_element(xml, "Flash_Technology", technology);
         nand_us(&shown(&mqsim::import(&xml, "cells.xml").unwrap()))
@@ -134,15 +137,27 @@ fn mqsim_page_latencies_are_those_the_cell_type_takes() {
     assert_eq!(read_program("SLC", &xml), (3.0, 100.0, 3800.0));
     assert_eq!(read_program("MLC", &xml), (39.0, 425.0, 3800.0));
     let tlc = read_program("TLC", &xml);
-    let mean = |lsb: f64, other: f64| (90.0 * lsb + 166.0 * other) / 256.0;
-    assert!((tlc.0 - mean(3.0, 75.0)).abs() < 1e-9, "{tlc:?}");
-    assert!((tlc.1 - mean(100.0, 750.0)).abs() < 1e-9, "{tlc:?}");
-    let slc_only: String = xml
-        .lines()
-        .filter(|l| !l.contains("_CSB>") && !l.contains("_MSB>"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    assert_eq!(read_program("SLC", &slc_only), (3.0, 100.0, 3800.0));
+    let mean = |[lsb, csb, msb]: [f64; 3]| (90.0 * lsb + 84.0 * csb + 82.0 * msb) / 256.0;
+    assert!((tlc.0 - mean([3.0, 50.0, 75.0])).abs() < 1e-9, "{tlc:?}");
+    assert!(
+        (tlc.1 - mean([100.0, 500.0, 750.0])).abs() < 1e-9,
+        "{tlc:?}"
+    );
+    let without = |bits: &[&str]| -> String {
+        let dropped = |l: &&str| bits.iter().any(|b| l.contains(&format!("_{b}>")));
+        xml.lines()
+            .filter(|l| !dropped(l))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(
+        read_program("SLC", &without(&["CSB", "MSB"])),
+        (3.0, 100.0, 3800.0)
+    );
+    assert_eq!(
+        read_program("MLC", &without(&["CSB"])),
+        (39.0, 425.0, 3800.0)
+    );
 }
 
 /// A GC threshold above the spare area (the Progressive-GC paper's 0.3

@@ -169,11 +169,14 @@ impl Observer for Watch {
         if outcome == Outcome::Error {
             return;
         }
-        let latency = at - request.submitted;
-        if !in_ramp {
-            self.recorder
-                .request_done(request.op, request.len.0, latency, at);
+        // fio counts nothing that completes in its job's ramp: neither do
+        // the figures nor the live line.
+        if in_ramp {
+            return;
         }
+        let latency = at - request.submitted;
+        self.recorder
+            .request_done(request.op, request.len.0, latency, at);
         let class = match request.op {
             Op::Read => 0,
             Op::Write => 1,

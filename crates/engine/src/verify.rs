@@ -426,10 +426,27 @@ impl fmt::Display for ReadBack {
     }
 }
 
+/// Why a read-back does not vouch for its target.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ReadBackError {
+    #[error("{0} blocks disagree with their stamps")]
+    Bad(u64),
+    /// No block carries a stamp: a target no verifying run wrote, or one
+    /// whose every write was lost.
+    #[error("no block carries the stamp of `iosteer run --verify`: nothing was checked")]
+    NothingChecked,
+}
+
 impl ReadBack {
-    /// Whether any block carries a stamp: without one nothing was checked.
-    pub fn checked_any(&self) -> bool {
-        self.good + self.bad > 0
+    /// Whether the target held what the verifying run wrote: no bad block,
+    /// and at least one stamped block checked.
+    pub fn verdict(&self) -> Result<(), ReadBackError> {
+        match (self.bad, self.good) {
+            (0, 0) => Err(ReadBackError::NothingChecked),
+            (0, _) => Ok(()),
+            (bad, _) => Err(ReadBackError::Bad(bad)),
+        }
     }
 
     fn count_chunk(&mut self, offset: u64, chunk: &[u8]) {
@@ -634,7 +651,7 @@ mod tests {
         assert_eq!(found.first[0].0, 4 * BLOCK as u64);
         assert!(found.first[0].1.contains("checksum"), "{:?}", found.first);
         assert!(found.first[1].1.contains("offset"), "{:?}", found.first);
-        assert!(found.checked_any());
+        assert_eq!(found.verdict(), Err(ReadBackError::Bad(2)));
         assert_eq!(found.tail_bytes, 100);
         assert!(found.to_string().contains("the last 100 bytes"), "{found}");
     }
@@ -647,6 +664,6 @@ mod tests {
         let target = Target::open(&path, &crate::OpenOptionsSpec::default()).unwrap();
         let found = read_back(&target).unwrap();
         assert_eq!((found.never_written, found.tail_bytes), (4, 0));
-        assert!(!found.checked_any());
+        assert_eq!(found.verdict(), Err(ReadBackError::NothingChecked));
     }
 }

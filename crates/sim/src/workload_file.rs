@@ -63,7 +63,7 @@ pub enum WorkloadFileError {
 }
 
 /// How to read a trace file.
-#[derive(Copy, Clone, Debug)]
+#[derive(Copy, Clone, Debug, PartialEq)]
 pub struct TraceOptions {
     pub format: TraceFormat,
     /// Time unit of ascii traces.

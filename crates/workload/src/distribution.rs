@@ -202,7 +202,7 @@ fn shifted(rank: u64, center: f64, blocks: u64) -> u64 {
 
 /// A share of the region as fio's `gauss_next` draws it (before its hash
 /// scatters it): the mean of [`BELL_DRAWS`] uniform draws, plus a jitter
-/// `width` wide around zero, halved while it would reach the end.
+/// `width` wide around zero, halved while it would leave the region.
 fn fio_bell(rng: &mut SmallRng, width: f64) -> f64 {
     let sum: f64 = (0..BELL_DRAWS).map(|_| rng.random_range(0.0..1.0f64)).sum();
     let bell = sum / f64::from(BELL_DRAWS);
@@ -210,7 +210,9 @@ fn fio_bell(rng: &mut SmallRng, width: f64) -> f64 {
         return bell;
     }
     let mut jitter = (rng.random_range(0.0..1.0f64) - 0.5) * width;
-    while bell + jitter >= 1.0 {
+    // fio adds the jitter to an unsigned block number: below zero it wraps
+    // past the end, and is halved as one past the end is.
+    while !(0.0..1.0).contains(&(bell + jitter)) {
         jitter /= 2.0;
     }
     bell + jitter

@@ -50,6 +50,7 @@ pub const SUPPORTED: &[&str] = &[
     "percentage_random",
     "blockalign",
     "norandommap",
+    "random_generator",
     "randrepeat",
     "randseed",
     "nrfiles",
@@ -250,7 +251,6 @@ pub const IGNORED: &[&str] = &[
     // `thinktime`'s.
     "thinktime_spin",
     "lockfile",
-    "random_generator",
     "allrandrepeat",
     "softrandommap",
     "continue_on_error",

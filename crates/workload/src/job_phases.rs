@@ -237,7 +237,7 @@ impl PhaseTracker {
             .filter(|(g, &ever)| !ever && g.job().shape.ramp > Nanos::ZERO && g.issued() > 0)
             .map(|(g, _)| {
                 format!(
-                    "job {}: it or the run ended within its ramp_time ({:.1} s), so none of its {} requests are in the figures (fio would report them all: it clears a job's figures only when its ramp ends)",
+                    "job {}: it or the run ended within its ramp_time ({:.1} s), so none of its {} requests are in the figures (fio would count their I/Os and bytes, not their latencies: it clears a job's figures only when its ramp ends)",
                     g.name(),
                     g.job().shape.ramp.as_secs_f64(),
                     g.issued()

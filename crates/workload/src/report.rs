@@ -631,7 +631,11 @@ impl Recorder {
             .iter()
             .zip(self.outside)
             .filter(|(_, n)| *n > 0)
-            .map(|(op, n)| format!("{n} {}{}", op.name(), if n == 1 { "" } else { "s" }))
+            .map(|(op, n)| match (n, op) {
+                (1, _) => format!("1 {}", op.name()),
+                (_, Op::Flush) => format!("{n} flushes"),
+                _ => format!("{n} {}s", op.name()),
+            })
             .collect::<Vec<_>>()
             .join(", ");
         let outside = (outside > 0).then(|| {

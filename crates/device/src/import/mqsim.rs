@@ -256,13 +256,14 @@ enum Cell {
 
 impl Cell {
     /// How many of a block's `pages` take the LSB, CSB and MSB latencies:
-    /// SLC only LSB; MLC alternates LSB and CSB; TLC takes LSB for pages
-    /// 0-5, CSB for 6-7, then pairs of pages LSB, CSB, MSB in turn.
+    /// SLC only LSB; MLC alternates LSB and MSB (`SSD_Device` gives MLC
+    /// chips the pair LSB, MSB); TLC takes LSB for pages 0-5, CSB for 6-7,
+    /// then pairs of pages LSB, CSB, MSB in turn.
     fn latency_shares(self, pages: u32) -> [u64; 3] {
         let n = u64::from(pages);
         match self {
             Cell::Slc => [n, 0, 0],
-            Cell::Mlc => [n.div_ceil(2), n / 2, 0],
+            Cell::Mlc => [n.div_ceil(2), 0, n / 2],
             Cell::Tlc => {
                 let rest = n.saturating_sub(8);
                 let (cycles, left) = (rest / 6, rest % 6);

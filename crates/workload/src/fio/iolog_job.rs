@@ -77,6 +77,7 @@ const REPLACED: &[&str] = &[
     "file_service_type",
     "blockalign",
     "norandommap",
+    "random_generator",
     "random_distribution",
     "percentage_random",
     "rw_sequencer",
@@ -504,8 +505,19 @@ impl IologJob {
             ..trace::Options::default()
         };
         let drive = (capacity, 4096);
-        let replay = trace::open_replay(path, source.format, &options, source.fit, drive)
-            .map_err(|e| e.to_string())?;
+        let replay =
+            trace::open_replay(path, source.format, &options, source.fit, drive).map_err(|e| {
+                match e {
+                    trace::TraceError::TooLarge { needed, .. } => format!(
+                        "{path} addresses {}, more than the job's region holds ({}: from its \
+                     offset, its size long or to the drive's end); iosteer_trace_fit=wrap or \
+                     scale remaps it",
+                        trace::exact_size(needed),
+                        trace::exact_size(capacity)
+                    ),
+                    other => other.to_string(),
+                }
+            })?;
         notes.push(format!(
             "job {job}: iosteer_trace={path}: a {} trace of {} requests, replayed open loop (each \
              request at its arrival, as `iosteer sim --trace` replays one; iodepth does not bound it)",

@@ -99,6 +99,24 @@ fn a_skewed_random_writer_reads_each_block_back_once() {
     }
 }
 
+/// With the lfsr generator fio keeps no random map either: each block is
+/// written once, in its order, and read back by offset (fio 3.33: writes
+/// 15 11 9 ..., reads 0 1 2 ...; found by a review).
+#[test]
+fn an_lfsr_writer_reads_back_by_offset() {
+    let text = "[j]\nrw=randwrite\nbs=4k\nsize=64k\nverify=crc32c\nrandom_generator=lfsr\n";
+    let requests = issued(text);
+    let mut written = pieces(&requests, Op::Write);
+    written.sort_unstable();
+    assert_eq!(
+        written,
+        (0..16).map(|i| (i * 4096, 4096)).collect::<Vec<_>>()
+    );
+    assert_eq!(pieces(&requests, Op::Read), written);
+    let err = parse("[j]\nrw=randwrite\nrandom_generator=mt\n", "t.fio", GIB);
+    assert!(err.unwrap_err().to_string().contains("lfsr"));
+}
+
 /// With `verify`, fio 3.33 ends a loop at `size` whatever `io_size` says,
 /// and goes on only while the bytes done, read-backs included, fall short
 /// of `io_size`: 64/64 with io_size=512k, 128/128 with 1m; 64 writes with

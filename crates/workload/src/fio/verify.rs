@@ -31,6 +31,9 @@ pub(super) struct Verify {
     backlog_batch: u64,
     /// fio's `verify_only`: the writes are not issued, only read back.
     only: bool,
+    /// fio's `random_generator=lfsr`: it never draws an offset twice a
+    /// pass and keeps no random map, so it reads back by offset.
+    lfsr: bool,
 }
 
 impl Default for Verify {
@@ -41,6 +44,7 @@ impl Default for Verify {
             backlog: 0,
             backlog_batch: 0,
             only: false,
+            lfsr: false,
         }
     }
 }
@@ -73,6 +77,15 @@ impl Verify {
             "verify_backlog_batch" => self.backlog_batch = count()?,
             "verify_only" => {
                 self.only = boolean(value).ok_or_else(|| setting.bad("nothing, 0 or 1"))?;
+            }
+            // Which offsets a random job draws is the same here (each block
+            // once a pass); only the read-back's order tells them apart.
+            "random_generator" => {
+                self.lfsr = match value {
+                    "lfsr" => true,
+                    "tausworthe" | "tausworthe64" => false,
+                    _ => return Err(setting.bad("tausworthe, lfsr or tausworthe64")),
+                }
             }
             _ => return Ok(false),
         }
@@ -127,9 +140,10 @@ impl Verify {
             false => size,
         };
         // fio reads back in the order written only while its random map
-        // is on (`log_io_piece`): none without `norandommap`... nor for a
-        // distribution other than uniform, for which it keeps no map.
-        let random_map = !norandommap && shape.distribution == Distribution::Uniform;
+        // is on (`log_io_piece`): none with `norandommap`, nor for a
+        // distribution other than uniform or with the lfsr generator, for
+        // which it keeps no map.
+        let random_map = !norandommap && !self.lfsr && shape.distribution == Distribution::Uniform;
         let read_back = self.reads_back(s).then(|| ReadBack {
             by_offset: s.sequential || !random_map,
             backlog: (self.backlog > 0).then(|| {

@@ -465,8 +465,8 @@ const SUB_NANOSECOND: &str = "arrival times with a fraction of a nanosecond, rou
 pub(crate) fn ascii_line(p: &LineParser, text: &str, unit: TimeUnit, sink: &mut Sink) -> Parsed {
     let f = p.fields(text, None, (5, 5), sink)?;
     let time = p.time("1 (arrival time)", f[0], unit.nanos())?;
-    let fraction = f[0].split_once('.').map_or("", |(_, fraction)| fraction);
-    if unit == TimeUnit::Ns && fraction.bytes().any(|b| (b'1'..=b'9').contains(&b)) {
+    let finer = f[0].parse::<f64>().is_ok_and(|ns| ns.fract() != 0.0);
+    if unit == TimeUnit::Ns && finer {
         sink.tally.add(SUB_NANOSECOND, 1);
     }
     let offset = p.sectors("3 (lba)", f[2], "a sector number")?;
