@@ -380,7 +380,10 @@ fn ramp_requests_count_nowhere_on_a_real_file() {
     let report = report_of(&out);
     let phases = &report["runs"][0]["phases"];
     let names = each_str(phases, "name");
-    let b = names.iter().position(|n| *n == "b").expect("b measured alone first");
+    let b = names
+        .iter()
+        .position(|n| *n == "b")
+        .expect("b measured alone first");
     let reads = phases[b]["read"]["ops"].as_u64().unwrap();
     // b alone for 0.5 s at 100 a second; with a's ramp it was 250.
     assert!((25..=80).contains(&reads), "{reads}: {phases}");

@@ -115,6 +115,20 @@ pub enum SweepError {
     RepeatedSpec { spec: String },
     #[error("no setting to sweep")]
     NoSettings,
+    /// The drives a sweep holds at once (each seed's aged drive, and one
+    /// per thread running on it) would not fit the memory free now.
+    #[error(
+        "{drives} copies of the drive at once (its aged drive for each of {seeds} seed(s), and one for each of {threads} thread(s)) need about {:.1} GiB, and {:.1} GiB of memory is free; use fewer seeds or threads (--threads), or a smaller drive",
+        *.needed as f64 / f64::from(1 << 30),
+        *.available as f64 / f64::from(1 << 30)
+    )]
+    Memory {
+        drives: u64,
+        seeds: usize,
+        threads: usize,
+        needed: u64,
+        available: u64,
+    },
     /// Stopped (Ctrl-C) before any setting had run on every seed.
     #[error("stopped before any setting had run on every seed: nothing to judge")]
     StoppedBeforeAnySetting,
@@ -535,6 +549,7 @@ impl Sweep {
 
     /// The workload's simulation on each seed, on the drive, checked.
     fn seed_simulations(&self) -> Result<Vec<Simulation>, SweepError> {
+        self.check_memory(free_memory())?;
         let mut sims = Vec::new();
         for &seed in &self.seeds {
             let mut sim = self.workload.simulation(&self.device, seed)?;
@@ -547,6 +562,28 @@ impl Sweep {
             sims.push(sim);
         }
         Ok(sims)
+    }
+
+    /// Refuses a sweep whose drives would not fit `free` bytes of memory
+    /// (`None`: not known): each seed's aged drive and a copy for each
+    /// thread are held at once.
+    fn check_memory(&self, free: Option<u64>) -> Result<(), SweepError> {
+        let (seeds, runs) = (self.seeds.len(), self.specs.len() * self.seeds.len());
+        let threads = (self.threads)
+            .unwrap_or_else(rayon::current_num_threads)
+            .min(runs.max(1));
+        let drives = (seeds + threads) as u64;
+        let needed = drives.saturating_mul(self.device.model_bytes());
+        match free {
+            Some(available) if needed > available => Err(SweepError::Memory {
+                drives,
+                seeds,
+                threads,
+                needed,
+                available,
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// Runs every spec on every seed's simulation (from [`Sweep::simulations`]),
@@ -740,3 +777,11 @@ pub mod family;
 
 #[cfg(test)]
 mod tests;
+
+/// The memory free now (Linux's `MemAvailable`), bytes; `None` elsewhere.
+fn free_memory() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}

@@ -353,6 +353,14 @@ impl DeviceConfig {
         (self.geometry.page_size / unit).max(1)
     }
 
+    /// About the memory a model of the drive holds, bytes: its forward and
+    /// reverse maps take 4 bytes a mapping unit of NAND each (measured
+    /// peak RSS of an aged drive: 16.5 MB for consumer-sata's 17.8 here,
+    /// 1.85 GB for 2^28 pages' 2.1).
+    pub fn model_bytes(&self) -> u64 {
+        8 * self.geometry.physical_pages() * u64::from(self.units_per_page())
+    }
+
     /// Logical mapping units the host sees.
     pub fn logical_units(&self) -> u64 {
         self.logical_pages() * u64::from(self.units_per_page())

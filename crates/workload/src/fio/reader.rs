@@ -533,6 +533,19 @@ impl Reader {
             line: last_line,
             message: format!("job [{job}]: {message}"),
         };
+        // The simulator's clock ends at 2^62 ns: a job past it would stop
+        // short (fifo: 2,074 s of a 3,600 s runtime) or never (steer).
+        let ends = (self.start.0)
+            .saturating_add(self.shape.ramp.0)
+            .saturating_add(self.runtime.map_or(0, |r| r.0));
+        if ends > crate::trace::MAX_ARRIVAL.0 {
+            return Err(err(format!(
+                "startdelay, ramp_time and runtime end {:.4e} s after the start, past the latest \
+                 time the simulator can represent, {:.4e} s (2^62 ns, 146 years)",
+                ends as f64 / 1e9,
+                crate::trace::MAX_ARRIVAL.as_secs_f64()
+            )));
+        }
         let controls = std::mem::take(&mut self.controls);
         (self.group_reporting, self.new_group) = (controls.group_reporting, controls.new_group);
         controls.cap_iodepth(job, &mut self.arrival.iodepth, notes);

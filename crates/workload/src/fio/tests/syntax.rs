@@ -478,3 +478,23 @@ fn name_names_the_job_as_in_fio() {
     );
     assert!(err.is_err());
 }
+
+/// A job past the simulator's clock (2^62 ns) ran 2,074 s of a 3,600 s
+/// runtime under fifo and never ended under steer (found by a review).
+#[test]
+fn a_job_past_the_clock_is_refused() {
+    assert_refused(
+        "[a]\nrw=read\nstartdelay=5124095h\nruntime=1h\ntime_based\n",
+        "t.fio:5",
+        &[
+            "past the latest time the simulator can represent",
+            "2^62 ns",
+        ],
+    );
+    assert!(parse(
+        "[a]\nrw=read\nstartdelay=100000h\nruntime=1h\n",
+        "t.fio",
+        1 << 30
+    )
+    .is_ok());
+}
