@@ -181,6 +181,7 @@ fn on_target(args: &RunArgs, mut setup: Setup) -> Result<()> {
         run_on_files(plan(args, setup, jobs, None), &options, config).map_err(|e| match e {
             OnFilesError::Files(e) => files_error(e, args),
             OnFilesError::IopollTrims => anyhow!("--iopoll: {e}"),
+            e @ OnFilesError::VerifyBlocks { .. } => anyhow!("--verify: {e}"),
             OnFilesError::Config(e) => engine_config_error(e),
             other => other.into(),
         })?;

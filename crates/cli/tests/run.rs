@@ -389,6 +389,25 @@ fn ramp_requests_count_nowhere_on_a_real_file() {
     assert!((25..=80).contains(&reads), "{reads}: {phases}");
 }
 
+/// Verifying stamps whole 4 KiB blocks: 2 KiB writes carried another
+/// block's stamp and read back as hundreds of false mismatches (found by a
+/// review). Refused before a file is made.
+#[test]
+fn verify_refuses_requests_off_its_4k_blocks_before_making_a_file() {
+    let (dir, job) = job_in(
+        "verify-2k",
+        "job.fio",
+        "[w]\nrw=randwrite\nbs=2k\nsize=1m\n",
+    );
+    let target = dir.path().join("t.img");
+    let (job, target) = (job.to_str().unwrap(), target.to_str().unwrap());
+    let args = [
+        "run", "--verify", "--job", job, "--target", target, "--size", "1m",
+    ];
+    assert_refused_saying(&args, &["--verify: job w", "2048-byte boundaries", "4096"]);
+    assert!(!Path::new(target).exists());
+}
+
 #[test]
 fn verify_reads_back_a_verified_file_and_names_a_corrupted_block_by_offset() {
     // Writes the first MiB of a 2 MiB file once; the second MiB is never written.

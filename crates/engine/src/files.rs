@@ -234,8 +234,7 @@ pub fn parse_job_file(
     file: &str,
     options: &FileOptions,
 ) -> Result<JobFile, FilesError> {
-    const UNKNOWN: u64 = u64::MAX / 4;
-    let provisional = fio::parse_file(text, file, UNKNOWN)?;
+    let provisional = fio::parse_file(text, file, 2 * fio::UNKNOWN_CAPACITY)?;
     let Some(size) = capacity(&provisional.jobs, options) else {
         refuse_percentages_of_nothing(text, file, &provisional)?;
         return Ok(provisional);
@@ -255,7 +254,7 @@ fn refuse_percentages_of_nothing(
     file: &str,
     provisional: &JobFile,
 ) -> Result<(), FilesError> {
-    let halved = fio::parse_file(text, file, u64::MAX / 8)?;
+    let halved = fio::parse_file(text, file, fio::UNKNOWN_CAPACITY)?;
     let moved = (provisional.jobs.iter().zip(&halved.jobs)).find(|(a, b)| {
         a.shape.sized && (a.start_offset(), a.end_offset()) != (b.start_offset(), b.end_offset())
     });

@@ -24,6 +24,10 @@ pub enum OnFilesError {
     /// The ring would poll the driver, and the jobs trim.
     #[error("an IOPOLL ring takes only reads and writes, and the job file trims")]
     IopollTrims,
+    /// `--verify` stamps whole 4 KiB blocks: a request off them would
+    /// carry another block's stamp and read back as corrupt.
+    #[error("job {job}: its requests fall on {granule}-byte boundaries; verifying stamps whole {} KiB blocks, so every offset and size must be a multiple of {}", crate::verify::BLOCK / 1024, crate::verify::BLOCK)]
+    VerifyBlocks { job: String, granule: u64 },
     /// The engine's configuration, with the jobs' largest request.
     #[error(transparent)]
     Config(#[from] ConfigError),
@@ -40,6 +44,16 @@ pub fn run_on_files(
     files: &FileOptions,
     mut config: EngineConfig,
 ) -> Result<Measured, OnFilesError> {
+    if config.verify {
+        let stamp = crate::verify::BLOCK as u64;
+        let mut jobs = plan.workload.jobs.iter();
+        if let Some(job) = jobs.find(|j| j.granule().is_some_and(|g| g % stamp != 0)) {
+            return Err(OnFilesError::VerifyBlocks {
+                job: job.name.clone(),
+                granule: job.granule().unwrap_or(1),
+            });
+        }
+    }
     let placement = files::place(&mut plan.workload.jobs, files)?;
     if config.iopoll && plan.workload.jobs.iter().any(drive::trims) {
         return Err(OnFilesError::IopollTrims);

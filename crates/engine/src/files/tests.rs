@@ -247,6 +247,19 @@ fn a_job_s_existing_files_together_hold_its_size() {
     assert_eq!(capacity(&parsed.jobs, &options), Some(64 << 10));
 }
 
+/// A random verifying writer sized by its file was refused as keeping
+/// 2^50 pieces to read back: the first read, against no size yet, counted
+/// them (found by a review; fio runs it: 8,192 writes, 8,192 read-backs).
+#[test]
+fn a_random_verifier_sized_by_its_file_is_read_against_the_file() {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
+    std::fs::write(dir.join("f"), vec![0u8; 1 << 20]).unwrap();
+    let text = "[w]\nfilename=f\nrw=randwrite\nbs=4k\nverify=crc32c\n";
+    let parsed = parse_job_file(text, "t.fio", &in_dir(dir)).unwrap();
+    assert_eq!(parsed.jobs[0].end_offset(), 1 << 20);
+}
+
 #[test]
 fn a_layout_stopped_part_way_puts_the_file_back_as_it_was() {
     let temp = tempfile::tempdir().unwrap();

@@ -103,7 +103,7 @@ impl Verify {
         let method = self.method.as_ref().filter(|_| self.reads_back(s))?;
         let what = if time_based && self.backlog > 0 {
             "fio reads each verify_backlog back while a time_based job runs; that is not \
-             modelled here: the job only writes"
+             modelled here: nothing it writes is read back"
         } else if time_based {
             "a time_based job reads nothing back, as in fio (its runtime ends it first)"
         } else if self.only {
