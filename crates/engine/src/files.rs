@@ -181,6 +181,11 @@ fn job_paths(job: &Job, base_dir: &Path, default_file: Option<&Path>) -> Option<
         .strip_prefix(section.as_str())
         .and_then(|rest| rest.strip_prefix('.'))
         .unwrap_or("0");
+    // fio names a renamed job's files after its header.
+    let section = match files.stem.is_empty() {
+        true => section,
+        false => &files.stem,
+    };
     Some(
         (0..files.count())
             .map(|f| dir.join(format!("{section}.{copy}.{f}")))

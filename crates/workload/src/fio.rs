@@ -327,6 +327,9 @@ pub fn parse_with_env(
             };
             let place = (file, capacity);
             let mut job = spec.job(name, &section.name, copy, after.clone(), place, &mut notes)?;
+            if section.header != section.name {
+                job.shape.files.stem = section.header.clone();
+            }
             keep_random_map(&mut job, &mut random_map_bits, &mut notes);
             read_back_pieces += verify::pieces_kept(&job);
             if capacity < UNKNOWN_CAPACITY {

@@ -51,6 +51,7 @@ pub const SUPPORTED: &[&str] = &[
     "blockalign",
     "norandommap",
     "random_generator",
+    "filename_format",
     "randrepeat",
     "randseed",
     "nrfiles",
@@ -245,7 +246,6 @@ pub const IGNORED: &[&str] = &[
     "unlink_each_loop",
     "fadvise_hint",
     "overwrite",
-    "filename_format",
     "unique_filename",
     // How a think time is spent (spinning, then sleeping): its length is
     // `thinktime`'s.

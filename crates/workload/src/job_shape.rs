@@ -271,6 +271,10 @@ pub struct FileSet {
     /// fio's `filename` list, as written (`iosteer run` opens them; the
     /// simulator places the files as ranges of the drive).
     pub names: Vec<String>,
+    /// The section header a job's files are named after when `name=`
+    /// renamed the job (fio 3.33 names them `header.copy.file`); empty:
+    /// its section.
+    pub stem: String,
     /// fio's `directory`: where relative file names are (`iosteer run`).
     pub directory: Option<String>,
     /// Where each file starts, bytes, when not the contiguous cut of the

@@ -247,6 +247,22 @@ fn a_job_s_existing_files_together_hold_its_size() {
     assert_eq!(capacity(&parsed.jobs, &options), Some(64 << 10));
 }
 
+/// fio 3.33 names a job's files after its section header even when
+/// `name=` renames the job (`[job1] name=read_iops`: job1.0.0); they were
+/// named read_iops.0.0.
+#[test]
+fn a_renamed_job_s_files_keep_its_header_s_name() {
+    let jobs = jobs(
+        "[job1]\nname=read_iops\nrw=write\nsize=64k\nnumjobs=2\n",
+        1 << 30,
+    );
+    let dir = Path::new("d");
+    let paths: Vec<PathBuf> = (jobs.iter())
+        .flat_map(|j| job_paths(j, dir, None).unwrap())
+        .collect();
+    assert_eq!(paths, [dir.join("job1.0.0"), dir.join("job1.1.0")]);
+}
+
 /// A random verifying writer sized by its file was refused as keeping
 /// 2^50 pieces to read back: the first read, against no size yet, counted
 /// them (found by a review; fio runs it: 8,192 writes, 8,192 read-backs).

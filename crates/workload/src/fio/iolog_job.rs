@@ -78,6 +78,7 @@ const REPLACED: &[&str] = &[
     "blockalign",
     "norandommap",
     "random_generator",
+    "filename_format",
     "random_distribution",
     "percentage_random",
     "rw_sequencer",

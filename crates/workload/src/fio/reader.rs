@@ -416,6 +416,10 @@ impl Reader {
             "exitall" => notes.push(format!(
                 "job {job}: `{given}` is accepted, but the other jobs run to their own end here"
             )),
+            "filename_format" if value != "$jobname.$jobnum.$filenum" => notes.push(format!(
+                "job {job}: filename_format={value} is not followed: a job without filename= has files of its own, named header.copy.file (fio's default), so jobs the format would put on one file get one each"
+            )),
+            "filename_format" => {}
             "exec_prerun" | "exec_postrun" => notes.push(format!(
                 "job {job}: {given}={value} is not run: iosteer runs no commands of a job file"
             )),

@@ -7,6 +7,8 @@ use crate::fio_text::Line;
 #[derive(Clone, Debug)]
 pub(super) struct Section {
     pub(super) name: String,
+    /// The name in its `[header]`, which `name=` does not change.
+    pub(super) header: String,
     pub(super) line: usize,
     /// `[global]` options in force where the section starts, then its own.
     pub(super) options: Vec<(String, String, usize)>,
@@ -35,6 +37,7 @@ pub(super) fn sections(lines: &[Line], file: &str) -> Result<Vec<Section>, FioEr
                 let mut scopes = global_starts.clone();
                 scopes.push(global.len());
                 sections.push(Section {
+                    header: name.clone(),
                     name,
                     line: line.number,
                     options: global.clone(),
