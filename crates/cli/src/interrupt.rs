@@ -1,18 +1,21 @@
-//! The one Ctrl-C handler: the first Ctrl-C asks the run under way to stop
-//! (it then reports and writes what it measured); a second one exits at once.
+//! The one Ctrl-C handler: the first Ctrl-C, SIGTERM or SIGHUP asks the run to stop (it
+//! reports and writes what it measured); a second over 0.5 s later exits at once (GNU
+//! `timeout` sends its one stop to the child and to its group: two signals at once).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Once;
+use std::sync::{atomic::AtomicBool, atomic::Ordering, Once, OnceLock};
+use std::time::{Duration, Instant};
 
-/// Set by the first Ctrl-C.
+/// Set by the first signal, and when it came.
 static STOP: AtomicBool = AtomicBool::new(false);
+static FIRST: OnceLock<Instant> = OnceLock::new();
 
-/// Whether Ctrl-C asked the run to stop; installs the handler once.
+/// Whether a signal asked the run to stop; installs the handler once.
 pub fn requested() -> bool {
     static HANDLER: Once = Once::new();
     HANDLER.call_once(|| {
         let _ = ctrlc::set_handler(|| {
-            if STOP.swap(true, Ordering::SeqCst) {
+            let first = *FIRST.get_or_init(Instant::now);
+            if STOP.swap(true, Ordering::SeqCst) && first.elapsed() > Duration::from_millis(500) {
                 std::process::exit(130);
             }
         });

@@ -362,9 +362,7 @@ fn duration(text: &str) -> std::result::Result<iosteer_sched::Nanos, String> {
 /// A `--seed`: clap's own message for `-1` ("invalid digit") does not say
 /// what is accepted.
 fn seed_value(text: &str) -> std::result::Result<u64, String> {
-    text.trim()
-        .parse()
-        .map_err(|_| format!("expected a whole number from 0 to {}", u64::MAX))
+    (text.trim().parse()).map_err(|_| format!("expected a whole number from 0 to {}", u64::MAX))
 }
 
 /// The options of every command that reports: `sim`, `sweep`, `run`, `probe`.

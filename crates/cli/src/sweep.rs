@@ -180,8 +180,8 @@ pub fn sweep(mut args: SweepArgs) -> Result<()> {
 /// A `--threads` count; the range is the sweep's to check.
 fn threads_value(text: &str) -> std::result::Result<usize, String> {
     let most = sweep::MAX_THREADS;
-    let expected = format!("expected a whole number of threads from 1 to {most}");
-    text.trim().parse().map_err(|_| expected)
+    (text.trim().parse())
+        .map_err(|_| format!("expected a whole number of threads from 1 to {most}"))
 }
 
 /// The scenario, job file or trace to sweep.

@@ -389,6 +389,23 @@ fn ramp_requests_count_nowhere_on_a_real_file() {
     assert!((25..=80).contains(&reads), "{reads}: {phases}");
 }
 
+/// Buffers past the engine's limit are refused before the files are laid
+/// out (a 128 MiB file was written, then the run refused; found by a
+/// review).
+#[test]
+fn buffers_too_large_are_refused_before_a_file_is_laid_out() {
+    let (dir, job) = job_in(
+        "buffers",
+        "job.fio",
+        "[r]\nrw=read\nbs=128m\nsize=128m\nfilename=big.img\n",
+    );
+    let job = job.to_str().unwrap();
+    let target = dir.path().to_str().unwrap();
+    let args = ["run", "--job", job, "--target", target];
+    assert_refused_saying(&args, &["exceed the engine's limit"]);
+    assert!(!dir.path().join("big.img").exists());
+}
+
 /// Verifying stamps whole 4 KiB blocks: 2 KiB writes carried another
 /// block's stamp and read back as hundreds of false mismatches (found by a
 /// review). Refused before a file is made.

@@ -54,11 +54,14 @@ pub fn run_on_files(
             });
         }
     }
-    let placement = files::place(&mut plan.workload.jobs, files)?;
     if config.iopoll && plan.workload.jobs.iter().any(drive::trims) {
         return Err(OnFilesError::IopollTrims);
     }
+    // Checked before the files are laid out: a layout of 128 MiB was
+    // written, then the run refused for its buffers.
     config.max_io_bytes = largest_io(&plan.workload.jobs).max(4096) as usize;
+    config.validate()?;
+    let placement = files::place(&mut plan.workload.jobs, files)?;
     let (mut engine, label, mut description) =
         open_engine(placement.targets, &config).map_err(|e| match e {
             EngineError::Config(e) => OnFilesError::Config(e),
