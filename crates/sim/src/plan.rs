@@ -274,8 +274,16 @@ pub fn run_all(
             aged.clone()
         }
         .expect("the aged drive lasts until the last run");
-        let (report, _) = sim.run_on(spec, device, &mut |now, end| progress(i, now, end))?;
+        let (mut report, _) = sim.run_on(spec, device, &mut |now, end| progress(i, now, end))?;
         let stop = report.interrupted;
+        if let (true, [_, skipped @ ..]) = (stop, &specs[i..]) {
+            if !skipped.is_empty() {
+                let skipped = skipped.join(", ");
+                report.notes.push(format!(
+                    "stopped before the runs of {skipped}: they did not run"
+                ));
+            }
+        }
         reports.push(report);
         if stop {
             break;

@@ -269,3 +269,25 @@ fn gc_the_drive_still_owes_at_the_end_is_noted() {
     assert_eq!(owed_notes(writes), 1);
     assert_eq!(owed_notes("[r]\nrw=randread\nbs=16k\nsize=64m\n"), 0);
 }
+
+/// Stopped part way (Ctrl-C), the runs not started are named in the
+/// stopped run's notes: they were just missing from every table.
+#[test]
+fn a_stop_names_the_runs_it_skipped() {
+    let drive = DeviceConfig::preset("diskSim-slc").unwrap();
+    let mut sim = crate::scenario::scenario("fill-while-serving", drive, 1).unwrap();
+    sim.precondition = Precondition {
+        state: StartState::Empty,
+        seed: 1,
+    };
+    let specs = ["fifo".to_string(), "steer".into(), "netflix".into()];
+    // Go on while the drive ages (time 0), stop at the first look in a run.
+    let (reports, _) =
+        crate::plan::run_all(&sim, &specs, &mut |_, now, _| now == Nanos::ZERO).unwrap();
+    assert_eq!(reports.len(), 1);
+    let said = reports[0]
+        .notes
+        .iter()
+        .any(|n| n.contains("the runs of steer, netflix"));
+    assert!(said, "{:?}", reports[0].notes);
+}
