@@ -51,8 +51,8 @@ pub struct RunArgs {
     /// Scheduler spec `name[:key=value,...]`.
     #[arg(long = "sched", value_name = "SPEC", default_value = "fifo")]
     pub sched: String,
-    /// How long jobs issue (fio time syntax: 10s, 2m) [default: the jobs'
-    /// runtime, or 10 s].
+    /// How long jobs issue (fio time syntax: 10s, 2m) [default, and 0 as
+    /// fio's runtime=0: the jobs' runtime, or 10 s].
     #[arg(long, value_name = "TIME", value_parser = crate::duration)]
     pub duration: Option<Nanos>,
     /// Create the target file, or grow it, to this size (fio syntax: 1g);

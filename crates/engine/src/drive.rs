@@ -456,10 +456,11 @@ pub fn drive<B: Backend>(
 /// How long requests may still finish after the jobs stop.
 pub const DRAIN: Nanos = Nanos::from_secs(5);
 
-/// How long the jobs issue: `duration` if given, else until the jobs stop,
-/// else 10 s.
+/// How long the jobs issue: `duration` if given and not zero (zero is no
+/// limit, as fio's `runtime=0`), else until the jobs stop, else 10 s.
 pub fn run_length(duration: Option<Nanos>, jobs: &[Job]) -> Nanos {
     duration
+        .filter(|d| *d > Nanos::ZERO)
         .or_else(|| job_end(jobs))
         .unwrap_or(Nanos::from_secs(10))
 }
@@ -467,6 +468,14 @@ pub fn run_length(duration: Option<Nanos>, jobs: &[Job]) -> Nanos {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--duration 0` printed an empty report: zero is no limit, as fio's
+    /// `runtime=0` (found by a review).
+    #[test]
+    fn a_zero_duration_is_no_limit() {
+        assert_eq!(run_length(Some(Nanos::ZERO), &[]), Nanos::from_secs(10));
+        assert_eq!(run_length(Some(Nanos(7)), &[]), Nanos(7));
+    }
 
     #[test]
     fn the_live_line_takes_percentiles_by_nearest_rank() {
