@@ -615,10 +615,9 @@ impl Sweep {
             .build()?;
         let specs = &self.specs;
         let runs: Vec<Option<RunReport>> = pool.install(|| -> Result<_, SimError> {
-            // Aging a large drive takes minutes: a stop then ends it too.
             let aged: Vec<_> = sims
                 .par_iter()
-                .map(|sim| sim.aged_device_until(&mut || keep_going()))
+                .map(|sim| sim.aged_device())
                 .collect::<Result<_, _>>()?;
             // A setting's seeds one after another: a sweep stopped part way
             // then has settings run on every seed, to judge (in seed order,
