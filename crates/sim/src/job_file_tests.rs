@@ -10,7 +10,7 @@ use crate::run::Simulation;
 use crate::workload_file::JOB_DRAIN;
 use iosteer_workload::fio::{parse, parse_file, parse_with_env};
 use iosteer_workload::fio_options::{IGNORED, SUPPORTED};
-use iosteer_workload::report::RunReport;
+use iosteer_workload::report::{PhaseReport, RunReport};
 use iosteer_workload::workload::Generator;
 
 const GIB: u64 = 1 << 30;
@@ -43,6 +43,12 @@ fn simulate_on(text: &str, file: &str, device: DeviceConfig, drain: Nanos) -> Ru
     let report = sim.run("fifo", &aged, &mut |_, _| true).unwrap();
     assert!(!report.interrupted, "{file}: {:?}", report.notes);
     report
+}
+
+/// The phase of the report named `name`.
+fn phase_named<'a>(report: &'a RunReport, name: &str) -> &'a PhaseReport {
+    let phase = report.phases.iter().find(|p| p.name == name);
+    phase.unwrap_or_else(|| panic!("no phase {name}: {:?}", report.phases))
 }
 
 /// Every request a job file's jobs issue when nothing holds them (each
@@ -399,10 +405,7 @@ fn a_job_ending_within_its_ramp_is_named_in_the_notes() {
 fn ramp_requests_count_in_no_phase_while_another_job_is_measured() {
     let text = "[rr]\nrw=randread\nrate_iops=1000\nramp_time=1\nruntime=2\ntime_based\n[w]\nrw=randwrite\nrate_iops=100\nruntime=3\ntime_based\n";
     let report = simulate(text, "ramp2.fio", "enterprise-nvme");
-    let reads = |name: &str| {
-        let phase = report.phases.iter().find(|p| p.name == name);
-        phase.map_or(u64::MAX, |p| p.read.ops)
-    };
+    let reads = |name: &str| phase_named(&report, name).read.ops;
     assert_eq!(reads("w"), 0, "{:?}", report.phases);
     assert!((1990..=2010).contains(&reads("all")), "{}", reads("all"));
     assert_eq!(reads("job"), reads("all"));
@@ -415,10 +418,7 @@ fn ramp_requests_count_in_no_phase_while_another_job_is_measured() {
 fn all_rates_leave_out_the_gaps_between_phases_and_job_spans_them() {
     let text = "[global]\nrate_iops=1000\ntime_based\nruntime=4\nramp_time=2\n[first]\nrw=randread\n[second]\nstonewall\nrw=randread\n";
     let report = simulate(text, "ramps.fio", "enterprise-nvme");
-    let iops = |name: &str| {
-        let phase = report.phases.iter().find(|p| p.name == name);
-        phase.map_or(0.0, |p| p.read.iops)
-    };
+    let iops = |name: &str| phase_named(&report, name).read.iops;
     assert!((990.0..1010.0).contains(&iops("all")), "{}", iops("all"));
     assert!((790.0..810.0).contains(&iops("job")), "{}", iops("job"));
 }

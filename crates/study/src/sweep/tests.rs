@@ -193,17 +193,7 @@ fn a_range_of_every_u64_is_too_many_values_not_none() {
 
 #[test]
 fn a_setting_given_twice_is_refused_before_anything_runs() {
-    let sweep = Sweep {
-        workload: SweepWorkload::Scenario("quick".into()),
-        device: iosteer_device::DeviceConfig::preset("consumer-sata").unwrap(),
-        specs: vec!["fifo".into(), "steer".into(), "fifo".into()],
-        seeds: vec![1],
-        objective: crate::objective::parse("p99<=2x").unwrap(),
-        phase: "fill".into(),
-        baseline: "before".into(),
-        slo: Nanos::from_millis(35),
-        threads: Some(1),
-    };
+    let sweep = quick_sweep("consumer-sata", &["fifo", "steer", "fifo"], &[1], 1);
     let e = sweep.simulations().unwrap_err();
     assert!(matches!(e, SweepError::RepeatedSpec { .. }), "{e}");
     assert!(
@@ -245,17 +235,7 @@ fn the_table_shows_the_judged_value_beside_its_bound() {
 fn a_sweep_stopped_part_way_has_its_first_settings_run_on_every_seed() {
     // Found by a review: runs went seed by seed, so a stop before the last
     // seed left no setting run on every seed, and nothing to judge.
-    let sweep = Sweep {
-        workload: SweepWorkload::Scenario("quick".into()),
-        device: iosteer_device::DeviceConfig::preset("diskSim-slc").unwrap(),
-        specs: vec!["fifo".into(), "steer".into()],
-        seeds: vec![1, 2],
-        objective: crate::objective::parse("p99<=2x").unwrap(),
-        phase: "fill".into(),
-        baseline: "before".into(),
-        slo: Nanos::from_millis(35),
-        threads: Some(1),
-    };
+    let sweep = quick_sweep("diskSim-slc", &["fifo", "steer"], &[1, 2], 1);
     let sims = sweep.simulations().unwrap();
     let started = std::sync::atomic::AtomicUsize::new(0);
     let two_runs = || started.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < 2;
@@ -273,21 +253,26 @@ fn a_sweep_stopped_part_way_has_its_first_settings_run_on_every_seed() {
 /// fit the memory free.
 #[test]
 fn a_sweep_whose_drives_do_not_fit_in_memory_is_refused_before_it_runs() {
-    let sweep = Sweep {
-        workload: SweepWorkload::Scenario("quick".into()),
-        device: iosteer_device::DeviceConfig::preset("consumer-sata").unwrap(),
-        specs: vec!["fifo".into(), "steer".into()],
-        seeds: vec![1, 2, 3],
-        objective: crate::objective::parse("p99<=2x").unwrap(),
-        phase: "fill".into(),
-        baseline: "before".into(),
-        slo: Nanos::from_millis(35),
-        threads: Some(2),
-    };
+    let sweep = quick_sweep("consumer-sata", &["fifo", "steer"], &[1, 2, 3], 2);
     let drive = sweep.device.model_bytes();
     assert!(sweep.check_memory(Some(5 * drive)).is_ok());
     assert!(sweep.check_memory(None).is_ok());
     let e = sweep.check_memory(Some(5 * drive - 1)).unwrap_err();
     assert!(matches!(e, SweepError::Memory { drives: 5, .. }), "{e}");
     assert!(e.to_string().contains("use fewer seeds or threads"), "{e}");
+}
+
+/// A sweep of the quick scenario on `preset` against `p99<=2x`.
+fn quick_sweep(preset: &str, specs: &[&str], seeds: &[u64], threads: usize) -> Sweep {
+    Sweep {
+        workload: SweepWorkload::Scenario("quick".into()),
+        device: iosteer_device::DeviceConfig::preset(preset).unwrap(),
+        specs: specs.iter().map(|s| s.to_string()).collect(),
+        seeds: seeds.to_vec(),
+        objective: crate::objective::parse("p99<=2x").unwrap(),
+        phase: "fill".into(),
+        baseline: "before".into(),
+        slo: Nanos::from_millis(35),
+        threads: Some(threads),
+    }
 }
