@@ -85,6 +85,15 @@ const REPLACED: &[&str] = &[
     "fallocate",
 ];
 
+/// `value` parsed by `parse`, or the `names` it accepts (for the error).
+fn one_of<T>(
+    value: &str,
+    parse: fn(&str) -> Option<T>,
+    names: &'static str,
+) -> Result<T, &'static str> {
+    parse(value).ok_or(names)
+}
+
 /// A section's `read_iolog` and `replay_*` options as they are read.
 #[derive(Default)]
 pub(super) struct IologReader {
@@ -206,27 +215,26 @@ impl IologReader {
             "iosteer_trace" if value.is_empty() => return Err(bad("a trace file")),
             "iosteer_trace" => self.trace = Some((value.to_string(), setting.line)),
             "iosteer_trace_format" => {
-                let format = TraceFormat::parse(value).ok_or_else(|| bad(TraceFormat::NAMES))?;
-                self.source.format = format;
+                self.source.format =
+                    one_of(value, TraceFormat::parse, TraceFormat::NAMES).map_err(bad)?
             }
             "iosteer_trace_unit" => {
-                let unit = trace::TimeUnit::parse(value);
-                self.source.unit = unit.ok_or_else(|| bad(trace::TimeUnit::NAMES))?;
+                self.source.unit =
+                    one_of(value, trace::TimeUnit::parse, trace::TimeUnit::NAMES).map_err(bad)?
             }
             "iosteer_trace_window" => {
                 let window = trace::Window::parse(value).map_err(|e| bad(&e.to_string()))?;
                 self.source.window = Some(window);
             }
             "iosteer_trace_fit" => {
-                self.source.fit = Fit::parse(value).ok_or_else(|| bad(Fit::NAMES))?
+                self.source.fit = one_of(value, Fit::parse, Fit::NAMES).map_err(bad)?
             }
             "iosteer_trace_devices" => {
-                let devices = Devices::parse(value).ok_or_else(|| bad(Devices::NAMES))?;
-                self.source.devices = devices;
+                self.source.devices = one_of(value, Devices::parse, Devices::NAMES).map_err(bad)?
             }
             "iosteer_trace_event" => {
-                let event = trace::Event::parse(value);
-                self.source.event = event.ok_or_else(|| bad(trace::Event::NAMES))?;
+                self.source.event =
+                    one_of(value, trace::Event::parse, trace::Event::NAMES).map_err(bad)?
             }
             "iosteer_trace_speed" => {
                 self.source.speed = (value.parse::<f64>().ok())
