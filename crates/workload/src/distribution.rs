@@ -49,7 +49,7 @@ const BELL_DRAWS: u32 = 12;
 
 /// What `random_distribution` accepts, for error messages.
 pub const ACCEPTED: &str =
-    "random, zipf:θ[:center] (θ > 0, not 1), pareto:h[:center] (0 < h < 1), normal[:dev%[:center]] (as fio draws it: a bell 1/12 of the region wide as its deviation, widened by a jitter dev% wide), \
+    "random, zipf:θ[:center] (θ > 0, not 1), pareto:h[:center] (0 < h < 1), normal[:dev%[:center]] (dev under 100; as fio draws it: a bell 1/12 of the region wide as its deviation, widened by a jitter dev% wide), \
                             zoned:access%/range%:... (summing to 100 each; a blank range shares the rest); zoned_abs is not modelled";
 
 impl Distribution {
@@ -77,7 +77,10 @@ impl Distribution {
             },
             // fio's deviation is at most half the region.
             "normal" => Distribution::Normal {
-                sigma_percent: number(0, 0.0).filter(|s| *s >= 0.0)?.min(MAX_SIGMA_PERCENT),
+                // fio 3.33 refuses 100 and more ("0 <= input < 100.0").
+                sigma_percent: number(0, 0.0)
+                    .filter(|s| (0.0..100.0).contains(s))?
+                    .min(MAX_SIGMA_PERCENT),
                 center: number(1, 0.5).filter(|c| (0.0..=1.0).contains(c))?,
             },
             "zoned" => Distribution::Zoned(zones(&rest)?),
@@ -318,6 +321,7 @@ mod tests {
             "pareto:1.5",
             "gauss:10",
             "normal:-1",
+            "normal:100",
             "zoned:50/50",
             "zoned:50/100:50/",
             "zoned:100/50:/50",
