@@ -29,7 +29,7 @@ pub enum Distribution {
     /// fio's pareto: a share `1 - h` of the accesses go to the hottest `h`
     /// of the blocks (h = 0.2: the 80/20 rule), recursively.
     Pareto { h: f64, center: f64 },
-    /// fio's `normal` (its `gauss_next`): the mean of [`BELL_DRAWS`]
+    /// fio's `normal` (its `gauss_next`): the mean of 12 (`BELL_DRAWS`)
     /// uniform draws over the region, a bell whose standard deviation is
     /// 1/12 of the region whatever the deviation given, plus a uniform
     /// jitter `sigma_percent` of the region wide (halved while it would
