@@ -1,6 +1,6 @@
-//! The one Ctrl-C handler: the first Ctrl-C, SIGTERM or SIGHUP asks the run to stop (it
-//! reports and writes what it measured); a second over 0.5 s later exits at once (GNU
-//! `timeout` sends its one stop to the child and to its group: two signals at once).
+//! The one Ctrl-C handler: the first Ctrl-C asks the run to stop (it reports and writes
+//! what it measured); a second over 0.5 s later exits at once (GNU `timeout -s INT`
+//! sends its one stop to the child and to its group: two signals at once).
 
 use std::sync::{atomic::AtomicBool, atomic::Ordering, Once, OnceLock};
 use std::time::{Duration, Instant};

@@ -456,8 +456,9 @@ pub fn drive<B: Backend>(
 /// How long requests may still finish after the jobs stop.
 pub const DRAIN: Nanos = Nanos::from_secs(5);
 
-/// How long the jobs issue: `duration` if given and not zero (zero is no
-/// limit, as fio's `runtime=0`), else until the jobs stop, else 10 s.
+/// How long the jobs issue: `duration` if given and not zero (zero is as
+/// if not given, as fio's `runtime=0` sets no limit of its own), else until
+/// the jobs stop, else 10 s.
 pub fn run_length(duration: Option<Nanos>, jobs: &[Job]) -> Nanos {
     duration
         .filter(|d| *d > Nanos::ZERO)
@@ -469,10 +470,10 @@ pub fn run_length(duration: Option<Nanos>, jobs: &[Job]) -> Nanos {
 mod tests {
     use super::*;
 
-    /// `--duration 0` printed an empty report: zero is no limit, as fio's
-    /// `runtime=0` (found by a review).
+    /// `--duration 0` printed an empty report: zero is as if not given, as
+    /// fio's `runtime=0` (found by a review).
     #[test]
-    fn a_zero_duration_is_no_limit() {
+    fn a_zero_duration_is_as_if_not_given() {
         assert_eq!(run_length(Some(Nanos::ZERO), &[]), Nanos::from_secs(10));
         assert_eq!(run_length(Some(Nanos(7)), &[]), Nanos(7));
     }

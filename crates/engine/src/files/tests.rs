@@ -274,6 +274,11 @@ fn a_random_verifier_sized_by_its_file_is_read_against_the_file() {
     let text = "[w]\nfilename=f\nrw=randwrite\nbs=4k\nverify=crc32c\n";
     let parsed = parse_job_file(text, "t.fio", &in_dir(dir)).unwrap();
     assert_eq!(parsed.jobs[0].end_offset(), 1 << 20);
+    // A job that gives its size, and no file yet: still checked (a review
+    // found 20,971,520 pieces taken where the limit is 16,777,216).
+    let text = "[w]\nfilename=g\nrw=randwrite\nbs=1\nsize=20m\nverify=crc32c\n";
+    let err = parse_job_file(text, "t.fio", &in_dir(dir)).unwrap_err();
+    assert!(err.to_string().contains("to read back"), "{err}");
 }
 
 #[test]
