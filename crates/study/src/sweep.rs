@@ -549,7 +549,7 @@ impl Sweep {
 
     /// The workload's simulation on each seed, on the drive, checked.
     fn seed_simulations(&self) -> Result<Vec<Simulation>, SweepError> {
-        self.check_memory(free_memory())?;
+        self.check_memory(iosteer_workload::fio_text::meminfo_bytes("MemAvailable"))?;
         let mut sims = Vec::new();
         for &seed in &self.seeds {
             let mut sim = self.workload.simulation(&self.device, seed)?;
@@ -777,11 +777,3 @@ pub mod family;
 
 #[cfg(test)]
 mod tests;
-
-/// The memory free now (Linux's `MemAvailable`), bytes; `None` elsewhere.
-fn free_memory() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}

@@ -215,16 +215,18 @@ pub fn is_blktrace(path: &str) -> bool {
         use std::io::Read;
         f.read_exact(&mut head)
     });
-    read.is_ok()
-        && [u32::from_le_bytes(head), u32::from_be_bytes(head)]
-            .iter()
-            .any(|word| word & !0xff == MAGIC)
+    read.is_ok() && magic_order(head).is_some()
 }
 
 /// The byte order told by a record's magic, if it is one.
 fn byte_order(raw: &[u8; RECORD_BYTES]) -> Option<bool> {
-    let le = u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]);
-    let be = u32::from_be_bytes([raw[0], raw[1], raw[2], raw[3]]);
+    magic_order([raw[0], raw[1], raw[2], raw[3]])
+}
+
+/// The byte order (`true`: big-endian) of a record's first four bytes, if
+/// they are blktrace's magic.
+fn magic_order(head: [u8; 4]) -> Option<bool> {
+    let (le, be) = (u32::from_le_bytes(head), u32::from_be_bytes(head));
     if le & !0xff == MAGIC {
         Some(false)
     } else if be & !0xff == MAGIC {

@@ -208,10 +208,18 @@ pub fn environment(name: &str) -> Option<String> {
 }
 
 fn memory_mb() -> Option<u64> {
+    meminfo_bytes("MemTotal").map(|bytes| bytes >> 20)
+}
+
+/// A field of Linux's `/proc/meminfo` (`MemTotal`, `MemAvailable`), bytes;
+/// `None` elsewhere.
+pub fn meminfo_bytes(field: &str) -> Option<u64> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let line = meminfo
+        .lines()
+        .find(|l| l.split(':').next() == Some(field))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024)
+    Some(kib * 1024)
 }
 
 /// `${NAME}` from `env`, and fio's `$ncpus`, `$pagesize`, `$mb_memory`.
