@@ -144,7 +144,9 @@ impl FillWhileServing {
             block_min: self.write_size,
             block_max: self.write_size,
             align: self.write_size,
-            offset: capacity / 4,
+            // On a request's boundary (so on a page's): a quarter of a family
+            // drive's capacity is not, and each write then spanned one page more.
+            offset: capacity / 4 / self.write_size * self.write_size,
             size: region,
             arrival: Arrival::open(None, Some(write_bps), false, 32),
             trim_ahead: Some(self.trim_segment),
@@ -299,3 +301,26 @@ pub const DEFAULT_SPECS: &[&str] = &[
     "netflix:write.limiter=queue_depth,write.current=1",
     "steer",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iosteer_workload::workload::JobKind;
+
+    /// Found by a review: the fill started at a quarter of the capacity,
+    /// which on half the family's drives is not on a page boundary, so every
+    /// 128 KiB write programmed 9 pages, not 8 (read p99 37 ms where a drive
+    /// 26 pages smaller gave 3.5 ms).
+    #[test]
+    fn the_fill_starts_on_a_page_boundary_of_any_drive() {
+        for seed in 1..=10 {
+            let drive = iosteer_device::family::random_drive(seed);
+            let page = u64::from(drive.geometry.page_size);
+            let sim = FillWhileServing::quick().simulation(drive, 1);
+            let JobKind::Synthetic(fill) = &sim.workload.jobs[1].kind else {
+                panic!("the fill is synthetic");
+            };
+            assert_eq!(fill.offset % page, 0, "family:{seed}: {}", fill.offset);
+        }
+    }
+}
