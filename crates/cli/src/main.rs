@@ -15,7 +15,7 @@ mod sweep;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
 use clap::{Parser, Subcommand};
 use iosteer_device::{PreconditionTable, StartState};
 use iosteer_sched::policy;
@@ -168,8 +168,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("iosteer: error: {error}");
-            // 128 + SIGINT, as a shell reports a command Ctrl-C ended.
-            ExitCode::from(if interrupt::requested() { 130 } else { 1 })
+            ExitCode::from(interrupt::exit_status().unwrap_or(1))
         }
     }
 }
@@ -325,12 +324,6 @@ fn load_starting_device(
     Ok(config)
 }
 
-/// Checks, before any work, that the directory `dir` (named by `option`)
-/// can take files: a typo then fails at once instead of after a long run.
-fn check_out_dir(option: &str, dir: &str) -> Result<()> {
-    output::check_dir(dir).map_err(|e| anyhow!("{option} {e}"))
-}
-
 /// Checks, before any work, that the file `file` (named by `option`) can be written.
 fn check_out_file(option: &str, file: &str) -> Result<()> {
     output::check_file(file).map_err(|e| anyhow!("{option} {e}"))
@@ -386,18 +379,19 @@ impl ReportArgs {
     fn slo(&self) -> Result<iosteer_sched::Nanos> {
         let slo_ms = self.slo_ms;
         if !(slo_ms.is_finite() && slo_ms > 0.0) {
-            return Err(anyhow!(
-                "--slo-ms {slo_ms}: expected a positive number of milliseconds"
-            ));
+            bail!("--slo-ms {slo_ms}: expected a positive number of milliseconds");
         }
         Ok(iosteer_sched::Nanos((slo_ms * 1e6) as u64))
     }
 
-    /// Checks, before any work, that `--out DIR` can take files.
+    /// Checks, before any work, that `--out DIR` can take files: a typo then
+    /// fails at once instead of after a long run.
     fn check_out(&self) -> Result<()> {
-        self.out
-            .as_deref()
-            .map_or(Ok(()), |dir| check_out_dir("--out", dir))
+        let checked = self.out.as_deref().map(output::check_dir);
+        checked
+            .transpose()
+            .map(drop)
+            .map_err(|e| anyhow!("--out {e}"))
     }
 
     /// Prints `text`, then writes the `--out` files with `write` (given the

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
 use iosteer_device::DeviceConfig;
 use iosteer_engine::drive::{run_length, Measured, Plan, DRAIN};
 use iosteer_engine::engine::{ConfigError as EngineConfigError, Reap};
@@ -119,11 +119,8 @@ fn setup(args: &RunArgs) -> Result<Setup> {
         .as_deref()
         .map(|addr| MetricsServer::start(addr).map_err(|e| anyhow!("--metrics: {e}")))
         .transpose()?;
-    if let Some(server) = &metrics {
-        eprintln!(
-            "iosteer: serving metrics at http://{}/metrics",
-            server.local_addr()
-        );
+    if let Some(addr) = metrics.as_ref().map(MetricsServer::local_addr) {
+        eprintln!("iosteer: serving metrics at http://{addr}/metrics");
     }
     Ok(Setup {
         sched,
@@ -140,13 +137,11 @@ fn parse_jobs<F: FnOnce(&str, &str) -> Result<JobFile>>(
     parse: F,
 ) -> Result<Vec<Job>> {
     let Some((file, text)) = &setup.job else {
-        return Err(anyhow!(
-            "give --job FILE (or, with --emulate, --scenario NAME)"
-        ));
+        bail!("give --job FILE (or, with --emulate, --scenario NAME)");
     };
     let parsed = parse(text, file)?;
     if parsed.jobs.is_empty() {
-        return Err(anyhow!("--job {file}: the job file has no job"));
+        bail!("--job {file}: the job file has no job");
     }
     setup.notes = parsed.notes;
     Ok(parsed.jobs)
@@ -209,7 +204,8 @@ fn on_emulated(args: &RunArgs, mut setup: Setup, drive_name: &str) -> Result<()>
     };
     eprintln!("iosteer: aging the emulated {} drive...", sim.device.name);
     let device = sim.device.clone();
-    let measured = run_emulated(sim, |jobs, phases| plan(args, setup, jobs, phases))?;
+    let plan_for = |jobs, phases| plan(args, setup, jobs, phases);
+    let measured = run_emulated(sim, interrupt::requested, plan_for)?;
     write(args, measured, Some(&device))
 }
 

@@ -1,6 +1,6 @@
 //! `iosteer sim`: schedulers on the simulated drive.
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
 use iosteer_sched::Nanos;
 use iosteer_sim::plan::Plan;
 use iosteer_sim::scenario::{scenario, DEFAULT_SPECS};
@@ -54,9 +54,7 @@ fn study_plan(args: &SimArgs) -> Result<Option<Plan>> {
         return Ok(None);
     };
     if args.scheds.len() > 1 {
-        return Err(anyhow!(
-            "study {name} runs one host policy; give at most one --sched"
-        ));
+        bail!("study {name} runs one host policy; give at most one --sched");
     }
     let spec = args.scheds.first().map_or("fifo", String::as_str);
     iosteer_sched::policy::build(spec).map_err(|e| anyhow!("--sched {spec}: {e}"))?;
@@ -85,9 +83,7 @@ fn build(args: &SimArgs) -> Result<Plan> {
         args.trace.is_some(),
     ];
     if sources.iter().filter(|s| **s).count() > 1 {
-        return Err(anyhow!(
-            "give one workload: a scenario, --job FILE or --trace FILE"
-        ));
+        bail!("give one workload: a scenario, --job FILE or --trace FILE");
     }
     let fifo_only = || vec!["fifo".to_string()];
     let (mut sim, default_specs) = if let Some(file) = &args.job {

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
 use iosteer_sim::workload_file::TraceOptions;
 use iosteer_study::sweep::{self, family, PhaseRole, Sweep, SweepError, SweepWorkload};
 use iosteer_study::{objective, page};
@@ -92,10 +92,10 @@ pub fn sweep(mut args: SweepArgs) -> Result<()> {
     let drives = args.device.as_deref().unwrap_or("consumer-sata");
     let list = family::is_drive_list(drives);
     if objectives.len() > 1 && !list {
-        return Err(anyhow!("--objective: several need a drive list"));
+        bail!("--objective: several need a drive list");
     }
     if list && args.report.out.is_some() {
-        return Err(anyhow!("--out: a drive list writes a table or --json"));
+        bail!("--out: a drive list writes a table or --json");
     }
     args.report.check_out()?;
     if chart != "-" {
@@ -188,9 +188,7 @@ fn threads_value(text: &str) -> std::result::Result<usize, String> {
 fn workload(args: &SweepArgs) -> Result<SweepWorkload> {
     // clap's `requires` does not hold beside a conflicting scenario or job.
     if args.trace.is_none() && args.trace_options.options()? != TraceOptions::default() {
-        return Err(anyhow!(
-            "--trace-* options act on --trace FILE, and none was given"
-        ));
+        bail!("--trace-* options act on --trace FILE, and none was given");
     }
     Ok(match (&args.job, &args.trace) {
         (Some(file), _) => SweepWorkload::JobFile(file.clone()),

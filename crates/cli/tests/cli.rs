@@ -384,6 +384,38 @@ mod sim {
         assert!(!out.ok, "{}", out.stderr);
         assert!(out.stderr.contains("aging was stopped"), "{}", out.stderr);
     }
+
+    /// SIGTERM (a service stopped, `timeout`, `kill`) stops a run as Ctrl-C
+    /// does, as fio takes it: the hour simulated so far is reported, not
+    /// thrown away (it ended the process, exit 143, nothing printed). A
+    /// sweep's aging stops too: it used to age on and only then stop.
+    #[test]
+    fn sigterm_reports_what_was_measured_and_stops_a_sweeps_aging() {
+        let job = scratch_file(
+            "an-hour.fio",
+            "[r]\nrw=randread\nbs=4k\niodepth=8\nruntime=1h\ntime_based\n",
+        );
+        let args = ["sim", "--job", &job, "--precondition", "empty", "--json"];
+        let out = common::signalled_after("TERM", 143, &args, std::time::Duration::from_secs(2));
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect(&out.stderr);
+        assert_eq!(report["runs"][0]["interrupted"], true, "{}", out.stderr);
+        let vary = "netflix:write.limiter=bandwidth,write.current=5000,20000";
+        let args = [
+            "sweep",
+            "--precondition",
+            "aged=50",
+            "--vary",
+            vary,
+            "--chart",
+            "-",
+        ];
+        let out = common::signalled_after("TERM", 143, &args, std::time::Duration::from_secs(2));
+        assert!(
+            !out.ok && out.stderr.contains("aging was stopped"),
+            "{}",
+            out.stderr
+        );
+    }
 }
 
 mod job_files {

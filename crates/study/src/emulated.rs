@@ -15,14 +15,16 @@ use iosteer_sim::{SimError, Simulation};
 use iosteer_workload::report::Phase;
 use iosteer_workload::workload::Job;
 
-/// Ages `sim`'s drive and drives the plan `plan_for` makes of its jobs and
-/// phases (`None`: phases follow the jobs, as a job file's) through it.
+/// Ages `sim`'s drive (until `stop` says so) and drives the plan `plan_for`
+/// makes of its jobs and phases (`None`: phases follow the jobs, as a job
+/// file's) through it.
 pub fn run_emulated(
     sim: Simulation,
+    stop: fn() -> bool,
     plan_for: impl FnOnce(Vec<Job>, Option<Vec<Phase>>) -> Plan,
 ) -> Result<Measured, SimError> {
     sim.validate()?;
-    let mut emulated = Emulated::new(sim.aged_device()?);
+    let mut emulated = Emulated::new(sim.aged_device_until(&mut || !stop())?);
     let label = format!("emulated {}", sim.device.name);
     let description = format!(
         "the emulated {} drive (real time, {} command slots)",

@@ -617,7 +617,7 @@ impl Sweep {
         let runs: Vec<Option<RunReport>> = pool.install(|| -> Result<_, SimError> {
             let aged: Vec<_> = sims
                 .par_iter()
-                .map(|sim| sim.aged_device())
+                .map(|sim| sim.aged_device_until(&mut || keep_going()))
                 .collect::<Result<_, _>>()?;
             // A setting's seeds one after another: a sweep stopped part way
             // then has settings run on every seed, to judge (in seed order,

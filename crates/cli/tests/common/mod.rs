@@ -51,6 +51,17 @@ where
 /// Runs `iosteer ARGS` and sends it a Ctrl-C (SIGINT) after `wait`, long
 /// after the binary has installed its handler; what it then printed.
 pub fn interrupted_after(args: &[&str], wait: std::time::Duration) -> Outcome {
+    signalled_after("INT", 130, args, wait)
+}
+
+/// [`interrupted_after`] with `signal` (a name `kill` takes); the run must
+/// exit 0 (it reported) or `status` (it stopped with nothing to report).
+pub fn signalled_after(
+    signal: &str,
+    status: i32,
+    args: &[&str],
+    wait: std::time::Duration,
+) -> Outcome {
     use std::process::{Command, Stdio};
     let child = Command::new(assert_cmd::cargo::cargo_bin("iosteer"))
         .args(args)
@@ -60,11 +71,13 @@ pub fn interrupted_after(args: &[&str], wait: std::time::Duration) -> Outcome {
         .unwrap();
     std::thread::sleep(wait);
     let pid = child.id().to_string();
-    let sent = Command::new("kill").args(["-INT", &pid]).status();
+    let sent = Command::new("kill")
+        .args([&format!("-{signal}"), &pid])
+        .status();
     assert!(sent.unwrap().success());
     let out = child.wait_with_output().unwrap();
     assert_eq!(
-        out.status.code().map(|c| c == 0 || c == 130),
+        out.status.code().map(|c| c == 0 || c == status),
         Some(true),
         "{out:?}"
     );

@@ -134,7 +134,7 @@ pub fn emulated(
     let how_long = aging_note(&config, aging.state).map_or_else(String::new, |n| format!(" ({n})"));
     let mut device = Device::new(config)?;
     eprintln!("iosteer: aging the emulated {name} drive{how_long}...");
-    device.precondition(aging)?;
+    device.precondition_until(aging, &mut || !(options.stop)())?;
     let drive = Emulated::new(device);
     let description = format!(
         "the emulated {name} drive (real time, {} command slots)",
