@@ -253,7 +253,7 @@ impl Simulation {
         })?;
         let mut state = State::new(self, sched, device);
         let outcome = state.run(self, progress);
-        let mut report = state.report(self, spec);
+        let mut report = state.report(self, spec, !matches!(outcome, Ok(true)));
         let at = state.now.as_secs_f64();
         report.interrupted = !matches!(outcome, Ok(true));
         match outcome {
@@ -626,8 +626,10 @@ impl State {
         }
     }
 
-    fn report(&mut self, sim: &Simulation, spec: &str) -> RunReport {
-        if sim.workload.job_phases || sim.phases_end_with_run {
+    /// The run's report; `cut_short`: stopped before its end (phases are then
+    /// cut at the stop, their rates over the time they ran).
+    fn report(&mut self, sim: &Simulation, spec: &str, cut_short: bool) -> RunReport {
+        if sim.workload.job_phases || sim.phases_end_with_run || cut_short {
             job_phases::settle(self.now, &mut self.recorder);
             self.phase_counters
                 .resize(self.recorder.phases().len(), [None; 2]);
