@@ -212,20 +212,6 @@ impl<T> PerTenant<T> {
         self.tenants.get(&tenant).unwrap_or(&self.default)
     }
 
-    /// The tenant's own setting, to change in place. A tenant without one
-    /// gets a copy of the default as it is now, so changing one part of a
-    /// compound setting (`tenant.1.wbps` of an `io.max`) keeps the other
-    /// parts at the default; a later change to the default does not reach it.
-    pub fn own_mut(&mut self, tenant: TenantId) -> &mut T
-    where
-        T: Clone,
-    {
-        let default = &self.default;
-        self.tenants
-            .entry(tenant)
-            .or_insert_with(|| default.clone())
-    }
-
     /// Sets, to the value `parse` reads, every tenant's default when `key`
     /// is `every` (`weight`), or the override of the tenant `key` names when
     /// it has the form of `pattern`, a per-tenant tunable's key with `<id>`
@@ -477,14 +463,5 @@ mod tests {
             (*weights.get(TenantId(3)), *weights.get(TenantId(4))),
             (200, 50)
         );
-
-        // An override made in place starts from the default of the moment.
-        let mut limits = PerTenant::new([10u64, 0]);
-        limits.own_mut(TenantId(1))[1] = 5;
-        limits.default[0] = 20;
-        assert_eq!(*limits.get(TenantId(1)), [10, 5]);
-        assert_eq!(*limits.get(TenantId(2)), [20, 0]);
-        limits.own_mut(TenantId(1))[0] = 1;
-        assert_eq!(*limits.get(TenantId(1)), [1, 5]);
     }
 }
