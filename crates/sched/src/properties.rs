@@ -219,10 +219,11 @@ fn netflix_settings() -> impl Strategy<Value = String> {
             let advisory = if extra == 0 { 0 } else { goal.max(1) + extra };
             let class = |name: &str, (lim, qd, iops, bw): (&str, u64, u64, u64)| {
                 let mut s = format!("{name}.limiter={lim}");
-                if lim != "none" {
-                    s += &format!(
-                        ",{name}.queue_depth.current={qd},{name}.iops.current={iops},{name}.bandwidth.current={bw}"
-                    );
+                // The kinds listed (a kind not listed is refused).
+                for (kind, value) in [("queue_depth", qd), ("iops", iops), ("bandwidth", bw)] {
+                    if lim.split('+').any(|k| k == kind) {
+                        s += &format!(",{name}.{kind}.current={value}");
+                    }
                 }
                 s
             };

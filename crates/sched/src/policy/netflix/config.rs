@@ -41,6 +41,9 @@ pub struct ClassConfig {
     /// Which kinds' `current` was set explicitly; the others follow a lowered
     /// `max` (upstream starts `current` at `max`).
     explicit_current: [bool; 3],
+    /// `<class>.<kind>.{min,max,current}` given, by kind and bound: a kind
+    /// not in `limiters` limits nothing, so setting it is refused.
+    given: [[bool; 3]; 3],
     /// `<class>.schedule`: the first limiter's current over time.
     pub schedule: Option<LimitSchedule>,
 }
@@ -52,6 +55,7 @@ impl ClassConfig {
             limits: [Limit::UNLIMITED; 3],
             first: [None; 3],
             explicit_current: [false; 3],
+            given: [[false; 3]; 3],
             schedule: None,
         }
     }
@@ -103,6 +107,38 @@ impl ClassConfig {
             limits[first.index()].current = value;
         }
         (limits, next)
+    }
+
+    /// A limiter's bound given for a kind `limiters` does not list (it would
+    /// limit nothing), or given twice: as `<class>.<bound>` of the first
+    /// limiter and as `<class>.<kind>.<bound>`.
+    fn check_given(&self, op: Op) -> Result<(), ConfigError> {
+        let class = op.name();
+        for kind in LimiterKind::ALL {
+            let Some(bound) = (0..3).find(|&b| self.given[kind.index()][b]) else {
+                continue;
+            };
+            let key = format!("{class}.{}.{}", kind.name(), BOUND_NAMES[bound]);
+            if !self.limiters.contains(&kind) {
+                return Err(ConfigError::Conflict(format!(
+                    "{key} sets the {0} limiter, which {class}.limiter does not list, so it \
+                     would limit nothing; add it: {class}.limiter={0} (or a '+' list)",
+                    kind.name()
+                )));
+            }
+        }
+        if let Some(first) = self.limiters.first() {
+            let twice = (0..3).find(|&b| self.first[b].is_some() && self.given[first.index()][b]);
+            if let Some(bound) = twice {
+                let name = BOUND_NAMES[bound];
+                return Err(ConfigError::Conflict(format!(
+                    "{class}.{name} and {class}.{}.{name} both set the {} limiter's {name}; give one",
+                    first.name(),
+                    first.name()
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// A schedule's values outside the range of the limiter it sets.
@@ -242,6 +278,7 @@ impl NetflixConfig {
                 let kind = LimiterKind::from_name(kind)
                     .ok_or_else(|| unknown_key(INFO.name, key, TUNABLES))?;
                 config.explicit_current[kind.index()] |= which == 2;
+                config.given[kind.index()][which] = true;
                 let limit = &mut config.limits[kind.index()];
                 *[&mut limit.min, &mut limit.max, &mut limit.current][which] = n;
             }
@@ -294,6 +331,7 @@ impl Configurable for NetflixConfig {
                 )));
             }
             class.check_schedule(op)?;
+            class.check_given(op)?;
             let limits = class.effective_limits();
             for kind in &class.limiters {
                 let l = limits[kind.index()];

@@ -310,6 +310,25 @@ fn configuration_errors_name_the_key_and_the_accepted_values() {
             &["`writes.limiter`", "read_bias"][..],
         ),
         ("write.current=1", &["write.limiter", "none"][..]),
+        // Found by a review: a kind not listed limited nothing, silently
+        // (writes ran at 189.6 MB/s under a 20 MB/s setting), and a bound
+        // given twice took the class-level one whatever the order.
+        (
+            "write.bandwidth.current=20000",
+            &[
+                "write.bandwidth.current",
+                "limit nothing",
+                "write.limiter=bandwidth",
+            ][..],
+        ),
+        (
+            "write.limiter=iops,write.bandwidth.current=20000",
+            &["write.bandwidth.current", "write.limiter=bandwidth"][..],
+        ),
+        (
+            "write.limiter=bandwidth,write.bandwidth.current=20000,write.current=10000",
+            &["write.current and write.bandwidth.current", "give one"][..],
+        ),
         (
             "write.limiter=queue_depth,write.current=0",
             &["from 1 to"][..],
