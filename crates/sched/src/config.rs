@@ -32,6 +32,9 @@ pub enum ConfigError {
         value: String,
         expected: String,
     },
+    /// A tenant id in a key (`weight.<id>`) that is not a plain number.
+    #[error("`{key}`: the tenant `{id}` is not a tenant number (a job's: 0 for the first, numjobs counted out, written plainly: 0, 1, 12)")]
+    TenantId { key: String, id: String },
     #[error("bad objective `{value}` for `{key}`: {reason}")]
     Objective {
         key: String,
@@ -163,7 +166,7 @@ pub fn unknown_key(policy: &str, key: &str, tunables: &[Tunable]) -> ConfigError
     }
 }
 
-fn bad(key: &str, value: &str, expected: impl fmt::Display) -> ConfigError {
+pub(crate) fn bad(key: &str, value: &str, expected: impl fmt::Display) -> ConfigError {
     ConfigError::BadValue {
         key: key.to_string(),
         value: value.to_string(),
@@ -182,9 +185,15 @@ pub fn parse_int(key: &str, value: &str, min: u64, max: u64) -> Result<u64, Conf
     }
 }
 
-/// The tenant number `id` taken from key `key`.
+/// The tenant number `id` taken from key `key`: a job's number (0 for the
+/// first, `numjobs` counted out), written plainly, so that one tenant has one
+/// key (`weight.00` and `weight.0` set the same tenant twice).
 pub fn parse_tenant(key: &str, id: &str) -> Result<TenantId, ConfigError> {
-    Ok(TenantId(parse_int(key, id, 0, u64::from(u32::MAX))? as u32))
+    let n = id.parse::<u32>().ok().filter(|n| n.to_string() == id);
+    n.map(TenantId).ok_or_else(|| ConfigError::TenantId {
+        key: key.into(),
+        id: id.into(),
+    })
 }
 
 /// A setting every tenant has: a default, and the overrides of the tenants
@@ -275,11 +284,23 @@ pub fn parse_duration_in(key: &str, value: &str, unit: Nanos) -> Result<Nanos, C
             key,
             value,
             format_args!(
-                "a number of {unit}, or a duration with a unit ({})",
+                "a number of {}, or a duration with a unit ({})",
+                unit_name(unit),
                 units::DURATION_UNIT_NAMES
             ),
         ),
     })
+}
+
+/// What a bare number counts in `unit`: `1ms` is milliseconds.
+fn unit_name(unit: Nanos) -> String {
+    match unit {
+        Nanos(1) => "nanoseconds".into(),
+        Nanos(1_000) => "microseconds".into(),
+        Nanos(1_000_000) => "milliseconds".into(),
+        Nanos(1_000_000_000) => "seconds".into(),
+        other => format!("units of {other}"),
+    }
 }
 
 /// One of `choices`.
@@ -399,7 +420,8 @@ mod tests {
             Nanos::from_secs(2)
         );
         assert!(parse_duration_in("k", "18446744073709551615", ms).is_err());
-        assert!(parse_duration_in("k", "x", ms).is_err());
+        let e = parse_duration_in("k", "x", ms).unwrap_err().to_string();
+        assert!(e.contains("a number of milliseconds"), "{e}");
     }
 
     #[test]
@@ -436,6 +458,19 @@ mod tests {
         );
         let err = tenant_in_key("weight.x", "weight.<id>").unwrap_err();
         assert!(err.to_string().contains("`weight.x`"), "{err}");
+        // One tenant, one key: `weight.00` set tenant 0 again, silently
+        // over `weight.0` (found by a review).
+        for key in ["weight.00", "weight.+0", "weight. 1"] {
+            let err = tenant_in_key(key, "weight.<id>").unwrap_err().to_string();
+            assert!(
+                err.contains("not a tenant number") && err.contains("written plainly"),
+                "{err}"
+            );
+        }
+        assert_eq!(
+            tenant_in_key("weight.10", "weight.<id>"),
+            Ok(Some(TenantId(10)))
+        );
     }
 
     #[test]

@@ -139,7 +139,8 @@ impl Objective {
         let (metric, bound) = text.split_once("<=").ok_or(ObjectiveError::NoBound)?;
         let metric: Metric = metric.parse()?;
         let bound = bound.trim();
-        let bound = match bound.strip_suffix('x') {
+        // `2X` as `2x`: a duration's unit takes any case too (`5MS`).
+        let bound = match bound.strip_suffix(['x', 'X']) {
             Some(factor) => {
                 let bad = || ObjectiveError::BadFactor {
                     factor: factor.to_string(),
@@ -207,6 +208,7 @@ mod tests {
         assert_eq!(o.to_string(), "read p99 <= 2x baseline");
         assert_eq!(o.text(), "p99<=2x");
         assert_eq!(Objective::parse(&o.text()), Ok(o));
+        assert_eq!(Objective::parse("p99<=2X"), Ok(o), "as 5MS is 5ms");
         let o = Objective::parse("p99.9 <= 5ms").unwrap();
         assert_eq!(o.bound, Bound::Absolute(Nanos::from_millis(5)));
         assert_eq!(o.text(), "p99.9<=5ms");

@@ -4,7 +4,7 @@
 //! the [`Scheduler`] around a policy's own decisions (`Policy`), written
 //! once: the order of the calls, what the statistics see, when to retry.
 
-use crate::config::{parse_duration, parse_int, ConfigError, Tunable};
+use crate::config::{bad, parse_duration, parse_int, ConfigError, Tunable};
 use crate::policy::{class_pressure, PolicyInfo, Ticker};
 use crate::request::{Command, Completion, Dispatch, Op, Request};
 use crate::scheduler::{ClassPressure, DeviceView, Pressure, Retry, Scheduler, WriteLimit};
@@ -55,7 +55,12 @@ impl CommonConfig {
     pub fn set(&mut self, key: &str, value: &str) -> Result<bool, ConfigError> {
         match key {
             "trim_max_ranges" => self.trim_max_ranges = parse_int(key, value, 1, 65_535)? as u32,
-            "stats_window" => self.stats_window = parse_duration(key, value)?,
+            "stats_window" => {
+                self.stats_window = parse_duration(key, value)?;
+                if self.stats_window == Nanos::ZERO {
+                    return Err(bad(key, value, "a duration above zero, such as 1s"));
+                }
+            }
             "bad_latency" => self.bad_latency = parse_duration(key, value)?,
             _ => return Ok(false),
         }

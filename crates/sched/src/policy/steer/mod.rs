@@ -713,7 +713,17 @@ impl Policy for Steer {
         if self.late_writes > 0 {
             notes.push(self.late_writes_note());
         }
-        let served = self.base.stats.class(Op::Read).elided;
+        let reads = self.base.stats.class(Op::Read);
+        if self.target().is_none() && reads.completed > 0 {
+            notes.push(format!(
+                "steer never had a read latency target for {}: no unloaded baseline was \
+                 measured and no stats_window ({} s) of reads closed, so it did not \
+                 steer the writes",
+                self.config.objective,
+                self.config.common.stats_window.as_secs_f64()
+            ));
+        }
+        let served = reads.elided;
         if served > 0 {
             notes.push(format!(
                 "steer answered {served} read{} from the queued writes that covered them, \

@@ -233,6 +233,27 @@ fn with_calibration_off_a_loaded_start_uses_the_median_estimate() {
     assert!(estimate.contains(&target), "2 x 2 x 100 us: {target}");
 }
 
+/// Found by a review: with calibration off and a statistics window longer
+/// than the run, steer had no target and let the writes go unheld, saying
+/// nothing (read p99 5x over the objective). A zero window is refused.
+#[test]
+fn a_steer_that_never_had_a_target_says_so() {
+    let (s, _, _) = loaded_from_the_start("calibrate=0s,stats_window=20s", 1300);
+    assert_eq!(s.target(), None);
+    let notes = s.notes();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("never had a read latency target")),
+        "{notes:?}"
+    );
+    let (s, _, _) = loaded_from_the_start("calibrate=0s", 1300);
+    assert!(!s.notes().iter().any(|n| n.contains("never had")));
+    let mut config = SteerConfig::default();
+    let e = crate::config::apply_pairs(&mut config, "stats_window=0s").unwrap_err();
+    assert!(e.to_string().contains("above zero"), "{e}");
+}
+
 #[test]
 fn misses_the_reads_have_without_writes_are_not_blamed_on_writes() {
     use std::cell::Cell;
