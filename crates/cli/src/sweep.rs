@@ -130,6 +130,7 @@ pub fn sweep(mut args: SweepArgs) -> Result<()> {
             .map_err(|e| match e {
                 family::FamilyError::StaticPoints { .. } => anyhow!("--static-points {e}"),
                 family::FamilyError::Settings(e) => flag_error(*e),
+                e @ family::FamilyError::SpecObjective { .. } => e.into(),
                 e => anyhow!("--device {e}"),
             })?;
         if !args.report.json {

@@ -60,11 +60,14 @@ pub enum FamilyError {
     RepeatedDrive { text: String, drive: String },
     #[error("{points}: expected 1 to 20 static limits per drive")]
     StaticPoints { points: usize },
-    #[error("`{spec}` states the objective `{text}`, which does not parse: {message}")]
+    /// A setting's own objective (`steer:objective=...`) that does not parse,
+    /// or that no objective of the sweep is: judged by it alone, the setting
+    /// would be run and then left out of every table.
+    #[error("`{spec}` states the objective `{text}`: {problem}")]
     SpecObjective {
         spec: String,
         text: String,
-        message: String,
+        problem: String,
     },
     /// The settings, seeds or threads, whatever the drive.
     #[error(transparent)]
@@ -171,11 +174,15 @@ fn stated_objective(spec: &str) -> Result<Option<Objective>, FamilyError> {
     let text = rest.split(',').next().unwrap_or_default();
     crate::objective::parse(text)
         .map(Some)
-        .map_err(|e| FamilyError::SpecObjective {
-            spec: spec.into(),
-            text: text.into(),
-            message: e.to_string(),
-        })
+        .map_err(|e| spec_objective(spec, text, e.to_string()))
+}
+
+fn spec_objective(spec: &str, text: &str, problem: String) -> FamilyError {
+    FamilyError::SpecObjective {
+        spec: spec.into(),
+        text: text.into(),
+        problem,
+    }
 }
 
 /// One setting on one drive, under one objective.
@@ -297,7 +304,18 @@ impl FamilySweep {
             });
         }
         for spec in &self.sweep.specs {
-            stated_objective(spec)?;
+            let Some(stated) = stated_objective(spec)? else {
+                continue;
+            };
+            if !self.objectives.contains(&stated) {
+                let asked: Vec<String> = self.objectives.iter().map(|o| o.text()).collect();
+                let problem = format!(
+                    "a setting is judged by its own objective alone, and the sweep judges by {} only; add {} to the sweep's objectives",
+                    asked.join(", "),
+                    stated.text()
+                );
+                return Err(spec_objective(spec, &stated.text(), problem));
+            }
         }
         (self.sweep.check_settings(true))
             .and_then(|()| self.sweep.check_runs(self.static_points))

@@ -190,3 +190,29 @@ fn too_many_runs_a_drive_counts_the_static_limits_before_anything_runs() {
         "{err}"
     );
 }
+
+/// Found by a review: a setting whose own objective no `--objective` is was
+/// run on every drive, then left out of every table and of the JSON.
+#[test]
+fn a_setting_stating_an_objective_the_sweep_does_not_judge_by_is_refused() {
+    let steer = || {
+        let mut sweep = two_settings_on_two_seeds();
+        sweep.specs = vec!["steer:objective=p99<=1.5x".into()];
+        sweep
+    };
+    let sweep = steer();
+    let objectives = vec![sweep.objective];
+    let err = FamilySweep::new(sweep, "family:1..3", objectives, 7, None)
+        .err()
+        .expect("refused");
+    let text = err.to_string();
+    let named = text.contains("states the objective `p99<=1.5x`: a setting is judged by its own")
+        && text.contains("judges by p99<=2x only; add p99<=1.5x");
+    assert!(named, "{text}");
+    let sweep = steer();
+    let both = vec![
+        sweep.objective,
+        crate::objective::parse("p99<=1.5x").unwrap(),
+    ];
+    assert!(FamilySweep::new(sweep, "family:1..3", both, 7, None).is_ok());
+}
