@@ -115,6 +115,10 @@ pub enum SweepError {
     RepeatedSpec { spec: String },
     #[error("no setting to sweep")]
     NoSettings,
+    /// The phase judged (or a relative objective's baseline) served no read
+    /// in any run: every setting would read as missing, with value 0.
+    #[error("phase `{phase}` served no read in any run, so a read objective cannot judge it; choose a phase with reads")]
+    NoReads { phase: String },
     /// The drives a sweep holds at once (each seed's aged drive, and one
     /// per thread running on it) would not fit the memory free now.
     #[error(
@@ -648,6 +652,15 @@ impl Sweep {
         runs: &[RunReport],
         objective: &Objective,
     ) -> Result<SweepReport, SweepError> {
+        let relative = matches!(objective.bound, Bound::Relative(_));
+        for name in std::iter::once(&self.phase).chain(relative.then_some(&self.baseline)) {
+            let no_reads = |run: &RunReport| phase(run, name).is_ok_and(|p| p.read.ops == 0);
+            if !runs.is_empty() && runs.iter().all(no_reads) {
+                return Err(SweepError::NoReads {
+                    phase: name.clone(),
+                });
+            }
+        }
         let mut per_seed = Vec::new();
         // A stopped sweep judges fewer specs than it has (see `stop.rs`).
         let judged = runs.len() / self.seeds.len().max(1);

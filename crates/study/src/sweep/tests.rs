@@ -279,3 +279,30 @@ fn quick_sweep(preset: &str, specs: &[&str], seeds: &[u64], threads: usize) -> S
         threads: Some(threads),
     }
 }
+
+/// Found by a review: a phase that only writes was judged 0.00 against its
+/// bound and reported "meets: no" for every setting.
+#[test]
+fn a_phase_without_reads_is_not_judged_by_a_read_objective() {
+    let job = std::env::temp_dir().join(format!("iosteer-w-then-r-{}.fio", std::process::id()));
+    let text = "[w]\nrw=write\nbs=128k\nsize=8m\n[r]\nstonewall\nrw=randread\nbs=4k\nsize=8m\n";
+    std::fs::write(&job, text).unwrap();
+    let mut sweep = quick_sweep("diskSim-slc", &["fifo"], &[1], 1);
+    sweep.workload = SweepWorkload::JobFile(job.to_string_lossy().into_owned());
+    let state = iosteer_device::StartState::Empty;
+    sweep.device.precondition = Some(iosteer_device::PreconditionTable { state });
+    for (phase, baseline, no_reads) in [
+        ("w", "r", Some("w")),
+        ("r", "w", Some("w")),
+        ("r", "r", None),
+    ] {
+        (sweep.phase, sweep.baseline) = (phase.into(), baseline.into());
+        let judged = sweep.run(&sweep.simulations().unwrap());
+        match (judged, no_reads) {
+            (Err(SweepError::NoReads { phase }), Some(name)) => assert_eq!(phase, name),
+            (Ok(_), None) => {}
+            (other, _) => panic!("{phase} against {baseline}: {other:?}"),
+        }
+    }
+    std::fs::remove_file(&job).unwrap();
+}
