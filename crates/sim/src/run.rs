@@ -274,8 +274,9 @@ struct State {
     device: Device,
     jobs: Vec<Generator>,
     recorder: Recorder,
-    /// Drive counters (host pages written, GC pages moved) when each phase
-    /// started and ended, for its write amplification.
+    /// Drive counters (host units written, unit slots programmed beyond
+    /// them: GC moves and padding) when each phase started and ended, for
+    /// its write amplification.
     phase_counters: Vec<[Option<(u64, u64)>; 2]>,
     now: Nanos,
     next_id: u64,
@@ -583,7 +584,7 @@ impl State {
             return;
         }
         let c = self.device.ftl().counters;
-        let counters = (c.host_pages_written, c.gc_pages_moved);
+        let counters = (c.host_pages_written, c.nand_units_beyond_host());
         let phases = self.recorder.phases();
         self.phase_counters.resize(phases.len(), [None; 2]);
         for (phase, [start, end]) in phases.iter().zip(&mut self.phase_counters) {
@@ -635,7 +636,7 @@ impl State {
                 .resize(self.recorder.phases().len(), [None; 2]);
         }
         let c = self.device.ftl().counters;
-        let at_end = (c.host_pages_written, c.gc_pages_moved);
+        let at_end = (c.host_pages_written, c.nand_units_beyond_host());
         let mut phases = self.recorder.phase_reports();
         // Each phase's write amplification from the drive's counters at its
         // edges; `all` (last) over the whole run.
@@ -689,6 +690,7 @@ impl State {
             notes.push(format!("{} requests failed in the drive", self.errors));
         }
         notes.extend(self.unfinished_note(sim));
+        notes.extend(self.held_past_stop_notes(sim));
         notes.extend(self.gc_owed_note());
         notes.extend(self.unwritten_reads_note());
         notes.extend(self.partial_unit_writes_note());

@@ -198,7 +198,8 @@ impl fmt::Display for Aging {
             };
             write!(
                 f,
-                " (write amplification {waf:.3} after {} capacity-writes, {how})",
+                " (write amplification {waf:.3} after {} capacity-writes, {how}; then idle GC \
+                 refilled each die to its high watermark, so a run's first writes meet less GC)",
                 self.capacity_writes
             )?;
         }

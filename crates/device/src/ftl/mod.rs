@@ -145,12 +145,21 @@ pub struct FtlCounters {
 }
 
 impl FtlCounters {
-    /// NAND unit writes over host unit writes (1.0 before any write).
+    /// NAND unit slots programmed (GC moves and the padding of partly filled
+    /// pages included) over host unit writes (1.0 before any write). Without
+    /// the padding, a sector-mapped drive's flushed pages went unseen (a fill
+    /// said 1.00 where the NAND wrote 4 bytes for each byte written).
     pub fn write_amplification(&self) -> f64 {
         if self.host_pages_written == 0 {
             return 1.0;
         }
-        (self.host_pages_written + self.gc_pages_moved) as f64 / self.host_pages_written as f64
+        (self.host_pages_written + self.nand_units_beyond_host()) as f64
+            / self.host_pages_written as f64
+    }
+
+    /// Unit slots programmed beyond the host's: GC moves and padding.
+    pub fn nand_units_beyond_host(&self) -> u64 {
+        self.gc_pages_moved + self.units_padded
     }
 
     /// NAND bytes programmed (whole pages, padding included) over the bytes
