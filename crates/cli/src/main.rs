@@ -17,7 +17,7 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Result};
 use clap::{Parser, Subcommand};
-use iosteer_device::{PreconditionTable, StartState};
+use iosteer_device::{family, PreconditionTable, StartState};
 use iosteer_sched::policy;
 use iosteer_study::bench::{self, BenchError};
 use iosteer_study::device::{self, DeviceError};
@@ -229,9 +229,7 @@ fn run_device(command: DeviceCommand) -> Result<()> {
         DeviceCommand::List => print_text(device::preset_list()?),
         DeviceCommand::Import { format, file } => print_text(import_cmd::import(&format, &file)?),
         DeviceCommand::Show { device: d } => print_text(load_device("device show", &d)?.to_toml()),
-        DeviceCommand::Random { seed } => {
-            print_text(iosteer_device::family::random_drive(seed).to_toml())
-        }
+        DeviceCommand::Random { seed } => print_text(family::random_drive(seed).to_toml()),
         DeviceCommand::Waf {
             victim,
             alpha,

@@ -15,6 +15,7 @@ use crate::interrupt;
 pub struct ProbeArgs {
     /// File or block device to probe (it is written).
     #[arg(long, value_name = "PATH", required_unless_present = "emulate")]
+    #[arg(conflicts_with = "precondition")]
     pub target: Option<PathBuf>,
     /// Probe the simulator's drive model in real time instead: a preset
     /// (consumer-sata, enterprise-nvme, diskSim-slc) or a drive TOML file.

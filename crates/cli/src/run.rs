@@ -27,7 +27,7 @@ use crate::interrupt;
 pub struct RunArgs {
     /// File or device for jobs naming no file, or the directory of their
     /// files (fio's --filename, --directory) [default: the current one].
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", conflicts_with = "precondition")]
     pub target: Option<PathBuf>,
     /// Run against the simulator's drive model in real time instead of a
     /// target: a preset (consumer-sata, enterprise-nvme, diskSim-slc) or a

@@ -28,7 +28,7 @@ pub struct SimArgs {
     pub trace: Option<String>,
     #[command(flatten)]
     pub trace_options: TraceArgs,
-    /// Drive: a preset (consumer-sata, enterprise-nvme, diskSim-slc) or a TOML file.
+    /// Drive: a preset (consumer-sata, enterprise-nvme, diskSim-slc), family:N or a TOML file.
     #[arg(long, value_name = "PRESET|FILE")]
     pub device: Option<String>,
     /// Scheduler spec `name[:key=value,...]`; repeat to compare

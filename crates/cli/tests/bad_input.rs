@@ -272,6 +272,10 @@ const SWEEP: &[Case] = &[
 /// `iosteer run`: flags, paths and addresses, all refused before any I/O.
 #[rustfmt::skip]
 const RUN: &[Case] = &[
+    // A real disk is not preconditioned: the flag was taken and did nothing
+    // (clap's `requires` yields to --emulate's conflict with --target).
+    bad(&["run", "--job", "j.fio", "--target", "{d}/t.img", "--precondition", "steady"], &[JOB], &["--target", "--precondition"]),
+    bad(&["probe", "--target", "{d}/t.img", "--precondition", "steady"], &[], &["--target", "--precondition"]),
     bad(&["run", "--emulate", "consumer-sata", "--scenario", "quick", "--queue-depth", "0"], &[], &["--queue-depth", "1 to 4096"]),
     bad(&["run", "--emulate", "consumer-sata", "--scenario", "quick", "--queue-depth", "1000000"], &[], &["--queue-depth", "1 to 4096"]),
     bad(&["run", "--emulate", "consumer-sata", "--scenario", "quick", "--queue-depth", "-1"], &[], &["--queue-depth", "-1"]),

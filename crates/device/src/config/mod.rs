@@ -48,7 +48,7 @@ pub const MAX_BACKGROUND_IDLE_MS: f64 = 3_600_000.0;
 #[derive(Debug, Error, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum ConfigError {
-    #[error("unknown device preset `{name}`; presets: {known}")]
+    #[error("unknown device preset `{name}`; presets: {known}; or family:N (the family's drive of seed N) or a drive TOML file")]
     UnknownPreset { name: String, known: String },
     #[error("{file}: {message}")]
     Toml { file: String, message: String },
