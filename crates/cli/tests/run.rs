@@ -502,7 +502,7 @@ fn a_trace_in_a_job_file_replays_on_an_emulated_drive_as_in_the_simulator() {
     let report = report_of(&out);
     // The job file's notes, once, in the report.
     let notes = report["runs"][0]["notes"].to_string();
-    let trace_note = "a msr trace of 3 requests, replayed open loop";
+    let trace_note = "3 requests of the msr trace, replayed open loop";
     assert_eq!(notes.matches(trace_note).count(), 1, "{notes}");
     let all = last_phase(&report["runs"][0]);
     assert_eq!(

@@ -249,7 +249,8 @@ pub fn scenario_names() -> String {
 /// drive's idle GC refills part of the pool; reads again for 5 s; a second
 /// fill of 75 s into the next part of the region, which starts on a partly
 /// refilled pool and runs it out again; 20 s of reads after. The phase
-/// `fill` covers both fills and the pause between them (10 s to 170 s).
+/// `fill` covers both fills, the pause and the reads between them (10 s
+/// to 185 s): its write rate is over 175 s of which 150 s fill.
 pub fn long_fill(device: DeviceConfig, seed: u64) -> Simulation {
     let first = Nanos::from_secs(75);
     let idle = Nanos::from_secs(20);

@@ -53,8 +53,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::config::{
-    parse_duration_in, parse_int, parse_tenant, unknown_key, ConfigError, Configurable, PerTenant,
-    Tunable,
+    parse_duration_in, parse_int, parse_tenant, unknown_key, ConfigError, Configurable, Tunable,
 };
 use crate::ordering::Queued;
 use crate::policy::common::{

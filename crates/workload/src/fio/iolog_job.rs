@@ -528,10 +528,10 @@ impl IologJob {
                 }
             })?;
         notes.push(format!(
-            "job {job}: iosteer_trace={path}: a {} trace of {} requests, replayed open loop (each \
+            "job {job}: iosteer_trace={path}: {} requests of the {} trace, replayed open loop (each \
              request at its arrival, as `iosteer sim --trace` replays one; iodepth does not bound it)",
-            source.format,
             replay.records.summary().requests,
+            source.format,
         ));
         if let Some(remap) = replay.remap {
             notes.push(format!(

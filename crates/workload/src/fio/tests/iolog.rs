@@ -333,7 +333,7 @@ fn an_iosteer_trace_job_replays_any_format_open_loop() {
         .map(|r| (r.at.0, r.op))
         .collect();
     assert_eq!(got, [(0, Op::Read), (10_000_000, Op::Write)]);
-    assert_noted(&file, "a msr trace of 2 requests, replayed open loop");
+    assert_noted(&file, "2 requests of the msr trace, replayed open loop");
     assert_noted(&file, "rw accepted: the trace's requests replace their I/O");
     for (options, expected) in [
         ("iosteer_trace_format=csv\n", "expected ascii, spc, msr"),
