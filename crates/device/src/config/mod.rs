@@ -444,6 +444,9 @@ impl DeviceConfig {
         if self.gc.suspend && self.gc.mode == GcMode::Blocking {
             said.push("gc.suspend = true has no effect with gc.mode = blocking: only semi-preemptive GC is suspended for reads".into());
         }
+        if self.multi_plane.enabled && self.geometry.planes_per_die == 1 {
+            said.push("multi_plane.enabled = true has no effect with geometry.planes_per_die = 1: a multi-plane operation needs two planes or more".into());
+        }
         said
     }
 

@@ -246,4 +246,12 @@ fn timings_no_nand_shows_are_said_and_the_presets_and_family_have_none() {
         said[2].starts_with("gc.suspend = true has no effect"),
         "{said:?}"
     );
+    // Multi-plane on a die of one plane did nothing, silently.
+    odd.multi_plane.enabled = true;
+    odd.geometry.planes_per_die = 1;
+    let said = odd.implausible();
+    assert!(
+        said[3].starts_with("multi_plane.enabled = true has no effect"),
+        "{said:?}"
+    );
 }
