@@ -242,6 +242,11 @@ fn a_sweep_stopped_part_way_has_its_first_settings_run_on_every_seed() {
     let sims = sweep.simulations().unwrap();
     let started = std::sync::atomic::AtomicUsize::new(0);
     let two_runs = || started.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < 2;
+    assert!(sweep
+        .run_reports(&sims)
+        .unwrap()
+        .iter()
+        .all(|r| r.series.is_empty()));
     let report = sweep.run_until(&sims, &two_runs).unwrap();
     let judged: Vec<&str> = report.points.iter().map(|p| p.spec.as_str()).collect();
     assert_eq!(
