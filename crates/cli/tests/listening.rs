@@ -46,7 +46,7 @@ fn a_listening_fio_job_keeps_write_latency_near_its_bound() {
     // The readers read where the fill writes, on the drive as one device.
     let shared = |n: &String| n.starts_with("jobs of different files share blocks");
     // Deaf, its queued writes keep its phase open long past its stop.
-    let held = |n: &String| n.starts_with("job fill stopped at 7.0 s and its last request");
+    let held = |n: &String| n.starts_with("job fill stopped at 7.000 s and its last request");
     assert!(
         deaf_notes.iter().all(|n| shared(n) || held(n)),
         "{deaf_notes:?}"

@@ -761,3 +761,37 @@ fn an_interrupted_run_says_so_in_its_notes() {
         "{notes:?}"
     );
 }
+
+/// Found by a review: `iosteer run` said nothing when a held writer's
+/// queued writes kept the phases open long past the jobs' stop (a reader's
+/// 286 MB/s read as 107.3 over 8 s); `sim` said it.
+#[test]
+fn a_held_writer_that_outlasts_its_stop_is_said_on_an_emulated_drive() {
+    let text = "[global]\nioengine=libaio\nruntime=1\ntime_based\n[reader]\nrw=randread\nbs=4k\niodepth=4\nsize=64m\n\
+                [writer]\nrw=write\nbs=128k\niodepth=2\noffset=128m\nsize=64m\n";
+    let (_dir, job) = job_in("held", "held.fio", text);
+    let out = iosteer()
+        .args([
+            "run",
+            "--emulate",
+            "diskSim-slc",
+            "--precondition",
+            "empty",
+            "--json",
+            "--job",
+        ])
+        .arg(&job)
+        .args(["--sched", "netflix:write.limiter=iops,write.current=1"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let run = &report_of(&out)["runs"][0];
+    let notes = run["notes"].as_array().unwrap();
+    let said = notes.iter().any(|n| {
+        n.as_str()
+            .unwrap()
+            .starts_with("job writer stopped at 1.000 s")
+    });
+    assert!(said, "{notes:?}");
+}

@@ -125,7 +125,7 @@ fn a_job_whose_held_requests_complete_long_after_its_stop_is_said() {
         let note = report
             .notes
             .iter()
-            .find(|n| n.starts_with("job writer stopped at 2.0 s"));
+            .find(|n| n.starts_with("job writer stopped at 2.000 s"));
         assert_eq!(note.is_some(), said, "{spec}: {:?}", report.notes);
     }
 }

@@ -25,27 +25,15 @@ impl State {
         ))
     }
 
-    /// Jobs stopped by time whose requests, held in the scheduler or the
-    /// drive, completed long after: their phases last until then, and every
-    /// rate in them is over that time (a reader at 251 MB/s for 5 s showed
-    /// 34.9 MB/s over a phase a held writer stretched to 36 s).
+    /// Jobs stopped by time whose held requests completed long after
+    /// ([`Generator::held_past_stop_note`]): where phases follow the jobs.
     pub(super) fn held_past_stop_notes(&self, sim: &Simulation) -> Vec<String> {
         if !sim.workload.job_phases {
             return Vec::new();
         }
         let jobs = self.jobs.iter().zip(&self.ended_at);
-        jobs.filter_map(|(job, ended)| {
-            let (stop, ended) = (job.job().stop?, (*ended)?);
-            (ended.0 >= stop.0 + Nanos::from_secs(1).0).then(|| {
-                format!(
-                    "job {} stopped at {:.1} s and its last request completed at {:.1} s (held in the scheduler or the drive): the phases it is in last until then, and their rates are over that time",
-                    job.name(),
-                    stop.as_secs_f64(),
-                    ended.as_secs_f64()
-                )
-            })
-        })
-        .collect()
+        jobs.filter_map(|(job, ended)| job.held_past_stop_note((*ended)?))
+            .collect()
     }
 
     /// GC the drive did in its map and had not paid for in die time when

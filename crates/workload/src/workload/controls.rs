@@ -341,6 +341,25 @@ impl Generator {
         })
     }
 
+    /// When the job, stopped by time, ended (its last request completed, at
+    /// `ended`) long after its stop, held in the scheduler or the drive: its
+    /// phases last until then and their rates are over that time (a 251 MB/s
+    /// reader read as 34.9 MB/s over a phase a held writer kept open 31 s).
+    /// Long: a second, or a tenth of the job's run.
+    pub fn held_past_stop_note(&self, ended: Nanos) -> Option<String> {
+        let (start, stop) = (self.job.start, self.job.stop?);
+        let late = ended.0.checked_sub(stop.0)?;
+        let run = stop.0.saturating_sub(start.0);
+        (late >= Nanos::from_secs(1).0 || late * 10 >= run.max(1)).then(|| {
+            format!(
+                "job {} stopped at {:.3} s and its last request completed at {:.3} s (held in the scheduler or the drive): the phases it is in last until then, and their rates are over that time",
+                self.name(),
+                stop.as_secs_f64(),
+                ended.as_secs_f64()
+            )
+        })
+    }
+
     /// fio's `rate_min` and `rate_iops_min`: a note for each direction the
     /// job issued in below its floor, over its run from its start to `end`
     /// (fio judges each `rate_cycle`, a second by default, and stops the

@@ -310,3 +310,29 @@ fn serialize_overlap_holds_a_request_until_its_overlap_completes() {
     assert_eq!(issued, 200);
     assert!(overlapped > 100, "{overlapped}");
 }
+
+/// A job stopped by time whose requests completed long after its stop (a
+/// second, or a tenth of its run) is said; a drain of a few milliseconds is
+/// not. Found by a review: a 1 s run stretched to 1.755 s went unsaid.
+#[test]
+fn requests_held_long_past_a_jobs_stop_are_said() {
+    let text =
+        "[j]\nrw=randread\nruntime=1\ntime_based\n[k]\nrw=randread\nruntime=20\ntime_based\n";
+    let jobs = crate::fio::parse(text, "held.fio", 1 << 30).unwrap();
+    let generators: Vec<Generator> = jobs
+        .into_iter()
+        .enumerate()
+        .map(|(i, job)| Generator::new(job, i as u32, 1))
+        .collect();
+    let said = |g: &Generator, ms: u64| g.held_past_stop_note(Nanos::from_millis(ms)).is_some();
+    let (short, long) = (&generators[0], &generators[1]);
+    assert!(said(short, 1_200) && !said(short, 1_050) && !said(short, 900));
+    assert!(said(long, 21_500) && !said(long, 20_500));
+    let note = short
+        .held_past_stop_note(Nanos::from_millis(1_755))
+        .unwrap();
+    assert!(
+        note.starts_with("job j stopped at 1.000 s and its last request completed at 1.755 s"),
+        "{note}"
+    );
+}
