@@ -15,15 +15,15 @@ use crate::interrupt;
 pub struct ProbeArgs {
     /// File or block device to probe (it is written).
     #[arg(long, value_name = "PATH", required_unless_present = "emulate")]
-    #[arg(conflicts_with = "precondition")]
     pub target: Option<PathBuf>,
     /// Probe the simulator's drive model in real time instead: a preset
-    /// (consumer-sata, enterprise-nvme, diskSim-slc) or a drive TOML file.
+    /// (consumer-sata, enterprise-nvme, diskSim-slc), family:N or a TOML file.
     /// It is aged once, with its idle-GC pool cut to 4 blocks per die, and
     /// kept across the steps, as a real drive is.
     #[arg(long, value_name = "PRESET|FILE", conflicts_with_all = ["target", "size", "force"])]
     pub emulate: Option<String>,
     #[arg(long, value_name = "STATE", requires = "emulate", help = crate::PRECONDITION_HELP)]
+    #[arg(conflicts_with_all = ["target", "size", "force"])]
     pub precondition: Option<String>,
     /// Create the target file, or grow it, to this size (fio syntax: 1g);
     /// what it adds is written through once before the probe.

@@ -27,14 +27,15 @@ use crate::interrupt;
 pub struct RunArgs {
     /// File or device for jobs naming no file, or the directory of their
     /// files (fio's --filename, --directory) [default: the current one].
-    #[arg(long, value_name = "PATH", conflicts_with = "precondition")]
+    #[arg(long, value_name = "PATH")]
     pub target: Option<PathBuf>,
     /// Run against the simulator's drive model in real time instead of a
-    /// target: a preset (consumer-sata, enterprise-nvme, diskSim-slc) or a
-    /// drive TOML file, aged as `iosteer sim` ages it.
+    /// target: a preset (consumer-sata, enterprise-nvme, diskSim-slc),
+    /// family:N or a drive TOML file, aged as `iosteer sim` ages it.
     #[arg(long, value_name = "PRESET|FILE", conflicts_with_all = ["target", "size", "force", "buffered", "verify", "iopoll"])]
     pub emulate: Option<String>,
     #[arg(long, value_name = "STATE", requires = "emulate", help = crate::PRECONDITION_HELP)]
+    #[arg(conflicts_with_all = ["target", "size", "force", "buffered", "verify", "iopoll"])]
     pub precondition: Option<String>,
     /// fio job file (the subset `iosteer sim --job` accepts).
     #[arg(long, value_name = "FILE", required_unless_present = "scenario")]

@@ -276,6 +276,7 @@ const RUN: &[Case] = &[
     // (clap's `requires` yields to --emulate's conflict with --target).
     bad(&["run", "--job", "j.fio", "--target", "{d}/t.img", "--precondition", "steady"], &[JOB], &["--target", "--precondition"]),
     bad(&["probe", "--target", "{d}/t.img", "--precondition", "steady"], &[], &["--target", "--precondition"]),
+    bad(&["run", "--job", "j.fio", "--size", "1m", "--precondition", "steady"], &[JOB], &["--size", "--precondition"]),
     bad(&["run", "--emulate", "consumer-sata", "--scenario", "quick", "--queue-depth", "0"], &[], &["--queue-depth", "1 to 4096"]),
     bad(&["run", "--emulate", "consumer-sata", "--scenario", "quick", "--queue-depth", "1000000"], &[], &["--queue-depth", "1 to 4096"]),
     bad(&["run", "--emulate", "consumer-sata", "--scenario", "quick", "--queue-depth", "-1"], &[], &["--queue-depth", "-1"]),
