@@ -275,11 +275,8 @@ impl ProbeOptions {
         if self.settle >= self.step_time || self.step_time > MAX_STEP_TIME {
             return Err(ProbeError::StepTime);
         }
-        let base = &self.base_spec;
-        policy::build(base).map_err(|source| ProbeError::Scheduler {
-            spec: base.clone(),
-            source,
-        })?;
+        let base = self.spec(None);
+        policy::build(&base).map_err(|source| ProbeError::Scheduler { spec: base, source })?;
         if self.throttle == Throttle::Writer {
             return Ok(());
         }
@@ -292,20 +289,25 @@ impl ProbeOptions {
 
     /// The scheduler of a step writing at `rate` (`None`: the baseline).
     fn spec(&self, rate: Option<u64>) -> String {
+        let join = if self.base_spec.contains(':') {
+            ','
+        } else {
+            ':'
+        };
         match (self.throttle, rate) {
             (Throttle::Scheduler, Some(rate)) => {
                 // The limiter counts kB/s; its ceiling goes with the rate, so
                 // rates over its default ceiling (300,000) are allowed.
                 let kbps = rate.div_ceil(1000);
-                let join = if self.base_spec.contains(':') {
-                    ','
-                } else {
-                    ':'
-                };
                 format!(
                     "{}{join}write.limiter=bandwidth,write.max={kbps},write.current={kbps}",
                     self.base_spec
                 )
+            }
+            // Settings of the limiter the steps add (`write.bandwidth.min`)
+            // need it listed: the baseline, which writes nothing, lists it.
+            (Throttle::Scheduler, None) if policy::build(&self.base_spec).is_err() => {
+                format!("{}{join}write.limiter=bandwidth", self.base_spec)
             }
             _ => self.base_spec.clone(),
         }
@@ -652,7 +654,9 @@ impl<B: Backend> Probe<B> {
             if error.is_some() {
                 return Ok(error);
             }
-            if interrupted {
+            // A stop that came as the step drained cut nothing of it: the
+            // step stands, and no further one starts.
+            if interrupted || (options.stop)() {
                 report.stopped = INTERRUPTED.into();
                 break;
             }
@@ -666,8 +670,8 @@ impl<B: Backend> Probe<B> {
     }
 }
 
-/// Why stepping ended when Ctrl-C ended it.
-const INTERRUPTED: &str = "interrupted (Ctrl-C)";
+/// Why stepping ended when Ctrl-C or SIGTERM ended it.
+const INTERRUPTED: &str = "interrupted (Ctrl-C or SIGTERM)";
 
 fn measured(run: &RunReport) -> Result<&PhaseReport, ProbeError> {
     run.phase("measure").ok_or(ProbeError::NoMeasurePhase)

@@ -19,9 +19,10 @@
 //!   *trimmed*: their allowance is subtracted from the counts and the slice
 //!   start moves on, so a group cannot bank unused time beyond the current
 //!   slice; a slice that ended with nothing waiting starts afresh. The part
-//!   of an I/O the trimmed slices allowed is carried on (upstream's
-//!   carryover since "blk-throttle: fix lower control under super low iops
-//!   limit"): cut off, `riops=15` let 10 a second through.
+//!   of an I/O the trimmed slices allowed is carried on: cut off, as
+//!   upstream cut it before its fix for low IOPS limits ("blk-throttle: fix
+//!   lower control under super low iops limit", which fixed it another
+//!   way), `riops=15` let 10 a second through.
 //! - Trims are writes of 512 bytes, whatever their length.
 //!
 //! # Constants (upstream's)

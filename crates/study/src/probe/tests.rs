@@ -46,6 +46,18 @@ fn the_scheduler_throttle_sets_netflixs_bandwidth_limit_in_kb_per_s() {
         o.spec(Some(5 << 20)),
         "netflix:read_bias=4,write.limiter=bandwidth,write.max=5243,write.current=5243"
     );
+    // A setting of the limiter the steps add: refused alone since netflix
+    // refuses a kind it does not list (a review found the regression).
+    let min = options(
+        Throttle::Scheduler,
+        Some("netflix:write.bandwidth.min=500"),
+        128 << 10,
+    );
+    assert!(min.check().is_ok(), "{:?}", min.check());
+    assert_eq!(
+        min.spec(None),
+        "netflix:write.bandwidth.min=500,write.limiter=bandwidth"
+    );
     let writer = options(Throttle::Writer, None, 128 << 10);
     assert_eq!(writer.spec(Some(5 << 20)), "fifo");
     let err = options(Throttle::Scheduler, Some("deadline"), 128 << 10)

@@ -128,6 +128,16 @@ impl ClassConfig {
             }
         }
         if let Some(first) = self.limiters.first() {
+            let current_given = self.first[2].is_some() || self.given[first.index()][2];
+            let mut next = 0;
+            let at_zero = (self.schedule.as_ref()).and_then(|s| s.due(&mut next, Nanos::ZERO));
+            if current_given && at_zero.is_some() {
+                return Err(ConfigError::Conflict(format!(
+                    "{class}.schedule's step at 0s and the current given both set the {} limiter's \
+                     start; give one",
+                    first.name()
+                )));
+            }
             let twice = (0..3).find(|&b| self.first[b].is_some() && self.given[first.index()][b]);
             if let Some(bound) = twice {
                 let name = BOUND_NAMES[bound];

@@ -330,6 +330,10 @@ fn configuration_errors_name_the_key_and_the_accepted_values() {
             &["write.current and write.bandwidth.current", "give one"][..],
         ),
         (
+            "write.limiter=bandwidth,write.current=10000,write.schedule=0s:5000;10s:20000",
+            &["write.schedule's step at 0s", "give one"][..],
+        ),
+        (
             "write.limiter=queue_depth,write.current=0",
             &["from 1 to"][..],
         ),
