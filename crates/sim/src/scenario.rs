@@ -132,7 +132,8 @@ impl FillWhileServing {
         let fill_end = self.before + self.fill;
         let end = fill_end + self.after;
         let fill_bytes = (write_bps * self.fill.as_secs_f64() * 1.2) as u64;
-        let region = (fill_bytes.div_ceil(self.trim_segment) * self.trim_segment).min(capacity / 2);
+        let region = (fill_bytes.div_ceil(self.trim_segment) * self.trim_segment)
+            .min(capacity / 2 / page * page);
         let readers = Synthetic::reads(
             self.read_size,
             0,
@@ -261,6 +262,7 @@ pub fn long_fill(device: DeviceConfig, seed: u64) -> Simulation {
         fill: first + idle + quiet_reads + first,
         ..FillWhileServing::standard()
     };
+    let page = u64::from(device.geometry.page_size);
     let mut sim = plan.simulation(device, seed);
     let fill_start = plan.before;
     let pause = fill_start + first;
@@ -282,7 +284,7 @@ pub fn long_fill(device: DeviceConfig, seed: u64) -> Simulation {
         let written = (s.arrival.bytes_per_s.unwrap_or(0.0) * first.as_secs_f64()) as u64;
         let skip =
             written.div_ceil(s.trim_ahead.unwrap_or(s.align)) * s.trim_ahead.unwrap_or(s.align);
-        let skip = skip.min(s.size / 2);
+        let skip = skip.min(s.size / 2 / page * page);
         s.offset += skip;
         s.size -= skip;
     }
@@ -322,11 +324,17 @@ mod tests {
         for drive in presets.into_iter().chain(family) {
             let name = drive.name.clone();
             let page = u64::from(drive.geometry.page_size);
-            let sim = FillWhileServing::quick().simulation(drive, 1);
+            let sim = FillWhileServing::quick().simulation(drive.clone(), 1);
             let JobKind::Synthetic(fill) = &sim.workload.jobs[1].kind else {
                 panic!("the fill is synthetic");
             };
             assert_eq!(fill.offset % page, 0, "{name}: {}", fill.offset);
+            // long-fill's second half goes on further into the region.
+            let sim = long_fill(drive, 1);
+            let JobKind::Synthetic(fill) = &sim.workload.jobs[3].kind else {
+                panic!("the second fill is synthetic");
+            };
+            assert_eq!(fill.offset % page, 0, "{name}, fill.2: {}", fill.offset);
         }
     }
 }

@@ -117,8 +117,8 @@ pub enum SweepError {
     NoSettings,
     /// The phase judged (or a relative objective's baseline) served no read
     /// in any run: every setting would read as missing, with value 0.
-    #[error("phase `{phase}` served no read in any run, so a read objective cannot judge it; choose a phase with reads")]
-    NoReads { phase: String },
+    #[error("the {role} phase `{phase}` served no read in any run, so a read objective cannot use it; choose a phase with reads")]
+    NoReads { phase: String, role: &'static str },
     /// The drives a sweep holds at once (each seed's aged drive, and one
     /// per thread running on it) would not fit the memory free now.
     #[error(
@@ -661,12 +661,12 @@ impl Sweep {
         objective: &Objective,
     ) -> Result<SweepReport, SweepError> {
         let relative = matches!(objective.bound, Bound::Relative(_));
-        for name in std::iter::once(&self.phase).chain(relative.then_some(&self.baseline)) {
+        let baseline = relative.then_some((&self.baseline, "baseline"));
+        for (name, role) in std::iter::once((&self.phase, "judged")).chain(baseline) {
             let no_reads = |run: &RunReport| phase(run, name).is_ok_and(|p| p.read.ops == 0);
             if !runs.is_empty() && runs.iter().all(no_reads) {
-                return Err(SweepError::NoReads {
-                    phase: name.clone(),
-                });
+                let phase = name.clone();
+                return Err(SweepError::NoReads { phase, role });
             }
         }
         let mut per_seed = Vec::new();

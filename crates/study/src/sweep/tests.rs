@@ -296,15 +296,18 @@ fn a_phase_without_reads_is_not_judged_by_a_read_objective() {
     sweep.workload = SweepWorkload::JobFile(job.to_string_lossy().into_owned());
     let state = iosteer_device::StartState::Empty;
     sweep.device.precondition = Some(iosteer_device::PreconditionTable { state });
-    for (phase, baseline, no_reads) in [
-        ("w", "r", Some("w")),
-        ("r", "w", Some("w")),
+    let cases = [
+        ("w", "r", Some(("w", "judged"))),
+        ("r", "w", Some(("w", "baseline"))),
         ("r", "r", None),
-    ] {
+    ];
+    for (phase, baseline, no_reads) in cases {
         (sweep.phase, sweep.baseline) = (phase.into(), baseline.into());
         let judged = sweep.run(&sweep.simulations().unwrap());
         match (judged, no_reads) {
-            (Err(SweepError::NoReads { phase }), Some(name)) => assert_eq!(phase, name),
+            (Err(SweepError::NoReads { phase, role }), Some(said)) => {
+                assert_eq!((phase.as_str(), role), said)
+            }
             (Ok(_), None) => {}
             (other, _) => panic!("{phase} against {baseline}: {other:?}"),
         }
