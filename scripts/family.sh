@@ -72,10 +72,13 @@ if [ -n "${STEER_ONLY:-}" ]; then
   for d in $(seq "${range%..*}" "${range#*..}"); do for s in 1 2 3; do for o in 2x 1.5x; do
     echo "$d $s $o"
   done; done; done | xargs -P 2 -n 3 sh -c '
-    set -- "$0" "$1" "$2" $('"$bin"' sweep fill-while-serving --device "family:$0" --seed "$1" \
-      --objective "p99<=$2" --chart - --sched "steer:objective=p99<=$2'"$extra"'" 2>/dev/null \
-      | grep "^  steer")
-    echo "$1 $2 $3 $5 $6 $9 ${11}"' | sort -n -k1 -k2 | tee /dev/stderr |
+    # The JSON, not the table: its columns moved once and every run read as missed.
+    figures=$('"$bin"' sweep fill-while-serving --device "family:$0" --seed "$1" \
+      --objective "p99<=$2" --chart - --sched "steer:objective=p99<=$2'"$extra"'" --json \
+      2>/dev/null | python3 -c "import json, sys
+p = json.load(sys.stdin)[\"points\"][0]
+print(p[\"write_mbps\"], p[\"value_ms\"], round(p[\"bound_ms\"], 3), \"yes\" if p[\"meets\"] else \"no\")")
+    echo "$0 $1 $2 $figures"' | sort -n -k1 -k2 | tee /dev/stderr |
     awk '{n[$3]++; if ($7 == "yes") m[$3]++} END {for (o in n) print "p99<=" o ": met on " m[o]+0 " of " n[o] " (drive, seed) pairs"}'
   exit 0
 fi
