@@ -145,10 +145,10 @@ impl Default for ThrottleConfig {
 /// The `io.max` keys, in the order of [`Limits`]' slots.
 const KEYS: [&str; 4] = ["rbps", "wbps", "riops", "wiops"];
 
-/// The `io.max` keys given: every tenant's (`rbps`, ...) and those tenants
-/// set for themselves (`tenant.<id>.rbps`, ...), by slot of [`KEYS`]. A
-/// tenant's own key wins, and the ones it leaves are every tenant's,
-/// whatever the order the keys come in.
+/// The `io.max` keys given, by slot (rbps, wbps, riops, wiops): every
+/// tenant's (`rbps`, ...) and those tenants set for themselves
+/// (`tenant.<id>.rbps`, ...). A tenant's own key wins, and the ones it
+/// leaves are every tenant's, whatever the order the keys come in.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Limits {
     pub every: [Option<u64>; 4],
