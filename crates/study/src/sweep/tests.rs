@@ -314,3 +314,19 @@ fn a_phase_without_reads_is_not_judged_by_a_read_objective() {
     }
     std::fs::remove_file(&job).unwrap();
 }
+
+/// Found by a review: an objective listed as a grid's values was read as a
+/// new key (`p99<`), and the error's hint suggested the form that failed.
+#[test]
+fn a_grid_lists_objectives_as_any_other_values() {
+    let specs = expand_grid("steer:objective=p99<=1.5x,p99<=2x,write_depth=2,4").unwrap();
+    assert_eq!(
+        specs,
+        [
+            "steer:objective=p99<=1.5x,write_depth=2",
+            "steer:objective=p99<=1.5x,write_depth=4",
+            "steer:objective=p99<=2x,write_depth=2",
+            "steer:objective=p99<=2x,write_depth=4",
+        ]
+    );
+}
