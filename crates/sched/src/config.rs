@@ -221,6 +221,16 @@ impl<T> PerTenant<T> {
         self.tenants.get(&tenant).unwrap_or(&self.default)
     }
 
+    /// [`unused_tenants_note`] of the tenants with a setting of their own.
+    pub fn unused_note(
+        &self,
+        policy: &str,
+        key: &str,
+        seen: impl Fn(TenantId) -> bool,
+    ) -> Option<String> {
+        unused_tenants_note(policy, key, self.tenants.keys().copied(), seen)
+    }
+
     /// Sets, to the value `parse` reads, every tenant's default when `key`
     /// is `every` (`weight`), or the override of the tenant `key` names when
     /// it has the form of `pattern`, a per-tenant tunable's key with `<id>`
@@ -243,6 +253,26 @@ impl<T> PerTenant<T> {
         self.tenants.insert(tenant, parse()?);
         Ok(true)
     }
+}
+
+/// A run note naming the `configured` tenants (`key` with `<id>` in it:
+/// `weight.<id>`) that sent no read or write: a tenant is a job, so their
+/// settings reached nothing (a typo, or a job file of fewer jobs).
+pub fn unused_tenants_note(
+    policy: &str,
+    key: &str,
+    configured: impl Iterator<Item = TenantId>,
+    seen: impl Fn(TenantId) -> bool,
+) -> Option<String> {
+    let unused: Vec<String> = (configured.filter(|t| !seen(*t)))
+        .map(|t| format!("`{}`", key.replace("<id>", &t.0.to_string())))
+        .collect();
+    (!unused.is_empty()).then(|| {
+        format!(
+            "{policy}: {} set tenants that sent no read or write, so reached nothing (tenants are the jobs in order, 0 for the first, numjobs counted out)",
+            unused.join(", ")
+        )
+    })
 }
 
 /// The tenant that `key` names, when it has the form of `pattern`; `None`

@@ -679,6 +679,15 @@ impl Policy for Bfq {
 
     base_in_field!();
 
+    fn report_notes(&self) -> Vec<String> {
+        let seen = |t: TenantId| self.queues.keys().any(|(id, _)| *id == t);
+        Vec::from_iter(
+            self.config
+                .weight
+                .unused_note(INFO.name, "weight.<id>", seen),
+        )
+    }
+
     fn accept(&mut self, request: Request, now: Nanos) {
         match request.op {
             Op::Read => {

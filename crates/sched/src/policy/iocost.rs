@@ -656,6 +656,11 @@ impl Policy for Iocost {
 
     base_in_field!();
 
+    fn report_notes(&self) -> Vec<String> {
+        let seen = |t: TenantId| self.tenants.contains_key(&t);
+        Vec::from_iter((self.config.weight).unused_note(INFO.name, "tenant.<id>.weight", seen))
+    }
+
     fn accept(&mut self, request: Request, now: Nanos) {
         if request.op == Op::Trim {
             // Trims cost nothing: straight on.

@@ -485,6 +485,15 @@ impl Policy for Iolatency {
 
     base_in_field!();
 
+    fn report_notes(&self) -> Vec<String> {
+        let seen = |t: TenantId| self.groups.contains_key(&t);
+        Vec::from_iter(
+            self.config
+                .target
+                .unused_note(INFO.name, "target.<id>", seen),
+        )
+    }
+
     fn accept(&mut self, request: Request, _now: Nanos) {
         if let Some(ready) = self.gate.arrive(request) {
             self.arrive(ready);

@@ -54,7 +54,8 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::config::{
-    parse_duration_in, parse_int, parse_tenant, unknown_key, ConfigError, Configurable, Tunable,
+    parse_duration_in, parse_int, parse_tenant, unknown_key, unused_tenants_note, ConfigError,
+    Configurable, Tunable,
 };
 use crate::ordering::Queued;
 use crate::policy::common::{
@@ -492,6 +493,17 @@ impl Policy for Throttle {
     const INFO: PolicyInfo = INFO;
 
     base_in_field!();
+
+    fn report_notes(&self) -> Vec<String> {
+        let configured = self.config.limits.own.keys().copied();
+        let seen = |t: TenantId| self.groups.contains_key(&t);
+        Vec::from_iter(unused_tenants_note(
+            INFO.name,
+            "tenant.<id>.*",
+            configured,
+            seen,
+        ))
+    }
 
     fn accept(&mut self, request: Request, now: Nanos) {
         if let Some(ready) = self.gate.arrive(request) {

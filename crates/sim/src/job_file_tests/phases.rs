@@ -129,3 +129,40 @@ fn a_job_whose_held_requests_complete_long_after_its_stop_is_said() {
         assert_eq!(note.is_some(), said, "{spec}: {:?}", report.notes);
     }
 }
+
+/// Found by a review: a setting of a tenant no job is (`weight.7` on a file
+/// of two jobs) was taken and reached nothing, silently.
+#[test]
+fn settings_of_tenants_no_job_is_are_said() {
+    let text = "[a]\nrw=randread\nbs=4k\nsize=8m\n[b]\nrw=randread\nbs=4k\nsize=8m\n";
+    let device = DeviceConfig::preset("diskSim-slc").unwrap();
+    let parsed = parse(text, "two.fio", device.logical_bytes()).unwrap();
+    let mut sim = Simulation::of_job_file(device, parsed, 1, Nanos::from_secs(5));
+    sim.set_start_state(StartState::Empty);
+    let aged = sim.aged_device().unwrap();
+    for (spec, key) in [
+        ("bfq:weight.7=300,weight.1=200", "`weight.7`"),
+        ("iocost:tenant.9.weight=50", "`tenant.9.weight`"),
+        ("iolatency:target.5=1ms,target.0=2ms", "`target.5`"),
+        (
+            "throttle:tenant.3.riops=100,tenant.1.riops=100",
+            "`tenant.3.*`",
+        ),
+    ] {
+        let report = sim.run(spec, &aged, &mut |_, _| true).unwrap();
+        let said: Vec<&String> = report
+            .notes
+            .iter()
+            .filter(|n| n.contains("set tenants that sent no read"))
+            .collect();
+        assert!(
+            said.len() == 1 && said[0].contains(key),
+            "{spec}: {:?}",
+            report.notes
+        );
+        assert!(
+            !said[0].contains(".1") && !said[0].contains(".0"),
+            "{spec}: {said:?}"
+        );
+    }
+}
