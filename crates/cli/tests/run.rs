@@ -794,4 +794,36 @@ fn a_held_writer_that_outlasts_its_stop_is_said_on_an_emulated_drive() {
             .starts_with("job writer stopped at 1.000 s")
     });
     assert!(said, "{notes:?}");
+    // --duration ending the run stops the jobs too (found by a second
+    // review); and the scheduler's own notes reach `run`'s report (they
+    // never did: here a tenant no job is).
+    let longer = text.replace("runtime=1", "runtime=10");
+    let (_dir, job) = job_in("held-duration", "held.fio", &longer);
+    let out = iosteer()
+        .args([
+            "run",
+            "--emulate",
+            "diskSim-slc",
+            "--precondition",
+            "empty",
+            "--json",
+        ])
+        .args(["--duration", "1s", "--job"])
+        .arg(&job)
+        .args(["--sched", "throttle:wiops=1,tenant.5.riops=10"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let run = &report_of(&out)["runs"][0];
+    let notes: Vec<&str> = (run["notes"].as_array().unwrap().iter())
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    let held = notes
+        .iter()
+        .any(|n| n.starts_with("job writer stopped at 1.000 s"));
+    let tenant = notes
+        .iter()
+        .any(|n| n.starts_with("throttle: `tenant.5.*` set a tenant"));
+    assert!(held && tenant, "{notes:?}");
 }

@@ -433,11 +433,12 @@ pub fn drive<B: Backend>(
     }
     let generators = sources.iter().filter_map(|s| s.generator());
     notes.extend(generators.flat_map(Generator::control_notes));
+    notes.extend(plan.sched.notes());
     let generators = sources.iter().filter_map(|s| s.generator());
     notes.extend(generators.flat_map(|g| g.rate_floor_notes(g.finished_at().unwrap_or(end))));
     if plan.workload.job_phases {
         let generators = sources.iter().filter_map(|s| s.generator());
-        notes.extend(generators.filter_map(|g| g.held_past_stop_note(g.finished_at()?)));
+        notes.extend(generators.filter_map(|g| g.held_past_stop_note(Some(run_for))));
     }
     if let Some(tracker) = &watch.tracker {
         let jobs: Vec<&Generator> = sources.iter().filter_map(|s| s.generator()).collect();

@@ -267,6 +267,8 @@ pub struct Generator {
     direction_requests: [u64; 3],
     /// When the job finished (its last request completed), once it has.
     finished_at: Option<Nanos>,
+    /// When its last request so far completed.
+    last_completion: Option<Nanos>,
     pub listening: Listening,
     /// Waiting for the jobs in `shape.after` to end.
     waiting: bool,
@@ -308,6 +310,7 @@ impl Generator {
             direction_bytes: [0; 3],
             direction_requests: [0; 3],
             finished_at: None,
+            last_completion: None,
             shaped: ShapedState {
                 rounds: job.shape.rounds.clone().map(rounds::RoundsState::new),
                 // fio's `verify_only` job issues no sync, `end_fsync` or not.
@@ -743,6 +746,7 @@ impl Generator {
         };
         self.round_completed(request, now, thought);
         self.refresh();
+        self.last_completion = Some(now);
         if self.finished_at.is_none() && self.finished() {
             self.finished_at = Some(now);
         }

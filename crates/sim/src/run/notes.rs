@@ -31,9 +31,8 @@ impl State {
         if !sim.workload.job_phases {
             return Vec::new();
         }
-        let jobs = self.jobs.iter().zip(&self.ended_at);
-        jobs.filter_map(|(job, ended)| job.held_past_stop_note((*ended)?))
-            .collect()
+        let held = |job: &Generator| job.held_past_stop_note(None);
+        self.jobs.iter().filter_map(held).collect()
     }
 
     /// GC the drive did in its map and had not paid for in die time when

@@ -341,18 +341,24 @@ impl Generator {
         })
     }
 
-    /// When the job, stopped by time, ended (its last request completed, at
-    /// `ended`) long after its stop, held in the scheduler or the drive: its
-    /// phases last until then and their rates are over that time (a 251 MB/s
-    /// reader read as 34.9 MB/s over a phase a held writer kept open 31 s).
-    /// Long: a second, or a tenth of the job's run.
-    pub fn held_past_stop_note(&self, ended: Nanos) -> Option<String> {
-        let (start, stop) = (self.job.start, self.job.stop?);
+    /// When the job, stopped by time (its own, or `run_end`, the run's when
+    /// that comes first), had its last request complete long after its
+    /// stop, queued in the scheduler or the drive: its phases last until
+    /// then and their rates are over that time (a 251 MB/s reader read as
+    /// 34.9 MB/s over a phase a held writer kept open 31 s). Long: a second,
+    /// or a tenth of the job's run.
+    pub fn held_past_stop_note(&self, run_end: Option<Nanos>) -> Option<String> {
+        let ended = self.last_completion?;
+        let stop = match (self.job.stop, run_end) {
+            (Some(own), Some(run)) => own.min(run),
+            (stop, run) => stop.or(run)?,
+        };
+        let start = self.job.start;
         let late = ended.0.checked_sub(stop.0)?;
         let run = stop.0.saturating_sub(start.0);
         (late >= Nanos::from_secs(1).0 || late * 10 >= run.max(1)).then(|| {
             format!(
-                "job {} stopped at {:.3} s and its last request completed at {:.3} s (held in the scheduler or the drive): the phases it is in last until then, and their rates are over that time",
+                "job {} stopped at {:.3} s and its last request completed at {:.3} s (queued in the scheduler or the drive): the phases it is in last until then, and their rates are over that time",
                 self.name(),
                 stop.as_secs_f64(),
                 ended.as_secs_f64()

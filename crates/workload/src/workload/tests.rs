@@ -319,18 +319,21 @@ fn requests_held_long_past_a_jobs_stop_are_said() {
     let text =
         "[j]\nrw=randread\nruntime=1\ntime_based\n[k]\nrw=randread\nruntime=20\ntime_based\n";
     let jobs = crate::fio::parse(text, "held.fio", 1 << 30).unwrap();
-    let generators: Vec<Generator> = jobs
+    let mut generators: Vec<Generator> = jobs
         .into_iter()
         .enumerate()
         .map(|(i, job)| Generator::new(job, i as u32, 1))
         .collect();
-    let said = |g: &Generator, ms: u64| g.held_past_stop_note(Nanos::from_millis(ms)).is_some();
-    let (short, long) = (&generators[0], &generators[1]);
-    assert!(said(short, 1_200) && !said(short, 1_050) && !said(short, 900));
-    assert!(said(long, 21_500) && !said(long, 20_500));
-    let note = short
-        .held_past_stop_note(Nanos::from_millis(1_755))
-        .unwrap();
+    let mut said = |g: usize, ms: u64, run_end: Option<u64>| {
+        generators[g].last_completion = Some(Nanos::from_millis(ms));
+        generators[g].held_past_stop_note(run_end.map(Nanos::from_millis))
+    };
+    assert!(said(0, 1_200, None).is_some() && said(0, 1_050, None).is_none());
+    assert!(said(0, 900, None).is_none());
+    assert!(said(1, 21_500, None).is_some() && said(1, 20_500, None).is_none());
+    // A run ended by its own length stops the job there.
+    assert!(said(1, 2_500, Some(1_000)).is_some() && said(1, 2_500, None).is_none());
+    let note = said(0, 1_755, None).unwrap();
     assert!(
         note.starts_with("job j stopped at 1.000 s and its last request completed at 1.755 s"),
         "{note}"
