@@ -267,9 +267,13 @@ pub fn unused_tenants_note(
     let unused: Vec<String> = (configured.filter(|t| !seen(*t)))
         .map(|t| format!("`{}`", key.replace("<id>", &t.0.to_string())))
         .collect();
+    let (whom, them) = match unused.len() {
+        1 => ("a tenant", "it"),
+        _ => ("tenants", "they"),
+    };
     (!unused.is_empty()).then(|| {
         format!(
-            "{policy}: {} set tenants that sent no read or write, so reached nothing (tenants are the jobs in order, 0 for the first, numjobs counted out)",
+            "{policy}: {} set {whom} that sent no read or write, so {them} reached nothing (tenants are the jobs in order, 0 for the first, numjobs counted out)",
             unused.join(", ")
         )
     })

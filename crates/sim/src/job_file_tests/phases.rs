@@ -153,7 +153,7 @@ fn settings_of_tenants_no_job_is_are_said() {
         let said: Vec<&String> = report
             .notes
             .iter()
-            .filter(|n| n.contains("set tenants that sent no read"))
+            .filter(|n| n.contains("that sent no read or write"))
             .collect();
         assert!(
             said.len() == 1 && said[0].contains(key),
