@@ -275,8 +275,12 @@ impl ProbeOptions {
         if self.settle >= self.step_time || self.step_time > MAX_STEP_TIME {
             return Err(ProbeError::StepTime);
         }
-        let base = self.spec(None);
-        policy::build(&base).map_err(|source| ProbeError::Scheduler { spec: base, source })?;
+        // The spec as given in the error: `spec(None)` lists the limiter
+        // only where that makes it build.
+        policy::build(&self.spec(None)).map_err(|source| ProbeError::Scheduler {
+            spec: self.base_spec.clone(),
+            source,
+        })?;
         if self.throttle == Throttle::Writer {
             return Ok(());
         }
@@ -307,7 +311,11 @@ impl ProbeOptions {
             // Settings of the limiter the steps add (`write.bandwidth.min`)
             // need it listed: the baseline, which writes nothing, lists it.
             (Throttle::Scheduler, None) if policy::build(&self.base_spec).is_err() => {
-                format!("{}{join}write.limiter=bandwidth", self.base_spec)
+                let listed = format!("{}{join}write.limiter=bandwidth", self.base_spec);
+                match policy::build(&listed) {
+                    Ok(_) => listed,
+                    Err(_) => self.base_spec.clone(),
+                }
             }
             _ => self.base_spec.clone(),
         }

@@ -58,6 +58,13 @@ fn the_scheduler_throttle_sets_netflixs_bandwidth_limit_in_kb_per_s() {
         min.spec(None),
         "netflix:write.bandwidth.min=500,write.limiter=bandwidth"
     );
+    // A spec that does not build is named as given, with its own error.
+    let typo = options(Throttle::Scheduler, Some("netflx"), 128 << 10);
+    let err = typo.check().unwrap_err().to_string();
+    assert!(
+        err.contains("`netflx`") && !err.contains("write.limiter"),
+        "{err}"
+    );
     let writer = options(Throttle::Writer, None, 128 << 10);
     assert_eq!(writer.spec(Some(5 << 20)), "fifo");
     let err = options(Throttle::Scheduler, Some("deadline"), 128 << 10)

@@ -74,7 +74,7 @@ fn grid_keys(grid: &str, settings: &str) -> Result<Vec<(String, Vec<String>)>, S
     let mut keys: Vec<(String, Vec<String>)> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for item in settings.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        match item.split_once('=').filter(|(key, _)| is_key(key.trim())) {
+        match item.split_once('=').filter(|(key, _)| !is_objective(key)) {
             Some((key, value)) => {
                 let key = key.trim().to_string();
                 if !seen.insert(key.clone()) {
@@ -124,10 +124,10 @@ fn spec_at(name: &str, keys: &[(String, Vec<String>)], mut index: usize) -> Stri
     }
 }
 
-/// Whether `text` can be a tunable's key (`write.current`, `weight.3`): an
-/// objective (`p99<=2x`) holds a `=` too, and is a value of the key before
-/// it (`objective=p99<=1.5x,p99<=2x` was refused as the key `p99<`).
-fn is_key(text: &str) -> bool {
-    let key_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
-    !text.is_empty() && text.chars().all(key_char)
+/// Whether `text`, before an item's `=`, is an objective's metric and `<`
+/// (`p99<=2x`): a value of the key before it, not a key
+/// (`objective=p99<=1.5x,p99<=2x` was refused as the key `p99<`). Any other
+/// text is a key, checked as one (a typo is an unknown key).
+fn is_objective(text: &str) -> bool {
+    text.trim_end().ends_with(['<', '>'])
 }

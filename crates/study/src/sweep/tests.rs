@@ -329,4 +329,7 @@ fn a_grid_lists_objectives_as_any_other_values() {
             "steer:objective=p99<=2x,write_depth=4",
         ]
     );
+    // Any other `=` starts a key, a mistyped one too (refused by its name).
+    let typo = expand_grid("bfq:weight=100,slice idle=5").unwrap();
+    assert_eq!(typo, ["bfq:weight=100,slice idle=5"]);
 }
