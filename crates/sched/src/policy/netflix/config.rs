@@ -111,7 +111,8 @@ impl ClassConfig {
 
     /// A limiter's bound given for a kind `limiters` does not list (it would
     /// limit nothing), or given twice: as `<class>.<bound>` of the first
-    /// limiter and as `<class>.<kind>.<bound>`.
+    /// limiter and as `<class>.<kind>.<bound>`, or as a current beside a
+    /// schedule's step at 0 s.
     fn check_given(&self, op: Op) -> Result<(), ConfigError> {
         let class = op.name();
         for kind in LimiterKind::ALL {
