@@ -163,6 +163,7 @@ mod tests {
             seeds: 1,
             seeds_met: usize::from(meets),
             write_min_mbps: 17.23,
+            notes: Vec::new(),
         }
     }
 

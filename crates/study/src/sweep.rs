@@ -230,6 +230,10 @@ pub struct Point {
     pub seeds: usize,
     pub seeds_met: usize,
     pub write_min_mbps: f64,
+    /// The run's notes (with several seeds, every seed's, each text once):
+    /// what the run adjusted or could not do, as `sim` prints them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -299,6 +303,7 @@ pub fn point(
         seeds: 1,
         seeds_met: usize::from(meets),
         write_min_mbps: p.write.mbps,
+        notes: run.notes.clone(),
     })
 }
 
@@ -657,6 +662,7 @@ pub fn table(report: &SweepReport) -> String {
         Some(spec) => format!("best setting meeting the objective: {spec}\n"),
         None => "no setting meets the objective\n".to_string(),
     };
+    out += &notes_table(&report.points);
     if !report.not_run.is_empty() {
         let (count, specs) = (report.not_run.len(), report.not_run.join(", "));
         out += &format!(
@@ -664,6 +670,69 @@ pub fn table(report: &SweepReport) -> String {
         );
     }
     out
+}
+
+/// The points' notes, a kind of note once (notes that differ only in their
+/// figures are one kind), with the settings that have it ("every setting"
+/// when all do), in the order they first appear: a 32-point sweep would
+/// otherwise repeat each run's counts 32 times.
+fn notes_table(points: &[Point]) -> String {
+    struct Kind<'a> {
+        key: String,
+        text: &'a str,
+        specs: Vec<&'a str>,
+        alike: bool,
+    }
+    let mut kinds: Vec<Kind> = Vec::new();
+    for p in points {
+        for note in &p.notes {
+            let key = without_figures(note);
+            match kinds.iter_mut().find(|k| k.key == key) {
+                Some(kind) => {
+                    kind.alike &= kind.text == note;
+                    if kind.specs.last() != Some(&p.spec.as_str()) {
+                        kind.specs.push(&p.spec);
+                    }
+                }
+                None => kinds.push(Kind {
+                    key,
+                    text: note,
+                    specs: vec![&p.spec],
+                    alike: true,
+                }),
+            }
+        }
+    }
+    let mut out = String::new();
+    for kind in kinds {
+        let whose = match kind.specs.len() {
+            n if n == points.len() && n > 1 => "every setting".to_string(),
+            n if n <= 3 => kind.specs.join(", "),
+            n => format!("{n} of {} settings", points.len()),
+        };
+        let figures = match kind.alike {
+            true => String::new(),
+            false => format!(
+                "; figures of {}, each setting's own in --json",
+                kind.specs[0]
+            ),
+        };
+        out += &format!("  note ({whose}{figures}): {}\n", kind.text);
+    }
+    out
+}
+
+/// A note's text with every run of digits as `#`: notes of one kind.
+fn without_figures(note: &str) -> String {
+    let mut key = String::with_capacity(note.len());
+    for c in note.chars() {
+        match c.is_ascii_digit() {
+            true if key.ends_with('#') => {}
+            true => key.push('#'),
+            false => key.push(c),
+        }
+    }
+    key
 }
 
 mod chart;

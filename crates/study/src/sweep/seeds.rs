@@ -65,7 +65,19 @@ pub fn across_seeds(per_seed: &[Vec<Point>]) -> Vec<Point> {
                 seeds: runs.len(),
                 seeds_met: runs.iter().filter(|p| p.meets).count(),
                 write_min_mbps: runs.iter().map(|p| p.write_mbps).fold(f64::MAX, f64::min),
+                notes: every_note_once(&runs),
             }
         })
         .collect()
+}
+
+/// The notes of a setting's runs on every seed, each text once, in order.
+fn every_note_once(runs: &[&Point]) -> Vec<String> {
+    let mut notes: Vec<String> = Vec::new();
+    for note in runs.iter().flat_map(|p| &p.notes) {
+        if !notes.contains(note) {
+            notes.push(note.clone());
+        }
+    }
+    notes
 }

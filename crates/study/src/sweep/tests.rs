@@ -120,6 +120,7 @@ fn p(spec: &str, write: f64, value: f64, meets: bool) -> Point {
         seeds: 1,
         seeds_met: usize::from(meets),
         write_min_mbps: write,
+        notes: Vec::new(),
     }
 }
 
@@ -332,4 +333,33 @@ fn a_grid_lists_objectives_as_any_other_values() {
     // Any other `=` starts a key, a mistyped one too (refused by its name).
     let typo = expand_grid("bfq:weight=100,slice idle=5").unwrap();
     assert_eq!(typo, ["bfq:weight=100,slice idle=5"]);
+}
+
+#[test]
+fn notes_show_each_kind_once_with_the_settings_that_have_it() {
+    let mut a = p("a", 1.0, 1.0, true);
+    let mut b = p("b", 2.0, 1.0, true);
+    let c = p("c", 3.0, 1.0, true);
+    a.notes = vec!["3 of 10 reads unwritten".into(), "the drive owed GC".into()];
+    b.notes = vec!["5 of 10 reads unwritten".into()];
+    let table = notes_table(&[a.clone(), b.clone(), c.clone()]);
+    assert_eq!(
+        table,
+        "  note (a, b; figures of a, each setting's own in --json): 3 of 10 reads unwritten\n  \
+         note (a): the drive owed GC\n"
+    );
+    b.notes = a.notes.clone();
+    let table = notes_table(&[a, b, c.clone()]);
+    assert!(table.starts_with("  note (a, b): 3 of 10"), "{table}");
+    assert_eq!(notes_table(&[c]), "");
+}
+
+#[test]
+fn a_setting_keeps_every_seeds_notes_once() {
+    let mut one = p("a", 1.0, 1.0, true);
+    let mut two = one.clone();
+    one.notes = vec!["x".into(), "y".into()];
+    two.notes = vec!["y".into(), "z".into()];
+    let joined = across_seeds(&[vec![one], vec![two]]);
+    assert_eq!(joined[0].notes, ["x", "y", "z"]);
 }
