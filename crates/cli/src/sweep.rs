@@ -35,9 +35,9 @@ pub struct SweepArgs {
     pub objective: Vec<String>,
     /// With a drive list: static write limits per drive, halvings down from
     /// the scenario's fill rate (and on down to 10 kB/s while none meets;
-    /// refined around the best).
-    #[arg(long, default_value_t = 7)]
-    pub static_points: usize,
+    /// refined around the best) [default: 7].
+    #[arg(long)]
+    pub static_points: Option<usize>,
     /// Phase whose figures are compared [default for scenarios: fill]; for
     /// a trace, a time window START..END is one.
     #[arg(long, value_name = "NAME|START..END")]
@@ -91,8 +91,8 @@ pub fn sweep(mut args: SweepArgs) -> Result<()> {
     let seeds = sweep::parse_seeds(&args.seed).map_err(|e| anyhow!("--seed {e}"))?;
     let drives = args.device.as_deref().unwrap_or("consumer-sata");
     let list = family::is_drive_list(drives);
-    if objectives.len() > 1 && !list {
-        bail!("--objective: several need a drive list");
+    if !list && (objectives.len() > 1 || args.static_points.is_some()) {
+        bail!("several --objective, and --static-points, need a drive list (a,b or family:A..B)");
     }
     if list && args.report.out.is_some() {
         bail!("--out: a drive list writes a table or --json");

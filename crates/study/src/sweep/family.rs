@@ -39,6 +39,8 @@ pub const MAX_DRIVES: usize = 1000;
 /// built-in scenarios offers 6% of the link (reads at 40%, writes at 15% of
 /// them), so the top of the grid does not hold the fill back at all.
 pub const STATIC_TOP: f64 = 0.06;
+/// Static limits per drive unless asked otherwise: down to 1/64 of the top.
+pub const STATIC_POINTS: usize = 7;
 /// Limits added between the best static limit and the next above it, per
 /// objective: three quarter-doublings.
 pub const REFINE: u32 = 3;
@@ -270,13 +272,14 @@ pub struct FamilySweep {
 
 impl FamilySweep {
     /// The sweep of `sweep`'s settings over the drives of the list `drives`
-    /// (see [`parse_drives`]), each starting in `state` when given, checked
-    /// before anything runs.
+    /// (see [`parse_drives`]), each starting in `state` when given, with
+    /// `static_points` static limits per drive ([`STATIC_POINTS`] when not
+    /// given); checked before anything runs.
     pub fn new(
         sweep: Sweep,
         drives: &str,
         objectives: Vec<Objective>,
-        static_points: usize,
+        static_points: Option<usize>,
         state: Option<iosteer_device::StartState>,
     ) -> Result<FamilySweep, FamilyError> {
         let mut drives = parse_drives(drives)?;
@@ -289,7 +292,7 @@ impl FamilySweep {
             sweep,
             drives,
             objectives,
-            static_points,
+            static_points: static_points.unwrap_or(STATIC_POINTS),
         };
         family.check()?;
         Ok(family)

@@ -167,7 +167,7 @@ fn two_settings_on_two_seeds() -> Sweep {
 fn the_sweep_says_its_size_before_it_starts() {
     let sweep = two_settings_on_two_seeds();
     let objectives = vec![sweep.objective];
-    let family = FamilySweep::new(sweep, "family:1..3", objectives, 7, None).unwrap();
+    let family = FamilySweep::new(sweep, "family:1..3", objectives, None, None).unwrap();
     let line = family.describe();
     assert!(
         line.contains("2 setting(s) of quick beside 7 static limits on each of 3 drive(s), 2 seed(s): 54 runs"),
@@ -181,7 +181,7 @@ fn too_many_runs_a_drive_counts_the_static_limits_before_anything_runs() {
     let mut sweep = two_settings_on_two_seeds();
     sweep.seeds = (1..=1112).collect();
     let objectives = vec![sweep.objective];
-    let err = FamilySweep::new(sweep, "family:1..3", objectives, 7, None)
+    let err = FamilySweep::new(sweep, "family:1..3", objectives, None, None)
         .err()
         .expect("refused");
     assert!(
@@ -202,7 +202,7 @@ fn a_setting_stating_an_objective_the_sweep_does_not_judge_by_is_refused() {
     };
     let sweep = steer();
     let objectives = vec![sweep.objective];
-    let err = FamilySweep::new(sweep, "family:1..3", objectives, 7, None)
+    let err = FamilySweep::new(sweep, "family:1..3", objectives, None, None)
         .err()
         .expect("refused");
     let text = err.to_string();
@@ -214,5 +214,5 @@ fn a_setting_stating_an_objective_the_sweep_does_not_judge_by_is_refused() {
         sweep.objective,
         crate::objective::parse("p99<=1.5x").unwrap(),
     ];
-    assert!(FamilySweep::new(sweep, "family:1..3", both, 7, None).is_ok());
+    assert!(FamilySweep::new(sweep, "family:1..3", both, Some(7), None).is_ok());
 }
