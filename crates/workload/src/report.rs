@@ -433,8 +433,9 @@ pub fn table(run: &RunReport) -> String {
         String::new()
     };
     let mut out = format!("scheduler {}  ({drive}{unfinished})\n", run.scheduler);
+    let width = (run.phases.iter().map(|p| p.name.len())).fold(7, usize::max);
     out += &format!(
-        "  {:<7} {:<5} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}\n",
+        "  {:<width$} {:<5} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}\n",
         "phase",
         "class",
         "MB/s",
@@ -458,7 +459,7 @@ pub fn table(run: &RunReport) -> String {
             }
             let ms = |us: f64| us / 1e3;
             out += &format!(
-                "  {:<7} {:<5} {:>8} {:>8} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>7}\n",
+                "  {:<width$} {:<5} {:>8} {:>8} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>7}\n",
                 phase.name,
                 class,
                 figure(r.mbps, 1),
