@@ -203,7 +203,8 @@ pub(crate) struct Rwbs {
 }
 
 const RWBS_EXPECTED: &str = "RWBS letters: an optional F (flush before), one of R, W, D \
-     (discard), F (flush), N (none), then any of F (FUA), A, S, M, E";
+     (discard), F (flush), N (none), then any of F (FUA), A, S, M, E, U (atomic), P (polled), \
+     B (barrier, before 2.6.37)";
 
 /// Decodes RWBS as the kernel's `blk_fill_rwbs` writes it.
 pub(crate) fn rwbs(p: &LineParser, field: &str, value: &str) -> Result<Rwbs, TraceError> {
@@ -225,7 +226,9 @@ pub(crate) fn rwbs(p: &LineParser, field: &str, value: &str) -> Result<Rwbs, Tra
     for &c in flags {
         match c {
             b'F' => fua = true,
-            b'A' | b'S' | b'M' | b'E' => {}
+            // Read-ahead, sync, metadata, secure erase, atomic (6.x),
+            // polled, and the old barrier: none changes what the drive does.
+            b'A' | b'S' | b'M' | b'E' | b'U' | b'P' | b'B' => {}
             _ => return Err(bad()),
         }
     }
@@ -479,6 +482,7 @@ Web Content (1204, ...)
         assert_eq!(decode("DE"), Ok((false, Some(Op::Trim), false)));
         assert_eq!(decode("RA"), Ok((false, Some(Op::Read), false)));
         assert_eq!(decode("N"), Ok((false, None, false)));
+        assert_eq!(decode("WFSU"), Ok((false, Some(Op::Write), true)));
         assert!(decode("X").is_err() && decode("").is_err() && decode("WZ").is_err());
     }
 }

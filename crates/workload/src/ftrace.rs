@@ -58,15 +58,23 @@ impl LineFormat for Ftrace {
             );
             return Ok(());
         }
-        if text.starts_with("#####") {
-            // `##### CPU 2 buffer started ####`: where a CPU's buffer begins.
+        if text.starts_with("#####") || text.starts_with("=>") {
+            // `##### CPU 2 buffer started ####`: where a CPU's buffer begins;
+            // `=> submit_bio`: a frame of a stack trace (`options/stacktrace`).
+            return Ok(());
+        }
+        if text.ends_with("stack trace>") {
+            // `<stack trace>` or `<user stack trace>`: its frames follow.
+            sink.tally.skip("<stack trace>");
             return Ok(());
         }
         let tokens: Vec<&str> = text.split_whitespace().collect();
         let Some(i) = event_at(&tokens) else {
             return Err(p.bad_line("no `seconds: event:` pair"));
         };
+        // `perf script` names the tracepoints `block:block_bio_queue`.
         let event = tokens[i + 1].trim_end_matches(':');
+        let event = event.strip_prefix("block:").unwrap_or(event);
         if event != self.arrival_event() {
             sink.tally.skip(event);
             return Ok(());
@@ -188,6 +196,28 @@ CPU:1 [LOST 17 EVENTS]
         assert_eq!(
             t.records.iter().map(|r| r.op).collect::<Vec<_>>(),
             [Op::Flush]
+        );
+    }
+
+    #[test]
+    fn stack_traces_and_perf_scripts_event_names_are_read() {
+        let text = "\
+ kthrotld/8-323 [008] 10929769.540355: block_bio_queue: 8,0 WS 1260299776 + 1024 [kthrotld/8]
+ kthrotld/8-323 [008] 10929769.540355: <stack trace>
+ => generic_make_request
+ => kthread
+ dd 12345 [001] 10929769.640390: block:block_bio_queue: 8,0 WSU 2048 + 2048 [dd]
+ dd 12345 [001] 10929769.640391: block:block_rq_issue: 8,0 W 2048 + 2048 [dd]
+";
+        let t = ftrace(text, Event::Queue).unwrap();
+        assert_eq!(by_op(&t.records), [0, 2, 0, 0]);
+        assert_eq!(t.records[1].len, 2048 * 512);
+        assert!(
+            t.notes.iter().any(|n| n.contains(
+                "2 events other than the queue event skipped: <stack trace> 1, block_rq_issue 1"
+            )),
+            "{:?}",
+            t.notes
         );
     }
 

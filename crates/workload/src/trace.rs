@@ -49,7 +49,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 
 use iosteer_sched::{Nanos, Op};
 use thiserror::Error;

@@ -679,18 +679,13 @@ impl<R: BufRead> LineReader<R> {
         self.buf.clear();
         self.line += 1;
         let (file, line) = (self.file.as_str(), self.line);
-        let limit = MAX_LINE_BYTES as u64 + 1;
-        let n = self
-            .source
-            .by_ref()
-            .take(limit)
-            .read_until(b'\n', &mut self.buf)
+        let n = next_line(&mut self.source, &mut self.buf, MAX_LINE_BYTES)
             .map_err(|e| io_error(file, &e))?;
         if n == 0 {
             self.reader.end()?;
             return Ok(false);
         }
-        if self.buf.last() != Some(&b'\n') && n as u64 == limit {
+        if self.buf.len() > MAX_LINE_BYTES {
             return Err(TraceError::LineTooLong {
                 file: file.to_string(),
                 line,
@@ -721,6 +716,37 @@ impl<R: BufRead> LineReader<R> {
         self.reader.line(&p, trimmed, sink)?;
         Ok(true)
     }
+}
+
+/// Reads the next line of `source` into `buf`, without its end: `\n`,
+/// `\r\n`, or a lone `\r` (a classic Mac or "CSV (Macintosh)" file, whose
+/// lines would otherwise run together into one). Stops once `buf` holds more
+/// than `limit` bytes. Returns the bytes consumed, 0 at the end.
+fn next_line(source: &mut impl BufRead, buf: &mut Vec<u8>, limit: usize) -> std::io::Result<usize> {
+    let mut consumed = 0;
+    while buf.len() <= limit {
+        let available = source.fill_buf()?;
+        let Some(end) = memchr::memchr2(b'\n', b'\r', available) else {
+            if available.is_empty() {
+                break;
+            }
+            let n = available.len();
+            buf.extend_from_slice(available);
+            source.consume(n);
+            consumed += n;
+            continue;
+        };
+        let cr = available[end] == b'\r';
+        buf.extend_from_slice(&available[..end]);
+        source.consume(end + 1);
+        consumed += end + 1;
+        if cr && source.fill_buf()?.first() == Some(&b'\n') {
+            source.consume(1);
+            consumed += 1;
+        }
+        break;
+    }
+    Ok(consumed)
 }
 
 pub(crate) fn io_error(file: &str, e: &std::io::Error) -> TraceError {

@@ -202,6 +202,11 @@ fn alibaba_and_tencent_samples_parse_with_or_without_their_header() {
         format!("\u{feff}\n# hour 1\nTimestamp,Offset,Size,IOType,VolumeID\r\n{tencent}");
     let headed = parse_as(&with_header, "t", TraceFormat::Tencent).unwrap();
     assert_eq!(headed.records, t.records);
+    // Lines that end with a carriage return alone (classic Mac files) are
+    // lines, not one line.
+    let mac = with_header.replace("\r\n", "\n").replace('\n', "\r");
+    let mac = parse_as(&mac, "t", TraceFormat::Tencent).unwrap();
+    assert_eq!(mac.records, t.records);
     // Errors name the field and what it takes; a header past line 1 is
     // not skipped.
     assert_refused(&[
@@ -596,7 +601,7 @@ fn endless_or_binary_input_is_refused_after_a_bounded_read() {
         err.to_string(),
         "zeros:1: longer than 65536 bytes: not a trace line (is it a text trace?)"
     );
-    let nul = BufReader::new(std::io::repeat(0).take(1 << 30));
+    let nul = BufReader::new(std::io::Read::take(std::io::repeat(0), 1 << 30));
     let err = read(nul, "nul", TraceFormat::Blkparse, &Options::default()).unwrap_err();
     assert!(
         matches!(err, TraceError::LineTooLong { line: 1, .. }),
