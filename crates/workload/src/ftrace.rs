@@ -13,16 +13,20 @@
 //! skipped and counted, and the kernel's `[LOST n EVENTS]` markers are
 //! counted too: those requests are missing from the trace.
 
-use crate::blkparse::{push_request, rwbs};
+use crate::blkparse::{push_request, rwbs, Stacked};
 use crate::trace::{DeviceKey, Event, LineFormat, LineParser, Place, Sink, TraceError};
 
 pub(crate) struct Ftrace {
     event: Event,
+    stacked: Stacked,
 }
 
 impl Ftrace {
     pub(crate) fn new(event: Event) -> Ftrace {
-        Ftrace { event }
+        Ftrace {
+            event,
+            stacked: Stacked::default(),
+        }
     }
 
     fn arrival_event(&self) -> &'static str {
@@ -76,6 +80,9 @@ impl LineFormat for Ftrace {
         let event = tokens[i + 1].trim_end_matches(':');
         let event = event.strip_prefix("block:").unwrap_or(event);
         if event != self.arrival_event() {
+            if let ("block_bio_remap", [device, _, fields @ ..]) = (event, &tokens[i + 2..]) {
+                self.stacked.remapped(device, fields);
+            }
             sink.tally.skip(event);
             return Ok(());
         }
@@ -92,13 +99,18 @@ impl LineFormat for Ftrace {
         }
         let at = p.seconds("time", time)?;
         let fields = &tokens[i + 2..];
-        request(p, at, fields, sink)
+        request(p, at, fields, (sink, &mut self.stacked))
     }
 }
 
 /// `maj,min RWBS ... sector + count ...`: the request's fields after the
 /// event's name (block_rq_issue has the byte count and command between).
-fn request(p: &LineParser, at: u128, fields: &[&str], sink: &mut Sink) -> Result<(), TraceError> {
+fn request(
+    p: &LineParser,
+    at: u128,
+    fields: &[&str],
+    (sink, stacked): (&mut Sink, &mut Stacked),
+) -> Result<(), TraceError> {
     let Some(plus) = fields.iter().position(|f| *f == "+").filter(|&j| j >= 2) else {
         return Err(p.bad_line("no `sector + count` after the event"));
     };
@@ -108,8 +120,11 @@ fn request(p: &LineParser, at: u128, fields: &[&str], sink: &mut Sink) -> Result
     let rwbs = rwbs(p, "RWBS", fields[1])?;
     let offset = p.sectors("sector", fields[plus - 1], "a sector number")?;
     let len = p.sectors("count", fields[plus + 1], "a sector count")?;
-    let device = DeviceKey::Name(fields[0].to_string());
     let span = (offset, len);
+    if sink.event == Event::Queue && stacked.is_copy(fields[0], span, sink) {
+        return Ok(());
+    }
+    let device = DeviceKey::Name(fields[0].to_string());
     push_request(sink, rwbs, (at, device, span), Place::Line(p.line))
 }
 
@@ -197,6 +212,21 @@ CPU:1 [LOST 17 EVENTS]
             t.records.iter().map(|r| r.op).collect::<Vec<_>>(),
             [Op::Flush]
         );
+    }
+
+    #[test]
+    fn a_bio_queued_on_dm_and_again_below_replays_once() {
+        let text = "\
+ app-7 [004] .... 100.000001: block_bio_queue: 253,1 R 1000 + 8 [app]
+ app-7 [004] .... 100.000002: block_bio_remap: 8,3 R 3000 + 8 <- (253,1) 1000
+ app-7 [004] .... 100.000002: block_bio_remap: 8,0 R 5000 + 8 <- (8,3) 3000
+ app-7 [004] .... 100.000003: block_bio_queue: 8,0 R 5000 + 8 [app]
+ app-7 [004] d... 100.000004: block_rq_issue: 8,0 R 0 () 5000 + 8 [app]
+";
+        let t = ftrace(text, Event::Queue).unwrap();
+        assert_eq!(t.records.len(), 1);
+        assert_eq!(t.records[0].offset, 1000 * 512);
+        assert_eq!(ftrace(text, Event::Issue).unwrap().records.len(), 1);
     }
 
     #[test]
