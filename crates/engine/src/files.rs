@@ -605,14 +605,36 @@ fn open_one(
     let holes = hole_bytes(&target.file, &read_before);
     if holes > 0 {
         let note = format!(
-            "{}: {} of what the jobs read are holes (never written): those reads do not reach the disk, and the read figures include them; write the file first (fio would not lay out an existing file either)",
+            "{}: {} of the regions the jobs read from (bytes {}) are holes (never written): reads there do not reach the disk, and the read figures include them; write the file first (fio would not lay out an existing file either)",
             path.display(),
-            iosteer_workload::trace::exact_size(holes)
+            iosteer_workload::trace::exact_size(holes),
+            regions(&read_before)
         );
         eprintln!("iosteer: {note}");
         notes.push(note);
     }
     Ok(target)
+}
+
+/// `0 to 4096, 8192 to 12288`: byte ranges as a note gives them, those
+/// that overlap joined, the first four named.
+fn regions(ranges: &[(u64, u64)]) -> String {
+    let mut sorted = ranges.to_vec();
+    sorted.sort_unstable();
+    let mut joined: Vec<(u64, u64)> = Vec::new();
+    for (start, end) in sorted {
+        match joined.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => joined.push((start, end)),
+        }
+    }
+    let mut shown: Vec<String> = (joined.iter().take(4))
+        .map(|(a, b)| format!("{a} to {b}"))
+        .collect();
+    if joined.len() > 4 {
+        shown.push(format!("{} more", joined.len() - 4));
+    }
+    shown.join(", ")
 }
 
 mod space;

@@ -84,7 +84,8 @@ fn a_sparse_file_read_in_place_is_named_and_an_unsized_missing_file_refused() {
     File::create(&sparse).unwrap().set_len(1 << 20).unwrap();
     let (_, placed) = place_in(dir, "[r]\nrw=read\nbs=4k\nfilename=s\n", 1 << 20).unwrap();
     assert!(
-        placed.notes.iter().any(|n| n.contains("holes")),
+        placed.notes.iter().any(|n| n
+            .contains("1 MiB of the regions the jobs read from (bytes 0 to 1048576) are holes")),
         "{:?}",
         placed.notes
     );
@@ -322,4 +323,14 @@ fn a_job_past_the_files_that_exist_is_refused_as_past_them() {
         "{err}"
     );
     assert!(err.to_string().starts_with("t.fio:2:"), "{err}");
+}
+
+#[test]
+fn regions_join_where_they_overlap_and_name_the_first_four() {
+    assert_eq!(regions(&[(8, 12), (0, 4), (2, 6)]), "0 to 6, 8 to 12");
+    let many: Vec<(u64, u64)> = (0..6).map(|i| (i * 10, i * 10 + 1)).collect();
+    assert_eq!(
+        regions(&many),
+        "0 to 1, 10 to 11, 20 to 21, 30 to 31, 2 more"
+    );
 }
