@@ -204,8 +204,8 @@ impl PhaseAccumulator {
     fn report_over(&self, phase: &Phase, seconds: f64) -> PhaseReport {
         PhaseReport {
             name: phase.name.clone(),
-            start_s: round(phase.start.as_secs_f64(), 3),
-            end_s: round(phase.end.as_secs_f64(), 3),
+            start_s: round(phase.start.as_secs_f64(), 6),
+            end_s: round(phase.end.as_secs_f64(), 6),
             read: self.classes[0].summary(seconds),
             write: self.classes[1].summary(seconds),
             trim: self.classes[2].summary(seconds),
