@@ -96,6 +96,7 @@ pub const SUPPORTED: &[&str] = &[
     "steadystate_ramp_time",
     "iosteer_backpressure",
     "iosteer_trim_ahead",
+    "iosteer_rate_resumes",
     "numruns",
     "write_barrier",
     "serialize_overlap",

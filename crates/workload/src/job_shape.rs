@@ -34,6 +34,11 @@ pub struct JobShape {
     /// Block sizes per direction (read, write, trim), when not the plain
     /// `block_min..=block_max` of the job.
     pub blocks: Option<[BlockSplit; 3]>,
+    /// fio's rate keeps its schedule: an arrival held back by the iodepth
+    /// is issued as soon as the job is freed and the next is due one gap
+    /// after it was (fio's `usec_for_io` counts from the job's start), so
+    /// the job catches up. A scenario's job resumes from when it was freed.
+    pub rate_catches_up: bool,
     /// fio's `bs_is_seq_rand`: `blocks[0]` sizes the sequential requests
     /// and `blocks[1]` the random ones, whatever their direction.
     pub blocks_by_randomness: bool,

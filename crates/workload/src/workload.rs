@@ -429,8 +429,9 @@ impl Generator {
     /// short of its rate by the sum of the delays (about 10% at 1,700 IOPS).
     /// Kept, the schedule is the job's, as with fio's `rate`: a late arrival
     /// is issued at once and the next is one gap after this one was due.
-    /// The simulator issues every arrival exactly when due and keeps the
-    /// default, so a job held by its iodepth resumes from when it was freed.
+    /// The simulator issues every arrival exactly when due; a job file's
+    /// job keeps its schedule anyway ([`JobShape::rate_catches_up`]), a
+    /// scenario's, held by its iodepth, resumes from when it was freed.
     pub fn keep_schedule(mut self) -> Generator {
         self.keep_schedule = true;
         self
@@ -677,7 +678,13 @@ impl Generator {
         }
         let catching_up = std::mem::take(&mut self.shaped.catching_up);
         let base = match self.due {
-            Some(due) if open_loop && (self.behind || self.keep_schedule || catching_up) => {
+            Some(due)
+                if open_loop
+                    && (self.behind
+                        || self.keep_schedule
+                        || catching_up
+                        || self.job.shape.rate_catches_up) =>
+            {
                 let delay = now - due.min(now);
                 if self.behind && delay > Nanos::ZERO {
                     self.listening.delayed += 1;

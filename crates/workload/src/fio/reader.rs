@@ -100,6 +100,7 @@ impl Reader {
             trim_ahead: None,
             shape: JobShape {
                 direct: Some(false),
+                rate_catches_up: true,
                 ..JobShape::default()
             },
             stonewall: false,
@@ -433,6 +434,10 @@ impl Reader {
             "iosteer_trim_ahead" => {
                 self.trim_ahead =
                     Some(positive_size(value, base).ok_or_else(|| bad("a size, such as 64m"))?)
+            }
+            "iosteer_rate_resumes" => {
+                let resumes = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?;
+                self.shape.rate_catches_up = !resumes;
             }
             "iosteer_backpressure" => {
                 self.backpressure = Some(
