@@ -13,9 +13,11 @@
 //! writes, and every read would otherwise scan them. Queued writes are
 //! counted in a small counting filter indexed by 1 MiB granule; a read whose
 //! granules are all zero cannot overlap anything (the common case, two loads).
-//! Only on a hit does the read scan the write queue, newest first, for the
-//! last write it overlaps, and remember that write's sequence number. Writes
-//! leave in order, so the read may go once the write sequence has passed it.
+//! Only on a hit does the read look, in an index of the unsent writes by
+//! granule, for the last write it overlaps, and remember that write's
+//! sequence number (a scan of the queue made a backlog that grew all run
+//! cost the square of its length). Writes leave in order, so the read may go
+//! once the write sequence has passed it.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
@@ -97,6 +99,7 @@ impl OverlapFilter {
 #[derive(Debug)]
 pub struct WriteOrder {
     filter: OverlapFilter,
+    unsent: UnsentWrites,
     next_seq: u64,
     sent_seq: u64,
 }
@@ -105,8 +108,84 @@ impl Default for WriteOrder {
     fn default() -> Self {
         WriteOrder {
             filter: OverlapFilter::default(),
+            unsent: UnsentWrites::default(),
             next_seq: 1,
             sent_seq: 0,
+        }
+    }
+}
+
+/// Writes not yet sent, by sequence number and by the granules they touch,
+/// so that a read looks only at the writes near it, not at a whole
+/// throttled backlog (those wider than `INDEXED_GRANULES` are kept apart).
+#[derive(Debug, Default)]
+struct UnsentWrites {
+    by_seq: BTreeMap<u64, (u64, u64)>,
+    by_granule: HashMap<u64, BTreeMap<u64, (u64, u64)>>,
+    wide: BTreeMap<u64, (u64, u64)>,
+}
+
+impl UnsentWrites {
+    fn insert(&mut self, seq: u64, write: &Request) {
+        self.by_seq.insert(seq, (write.offset.0, write.end()));
+        self.index(seq, write, true);
+    }
+
+    /// Takes a write out; whether it was in.
+    fn remove(&mut self, seq: u64, write: &Request) -> bool {
+        let was_in = self.by_seq.remove(&seq).is_some();
+        if was_in {
+            self.index(seq, write, false);
+        }
+        was_in
+    }
+
+    fn is_empty(&self) -> bool {
+        self.by_seq.is_empty()
+    }
+
+    /// The lowest sequence number unsent.
+    fn first(&self) -> Option<u64> {
+        self.by_seq.keys().next().copied()
+    }
+
+    /// The last unsent write up to `upto` that overlaps `read`.
+    fn last_overlap(&self, read: &Request, upto: u64) -> Option<u64> {
+        let (start, end) = (read.offset.0, read.end());
+        let last = |writes: &BTreeMap<u64, (u64, u64)>| {
+            writes
+                .range(..=upto)
+                .rev()
+                .find(|(_, (s, e))| *s < end && start < *e)
+                .map(|(seq, _)| *seq)
+        };
+        let Some((first, last_granule)) = indexed_granules(read) else {
+            return last(&self.by_seq);
+        };
+        let near = (first..=last_granule).filter_map(|g| self.by_granule.get(&g).and_then(last));
+        near.chain(last(&self.wide)).max()
+    }
+
+    /// Adds an unsent write to the index by granule, or takes it out.
+    fn index(&mut self, seq: u64, write: &Request, add: bool) {
+        let range = (write.offset.0, write.end());
+        let Some((first, last)) = indexed_granules(write) else {
+            if add {
+                self.wide.insert(seq, range);
+            } else {
+                self.wide.remove(&seq);
+            }
+            return;
+        };
+        for g in first..=last {
+            if add {
+                self.by_granule.entry(g).or_default().insert(seq, range);
+            } else if let Some(writes) = self.by_granule.get_mut(&g) {
+                writes.remove(&seq);
+                if writes.is_empty() {
+                    self.by_granule.remove(&g);
+                }
+            }
         }
     }
 }
@@ -136,26 +215,28 @@ impl WriteOrder {
     pub fn enqueue_write(&mut self, write: &Request) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.filter.adjust(write, true);
+        if write.op == Op::Write && write.len.0 > 0 {
+            self.unsent.insert(seq, write);
+            self.filter.adjust(write, true);
+        }
         seq
     }
 
     /// A write or flush left the queue (writes leave in sequence order).
     pub fn sent_write(&mut self, write: &Queued) {
         self.sent_seq = write.tag;
-        self.filter.adjust(&write.request, false);
+        if self.unsent.remove(write.tag, &write.request) {
+            self.filter.adjust(&write.request, false);
+        }
     }
 
-    /// The tag for a read entering the read queue.
-    pub fn read_tag(&self, read: &Request, writes: &VecDeque<Queued>) -> u64 {
-        if writes.is_empty() || read.len.0 == 0 || !self.filter.may_overlap(read) {
+    /// The tag for a read entering the read queue: the last queued write
+    /// it overlaps, or 0.
+    pub fn read_tag(&self, read: &Request) -> u64 {
+        if self.unsent.is_empty() || read.len.0 == 0 || !self.filter.may_overlap(read) {
             return 0;
         }
-        writes
-            .iter()
-            .rev()
-            .find(|w| w.request.op == Op::Write && w.request.overlaps(read))
-            .map_or(0, |w| w.tag)
+        self.unsent.last_overlap(read, u64::MAX).unwrap_or(0)
     }
 
     /// Whether a read with this tag may be sent now.
@@ -185,13 +266,8 @@ impl WriteOrder {
 pub struct Barrier {
     filter: OverlapFilter,
     next_seq: u64,
-    /// Writes admitted or held and not yet sent: sequence number to byte range.
-    unsent: BTreeMap<u64, (u64, u64)>,
-    /// The same writes by the granules they touch, so that a read looks only
-    /// at the writes near it, not at a whole throttled backlog...
-    by_granule: HashMap<u64, BTreeMap<u64, (u64, u64)>>,
-    /// ...but those wider than `INDEXED_GRANULES`, kept apart.
-    wide: BTreeMap<u64, (u64, u64)>,
+    /// Writes admitted or held and not yet sent.
+    unsent: UnsentWrites,
     /// A waiting flush at the head, and everything write-side queued after it.
     held: VecDeque<Queued>,
     /// Writes of the epoch after the last flush handed over, not released yet.
@@ -203,9 +279,7 @@ impl Default for Barrier {
         Barrier {
             filter: OverlapFilter::default(),
             next_seq: 1,
-            unsent: BTreeMap::new(),
-            by_granule: HashMap::new(),
-            wide: BTreeMap::new(),
+            unsent: UnsentWrites::default(),
             held: VecDeque::new(),
             releasing: false,
         }
@@ -219,8 +293,7 @@ impl Barrier {
         let tag = self.next_seq;
         self.next_seq += 1;
         if request.op == Op::Write && request.len.0 > 0 {
-            self.unsent.insert(tag, (request.offset.0, request.end()));
-            self.index(tag, &request, true);
+            self.unsent.insert(tag, &request);
             self.filter.adjust(&request, true);
         }
         let entry = Queued { request, tag };
@@ -265,7 +338,7 @@ impl Barrier {
         if self.unsent.is_empty() || read.len.0 == 0 || !self.filter.may_overlap(read) {
             return 0;
         }
-        self.last_overlap(read, u64::MAX).unwrap_or(0)
+        self.unsent.last_overlap(read, u64::MAX).unwrap_or(0)
     }
 
     /// Whether a queued read may be sent now. Its tag becomes the last unsent
@@ -276,55 +349,17 @@ impl Barrier {
         if read.tag == 0 {
             return true;
         }
-        read.tag = self.last_overlap(&read.request, read.tag).unwrap_or(0);
+        read.tag = self
+            .unsent
+            .last_overlap(&read.request, read.tag)
+            .unwrap_or(0);
         read.tag == 0
     }
 
     /// A write (or flush) left the policy's queues for the device.
     pub fn sent_write(&mut self, write: &Queued) {
-        if self.unsent.remove(&write.tag).is_some() {
-            self.index(write.tag, &write.request, false);
+        if self.unsent.remove(write.tag, &write.request) {
             self.filter.adjust(&write.request, false);
-        }
-    }
-
-    /// The last unsent write up to `upto` that overlaps `read`.
-    fn last_overlap(&self, read: &Request, upto: u64) -> Option<u64> {
-        let (start, end) = (read.offset.0, read.end());
-        let last = |writes: &BTreeMap<u64, (u64, u64)>| {
-            writes
-                .range(..=upto)
-                .rev()
-                .find(|(_, (s, e))| *s < end && start < *e)
-                .map(|(seq, _)| *seq)
-        };
-        let Some((first, last_granule)) = indexed_granules(read) else {
-            return last(&self.unsent);
-        };
-        let near = (first..=last_granule).filter_map(|g| self.by_granule.get(&g).and_then(last));
-        near.chain(last(&self.wide)).max()
-    }
-
-    /// Adds an unsent write to the index by granule, or takes it out.
-    fn index(&mut self, seq: u64, write: &Request, add: bool) {
-        let range = (write.offset.0, write.end());
-        let Some((first, last)) = indexed_granules(write) else {
-            if add {
-                self.wide.insert(seq, range);
-            } else {
-                self.wide.remove(&seq);
-            }
-            return;
-        };
-        for g in first..=last {
-            if add {
-                self.by_granule.entry(g).or_default().insert(seq, range);
-            } else if let Some(writes) = self.by_granule.get_mut(&g) {
-                writes.remove(&seq);
-                if writes.is_empty() {
-                    self.by_granule.remove(&g);
-                }
-            }
         }
     }
 
@@ -339,10 +374,7 @@ impl Barrier {
         let Some(flush) = self.held.front() else {
             return false;
         };
-        self.unsent
-            .keys()
-            .next()
-            .is_none_or(|first| *first > flush.tag)
+        self.unsent.first().is_none_or(|first| first > flush.tag)
     }
 
     /// Takes the waiting flush once it is due; the writes behind it then come
@@ -462,7 +494,7 @@ mod tests {
             writes.push_back(Queued { request: w, tag });
         }
         let read = req(9, Op::Read, 0, 4096);
-        let tag = order.read_tag(&read, &writes);
+        let tag = order.read_tag(&read);
         assert_eq!(tag, 3);
         for _ in 0..2 {
             let w = writes.pop_front().unwrap();
@@ -477,14 +509,13 @@ mod tests {
     fn a_read_elsewhere_does_not_wait() {
         let mut order = WriteOrder::default();
         let w = req(1, Op::Write, 0, 1 << 20);
-        let tag = order.enqueue_write(&w);
-        let writes = VecDeque::from([Queued { request: w, tag }]);
-        assert_eq!(order.read_tag(&req(2, Op::Read, 1 << 20, 4096), &writes), 0);
-        // Same filter slot 4 GiB away: the filter sends it to the scan, which
-        // finds no overlap.
+        order.enqueue_write(&w);
+        assert_eq!(order.read_tag(&req(2, Op::Read, 1 << 20, 4096)), 0);
+        // Same filter slot 4 GiB away: the filter sends it to the index,
+        // which finds no overlap.
         let aliased = req(3, Op::Read, 4 << 30, 4096);
         assert!(order.filter.may_overlap(&aliased));
-        assert_eq!(order.read_tag(&aliased, &writes), 0);
+        assert_eq!(order.read_tag(&aliased), 0);
     }
 
     #[test]
@@ -492,14 +523,7 @@ mod tests {
         let mut order = WriteOrder::default();
         let w = req(1, Op::Write, 0, 8 << 30);
         let tag = order.enqueue_write(&w);
-        let writes = VecDeque::from([Queued {
-            request: w.clone(),
-            tag,
-        }]);
-        assert_eq!(
-            order.read_tag(&req(2, Op::Read, 7 << 30, 4096), &writes),
-            tag
-        );
+        assert_eq!(order.read_tag(&req(2, Op::Read, 7 << 30, 4096)), tag);
         order.sent_write(&Queued { request: w, tag });
         assert_eq!(order.filter.wide_writes, 0);
     }
@@ -516,7 +540,7 @@ mod tests {
         });
         for (id, offset) in [(2, 0), (3, 1 << 30)] {
             let read = req(id, Op::Read, offset, 4096);
-            let tag = order.read_tag(&read, &queues.writes);
+            let tag = order.read_tag(&read);
             queues.reads.push_back(Queued { request: read, tag });
         }
         assert!(queues.find_ready_read(|read| order.read_may_go(read.tag)));

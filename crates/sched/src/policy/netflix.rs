@@ -368,7 +368,7 @@ impl Policy for Netflix {
         match request.op {
             Op::Trim => self.trims.push(request),
             Op::Read => {
-                let tag = self.order.read_tag(&request, &self.queues.writes);
+                let tag = self.order.read_tag(&request);
                 self.queues.reads.push_back(Queued { request, tag });
             }
             Op::Write | Op::Flush => {
