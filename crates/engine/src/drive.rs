@@ -233,9 +233,17 @@ impl Observer for Watch {
 /// turn after each other; without a stop each, it is not known.
 fn job_end(jobs: &[Job]) -> Option<Nanos> {
     if jobs.iter().any(|j| !j.shape.after.is_empty()) {
-        return jobs
+        // A group starts once the one before has drained, which takes
+        // what it takes: each wait may last up to the drain time (the run
+        // ends sooner when its jobs do).
+        let mut waits: Vec<&Vec<usize>> = (jobs.iter().map(|j| &j.shape.after))
+            .filter(|after| !after.is_empty())
+            .collect();
+        waits.dedup();
+        let runs = jobs
             .iter()
             .try_fold(Nanos::ZERO, |sum, j| Some(sum + j.stop?));
+        return runs.map(|sum| sum + Nanos(DRAIN.0 * waits.len() as u64));
     }
     jobs.iter()
         .filter_map(|j| match (&j.kind, j.stop) {
@@ -356,7 +364,7 @@ pub fn drive<B: Backend>(
         tracker: plan.workload.job_phases.then(PhaseTracker::default),
     };
     eprintln!(
-        "iosteer: running {} on {description} for {:.1} s...",
+        "iosteer: running {} on {description} for at most {:.1} s...",
         plan.spec,
         run_for.as_secs_f64()
     );
@@ -481,6 +489,11 @@ mod tests {
     fn a_zero_duration_is_as_if_not_given() {
         assert_eq!(run_length(Some(Nanos::ZERO), &[]), Nanos::from_secs(10));
         assert_eq!(run_length(Some(Nanos(7)), &[]), Nanos(7));
+        // Two stonewalled groups of 2 s: each wait may take the drain.
+        let fio =
+            "[global]\ntime_based\nruntime=2\nsize=1m\n[a]\nrw=read\n[b]\nstonewall\nrw=read\n";
+        let jobs = iosteer_workload::fio::parse(fio, "t.fio", 1 << 30).unwrap();
+        assert_eq!(run_length(None, &jobs), Nanos::from_secs(4) + DRAIN);
     }
 
     #[test]

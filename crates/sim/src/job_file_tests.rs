@@ -811,3 +811,16 @@ fn a_rated_job_held_by_its_iodepth_catches_up_as_fios_do() {
     let resumed = iops(&job("iosteer_rate_resumes=1\n"));
     assert!(resumed < 7000.0, "{resumed}");
 }
+
+/// A job behind its rate at its runtime stops there, owing what it owes, as
+/// fio's does: it went on issuing its arrears, and the group after it
+/// never ran.
+#[test]
+fn a_job_behind_its_rate_stops_at_its_runtime() {
+    let text = "[global]\nsize=16m\ntime_based\nruntime=1\n[w]\nrw=randwrite\nbs=4k\n\
+                rate_iops=200000\n[r]\nstonewall\nrw=randread\nbs=4k\n";
+    let report = simulate(text, "t.fio", "consumer-sata");
+    let w = phase_named(&report, "w");
+    assert!(w.end_s < 1.1, "{w:?}");
+    assert!(phase_named(&report, "r").read.ops > 1000);
+}

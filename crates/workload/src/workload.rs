@@ -286,6 +286,9 @@ pub struct Generator {
     /// [`next_at`](Self::next_at) and [`done_issuing`](Self::done_issuing).
     issues_at: Option<Nanos>,
     issuing_done: bool,
+    /// Asked to issue at or past its stop, arrivals still owed from before
+    /// it (behind its rate): fio ends a job at its runtime whatever it owes.
+    past_stop: bool,
 }
 
 impl Generator {
@@ -338,6 +341,7 @@ impl Generator {
             job,
             issues_at: None,
             issuing_done: false,
+            past_stop: false,
         };
         generator.steady_started();
         generator.refresh();
@@ -542,7 +546,7 @@ impl Generator {
     /// rates, its iodepth aside; `None` when it will not: its limit reached,
     /// nothing scheduled, or that moment at or past its stop.
     fn resume_at(&self) -> Option<Nanos> {
-        if self.limit_reached() {
+        if self.limit_reached() || self.past_stop {
             return None;
         }
         let at = match self.round_resume() {
@@ -593,6 +597,8 @@ impl Generator {
         } else if self.end_flush_pending() {
             self.shaped.flushed_at_end = true;
             self.push_flush(now, next_id, out);
+        } else if self.job.stop.is_some_and(|stop| now >= stop) {
+            self.past_stop = true;
         } else if !self.issue_in_round(now, next_id, out) {
             match self.job.kind {
                 JobKind::Trace(_) => self.issue_trace(now, next_id, out),
