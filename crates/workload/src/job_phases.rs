@@ -28,9 +28,10 @@ pub const UNKNOWN: Nanos = Nanos(u64::MAX);
 /// Opens and closes phases as the jobs run.
 #[derive(Debug, Default)]
 pub struct PhaseTracker {
-    /// The jobs measured now (their sections, in job order) and the index
-    /// of their phase.
-    current: Option<(Vec<String>, usize)>,
+    /// The jobs measured now (in job order) and the index of their phase:
+    /// jobs, not their names, so that two stonewall groups of one section
+    /// name (a job file's copy-paste slip) stay two phases.
+    current: Option<(Vec<usize>, usize)>,
     /// Times each name was used, for `.2` suffixes.
     names: HashMap<String, u32>,
     /// The `job` phase (index 0) has opened / closed.
@@ -127,26 +128,19 @@ impl PhaseTracker {
             recorder.overlaps(0);
             recorder.set_phase_edges(0, now, UNKNOWN);
         }
-        let unchanged = self.current.as_ref().is_some_and(|(sections, _)| {
-            sections.len() == running.len()
-                && running
-                    .iter()
-                    .zip(sections)
-                    .all(|(&job, section)| section_of(jobs[job].borrow()) == section)
-        });
+        let unchanged = (self.current.as_ref()).is_some_and(|(current, _)| current == running);
         if unchanged || (self.current.is_none() && running.is_empty()) {
             return;
         }
         // Jobs that only drain (done issuing, requests still out) after the
         // others of their phase ended are the tail of that phase, not a
         // phase of their own: fio counts a job's drain in its own runtime.
-        let draining_tail = self.current.as_ref().is_some_and(|(sections, _)| {
+        let draining_tail = self.current.as_ref().is_some_and(|(current, _)| {
             !running.is_empty()
-                && running.iter().all(|&job| {
-                    let generator = jobs[job].borrow();
+                && running.iter().all(|job| {
+                    let generator = jobs[*job].borrow();
                     let past_stop = generator.job().stop.is_some_and(|stop| now >= stop);
-                    (generator.done_issuing() || past_stop)
-                        && sections.iter().any(|s| s == section_of(generator))
+                    (generator.done_issuing() || past_stop) && current.contains(job)
                 })
         });
         if draining_tail {
@@ -157,11 +151,12 @@ impl PhaseTracker {
             recorder.set_phase_edges(index, start, now);
         }
         if !running.is_empty() {
-            let running: Vec<String> = running
+            let sections: Vec<&str> = running
                 .iter()
-                .map(|&job| section_of(jobs[job].borrow()).to_string())
+                .map(|&job| section_of(jobs[job].borrow()))
                 .collect();
-            let name = self.unique(running.join("+"));
+            let (name, running) = (sections.join("+"), running.clone());
+            let name = self.unique(name);
             let index = recorder.add_phase(Phase {
                 name,
                 start: now,

@@ -166,3 +166,17 @@ fn settings_of_tenants_no_job_is_are_said() {
         );
     }
 }
+
+/// Two stonewall groups whose sections share a name (a copy-paste slip in
+/// a published job file) are two phases, not one spanning both.
+#[test]
+fn two_groups_of_one_section_name_are_two_phases() {
+    let text = "[global]\nsize=64m\nbs=4k\n[b]\nrw=randread\nio_size=4m\n\
+                [b]\nstonewall\nrw=randwrite\nio_size=4m\n";
+    let report = simulate(text, "dup.fio", "diskSim-slc");
+    let names: Vec<&str> = report.phases.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["job", "b", "b.2", "all"]);
+    let (first, second) = (report.phase("b").unwrap(), report.phase("b.2").unwrap());
+    assert_eq!((first.read.ops, first.write.ops), (1024, 0));
+    assert_eq!((second.read.ops, second.write.ops), (0, 1024));
+}
