@@ -79,6 +79,7 @@ pub const SUPPORTED: &[&str] = &[
     "exec_prerun",
     "exec_postrun",
     "pre_read",
+    "nowait",
     "name",
     "latency_target",
     "latency_window",

@@ -424,6 +424,15 @@ impl Reader {
             "exec_prerun" | "exec_postrun" => notes.push(format!(
                 "job {job}: {given}={value} is not run: iosteer runs no commands of a job file"
             )),
+            "nowait" => {
+                // RWF_NOWAIT (libaio, io_uring, pvsync2): a request that
+                // would block fails with EAGAIN instead of waiting.
+                if boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))? {
+                    return Err(bad(
+                        "0 (fio's default): with nowait=1 a request that would block fails, which iosteer does not model",
+                    ));
+                }
+            }
             "pre_read" => {
                 if boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))? {
                     notes.push(format!(

@@ -195,6 +195,9 @@ fn commands_and_read_ahead_are_noted_as_not_done() {
     assert_noted(&file, "pre_read");
     assert_eq!(file.notes.len(), 3, "{:?}", file.notes);
     assert!(file_of("[a]\nrw=read\npre_read=0\n").notes.is_empty());
+    // fio's default, as published files spell it out; 1 fails requests.
+    assert!(file_of("[a]\nrw=read\nnowait=0\n").notes.is_empty());
+    assert_refused("[a]\nnowait=1\n", "b.fio:2:", &["nowait=1"]);
     // fio 3.33 deletes a.0.0 after `unlink=1`; iosteer run keeps it.
     let file = file_of("[a]\nrw=write\nunlink=1\n[b]\nrw=write\nunlink_each_loop=1\n");
     assert_noted(
