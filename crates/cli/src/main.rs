@@ -5,7 +5,6 @@
 //! Errors become messages naming the options they concern here, and only
 //! here.
 
-mod import_cmd;
 mod interrupt;
 mod probe;
 mod run;
@@ -227,7 +226,12 @@ fn run(cli: Cli) -> Result<()> {
 fn run_device(command: DeviceCommand) -> Result<()> {
     match command {
         DeviceCommand::List => print_text(device::preset_list()?),
-        DeviceCommand::Import { format, file } => print_text(import_cmd::import(&format, &file)?),
+        DeviceCommand::Import { format, file } => {
+            // Every parameter's fate as comments: the work is in the library.
+            let read = iosteer_device::import::importer(&format).map_err(|e| anyhow!(e))?;
+            let text = iosteer_device::import::read_source(&format, &file)?;
+            print_text(read(&text, &file)?.to_toml())
+        }
         DeviceCommand::Show { device: d } => print_text(load_device("device show", &d)?.to_toml()),
         DeviceCommand::Random { seed } => print_text(family::random_drive(seed).to_toml()),
         DeviceCommand::Waf {

@@ -4,7 +4,7 @@ use anyhow::{anyhow, bail, Result};
 use iosteer_sched::Nanos;
 use iosteer_sim::plan::Plan;
 use iosteer_sim::scenario::{scenario, DEFAULT_SPECS};
-use iosteer_sim::study::STUDIES;
+use iosteer_sim::study::study_names;
 use iosteer_sim::workload_file::{self, TraceOptions, WorkloadFileError};
 use iosteer_sim::SimError;
 use iosteer_workload::report::SimReport;
@@ -95,9 +95,11 @@ fn build(args: &SimArgs) -> Result<Plan> {
         (sim.map_err(|e| file_error(e, "--trace"))?, fifo_only())
     } else {
         let name = args.scenario.as_deref().unwrap_or("fill-while-serving");
-        let studies: Vec<_> = STUDIES.iter().map(|(n, _)| *n).collect();
-        let sim = scenario(name, device, args.seed)
-            .map_err(|e| anyhow!("{e}; studies: {}", studies.join(", ")))?;
+        let file = std::path::Path::new(name).is_file();
+        let sim = scenario(name, device, args.seed).map_err(|e| match file {
+            true => anyhow!("{e}; a file goes with --job {name} (fio) or --trace {name}"),
+            false => anyhow!("{e}; studies: {}", study_names()),
+        })?;
         (sim, DEFAULT_SPECS.iter().map(|s| s.to_string()).collect())
     };
     sim.workload.slo = args.report.slo()?;
@@ -115,7 +117,7 @@ pub(crate) fn file_error(e: WorkloadFileError, option: &str) -> anyhow::Error {
     match e {
         WorkloadFileError::Read { file, source } => anyhow!("{option} {file}: {source}"),
         WorkloadFileError::Speed { speed } => {
-            anyhow!("--trace-speed {speed}: expected a positive number")
+            anyhow!("--trace-speed {speed}: expected a positive finite number")
         }
         e @ WorkloadFileError::UnitOfItsOwn { unit, .. } => anyhow!("--trace-unit {unit}: {e}"),
         e @ WorkloadFileError::OneEvent { event, .. } => anyhow!("--trace-event {event}: {e}"),

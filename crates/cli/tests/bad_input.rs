@@ -182,6 +182,7 @@ const SIM: &[Case] = &[
     bad(&["sim", "--job", "j.fio", "--trace-event", "issue"], &[JOB], &["--trace <FILE>"]),
     bad(&["sim", "--trace", "t.txt", "--trace-format", "msr", "--trace-event", "issue"], &[TRACE], &["--trace-event issue", "blkparse"]),
     bad(&["sim", "nosuch"], &[], &["unknown scenario `nosuch`", "fill-while-serving"]),
+    bad(&["sim", "j.fio"], &[JOB], &["unknown scenario `j.fio`", "--job j.fio"]),
     bad(&["sim", "quick", "--job", "j.fio"], &[JOB], &["give one workload"]),
     bad(&["sim", "--device", "nosuch"], &[], &["nosuch", "consumer-sata"]),
     bad(&["sim", "--device", "{d}"], &[], &["--device {d}", "a directory", "consumer-sata"]),

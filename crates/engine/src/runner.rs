@@ -308,9 +308,8 @@ fn release_waiting(sources: &mut [Box<dyn Source>], now: Nanos) -> bool {
         let ready = {
             let waits = sources[i].waits_for();
             !waits.is_empty()
-                && waits
-                    .iter()
-                    .all(|&j| sources.get(j).is_none_or(|s| s.ended(now)))
+                // The latest groups last: most likely still running.
+                && (waits.iter().rev()).all(|&j| sources.get(j).is_none_or(|s| s.ended(now)))
         };
         if ready {
             sources[i].release(now);

@@ -39,6 +39,12 @@ pub const STUDIES: &[(&str, &str)] = &[
     ),
 ];
 
+/// The studies' names, comma-separated.
+pub fn study_names() -> String {
+    let names: Vec<_> = STUDIES.iter().map(|(n, _)| *n).collect();
+    names.join(", ")
+}
+
 /// One run of a study.
 #[derive(Clone, Debug)]
 pub struct Case {
