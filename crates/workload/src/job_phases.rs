@@ -25,13 +25,16 @@ const RESERVED: [&str; 2] = ["job", "all"];
 /// Before a phase's edge is known it lies past any time.
 pub const UNKNOWN: Nanos = Nanos(u64::MAX);
 
+/// A section, and the jobs its jobs waited for (see [`group_of`]).
+type Group = (String, Vec<usize>);
+
 /// Opens and closes phases as the jobs run.
 #[derive(Debug, Default)]
 pub struct PhaseTracker {
-    /// The jobs measured now (in job order) and the index of their phase:
-    /// jobs, not their names, so that two stonewall groups of one section
-    /// name (a job file's copy-paste slip) stay two phases.
-    current: Option<(Vec<usize>, usize)>,
+    /// The jobs measured now (their sections and the jobs each waited for,
+    /// in job order) and the index of their phase: two stonewall groups of
+    /// one section name (a job file's copy-paste slip) stay two phases.
+    current: Option<(Vec<Group>, usize)>,
     /// Times each name was used, for `.2` suffixes.
     names: HashMap<String, u32>,
     /// The `job` phase (index 0) has opened / closed.
@@ -128,19 +131,27 @@ impl PhaseTracker {
             recorder.overlaps(0);
             recorder.set_phase_edges(0, now, UNKNOWN);
         }
-        let unchanged = (self.current.as_ref()).is_some_and(|(current, _)| current == running);
+        let unchanged = self.current.as_ref().is_some_and(|(sections, _)| {
+            sections.len() == running.len()
+                && (running.iter().zip(sections)).all(|(&job, (section, after))| {
+                    group_of(jobs[job].borrow()) == (section, after)
+                })
+        });
         if unchanged || (self.current.is_none() && running.is_empty()) {
             return;
         }
         // Jobs that only drain (done issuing, requests still out) after the
         // others of their phase ended are the tail of that phase, not a
         // phase of their own: fio counts a job's drain in its own runtime.
-        let draining_tail = self.current.as_ref().is_some_and(|(current, _)| {
+        let draining_tail = self.current.as_ref().is_some_and(|(sections, _)| {
             !running.is_empty()
-                && running.iter().all(|job| {
-                    let generator = jobs[*job].borrow();
+                && running.iter().all(|&job| {
+                    let generator = jobs[job].borrow();
                     let past_stop = generator.job().stop.is_some_and(|stop| now >= stop);
-                    (generator.done_issuing() || past_stop) && current.contains(job)
+                    (generator.done_issuing() || past_stop)
+                        && sections
+                            .iter()
+                            .any(|(s, after)| (s.as_str(), after) == group_of(generator))
                 })
         });
         if draining_tail {
@@ -151,12 +162,13 @@ impl PhaseTracker {
             recorder.set_phase_edges(index, start, now);
         }
         if !running.is_empty() {
-            let sections: Vec<&str> = running
+            let running: Vec<Group> = running
                 .iter()
-                .map(|&job| section_of(jobs[job].borrow()))
+                .map(|&job| group_of(jobs[job].borrow()))
+                .map(|(section, after)| (section.to_string(), after.clone()))
                 .collect();
-            let (name, running) = (sections.join("+"), running.clone());
-            let name = self.unique(name);
+            let sections: Vec<&str> = running.iter().map(|(s, _)| s.as_str()).collect();
+            let name = self.unique(sections.join("+"));
             let index = recorder.add_phase(Phase {
                 name,
                 start: now,
@@ -179,6 +191,12 @@ impl PhaseTracker {
             format!("{name}.{seen}")
         }
     }
+}
+
+/// A job's section and the jobs it waited for (its stonewall group's
+/// place): what a phase is of.
+fn group_of(generator: &Generator) -> (&str, &Vec<usize>) {
+    (section_of(generator), &generator.job().shape.after)
 }
 
 /// The section a job's figures go to: its own name unless it shares one.

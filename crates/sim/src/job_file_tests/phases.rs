@@ -180,3 +180,14 @@ fn two_groups_of_one_section_name_are_two_phases() {
     assert_eq!((first.read.ops, first.write.ops), (1024, 0));
     assert_eq!((second.read.ops, second.write.ops), (0, 1024));
 }
+
+/// ...while the copies of one section (`numjobs`) ending one by one stay
+/// its one phase, whichever copy the tracker looked at.
+#[test]
+fn copies_of_a_section_ending_apart_stay_one_phase() {
+    let text = "[w]\nrw=randwrite\nbs=4k\nsize=64m\nio_size=1m\nnumjobs=8\niodepth=2\n\
+                [r]\nstonewall\nrw=randread\nbs=4k\nsize=64m\nio_size=1m\nnumjobs=8\n";
+    let report = simulate(text, "copies.fio", "diskSim-slc");
+    let names: Vec<&str> = report.phases.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["job", "w", "r", "all"]);
+}
