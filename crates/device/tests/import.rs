@@ -60,15 +60,15 @@ fn nand_us(c: &DeviceConfig) -> (f64, f64, f64) {
 }
 
 /// Both importers' drives clean greedily and blocking, below
-/// `low_watermark` free blocks a die, with copy-back (pipelined moves) or
-/// not.
-fn assert_greedy_blocking_gc(c: &DeviceConfig, low_watermark: u32, copy_back: bool) {
+/// `low_watermark` free blocks a die, their moves pipelined (off the
+/// channel) or not.
+fn assert_greedy_blocking_gc(c: &DeviceConfig, low_watermark: u32, pipelined: bool) {
     assert_eq!(c.gc.low_watermark, low_watermark);
     assert_eq!(
         (c.gc.victim, c.gc.mode),
         (VictimPolicy::Greedy, GcMode::Blocking)
     );
-    assert_eq!(c.gc.pipeline, copy_back, "copy-back");
+    assert_eq!(c.gc.pipeline, pipelined, "pipeline");
 }
 
 /// Each of `names` is among the parameters `imported` lists as not
@@ -95,8 +95,9 @@ fn mqsim_ssdconfig_imports_with_its_parameters() {
     assert_eq!(c.timing.host_link_mb_per_s, 4000.0);
     assert_eq!(c.over_provisioning, 0.07);
     assert_eq!(c.interface.queue_depth, 65535);
-    // GC below 5% of each plane's blocks: 205 of a die's 4096; no copy-back.
-    assert_greedy_blocking_gc(&c, 205, false);
+    // GC below 5% of each plane's blocks: 205 of a die's 4096; no copy-back,
+    // but MQSim's moves hold the channel only for their transfers.
+    assert_greedy_blocking_gc(&c, 205, true);
     // MQSim's cache for data it has not seen in the last second: a destage
     // buffer of one 8 KiB page for each of the 128 planes, not 256 MiB.
     assert_eq!(c.cache.size_mib, 1);

@@ -455,10 +455,18 @@ fn garbage_collection(
         );
     }
     if let Some(copyback) = p.flag("Use_Copyback_for_GC")? {
-        c.gc.pipeline = copyback;
+        // MQSim's GC moves are transactions like the host's: without
+        // copy-back a read (its data out) and a write (its data in), the
+        // channel busy for those transfers only, never for tR, tPROG or an
+        // erase, which `pipeline = false` would hold it for.
+        c.gc.pipeline = true;
+        let how = match copyback {
+            true => "copy-back: GC moves stay off the channel",
+            false => "GC moves hold only their die; MQSim's also move each page out and in over the channel, not charged here",
+        };
         notes.mapped(
             format!("Use_Copyback_for_GC = {copyback}"),
-            format!("gc.pipeline = {copyback} (true: GC moves stay off the channel)"),
+            format!("gc.pipeline = true ({how})"),
         );
     }
     if let Some(preemptible) = p.flag("Preemptible_GC_Enabled")? {
