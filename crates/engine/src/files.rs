@@ -367,12 +367,11 @@ pub fn place(jobs: &mut [Job], options: &FileOptions) -> Result<Placement, Files
             if reads(job) {
                 u.reads.push((start, end));
             }
-            if files.is_some() {
-                if job.shape.sized || options.size.is_some() {
-                    u.sized = true;
-                } else {
-                    u.unsized_job.get_or_insert_with(|| job.name.clone());
-                }
+            // The target's own size is `--size`'s (see `growth`).
+            if job.shape.sized || (files.is_some() && options.size.is_some()) {
+                u.sized = true;
+            } else if files.is_some() {
+                u.unsized_job.get_or_insert_with(|| job.name.clone());
             }
         }
     }

@@ -28,12 +28,17 @@ pub(super) fn growth(path: &Path, u: &Use, options: &FileOptions) -> Growth {
         .target
         .as_deref()
         .is_some_and(|t| same_file(t, path));
+    let regular = meta.is_none_or(|m| m.is_file());
+    // The target is created or grown to `--size`, else, as fio creates a
+    // job's file, to what jobs that give their size need: only a regular
+    // file missing or short (a read-only job's file that is long enough
+    // stays unopened for writing; a device is never grown).
+    let short = regular && existing.is_none_or(|e| e < u.needed);
     let size = match (is_default, u.sized) {
-        (true, _) => options.size,
+        (true, sized) => options.size.or((sized && short).then_some(u.needed)),
         (false, true) => Some(u.needed),
         (false, false) => None,
     };
-    let regular = meta.is_none_or(|m| m.is_file());
     let grows = size.map_or(0, |s| s.saturating_sub(existing.unwrap_or(0)));
     Growth {
         existing,

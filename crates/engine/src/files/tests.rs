@@ -130,6 +130,25 @@ fn a_job_naming_the_target_itself_runs_on_it() {
     assert_eq!(placed.targets[0].0.size, 1 << 20);
 }
 
+/// A target that is not there is created to the size the jobs give, as
+/// fio creates a job's file (it needed `--size`); without one it is refused.
+#[test]
+fn a_missing_target_is_created_to_the_jobs_size() {
+    let temp = tempfile::tempdir().unwrap();
+    let target = temp.path().join("new.img");
+    let options = FileOptions {
+        target: Some(target.clone()),
+        ..FileOptions::default()
+    };
+    let mut unsized_jobs = jobs("[r]\nrw=randread\nbs=4k\n", 1 << 40);
+    assert!(place(&mut unsized_jobs, &options).is_err());
+    assert!(!target.exists());
+    let mut sized = jobs("[r]\nrw=randread\nbs=4k\nsize=1m\n", 1 << 40);
+    let placed = place(&mut sized, &options).unwrap();
+    assert_eq!(placed.targets[0].0.size, 1 << 20);
+    assert_eq!(std::fs::metadata(&target).unwrap().len(), 1 << 20);
+}
+
 /// What a file grows by is reserved before the run, as fio's default
 /// `fallocate=native` does, so a file system too small for it refuses the
 /// run at the start rather than failing its writes one by one; fio's
