@@ -395,7 +395,8 @@ pub fn check_engine(engine: &str) -> Result<(), String> {
 }
 
 /// The option iosteer reads that `key` is most likely a misspelling of
-/// (`threads` for `thread`): one insertion, deletion or substitution away.
+/// (`threads` for `thread`, `direcotry` for `directory`): one insertion,
+/// deletion, substitution or swap of neighbours away.
 pub fn near_miss(key: &str) -> Option<&'static str> {
     SUPPORTED
         .iter()
@@ -404,5 +405,5 @@ pub fn near_miss(key: &str) -> Option<&'static str> {
         .chain(IGNORED)
         .copied()
         .filter(|known| known.len() > 3)
-        .find(|known| strsim::levenshtein(key, known) <= 1)
+        .find(|known| strsim::osa_distance(key, known) <= 1)
 }

@@ -29,6 +29,8 @@ pub enum PathError {
     IsADirectory { path: String },
     #[error("{path}: the directory {} does not exist; give a file in an existing directory", dir.display())]
     NoDirectory { path: String, dir: PathBuf },
+    #[error("{path}: {} is a file, not a directory; give a file in an existing directory", dir.display())]
+    ParentIsAFile { path: String, dir: PathBuf },
     #[error("{path}: {entry} in it is a directory where the report writes a file of that name; move it, or give another directory")]
     EntryIsADirectory { path: String, entry: String },
     #[error("{path}: cannot write in {} ({source}); give a writable location", dir.display())]
@@ -164,9 +166,10 @@ pub fn check_file(file: &str) -> Result<(), PathError> {
         _ => Path::new("."),
     };
     if !parent.is_dir() {
-        return Err(PathError::NoDirectory {
-            path: file.into(),
-            dir: parent.to_path_buf(),
+        let (path, dir) = (file.into(), parent.to_path_buf());
+        return Err(match parent.exists() {
+            true => PathError::ParentIsAFile { path, dir },
+            false => PathError::NoDirectory { path, dir },
         });
     }
     check_writable(file, parent)
@@ -270,6 +273,11 @@ mod tests {
         assert!(matches!(
             check_file(missing.to_str().unwrap()),
             Err(PathError::NoDirectory { .. })
+        ));
+        let under_a_file = Path::new(file_s).join("x.svg");
+        assert!(matches!(
+            check_file(under_a_file.to_str().unwrap()),
+            Err(PathError::ParentIsAFile { .. })
         ));
         assert!(check_dir(dir.join("new").to_str().unwrap()).is_ok());
         // A directory where the report writes a file: refused before the run.

@@ -244,6 +244,12 @@ fn an_unknown_option_is_not_said_to_change_the_io_and_a_near_miss_is_named() {
             "supported: rw",
         ],
     );
+    // Two letters swapped, as typed in a published job file.
+    assert_refused(
+        "[a]\ndirecotry=/tmp\n",
+        "v.fio:2:",
+        &["did you mean `directory`?"],
+    );
     let err = parse("[a]\nrw=read\nfrobnicate=3\n", "v.fio", GIB)
         .unwrap_err()
         .to_string();
