@@ -124,6 +124,22 @@ fn mqsim_ssdconfig_imports_with_its_parameters() {
 /// latency pairs); TLC pages take all three (90, 84 and 82 of a 256-page
 /// block). The mean of all three made a 3 us SLC read 51 us, and an SLC
 /// file without CSB and MSB was refused.
+/// A percentage typed as a fraction, or a cache MQSim does not have, is
+/// refused naming its line (both imported silently as something else).
+#[test]
+fn mqsim_thresholds_past_one_and_unknown_caches_are_refused() {
+    let xml = data("mqsim-ssdconfig.xml");
+    for (name, value, expected) in [
+        ("GC_Exec_Threshold", "5", "0 to below 1"),
+        ("GC_Hard_Threshold", "1.5", "0 to below 1"),
+        ("Caching_Mechanism", "FANCY", "SIMPLE, ADVANCED"),
+    ] {
+        let err = mqsim::import(&with_element(&xml, name, value), "m.xml").unwrap_err();
+        let err = err.to_string();
+        assert!(err.contains(name) && err.contains(expected), "{err}");
+    }
+}
+
 #[test]
 fn mqsim_page_latencies_are_those_the_cell_type_takes() {
     let xml = data("mqsim-ssdconfig.xml");

@@ -410,6 +410,14 @@ fn garbage_collection(
         );
     }
     if let Some(threshold) = p.number("GC_Exec_Threshold")? {
+        if !(0.0..1.0).contains(&threshold) {
+            let text = threshold.to_string();
+            return Err(p.bad(
+                "GC_Exec_Threshold",
+                &text,
+                "a fraction of a plane's blocks, 0 to below 1 (0.05 for 5%)",
+            ));
+        }
         let wanted = blocks_for_fraction(threshold, blocks_per_die);
         let most = most_free_blocks(c.over_provisioning, blocks_per_die, c.gc.streams());
         let blocks = wanted.min(most.max(2));
@@ -481,6 +489,14 @@ fn garbage_collection(
         );
     }
     if let Some(hard) = p.number("GC_Hard_Threshold")? {
+        if !(0.0..1.0).contains(&hard) {
+            let text = hard.to_string();
+            return Err(p.bad(
+                "GC_Hard_Threshold",
+                &text,
+                "a fraction of a plane's blocks, 0 to below 1 (0.005 for 0.5%)",
+            ));
+        }
         // At least one: a die with no erased block cannot take a host write.
         let blocks = blocks_for_fraction(hard, blocks_per_die)
             .min(c.gc.low_watermark)
@@ -551,9 +567,9 @@ fn cache_and_mapping(
             c.multi_plane.enabled
         ),
     );
-    let mechanism = p
-        .text("Caching_Mechanism")
-        .unwrap_or_else(|| "ADVANCED".to_string());
+    let mechanisms = [("SIMPLE", ()), ("ADVANCED", ())];
+    let mechanism = (p.choice("Caching_Mechanism", &mechanisms)?)
+        .map_or_else(|| "ADVANCED".to_string(), |(given, ())| given);
     let capacity = p.number("Data_Cache_Capacity")?.unwrap_or(0.0);
     c.cache.size_mib = destage_buffer_mib(&c.geometry);
     c.cache.policy = CachePolicy::WriteBack;
