@@ -21,7 +21,7 @@
 //! [`Barrier`](crate::ordering::Barrier) in front, the reads it holds, and
 //! this queue behind.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 use crate::ordering::{flush_may_go, Barrier, Queued};
 use crate::request::{Command, Op, Request};
@@ -96,8 +96,14 @@ impl IssueQueue {
 pub(crate) struct Gate {
     barrier: Barrier,
     /// Reads that overlap a write not yet passed; they enter the throttle
-    /// once it has, so they hold back no other read.
-    held_reads: Vec<Queued>,
+    /// once it has, so they hold back no other read. Kept by the write each
+    /// waits for (its tag), with their order of arrival: only the reads of
+    /// a write that passed are looked at again, not every held read each
+    /// time (a backlog held by a throttle made that the square of it).
+    held_reads: BTreeMap<u64, Vec<(u64, Queued)>>,
+    arrived: u64,
+    /// Writes passed since the held reads were last looked at.
+    passed: Vec<u64>,
     issue: IssueQueue,
 }
 
@@ -105,7 +111,9 @@ impl Gate {
     pub(crate) fn new(trim_max_ranges: u32) -> Gate {
         Gate {
             barrier: Barrier::default(),
-            held_reads: Vec::new(),
+            held_reads: BTreeMap::new(),
+            arrived: 0,
+            passed: Vec::new(),
             issue: IssueQueue::new(trim_max_ranges),
         }
     }
@@ -113,7 +121,18 @@ impl Gate {
     /// A request arriving: returned when it may enter the throttle now (see
     /// [`Barrier::pass`]), kept here when it may not.
     pub(crate) fn arrive(&mut self, request: Request) -> Option<Queued> {
-        self.barrier.pass(request, &mut self.held_reads)
+        let mut held = Vec::new();
+        let entry = self.barrier.pass(request, &mut held);
+        for read in held {
+            self.hold(read);
+        }
+        entry
+    }
+
+    fn hold(&mut self, read: Queued) {
+        self.arrived += 1;
+        let reads = self.held_reads.entry(read.tag).or_default();
+        reads.push((self.arrived, read));
     }
 
     /// The throttle let `entry` through at `now`: on to the device queue.
@@ -121,6 +140,9 @@ impl Gate {
     /// rules.
     pub(crate) fn pass(&mut self, entry: Queued, now: Nanos) {
         self.barrier.sent_write(&entry);
+        if self.held_reads.contains_key(&entry.tag) {
+            self.passed.push(entry.tag);
+        }
         self.issue.push(entry.request, now);
     }
 
@@ -131,7 +153,23 @@ impl Gate {
 
     /// Held reads whose writes have passed, in their order.
     pub(crate) fn ready_reads(&mut self) -> Vec<Queued> {
-        self.barrier.take_ready_reads(&mut self.held_reads)
+        let mut ready = Vec::new();
+        for tag in std::mem::take(&mut self.passed) {
+            for (arrived, mut read) in self.held_reads.remove(&tag).unwrap_or_default() {
+                // Its new tag, if any, is a write still unsent: not one of
+                // those passed.
+                match self.barrier.read_ready(&mut read) {
+                    true => ready.push((arrived, read)),
+                    false => self
+                        .held_reads
+                        .entry(read.tag)
+                        .or_default()
+                        .push((arrived, read)),
+                }
+            }
+        }
+        ready.sort_unstable_by_key(|(arrived, _)| *arrived);
+        ready.into_iter().map(|(_, read)| read).collect()
     }
 
     /// The next write held behind a flush that has come due. The flush
@@ -153,7 +191,7 @@ impl Gate {
         op: Op,
         throttled: impl Iterator<Item = &'a Request>,
     ) -> Option<Nanos> {
-        let held = self.held_reads.iter().map(|q| &q.request);
+        let held = self.held_reads.values().flatten().map(|(_, q)| &q.request);
         let waiting = throttled.chain(held).chain(self.barrier.held());
         let first = waiting.filter(|r| r.op == op).map(|r| r.submitted).min();
         [first, self.issue.oldest(op)].into_iter().flatten().min()
