@@ -74,11 +74,18 @@ pub fn svg_file(
     size: (u32, u32),
     draw: impl FnOnce(&Canvas) -> DrawResult,
 ) -> DrawResult {
-    let root = SVGBackend::new(path, size).into_drawing_area();
-    root.fill(&WHITE)?;
-    draw(&root)?;
-    root.present()?;
-    Ok(())
+    let drawn = (|| -> DrawResult {
+        let root = SVGBackend::new(path, size).into_drawing_area();
+        root.fill(&WHITE)?;
+        draw(&root)?;
+        root.present()?;
+        Ok(())
+    })();
+    // A chart the disk could not take whole is not left cut short.
+    if drawn.is_err() {
+        let _ = std::fs::remove_file(path);
+    }
+    drawn
 }
 
 /// Draws a chart of `size` into a string of SVG, to inline in a page.
@@ -194,7 +201,8 @@ pub fn write_outputs(dir: &Path, runs: &[RunReport]) -> Result<Vec<PathBuf>, Out
     for (i, run) in runs.iter().enumerate() {
         let stem = format!("run{}-{}", i + 1, slug(&run.scheduler));
         let csv_path = dir.join(format!("{stem}.csv"));
-        std::fs::write(&csv_path, csv(&run.series)).map_err(|e| write_failed(&csv_path, e))?;
+        crate::output::write_whole(&csv_path, csv(&run.series).as_bytes())
+            .map_err(|e| write_failed(&csv_path, e))?;
         written.push(csv_path);
         let latency = dir.join(format!("{stem}-latency.svg"));
         svg_file(&latency, SIZE, |root| latency_chart(root, run))

@@ -111,7 +111,7 @@ pub fn chart(
 /// Writes `page` as report.html into `dir`; the path written.
 pub fn write(dir: &Path, page: &str) -> Result<PathBuf, OutputError> {
     let path = dir.join(FILE_NAME);
-    std::fs::write(&path, page).map_err(|source| OutputError::Write {
+    crate::output::write_whole(&path, page.as_bytes()).map_err(|source| OutputError::Write {
         path: path.clone(),
         source,
     })?;

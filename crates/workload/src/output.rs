@@ -206,19 +206,32 @@ pub enum RunOutputError {
 
 /// Writes into `dir` the runs' series and charts, `json` as report.json and
 /// report.html (which `context` heads); the files written.
+/// Writes `bytes` to `path`; a file the write could not finish (a full
+/// disk) is removed rather than left cut short as if whole.
+pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    std::fs::write(path, bytes).inspect_err(|_| {
+        let _ = std::fs::remove_file(path);
+    })
+}
+
 pub fn write_run_outputs(
     dir: &Path,
     runs: &[RunReport],
     json: &str,
     context: &Context,
 ) -> Result<Vec<PathBuf>, RunOutputError> {
-    let mut written = write_outputs(dir, runs)?;
+    // The report first: a disk that fills part way keeps the result.
+    std::fs::create_dir_all(dir).map_err(|source| OutputError::Write {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let path = dir.join("report.json");
-    std::fs::write(&path, json).map_err(|source| OutputError::Write {
+    write_whole(&path, json.as_bytes()).map_err(|source| OutputError::Write {
         path: path.clone(),
         source,
     })?;
-    written.push(path);
+    let mut written = vec![path];
+    written.extend(write_outputs(dir, runs)?);
     let page = html::run::run_page(context, runs)?;
     written.push(html::write(dir, &page)?);
     Ok(written)
