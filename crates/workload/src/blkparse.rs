@@ -23,9 +23,7 @@
 //! is skipped and counted; with `issue` as the arrival, a requeue (`R`) is
 //! counted in a note of its own, as its request is issued again.
 //! A trace of a stacked device (dm, LVM, md) and the device below it holds
-//! each bio queued twice, a remap (`A`) between: see [`Stacked`].
-
-use std::collections::VecDeque;
+//! each bio queued twice, a remap (`A`) between: noted, see [`Stacked`].
 
 use iosteer_sched::Op;
 
@@ -124,7 +122,7 @@ impl LineFormat for Blkparse {
                 return Err(p.bad("6 (action)", action, &ACTIONS.join(", ")));
             }
             if action == "A" {
-                self.stacked.remapped(tokens[0], &tokens[7..]);
+                self.stacked.remapped(&tokens[7..], sink);
             }
             skip(sink, action);
             return Ok(());
@@ -135,9 +133,7 @@ impl LineFormat for Blkparse {
             return Ok(());
         }
         let bytes = span(p, &tokens[7..])?;
-        if sink.event == Event::Queue && self.stacked.is_copy(tokens[0], bytes, sink) {
-            return Ok(());
-        }
+        self.stacked.replays(tokens[0]);
         let device = DeviceKey::Name(tokens[0].to_string());
         push_request(sink, rwbs, (at, device, bytes), Place::Line(p.line))
     }
@@ -203,86 +199,43 @@ fn span(p: &LineParser, rest: &[&str]) -> Result<(u64, u64), TraceError> {
     }
 }
 
-/// Bios a stacked device (dm, LVM, md) passes down: the kernel queues each
-/// on the stacked device, remaps it (`A`, `block_bio_remap`: `sector +
-/// count <- (maj,min) sector`) and queues it again on the device below, so a
-/// trace of both holds every request twice. The copy queued below is
-/// skipped and counted: the request is replayed once, as first queued, at
-/// the address the application asked for. A remap of a bio not queued in
-/// the trace (a partition's, before its one queue event) changes nothing.
+/// Devices whose requests the trace replays, to tell a stacked device's
+/// remaps: the kernel queues a bio on the stacked device (dm, LVM, md),
+/// remaps it (`A`, `block_bio_remap`: `sector + count <- (maj,min)
+/// sector`) and queues it again on the device below, so a trace of both
+/// holds the request twice. Which queue event is the copy cannot be told
+/// safely from the text (remaps name partitions or whole disks by kernel
+/// version, dm splits bios, request-based dm remaps requests), so both are
+/// replayed and a note counts the remaps that say so.
 #[derive(Default)]
 pub(crate) struct Stacked {
-    /// The last arrivals read: device, first and end byte.
-    recent: VecDeque<(String, u64, u64)>,
-    /// Remapped bios not yet queued below: device, first and end byte.
-    expected: VecDeque<(String, u64, u64)>,
+    /// Devices with a request replayed (few: a trace's devices).
+    replayed: Vec<String>,
 }
 
-/// Arrivals and remaps [`Stacked`] remembers: a bio is remapped and queued
-/// below within microseconds, a few events later.
-const STACKED_MEMORY: usize = 1024;
-
-/// The note on the copies skipped.
-const STACKED_COPIES: &str = "requests queued again on the device below a stacked device (dm, \
-     LVM, md: a remap event links the two) skipped: each is replayed once, as first queued";
+/// The note on remaps from a device whose requests are replayed.
+const STACKED_TWICE: &str = "remaps from a device whose own requests are replayed (a stacked \
+     device: dm, LVM, md): the device below queued each such request again, and both are \
+     replayed; keep one device's events (blktrace -d, or an ftrace filter on dev), or take \
+     --trace-event issue";
 
 impl Stacked {
-    /// Reads a remap event's fields after RWBS into the copies expected.
-    pub(crate) fn remapped(&mut self, device: &str, fields: &[&str]) {
-        let [sector, "+", count, "<-", from, from_sector, ..] = fields else {
-            return;
-        };
-        let bytes = |s: &str| s.parse::<u64>().ok()?.checked_mul(512);
-        let from = from.trim_start_matches('(').trim_end_matches(')');
-        let (Some(to), Some(len), Some(at)) = (bytes(sector), bytes(count), bytes(from_sector))
-        else {
-            return;
-        };
-        // The bio was queued in the trace, or remapped from one that was (a
-        // chain: dm on a partition of a disk); a split's pieces start inside.
-        let inside =
-            |(d, first, end): &&(String, u64, u64)| d == from && (*first..*end).contains(&at);
-        if self
-            .recent
-            .iter()
-            .chain(&self.expected)
-            .any(|bio| inside(&bio))
-        {
-            remember(
-                &mut self.expected,
-                (device.to_string(), to, to + len.max(1)),
-            );
-        }
-    }
-
-    /// Whether the arrival of `span` on `device` is a copy of a request
-    /// queued above it (counted in `sink`'s notes); remembers it otherwise.
-    pub(crate) fn is_copy(
-        &mut self,
-        device: &str,
-        (offset, len): (u64, u64),
-        sink: &mut Sink,
-    ) -> bool {
-        let bio = (device.to_string(), offset, offset + len.max(1));
-        match self.expected.iter().position(|expected| *expected == bio) {
-            Some(i) => {
-                self.expected.remove(i);
-                sink.tally.add(STACKED_COPIES, 1);
-                true
-            }
-            None => {
-                remember(&mut self.recent, bio);
-                false
+    /// Counts a remap event (`fields` after RWBS) from a replayed device.
+    pub(crate) fn remapped(&self, fields: &[&str], sink: &mut Sink) {
+        if let [_, "+", _, "<-", from, ..] = fields {
+            let from = from.trim_start_matches('(').trim_end_matches(')');
+            if self.replayed.iter().any(|d| d == from) {
+                sink.tally.add(STACKED_TWICE, 1);
             }
         }
     }
-}
 
-fn remember(list: &mut VecDeque<(String, u64, u64)>, item: (String, u64, u64)) {
-    if list.len() == STACKED_MEMORY {
-        list.pop_front();
+    /// Remembers that a request of `device` is replayed.
+    pub(crate) fn replays(&mut self, device: &str) {
+        if !self.replayed.iter().any(|d| d == device) {
+            self.replayed.push(device.to_string());
+        }
     }
-    list.push_back(item);
 }
 
 /// A decoded RWBS field.
@@ -415,44 +368,35 @@ pub(crate) mod tests {
     }
 
     /// LVM on a partition of sda: each bio is queued on dm-1 (253,1),
-    /// remapped to sda3 (8,3), remapped to sda (8,0) and queued there; a
-    /// bio dm splits is queued below in pieces.
+    /// remapped to sda (8,0) and queued there; a partition's remap alone
+    /// (its one queue event on the disk) is no copy.
     #[test]
-    fn a_stacked_devices_bios_replay_once_as_first_queued() {
+    fn a_stacked_devices_remaps_are_noted() {
         let text = "\
 253,1 0 1 0.000001000 7 Q R 1000 + 8 [app]
-  8,3 0 2 0.000001100 7 A R 3000 + 8 <- (253,1) 1000
+  8,0 0 2 0.000001100 7 A R 3000 + 8 <- (253,1) 1000
   8,0 0 3 0.000001200 7 A R 5000 + 8 <- (8,3) 3000
   8,0 0 4 0.000001300 7 Q R 5000 + 8 [app]
-253,1 0 5 0.000002000 7 Q W 2000 + 16 [app]
-  8,0 0 6 0.000002100 7 A W 6000 + 8 <- (253,1) 2000
-  8,0 0 7 0.000002200 7 Q W 6000 + 8 [app]
-  8,0 0 8 0.000002300 7 A W 9000 + 8 <- (253,1) 2008
-  8,0 0 9 0.000002400 7 Q W 9000 + 8 [app]
-  8,0 0 10 0.000003000 7 A R 7000 + 8 <- (8,1) 100
-  8,0 0 11 0.000003100 7 Q R 7000 + 8 [part]
+  8,0 0 5 0.000003000 7 A R 7000 + 8 <- (8,1) 100
+  8,0 0 6 0.000003100 7 Q R 7000 + 8 [part]
 ";
         let t = blkparse(text, Event::Queue).unwrap();
-        let got: Vec<_> = t
-            .records
+        assert_eq!(t.records.len(), 3, "each queue event replayed");
+        let noted = |n: &String| n.starts_with("1 remaps from a device whose own requests");
+        assert!(t.notes.iter().any(noted), "{:?}", t.notes);
+        let partition = blkparse(
+            &text
+                .lines()
+                .skip(4)
+                .map(|l| format!("{l}\n"))
+                .collect::<String>(),
+            Event::Queue,
+        );
+        assert!(!partition
+            .unwrap()
+            .notes
             .iter()
-            .map(|r| (r.op, r.offset / 512, r.len / 512))
-            .collect();
-        assert_eq!(
-            got,
-            [
-                (Op::Read, 1000, 8),
-                (Op::Write, 2000, 16),
-                (Op::Read, 7000, 8)
-            ]
-        );
-        assert!(
-            t.notes
-                .iter()
-                .any(|n| n.starts_with("3 requests queued again on the device below")),
-            "{:?}",
-            t.notes
-        );
+            .any(|n| n.contains("remaps from")));
     }
 
     #[test]

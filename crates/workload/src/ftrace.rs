@@ -80,8 +80,8 @@ impl LineFormat for Ftrace {
         let event = tokens[i + 1].trim_end_matches(':');
         let event = event.strip_prefix("block:").unwrap_or(event);
         if event != self.arrival_event() {
-            if let ("block_bio_remap", [device, _, fields @ ..]) = (event, &tokens[i + 2..]) {
-                self.stacked.remapped(device, fields);
+            if let ("block_bio_remap", [_, _, fields @ ..]) = (event, &tokens[i + 2..]) {
+                self.stacked.remapped(fields, sink);
             }
             sink.tally.skip(event);
             return Ok(());
@@ -121,9 +121,7 @@ fn request(
     let offset = p.sectors("sector", fields[plus - 1], "a sector number")?;
     let len = p.sectors("count", fields[plus + 1], "a sector count")?;
     let span = (offset, len);
-    if sink.event == Event::Queue && stacked.is_copy(fields[0], span, sink) {
-        return Ok(());
-    }
+    stacked.replays(fields[0]);
     let device = DeviceKey::Name(fields[0].to_string());
     push_request(sink, rwbs, (at, device, span), Place::Line(p.line))
 }
@@ -215,7 +213,7 @@ CPU:1 [LOST 17 EVENTS]
     }
 
     #[test]
-    fn a_bio_queued_on_dm_and_again_below_replays_once() {
+    fn a_bio_queued_on_dm_and_again_below_is_noted() {
         let text = "\
  app-7 [004] .... 100.000001: block_bio_queue: 253,1 R 1000 + 8 [app]
  app-7 [004] .... 100.000002: block_bio_remap: 8,3 R 3000 + 8 <- (253,1) 1000
@@ -224,8 +222,14 @@ CPU:1 [LOST 17 EVENTS]
  app-7 [004] d... 100.000004: block_rq_issue: 8,0 R 0 () 5000 + 8 [app]
 ";
         let t = ftrace(text, Event::Queue).unwrap();
-        assert_eq!(t.records.len(), 1);
-        assert_eq!(t.records[0].offset, 1000 * 512);
+        assert_eq!(t.records.len(), 2);
+        assert!(
+            t.notes
+                .iter()
+                .any(|n| n.starts_with("1 remaps from a device")),
+            "{:?}",
+            t.notes
+        );
         assert_eq!(ftrace(text, Event::Issue).unwrap().records.len(), 1);
     }
 
