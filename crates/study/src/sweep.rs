@@ -556,10 +556,19 @@ impl Sweep {
         let mut per_seed = Vec::new();
         // A stopped sweep judges fewer specs than it has (see `stop.rs`).
         let judged = runs.len() / self.seeds.len().max(1);
-        for seed_runs in runs.chunks(judged.max(1)) {
+        let several = self.seeds.len() > 1;
+        for (seed, seed_runs) in self.seeds.iter().zip(runs.chunks(judged.max(1))) {
             let mut points = Vec::new();
             for run in seed_runs {
-                points.push(point(run, objective, &self.phase, &self.baseline)?);
+                let mut point = point(run, objective, &self.phase, &self.baseline)?;
+                if several {
+                    // Each seed's own figures: say whose.
+                    point
+                        .notes
+                        .iter_mut()
+                        .for_each(|n| *n = format!("seed {seed}: {n}"));
+                }
+                points.push(point);
             }
             share_baseline(&mut points, objective);
             per_seed.push(points);
@@ -711,11 +720,8 @@ fn notes_table(points: &[Point]) -> String {
             n => format!("{n} of {} settings", points.len()),
         };
         let figures = match kind.alike {
-            true => String::new(),
-            false => format!(
-                "; figures of {}, each setting's own in --json",
-                kind.specs[0]
-            ),
+            true => "",
+            false => "; the first one's figures, every one's in --json",
         };
         out += &format!("  note ({whose}{figures}): {}\n", kind.text);
     }

@@ -345,7 +345,7 @@ fn notes_show_each_kind_once_with_the_settings_that_have_it() {
     let table = notes_table(&[a.clone(), b.clone(), c.clone()]);
     assert_eq!(
         table,
-        "  note (a, b; figures of a, each setting's own in --json): 3 of 10 reads unwritten\n  \
+        "  note (a, b; the first one's figures, every one's in --json): 3 of 10 reads unwritten\n  \
          note (a): the drive owed GC\n"
     );
     b.notes = a.notes.clone();
