@@ -439,6 +439,16 @@ pub fn drive<B: Backend>(
             unfinished_jobs.join(", ")
         ));
     }
+    let resuming: Vec<&str> = (plan.workload.jobs.iter())
+        .filter(|j| j.shape.direct.is_some() && !j.shape.rate_catches_up)
+        .map(|j| j.name.as_str())
+        .collect();
+    if !resuming.is_empty() {
+        notes.push(format!(
+            "{}: iosteer_rate_resumes is for iosteer sim; a real run keeps fio's schedule, catching up after a hold",
+            resuming.join(", ")
+        ));
+    }
     let generators = sources.iter().filter_map(|s| s.generator());
     notes.extend(generators.flat_map(Generator::control_notes));
     notes.extend(plan.sched.notes());

@@ -308,7 +308,7 @@ fn release_waiting(sources: &mut [Box<dyn Source>], now: Nanos) -> bool {
         let ready = {
             let waits = sources[i].waits_for();
             !waits.is_empty()
-                // The latest groups last: most likely still running.
+                // The latest groups first: most likely still running.
                 && (waits.iter().rev()).all(|&j| sources.get(j).is_none_or(|s| s.ended(now)))
         };
         if ready {

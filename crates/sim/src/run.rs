@@ -381,7 +381,7 @@ impl State {
             let ready = {
                 let waits = self.jobs[i].waits_for();
                 !waits.is_empty()
-                    // The latest groups last: most likely still running, so
+                    // The latest groups first: most likely still running, so
                     // the check stops at once rather than walk every job of
                     // the groups that ended (256 x 96 a step, in one file).
                     && (waits.iter().rev())
