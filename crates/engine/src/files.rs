@@ -56,6 +56,9 @@ pub enum FilesError {
         "job {job}: {path} does not exist and has no size to be created with: give the job a size="
     )]
     Missing { job: String, path: PathBuf },
+    /// A missing file a job may not create (fio's `allow_file_create=0`).
+    #[error("job {job}: {path} does not exist, and allow_file_create=0 forbids creating it (fio refuses too)")]
+    NotToCreate { job: String, path: PathBuf },
     /// An existing file shorter than the job's region; a size grows it.
     #[error("job {job}: {path} is {size} bytes and the job reaches {needed}: give the job a size= to grow it")]
     Short {
@@ -154,6 +157,8 @@ struct Use {
     sized: bool,
     /// A job that needs it and gives no size, for the error.
     unsized_job: Option<String>,
+    /// A job that may not create it (`allow_file_create=0`).
+    no_create: Option<String>,
     /// The finest boundary the jobs' requests fall on, and the job.
     granule: Option<(u64, String)>,
 }
@@ -356,6 +361,9 @@ pub fn place(jobs: &mut [Job], options: &FileOptions) -> Result<Placement, Files
             u.needed = u.needed.max(end);
             u.writes |= writes(job);
             u.sparse |= job.shape.sparse;
+            if job.shape.no_create {
+                u.no_create.get_or_insert_with(|| job.name.clone());
+            }
             if let Some(granule) = job.granule() {
                 if u.granule
                     .as_ref()
@@ -373,6 +381,13 @@ pub fn place(jobs: &mut [Job], options: &FileOptions) -> Result<Placement, Files
             } else if files.is_some() {
                 u.unsized_job.get_or_insert_with(|| job.name.clone());
             }
+        }
+    }
+    // Before any file is created: a refusal leaves nothing behind.
+    for (path, u) in paths.iter().zip(&uses) {
+        if let (Some(job), false) = (&u.no_create, path.exists()) {
+            let (job, path) = (job.clone(), path.to_path_buf());
+            return Err(FilesError::NotToCreate { job, path });
         }
     }
     check_room(&paths, &uses, options)?;

@@ -62,6 +62,7 @@
 //! | `exitall` | accepted with a note: the other jobs run to their own end here |
 //! | `unlink`, `unlink_each_loop` | accepted with a note: fio deletes the job's files when the job ends (or after each loop); `iosteer run` leaves them |
 //! | `exec_prerun`, `exec_postrun`, `pre_read` | accepted with a note: the command is not run, the files not read ahead |
+//! | `allow_file_create` | `0`: `iosteer run` refuses a missing file rather than create it, as fio does ([`JobShape::no_create`](crate::job_shape::JobShape::no_create)) |
 //! | `nowait` | `0`, fio's default, accepted; `1` (a request that would block fails with EAGAIN) refused |
 //! | `latency_target`, `latency_window`, `latency_percentile`, `latency_run` | times in microseconds unless suffixed, a percentage (default 100), a flag: the job searches the depth (1 to `iodepth`) at which that share of each window's requests stays under the target, runs one more window at it and ends, as fio's does (`latency_run=1`: adjusts for its whole run); the report's notes give the depth found, and the figures are that final window, as fio clears a job's figures then (when the job ran alone; a note says when it did not) ([`crate::depth_search`]) |
 //! | `flow`, `flow_id`, `flow_sleep` | a weight up to 1000, a flow number (default 0), microseconds: jobs of a flow keep their requests in the ratio of their weights, a job ahead of its share holding back (letting its requests complete and waiting `flow_sleep`), as fio's shared flow counter does; a negative weight is taken as fio 3.33 takes it, unsigned, with a note ([`crate::flow`]); the report's notes give each job's share |
@@ -97,7 +98,7 @@
 //! `io_submit_mode`, `fixedbufs`, `registerfiles`, `sqthread_poll*`,
 //! `cmd_type`, `hipri`, `nonvectored`, `uncached`, `force_async`, `iomem`,
 //! `iomem_align`, `hugepage-size`, `lockmem`, `invalidate`, `create_*`,
-//! `allow_file_create`, `allow_mounted_write`,
+//! `allow_mounted_write`,
 //! `fadvise_hint`, `overwrite`, `filename_format`, `lockfile`,
 //! `random_generator`, `allrandrepeat`, `softrandommap`,
 //! `continue_on_error`, `ignore_error`, `error_dump`; `buffer_pattern`,

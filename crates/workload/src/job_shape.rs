@@ -74,6 +74,9 @@ pub struct JobShape {
     pub datasync_every: Option<u32>,
     /// A flush when the job stops issuing (fio's `end_fsync`).
     pub end_flush: bool,
+    /// fio's `allow_file_create=0`: `iosteer run` refuses a file that is
+    /// not there rather than create it.
+    pub no_create: bool,
     /// fio's `fallocate=none` (or `0`, `truncate`): `iosteer run` leaves a
     /// file it creates or grows sparse instead of reserving its space.
     pub sparse: bool,

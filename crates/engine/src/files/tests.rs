@@ -353,3 +353,17 @@ fn regions_join_where_they_overlap_and_name_the_first_four() {
         "0 to 1, 10 to 11, 20 to 21, 30 to 31, 2 more"
     );
 }
+
+/// fio's `allow_file_create=0`: a missing file is refused, not created;
+/// one that is there is used.
+#[test]
+fn a_job_that_may_not_create_its_file_is_refused_when_it_is_missing() {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
+    let text = "[r]\nrw=read\nbs=4k\nsize=64k\nfilename=f\nallow_file_create=0\n";
+    let err = place_in(dir, text, 1 << 40).unwrap_err().to_string();
+    assert!(err.contains("allow_file_create=0"), "{err}");
+    assert!(names(dir).is_empty(), "nothing created");
+    std::fs::write(dir.join("f"), vec![1u8; 64 << 10]).unwrap();
+    assert!(place_in(dir, text, 1 << 40).is_ok());
+}

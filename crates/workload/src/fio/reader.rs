@@ -424,6 +424,10 @@ impl Reader {
             "exec_prerun" | "exec_postrun" => notes.push(format!(
                 "job {job}: {given}={value} is not run: iosteer runs no commands of a job file"
             )),
+            "allow_file_create" => {
+                let allowed = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?;
+                self.shape.no_create = !allowed;
+            }
             "nowait" => {
                 // RWF_NOWAIT (libaio, io_uring, pvsync2): a request that
                 // would block fails with EAGAIN instead of waiting.
