@@ -23,7 +23,7 @@
 //! is skipped and counted; with `issue` as the arrival, a requeue (`R`) is
 //! counted in a note of its own, as its request is issued again.
 //! A trace of a stacked device (dm, LVM, md) and the device below it holds
-//! each bio queued twice, a remap (`A`) between: noted, see [`Stacked`].
+//! each bio queued twice, a remap (`A`) between: noted (see `Stacked`).
 
 use iosteer_sched::Op;
 
