@@ -409,15 +409,7 @@ fn garbage_collection(
             format!("over_provisioning = {op}"),
         );
     }
-    if let Some(threshold) = p.number("GC_Exec_Threshold")? {
-        if !(0.0..1.0).contains(&threshold) {
-            let text = threshold.to_string();
-            return Err(p.bad(
-                "GC_Exec_Threshold",
-                &text,
-                "a fraction of a plane's blocks, 0 to below 1 (0.05 for 5%)",
-            ));
-        }
+    if let Some(threshold) = blocks_fraction(p, "GC_Exec_Threshold", "0.05 for 5%")? {
         let wanted = blocks_for_fraction(threshold, blocks_per_die);
         let most = most_free_blocks(c.over_provisioning, blocks_per_die, c.gc.streams());
         let blocks = wanted.min(most.max(2));
@@ -488,15 +480,7 @@ fn garbage_collection(
             format!("gc.mode = {}", c.gc.mode.name()),
         );
     }
-    if let Some(hard) = p.number("GC_Hard_Threshold")? {
-        if !(0.0..1.0).contains(&hard) {
-            let text = hard.to_string();
-            return Err(p.bad(
-                "GC_Hard_Threshold",
-                &text,
-                "a fraction of a plane's blocks, 0 to below 1 (0.005 for 0.5%)",
-            ));
-        }
+    if let Some(hard) = blocks_fraction(p, "GC_Hard_Threshold", "0.005 for 0.5%")? {
         // At least one: a die with no erased block cannot take a host write.
         let blocks = blocks_for_fraction(hard, blocks_per_die)
             .min(c.gc.low_watermark)
@@ -509,6 +493,18 @@ fn garbage_collection(
         );
     }
     suspension(p, c, notes)
+}
+
+/// `name`, a fraction of a plane's blocks: below 1 (a percentage typed as
+/// one is refused, `example` showing the form).
+fn blocks_fraction(p: &mut Params, name: &str, example: &str) -> Result<Option<f64>, ImportError> {
+    match p.number(name)? {
+        Some(v) if !(0.0..1.0).contains(&v) => {
+            let expected = format!("a fraction of a plane's blocks, 0 to below 1 ({example})");
+            Err(p.bad(name, &v.to_string(), &expected))
+        }
+        v => Ok(v),
+    }
 }
 
 fn suspension(p: &mut Params, c: &mut DeviceConfig, notes: &mut Notes) -> Result<(), ImportError> {
