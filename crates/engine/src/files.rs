@@ -633,15 +633,7 @@ fn open_one(
 /// `0 to 4096, 8192 to 12288`: byte ranges as a note gives them, those
 /// that overlap joined, the first four named.
 fn regions(ranges: &[(u64, u64)]) -> String {
-    let mut sorted = ranges.to_vec();
-    sorted.sort_unstable();
-    let mut joined: Vec<(u64, u64)> = Vec::new();
-    for (start, end) in sorted {
-        match joined.last_mut() {
-            Some(last) if start <= last.1 => last.1 = last.1.max(end),
-            _ => joined.push((start, end)),
-        }
-    }
+    let joined = merged(ranges);
     let mut shown: Vec<String> = (joined.iter().take(4))
         .map(|(a, b)| format!("{a} to {b}"))
         .collect();
@@ -653,7 +645,7 @@ fn regions(ranges: &[(u64, u64)]) -> String {
 
 mod space;
 use space::{
-    check_room, free_bytes, growth, hole_bytes, lay_out, reserve, undo_growth, Growth, Laid,
+    check_room, free_bytes, growth, hole_bytes, lay_out, merged, reserve, undo_growth, Growth, Laid,
 };
 #[cfg(test)]
 mod tests;

@@ -210,9 +210,8 @@ pub(super) fn drop_cache(file: &File) {
     unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
 }
 
-/// Bytes of holes (SEEK_HOLE up to SEEK_DATA) in the ranges, counted once
-/// each; 0 where the file system cannot tell.
-pub(super) fn hole_bytes(file: &File, ranges: &[(u64, u64)]) -> u64 {
+/// `ranges` in order, those that overlap or touch joined.
+pub(super) fn merged(ranges: &[(u64, u64)]) -> Vec<(u64, u64)> {
     let mut ranges = ranges.to_vec();
     ranges.sort_unstable();
     let mut merged: Vec<(u64, u64)> = Vec::new();
@@ -222,6 +221,13 @@ pub(super) fn hole_bytes(file: &File, ranges: &[(u64, u64)]) -> u64 {
             _ => merged.push((start, end)),
         }
     }
+    merged
+}
+
+/// Bytes of holes (SEEK_HOLE up to SEEK_DATA) in the ranges, counted once
+/// each; 0 where the file system cannot tell.
+pub(super) fn hole_bytes(file: &File, ranges: &[(u64, u64)]) -> u64 {
+    let merged = merged(ranges);
     let fd = file.as_raw_fd();
     let seek = |at: u64, whence: i32| -> Option<u64> {
         // SAFETY: lseek takes a descriptor and integers, no memory.
