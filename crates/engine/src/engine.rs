@@ -197,41 +197,8 @@ struct Slot {
     expected: Vec<Expected>,
     /// When it was sent, for hybrid reaping's mean completion times.
     sent: Instant,
-}
-
-/// Mean completion time by direction and size (powers of two from 4 KiB),
-/// moving 1/8 per completion: what hybrid reaping sleeps half of.
-#[derive(Debug, Default)]
-struct CompletionTimes {
-    mean: [[Duration; 12]; 2],
-}
-
-impl CompletionTimes {
-    fn index(op: Op, len: u64) -> Option<(usize, usize)> {
-        let direction = match op {
-            Op::Read => 0,
-            Op::Write => 1,
-            _ => return None,
-        };
-        let size = (len.max(4096) / 4096).ilog2().min(11) as usize;
-        Some((direction, size))
-    }
-
-    fn record(&mut self, op: Op, len: u64, took: Duration) {
-        if let Some((d, s)) = Self::index(op, len) {
-            let mean = &mut self.mean[d][s];
-            *mean = if mean.is_zero() {
-                took
-            } else {
-                *mean - *mean / 8 + took / 8
-            };
-        }
-    }
-
-    /// Half the mean, or zero when none was seen (poll at once).
-    fn half(&self, op: Op, len: u64) -> Duration {
-        Self::index(op, len).map_or(Duration::ZERO, |(d, s)| self.mean[d][s] / 2)
-    }
+    /// Waiting for an overlapping command to finish (overlap.rs).
+    held: bool,
 }
 
 /// The io_uring executor. Waiting for interrupts, its ring is a single
@@ -256,6 +223,10 @@ pub struct Engine {
     queue_depth: u32,
     /// Commands done without the ring (block-device discards, bad requests).
     done_now: Vec<u32>,
+    /// Commands waiting for an overlapping one to finish, in the order they
+    /// came, and the trims sent and not yet finished (overlap.rs).
+    held: Vec<u32>,
+    trims_in_flight: u32,
     verifier: Option<Verifier>,
     reap_mode: Reap,
     iopoll: bool,
@@ -343,6 +314,8 @@ impl Engine {
             in_kernel: 0,
             queue_depth: depth,
             done_now: Vec::new(),
+            held: Vec::new(),
+            trims_in_flight: 0,
             verifier: config.verify.then(Verifier::default),
             reap_mode: config.reap,
             iopoll_refused,
@@ -419,8 +392,16 @@ impl Engine {
             generation: 0,
             expected: Vec::new(),
             sent: Instant::now(),
+            held: false,
         };
-        let entries = if self.take_write_data(slot, &state.command, data) {
+        let whole = self.take_write_data(slot, &state.command, data);
+        if whole && self.must_wait(&state.command, &self.held) {
+            state.held = true;
+            self.slots[slot as usize] = Some(state);
+            self.held.push(slot);
+            return Ok(());
+        }
+        let entries = if whole {
             self.entries(slot, &mut state)
         } else {
             state.errno = Some(libc::EINVAL);
@@ -470,6 +451,7 @@ impl Engine {
         let state = self.slots[slot as usize]
             .as_mut()
             .expect("a slot being sent holds its command");
+        self.trims_in_flight += u32::from(state.command.op == Op::Trim);
         state.parts_left = pushed;
         if let Some(e) = &refused {
             state.errno.get_or_insert(errno_of(e));
@@ -698,6 +680,9 @@ impl Engine {
         for slot in std::mem::take(&mut self.done_now) {
             self.finish(slot, now, finished);
         }
+        if !self.held.is_empty() {
+            self.send_released();
+        }
     }
 
     fn finish(&mut self, slot: u32, now: Nanos, finished: &mut Vec<Finished>) {
@@ -706,6 +691,7 @@ impl Engine {
             .expect("a finished slot holds its command");
         self.free.push(slot);
         self.in_flight -= 1;
+        self.trims_in_flight -= u32::from(state.command.op == Op::Trim);
         let request = &state.command.requests[0];
         self.times
             .record(state.command.op, request.len.0, state.sent.elapsed());
@@ -795,6 +781,9 @@ impl Drop for Engine {
     }
 }
 
+mod overlap;
 mod ring;
+mod times;
+use times::CompletionTimes;
 #[cfg(test)]
 pub(crate) mod tests;
