@@ -386,14 +386,12 @@ impl ReportArgs {
         Ok(iosteer_sched::Nanos((slo_ms * 1e6) as u64))
     }
 
-    /// Checks, before any work, that `--out DIR` can take files: a typo then
-    /// fails at once instead of after a long run.
-    fn check_out(&self) -> Result<()> {
-        let checked = self.out.as_deref().map(output::check_dir);
-        checked
-            .transpose()
-            .map(drop)
-            .map_err(|e| anyhow!("--out {e}"))
+    /// Checks, before any work, that `--out DIR` can take files (and, once
+    /// the runs are known, their `room`): a typo or a full disk then fails
+    /// at once instead of after a long run.
+    fn check_out(&self, room: output::FilesRoom) -> Result<()> {
+        let checked = self.out.as_deref().map(|dir| output::check_dir(dir, room));
+        checked.unwrap_or(Ok(())).map_err(|e| anyhow!("--out {e}"))
     }
 
     /// Prints `text`, then writes the `--out` files with `write` (given the

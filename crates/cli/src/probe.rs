@@ -86,7 +86,7 @@ pub struct ProbeArgs {
 }
 
 pub fn probe(args: ProbeArgs) -> Result<()> {
-    args.report.check_out()?;
+    args.report.check_out(Default::default())?;
     let options = options(&args)?;
     // The drive as emulated, for the page: loaded once, before the work.
     let mut drive = None;

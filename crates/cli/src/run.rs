@@ -18,6 +18,7 @@ use iosteer_sim::Simulation;
 use iosteer_study::emulated::run_emulated;
 use iosteer_workload::fio::{parse_file, JobFile};
 use iosteer_workload::fio_text::read_text;
+use iosteer_workload::output::files_room;
 use iosteer_workload::report::{table, Phase, SimReport};
 use iosteer_workload::workload::{Job, Workload};
 
@@ -104,7 +105,6 @@ struct Setup {
 }
 
 fn setup(args: &RunArgs) -> Result<Setup> {
-    args.report.check_out()?;
     // A depth the engine refuses fails at once, naming the flag.
     engine_config(args)
         .validate()
@@ -168,6 +168,7 @@ fn on_target(args: &RunArgs, mut setup: Setup) -> Result<()> {
     let jobs = parse_jobs(&mut setup, |t, f| {
         files::parse_job_file(t, f, &options).map_err(|e| files_error(e, args))
     })?;
+    check_room(args, &jobs)?;
     let config = EngineConfig {
         verify: args.verify,
         iopoll: args.iopoll,
@@ -203,11 +204,18 @@ fn on_emulated(args: &RunArgs, mut setup: Setup, drive_name: &str) -> Result<()>
             Simulation::of_job_file(config, jobs, args.seed, DRAIN)
         }
     };
+    check_room(args, &sim.workload.jobs)?;
     eprintln!("iosteer: aging the emulated {} drive...", sim.device.name);
     let device = sim.device.clone();
     let plan_for = |jobs, phases| plan(args, setup, jobs, phases);
     let measured = run_emulated(sim, interrupt::requested, plan_for)?;
     write(args, measured, Some(&device))
+}
+
+/// Checks that `--out` has room for the files of a run of `jobs`.
+fn check_room(args: &RunArgs, jobs: &[Job]) -> Result<()> {
+    let span = run_length(args.duration, jobs) + DRAIN;
+    args.report.check_out(files_room(1, span))
 }
 
 /// The engine's configuration for `args`, checked before anything else runs

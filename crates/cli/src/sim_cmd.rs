@@ -204,8 +204,8 @@ fn workload_name(args: &SimArgs, plan: &Plan) -> String {
 }
 
 pub fn sim(args: SimArgs) -> Result<()> {
-    args.report.check_out()?;
     let plan = build(&args)?;
+    args.report.check_out(plan.files_room())?;
     let specs = plan.labels();
     // With --json stdout holds the report; a long aging is still said.
     if !args.report.json || plan.aging_note().is_some() {

@@ -97,7 +97,7 @@ pub fn sweep(mut args: SweepArgs) -> Result<()> {
     if list && args.report.out.is_some() {
         bail!("--out: a drive list writes a table or --json");
     }
-    args.report.check_out()?;
+    args.report.check_out(Default::default())?;
     if chart != "-" {
         crate::check_out_file("--chart", &chart)?;
     }

@@ -39,6 +39,7 @@ use std::path::{Path, PathBuf};
 
 use iosteer_sched::Op;
 use iosteer_workload::fio::{self, FioError, JobFile};
+use iosteer_workload::output::free_bytes;
 use iosteer_workload::trace::TraceRecords;
 use iosteer_workload::workload::{Job, JobKind};
 use thiserror::Error;
@@ -95,6 +96,14 @@ pub enum FilesError {
         files: usize,
         needed: u64,
         available: u64,
+    },
+    /// A file would be made or written past the process's file size limit
+    /// (`ulimit -f`), where the kernel ends the process with SIGXFSZ.
+    #[error("{}: the jobs make or write it up to {reach} bytes, past this process's file size limit of {limit} bytes (ulimit -f), where the system would end the run", path.display())]
+    FileSizeLimit {
+        path: PathBuf,
+        reach: u64,
+        limit: u64,
     },
     #[error("reserving space for {path}: {source}")]
     Reserve { path: PathBuf, source: io::Error },
@@ -644,8 +653,6 @@ fn regions(ranges: &[(u64, u64)]) -> String {
 }
 
 mod space;
-use space::{
-    check_room, free_bytes, growth, hole_bytes, lay_out, merged, reserve, undo_growth, Growth, Laid,
-};
+use space::{check_room, growth, hole_bytes, lay_out, merged, reserve, undo_growth, Growth, Laid};
 #[cfg(test)]
 mod tests;

@@ -10,6 +10,7 @@ use iosteer_device::waf::{self, RESERVE_BLOCKS};
 use iosteer_device::{DeviceConfig, StartState};
 use iosteer_sched::{policy, Nanos};
 use iosteer_workload::chart::OutputError;
+use iosteer_workload::output::{files_room, FilesRoom};
 use iosteer_workload::report::table;
 use iosteer_workload::{summary, RunReport};
 
@@ -102,6 +103,16 @@ impl Plan {
             Plan::Runs(sim, _) => Some(&sim.device),
             Plan::Study(..) => None,
         }
+    }
+
+    /// What the runs' `--out` files take: every run as long as the longest
+    /// workload (the drain after it is a bound, seldom used: not counted).
+    pub fn files_room(&self) -> FilesRoom {
+        let longest = match self {
+            Plan::Runs(sim, _) => Some(sim.workload_end()),
+            Plan::Study(_, cases) => cases.iter().map(|c| c.sim.workload_end()).max(),
+        };
+        files_room(self.labels().len(), longest.unwrap_or(Nanos::ZERO))
     }
 
     /// Runs everything; `progress(run, now, end)` returns false to stop.

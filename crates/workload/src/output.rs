@@ -8,7 +8,9 @@ use thiserror::Error;
 
 use crate::chart::{write_outputs, OutputError};
 use crate::html::{self, Context, HtmlError};
+use crate::series::MAX_SECONDS;
 use crate::RunReport;
+use iosteer_sched::Nanos;
 
 /// An output path that cannot take what a run will write; each names the
 /// path as given and what to give instead.
@@ -47,15 +49,55 @@ pub enum PathError {
         dir: PathBuf,
         source: std::io::Error,
     },
+    /// Less free where the files go than the runs' files take
+    /// ([`files_room`]): the run would end in files it cannot write.
+    #[error("{path}: {} MiB free on its file system, and the files of {runs} run(s) over {seconds} s take about {} MiB ({BYTES_PER_RUN_SECOND} bytes a run and second); free space, give a directory on another file system, or a shorter run", free >> 20, need.div_ceil(1 << 20))]
+    TooLittleRoom {
+        path: String,
+        free: u64,
+        need: u64,
+        runs: usize,
+        seconds: u64,
+    },
 }
 
 /// Room a report needs at least, checked before the run by writing as much:
 /// a run's files take about 200 KiB, the default `sim`'s 860 KiB.
 pub const ROOM: usize = 1 << 20;
 
+/// What a run's files take for each second it lasts: its CSV row (about
+/// 100 bytes) and the points of its charts and page (about 100). Six
+/// `iosteer sim` runs of an hour wrote 4.9 MB, all files counted; this
+/// and [`ROOM`] make 6.3.
+pub const BYTES_PER_RUN_SECOND: u64 = 200;
+
+/// The room `runs` runs of `span` each (their series capped at
+/// [`MAX_SECONDS`]) need in `--out`, about.
+pub fn files_room(runs: usize, span: Nanos) -> FilesRoom {
+    let seconds = span.0.div_ceil(1_000_000_000).min(MAX_SECONDS as u64);
+    FilesRoom { runs, seconds }
+}
+
+/// What a command's `--out` files will take, for [`check_dir`].
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct FilesRoom {
+    pub runs: usize,
+    /// Seconds of each run's series.
+    pub seconds: u64,
+}
+
+impl FilesRoom {
+    /// Bytes, at least [`ROOM`].
+    pub fn bytes(&self) -> u64 {
+        let series = (self.runs as u64).saturating_mul(self.seconds);
+        (ROOM as u64).saturating_add(series.saturating_mul(BYTES_PER_RUN_SECOND))
+    }
+}
+
 /// Checks that `dir` can take files: it is created if missing, and must be
-/// a writable directory.
-pub fn check_dir(dir: &str) -> Result<(), PathError> {
+/// a writable directory with `room` free (a [`FilesRoom::default`] checks
+/// that it can take [`ROOM`]).
+pub fn check_dir(dir: &str, room: FilesRoom) -> Result<(), PathError> {
     if dir.is_empty() {
         return Err(PathError::Empty {
             wanted: "a directory to write into (`.` for the current one)",
@@ -70,7 +112,7 @@ pub fn check_dir(dir: &str) -> Result<(), PathError> {
         path: dir.into(),
         source,
     })?;
-    if let Err(e) = check_writable(dir, path) {
+    if let Err(e) = check_writable(dir, path).and_then(|()| check_room(dir, room)) {
         // A directory made for a report that cannot go there is not left behind.
         if !existed {
             let _ = std::fs::remove_dir(path);
@@ -175,6 +217,22 @@ pub fn check_file(file: &str) -> Result<(), PathError> {
     check_writable(file, parent)
 }
 
+/// Checks that `dir`'s file system has `room` free, where that is more
+/// than [`check_writable`] wrote.
+fn check_room(dir: &str, room: FilesRoom) -> Result<(), PathError> {
+    let need = room.bytes();
+    match free_bytes(Path::new(dir)) {
+        Some(free) if need > ROOM as u64 && free < need => Err(PathError::TooLittleRoom {
+            path: dir.into(),
+            free,
+            need,
+            runs: room.runs,
+            seconds: room.seconds,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Creates a scratch file of [`ROOM`] bytes in `dir` and removes it
 /// (unsynced: it never reaches the disk, the file system only reserves it).
 fn check_writable(given: &str, dir: &Path) -> Result<(), PathError> {
@@ -237,9 +295,70 @@ pub fn write_run_outputs(
     Ok(written)
 }
 
+/// `path` when it exists, else its directory: where to ask about the file
+/// system a file to create would be on.
+pub fn on_its_file_system(path: &Path) -> &Path {
+    if path.exists() {
+        return path;
+    }
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Bytes an unprivileged writer may still write on the file system that
+/// holds `path` (its directory's when it does not exist yet); `None` when
+/// it cannot be told.
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let probe = on_its_file_system(path);
+    let name = std::ffi::CString::new(probe.as_os_str().as_bytes()).ok()?;
+    let mut stat = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `name` is a NUL-terminated path and `stat` points to a
+    // statvfs that the call fills when it returns 0.
+    let rc = unsafe { libc::statvfs(name.as_ptr(), stat.as_mut_ptr()) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: filled by the successful call above.
+    let stat = unsafe { stat.assume_init() };
+    // fsblkcnt_t and c_ulong are 32 bits on some targets.
+    #[allow(clippy::unnecessary_cast)]
+    let (blocks, block_bytes) = (stat.f_bavail as u64, stat.f_frsize as u64);
+    Some(blocks.saturating_mul(block_bytes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A week-long run's files were found not to fit only after the run
+    /// (the check was a fixed 1 MiB).
+    #[test]
+    fn room_for_the_runs_files_is_checked_before_the_run() {
+        let room = files_room(2, Nanos::from_secs(3600));
+        assert_eq!(room.bytes(), ROOM as u64 + 2 * 3600 * BYTES_PER_RUN_SECOND);
+        let capped = files_room(1, Nanos::from_secs(1 << 30));
+        assert_eq!(capped.seconds, MAX_SECONDS as u64);
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path().join("out");
+        let dir = dir.to_str().unwrap();
+        let endless = FilesRoom {
+            runs: usize::MAX,
+            seconds: u64::MAX,
+        };
+        let e = check_dir(dir, endless).unwrap_err();
+        assert!(
+            matches!(e, PathError::TooLittleRoom { need: u64::MAX, .. }),
+            "{e}"
+        );
+        assert!(
+            !Path::new(dir).exists(),
+            "the directory made for it is removed"
+        );
+        check_dir(dir, room).unwrap();
+    }
 
     #[test]
     fn files_an_earlier_report_left_are_named() {
@@ -275,7 +394,7 @@ mod tests {
         std::fs::write(&file, "").unwrap();
         let (dir_s, file_s) = (dir.to_str().unwrap(), file.to_str().unwrap());
         assert!(matches!(
-            check_dir(file_s),
+            check_dir(file_s, FilesRoom::default()),
             Err(PathError::NotADirectory { .. })
         ));
         assert!(matches!(
@@ -292,20 +411,20 @@ mod tests {
             check_file(under_a_file.to_str().unwrap()),
             Err(PathError::ParentIsAFile { .. })
         ));
-        assert!(check_dir(dir.join("new").to_str().unwrap()).is_ok());
+        assert!(check_dir(dir.join("new").to_str().unwrap(), FilesRoom::default()).is_ok());
         // A directory where the report writes a file: refused before the run.
         let out = dir.join("out");
         std::fs::create_dir_all(out.join("report.html")).unwrap();
         assert!(matches!(
-            check_dir(out.to_str().unwrap()),
+            check_dir(out.to_str().unwrap(), FilesRoom::default()),
             Err(PathError::EntryIsADirectory { ref entry, .. }) if entry == "report.html"
         ));
         std::fs::remove_dir(out.join("report.html")).unwrap();
         std::fs::create_dir(out.join("run1-fifo.csv")).unwrap();
-        assert!(check_dir(out.to_str().unwrap()).is_err());
+        assert!(check_dir(out.to_str().unwrap(), FilesRoom::default()).is_err());
         std::fs::remove_dir(out.join("run1-fifo.csv")).unwrap();
         std::fs::create_dir(out.join("notes")).unwrap();
-        assert!(check_dir(out.to_str().unwrap()).is_ok());
+        assert!(check_dir(out.to_str().unwrap(), FilesRoom::default()).is_ok());
         assert!(check_file(file_s).is_ok());
     }
 
@@ -316,7 +435,7 @@ mod tests {
     fn an_empty_path_is_refused_before_the_work() {
         let err = check_file("").unwrap_err();
         assert_eq!(err.to_string(), "an empty path; give a file name");
-        let err = check_dir("").unwrap_err();
+        let err = check_dir("", FilesRoom::default()).unwrap_err();
         assert!(
             err.to_string()
                 .starts_with("an empty path; give a directory"),

@@ -7,6 +7,8 @@ use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 
+use iosteer_workload::output::{free_bytes, on_its_file_system};
+
 use super::*;
 
 /// What opening a file for its jobs makes of it.
@@ -61,9 +63,11 @@ pub(super) fn check_room(
     for (path, u) in paths.iter().zip(uses) {
         // A sparse file that is only written fills as it is written, as
         // fio's `fallocate=none` leaves it to.
+        let growth = growth(path, u, options);
+        check_size_limit(path, u, &growth, file_size_limit())?;
         let grows = match u.sparse && u.reads.is_empty() {
             true => 0,
-            false => growth(path, u, options).grows,
+            false => growth.grows,
         };
         let Some(fs) = file_system_of(path).filter(|_| grows > 0) else {
             continue;
@@ -92,6 +96,40 @@ pub(super) fn check_room(
     Ok(())
 }
 
+/// Refuses a regular file the jobs grow, or write, past `limit` bytes.
+pub(super) fn check_size_limit(
+    path: &Path,
+    u: &Use,
+    growth: &Growth,
+    limit: Option<u64>,
+) -> Result<(), FilesError> {
+    let written = if u.writes { u.needed } else { 0 };
+    let reach = growth.size.unwrap_or(0).max(written);
+    let regular = growth.existing.is_some() || growth.size.is_some();
+    match limit {
+        Some(limit) if regular && reach > limit => Err(FilesError::FileSizeLimit {
+            path: path.to_path_buf(),
+            reach,
+            limit,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The process's file size limit (`ulimit -f`), if it has one.
+fn file_size_limit() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit fills the struct it is given.
+    let rc = unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, &mut limit) };
+    // rlim_t is 32 bits on some targets.
+    #[allow(clippy::unnecessary_cast)]
+    let current = limit.rlim_cur as u64;
+    (rc == 0 && limit.rlim_cur != libc::RLIM_INFINITY).then_some(current)
+}
+
 /// The device number of the file system that holds `path` (its
 /// directory's when it does not exist yet).
 pub(super) fn file_system_of(path: &Path) -> Option<u64> {
@@ -99,18 +137,6 @@ pub(super) fn file_system_of(path: &Path) -> Option<u64> {
     std::fs::metadata(on_its_file_system(path))
         .ok()
         .map(|m| m.dev())
-}
-
-/// `path` when it exists, else its directory: where to ask about the file
-/// system a file to create would be on.
-pub(super) fn on_its_file_system(path: &Path) -> &Path {
-    if path.exists() {
-        return path;
-    }
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
 }
 
 /// Allocates `[from, to)` of `file` without writing it; a file system
@@ -180,28 +206,6 @@ pub(super) fn lay_out(path: &Path, (from, to): (u64, u64), stop: fn() -> bool) -
     file.sync_data()?;
     drop_cache(&file);
     Ok(Laid::Whole)
-}
-
-/// Bytes an unprivileged writer may still write on the file system that
-/// holds `path` (its directory's when it does not exist yet); `None` when
-/// it cannot be told.
-pub(super) fn free_bytes(path: &Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let probe = on_its_file_system(path);
-    let name = std::ffi::CString::new(probe.as_os_str().as_bytes()).ok()?;
-    let mut stat = std::mem::MaybeUninit::<libc::statvfs>::uninit();
-    // SAFETY: `name` is a NUL-terminated path and `stat` points to a
-    // statvfs that the call fills when it returns 0.
-    let rc = unsafe { libc::statvfs(name.as_ptr(), stat.as_mut_ptr()) };
-    if rc != 0 {
-        return None;
-    }
-    // SAFETY: filled by the successful call above.
-    let stat = unsafe { stat.assume_init() };
-    // fsblkcnt_t and c_ulong are 32 bits on some targets.
-    #[allow(clippy::unnecessary_cast)]
-    let (blocks, block_bytes) = (stat.f_bavail as u64, stat.f_frsize as u64);
-    Some(blocks.saturating_mul(block_bytes))
 }
 
 /// Asks the kernel to drop the file's cached pages (best effort).

@@ -367,3 +367,41 @@ fn a_job_that_may_not_create_its_file_is_refused_when_it_is_missing() {
     std::fs::write(dir.join("f"), vec![1u8; 64 << 10]).unwrap();
     assert!(place_in(dir, text, 1 << 40).is_ok());
 }
+
+/// Found by a review: under `ulimit -f` the kernel ended the run with
+/// SIGXFSZ, nothing said, an empty file left.
+#[test]
+fn a_file_past_the_file_size_limit_is_refused_before_it_is_made() {
+    use super::space::check_size_limit;
+    let path = Path::new("f.img");
+    let written = Use {
+        needed: 8 << 20,
+        writes: true,
+        ..Use::default()
+    };
+    let made = Growth {
+        existing: None,
+        size: Some(8 << 20),
+        is_default: true,
+        grows: 8 << 20,
+    };
+    let refused = check_size_limit(path, &written, &made, Some(4 << 20));
+    assert!(
+        matches!(refused, Err(FilesError::FileSizeLimit { reach, limit, .. }) if (reach, limit) == (8 << 20, 4 << 20)),
+        "{refused:?}"
+    );
+    assert!(check_size_limit(path, &written, &made, None).is_ok());
+    assert!(check_size_limit(path, &written, &made, Some(8 << 20)).is_ok());
+    // A long file only read is not written past the limit: no signal.
+    let read = Use {
+        needed: 8 << 20,
+        ..Use::default()
+    };
+    let existing = Growth {
+        existing: Some(16 << 20),
+        size: None,
+        is_default: true,
+        grows: 0,
+    };
+    assert!(check_size_limit(path, &read, &existing, Some(4 << 20)).is_ok());
+}
