@@ -50,6 +50,7 @@ use iosteer_workload::chart::{
     GREEN, RED,
 };
 use iosteer_workload::report::{round, PhaseReport, RunReport};
+use iosteer_workload::workload::Job;
 use plotters::prelude::*;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -119,6 +120,11 @@ pub enum SweepError {
     /// in any run: every setting would read as missing, with value 0.
     #[error("the {role} phase `{phase}` served no read in any run, so a read objective cannot use it; choose a phase with reads")]
     NoReads { phase: String, role: &'static str },
+    /// No job of the workload can read: every setting's read figures would
+    /// be missing. Found before anything runs ([`SweepError::NoReads`] is
+    /// the same found after the runs, in the phase judged).
+    #[error("no job of the workload reads (each writes or trims only), so a read objective has nothing to judge; give a workload with reads")]
+    NoReadingJob,
     /// The drives a sweep holds at once (each seed's aged drive, and one
     /// per thread running on it) would not fit the memory free now.
     #[error(
@@ -449,6 +455,10 @@ impl Sweep {
             sim.validate()?;
             sims.push(sim);
         }
+        let jobs = || sims.iter().flat_map(|sim| &sim.workload.jobs);
+        if !jobs().any(Job::may_read) {
+            return Err(SweepError::NoReadingJob);
+        }
         Ok(sims)
     }
 
@@ -681,32 +691,43 @@ pub fn table(report: &SweepReport) -> String {
     out
 }
 
-/// The points' notes, a kind of note once (notes that differ only in their
-/// figures are one kind), with the settings that have it ("every setting"
-/// when all do), in the order they first appear: a 32-point sweep would
-/// otherwise repeat each run's counts 32 times.
+/// The points' notes, a kind of note once ([`notes_by_kind`]).
 fn notes_table(points: &[Point]) -> String {
+    let owners = points.iter().map(|p| (p.spec.as_str(), p.notes.as_slice()));
+    notes_by_kind(owners, points.len(), "setting")
+}
+
+/// The notes of `count` owners (settings, or settings on drives), a kind
+/// of note once (notes that differ only in their figures are one kind),
+/// with the owners that have it ("every `noun`" when all do), in the order
+/// they first appear: a 32-point sweep would otherwise repeat each run's
+/// counts 32 times.
+pub(crate) fn notes_by_kind<'a>(
+    owners: impl IntoIterator<Item = (&'a str, &'a [String])>,
+    count: usize,
+    noun: &str,
+) -> String {
     struct Kind<'a> {
         key: String,
         text: &'a str,
-        specs: Vec<&'a str>,
+        owners: Vec<&'a str>,
         alike: bool,
     }
     let mut kinds: Vec<Kind> = Vec::new();
-    for p in points {
-        for note in &p.notes {
+    for (owner, notes) in owners {
+        for note in notes {
             let key = without_figures(note);
             match kinds.iter_mut().find(|k| k.key == key) {
                 Some(kind) => {
                     kind.alike &= kind.text == note;
-                    if kind.specs.last() != Some(&p.spec.as_str()) {
-                        kind.specs.push(&p.spec);
+                    if kind.owners.last() != Some(&owner) {
+                        kind.owners.push(owner);
                     }
                 }
                 None => kinds.push(Kind {
                     key,
                     text: note,
-                    specs: vec![&p.spec],
+                    owners: vec![owner],
                     alike: true,
                 }),
             }
@@ -714,10 +735,10 @@ fn notes_table(points: &[Point]) -> String {
     }
     let mut out = String::new();
     for kind in kinds {
-        let whose = match kind.specs.len() {
-            n if n == points.len() && n > 1 => "every setting".to_string(),
-            n if n <= 3 => kind.specs.join(", "),
-            n => format!("{n} of {} settings", points.len()),
+        let whose = match kind.owners.len() {
+            n if n == count && n > 1 => format!("every {noun}"),
+            n if n <= 3 => kind.owners.join(", "),
+            n => format!("{n} of {count} {noun}s"),
         };
         let figures = match kind.alike {
             true => "",

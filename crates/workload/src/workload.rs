@@ -152,6 +152,23 @@ pub struct Job {
 }
 
 impl Job {
+    /// Whether the job may issue a read: false only where it cannot (a
+    /// synthetic job of writes or trims without a read-back, a trace
+    /// without reads).
+    pub fn may_read(&self) -> bool {
+        match &self.kind {
+            JobKind::Synthetic(s) => {
+                let read_back = self
+                    .shape
+                    .rounds
+                    .as_ref()
+                    .is_some_and(|r| r.read_back.is_some());
+                (s.read_percent > 0 && !s.trim) || read_back
+            }
+            JobKind::Trace(records) => records.summary().has(Op::Read),
+        }
+    }
+
     /// The lowest byte the job touches.
     pub fn start_offset(&self) -> u64 {
         match &self.kind {

@@ -203,6 +203,8 @@ pub struct SettingOnDrive {
     pub worst_over_bound: f64,
     /// Each seed's value over its bound, in seed order.
     pub over_bound: Vec<f64>,
+    /// The runs' notes (every seed's, each text once).
+    pub notes: Vec<String>,
 }
 
 /// One drive under one objective.
@@ -600,6 +602,7 @@ fn drive_result(
                 .iter()
                 .map(|s| s[i].value_ms / s[i].bound_ms)
                 .collect(),
+            notes: p.notes.clone(),
         })
         .collect();
     DriveResult {

@@ -316,6 +316,26 @@ fn a_phase_without_reads_is_not_judged_by_a_read_objective() {
     std::fs::remove_file(&job).unwrap();
 }
 
+/// A workload that only writes was found without reads only after every
+/// setting had run.
+#[test]
+fn a_workload_without_reads_is_refused_before_it_runs() {
+    let job = std::env::temp_dir().join(format!("iosteer-w-only-{}.fio", std::process::id()));
+    std::fs::write(
+        &job,
+        "[w]\nrw=randwrite\nbs=4k\nsize=8m\n[t]\nrw=trim\nsize=8m\n",
+    )
+    .unwrap();
+    let mut sweep = quick_sweep("diskSim-slc", &["fifo"], &[1], 1);
+    sweep.workload = SweepWorkload::JobFile(job.to_string_lossy().into_owned());
+    let refused = sweep.simulations();
+    std::fs::remove_file(&job).unwrap();
+    assert!(
+        matches!(refused, Err(SweepError::NoReadingJob)),
+        "{refused:?}"
+    );
+}
+
 /// Found by a review: an objective listed as a grid's values was read as a
 /// new key (`p99<`), and the error's hint suggested the form that failed.
 #[test]

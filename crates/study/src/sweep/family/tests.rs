@@ -92,6 +92,7 @@ fn on_drive(drive: &str, ratio: Option<f64>, over_bound: &[f64]) -> DriveResult 
             seeds_met: over_bound.iter().filter(|o| **o <= 1.0).count(),
             worst_over_bound: over_bound.iter().copied().fold(0.0, f64::max),
             over_bound: over_bound.to_vec(),
+            notes: Vec::new(),
         }],
     }
 }
@@ -116,6 +117,41 @@ fn the_aggregate_counts_pairs_and_takes_the_median_of_drives_with_a_ratio() {
     assert_eq!(
         (a.median_ratio_met, a.drives_met_with_ratio),
         (Some(1.1), 1)
+    );
+}
+
+/// A sweep over drives showed none of its runs' notes (a single drive's
+/// sweep did).
+#[test]
+fn the_table_shows_the_runs_notes_a_kind_once_with_the_drives_having_it() {
+    let mut drives = vec![on_drive("a", None, &[1.0]), on_drive("b", None, &[1.0])];
+    drives[0].settings[0].notes = vec!["steer forgave 12 read misses".into()];
+    drives[1].settings[0].notes = vec!["steer forgave 7 read misses".into()];
+    drives[1].settings[0]
+        .notes
+        .push("a trace was remapped".into());
+    let objective = |name: &str| ObjectiveResult {
+        objective: name.into(),
+        drives: drives.clone(),
+        settings: Vec::new(),
+    };
+    let report = FamilyReport {
+        scenario: "fill-while-serving".into(),
+        seeds: vec![1],
+        phase: "fill".into(),
+        static_points: 7,
+        objectives: vec![objective("p99<=2x"), objective("p99<=1.5x")],
+        drives_asked: 2,
+        wall_s: 0.0,
+    };
+    let text = text::table(&report);
+    let notes: Vec<&str> = text.lines().filter(|l| l.contains("note (")).collect();
+    assert_eq!(
+        notes,
+        [
+            "  note (every drive's setting; the first one's figures, every one's in --json): steer forgave 12 read misses",
+            "  note (b steer): a trace was remapped",
+        ]
     );
 }
 

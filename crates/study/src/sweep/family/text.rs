@@ -107,10 +107,27 @@ pub fn table(report: &FamilyReport) -> String {
             out += &format!("    lowest ratios: {}\n", lowest.join("; "));
         }
     }
+    out += &notes(report);
     out += "  (static MB/s: the best static limit meeting the objective on every seed, mean over \
             the seeds; ^: the grid's top, the fill never held back; none: no limit down to the \
             floor meets)\n";
     out
+}
+
+/// The settings' notes on every drive, a kind once (a setting judged by
+/// several objectives ran once: its notes count once).
+fn notes(report: &FamilyReport) -> String {
+    let mut owners: Vec<(String, &[String])> = Vec::new();
+    for d in report.objectives.iter().flat_map(|o| &o.drives) {
+        for s in &d.settings {
+            let name = format!("{} {}", d.drive, s.spec);
+            if !owners.iter().any(|(n, _)| *n == name) {
+                owners.push((name, &s.notes));
+            }
+        }
+    }
+    let owned = owners.iter().map(|(name, notes)| (name.as_str(), *notes));
+    crate::sweep::notes_by_kind(owned, owners.len(), "drive's setting")
 }
 
 /// A chart of each setting's ratio to the best static limit, per drive.
