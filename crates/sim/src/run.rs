@@ -13,6 +13,7 @@
 //! times resolve the same way every run, and all randomness comes from the
 //! seed: same inputs, same output.
 
+use iosteer_device::config::SECTOR_BYTES;
 use iosteer_device::{
     Aging, Device, DeviceConfig, DeviceStats, Finished, KeepGoing, Precondition, PreconditionTable,
     StartState,
@@ -57,6 +58,9 @@ pub enum SimError {
         job: String,
         source: Box<iosteer_workload::trace::TraceError>,
     },
+    /// A synthetic job's requests fall off the sectors a drive addresses.
+    #[error("job {job}: its offsets and sizes fall on {granule}-byte boundaries, and a drive takes whole sectors of {SECTOR_BYTES} bytes (the simulation has no page cache to gather smaller writes); give bs, bssplit, blockalign and offset multiples of {SECTOR_BYTES}")]
+    OffSector { job: String, granule: u64 },
     /// A job reaches past the drive's logical capacity.
     #[error("job {job} reaches byte {end} but drive {drive} holds {capacity} bytes")]
     BeyondDrive {
@@ -162,6 +166,11 @@ impl Simulation {
         }
         let capacity = self.device.logical_bytes();
         for job in &self.workload.jobs {
+            let granule = job.granule().filter(|g| g % u64::from(SECTOR_BYTES) != 0);
+            if let (JobKind::Synthetic(_), Some(granule)) = (&job.kind, granule) {
+                let job = job.name.clone();
+                return Err(SimError::OffSector { job, granule });
+            }
             // A plain synthetic job issues its largest block from the start
             // of a range smaller than the block (draw.rs).
             let end = match &job.kind {

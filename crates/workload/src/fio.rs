@@ -711,7 +711,12 @@ fn keep_random_map(job: &mut Job, total: &mut u64, notes: &mut Vec<String>) {
         ));
         return;
     }
-    let bits = s.size / s.align;
+    // In the unit the map is built in (a block of a job finer than 512
+    // bytes was once counted in sectors: a map 512 times its budget).
+    let Some(unit) = crate::workload::map_unit(s, &job.shape) else {
+        return;
+    };
+    let bits = s.size / unit;
     if *total + bits <= MAX_RANDOM_MAP_BITS {
         *total += bits;
         return;

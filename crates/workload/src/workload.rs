@@ -792,6 +792,7 @@ mod controls;
 mod draw;
 pub use controls::join_flows;
 use controls::new_depth_search;
+pub(crate) use draw::map_unit;
 mod random_map;
 mod rates;
 use rates::{clamped_nanos, direction_index};

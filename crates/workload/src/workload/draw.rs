@@ -323,7 +323,7 @@ impl ZoneCursor {
 /// for every direction the job issues (fio's map counts in its smallest
 /// block, and a job whose reads and writes align apart draws as without
 /// it); `None` for a job without the map, or of strided zones.
-fn map_unit(s: &Synthetic, shape: &JobShape) -> Option<u64> {
+pub(crate) fn map_unit(s: &Synthetic, shape: &JobShape) -> Option<u64> {
     if !shape.random_map || s.sequential || shape.zones.is_some() {
         return None;
     }

@@ -198,6 +198,10 @@ fn a_random_map_too_large_to_keep_is_noted_and_left_out() {
         "{:?}",
         file.notes
     );
+    // Counted in the map's own blocks: bytes, for a job of 1-byte blocks
+    // (once counted in 512-byte sectors, a map 512 times its budget).
+    let file = parse_file("[j]\nrw=randread\nbs=1\nsize=8g\n", "t.fio", 6 << 40).unwrap();
+    assert!(!file.jobs[0].shape.random_map, "{:?}", file.notes);
 }
 
 /// The random map over several files: a file whose pass is over is done
