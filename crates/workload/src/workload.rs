@@ -690,7 +690,7 @@ impl Generator {
         }
         self.outstanding += 1;
         self.retry_at = None;
-        self.spend_rate(op, len, s.arrival.poisson);
+        self.spend_rate(op, s.arrival.poisson);
         self.syncs_after(op, now, next_id, out);
         // A job behind its schedule (held by pressure) keeps the schedule:
         // the next arrival is one gap after this one was due, not after now.
@@ -740,6 +740,17 @@ impl Generator {
         };
         let per_second = match (s.arrival.iops, s.arrival.bytes_per_s) {
             (Some(iops), _) => iops,
+            // fio 3.33 counts a Poisson rate in requests of the smallest
+            // block (`usec_for_io`), a linear one in the bytes issued.
+            (None, Some(bytes)) if s.arrival.poisson => {
+                let issued = [
+                    !s.trim && s.read_percent > 0,
+                    !s.trim && s.read_percent < 100,
+                    s.trim,
+                ];
+                let directions: Vec<usize> = (0..3).filter(|&d| issued[d]).collect();
+                bytes / self.smallest_block(&directions)
+            }
             (None, Some(bytes)) => bytes / mean_len,
             // Closed loop: the next request as soon as the iodepth allows;
             // think time follows completions (`completed`).

@@ -5,7 +5,7 @@
 use iosteer_sched::{Nanos, Op};
 use rand::Rng;
 
-use super::Generator;
+use super::{Generator, JobKind};
 
 /// Read, write, trim: 0, 1, 2; a flush has no direction.
 pub(super) fn direction_index(op: Op) -> Option<usize> {
@@ -56,12 +56,13 @@ impl Generator {
         }
     }
 
-    /// A read or write of `len` bytes went out (and is counted in
-    /// `direction_bytes`): its direction's next
-    /// moment under its rate, on fio's schedule (linear: the bytes issued
-    /// over the rate since the job started, so a job held back catches up;
-    /// poisson: exponential gaps averaging the rate).
-    pub(super) fn spend_rate(&mut self, op: Op, len: u64, poisson: bool) {
+    /// A read or write went out (and is counted in `direction_bytes`): its
+    /// direction's next moment under its rate, on fio's schedule (linear:
+    /// the bytes issued over the rate since the job started, so a job held
+    /// back catches up; poisson: exponential gaps averaging the rate over
+    /// the direction's smallest block, as fio 3.33's `usec_for_io` counts
+    /// its requests, whatever each one's size).
+    pub(super) fn spend_rate(&mut self, op: Op, poisson: bool) {
         let Some(direction @ 0..=1) = direction_index(op) else {
             return;
         };
@@ -69,14 +70,26 @@ impl Generator {
             return;
         };
         let issued = self.direction_bytes[direction];
+        let smallest = self.smallest_block(&[direction]);
         let state = &mut self.shaped;
         state.rate_due[direction] = if poisson {
             let u: f64 = self.rng.random_range(f64::EPSILON..1.0);
-            let gap = -u.ln() * len as f64 * 1e9 / bytes_per_s;
+            let gap = -u.ln() * smallest * 1e9 / bytes_per_s;
             state.rate_due[direction].max(self.job.start) + clamped_nanos(gap)
         } else {
             let since_start = issued as f64 * 1e9 / bytes_per_s;
             self.job.start + clamped_nanos(since_start)
         };
+    }
+
+    /// The smallest block the job issues in `directions` (0 read, 1 write,
+    /// 2 trim): fio's `min_bs`.
+    pub(super) fn smallest_block(&self, directions: &[usize]) -> f64 {
+        let smallest = match (&self.job.kind, &self.job.shape.blocks) {
+            (_, Some(blocks)) => directions.iter().map(|&d| blocks[d].smallest()).min(),
+            (JobKind::Synthetic(s), None) => Some(s.block_min),
+            (JobKind::Trace(_), None) => None,
+        };
+        smallest.unwrap_or(1).max(1) as f64
     }
 }

@@ -139,6 +139,30 @@ fn per_direction_rates_hold_under_poisson_and_after_a_stonewall() {
     assert_one_direction_capped(bytes, 0);
 }
 
+/// Found by a review: a Poisson rate over several block sizes paced bytes
+/// (a quarter of fio's requests for `bssplit=4k/50:32k/50 rate=1m`); fio
+/// 3.33 counts requests of the smallest block (226 reads in 1 s there),
+/// and a linear rate in the bytes issued.
+#[test]
+fn a_poisson_rate_counts_requests_of_the_smallest_block_as_fio_does() {
+    let count = |options: &str| {
+        let text =
+            format!("[j]\nbssplit=4k/50:32k/50\nsize=64m\nruntime=10\ntime_based\n{options}");
+        let job = jobs_of(&text)[0].clone();
+        crate::workload::Generator::new(job, 0, 1)
+            .requests_unloaded()
+            .len()
+    };
+    // 1 MiB/s over 4 KiB: 256 a second.
+    let poisson = count("rw=randread\nrate=1m\nrate_process=poisson\n");
+    assert!(poisson.abs_diff(2560) < 2560 / 10, "{poisson}");
+    let mixed = count("rw=randrw\nrate=1m,1m\nrate_process=poisson\n");
+    assert!(mixed.abs_diff(5120) < 5120 / 10, "{mixed}");
+    // Linear: 1 MiB/s over the 18 KiB mean, 57 a second.
+    let linear = count("rw=randread\nrate=1m\n");
+    assert!(linear.abs_diff(569) < 569 / 10, "{linear}");
+}
+
 /// 10 s of a job issuing a 4 KiB request every millisecond, the direction
 /// `capped` held to 1 MiB/s: it moves 10 MiB, the other direction the
 /// turns left (10,000 requests in all).
