@@ -126,8 +126,8 @@ enum BenchCommand {
         /// [default: fifo, netflix, netflix with bias, netflix with every limiter]
         #[arg(long = "policy", value_name = "SPEC")]
         policies: Vec<String>,
-        /// Requests per run.
-        #[arg(long, default_value_t = 2_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+        /// Requests per run, at most 50 million (the stream is held in memory, twice, 80 bytes a request).
+        #[arg(long, default_value_t = 2_000_000, value_parser = clap::value_parser!(u64).range(1..=50_000_000))]
         requests: u64,
         /// Runs per policy; the median is reported.
         #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=1000))]
