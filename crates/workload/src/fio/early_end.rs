@@ -48,9 +48,6 @@ const NAMES: [&str; 3] = ["read", "write", "trim"];
 
 /// The note for a job fio 3.33 would end before `size` bytes, if it is one.
 pub(super) fn early_end_note(job: &str, j: &RandomJob) -> Option<String> {
-    if j.passes_again {
-        return None;
-    }
     let kb = |b: u64| {
         if b % 1024 == 0 {
             format!("{} KiB", b / 1024)
@@ -60,8 +57,10 @@ pub(super) fn early_end_note(job: &str, j: &RandomJob) -> Option<String> {
     };
     match j.distribution {
         Distribution::Uniform => {
-            // fio: "Any use of blockalign= turns off randommap".
-            if j.norandommap || j.align != j.blocks {
+            // fio: "Any use of blockalign= turns off randommap". A new pass
+            // (io_size, time_based) gives the map back its blocks; a
+            // distribution's draws land past the end again (below).
+            if j.norandommap || j.align != j.blocks || j.passes_again {
                 return None;
             }
             let map_block = j.blocks.iter().copied().min()?;
