@@ -667,6 +667,13 @@ impl DeviceConfig {
                 ),
             });
         }
+        if self.logical_pages() == 0 {
+            return invalid(
+                "over_provisioning",
+                op,
+                "leaves the host no logical page (less than one page of the drive is not spare)",
+            );
+        }
         let whole = self.trim_cost.micros(1, self.logical_bytes());
         if !(whole.is_finite() && whole <= MAX_WHOLE_TRIM_US) {
             return Err(ConfigError::Invalid {

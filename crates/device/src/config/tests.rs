@@ -255,3 +255,15 @@ fn timings_no_nand_shows_are_said_and_the_presets_and_family_have_none() {
         "{said:?}"
     );
 }
+
+/// Found by a review: `over_provisioning = 0.99999999` loaded as a drive
+/// of 0 bytes, and a trace fitted to it read as 50,000 IOPS of nothing.
+#[test]
+fn a_drive_without_a_logical_page_is_refused() {
+    let mut drive = DeviceConfig::preset("consumer-sata").unwrap();
+    drive.over_provisioning = 0.999_999_99;
+    let e = drive.validate().unwrap_err().to_string();
+    assert!(e.contains("no logical page"), "{e}");
+    drive.over_provisioning = 0.999;
+    drive.validate().unwrap();
+}
