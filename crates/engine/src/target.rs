@@ -103,6 +103,11 @@ impl Target {
             Some(libc::EINVAL) if spec.direct => TargetError::DirectIoUnsupported {
                 path: path.to_path_buf(),
             },
+            // `nodir/` that does not exist: a directory to create first.
+            Some(libc::EISDIR) if !path.exists() => TargetError::NoDirectory {
+                path: path.to_path_buf(),
+                dir: path.to_path_buf(),
+            },
             _ => match missing_directory(path) {
                 Some(dir) if e.kind() == io::ErrorKind::NotFound => TargetError::NoDirectory {
                     path: path.to_path_buf(),
@@ -292,6 +297,9 @@ mod tests {
             matches!(&err, TargetError::NoDirectory { dir, .. } if dir.ends_with("no/such")),
             "{err:?}"
         );
+        // `gone/`, a directory to be: open(2) says EISDIR (found by a review).
+        let err = Target::open(&dir.path().join("gone/"), &spec).unwrap_err();
+        assert!(matches!(&err, TargetError::NoDirectory { .. }), "{err:?}");
         assert!(err.to_string().contains("directory"), "{err}");
         // A missing file in a directory that is there stays the OS's error.
         let spec = OpenOptionsSpec::default();
