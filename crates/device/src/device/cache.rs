@@ -53,6 +53,10 @@ pub(super) struct Cache {
     /// FLUSH and TRIM commands (slots) waiting for the cache to empty.
     flushes: Vec<u32>,
     trims: Vec<u32>,
+    /// A write larger than the whole cache, taken into an empty one (it
+    /// would never fit otherwise): it completes once all but the cache's
+    /// size of it is programmed, not when its data is in.
+    oversized: Option<u32>,
 }
 
 impl Cache {
@@ -78,7 +82,17 @@ impl Device {
             return None;
         }
         self.admit(write, write.data_in);
-        Some(write.data_in)
+        self.admitted_done(&write, write.data_in)
+    }
+
+    /// When a write admitted at `at` completes: then, or (larger than the
+    /// whole cache) once all but the cache's size of it is programmed.
+    fn admitted_done(&mut self, write: &UnitWrite, at: Nanos) -> Option<Nanos> {
+        if write.units * self.unit_size <= self.cache.capacity {
+            return Some(at);
+        }
+        self.cache.oversized = Some(write.slot);
+        None
     }
 
     /// Whether a FUA write must wait before it skips the cache, and if so
@@ -99,7 +113,8 @@ impl Device {
     }
 
     /// Whether `units` more fit (a write larger than the whole cache fits
-    /// an empty one, or it would never go in).
+    /// an empty one, or it would never go in; it completes later,
+    /// [`Cache::oversized`]).
     fn fits(&self, units: u64) -> bool {
         let bytes = units * self.unit_size;
         self.cache.dirty == 0 || self.cache.dirty + bytes <= self.cache.capacity
@@ -144,6 +159,11 @@ impl Device {
     pub(super) fn unit_destaged(&mut self, at: Nanos) {
         self.cache.dirty -= self.unit_size;
         self.cache.destaging -= 1;
+        if self.cache.dirty <= self.cache.capacity {
+            if let Some(slot) = self.cache.oversized.take() {
+                self.completions.push(Reverse((at, slot)));
+            }
+        }
         self.queue_destage(at);
         if self.cache.dirty == 0 {
             for slot in std::mem::take(&mut self.cache.trims) {
@@ -186,9 +206,11 @@ impl Device {
                 break;
             }
             self.cache.throttled.pop_front();
-            let done = at.max(write.data_in);
-            self.admit(write, done);
-            self.completions.push(Reverse((done, write.slot)));
+            let admitted = at.max(write.data_in);
+            self.admit(write, admitted);
+            if let Some(done) = self.admitted_done(&write, admitted) {
+                self.completions.push(Reverse((done, write.slot)));
+            }
         }
     }
 
