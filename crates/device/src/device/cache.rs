@@ -214,10 +214,24 @@ impl Device {
         }
     }
 
-    /// Whether the TRIM in `slot` must wait for the cache to empty (it would
-    /// otherwise unmap data a later destage maps again).
+    /// Whether the TRIM in `slot` must wait for the cache to empty: it
+    /// covers cached data, which a later destage would map again (a
+    /// sector-mapped drive does not track its cached units, and a write
+    /// waiting for room may be of the TRIM's range: both wait). A TRIM of
+    /// other data goes at once, at its own cost.
     pub(super) fn defer_trim(&mut self, slot: u32) -> bool {
         if !self.config.cache.writes_back() || self.cache.dirty == 0 {
+            return false;
+        }
+        let requests = self.command(slot).requests.clone();
+        let mut units = requests
+            .iter()
+            .filter_map(|r| self.pages(r.offset.0, r.len.0))
+            .flat_map(|(first, last)| first..=last);
+        let covers_cached = self.sector_mapped()
+            || !self.cache.throttled.is_empty()
+            || units.any(|unit| self.in_dram.holds(unit as u32));
+        if !covers_cached {
             return false;
         }
         self.cache.trims.push(slot);

@@ -142,7 +142,7 @@ impl Device {
             .expect("a page belongs to a command in the drive")
     }
 
-    fn command(&self, slot: u32) -> &Command {
+    pub(super) fn command(&self, slot: u32) -> &Command {
         &self.slots[slot as usize]
             .as_ref()
             .expect("a queued page belongs to a command in the drive")
@@ -151,7 +151,7 @@ impl Device {
 
     /// Logical units (pages when page-mapped) `[first, last]` a byte range
     /// touches, or `None` past the end.
-    fn pages(&self, offset: u64, len: u64) -> Option<(u64, u64)> {
+    pub(super) fn pages(&self, offset: u64, len: u64) -> Option<(u64, u64)> {
         if len == 0 {
             return Some((1, 0));
         }

@@ -154,3 +154,42 @@ fn a_write_larger_than_the_cache_completes_as_the_dies_program_it() {
     let fits = completes_at(cached(false), cmd(1, Op::Write, 0, 1 << 20, Nanos::ZERO));
     assert!(fits < Nanos::from_millis(3), "{fits:?}");
 }
+
+/// Found by a review: with data in the write-back cache every TRIM waited
+/// for the whole cache to be programmed (a 1 MiB TRIM far from the cached
+/// data took 234 ms where its cost is 2.4 ms). Only a TRIM of cached data
+/// must wait: a destage would map again what it unmapped.
+#[test]
+fn a_trim_waits_for_the_cache_only_when_it_covers_cached_data() {
+    let trimmed_at = |offset: u64| {
+        let mut d = Device::new(cached(false)).unwrap();
+        d.submit(cmd(1, Op::Write, 0, 8 << 20, Nanos::ZERO), Nanos::ZERO)
+            .unwrap();
+        let written = run_until_idle_or_first(&mut d);
+        d.submit(cmd(2, Op::Trim, offset, 1 << 20, written), written)
+            .unwrap();
+        let done = run_until_idle(&mut d);
+        let trim = done.iter().find(|f| f.command.op == Op::Trim).unwrap();
+        (trim.at - written, d.ftl().lookup((offset / 16384) as u32))
+    };
+    let (far, _) = trimmed_at(1 << 30);
+    let (over, mapped) = trimmed_at(0);
+    assert!(far < Nanos::from_millis(5), "{far:?}");
+    assert!(
+        over > Nanos::from_millis(20),
+        "{over:?}: waits for the destage"
+    );
+    assert_eq!(mapped, None, "and stays trimmed");
+}
+
+/// Runs `d` until its first completion; when that was.
+fn run_until_idle_or_first(d: &mut Device) -> Nanos {
+    let mut done = Vec::new();
+    while let Some(t) = d.next_event() {
+        d.advance(t, &mut done);
+        if let Some(first) = done.first() {
+            return first.at;
+        }
+    }
+    panic!("nothing completed")
+}
