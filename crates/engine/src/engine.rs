@@ -226,7 +226,7 @@ pub struct Engine {
     /// Commands waiting for an overlapping one to finish, in the order they
     /// came, and the trims sent and not yet finished (overlap.rs).
     held: Vec<u32>,
-    trims_in_flight: u32,
+    trims_sent: Vec<u32>,
     verifier: Option<Verifier>,
     reap_mode: Reap,
     iopoll: bool,
@@ -315,7 +315,7 @@ impl Engine {
             queue_depth: depth,
             done_now: Vec::new(),
             held: Vec::new(),
-            trims_in_flight: 0,
+            trims_sent: Vec::new(),
             verifier: config.verify.then(Verifier::default),
             reap_mode: config.reap,
             iopoll_refused,
@@ -451,7 +451,9 @@ impl Engine {
         let state = self.slots[slot as usize]
             .as_mut()
             .expect("a slot being sent holds its command");
-        self.trims_in_flight += u32::from(state.command.op == Op::Trim);
+        if state.command.op == Op::Trim {
+            self.trims_sent.push(slot);
+        }
         state.parts_left = pushed;
         if let Some(e) = &refused {
             state.errno.get_or_insert(errno_of(e));
@@ -677,10 +679,11 @@ impl Engine {
                 self.done_now.push(slot);
             }
         }
+        let any_done = !self.done_now.is_empty();
         for slot in std::mem::take(&mut self.done_now) {
             self.finish(slot, now, finished);
         }
-        if !self.held.is_empty() {
+        if any_done && !self.held.is_empty() {
             self.send_released();
         }
     }
@@ -691,7 +694,7 @@ impl Engine {
             .expect("a finished slot holds its command");
         self.free.push(slot);
         self.in_flight -= 1;
-        self.trims_in_flight -= u32::from(state.command.op == Op::Trim);
+        self.trims_sent.retain(|&s| s != slot);
         let request = &state.command.requests[0];
         self.times
             .record(state.command.op, request.len.0, state.sent.elapsed());
@@ -762,6 +765,8 @@ const MAX_DROP_NAP: Duration = Duration::from_millis(100);
 
 impl Drop for Engine {
     fn drop(&mut self) {
+        // What waited behind a trim is not sent now (overlap.rs).
+        self.held.clear();
         // Commands done without the ring have no completion to wait for:
         // hand them back now, then wait only for the kernel's operations.
         let mut sink = Vec::new();
