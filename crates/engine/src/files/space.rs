@@ -103,11 +103,14 @@ pub(super) fn check_size_limit(
     growth: &Growth,
     limit: Option<u64>,
 ) -> Result<(), FilesError> {
+    // The limit binds regular files only (a device is not a file the
+    // process grows), and a file opened to a size it has is not grown.
+    let device = std::fs::metadata(path).is_ok_and(|m| !m.is_file());
     let written = if u.writes { u.needed } else { 0 };
-    let reach = growth.size.unwrap_or(0).max(written);
-    let regular = growth.existing.is_some() || growth.size.is_some();
+    let grown_to = (growth.size).filter(|&size| size > growth.existing.unwrap_or(0));
+    let reach = grown_to.unwrap_or(0).max(written);
     match limit {
-        Some(limit) if regular && reach > limit => Err(FilesError::FileSizeLimit {
+        Some(limit) if !device && reach > limit => Err(FilesError::FileSizeLimit {
             path: path.to_path_buf(),
             reach,
             limit,

@@ -404,4 +404,10 @@ fn a_file_past_the_file_size_limit_is_refused_before_it_is_made() {
         grows: 0,
     };
     assert!(check_size_limit(path, &read, &existing, Some(4 << 20)).is_ok());
+    // Nor is one a sized job only reads, opened to a size it has.
+    let sized = Growth {
+        size: Some(8 << 20),
+        ..existing
+    };
+    assert!(check_size_limit(path, &read, &sized, Some(4 << 20)).is_ok());
 }
