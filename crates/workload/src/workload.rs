@@ -18,7 +18,7 @@
 
 use iosteer_sched::{LifetimeHint, Nanos, Op, Request, TenantId};
 use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 
 use crate::depth_search::DepthSearch;
 use crate::report::Phase;
@@ -383,8 +383,12 @@ impl Generator {
         let resume = self.resume_at();
         let over = self.issuing_over_at(resume);
         let end_flush = self.job.shape.end_flush && !self.shaped.flushed_at_end && over;
-        self.issuing_done = over && !end_flush;
-        self.issues_at = if end_flush {
+        let flush_next = self.shaped.flush_next;
+        self.issuing_done = over && !end_flush && !flush_next;
+        self.issues_at = if flush_next {
+            // At once when a slot frees, whatever the schedule.
+            (!self.at_depth()).then_some(self.shaped.last_issue_at)
+        } else if end_flush {
             Some(self.shaped.last_issue_at)
         } else {
             resume.filter(|_| !self.iodepth_full())
@@ -582,6 +586,7 @@ impl Generator {
     fn iodepth_full(&self) -> bool {
         let shaped = &self.shaped;
         shaped.draining.is_some()
+            || !shaped.trims_awaited.is_empty()
             || self.at_depth()
             || shaped.overlaps.held
             || shaped.draining_to_think
@@ -611,6 +616,8 @@ impl Generator {
     pub fn issue(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
         if self.steady.is_some() && self.steady_stops(now) {
             // Steady state came since the job last looked: it stops here.
+        } else if std::mem::take(&mut self.shaped.flush_next) {
+            self.push_flush(now, next_id, out);
         } else if self.end_flush_pending() {
             self.shaped.flushed_at_end = true;
             self.push_flush(now, next_id, out);
@@ -663,9 +670,16 @@ impl Generator {
                     Request::new(*next_id, Op::Trim, self.trimmed_up_to, trim_len, now)
                         .with_tenant(self.tenant),
                 );
+                if self.job.shape.writes_after_trims {
+                    self.shaped.trims_awaited.push(*next_id);
+                }
                 *next_id += 1;
                 self.outstanding += 1;
                 self.trimmed_up_to += trim_len;
+            }
+            if !self.shaped.trims_awaited.is_empty() {
+                self.planned = Some(Planned { op, offset, len });
+                return;
             }
         }
         out.push(
@@ -728,48 +742,13 @@ impl Generator {
         self.shaped.last_issue_at = now;
     }
 
-    fn gap(&mut self, s: &Synthetic) -> Nanos {
-        let mean_len = match &self.job.shape.blocks {
-            // A rate in bytes over the sizes a writer (or reader) issues.
-            Some(blocks) => {
-                let mix = f64::from(s.read_percent) / 100.0;
-                let direction = if s.trim { 2 } else { 1 };
-                (blocks[0].mean() * mix + blocks[direction].mean() * (1.0 - mix)).max(1.0)
-            }
-            None => ((s.block_min + s.block_max) / 2).max(1) as f64,
-        };
-        let per_second = match (s.arrival.iops, s.arrival.bytes_per_s) {
-            (Some(iops), _) => iops,
-            // fio 3.33 counts a Poisson rate in requests of the smallest
-            // block (`usec_for_io`), a linear one in the bytes issued.
-            (None, Some(bytes)) if s.arrival.poisson => {
-                let issued = [
-                    !s.trim && s.read_percent > 0,
-                    !s.trim && s.read_percent < 100,
-                    s.trim,
-                ];
-                let directions: Vec<usize> = (0..3).filter(|&d| issued[d]).collect();
-                bytes / self.smallest_block(&directions)
-            }
-            (None, Some(bytes)) => bytes / mean_len,
-            // Closed loop: the next request as soon as the iodepth allows;
-            // think time follows completions (`completed`).
-            (None, None) => return Nanos::ZERO,
-        };
-        let mean_gap = 1e9 / per_second.max(1e-9);
-        let gap = if s.arrival.poisson {
-            let u: f64 = self.rng.random_range(f64::EPSILON..1.0);
-            -u.ln() * mean_gap
-        } else {
-            mean_gap
-        };
-        clamped_nanos(gap)
-    }
-
     /// `request`, one of the job's, completed at `now`.
     #[inline]
     pub fn completed(&mut self, request: &Request, now: Nanos) {
         self.outstanding = self.outstanding.saturating_sub(1);
+        if request.op == Op::Trim && !self.shaped.trims_awaited.is_empty() {
+            self.shaped.trims_awaited.retain(|&id| id != request.id.0);
+        }
         self.check_max_latency(request, now);
         self.search_depth(request, now);
         if self.steady.is_some() {
@@ -806,7 +785,7 @@ use controls::new_depth_search;
 pub(crate) use draw::map_unit;
 mod random_map;
 mod rates;
-use rates::{clamped_nanos, direction_index};
+use rates::direction_index;
 mod read_back;
 mod rounds;
 mod shaped;

@@ -712,7 +712,10 @@ impl Reader {
                 hint: self.hint,
                 backpressure: self.backpressure,
             },
-            shape: self.shape,
+            shape: JobShape {
+                writes_after_trims: trimwrite,
+                ..self.shape
+            },
             start: self.start,
             runtime: self.runtime,
             size_cut,

@@ -373,6 +373,18 @@ fn trimwrite_trims_each_block_just_before_writing_it() {
     for (pair, block) in ops.chunks(2).zip(0u64..) {
         assert_eq!(pair, [(Op::Trim, block << 16), (Op::Write, block << 16)]);
     }
+    // The write goes once its trim has completed, as fio's: sent together,
+    // a policy that queues trims apart sent the write first and its trim
+    // then punched it away (found by a review, `iosteer run` on a file).
+    let mut job = crate::workload::Generator::new(jobs[0].clone(), 0, 1);
+    let (mut next_id, mut sent) = (0, Vec::new());
+    let at = iosteer_sched::Nanos::ZERO;
+    job.issue(at, &mut next_id, &mut sent);
+    assert_eq!(sent.iter().map(|r| r.op).collect::<Vec<_>>(), [Op::Trim]);
+    assert_eq!(job.next_at(), None, "the write waits for the trim");
+    job.completed(&sent[0], at);
+    job.issue(job.next_at().unwrap(), &mut next_id, &mut sent);
+    assert_eq!(sent[1].op, Op::Write);
     assert_refused(
         "[tw]\nrw=trimwrite\niosteer_trim_ahead=1m\n",
         "t.fio:3",

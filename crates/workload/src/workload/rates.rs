@@ -1,11 +1,12 @@
-//! Rates per direction on a job that reads and writes (fio's `rate` and
+//! A job's rates: the gap to its next request under one rate, and rates
+//! per direction on a job that reads and writes (fio's `rate` and
 //! `rate_iops` with one cap per direction): when a direction may go, and
 //! which one goes.
 
 use iosteer_sched::{Nanos, Op};
 use rand::Rng;
 
-use super::{Generator, JobKind};
+use super::{Generator, JobKind, Synthetic};
 
 /// Read, write, trim: 0, 1, 2; a flush has no direction.
 pub(super) fn direction_index(op: Op) -> Option<usize> {
@@ -20,7 +21,7 @@ pub(super) fn direction_index(op: Op) -> Option<usize> {
 /// `ns` nanoseconds rounded, at most half the clock's range: a rate so low
 /// that its next request would come after the end of time comes at a time
 /// the loop can still add to.
-pub(super) fn clamped_nanos(ns: f64) -> Nanos {
+fn clamped_nanos(ns: f64) -> Nanos {
     Nanos(ns.round().min(u64::MAX as f64 / 2.0) as u64)
 }
 
@@ -91,5 +92,45 @@ impl Generator {
             (JobKind::Trace(_), None) => None,
         };
         smallest.unwrap_or(1).max(1) as f64
+    }
+
+    /// The gap to the next request under the job's one rate (none: closed
+    /// loop, zero).
+    pub(super) fn gap(&mut self, s: &Synthetic) -> Nanos {
+        let mean_len = match &self.job.shape.blocks {
+            // A rate in bytes over the sizes a writer (or reader) issues.
+            Some(blocks) => {
+                let mix = f64::from(s.read_percent) / 100.0;
+                let direction = if s.trim { 2 } else { 1 };
+                (blocks[0].mean() * mix + blocks[direction].mean() * (1.0 - mix)).max(1.0)
+            }
+            None => ((s.block_min + s.block_max) / 2).max(1) as f64,
+        };
+        let per_second = match (s.arrival.iops, s.arrival.bytes_per_s) {
+            (Some(iops), _) => iops,
+            // fio 3.33 counts a Poisson rate in requests of the smallest
+            // block (`usec_for_io`), a linear one in the bytes issued.
+            (None, Some(bytes)) if s.arrival.poisson => {
+                let issued = [
+                    !s.trim && s.read_percent > 0,
+                    !s.trim && s.read_percent < 100,
+                    s.trim,
+                ];
+                let directions: Vec<usize> = (0..3).filter(|&d| issued[d]).collect();
+                bytes / self.smallest_block(&directions)
+            }
+            (None, Some(bytes)) => bytes / mean_len,
+            // Closed loop: the next request as soon as the iodepth allows;
+            // think time follows completions (`completed`).
+            (None, None) => return Nanos::ZERO,
+        };
+        let mean_gap = 1e9 / per_second.max(1e-9);
+        let gap = if s.arrival.poisson {
+            let u: f64 = self.rng.random_range(f64::EPSILON..1.0);
+            -u.ln() * mean_gap
+        } else {
+            mean_gap
+        };
+        clamped_nanos(gap)
     }
 }

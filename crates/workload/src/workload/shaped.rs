@@ -65,6 +65,11 @@ pub(super) struct ShapedState {
     pub(super) rounds: Option<RoundsState>,
     /// An `fsync=N` flush held back while a backlog's read-backs go first.
     pub(super) flush_owed: bool,
+    /// An `fsync=N` flush due after a write that filled the iodepth: it
+    /// goes when a completion frees a slot, as fio's next request does.
+    pub(super) flush_next: bool,
+    /// The trims a planned write waits for ([`JobShape::writes_after_trims`]).
+    pub(super) trims_awaited: Vec<u64>,
     /// fio's random map of each file ([`JobShape::random_map`]), made at
     /// the first random request.
     pub(super) random_maps: Vec<RandomMap>,

@@ -70,9 +70,13 @@ impl Generator {
             // With a backlog the sync waits for the job's next turn, where
             // the read-backs due then go first, as fio's `get_io_u` takes
             // them before it looks for a sync.
-            match self.reads_back_in_batches() {
-                true => self.shaped.flush_owed = true,
-                false => self.push_flush(now, next_id, out),
+            // At its iodepth the job goes on (and fio sends the sync) once
+            // a request completes: the flush's latency is its own, not the
+            // write's it would otherwise wait behind.
+            match (self.reads_back_in_batches(), self.at_depth()) {
+                (true, _) => self.shaped.flush_owed = true,
+                (false, true) => self.shaped.flush_next = true,
+                (false, false) => self.push_flush(now, next_id, out),
             }
         }
     }

@@ -341,6 +341,37 @@ fn rate_options_fio_refuses_together_are_refused() {
     );
 }
 
+/// Found by a review: the flush after a write went out with it, so at
+/// iodepth 1 its latency was the write's and its own (0.96 ms where the
+/// drive's flush takes 0.22). fio sends it when it goes on: once a
+/// completion frees a slot.
+#[test]
+fn a_sync_at_the_iodepth_goes_when_a_write_completes() {
+    use iosteer_sched::{Nanos, Op};
+    let sent_after_write = |depth: u32| {
+        let text =
+            format!("[a]\nioengine=libaio\nrw=write\nbs=16k\nsize=1m\nfsync=1\niodepth={depth}\n");
+        let mut job = crate::workload::Generator::new(jobs_of(&text)[0].clone(), 0, 1);
+        let (mut next_id, mut sent) = (0, Vec::new());
+        job.issue(Nanos::ZERO, &mut next_id, &mut sent);
+        let first: Vec<Op> = sent.iter().map(|r| r.op).collect();
+        if depth == 1 {
+            assert_eq!(job.next_at(), None, "at its depth");
+            job.completed(&sent[0], Nanos(1000));
+            assert!(job.next_at().is_some());
+            job.issue(Nanos(1000), &mut next_id, &mut sent);
+            assert_eq!(sent[1].op, Op::Flush, "at the write's completion");
+        }
+        first
+    };
+    assert_eq!(sent_after_write(1), [Op::Write]);
+    assert_eq!(
+        sent_after_write(2),
+        [Op::Write, Op::Flush],
+        "a slot free: at once"
+    );
+}
+
 #[test]
 fn fsync_follows_the_nth_write_and_every_read_after_it_as_fio() {
     // fio 3.33 checks its write count each time it goes on: after the 4th
