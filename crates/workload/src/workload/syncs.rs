@@ -27,10 +27,7 @@ impl Generator {
                 && !self.limit_reached()
                 && !self.own_limit_reached() =>
             {
-                match self.reads_back_in_batches() {
-                    true => self.shaped.flush_owed = true,
-                    false => self.push_flush(now, next_id, out),
-                }
+                self.sync(now, next_id, out);
             }
             _ => {}
         }
@@ -67,17 +64,20 @@ impl Generator {
         // Both due: fio checks fsync first and issues that sync alone.
         for _ in 0..due.min(1) {
             self.shaped.sync_after_reads = true;
-            // With a backlog the sync waits for the job's next turn, where
-            // the read-backs due then go first, as fio's `get_io_u` takes
-            // them before it looks for a sync.
-            // At its iodepth the job goes on (and fio sends the sync) once
-            // a request completes: the flush's latency is its own, not the
-            // write's it would otherwise wait behind.
-            match (self.reads_back_in_batches(), self.at_depth()) {
-                (true, _) => self.shaped.flush_owed = true,
-                (false, true) => self.shaped.flush_next = true,
-                (false, false) => self.push_flush(now, next_id, out),
-            }
+            self.sync(now, next_id, out);
+        }
+    }
+
+    /// A sync, when fio would send it: with a backlog at the job's next
+    /// turn, where the read-backs due then go first (fio's `get_io_u` takes
+    /// them before it looks for a sync); at its iodepth once a request
+    /// completes, as the job goes on (the flush's latency is then its own,
+    /// not that of the request it would wait behind); else now.
+    fn sync(&mut self, now: Nanos, next_id: &mut u64, out: &mut Vec<Request>) {
+        match (self.reads_back_in_batches(), self.at_depth()) {
+            (true, _) => self.shaped.flush_owed = true,
+            (false, true) => self.shaped.flush_next = true,
+            (false, false) => self.push_flush(now, next_id, out),
         }
     }
 
