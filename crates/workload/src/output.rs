@@ -51,7 +51,7 @@ pub enum PathError {
     },
     /// Less free where the files go than the runs' files take
     /// ([`files_room`]): the run would end in files it cannot write.
-    #[error("{path}: {} MiB free on its file system, and the files of {runs} run(s) over {seconds} s take about {} MiB ({BYTES_PER_RUN_SECOND} bytes a run and second); free space, give a directory on another file system, or a shorter run", free >> 20, need.div_ceil(1 << 20))]
+    #[error("{path}: {} MiB free on its file system, and the files of {runs} run(s) over {seconds} s take about {} MiB ({} KiB a run and {BYTES_PER_RUN_SECOND} bytes a run and second); free space, give a directory on another file system, or a shorter run", free >> 20, need.div_ceil(1 << 20), BYTES_PER_RUN >> 10)]
     TooLittleRoom {
         path: String,
         free: u64,
@@ -61,15 +61,19 @@ pub enum PathError {
     },
 }
 
-/// Room a report needs at least, checked before the run by writing as much:
-/// a run's files take about 200 KiB, the default `sim`'s 860 KiB.
+/// Room a report needs at least, checked before the run by writing as much
+/// (the default `sim`'s files take 860 KiB).
 pub const ROOM: usize = 1 << 20;
 
 /// What a run's files take for each second it lasts: its CSV row (about
 /// 100 bytes) and the points of its charts and page (about 100). Six
-/// `iosteer sim` runs of an hour wrote 4.9 MB, all files counted; this
-/// and [`ROOM`] make 6.3.
+/// `iosteer sim` runs of an hour wrote 4.9 MB, all files counted; with
+/// [`BYTES_PER_RUN`] and [`ROOM`] the estimate is 6.3.
 pub const BYTES_PER_RUN_SECOND: u64 = 200;
+
+/// What a run's files take whatever its length (its charts' axes and
+/// frames, its part of the page): up to 150 KB measured, rounded up.
+pub const BYTES_PER_RUN: u64 = 160 << 10;
 
 /// The room `runs` runs of `span` each (their series capped at
 /// [`MAX_SECONDS`]) need in `--out`, about.
@@ -89,8 +93,9 @@ pub struct FilesRoom {
 impl FilesRoom {
     /// Bytes, at least [`ROOM`].
     pub fn bytes(&self) -> u64 {
-        let series = (self.runs as u64).saturating_mul(self.seconds);
-        (ROOM as u64).saturating_add(series.saturating_mul(BYTES_PER_RUN_SECOND))
+        let per_run =
+            BYTES_PER_RUN.saturating_add(self.seconds.saturating_mul(BYTES_PER_RUN_SECOND));
+        (ROOM as u64).saturating_add((self.runs as u64).saturating_mul(per_run))
     }
 }
 
@@ -338,7 +343,8 @@ mod tests {
     #[test]
     fn room_for_the_runs_files_is_checked_before_the_run() {
         let room = files_room(2, Nanos::from_secs(3600));
-        assert_eq!(room.bytes(), ROOM as u64 + 2 * 3600 * BYTES_PER_RUN_SECOND);
+        let per_run = BYTES_PER_RUN + 3600 * BYTES_PER_RUN_SECOND;
+        assert_eq!(room.bytes(), ROOM as u64 + 2 * per_run);
         let capped = files_room(1, Nanos::from_secs(1 << 30));
         assert_eq!(capped.seconds, MAX_SECONDS as u64);
         let temp = tempfile::tempdir().unwrap();
