@@ -204,6 +204,7 @@ fn workload_name(args: &SimArgs, plan: &Plan) -> String {
 }
 
 pub fn sim(args: SimArgs) -> Result<()> {
+    args.report.check_out(Default::default())?;
     let plan = build(&args)?;
     args.report.check_out(plan.files_room())?;
     let specs = plan.labels();
