@@ -478,16 +478,20 @@ pub fn drive<B: Backend>(
     }
 }
 
-/// A note when the jobs' iodepths add up past the commands the target
-/// takes at once: the rest wait in the scheduler, where fio has them all
-/// in the kernel.
+/// A note when the iodepths of jobs that run together (those waiting for
+/// the same jobs) add up past the commands the target takes at once: the
+/// rest wait in the scheduler, where fio has them all in the kernel.
 fn depth_note(jobs: &[Job], slots: u32) -> Option<String> {
-    let asked: u64 = (jobs.iter())
-        .filter_map(|job| match &job.kind {
-            JobKind::Synthetic(s) => Some(u64::from(s.arrival.iodepth)),
-            JobKind::Trace(_) => None,
-        })
-        .sum();
+    let together = |after: &Vec<usize>| -> u64 {
+        (jobs.iter())
+            .filter(|job| job.shape.after == *after)
+            .filter_map(|job| match &job.kind {
+                JobKind::Synthetic(s) => Some(u64::from(s.arrival.iodepth)),
+                JobKind::Trace(_) => None,
+            })
+            .sum()
+    };
+    let asked = jobs.iter().map(|job| together(&job.shape.after)).max()?;
     (asked > u64::from(slots)).then(|| format!("the jobs' iodepths add up to {asked} requests in flight, and the target takes {slots} commands at once here: the rest wait in the scheduler, where fio would have them all in the kernel (a deeper queue lets them in)"))
 }
 
@@ -519,6 +523,10 @@ mod tests {
         let note = depth_note(&jobs, 32).expect("64 asked of 32");
         assert!(note.contains("add up to 64"), "{note}");
         assert_eq!(depth_note(&jobs, 64), None);
+        // Two groups a stonewall keeps apart never run together.
+        let fio = "[a]\nioengine=libaio\nrw=randread\nsize=1m\niodepth=24\n[b]\nstonewall\nioengine=libaio\nrw=randread\nsize=1m\niodepth=24\n";
+        let jobs = iosteer_workload::fio::parse(fio, "t.fio", 1 << 30).unwrap();
+        assert_eq!(depth_note(&jobs, 32), None);
     }
 
     #[test]
