@@ -527,6 +527,11 @@ impl Reader {
                     .into(),
             ));
         }
+        if trimwrite {
+            notes.push(format!(
+                "job {job}: rw=trimwrite sends each write once its trim has completed, as fio does; a policy that holds trims back for writes to cut them (steer, netflix with a trim goal) holds the job with them"
+            ));
+        }
         let sequential = matches!(
             self.rw.as_str(),
             "read" | "write" | "rw" | "readwrite" | "trim" | "trimwrite"
