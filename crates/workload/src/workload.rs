@@ -385,6 +385,7 @@ impl Generator {
         let end_flush = self.job.shape.end_flush && !self.shaped.flushed_at_end && over;
         let flush_next = self.shaped.flush_next;
         self.issuing_done = over && !end_flush && !flush_next;
+        self.shaped.only_sync_left = over && !end_flush && flush_next;
         self.issues_at = if flush_next {
             // At once when a slot frees, whatever the schedule.
             (!self.at_depth()).then_some(self.shaped.last_issue_at)
@@ -604,7 +605,11 @@ impl Generator {
     /// reached its stop, even when its last arrival came before.
     pub fn ended(&self, now: Nanos) -> bool {
         let by_time = self.job.stop.is_none_or(|stop| now >= stop);
-        self.finished() && (self.limit_reached() || self.trace_over() || by_time)
+        // A sync owed past the stop does not keep the job on where nothing
+        // issues any more (`iosteer run` past its length).
+        let owes_a_sync = self.shaped.only_sync_left && self.outstanding == 0;
+        (self.finished() || (owes_a_sync && by_time))
+            && (self.limit_reached() || self.trace_over() || by_time)
     }
 
     /// When the job next issues, if it will (not blocked on its iodepth).
@@ -617,6 +622,8 @@ impl Generator {
         if self.steady.is_some() && self.steady_stops(now) {
             // Steady state came since the job last looked: it stops here.
         } else if std::mem::take(&mut self.shaped.flush_next) {
+            // The sync after a write issued before the stop still goes, as
+            // fio's time-based job goes on to it.
             self.push_flush(now, next_id, out);
         } else if self.end_flush_pending() {
             self.shaped.flushed_at_end = true;

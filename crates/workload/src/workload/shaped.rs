@@ -68,6 +68,8 @@ pub(super) struct ShapedState {
     /// An `fsync=N` flush due after a write that filled the iodepth: it
     /// goes when a completion frees a slot, as fio's next request does.
     pub(super) flush_next: bool,
+    /// Issuing is over but for that flush ([`super::Generator::ended`]).
+    pub(super) only_sync_left: bool,
     /// The trims a planned write waits for ([`JobShape::writes_after_trims`]).
     pub(super) trims_awaited: Vec<u64>,
     /// fio's random map of each file ([`JobShape::random_map`]), made at
