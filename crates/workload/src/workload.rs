@@ -151,41 +151,6 @@ pub struct Job {
     pub shape: JobShape,
 }
 
-impl Job {
-    /// Whether the job may issue a read: false only where it cannot (a
-    /// synthetic job of writes or trims without a read-back, a trace
-    /// without reads).
-    pub fn may_read(&self) -> bool {
-        match &self.kind {
-            JobKind::Synthetic(s) => {
-                let read_back = self
-                    .shape
-                    .rounds
-                    .as_ref()
-                    .is_some_and(|r| r.read_back.is_some());
-                (s.read_percent > 0 && !s.trim) || read_back
-            }
-            JobKind::Trace(records) => records.summary().has(Op::Read),
-        }
-    }
-
-    /// The lowest byte the job touches.
-    pub fn start_offset(&self) -> u64 {
-        match &self.kind {
-            JobKind::Synthetic(s) => s.offset,
-            JobKind::Trace(records) => records.summary().min_offset,
-        }
-    }
-
-    /// The highest byte the job touches.
-    pub fn end_offset(&self) -> u64 {
-        match &self.kind {
-            JobKind::Synthetic(s) => s.offset.saturating_add(s.size),
-            JobKind::Trace(records) => records.summary().max_end,
-        }
-    }
-}
-
 /// What a run issues and how it is measured: the same in the simulator and
 /// on a real drive, so both worlds take one description of a workload.
 #[derive(Clone, Debug)]
@@ -787,6 +752,7 @@ impl Generator {
 
 mod controls;
 mod draw;
+mod reach;
 pub use controls::join_flows;
 use controls::new_depth_search;
 pub(crate) use draw::map_unit;
