@@ -694,7 +694,9 @@ impl Engine {
             .expect("a finished slot holds its command");
         self.free.push(slot);
         self.in_flight -= 1;
-        self.trims_sent.retain(|&s| s != slot);
+        if state.command.op == Op::Trim {
+            self.trims_sent.retain(|&s| s != slot);
+        }
         let request = &state.command.requests[0];
         self.times
             .record(state.command.op, request.len.0, state.sent.elapsed());
