@@ -167,10 +167,15 @@ fn op_strategy() -> impl Strategy<Value = Op> {
 
 /// Streams of up to `max` requests over a 64 MiB span, so overlaps happen.
 fn arrivals(max: usize) -> impl Strategy<Value = Vec<Arrival>> {
+    arrivals_over(max, 64 << 11)
+}
+
+/// Streams of up to `max` requests starting in the first `sectors` sectors.
+fn arrivals_over(max: usize, sectors: u64) -> impl Strategy<Value = Vec<Arrival>> {
     let one = (
         0u64..3_000,
         op_strategy(),
-        0u64..(64 << 11),
+        0u64..sectors,
         1u64..256,
         20u64..20_000,
     );
@@ -305,6 +310,54 @@ fn assert_ordering_rules(trace: &Trace, arrivals: &[Arrival]) {
 /// A trim sent never reaches a write queued after it (the write cut it), nor
 /// goes beyond what was asked.
 fn assert_trims_spare_later_writes(trace: &Trace, arrivals: &[Arrival]) {
+    for (at, start, len, id) in sent_trims(trace, arrivals) {
+        let later_writes = arrivals[id..]
+            .iter()
+            .filter(|w| w.request.op == Op::Write && w.at <= at);
+        for w in later_writes {
+            assert!(
+                !overlap(&w.request, start, len),
+                "trim {id} sent at {at:?} as {start}+{len} over write {} queued after it",
+                w.request.id.0
+            );
+        }
+    }
+}
+
+/// A trim never reaches the device after a write queued after it over the
+/// same bytes: the drive would unmap the new data.
+fn assert_trims_go_before_later_writes(trace: &Trace, arrivals: &[Arrival]) {
+    let sent_at: HashMap<u64, usize> = trace
+        .sent
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| s.ids.iter().map(move |id| (*id, i)))
+        .collect();
+    for (index, sent) in trace
+        .sent
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.op == Op::Trim)
+    {
+        for (id, &(start, len)) in sent.ids.iter().zip(&sent.ranges) {
+            let later_writes = arrivals[*id as usize..]
+                .iter()
+                .filter(|w| w.request.op == Op::Write && sent_at[&w.request.id.0] < index);
+            for w in later_writes {
+                assert!(
+                    !overlap(&w.request, start, len),
+                    "trim {id} sent as {start}+{len} after write {} queued after it",
+                    w.request.id.0
+                );
+            }
+        }
+    }
+}
+
+/// Every trim sent, as `(when, offset, length, id)`, checked to lie within
+/// what was asked.
+fn sent_trims(trace: &Trace, arrivals: &[Arrival]) -> Vec<(Nanos, u64, u64, usize)> {
+    let mut trims = Vec::new();
     for sent in trace.sent.iter().filter(|s| s.op == Op::Trim) {
         for (id, &(start, len)) in sent.ids.iter().zip(&sent.ranges) {
             let asked = &arrivals[*id as usize].request;
@@ -312,20 +365,15 @@ fn assert_trims_spare_later_writes(trace: &Trace, arrivals: &[Arrival]) {
                 asked.offset.0 <= start && start + len <= asked.offset.0 + asked.len.0,
                 "trim {id} sent as {start}+{len}, asked {asked:?}"
             );
-            let later_writes = arrivals[*id as usize..]
-                .iter()
-                .filter(|w| w.request.op == Op::Write && w.at <= sent.at);
-            for w in later_writes {
-                let (w_start, w_end) = (w.request.offset.0, w.request.offset.0 + w.request.len.0);
-                assert!(
-                    w_end <= start || start + len <= w_start,
-                    "trim {id} sent at {:?} as {start}+{len} over write {} queued after it",
-                    sent.at,
-                    w.request.id.0
-                );
-            }
+            trims.push((sent.at, start, len, *id as usize));
         }
     }
+    trims
+}
+
+fn overlap(request: &Request, start: u64, len: u64) -> bool {
+    let (r_start, r_end) = (request.offset.0, request.offset.0 + request.len.0);
+    r_start < start + len && start < r_end
 }
 
 fn assert_limits_hold(trace: &Trace, config: &NetflixConfig) {
@@ -390,13 +438,15 @@ fn build(spec: &str) -> Box<dyn Scheduler> {
     policy::build(spec).unwrap_or_else(|e| panic!("{spec}: {e}"))
 }
 
-/// Completes everything exactly once, keeps the ordering rules, and never
-/// answers `Retry::Idle` with work waiting.
+/// Completes everything exactly once, keeps the ordering rules, never
+/// sends a trim over a later write, and never answers `Retry::Idle` with
+/// work waiting.
 fn assert_live_and_ordered(spec: &str, stream: &[Arrival], slots: u32) -> Trace {
     let mut sched = build(spec);
     let trace = run(sched.as_mut(), stream, slots, PATIENCE);
     assert_completes_exactly_once(&trace, stream);
     assert_ordering_rules(&trace, stream);
+    assert_trims_go_before_later_writes(&trace, stream);
     trace
 }
 
@@ -548,6 +598,37 @@ completes_everything_once_in_order! {
     iocost_completes_everything_once_in_order: iocost_spec;
 }
 
+/// Any policy, with any of its generated settings.
+fn any_spec() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("fifo".to_string()),
+        netflix_settings().prop_map(|s| format!("netflix:{s}")),
+        deadline_spec(),
+        kyber_spec(),
+        wbt_spec(),
+        throttle_spec(),
+        iocost_spec(),
+        steer_spec(),
+        iolatency_spec(),
+        bfq_spec(),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    /// Over 1 MiB, where trims and writes overlap often, no policy sends a
+    /// trim after a write queued after it over the same bytes.
+    #[test]
+    fn no_policy_sends_a_trim_after_a_later_write_over_it(
+        stream in arrivals_over(120, 1 << 11),
+        spec in any_spec(),
+        slots in 1u32..32,
+    ) {
+        assert_live_and_ordered(&spec, &stream, slots);
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
@@ -611,6 +692,7 @@ proptest! {
         let trace = run(&mut sched, &stream, slots, PATIENCE);
         assert_completes_exactly_once(&trace, &stream);
         assert_ordering_rules(&trace, &stream);
+        assert_trims_spare_later_writes(&trace, &stream);
         assert_limits_hold(&trace, &config);
     }
 
@@ -620,6 +702,7 @@ proptest! {
         let trace = run(&mut sched, &stream, slots, PATIENCE);
         assert_completes_exactly_once(&trace, &stream);
         assert_ordering_rules(&trace, &stream);
+        assert_trims_spare_later_writes(&trace, &stream);
         let trims_in_flight = trace.sent.iter().filter(|s| s.op == Op::Trim).map(|s| s.class_in_flight).max();
         prop_assert!(trims_in_flight.unwrap_or(0) <= 1);
     }

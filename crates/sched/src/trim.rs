@@ -19,7 +19,7 @@
 //!   reach the new data whenever it is sent, and a trim overwritten whole is
 //!   completed unsent (the overwrite tells the drive the same thing). F2FS
 //!   does the same with a discard it has not yet issued when it reuses the
-//!   blocks.
+//!   blocks. Every policy with a trim queue does this as it queues a write.
 //!
 //! Otherwise trims are assumed not to overlap reads or writes that are
 //! queued or in flight, as in FreeBSD: the file system does not trim what it
@@ -107,38 +107,24 @@ impl TrimQueue {
     }
 
     /// Takes `[offset, offset + len)`, which a write queued after the trims
-    /// overwrites, out of every queued trim; a trim left with nothing is
-    /// completed unsent. A write inside a trim leaves two pieces, and one
-    /// request carries one range, so the smaller piece is dropped (a trim is
-    /// advisory; dropping it only withholds a hint from the drive).
+    /// overwrites, out of every queued trim ([`overwrite`]); a trim left
+    /// with nothing is completed unsent.
     pub fn cut(&mut self, offset: Bytes, len: Bytes) {
-        if len.0 == 0 {
-            return;
-        }
-        let (start, end) = (offset.0, offset.0.saturating_add(len.0));
         let mut i = 0;
         while i < self.queue.len() {
-            let trim = &mut self.queue[i];
-            let (t_start, t_end) = (trim.offset.0, trim.offset.0 + trim.len.0);
-            if end <= t_start || t_end <= start {
-                i += 1;
-                continue;
-            }
-            let before = start.saturating_sub(t_start).min(t_end - t_start);
-            let after = t_end.saturating_sub(end).min(t_end - t_start);
-            if before == 0 && after == 0 {
+            if overwrite(&mut self.queue[i], offset, len) == Overwritten::Whole {
                 let whole = self.queue.remove(i).expect("index in range");
                 self.elided.push_back(whole);
-                continue;
-            }
-            if before >= after {
-                trim.len = Bytes(before);
             } else {
-                trim.offset = Bytes(t_end - after);
-                trim.len = Bytes(after);
+                i += 1;
             }
-            i += 1;
         }
+    }
+
+    /// Completes `trim`, which waited elsewhere (in a throttle ahead of this
+    /// queue), unsent.
+    pub(crate) fn elide(&mut self, trim: Request) {
+        self.elided.push_back(trim);
     }
 
     /// The next trim to complete without sending, if any.
@@ -158,6 +144,42 @@ impl TrimQueue {
             self.elided.push_back(trim);
         }
     }
+}
+
+/// What a write over a trim's bytes left of the trim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Overwritten {
+    /// Nothing: they do not overlap.
+    No,
+    /// The trim is shortened to what the write left.
+    Partly,
+    /// Every byte: the trim is left as it was, for its owner to complete
+    /// unsent.
+    Whole,
+}
+
+/// Takes `[offset, offset + len)`, which a write queued after `trim`
+/// overwrites, out of `trim`. A write inside a trim leaves two pieces, and
+/// one request carries one range, so the smaller piece is dropped (a trim is
+/// advisory; dropping it only withholds a hint from the drive).
+pub(crate) fn overwrite(trim: &mut Request, offset: Bytes, len: Bytes) -> Overwritten {
+    let (start, end) = (offset.0, offset.0.saturating_add(len.0));
+    let (t_start, t_end) = (trim.offset.0, trim.offset.0 + trim.len.0);
+    if len.0 == 0 || end <= t_start || t_end <= start {
+        return Overwritten::No;
+    }
+    let before = start.saturating_sub(t_start).min(t_end - t_start);
+    let after = t_end.saturating_sub(end).min(t_end - t_start);
+    if before == 0 && after == 0 {
+        return Overwritten::Whole;
+    }
+    if before >= after {
+        trim.len = Bytes(before);
+    } else {
+        trim.offset = Bytes(t_end - after);
+        trim.len = Bytes(after);
+    }
+    Overwritten::Partly
 }
 
 #[cfg(test)]

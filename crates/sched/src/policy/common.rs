@@ -134,6 +134,14 @@ pub(crate) trait Policy: Send {
     /// sped up); `None` for a policy that sends trims as writes.
     fn trims(&mut self) -> Option<&mut TrimQueue>;
 
+    /// Takes `[offset, offset + len)`, which a write now queued overwrites,
+    /// out of the trims waiting (by default those of [`Policy::trims`]).
+    fn cut_trims(&mut self, offset: Bytes, len: Bytes) {
+        if let Some(trims) = self.trims() {
+            trims.cut(offset, len);
+        }
+    }
+
     /// A request completed without the device (by default a trim written
     /// over or sped up; steer also answers reads from queued writes): it is
     /// handed back before anything is sent.
@@ -201,6 +209,12 @@ impl<P: Policy> Scheduler for P {
 
     fn enqueue(&mut self, request: Request, now: Nanos) {
         self.base_mut().stats.on_enqueue(&request, now);
+        // A write is newer than every trim queued before it: the range it
+        // overwrites leaves those trims, or a trim sent after it would
+        // unmap the new data.
+        if request.op == Op::Write {
+            self.cut_trims(request.offset, request.len);
+        }
         self.accept(request, now);
     }
 

@@ -50,7 +50,7 @@
 //!   overlaps a queued write is kept out of the sort until that write has
 //!   been sent (upstream leaves this to the page cache).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::ops::Bound;
 
 use crate::config::{
@@ -62,8 +62,8 @@ use crate::policy::common::{
 };
 use crate::policy::{construct, PolicyInfo};
 use crate::request::{Command, Op, Request};
-use crate::trim::TrimQueue;
-use crate::units::Nanos;
+use crate::trim::{overwrite, Overwritten, TrimQueue};
+use crate::units::{Bytes, Nanos};
 
 pub const TUNABLES: &[Tunable] = &[
     Tunable {
@@ -234,6 +234,8 @@ pub struct Deadline {
     dirs: [Direction; 2],
     /// Reads that overlap a write not yet sent; they join the sort once it is.
     blocked_reads: Vec<Queued>,
+    /// Trims a later write overwrote whole, to complete unsent.
+    overwritten: VecDeque<Request>,
     barrier: Barrier,
     last_dir: Dir,
     batching: u32,
@@ -247,6 +249,7 @@ impl Deadline {
         Deadline {
             dirs: Default::default(),
             blocked_reads: Vec::new(),
+            overwritten: VecDeque::new(),
             barrier: Barrier::default(),
             last_dir: Dir::Read,
             batching: 0,
@@ -379,10 +382,37 @@ impl Policy for Deadline {
         }
     }
 
-    /// Trims are writes here and are always sent: none is elided, none
-    /// sped up.
+    /// Trims are writes here and are always sent unless overwritten: none
+    /// is sped up.
     fn trims(&mut self) -> Option<&mut TrimQueue> {
         None
+    }
+
+    /// The sorted trims a write overlaps are shortened (their position
+    /// moves with their offset); one overwritten whole completes unsent.
+    fn cut_trims(&mut self, offset: Bytes, len: Bytes) {
+        let direction = &mut self.dirs[Dir::Write as usize];
+        let end = offset.0.saturating_add(len.0);
+        let reached: Vec<Key> = direction
+            .trims
+            .range(..(end, 0))
+            .filter(|key| {
+                let trim = &direction.sorted[key].queued.request;
+                trim.offset.0 + trim.len.0 > offset.0
+            })
+            .copied()
+            .collect();
+        for key in reached {
+            let mut entry = direction.remove(key);
+            match overwrite(&mut entry.queued.request, offset, len) {
+                Overwritten::Whole => self.overwritten.push_back(entry.queued.request),
+                _ => direction.insert((entry.queued.request.offset.0, key.1), entry),
+            }
+        }
+    }
+
+    fn pop_elided(&mut self) -> Option<Request> {
+        self.overwritten.pop_front()
     }
 
     fn next_command(&mut self, now: Nanos) -> Option<Command> {
@@ -489,6 +519,31 @@ mod tests {
         // Two read batches (writes_starved = 2), then a write batch that
         // starts at the expired B, not at C where the elevator stood.
         assert_eq!(ids(&send_all(&mut s, now)), [0, 1, 5, 2, 20]);
+    }
+
+    #[test]
+    fn a_write_cuts_the_trims_queued_before_it() {
+        let mut s = deadline("");
+        let t = Nanos::ZERO;
+        s.enqueue(Request::new(0, Op::Write, 0, 4096, t), t);
+        s.enqueue(Request::new(1, Op::Trim, 100 << 10, 50 << 10, t), t);
+        s.enqueue(Request::new(2, Op::Trim, 200 << 10, 8 << 10, t), t);
+        s.enqueue(Request::new(3, Op::Write, 90 << 10, 20 << 10, t), t);
+        s.enqueue(Request::new(4, Op::Write, 200 << 10, 8 << 10, t), t);
+        let view = DeviceView::new(1024, 0);
+        match s.dispatch(Nanos(1), view) {
+            Some(Dispatch::CompletedWithoutDevice(r)) => assert_eq!(r.id.0, 2),
+            other => panic!("trim 2 was overwritten whole, not {other:?}"),
+        }
+        let sent = send_all(&mut s, Nanos(1));
+        let trim = sent.iter().find(|c| c.op == Op::Trim).expect("trim 1 sent");
+        assert_eq!(trim.requests.len(), 1);
+        assert_eq!(
+            (trim.requests[0].offset.0, trim.requests[0].len.0),
+            (110 << 10, 40 << 10),
+            "trim 1 no longer reaches write 3"
+        );
+        assert_eq!(s.stats().class(Op::Trim).queued, 0);
     }
 
     #[test]

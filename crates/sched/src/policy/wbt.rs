@@ -77,7 +77,8 @@ use crate::policy::issue::{gate_in_field, Gate};
 use crate::policy::{construct, PolicyInfo};
 use crate::request::{Command, Completion, Op, Request};
 use crate::scheduler::{DeviceView, WriteLimit};
-use crate::units::Nanos;
+use crate::trim::{overwrite, Overwritten};
+use crate::units::{Bytes, Nanos};
 
 /// Max depth at step 0, unless the device queue is shallower.
 const DEFAULT_DEPTH: u32 = 16;
@@ -533,6 +534,23 @@ impl Policy for Wbt {
     }
 
     gate_in_field!();
+
+    /// Trims still waiting at the throttle are cut as well: passing it
+    /// later, they would reach the device after the write. One overwritten
+    /// whole counts as passed, and is completed unsent.
+    fn cut_trims(&mut self, offset: Bytes, len: Bytes) {
+        self.gate.trims().cut(offset, len);
+        let mut i = 0;
+        while i < self.trims.queue.len() {
+            if overwrite(&mut self.trims.queue[i].request, offset, len) == Overwritten::Whole {
+                let whole = self.trims.queue.remove(i).expect("index in range");
+                self.trims.inflight += 1;
+                self.gate.trims().elide(whole.request);
+            } else {
+                i += 1;
+            }
+        }
+    }
 
     /// An elided trim is done as a completed one is.
     fn after_elide(&mut self, now: Nanos) {

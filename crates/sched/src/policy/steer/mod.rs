@@ -164,7 +164,8 @@
 //!
 //! Trims. While writes are about (queued, in the device, or sent within
 //! `HORIZON`), a trim is held for `trim_hold` first, and every write queued
-//! meanwhile takes the range it overwrites out of it ([`TrimQueue::cut`]);
+//! meanwhile takes the range it overwrites out of it ([`TrimQueue::cut`],
+//! as in every policy's trim queue);
 //! a trim overwritten whole is completed unsent. A fill that trims old
 //! content just before writing over it (as the default scenario's does)
 //! then sends almost no trim, and the overwrite tells the drive the same
@@ -555,9 +556,6 @@ impl Policy for Steer {
             }
             Op::Write | Op::Flush => {
                 self.first_write.get_or_insert(now);
-                if request.op == Op::Write {
-                    self.trims.cut(request.offset, request.len);
-                }
                 let tag = self.next_tag;
                 self.next_tag += 1;
                 self.unsent.insert(&request, tag);
