@@ -182,12 +182,7 @@ fn on_target(args: &RunArgs, mut setup: Setup) -> Result<()> {
             OnFilesError::Config(e) => engine_config_error(e),
             other => other.into(),
         })?;
-    let mismatches = measured.report.verify.as_ref().map_or(0, |v| v.mismatches);
-    write(args, measured, None)?;
-    match mismatches {
-        0 => Ok(()),
-        n => Err(anyhow!("verify: {n} blocks did not read back as written")),
-    }
+    write(args, measured, None)
 }
 
 fn on_emulated(args: &RunArgs, mut setup: Setup, drive_name: &str) -> Result<()> {
@@ -293,9 +288,11 @@ fn plan(args: &RunArgs, setup: Setup, jobs: Vec<Job>, phases: Option<Vec<Phase>>
 fn write(args: &RunArgs, measured: Measured, drive: Option<&DeviceConfig>) -> Result<()> {
     let mut context = crate::page_context(workload_name(args), drive);
     if let Some(e) = &measured.error {
-        let warning = format!("the run ended with an error: {e}");
-        context.warnings.push(warning);
+        context
+            .warnings
+            .push(format!("the run ended with an error: {e}"));
     }
+    let mismatches = measured.report.verify.as_ref().map_or(0, |v| v.mismatches);
     let runs = [measured.report];
     let json =
         serde_json::to_string_pretty(&SimReport::new(&runs, measured.requests, measured.wall))?;
@@ -307,7 +304,12 @@ fn write(args: &RunArgs, measured: Measured, drive: Option<&DeviceConfig>) -> Re
     args.report.print_and_write(&text, |dir| {
         crate::write_run_outputs(dir, &runs, &json, &context)
     })?;
-    measured.error.map_or(Ok(()), |e| Err(e.into()))
+    match (measured.error, measured.failed, mismatches) {
+        (Some(e), ..) => Err(e.into()),
+        (None, 0, 0) => Ok(()),
+        (None, 0, n) => Err(anyhow!("verify: {n} blocks did not read back as written")),
+        (None, n, _) => Err(anyhow!("{n} requests failed (the report's notes say how)")),
+    }
 }
 
 /// What the run served, for the report's question.

@@ -807,3 +807,62 @@ fn a_held_writer_that_outlasts_its_stop_is_said_on_an_emulated_drive() {
         "{notes:?}"
     );
 }
+
+/// A tmpfs of `bytes` mounted on a fresh directory, unmounted when dropped;
+/// `None` where mounting is not permitted (not root, or in a container).
+struct SmallFs(TempDir);
+
+impl SmallFs {
+    fn mount(name: &str, bytes: u64) -> Option<Self> {
+        let dir = temp_dir(name);
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={bytes}"), "tmpfs"])
+            .arg(dir.path())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        mounted.then_some(Self(dir))
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.0.path())
+            .status();
+    }
+}
+
+#[test]
+fn writes_failing_with_enospc_end_the_run_with_an_error_after_its_report() {
+    let Some(fs) = SmallFs::mount("enospc", 1 << 20) else {
+        eprintln!("SKIPPED (counted): no tmpfs could be mounted (needs root)");
+        return;
+    };
+    let target = fs.0.path().join("sparse");
+    std::fs::File::create(&target)
+        .unwrap()
+        .set_len(4 << 20)
+        .unwrap();
+    let job = fs.0.path().join("w.fio");
+    std::fs::write(&job, "[w]\nrw=randwrite\nbs=4k\nsize=4m\n").unwrap();
+    let out = iosteer()
+        .args(["run", "--buffered", "--json", "--target"])
+        .arg(&target)
+        .arg("--job")
+        .arg(&job)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("io_uring is not available") {
+        eprintln!("SKIPPED (counted): {stderr}");
+        return;
+    }
+    assert!(
+        !out.status.success(),
+        "a run with failed writes exits 0: {stderr}"
+    );
+    assert!(stderr.contains("requests failed"), "{stderr}");
+    let notes = report_of(&out)["runs"][0]["notes"].to_string();
+    assert!(notes.contains("No space left on device"), "{notes}");
+}

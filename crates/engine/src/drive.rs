@@ -109,10 +109,14 @@ impl Failures {
         }
     }
 
+    fn total(&self) -> u64 {
+        self.0.iter().map(|f| f.count).sum()
+    }
+
     /// "N requests failed ...", naming each kind of failure and its first
     /// (its job by `job_name`).
     fn note(&self, job_name: impl Fn(u32) -> String) -> Option<String> {
-        let total: u64 = self.0.iter().map(|f| f.count).sum();
+        let total = self.total();
         if total == 0 {
             return None;
         }
@@ -339,6 +343,8 @@ pub struct Measured {
     pub wall: f64,
     /// The backend's error that ended the run; what was measured stands.
     pub error: Option<EngineError>,
+    /// Requests the target failed (left out of the figures, and noted).
+    pub failed: u64,
 }
 
 /// Runs the plan's jobs through its scheduler into `backend` until they end,
@@ -475,6 +481,7 @@ pub fn drive<B: Backend>(
         requests,
         wall,
         error: outcome.err(),
+        failed: watch.failures.total(),
     }
 }
 
