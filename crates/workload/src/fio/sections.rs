@@ -56,6 +56,16 @@ pub(super) fn sections(lines: &[Line], file: &str) -> Result<Vec<Section>, FioEr
             });
         }
         let (key, value) = text.split_once('=').unwrap_or((text, ""));
+        if text.contains('=') && value.trim().is_empty() {
+            return Err(FioError {
+                file: file.to_string(),
+                line: line.number,
+                message: format!(
+                    "`{text}`: an empty value (fio 3.33 refuses it and drops the job); give one, or write `{}` alone where the option takes none",
+                    key.trim()
+                ),
+            });
+        }
         if spaced_value(value) {
             return Err(FioError {
                 file: file.to_string(),

@@ -455,6 +455,17 @@ fn a_space_after_the_equals_sign_is_refused_unless_the_value_is_a_plain_number()
     assert_eq!(plain.jobs.len(), 2);
 }
 
+/// fio 3.33 refuses `key=` with nothing after it, for every kind of
+/// option (`direct=`, `time_based=`, `bs=`); iosteer took an empty boolean
+/// as on.
+#[test]
+fn an_empty_value_is_refused_as_fio_refuses_it() {
+    for option in ["direct=", "time_based=", "bs=", "norandommap= "] {
+        let text = format!("[j]\nsize=64k\n{option}\n");
+        assert_refused(&text, ":3:", &["an empty value", option.trim_end()]);
+    }
+}
+
 #[test]
 fn randtrimwrite_is_said_to_be_not_modelled() {
     assert_refused(
