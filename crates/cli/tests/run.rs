@@ -808,35 +808,10 @@ fn a_held_writer_that_outlasts_its_stop_is_said_on_an_emulated_drive() {
     );
 }
 
-/// A tmpfs of `bytes` mounted on a fresh directory, unmounted when dropped;
-/// `None` where mounting is not permitted (not root, or in a container).
-struct SmallFs(TempDir);
-
-impl SmallFs {
-    fn mount(name: &str, bytes: u64) -> Option<Self> {
-        let dir = temp_dir(name);
-        let mounted = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={bytes}"), "tmpfs"])
-            .arg(dir.path())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        mounted.then_some(Self(dir))
-    }
-}
-
-impl Drop for SmallFs {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount")
-            .arg(self.0.path())
-            .status();
-    }
-}
-
 #[test]
 fn writes_failing_with_enospc_end_the_run_with_an_error_after_its_report() {
-    let Some(fs) = SmallFs::mount("enospc", 1 << 20) else {
-        eprintln!("SKIPPED (counted): no tmpfs could be mounted (needs root)");
+    let Some(fs) = Tmpfs::mount("enospc", "1m") else {
+        eprintln!("SKIPPED (counted): cannot mount a tmpfs here");
         return;
     };
     let target = fs.0.path().join("sparse");
