@@ -411,9 +411,6 @@ pub fn place(jobs: &mut [Job], options: &FileOptions) -> Result<Placement, Files
         base = (base + target.size + 1).div_ceil(GAP) * GAP;
         targets.push((target, bases[bases.len() - 1]));
     }
-    if targets.iter().any(|(t, _)| t.kind == TargetKind::File) {
-        notes.extend(trim_ahead_note(jobs));
-    }
     for (job, files) in jobs.iter_mut().zip(&per_job) {
         let Some(files) = files else { continue };
         let starts: Vec<u64> = files
@@ -473,18 +470,6 @@ fn io_mode_note(jobs: &[Job], direct: bool) -> Option<String> {
         (false, true) => Some(format!("{named}: fio would run these jobs buffered (direct=0, its default); this run bypasses the page cache (O_DIRECT), as iosteer run does unless --buffered")),
         (false, false) => Some(format!("{named}: direct=1 asks for O_DIRECT; this run goes through the page cache (--buffered)")),
     }
-}
-
-/// Jobs whose writes go out with the trims ahead of them: on a file, a
-/// policy that sends such a trim after the write punches the write away.
-fn trim_ahead_note(jobs: &[Job]) -> Option<String> {
-    let sections: Vec<&str> = (jobs.iter())
-        .filter(|job| !job.shape.writes_after_trims)
-        .filter(|job| matches!(&job.kind, JobKind::Synthetic(s) if s.trim_ahead.is_some()))
-        .map(|job| job.shape.section.as_str())
-        .collect();
-    let named = (!sections.is_empty()).then(|| sections.join(", "))?;
-    Some(format!("{named}: iosteer_trim_ahead sends a segment's trim with the write that enters it; on a file, a policy that sends that trim after the write (fifo, netflix, kyber, wbt and bfq queue trims apart) punches the write away, and it reads back as zeros (rw=trimwrite sends each write once its trim has completed)"))
 }
 
 /// The same file by name, or by device and inode when both exist
