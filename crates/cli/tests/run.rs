@@ -867,3 +867,75 @@ fn writes_failing_with_enospc_end_the_run_with_an_error_after_its_report() {
     let notes = report_of(&out)["runs"][0]["notes"].to_string();
     assert!(notes.contains("No space left on device"), "{notes}");
 }
+
+/// A loop device (its path) over a sparse file of `size` in a fresh
+/// directory (kept until then), detached when dropped; `None` where
+/// `losetup` is not permitted.
+struct LoopDevice {
+    _dir: TempDir,
+    path: String,
+}
+
+impl LoopDevice {
+    fn attach(name: &str, size: u64) -> Option<LoopDevice> {
+        let dir = temp_dir(name);
+        let backing = dir.path().join("backing.img");
+        std::fs::File::create(&backing).ok()?.set_len(size).ok()?;
+        let out = std::process::Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(&backing)
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+            .filter(|out| out.status.success())?;
+        let path = String::from_utf8(out.stdout).ok()?.trim().to_string();
+        Some(LoopDevice { _dir: dir, path })
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("losetup")
+            .args(["-d", &self.path])
+            .status();
+    }
+}
+
+/// Discards on a block device run beside the other jobs (off the
+/// engine's thread, answered through its ring): each completes, with no
+/// failure, and the reader beside them goes on.
+#[test]
+fn discards_on_a_block_device_complete_beside_a_reader() {
+    let Some(device) = LoopDevice::attach("discard", 64 << 20) else {
+        eprintln!("SKIPPED (counted): cannot attach a loop device here");
+        return;
+    };
+    let (_dir, job) = job_in(
+        "discard-job",
+        "job.fio",
+        "[global]\nioengine=io_uring\ndirect=1\nruntime=1\ntime_based\nsize=32m\n\
+         [reader]\nrw=randread\nbs=4k\niodepth=4\n\
+         [trimmer]\nrw=randtrim\nbs=1m\noffset=32m\n",
+    );
+    let mut cmd = iosteer();
+    cmd.args([
+        "run",
+        "--force",
+        "--json",
+        "--target",
+        &device.path,
+        "--job",
+    ])
+    .arg(&job);
+    let Some((out, stderr)) = ran_unless_no_uring(&mut cmd, "") else {
+        return;
+    };
+    let run = &report_of(&out)["runs"][0];
+    let all = last_phase(run);
+    assert!(all["trim"]["ops"].as_u64().unwrap() > 10, "{run}");
+    assert!(all["read"]["ops"].as_u64().unwrap() > 100, "{run}");
+    assert!(
+        !run["notes"].to_string().contains("failed"),
+        "{run} {stderr}"
+    );
+}

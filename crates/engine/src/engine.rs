@@ -15,6 +15,7 @@
 //!   before returning from `reap`.
 
 use std::io;
+use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use io_uring::{opcode, types, IoUring};
@@ -199,6 +200,8 @@ struct Slot {
     sent: Instant,
     /// Waiting for an overlapping command to finish (overlap.rs).
     held: bool,
+    /// Parts given to the discard worker (discards.rs).
+    handed_off: u32,
 }
 
 /// The io_uring executor. Waiting for interrupts, its ring is a single
@@ -238,6 +241,8 @@ pub struct Engine {
     /// Per tenant, whether its FUA writes are O_SYNC (the file's metadata
     /// made durable too) rather than O_DSYNC.
     sync_metadata: Vec<bool>,
+    /// Runs block-device discards, once the first comes (discards.rs).
+    discards: Option<Discards>,
 }
 
 impl Engine {
@@ -323,6 +328,7 @@ impl Engine {
             keep_read_data: config.keep_read_data,
             flush_scope: Vec::new(),
             sync_metadata: Vec::new(),
+            discards: None,
         })
     }
 
@@ -393,6 +399,7 @@ impl Engine {
             expected: Vec::new(),
             sent: Instant::now(),
             held: false,
+            handed_off: 0,
         };
         let whole = self.take_write_data(slot, &state.command, data);
         if whole && self.must_wait(&state.command, &self.held) {
@@ -447,18 +454,18 @@ impl Engine {
                 }
             }
         }
-        self.in_kernel += pushed;
         let state = self.slots[slot as usize]
             .as_mut()
             .expect("a slot being sent holds its command");
         if state.command.op == Op::Trim {
             self.trims_sent.push(slot);
         }
-        state.parts_left = pushed;
+        state.parts_left = pushed + state.handed_off;
+        self.in_kernel += state.parts_left;
         if let Some(e) = &refused {
             state.errno.get_or_insert(errno_of(e));
         }
-        if pushed == 0 {
+        if state.parts_left == 0 {
             self.done_now.push(slot);
         }
         if let Some(e) = refused {
@@ -525,7 +532,7 @@ impl Engine {
                         .build()]
                 }
             }
-            Op::Trim => self.trim_entries(state),
+            Op::Trim => self.trim_entries(slot, state),
             Op::Flush => {
                 let tenant = state.command.requests[0].tenant.0 as usize;
                 let all: Vec<usize> = (0..self.targets.len()).collect();
@@ -546,7 +553,8 @@ impl Engine {
         }
     }
 
-    fn trim_entries(&mut self, state: &mut Slot) -> Vec<io_uring::squeue::Entry> {
+    fn trim_entries(&mut self, slot: u32, state: &mut Slot) -> Vec<io_uring::squeue::Entry> {
+        self.start_discards();
         let mut entries = Vec::new();
         for request in &state.command.requests {
             let (offset, len) = (request.offset.0, request.len.0);
@@ -564,8 +572,13 @@ impl Engine {
                         .build(),
                 ),
                 TargetKind::BlockDevice => {
-                    if let Err(e) = discard(target.fd(), inner, len) {
-                        state.errno = e.raw_os_error().or(Some(libc::EIO));
+                    let sent = match &self.discards {
+                        Some(worker) => worker.send(&target.file, inner, len, slot),
+                        None => discard(target.fd(), inner, len),
+                    };
+                    match sent {
+                        Ok(()) => state.handed_off += u32::from(self.discards.is_some()),
+                        Err(e) => state.errno = e.raw_os_error().or(Some(libc::EIO)),
                     }
                 }
             }
@@ -573,79 +586,16 @@ impl Engine {
         entries
     }
 
-    /// Submits what is queued and waits, as the reaping mode says, until a
-    /// completion arrives or `timeout` passes (with nothing in flight, just
-    /// sleeps).
-    pub fn wait(&mut self, timeout: Duration) -> Result<(), EngineError> {
-        if !self.done_now.is_empty() {
-            self.ring.submit()?;
-            return Ok(());
-        }
-        if self.in_kernel == 0 {
-            std::thread::sleep(timeout);
-            return Ok(());
-        }
-        match self.reap_mode {
-            // An IOPOLL ring has no interrupts to wait for: it is polled.
-            Reap::Interrupt if !self.iopoll => self.wait_for_interrupt(timeout),
-            Reap::Interrupt | Reap::Poll => self.spin(timeout),
-            Reap::Hybrid => {
-                let nap = self.hybrid_nap().min(timeout);
-                if !nap.is_zero() {
-                    self.ring.submit()?;
-                    std::thread::sleep(nap);
-                }
-                self.spin(timeout - nap)
-            }
-        }
-    }
-
-    fn wait_for_interrupt(&mut self, timeout: Duration) -> Result<(), EngineError> {
-        let ts = types::Timespec::from(timeout);
-        let args = types::SubmitArgs::new().timespec(&ts);
-        match self.ring.submitter().submit_with_args(1, &args) {
-            Ok(_) => Ok(()),
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::ETIME | libc::EINTR | libc::EBUSY)
-                ) =>
-            {
-                Ok(())
-            }
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    /// Spins until a completion is posted or `timeout` passes.
-    fn spin(&mut self, timeout: Duration) -> Result<(), EngineError> {
-        self.ring.submit()?;
-        let start = Instant::now();
-        while self.ring.completion().is_empty() && start.elapsed() < timeout {
-            if self.iopoll {
-                // Each enter on an IOPOLL ring polls the driver.
-                self.ring.submit()?;
-            } else {
-                std::hint::spin_loop();
-            }
-        }
-        Ok(())
-    }
-
-    /// How long until the first command in flight is half its expected time
-    /// old: the hybrid mode sleeps that long before it polls.
-    fn hybrid_nap(&self) -> Duration {
-        let now = Instant::now();
-        self.slots
+    /// Starts the discard worker for a block device's first discard; where
+    /// it cannot start, discards run on this thread as before.
+    fn start_discards(&mut self) {
+        let devices = self
+            .targets
             .iter()
-            .flatten()
-            .map(|slot| {
-                let request = &slot.command.requests[0];
-                let due = slot.sent + self.times.half(slot.command.op, request.len.0);
-                due.saturating_duration_since(now)
-            })
-            .min()
-            .unwrap_or(Duration::ZERO)
+            .any(|t| t.kind == TargetKind::BlockDevice);
+        if devices && self.discards.is_none() {
+            self.discards = Discards::start(self.ring.as_raw_fd()).ok();
+        }
     }
 
     /// Submits what is queued without waiting.
@@ -788,9 +738,12 @@ impl Drop for Engine {
     }
 }
 
+mod discards;
 mod overlap;
 mod ring;
 mod times;
+mod waiting;
+use discards::Discards;
 use times::CompletionTimes;
 #[cfg(test)]
 pub(crate) mod tests;
