@@ -612,8 +612,11 @@ impl Engine {
             .map(|cqe| (cqe.user_data(), cqe.result()))
             .collect();
         for (user_data, result) in done {
-            self.in_kernel = self.in_kernel.saturating_sub(1);
             let slot = user_data as u32;
+            if slot == discards::NO_SLOT {
+                continue;
+            }
+            self.in_kernel = self.in_kernel.saturating_sub(1);
             let Some(state) = self.slots[slot as usize].as_mut() else {
                 continue;
             };

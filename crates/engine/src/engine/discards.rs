@@ -26,6 +26,10 @@ use io_uring::{opcode, types, IoUring};
 
 use crate::target::discard;
 
+/// The user data of the worker's first answer, which names no command:
+/// the engine's reap passes over it.
+pub(super) const NO_SLOT: u32 = u32::MAX;
+
 /// One discard for the worker: `[offset, offset + len)` of `device`, for
 /// the command in `slot`.
 struct Discard {
@@ -43,13 +47,23 @@ pub(super) struct Discards {
 }
 
 impl Discards {
-    /// Starts a worker that answers through the ring `engine_ring`.
+    /// Starts a worker that answers through the ring `engine_ring`, once it
+    /// has shown it can: a first answer for no slot ([`NO_SLOT`]) must
+    /// reach that ring (older kernels have no MSG_RING, or refuse it from
+    /// another thread to a single-issuer ring).
     pub(super) fn start(engine_ring: RawFd) -> io::Result<Self> {
         let mut ring = IoUring::new(2)?;
         let (jobs, inbox) = mpsc::channel::<Discard>();
+        let (ready, answered) = mpsc::channel::<io::Result<()>>();
         let worker = std::thread::Builder::new()
             .name("iosteer-discard".into())
             .spawn(move || {
+                let probe = answer(&mut ring, engine_ring, NO_SLOT, 0);
+                let can = probe.is_ok();
+                let _ = ready.send(probe);
+                if !can {
+                    return;
+                }
                 for job in inbox {
                     let result = match discard(job.device.as_raw_fd(), job.offset, job.len) {
                         Ok(()) => 0,
@@ -61,10 +75,12 @@ impl Discards {
                     let _ = answer(&mut ring, engine_ring, job.slot, result);
                 }
             })?;
-        Ok(Discards {
+        let started = Discards {
             jobs: Some(jobs),
             worker: Some(worker),
-        })
+        };
+        answered.recv().map_err(io::Error::other)??;
+        Ok(started)
     }
 
     /// Hands the worker a discard of `[offset, offset + len)` of `device`
