@@ -157,7 +157,10 @@ const GAP: u64 = 1 << 20;
 struct Use {
     /// Bytes the jobs reach (offset + region).
     needed: u64,
+    /// A job writes or trims it (it is opened for writing).
     writes: bool,
+    /// A job writes data into it (a trim grows no file).
+    writes_data: bool,
     /// A job asked for it to stay sparse (fio's `fallocate=none`).
     sparse: bool,
     /// Byte ranges the jobs read.
@@ -231,6 +234,13 @@ fn reads(job: &Job) -> bool {
 
 fn writes(job: &Job) -> bool {
     crate::drive::writes(std::slice::from_ref(job))
+}
+
+fn writes_data(job: &Job) -> bool {
+    match &job.kind {
+        JobKind::Synthetic(s) => !s.trim && s.read_percent < 100,
+        JobKind::Trace(records) => records.summary().has(Op::Write),
+    }
 }
 
 /// Where relative names are, and the file of jobs that name none: a
@@ -369,6 +379,7 @@ pub fn place(jobs: &mut [Job], options: &FileOptions) -> Result<Placement, Files
             let u = &mut uses[i];
             u.needed = u.needed.max(end);
             u.writes |= writes(job);
+            u.writes_data |= writes_data(job);
             u.sparse |= job.shape.sparse;
             if job.shape.no_create {
                 u.no_create.get_or_insert_with(|| job.name.clone());

@@ -106,7 +106,7 @@ pub(super) fn check_size_limit(
     // The limit binds regular files only (a device is not a file the
     // process grows), and a file opened to a size it has is not grown.
     let device = std::fs::metadata(path).is_ok_and(|m| !m.is_file());
-    let written = if u.writes { u.needed } else { 0 };
+    let written = if u.writes_data { u.needed } else { 0 };
     let grown_to = (growth.size).filter(|&size| size > growth.existing.unwrap_or(0));
     let reach = grown_to.unwrap_or(0).max(written);
     match limit {

@@ -377,6 +377,7 @@ fn a_file_past_the_file_size_limit_is_refused_before_it_is_made() {
     let written = Use {
         needed: 8 << 20,
         writes: true,
+        writes_data: true,
         ..Use::default()
     };
     let made = Growth {
@@ -410,4 +411,12 @@ fn a_file_past_the_file_size_limit_is_refused_before_it_is_made() {
         ..existing
     };
     assert!(check_size_limit(path, &read, &sized, Some(4 << 20)).is_ok());
+    // Nor one only trimmed: a hole punched past the end grows nothing
+    // (found by a review: `rw=randtrim` on a long file was refused).
+    let trimmed = Use {
+        needed: 8 << 20,
+        writes: true,
+        ..Use::default()
+    };
+    assert!(check_size_limit(path, &trimmed, &existing, Some(4 << 20)).is_ok());
 }
