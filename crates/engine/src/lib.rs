@@ -2,8 +2,9 @@
 //!
 //! The same `Scheduler` code the simulator judges, driving real I/O through
 //! io_uring: O_DIRECT reads and writes from registered, aligned buffers;
-//! trims as hole punches on files and BLKDISCARD on block devices; flushes as
-//! fdatasync; a device queue depth that the scheduler fills.
+//! trims as hole punches on files and BLKDISCARD on block devices (on a
+//! worker thread that answers through the ring, `engine/discards.rs`);
+//! flushes as fdatasync; a device queue depth that the scheduler fills.
 //!
 //! ## Where to start
 //!
