@@ -31,6 +31,10 @@ fn synthetic_bits(s: &Synthetic, shape: &JobShape) -> u64 {
         s.trim,
     ];
     let mut bits = s.offset | shape.offset_add.unsigned_abs();
+    // Strided zones start `zonerange + zoneskip` apart.
+    if let Some(zones) = &shape.zones {
+        bits |= zones.range | zones.skip;
+    }
     for direction in (0..3).filter(|&d| issues[d]) {
         // `bs_is_seq_rand`: any request may take the read or the write sizes.
         let splits = match shape.blocks_by_randomness {
@@ -79,5 +83,11 @@ mod tests {
         assert_eq!(granule("[j]\nrw=randread\nbs=4k,1000\n"), Some(4096));
         assert_eq!(granule("[j]\nrw=read\nbs=4k,1000\n"), Some(4096));
         assert_eq!(granule("[j]\nrw=randrw\nbs=4k,1000\n"), Some(8));
+        // Zones start where their range and skip put them (found by a
+        // review: 100,000-byte zones were simulated off the sectors).
+        let zones = "[j]\nrw=read\nbs=4k\nsize=1m\nzonemode=strided\nzonesize=16k\n";
+        assert_eq!(granule(&format!("{zones}zonerange=100000\n")), Some(32));
+        assert_eq!(granule(&format!("{zones}zonerange=64k\nzoneskip=1000\n")), Some(8));
+        assert_eq!(granule(&format!("{zones}zonerange=64k\n")), Some(4096));
     }
 }
