@@ -278,7 +278,7 @@ pub fn writes(jobs: &[Job]) -> bool {
 /// Whether the job trims.
 pub fn trims(job: &Job) -> bool {
     match &job.kind {
-        JobKind::Synthetic(s) => s.trim || s.trim_ahead.is_some(),
+        JobKind::Synthetic(s) => s.trim || s.trim_ahead.is_some() || job.shape.writes_after_trims,
         JobKind::Trace(records) => records.summary().has(Op::Trim),
     }
 }
@@ -545,6 +545,20 @@ mod tests {
             "[global]\ntime_based\nruntime=2\nsize=1m\n[a]\nrw=read\n[b]\nstonewall\nrw=read\n";
         let jobs = iosteer_workload::fio::parse(fio, "t.fio", 1 << 30).unwrap();
         assert_eq!(run_length(None, &jobs), Nanos::from_secs(4) + DRAIN);
+    }
+
+    /// A `trimwrite` job trims (each write's blocks, just before it), so an
+    /// IOPOLL ring, which takes no trims, is refused for it.
+    #[test]
+    fn a_trimwrite_job_trims() {
+        let job = |rw: &str| {
+            let fio = format!("[j]\nrw={rw}\nsize=1m\n");
+            iosteer_workload::fio::parse(&fio, "t.fio", 1 << 30)
+                .unwrap()
+                .remove(0)
+        };
+        assert!(trims(&job("trimwrite")) && trims(&job("trim")));
+        assert!(!trims(&job("write")));
     }
 
     #[test]

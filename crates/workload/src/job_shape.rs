@@ -94,9 +94,9 @@ pub struct JobShape {
     /// fio's `serialize_overlap`: a request that overlaps one of the job's
     /// in flight waits for a completion (and is then tried again).
     pub serialize_overlap: bool,
-    /// fio's `trimwrite`: a write goes once the trims ahead of it have
-    /// completed (fio trims, then writes the block), so no trim a policy
-    /// sends late lands on the new data.
+    /// fio's `trimwrite`: each write's blocks are trimmed first, and the
+    /// write goes once that trim has completed (fio trims, then writes the
+    /// block), so no trim a policy sends late lands on the new data.
     pub writes_after_trims: bool,
     /// fio's `create_only`: the job issues nothing.
     pub create_only: bool,

@@ -380,10 +380,9 @@ impl Generator {
     /// The class of the next request, and whether trims ahead of it are due
     /// too (drawing it now; [`issue`](Self::issue) then issues it).
     pub fn next_classes(&mut self, now: Nanos) -> Option<(Op, bool)> {
-        let JobKind::Synthetic(s) = &self.job.kind else {
+        if !matches!(self.job.kind, JobKind::Synthetic(_)) {
             return None;
-        };
-        let (trim_ahead, sequential, end) = (s.trim_ahead, s.sequential, s.offset + s.size);
+        }
         let planned = match self.planned {
             Some(p) => p,
             None => {
@@ -392,11 +391,7 @@ impl Generator {
                 p
             }
         };
-        let trims = planned.op == Op::Write
-            && trim_ahead.is_some()
-            && sequential
-            && self.trimmed_up_to < (planned.offset + planned.len).min(end);
-        Some((planned.op, trims))
+        Some((planned.op, self.trims_due(planned)))
     }
 
     /// Pressure says wait: ask again at `retry` (after `now`).
@@ -633,26 +628,10 @@ impl Generator {
                 len = (left / s.align * s.align).max(s.align.min(len));
             }
         }
-        if let (Op::Write, Some(segment), true) = (op, s.trim_ahead, s.sequential) {
-            while self.trimmed_up_to < offset + len && self.trimmed_up_to < s.offset + s.size {
-                let trim_len = segment
-                    .max(s.align)
-                    .min(s.offset + s.size - self.trimmed_up_to);
-                out.push(
-                    Request::new(*next_id, Op::Trim, self.trimmed_up_to, trim_len, now)
-                        .with_tenant(self.tenant),
-                );
-                if self.job.shape.writes_after_trims {
-                    self.shaped.trims_awaited.push(*next_id);
-                }
-                *next_id += 1;
-                self.outstanding += 1;
-                self.trimmed_up_to += trim_len;
-            }
-            if !self.shaped.trims_awaited.is_empty() {
-                self.planned = Some(Planned { op, offset, len });
-                return;
-            }
+        let planned = Planned { op, offset, len };
+        if self.send_trims_ahead(&s, planned, now, next_id, out) {
+            self.planned = Some(planned);
+            return;
         }
         out.push(
             Request::new(*next_id, op, offset, len, now)
@@ -660,6 +639,8 @@ impl Generator {
                 .with_hint(s.hint)
                 .with_fua(self.job.shape.fua_writes()),
         );
+        // The next write has its own trim to send (`trimwrite`).
+        self.shaped.write_trimmed = false;
         if self.job.shape.serialize_overlap {
             self.shaped.overlaps.issued(*next_id, offset, len);
         }
@@ -765,6 +746,7 @@ mod shaped;
 mod syncs;
 use shaped::ShapedState;
 mod trace_job;
+mod trims_ahead;
 use trace_job::TraceQueue;
 pub use trace_job::{MAX_BACKLOG, TRACE_DRAIN};
 #[cfg(test)]

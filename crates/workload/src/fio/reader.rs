@@ -518,8 +518,8 @@ impl Reader {
         if let Some(iolog) = iolog {
             return Ok(self.replay_spec(iolog, last_line));
         }
-        // fio's trimwrite trims each block and then writes it, in order: a
-        // sequential writer that trims just ahead of itself.
+        // fio's trimwrite trims each block and then writes it, in order
+        // (`workload::trims_ahead`).
         let trimwrite = self.rw == "trimwrite";
         if trimwrite && self.trim_ahead.is_some() {
             return Err(err(
@@ -709,11 +709,7 @@ impl Reader {
                 offset,
                 size,
                 arrival: self.arrival,
-                trim_ahead: if trimwrite {
-                    Some(bs_max)
-                } else {
-                    self.trim_ahead
-                },
+                trim_ahead: self.trim_ahead,
                 hint: self.hint,
                 backpressure: self.backpressure,
             },

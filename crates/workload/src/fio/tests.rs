@@ -360,44 +360,13 @@ fn fua_options_of_the_sg_engine_and_options_that_send_the_drive_nothing() {
     );
 }
 
-#[test]
-fn trimwrite_trims_each_block_just_before_writing_it() {
-    let jobs = jobs_of("[tw]\nrw=trimwrite\nbs=64k\nsize=1m\n");
-    let s = synthetic(&jobs[0]);
-    assert!(s.sequential && s.read_percent == 0 && !s.trim);
-    assert_eq!(s.trim_ahead, Some(64 << 10));
-    let out = crate::workload::Generator::new(jobs[0].clone(), 0, 1).requests_unloaded();
-    use iosteer_sched::Op;
-    let ops: Vec<(Op, u64)> = out.iter().map(|r| (r.op, r.offset.0)).collect();
-    assert_eq!(ops.len(), 32, "16 trims and 16 writes: {ops:?}");
-    for (pair, block) in ops.chunks(2).zip(0u64..) {
-        assert_eq!(pair, [(Op::Trim, block << 16), (Op::Write, block << 16)]);
-    }
-    // The write goes once its trim has completed, as fio's: sent together,
-    // a policy that queues trims apart sent the write first and its trim
-    // then punched it away (found by a review, `iosteer run` on a file).
-    let mut job = crate::workload::Generator::new(jobs[0].clone(), 0, 1);
-    let (mut next_id, mut sent) = (0, Vec::new());
-    let at = iosteer_sched::Nanos::ZERO;
-    job.issue(at, &mut next_id, &mut sent);
-    assert_eq!(sent.iter().map(|r| r.op).collect::<Vec<_>>(), [Op::Trim]);
-    assert_eq!(job.next_at(), None, "the write waits for the trim");
-    job.completed(&sent[0], at);
-    job.issue(job.next_at().unwrap(), &mut next_id, &mut sent);
-    assert_eq!(sent[1].op, Op::Write);
-    assert_refused(
-        "[tw]\nrw=trimwrite\niosteer_trim_ahead=1m\n",
-        "t.fio:3",
-        &["rw=trimwrite", "iosteer_trim_ahead"],
-    );
-}
-
 mod controls;
 mod iolog;
 mod pacing;
 mod random;
 mod regions;
 mod syntax;
+mod trimwrite;
 mod zones;
 
 /// The sizes `text`'s first job issues, by direction (read, write), each

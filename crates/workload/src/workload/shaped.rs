@@ -72,6 +72,8 @@ pub(super) struct ShapedState {
     pub(super) only_sync_left: bool,
     /// The trims a planned write waits for ([`JobShape::writes_after_trims`]).
     pub(super) trims_awaited: Vec<u64>,
+    /// The planned write's own trim went ([`JobShape::writes_after_trims`]).
+    pub(super) write_trimmed: bool,
     /// fio's random map of each file ([`JobShape::random_map`]), made at
     /// the first random request.
     pub(super) random_maps: Vec<RandomMap>,
