@@ -12,7 +12,7 @@
 //!
 //! | option | values |
 //! |---|---|
-//! | `rw` (`readwrite`) | `read`, `write`, `randread`, `randwrite`, `rw`/`readwrite` (sequential mix), `randrw`, `trim`, `randtrim`, `trimwrite` (sequential writes, each write's blocks trimmed just before it, with holes and backwards too); `:N` after it: sequential, the next request starts N bytes after one ends (holes; a negative N below minus the block size goes backwards); random, a new random offset every N requests, the others following on |
+//! | `rw` (`readwrite`) | `read`, `write`, `randread`, `randwrite`, `rw`/`readwrite` (sequential mix), `randrw`, `trim`, `randtrim`, `trimwrite` (sequential writes, each write's blocks trimmed just before it, with holes and backwards too; trim sizes of their own, `bs=4k,8k,16k`, are noted: fio then trims in them and its trims drift off its writes); `:N` after it: sequential, the next request starts N bytes after one ends (holes; a negative N below minus the block size goes backwards); random, a new random offset every N requests, the others following on |
 //! | `rw_sequencer` | `sequential` (default) or `identical` (the N requests of `rw=randread:N` at one offset) |
 //! | `rwmixread`, `rwmixwrite` | percent of reads / writes in mixes (default 50) |
 //! | `bs` (`blocksize`) | a size (default 4k), or `read,write,trim` sizes: as in fio, a blank one is the default and the last one stands for the directions after it unless the list ends in a comma (`,8k`: 4k reads, 8k writes and trims; `8k,`: 8k reads only) |

@@ -270,6 +270,31 @@ impl BlockPlan {
         }
     }
 
+    /// The note for a `trimwrite` job whose trims have sizes of their own
+    /// (`bs=4k,8k,16k`, a `bssplit` or `bsrange` with its own trim part):
+    /// here each trim is its write's range. fio 3.33 walks trims in their
+    /// sizes and writes in theirs, and trims when its last trim and last
+    /// write began at the same offset, so the walks drift apart and it stops
+    /// once the trims reach the end (`bs=4k,8k,16k size=64k`: trims of
+    /// 16 KiB at 0, 16k, 32k and 48k, one before every other 8 KiB write,
+    /// and 7 writes of 8).
+    pub(super) fn trimwrite_note(&self, job: &str) -> Option<String> {
+        let splits = self.splits.as_ref().filter(|_| !self.by_randomness)?;
+        let (write, trim) = (&splits[1], &splits[2]);
+        if write == trim {
+            return None;
+        }
+        let span = |b: &BlockSplit| match (b.smallest(), b.largest()) {
+            (lo, hi) if lo == hi => format!("{lo} bytes"),
+            (lo, hi) => format!("{lo} to {hi} bytes"),
+        };
+        Some(format!(
+            "job {job}: rw=trimwrite with trim sizes ({}) other than its write sizes ({}): iosteer trims each write's own blocks just before it; fio 3.33 trims in the trim sizes, only when its last trim and last write began at the same offset, so its trims drift off its writes and it may stop before it has written its size",
+            span(trim),
+            span(write)
+        ))
+    }
+
     /// Refuses `bs_is_seq_rand` where a random request of a direction the
     /// job issues may be larger than the boundary its offsets fall on
     /// (`align`, fio's `blockalign`, by default its smallest block): fio

@@ -561,6 +561,9 @@ impl Reader {
             }
         }
         let plan = std::mem::take(&mut self.blocks).finish(job, notes);
+        if trimwrite {
+            notes.extend(plan.trimwrite_note(job));
+        }
         let (bs_min, align, own_blocks) = (plan.min, plan.align, plan.own);
         self.shape.blocks.clone_from(&plan.splits);
         self.shape.blocks_by_randomness = plan.by_randomness;

@@ -9,6 +9,8 @@
 //! `bs=r,w`, one `bssplit` or `bsrange` for both, drawn from equal seeds)
 //! each trim is the next write's range, holes (`trimwrite:4k`) and
 //! backwards (`trimwrite:-8k`) included, which is what the job does here.
+//! Where a job gives trims their own sizes the walks drift apart; the
+//! reader notes it (`fio::reader`).
 
 use iosteer_sched::{Nanos, Op, Request};
 

@@ -96,3 +96,29 @@ fn trimwrite_trims_where_it_writes_with_holes_and_backwards() {
         std::iter::once((0, 4)).chain(back).collect::<Vec<_>>()
     );
 }
+
+/// fio 3.33 `rw=trimwrite bs=4k,8k,16k size=64k` trims in the trim size,
+/// when its last trim and last write began at the same offset: trims 0
+/// 16k, writes 0 8k, trims 16k 16k, writes 8k and 16k, trims 32k...: 4
+/// trims, 7 writes, and it stops (the next trim would start at the end).
+/// iosteer trims each write's blocks, and notes it.
+#[test]
+fn trimwrite_with_trim_sizes_of_its_own_is_noted() {
+    let text = "[j]\nrw=trimwrite\nbs=4k,8k,16k\nsize=64k\n";
+    assert_noted(
+        &file_of(text),
+        "trim sizes (16384 bytes) other than its write sizes (8192 bytes)",
+    );
+    let writes = trimmed_writes_kib(text);
+    assert_eq!(writes, (0..8).map(|b| (b * 8, 8)).collect::<Vec<_>>());
+    for same in [
+        "bs=4k,8k",
+        "bs=8k,8k,8k",
+        "bssplit=4k/50:16k/50",
+        "bsrange=4k-16k",
+    ] {
+        let file = file_of(&format!("[j]\nrw=trimwrite\n{same}\nsize=64k\n"));
+        let noted = file.notes.iter().any(|n| n.contains("trim sizes"));
+        assert!(!noted, "{same}: {:?}", file.notes);
+    }
+}
