@@ -339,6 +339,19 @@ impl FileService {
         }
     }
 
+    /// The files are drawn uniformly (`random[:N]`): fio then takes a file
+    /// that has moved its share of the pass out of the draw (a non-uniform
+    /// draw starts such a file again instead, its `fio_file_reset`).
+    pub fn draws_uniformly(&self) -> bool {
+        matches!(
+            self,
+            FileService::Drawn {
+                distribution: Distribution::Uniform,
+                ..
+            }
+        )
+    }
+
     /// fio's `file_service_type` value; `None` when it is not one of
     /// [`FILE_SERVICES`].
     pub fn parse(value: &str) -> Option<FileService> {

@@ -107,8 +107,7 @@ impl Generator {
             return room;
         };
         let shape = &self.job.shape;
-        let plain_sequence = s.sequential && shape.offset_add == 0 && shape.zones.is_none();
-        if !plain_sequence || shape.files.count() != 1 {
+        if !plain_sequence(s, shape) || shape.files.count() != 1 {
             return room;
         }
         let smallest = shape
@@ -175,14 +174,17 @@ impl Generator {
                 state.random_maps = vec![RandomMap::new((room / unit).max(1)); files as usize];
             }
         }
-        let mut file = next_file(
-            state,
-            &shape.files.service,
-            &mut self.rng,
+        let drawn = FileDraw {
+            service: &shape.files.service,
             files,
             len,
             file_size,
-        );
+            direction,
+        };
+        let mut file = next_file(state, &mut self.rng, &drawn);
+        if plain_sequence(s, shape) && shape.files.service.draws_uniformly() {
+            file = undone_file(state, &mut self.rng, &drawn, file);
+        }
         if map_unit.is_some() && !shape.random_map_renews {
             // A file whose pass is over is done: the next with blocks left
             // takes its turn.
@@ -346,16 +348,15 @@ fn random_pick(rng: &mut SmallRng, shape: &JobShape) -> bool {
 }
 
 /// The file (index) of the next request as fio's `file_service_type`
-/// chooses it, `len` bytes long, files of `file_size` bytes.
-fn next_file(
-    state: &mut ShapedState,
-    service: &FileService,
-    rng: &mut SmallRng,
-    files: u64,
-    len: u64,
-    file_size: u64,
-) -> usize {
-    match service {
+/// chooses it for the request `drawn`.
+fn next_file(state: &mut ShapedState, rng: &mut SmallRng, drawn: &FileDraw) -> usize {
+    let FileDraw {
+        files,
+        len,
+        file_size,
+        ..
+    } = *drawn;
+    match drawn.service {
         FileService::RoundRobin { every } => {
             if state.file_left == 0 {
                 state.current_file = state.next_file;
@@ -383,6 +384,79 @@ fn next_file(
     }
     state.file_left -= 1;
     state.current_file
+}
+
+/// A job walks each file from its start to its end: it is sequential,
+/// without holes (`rw=write:N`) or strided zones.
+fn plain_sequence(s: &Synthetic, shape: &JobShape) -> bool {
+    s.sequential && shape.offset_add == 0 && shape.zones.is_none()
+}
+
+/// The files of a pass that are done (fio's `fio_file_done`), and how many.
+#[derive(Clone, Debug, Default)]
+pub(super) struct DoneFiles {
+    done: Vec<bool>,
+    count: usize,
+}
+
+impl DoneFiles {
+    fn is_done(&self, file: usize) -> bool {
+        self.done.get(file).copied().unwrap_or(false)
+    }
+
+    /// Marks `file` of `files` done; whether every one now is.
+    fn mark(&mut self, file: usize, files: usize) -> bool {
+        if self.done.len() != files {
+            *self = DoneFiles {
+                done: vec![false; files],
+                count: 0,
+            };
+        }
+        if !std::mem::replace(&mut self.done[file], true) {
+            self.count += 1;
+        }
+        self.count == files
+    }
+}
+
+/// The request a file is drawn for: the job's service and file count,
+/// the request's length and direction, and the files' size.
+struct FileDraw<'a> {
+    service: &'a FileService,
+    files: u64,
+    len: u64,
+    file_size: u64,
+    direction: usize,
+}
+
+/// A sequential job's file as fio draws it uniformly (`random[:N]`):
+/// `file`, drawn, unless it is done (its next request would pass its end:
+/// it has moved its share of the pass), when the draw goes again among
+/// the others, its N requests anew, as fio's `set_io_u_file` marks the
+/// file done and draws again. Once every file is done the pass is over
+/// and each starts again, as at fio's next loop. fio 3.33, `rw=write
+/// nrfiles=3 size=3m file_service_type=random`: 256 writes to each file,
+/// each block once (drawn among all files: 265, 259 and 244, 12 blocks
+/// twice and 12 never).
+fn undone_file(
+    state: &mut ShapedState,
+    rng: &mut SmallRng,
+    drawn: &FileDraw,
+    mut file: usize,
+) -> usize {
+    loop {
+        let room = state.file_cursors[file][drawn.direction] + drawn.len <= drawn.file_size;
+        if room && !state.files_done.is_done(file) {
+            return file;
+        }
+        if state.files_done.mark(file, drawn.files as usize) {
+            state.files_done = DoneFiles::default();
+            state.file_cursors.fill([0; 3]);
+            return file;
+        }
+        state.file_left = 0;
+        file = next_file(state, rng, drawn);
+    }
 }
 
 /// fio's `serialize_overlap`: a job's requests in flight, and whether its

@@ -21,6 +21,9 @@ pub(super) struct ShapedState {
     pub(super) file_left: u32,
     pub(super) next_file: usize,
     pub(super) file_moved: u64,
+    /// The files of a sequential job's pass that are done, when its files
+    /// are drawn uniformly ([`draw::DoneFiles`]).
+    pub(super) files_done: draw::DoneFiles,
     /// Requests left at the current random offset run (`rw=randread:N`).
     pub(super) run_left: u32,
     /// Where the next request of a run goes, absolute.

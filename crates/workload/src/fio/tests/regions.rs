@@ -127,6 +127,51 @@ fn file_service_types_pick_files_as_fio_does() {
     }
 }
 
+/// Each pass (fio's loop) of `options` on three files of 1 MiB: how many
+/// requests each file took, and whether each of its 4 KiB blocks was
+/// moved once.
+fn passes_over_three_files(options: &str) -> Vec<([usize; 3], bool)> {
+    let text = format!("[j]\nbs=4k\nsize=3m\nnrfiles=3\n{options}\n");
+    let out = crate::workload::Generator::new(jobs_of(&text).remove(0), 0, 1).requests_unloaded();
+    out.chunks(768)
+        .map(|pass| {
+            let mut per_file = [0; 3];
+            let mut blocks: Vec<u64> = pass.iter().map(|r| r.offset.0 / 4096).collect();
+            for block in &blocks {
+                per_file[(*block / 256) as usize] += 1;
+            }
+            blocks.sort_unstable();
+            blocks.dedup();
+            (per_file, pass.len() == 768 && blocks.len() == 768)
+        })
+        .collect()
+}
+
+/// fio takes a file out of a uniform draw once it has moved its share of
+/// the pass. fio 3.33 (`ioengine=null`, its write_iolog), `rw=write bs=4k
+/// size=3m nrfiles=3 file_service_type=random`: 256 writes to each file,
+/// each block once, with `random:2` too, and with `loops=2` (or `io_size=6m`)
+/// each pass so, 512 in all; iosteer drew among all the files, done or
+/// not (265, 259 and 244 writes, 756 blocks; `random:2` 290, 242 and 236,
+/// 734 blocks). A random job's random map does the same (256 each, and
+/// 512 with `loops=2`).
+#[test]
+fn a_uniform_file_draw_passes_by_the_files_that_are_done_as_fios_does() {
+    let once = vec![([256; 3], true)];
+    let twice = vec![([256; 3], true); 2];
+    for (options, passes) in [
+        ("rw=write\nfile_service_type=random", &once),
+        ("rw=write\nfile_service_type=random:2", &once),
+        ("rw=write\nfile_service_type=random\nloops=2", &twice),
+        ("rw=write\nfile_service_type=random\nio_size=6m", &twice),
+        ("rw=read\nfile_service_type=random:2\nloops=2", &twice),
+        ("rw=randwrite\nfile_service_type=random", &once),
+        ("rw=randwrite\nfile_service_type=random\nloops=2", &twice),
+    ] {
+        assert_eq!(&passes_over_three_files(options), passes, "{options}");
+    }
+}
+
 #[test]
 fn files_that_do_not_end_on_a_block_move_only_whole_blocks_as_fios_do() {
     // (job, fio 3.33's requests and bytes, psync, from its write_iolog):
