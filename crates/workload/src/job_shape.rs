@@ -305,10 +305,14 @@ pub enum FileService {
     RoundRobin { every: u32 },
     /// A file drawn from `distribution` over the files, then `every`
     /// requests to it (`random[:N]`; `zipf`, `pareto`, `normal`, one
-    /// request each).
+    /// request each), as fio draws it ([`crate::workload`]'s
+    /// `drawn_file`). `hottest_at_random`: the distribution's hottest
+    /// rank lies at a place among the files drawn once a job (fio's
+    /// `zipf` and `pareto` without a center); otherwise at its center.
     Drawn {
         distribution: Distribution,
         every: u32,
+        hottest_at_random: bool,
     },
     /// Each file until its size has been moved, then the next
     /// (`sequential`, and fio's `roundrobin:0` and `random:0`, whose next
@@ -379,12 +383,19 @@ impl FileService {
             "random" => FileService::Drawn {
                 distribution: Distribution::Uniform,
                 every,
+                hottest_at_random: false,
             },
             "sequential" => FileService::Sequential,
             // fio takes `gauss` for `normal` here (not in random_distribution).
             "zipf" | "pareto" | "normal" | "gauss" => FileService::Drawn {
                 distribution: Distribution::parse(&value.replacen("gauss", "normal", 1))?,
                 every: 1,
+                // fio's center is the value after the parameter
+                // (`zipf:1.2:0.3`); without it zipf and pareto start
+                // their ranks at a random one (its `rand_off`), normal
+                // at none.
+                hottest_at_random: matches!(kind, "zipf" | "pareto")
+                    && value.split(':').nth(2).is_none(),
             },
             _ => return None,
         })

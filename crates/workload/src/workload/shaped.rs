@@ -24,6 +24,9 @@ pub(super) struct ShapedState {
     /// The files of a sequential job's pass that are done, when its files
     /// are drawn uniformly ([`draw::DoneFiles`]).
     pub(super) files_done: draw::DoneFiles,
+    /// The range the files' distribution lays its hottest rank at, drawn
+    /// once a job, when fio draws it (zipf and pareto without a center).
+    pub(super) hottest_range: Option<u64>,
     /// Requests left at the current random offset run (`rw=randread:N`).
     pub(super) run_left: u32,
     /// Where the next request of a run goes, absolute.
