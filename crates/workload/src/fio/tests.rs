@@ -361,6 +361,7 @@ fn fua_options_of_the_sg_engine_and_options_that_send_the_drive_nothing() {
 }
 
 mod controls;
+mod follow_on;
 mod iolog;
 mod pacing;
 mod random;

@@ -168,6 +168,7 @@ impl Generator {
         let state = &mut self.shaped;
         if state.file_cursors.len() != files as usize {
             state.file_cursors = vec![[0; 3]; files as usize];
+            state.follow_ons = vec![[FollowOn::default(); 3]; files as usize];
         }
         let map_unit = map_unit(s, shape);
         if let Some(unit) = map_unit {
@@ -235,16 +236,10 @@ impl Generator {
             file_start + at
         } else if state.run_left > 0 {
             state.run_left -= 1;
-            let at = state.run_next;
-            if !shape.same_offset {
-                let next = at + len;
-                state.run_next = if next + len > file_start + file_size {
-                    file_start
-                } else {
-                    next
-                };
-            }
-            at
+            let follow_on = &mut state.follow_ons[file][direction];
+            let at = follow_on.next(shape.same_offset);
+            follow_on.went(at, len, file_size);
+            file_start + at
         } else if let Some(unit) = map_unit {
             // fio's random map: each block once a pass.
             let (at, taken) =
@@ -257,21 +252,15 @@ impl Generator {
             file_start + at
         } else {
             let random = picked_random.unwrap_or_else(|| random_pick(&mut self.rng, shape));
-            let at = if random || state.run_next < file_start {
-                file_start
-                    + lo
-                    + shape.distribution.draw(&mut self.rng, random_slots) * random_align
+            let follow_on = &mut state.follow_ons[file][direction];
+            let at = if random {
+                lo + shape.distribution.draw(&mut self.rng, random_slots) * random_align
             } else {
-                state.run_next.min(file_start + file_size - len)
+                follow_on.next(false).min(file_size - len)
             };
             state.run_left = shape.ios_per_offset.saturating_sub(1);
-            let next = if shape.same_offset { at } else { at + len };
-            state.run_next = if next + len > file_start + file_size {
-                file_start
-            } else {
-                next
-            };
-            at
+            follow_on.went(at, len, file_size);
+            file_start + at
         };
         state.zone.moved += len;
         Planned { op, offset, len }
@@ -318,6 +307,43 @@ impl ZoneCursor {
             self.start,
             self.start.saturating_add(zones.range).min(file_size),
         )
+    }
+}
+
+/// Where a random job's next request that draws no offset goes, in one
+/// file and direction: fio keeps the last request's start (`last_start`)
+/// and the offset after it (`last_pos`) per file and direction, so a mix's
+/// reads follow on from its last read and its writes from its last write
+/// (fio 3.33, `rw=randrw bs=4k percentage_random=0`: reads at 0, 4k, 8k...
+/// and writes at 0, 4k, 8k...; `rw=randrw:4`: the first write that follows
+/// on goes to 0). Before the file's first request, its start.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct FollowOn {
+    /// The last request's offset in the file and the next one's.
+    last: Option<(u64, u64)>,
+}
+
+impl FollowOn {
+    /// Where the next request goes: after the last one, or at it again
+    /// (`again`: a follow-on of `rw_sequencer=identical`; a new pick that
+    /// is not random goes after it, as fio's `last_pos`).
+    fn next(self, again: bool) -> u64 {
+        match self.last {
+            None => 0,
+            Some((start, _)) if again => start,
+            Some((_, next)) => next,
+        }
+    }
+
+    /// A request of `len` bytes went at `at`: the next follows it, or
+    /// starts the file again when one as long would pass its end.
+    fn went(&mut self, at: u64, len: u64, file_size: u64) {
+        let next = if at + 2 * len > file_size {
+            0
+        } else {
+            at + len
+        };
+        self.last = Some((at, next));
     }
 }
 

@@ -29,8 +29,9 @@ pub(super) struct ShapedState {
     pub(super) hottest_range: Option<u64>,
     /// Requests left at the current random offset run (`rw=randread:N`).
     pub(super) run_left: u32,
-    /// Where the next request of a run goes, absolute.
-    pub(super) run_next: u64,
+    /// Where a random job's requests that follow on go, in each file and
+    /// direction ([`draw::FollowOn`]).
+    pub(super) follow_ons: Vec<[draw::FollowOn; 3]>,
     /// A direction's pass reached the end ([`JobShape::ends_at_pass_end`]).
     pub(super) pass_over: bool,
     /// Writes since the last `fsync=N` sync and `fdatasync=N` sync.

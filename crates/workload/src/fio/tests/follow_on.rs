@@ -1,0 +1,78 @@
+//! A random job's requests that draw no offset (`percentage_random`,
+//! `rw=randread:N`): where fio sends them.
+
+use super::*;
+use iosteer_sched::{Op, Request};
+
+/// The requests of the job file `text`'s first job, each completed at once.
+fn requests(text: &str) -> Vec<Request> {
+    crate::workload::Generator::new(jobs_of(text)[0].clone(), 0, 1).requests_unloaded()
+}
+
+/// The offsets of `requests` in direction `op`, in KiB, in order.
+fn offsets_k(requests: &[Request], op: Op) -> Vec<u64> {
+    requests
+        .iter()
+        .filter(|r| r.op == op)
+        .map(|r| r.offset.0 / 1024)
+        .collect()
+}
+
+/// `count` offsets in KiB from 0, `step` apart.
+fn steps_k(step: u64, count: usize) -> Vec<u64> {
+    (0..count as u64).map(|i| i * step).collect()
+}
+
+/// A mix's reads follow on from its last read and its writes from its last
+/// write, as fio keeps one position per direction (fio 3.33, `rw=randrw
+/// bs=16k,8k percentage_random=0 size=256k`: `r0 r16k r32k w0 r48k r64k w8k
+/// w16k w24k r80k w32k...`, 12 reads 16 KiB apart from 0 and 8 writes 8 KiB
+/// apart from 0, as `rw=rw`; `bs=4k size=64k`: 10 reads and 6 writes, each
+/// from 0). iosteer walked one stream for both: `w0 w8k r16k w32k r40k...`,
+/// its reads on 8 KiB boundaries.
+#[test]
+fn a_mix_s_reads_and_writes_follow_on_each_from_their_own_last() {
+    let out = requests("[j]\nrw=randrw\nbs=16k,8k\npercentage_random=0\nsize=256k\n");
+    let (reads, writes) = (offsets_k(&out, Op::Read), offsets_k(&out, Op::Write));
+    assert!(!reads.is_empty() && !writes.is_empty());
+    assert_eq!(reads, steps_k(16, reads.len()));
+    assert_eq!(writes, steps_k(8, writes.len()));
+}
+
+/// fio's `rw=randrw:4` draws a random offset for every fourth request; the
+/// three after it follow on from the last request of their own direction,
+/// and of their own file (fio 3.33, `rw=randrw:4 bs=4k size=1m`: `r60k r64k
+/// r68k w0`, the write's position being where its direction started;
+/// `nrfiles=2 filesize=64k percentage_random=20`: `r0:0 r1:0 r0:4k w1:44k
+/// r0:52k r1:4k w0:0`, per file).
+#[test]
+fn a_run_s_requests_follow_the_last_of_their_file_and_direction() {
+    for (files, file_size) in [("size=1m", MIB), ("nrfiles=2\nfilesize=512k", MIB / 2)] {
+        let out = requests(&format!(
+            "[j]\nrw=randrw:4\nbs=4k\n{files}\nnumber_ios=400\n"
+        ));
+        let mut ends = std::collections::HashMap::new();
+        for (i, r) in out.iter().enumerate() {
+            let file = r.offset.0 / file_size;
+            let end = ends.entry((file, r.op)).or_insert(file * file_size);
+            if i % 4 != 0 && *end < file_size * (file + 1) {
+                assert_eq!(r.offset.0, *end, "{files}: request {i}");
+            }
+            *end = r.offset.0 + r.len.0;
+        }
+    }
+}
+
+/// `rw_sequencer=identical` repeats the last offset of the direction; its
+/// next pick, when not random, goes on after it, as fio's `last_pos` does
+/// (fio 3.33, `rw=randread:4 rw_sequencer=identical percentage_random=0
+/// bs=4k size=64k`: 0 four times, then 4k four times, 8k, 12k; `rw=randrw:4`
+/// so: `r0 r0 r0 w0 r4k r4k w0 w0 w4k r4k w4k r4k w8k...`). iosteer read 0
+/// sixteen times.
+#[test]
+fn identical_requests_repeat_and_the_next_pick_goes_on() {
+    let out =
+        requests("[j]\nrw=randread:4\nrw_sequencer=identical\npercentage_random=0\nsize=64k\n");
+    let expected: Vec<u64> = (0..16).map(|i| i / 4 * 4).collect();
+    assert_eq!(offsets_k(&out, Op::Read), expected);
+}
