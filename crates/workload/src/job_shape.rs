@@ -45,8 +45,9 @@ pub struct JobShape {
     /// Where random offsets fall.
     pub distribution: Distribution,
     /// Share of a random job's requests at random offsets (the rest follow
-    /// on sequentially), percent; fio's `percentage_random`. 100 by default.
-    pub percentage_random: Option<u32>,
+    /// on sequentially), percent, per direction (read, write, trim); fio's
+    /// `percentage_random`. `None`: 100 in every direction the job issues.
+    pub percentage_random: Option<[u32; 3]>,
     /// Boundaries random offsets fall on, per direction (read, write,
     /// trim), when not the job's block alignment (fio's `blockalign`).
     pub random_align: Option<[u64; 3]>,

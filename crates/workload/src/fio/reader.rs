@@ -315,10 +315,12 @@ impl Reader {
                 self.blockalign = Some(current);
             }
             "percentage_random" => {
-                self.shape.percentage_random = Some(
-                    percent(value)
-                        .ok_or_else(|| bad("a percentage 0-100 (one for every direction)"))?,
-                )
+                let given = per_direction(value, percent).ok_or_else(|| {
+                    bad("a percentage 0-100, or up to three for reads, writes and trims (`0,100`, `,50`)")
+                })?;
+                let mut current = self.shape.percentage_random.unwrap_or([100; 3]);
+                set_directions(&mut current, given);
+                self.shape.percentage_random = Some(current);
             }
             "norandommap" => {
                 self.norandommap = boolean(value).ok_or_else(|| bad("nothing, 0 or 1"))?;
@@ -580,7 +582,17 @@ impl Reader {
             Some(direction) => vec![direction],
             None => vec![0, 1],
         };
-        if !sequential && self.shape.percentage_random != Some(0) {
+        // Only the directions the job issues count: `rw=randread
+        // percentage_random=100,0` reads at random, as without it.
+        self.shape.percentage_random = self
+            .shape
+            .percentage_random
+            .filter(|p| issued.iter().any(|&d| p[d] < 100));
+        let never_random = self
+            .shape
+            .percentage_random
+            .is_some_and(|p| issued.iter().all(|&d| p[d] == 0));
+        if !sequential && !never_random {
             let random_align = self.shape.random_align.unwrap_or([align; 3]);
             plan.check_seq_rand(random_align, &issued).map_err(err)?;
             if self.norandommap {
@@ -593,7 +605,7 @@ impl Reader {
             self.shape.random_map = !self.norandommap
                 && self.shape.distribution == Distribution::Uniform
                 && random_align == own_blocks
-                && self.shape.percentage_random.is_none_or(|p| p >= 100)
+                && self.shape.percentage_random.is_none()
                 && self.shape.ios_per_offset <= 1;
             let random = RandomJob {
                 blocks: own_blocks,

@@ -138,8 +138,8 @@ impl Generator {
         // fio's `bs_is_seq_rand` sizes a request by whether it is random,
         // so that is drawn first (a follow-on of `rw=randread:N` is not).
         let by_randomness = shape.blocks_by_randomness && !s.sequential;
-        let picked_random =
-            (by_randomness && self.shaped.run_left == 0).then(|| random_pick(&mut self.rng, shape));
+        let picked_random = (by_randomness && self.shaped.run_left == 0)
+            .then(|| random_pick(&mut self.rng, shape, direction));
         let blocks_index = match (shape.blocks_by_randomness, picked_random) {
             (false, _) => direction,
             (true, random) => usize::from(random == Some(true)),
@@ -251,7 +251,8 @@ impl Generator {
             }
             file_start + at
         } else {
-            let random = picked_random.unwrap_or_else(|| random_pick(&mut self.rng, shape));
+            let random =
+                picked_random.unwrap_or_else(|| random_pick(&mut self.rng, shape, direction));
             let follow_on = &mut state.follow_ons[file][direction];
             let at = if random {
                 lo + shape.distribution.draw(&mut self.rng, random_slots) * random_align
@@ -366,12 +367,12 @@ pub(crate) fn map_unit(s: &Synthetic, shape: &JobShape) -> Option<u64> {
     .filter(|&unit| unit > 0)
 }
 
-/// Whether a random job's next request (not a follow-on) goes to a random
-/// offset: fio's `percentage_random`.
-fn random_pick(rng: &mut SmallRng, shape: &JobShape) -> bool {
+/// Whether a random job's next request (not a follow-on) in `direction`
+/// goes to a random offset: fio's `percentage_random`.
+fn random_pick(rng: &mut SmallRng, shape: &JobShape, direction: usize) -> bool {
     shape
         .percentage_random
-        .is_none_or(|p| rng.random_range(0..100) < p)
+        .is_none_or(|p| rng.random_range(0..100) < p[direction])
 }
 
 /// The file (index) of the next request as fio's `file_service_type`

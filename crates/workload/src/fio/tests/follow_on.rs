@@ -76,3 +76,47 @@ fn identical_requests_repeat_and_the_next_pick_goes_on() {
     let expected: Vec<u64> = (0..16).map(|i| i / 4 * 4).collect();
     assert_eq!(offsets_k(&out, Op::Read), expected);
 }
+
+/// `percentage_random` takes a value per direction (reads, writes, trims),
+/// as fio's other per-direction options: a blank one keeps the value in
+/// force, those left out at the end take the last one given (fio 3.33, the
+/// share of each direction's requests that follow on, `rw=randrw`: `0,100`
+/// reads 100% and writes 0%; `30,` reads 69% and writes 0% (all random);
+/// `,50` reads 0% and writes 49%; `[global] percentage_random=0,0` then
+/// `,100` reads 100% and writes 0%; `rw=randtrim percentage_random=0,50,100`
+/// trims 0%). iosteer refused every list. fio drops the job for `,,` and
+/// `101`; it takes `50,101` and `30,abc` as `50,` and `30,` after an error
+/// message, and `20:80` as `20,80`: iosteer refuses them all.
+#[test]
+fn percentage_random_takes_a_value_per_direction() {
+    let given = |text: &str| jobs_of(text)[0].shape.percentage_random;
+    let mix = |value: &str| given(&format!("[j]\nrw=randrw\npercentage_random={value}\n"));
+    assert_eq!(mix("0,100"), Some([0, 100, 100]));
+    assert_eq!(mix("30,"), Some([30, 100, 100]));
+    assert_eq!(mix(",50"), Some([100, 50, 50]));
+    assert_eq!(mix("30,,"), Some([30, 100, 100]));
+    assert_eq!(mix("50"), Some([50; 3]));
+    assert_eq!(
+        given("[global]\npercentage_random=0,0\n[j]\nrw=randrw\npercentage_random=,100\n"),
+        Some([0, 100, 100])
+    );
+    let trims = given("[j]\nrw=randtrim\npercentage_random=0,50,100\n");
+    assert_eq!(trims, None, "trims are all random");
+    // Only the directions issued count: a reader's writes at 0% change nothing.
+    assert_eq!(given("[j]\nrw=randread\npercentage_random=100,0\n"), None);
+    // `0,100`: the reads follow on from 0, the writes go at random.
+    let out = requests("[j]\nrw=randrw\nbs=4k\npercentage_random=0,100\nsize=1m\n");
+    let (reads, writes) = (offsets_k(&out, Op::Read), offsets_k(&out, Op::Write));
+    assert_eq!(reads, steps_k(4, reads.len()));
+    assert_ne!(writes, steps_k(4, writes.len()));
+    for value in [",,", "101", "50,101", "30,abc", "1,2,3,4", "20:80"] {
+        assert_refused(
+            &format!("[j]\nrw=randrw\npercentage_random={value}\n"),
+            "t.fio:3",
+            &[
+                &format!("percentage_random={value}"),
+                "a percentage 0-100, or up to three for reads, writes and trims",
+            ],
+        );
+    }
+}
