@@ -588,10 +588,20 @@ impl Reader {
             .shape
             .percentage_random
             .filter(|p| issued.iter().any(|&d| p[d] < 100));
+        // fio draws no random offset where every direction the job issues
+        // is 0% random: the job runs as its sequential twin (fio 3.33,
+        // `rw=randread bs=12k size=512k percentage_random=0`: 42 whole
+        // blocks, as `rw=read`; `rw=randrw` as `rw=rw`, request for
+        // request). Runs of `rw_sequencer=identical` still repeat offsets.
         let never_random = self
             .shape
             .percentage_random
             .is_some_and(|p| issued.iter().all(|&d| p[d] == 0));
+        let sequential = sequential
+            || (never_random && !(self.shape.same_offset && self.shape.ios_per_offset > 1));
+        if sequential {
+            (self.shape.percentage_random, self.shape.ios_per_offset) = (None, 0);
+        }
         if !sequential && !never_random {
             let random_align = self.shape.random_align.unwrap_or([align; 3]);
             plan.check_seq_rand(random_align, &issued).map_err(err)?;

@@ -120,3 +120,36 @@ fn percentage_random_takes_a_value_per_direction() {
         );
     }
 }
+
+/// A job whose every direction is 0% random draws no random offset: fio
+/// runs it as its sequential twin, which stops at the last whole block
+/// (fio 3.33, `bs=12k size=512k percentage_random=0`: `rw=randread` 42
+/// reads, 516,096 bytes, as `rw=read`; `rw=randwrite` 42 writes,
+/// `rw=randtrim` 42 trims; `rw=randrw` the requests of `rw=rw`, one for one,
+/// under two seeds). iosteer read a 43rd block, past 512 KiB, from the
+/// start again, and walked a mix as one stream.
+#[test]
+fn a_job_that_is_never_random_runs_as_its_sequential_twin() {
+    let walk = |text: &str| -> Vec<(Op, u64, u64)> {
+        let out = requests(&format!("[j]\nbs=12k\nsize=512k\n{text}\n"));
+        out.iter().map(|r| (r.op, r.offset.0, r.len.0)).collect()
+    };
+    for (random, twin) in [
+        ("rw=randread\npercentage_random=0", "rw=read"),
+        ("rw=randwrite\npercentage_random=0", "rw=write"),
+        ("rw=randtrim\npercentage_random=0", "rw=trim"),
+        ("rw=randread:4\npercentage_random=0", "rw=read"),
+        ("rw=randread\npercentage_random=0,100", "rw=read"),
+    ] {
+        let out = walk(random);
+        assert_eq!(out.len(), 42, "{random}");
+        assert_eq!(out.iter().map(|r| r.2).sum::<u64>(), 516_096, "{random}");
+        assert_eq!(out, walk(twin), "{random}");
+    }
+    for bs in ["bs=12k", "bs=16k,8k"] {
+        assert_eq!(
+            walk(&format!("rw=randrw\n{bs}\npercentage_random=0")),
+            walk(&format!("rw=rw\n{bs}"))
+        );
+    }
+}
