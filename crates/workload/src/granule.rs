@@ -87,7 +87,10 @@ mod tests {
         // review: 100,000-byte zones were simulated off the sectors).
         let zones = "[j]\nrw=read\nbs=4k\nsize=1m\nzonemode=strided\nzonesize=16k\n";
         assert_eq!(granule(&format!("{zones}zonerange=100000\n")), Some(32));
-        assert_eq!(granule(&format!("{zones}zonerange=64k\nzoneskip=1000\n")), Some(8));
+        assert_eq!(
+            granule(&format!("{zones}zonerange=64k\nzoneskip=1000\n")),
+            Some(8)
+        );
         assert_eq!(granule(&format!("{zones}zonerange=64k\n")), Some(4096));
     }
 }
