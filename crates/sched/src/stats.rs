@@ -12,6 +12,7 @@
 use hdrhistogram::Histogram;
 
 use crate::request::{Command, Completion, Op, Outcome, Request};
+use crate::trim::TrimCuts;
 use crate::units::{Bytes, Nanos};
 
 /// Weight of a new sample in the latency EMA is 2^-9, as upstream: about the
@@ -410,6 +411,8 @@ pub struct Stats {
     pub scheduler_backlog: BusyClock,
     /// Device slots seen at the last dispatch (for `load`).
     pub device_slots: u32,
+    /// What later writes took out of waiting trims.
+    pub trim_cuts: TrimCuts,
     queued_total: u32,
     in_flight_total: u32,
     load: f64,
@@ -427,6 +430,7 @@ impl Stats {
             device_busy: BusyClock::default(),
             scheduler_backlog: BusyClock::default(),
             device_slots: 0,
+            trim_cuts: TrimCuts::default(),
             queued_total: 0,
             in_flight_total: 0,
             load: 0.0,
@@ -498,6 +502,13 @@ impl Stats {
         if self.queued_total == 0 {
             self.scheduler_backlog.set(false, now);
         }
+    }
+
+    /// Later writes took `cuts` out of trims still queued.
+    pub(crate) fn on_trims_cut(&mut self, cuts: TrimCuts) {
+        let class = self.class_mut(Op::Trim);
+        class.queued_bytes = Bytes(class.queued_bytes.0.saturating_sub(cuts.removed().0));
+        self.trim_cuts.add(cuts);
     }
 
     pub(crate) fn on_elide(&mut self, request: &Request, now: Nanos) {

@@ -107,12 +107,12 @@ impl TrimQueue {
     }
 
     /// Takes `[offset, offset + len)`, which a write queued after the trims
-    /// overwrites, out of every queued trim ([`overwrite`]); a trim left
-    /// with nothing is completed unsent.
-    pub fn cut(&mut self, offset: Bytes, len: Bytes) {
+    /// overwrites, out of every queued trim ([`overwrite`], counted in
+    /// `cuts`); a trim left with nothing is completed unsent.
+    pub fn cut(&mut self, offset: Bytes, len: Bytes, cuts: &mut TrimCuts) {
         let mut i = 0;
         while i < self.queue.len() {
-            if overwrite(&mut self.queue[i], offset, len) == Overwritten::Whole {
+            if overwrite(&mut self.queue[i], offset, len, cuts) == Overwritten::Whole {
                 let whole = self.queue.remove(i).expect("index in range");
                 self.elided.push_back(whole);
             } else {
@@ -158,11 +158,44 @@ pub(crate) enum Overwritten {
     Whole,
 }
 
+/// What later writes took out of trims that were still waiting: the
+/// report says so, since the trims complete shorter than they were asked
+/// (those overwritten whole complete unsent, and count as elided).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TrimCuts {
+    /// Trims shortened.
+    pub shortened: u64,
+    /// Their bytes the writes covered.
+    pub written_over: Bytes,
+    /// Their bytes beside a write inside them, not sent: one request
+    /// carries one range, and the smaller side goes.
+    pub dropped: Bytes,
+}
+
+impl TrimCuts {
+    /// Every byte taken out of the trims.
+    pub fn removed(&self) -> Bytes {
+        self.written_over + self.dropped
+    }
+
+    pub(crate) fn add(&mut self, other: TrimCuts) {
+        self.shortened += other.shortened;
+        self.written_over += other.written_over;
+        self.dropped += other.dropped;
+    }
+}
+
 /// Takes `[offset, offset + len)`, which a write queued after `trim`
-/// overwrites, out of `trim`. A write inside a trim leaves two pieces, and
-/// one request carries one range, so the smaller piece is dropped (a trim is
-/// advisory; dropping it only withholds a hint from the drive).
-pub(crate) fn overwrite(trim: &mut Request, offset: Bytes, len: Bytes) -> Overwritten {
+/// overwrites, out of `trim`, counting what it took in `cuts`. A write
+/// inside a trim leaves two pieces, and one request carries one range, so
+/// the smaller piece is dropped (a trim is advisory; dropping it only
+/// withholds a hint from the drive).
+pub(crate) fn overwrite(
+    trim: &mut Request,
+    offset: Bytes,
+    len: Bytes,
+    cuts: &mut TrimCuts,
+) -> Overwritten {
     let (start, end) = (offset.0, offset.0.saturating_add(len.0));
     let (t_start, t_end) = (trim.offset.0, trim.offset.0 + trim.len.0);
     if len.0 == 0 || end <= t_start || t_end <= start {
@@ -173,6 +206,9 @@ pub(crate) fn overwrite(trim: &mut Request, offset: Bytes, len: Bytes) -> Overwr
     if before == 0 && after == 0 {
         return Overwritten::Whole;
     }
+    cuts.shortened += 1;
+    cuts.dropped += Bytes(before.min(after));
+    cuts.written_over += Bytes(trim.len.0 - before - after);
     if before >= after {
         trim.len = Bytes(before);
     } else {
@@ -246,21 +282,32 @@ mod tests {
     #[test]
     fn writes_cut_the_trims_they_overwrite() {
         let mut q = TrimQueue::new(512, 0);
+        let mut cuts = TrimCuts::default();
         q.push(Request::new(0, Op::Trim, 1000, 1000, Nanos::ZERO));
-        q.cut(Bytes(500), Bytes(700));
+        q.cut(Bytes(500), Bytes(700), &mut cuts);
         assert_eq!(ranges(&q), [(1200, 800)], "a prefix is cut");
-        q.cut(Bytes(1900), Bytes(500));
+        q.cut(Bytes(1900), Bytes(500), &mut cuts);
         assert_eq!(ranges(&q), [(1200, 700)], "a suffix is cut");
-        q.cut(Bytes(1300), Bytes(100));
+        q.cut(Bytes(1300), Bytes(100), &mut cuts);
         assert_eq!(ranges(&q), [(1400, 500)], "inside: the larger piece stays");
-        q.cut(Bytes(0), Bytes(1400));
+        q.cut(Bytes(0), Bytes(1400), &mut cuts);
         assert_eq!(ranges(&q), [(1400, 500)], "a write that only touches it");
-        q.cut(Bytes(1600), Bytes::ZERO);
+        q.cut(Bytes(1600), Bytes::ZERO, &mut cuts);
         assert_eq!(ranges(&q), [(1400, 500)], "an empty write cuts nothing");
         assert_eq!(q.pop_elided(), None);
-        q.cut(Bytes(1400), Bytes(500));
+        let counted = TrimCuts {
+            shortened: 3,
+            written_over: Bytes(200 + 100 + 100),
+            dropped: Bytes(100),
+        };
+        assert_eq!(
+            cuts, counted,
+            "500 of the 1000 bytes taken, 100 beside a write"
+        );
+        q.cut(Bytes(1400), Bytes(500), &mut cuts);
         assert!(q.is_empty());
         assert_eq!(q.pop_elided().map(|r| r.id.0), Some(0), "overwritten whole");
+        assert_eq!(cuts, counted, "a trim overwritten whole is elided, not cut");
     }
 
     #[test]

@@ -8,10 +8,9 @@
 //! them in flight) and are sent, in the order they came, once what they
 //! overlap has finished (a read behind a held write goes with it).
 //!
-//! This keeps the order commands reach the engine in. A policy that sends
-//! a write ahead of the trim its job issued first (most queue trims apart)
-//! still has that trim land on the write: a job whose writes must follow
-//! its trims holds them itself (fio's `trimwrite`, in the generator).
+//! This keeps the order commands reach the engine in; that no policy sends
+//! a trim after a write queued later over its bytes is the scheduler's
+//! part (the write takes its range out of the waiting trim).
 
 use std::time::Instant;
 

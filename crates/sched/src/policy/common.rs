@@ -9,7 +9,7 @@ use crate::policy::{class_pressure, PolicyInfo, Ticker};
 use crate::request::{Command, Completion, Dispatch, Op, Request};
 use crate::scheduler::{ClassPressure, DeviceView, Pressure, Retry, Scheduler, WriteLimit};
 use crate::stats::Stats;
-use crate::trim::{TrimQueue, DEFAULT_MAX_RANGES};
+use crate::trim::{TrimCuts, TrimQueue, DEFAULT_MAX_RANGES};
 use crate::units::{Bytes, Nanos};
 
 pub const TRIM_MAX_RANGES: Tunable = Tunable {
@@ -135,10 +135,11 @@ pub(crate) trait Policy: Send {
     fn trims(&mut self) -> Option<&mut TrimQueue>;
 
     /// Takes `[offset, offset + len)`, which a write now queued overwrites,
-    /// out of the trims waiting (by default those of [`Policy::trims`]).
-    fn cut_trims(&mut self, offset: Bytes, len: Bytes) {
+    /// out of the trims waiting (by default those of [`Policy::trims`]),
+    /// counting in `cuts` what it took.
+    fn cut_trims(&mut self, offset: Bytes, len: Bytes, cuts: &mut TrimCuts) {
         if let Some(trims) = self.trims() {
-            trims.cut(offset, len);
+            trims.cut(offset, len, cuts);
         }
     }
 
@@ -213,7 +214,9 @@ impl<P: Policy> Scheduler for P {
         // overwrites leaves those trims, or a trim sent after it would
         // unmap the new data.
         if request.op == Op::Write {
-            self.cut_trims(request.offset, request.len);
+            let mut cuts = TrimCuts::default();
+            self.cut_trims(request.offset, request.len, &mut cuts);
+            self.base_mut().stats.on_trims_cut(cuts);
         }
         self.accept(request, now);
     }
@@ -274,10 +277,32 @@ impl<P: Policy> Scheduler for P {
     }
 
     fn notes(&self) -> Vec<String> {
-        self.report_notes()
+        let mut notes = self.report_notes();
+        notes.extend(trim_cuts_note(&self.base().stats.trim_cuts));
+        notes
     }
 
     fn read_target(&self) -> Option<Nanos> {
         self.latency_target()
     }
+}
+
+/// Says how many trims later writes shortened while they waited, and by
+/// how much: they complete shorter than they were asked.
+fn trim_cuts_note(cuts: &TrimCuts) -> Option<String> {
+    let mib = |bytes: Bytes| bytes.0 as f64 / (1u64 << 20) as f64;
+    let dropped = match cuts.dropped.0 {
+        0 => String::new(),
+        _ => format!(
+            ", and {:.2} MiB beside a write inside a trim not sent, since one request carries one range",
+            mib(cuts.dropped)
+        ),
+    };
+    (cuts.shortened > 0).then(|| {
+        format!(
+            "{} trims were shortened while they waited, by writes queued after them over their bytes ({:.2} MiB written over{dropped}): the trim figures count what was sent",
+            cuts.shortened,
+            mib(cuts.written_over),
+        )
+    })
 }

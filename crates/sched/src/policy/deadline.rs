@@ -62,7 +62,7 @@ use crate::policy::common::{
 };
 use crate::policy::{construct, PolicyInfo};
 use crate::request::{Command, Op, Request};
-use crate::trim::{overwrite, Overwritten, TrimQueue};
+use crate::trim::{overwrite, Overwritten, TrimCuts, TrimQueue};
 use crate::units::{Bytes, Nanos};
 
 pub const TUNABLES: &[Tunable] = &[
@@ -390,7 +390,7 @@ impl Policy for Deadline {
 
     /// The sorted trims a write overlaps are shortened (their position
     /// moves with their offset); one overwritten whole completes unsent.
-    fn cut_trims(&mut self, offset: Bytes, len: Bytes) {
+    fn cut_trims(&mut self, offset: Bytes, len: Bytes, cuts: &mut TrimCuts) {
         let direction = &mut self.dirs[Dir::Write as usize];
         let end = offset.0.saturating_add(len.0);
         let reached: Vec<Key> = direction
@@ -404,7 +404,7 @@ impl Policy for Deadline {
             .collect();
         for key in reached {
             let mut entry = direction.remove(key);
-            match overwrite(&mut entry.queued.request, offset, len) {
+            match overwrite(&mut entry.queued.request, offset, len, cuts) {
                 Overwritten::Whole => self.overwritten.push_back(entry.queued.request),
                 _ => direction.insert((entry.queued.request.offset.0, key.1), entry),
             }

@@ -188,4 +188,26 @@ mod tests {
         };
         assert_eq!(s.dispatch(Nanos(1), draining), None);
     }
+
+    /// A trim a later write cut leaves the queued bytes at zero once sent
+    /// (found by a review: the cut bytes stayed counted as queued for good),
+    /// and the policy's notes say what the writes took.
+    #[test]
+    fn a_cut_trim_is_counted_and_noted() {
+        let mut s = Fifo::new(FifoConfig::default());
+        let t = Nanos::ZERO;
+        s.enqueue(Request::new(0, Op::Trim, 0, 64 << 20, t), t);
+        s.enqueue(Request::new(1, Op::Write, 1 << 20, 1 << 20, t), t);
+        for command in drain(&mut s, Nanos(1), 64, 0) {
+            let _ = s.complete(&command.completion(Outcome::Ok), Nanos(2));
+        }
+        let trim = s.stats().class(Op::Trim);
+        assert_eq!((trim.queued, trim.queued_bytes.0), (0, 0));
+        let notes = s.notes().join("; ");
+        assert!(notes.contains("1 trims were shortened"), "{notes}");
+        assert!(
+            notes.contains("(1.00 MiB written over, and 1.00 MiB beside"),
+            "{notes}"
+        );
+    }
 }

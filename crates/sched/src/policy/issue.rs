@@ -26,8 +26,8 @@ use std::collections::{BTreeMap, VecDeque};
 use crate::ordering::{flush_may_go, Barrier, Queued};
 use crate::request::{Command, Op, Request};
 use crate::stats::Stats;
-use crate::trim::TrimQueue;
-use crate::units::Nanos;
+use crate::trim::{overwrite, Overwritten, TrimCuts, TrimQueue};
+use crate::units::{Bytes, Nanos};
 
 #[derive(Debug)]
 struct IssueQueue {
@@ -200,6 +200,38 @@ impl Gate {
     /// The waiting trims, in the device queue.
     pub(crate) fn trims(&mut self) -> &mut TrimQueue {
         self.issue.trims()
+    }
+
+    /// Takes `[offset, offset + len)`, which a write now queued overwrites,
+    /// out of the trims in the device queue and of those still `waiting`
+    /// in a policy's throttle ahead of it (which would otherwise reach the
+    /// device after the write); one of those overwritten whole leaves its
+    /// queue and completes unsent. How many did.
+    pub(crate) fn cut_trims<'a>(
+        &mut self,
+        waiting: impl Iterator<Item = &'a mut VecDeque<Queued>>,
+        offset: Bytes,
+        len: Bytes,
+        cuts: &mut TrimCuts,
+    ) -> u32 {
+        self.trims().cut(offset, len, cuts);
+        let mut whole = 0;
+        for queue in waiting {
+            let mut i = 0;
+            while i < queue.len() {
+                let trim = &mut queue[i].request;
+                let overwritten =
+                    trim.op == Op::Trim && overwrite(trim, offset, len, cuts) == Overwritten::Whole;
+                if overwritten {
+                    let trim = queue.remove(i).expect("index in range").request;
+                    self.trims().elide(trim);
+                    whole += 1;
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        whole
     }
 
     /// The next command for a device with a free slot.

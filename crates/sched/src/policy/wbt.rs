@@ -77,7 +77,7 @@ use crate::policy::issue::{gate_in_field, Gate};
 use crate::policy::{construct, PolicyInfo};
 use crate::request::{Command, Completion, Op, Request};
 use crate::scheduler::{DeviceView, WriteLimit};
-use crate::trim::{overwrite, Overwritten};
+use crate::trim::TrimCuts;
 use crate::units::{Bytes, Nanos};
 
 /// Max depth at step 0, unless the device queue is shallower.
@@ -538,18 +538,9 @@ impl Policy for Wbt {
     /// Trims still waiting at the throttle are cut as well: passing it
     /// later, they would reach the device after the write. One overwritten
     /// whole counts as passed, and is completed unsent.
-    fn cut_trims(&mut self, offset: Bytes, len: Bytes) {
-        self.gate.trims().cut(offset, len);
-        let mut i = 0;
-        while i < self.trims.queue.len() {
-            if overwrite(&mut self.trims.queue[i].request, offset, len) == Overwritten::Whole {
-                let whole = self.trims.queue.remove(i).expect("index in range");
-                self.trims.inflight += 1;
-                self.gate.trims().elide(whole.request);
-            } else {
-                i += 1;
-            }
-        }
+    fn cut_trims(&mut self, offset: Bytes, len: Bytes, cuts: &mut TrimCuts) {
+        let waiting = std::iter::once(&mut self.trims.queue);
+        self.trims.inflight += self.gate.cut_trims(waiting, offset, len, cuts);
     }
 
     /// An elided trim is done as a completed one is.
