@@ -97,10 +97,15 @@ pub struct Skip {
 impl Skip {
     pub const NAMES: &'static str = "read, write, trim, sync";
 
-    /// fio's comma-separated list (`write,trim`); the unknown word if one is.
+    /// fio's comma-separated list (`write,trim`; empty, nothing); the
+    /// unknown word if one is.
     pub fn parse(list: &str) -> Result<Skip, String> {
         let mut skip = Skip::default();
-        for word in list.trim().split(',') {
+        let list = list.trim();
+        if list.is_empty() {
+            return Ok(skip);
+        }
+        for word in list.split(',') {
             match word {
                 "read" => skip.read = true,
                 "write" => skip.write = true,

@@ -56,7 +56,12 @@ pub(super) fn sections(lines: &[Line], file: &str) -> Result<Vec<Section>, FioEr
             });
         }
         let (key, value) = text.split_once('=').unwrap_or((text, ""));
-        if text.contains('=') && value.trim().is_empty() {
+        let empty = text.contains('=') && value.trim().is_empty();
+        if empty && key.trim() == "bssplit" {
+            // fio 3.33 runs such a job with its `bs`.
+            continue;
+        }
+        if empty && !TAKE_EMPTY.contains(&key.trim()) {
             return Err(FioError {
                 file: file.to_string(),
                 line: line.number,
@@ -111,6 +116,22 @@ pub(super) fn sections(lines: &[Line], file: &str) -> Result<Vec<Section>, FioEr
     }
     Ok(sections)
 }
+
+/// Options fio 3.33 takes with an empty value (`write_bw_log=`), where it
+/// refuses one for every other (`bssplit=` too: it keeps `bs`).
+const TAKE_EMPTY: &[&str] = &[
+    "write_bw_log",
+    "write_lat_log",
+    "write_iops_log",
+    "write_hist_log",
+    "ignore_error",
+    "cpus_allowed",
+    "numa_cpu_nodes",
+    "numa_mem_policy",
+    "log_compression_cpus",
+    "verify_async_cpus",
+    "replay_skip",
+];
 
 /// Whether an option's value starts with a space fio keeps and that
 /// changes what it reads: anything but a plain number (`iodepth = 32` reads

@@ -464,6 +464,11 @@ fn an_empty_value_is_refused_as_fio_refuses_it() {
         let text = format!("[j]\nsize=64k\n{option}\n");
         assert_refused(&text, ":3:", &["an empty value", option.trim_end()]);
     }
+    // Those fio takes empty (found by a review): `bssplit=` keeps `bs`.
+    let taken =
+        file_of("[j]\nsize=64k\nbs=8k\nbssplit=\nwrite_bw_log=\nignore_error=\nreplay_skip=\n");
+    let s = synthetic(&taken.jobs[0]);
+    assert_eq!((s.block_min, s.block_max), (8192, 8192));
 }
 
 #[test]
