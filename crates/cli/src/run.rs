@@ -292,7 +292,7 @@ fn write(args: &RunArgs, measured: Measured, drive: Option<&DeviceConfig>) -> Re
             .warnings
             .push(format!("the run ended with an error: {e}"));
     }
-    let mismatches = measured.report.verify.as_ref().map_or(0, |v| v.mismatches);
+    let faults = measured.faults();
     let runs = [measured.report];
     let json =
         serde_json::to_string_pretty(&SimReport::new(&runs, measured.requests, measured.wall))?;
@@ -304,11 +304,9 @@ fn write(args: &RunArgs, measured: Measured, drive: Option<&DeviceConfig>) -> Re
     args.report.print_and_write(&text, |dir| {
         crate::write_run_outputs(dir, &runs, &json, &context)
     })?;
-    match (measured.error, measured.failed, mismatches) {
-        (Some(e), ..) => Err(e.into()),
-        (None, 0, 0) => Ok(()),
-        (None, 0, n) => Err(anyhow!("verify: {n} blocks did not read back as written")),
-        (None, n, _) => Err(anyhow!("{n} requests failed (the report's notes say how)")),
+    match measured.error {
+        Some(e) => Err(e.into()),
+        None => Ok(faults?),
     }
 }
 

@@ -142,3 +142,32 @@ fn bad_probe_options_are_clear_errors() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+/// A target that fails the probe's writes (a full file system) stops it
+/// with an error: its steps' figures would leave those writes out (found by
+/// a review: it picked a "best" rate and exited 0).
+#[test]
+fn a_probe_whose_writes_fail_stops_with_an_error() {
+    let Some(fs) = common::Tmpfs::mount("probe-enospc", "1m") else {
+        eprintln!("SKIPPED (counted): cannot mount a tmpfs here");
+        return;
+    };
+    let target = fs.0.path().join("sparse");
+    std::fs::File::create(&target)
+        .unwrap()
+        .set_len(16 << 20)
+        .unwrap();
+    let out = common::iosteer()
+        .args(["probe", "--target"])
+        .arg(&target)
+        .args(["--rates", "1m,2m", "--step-time", "1s", "--settle", "200ms"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("io_uring is not available") {
+        eprintln!("SKIPPED (counted): {stderr}");
+        return;
+    }
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("requests failed in a step"), "{stderr}");
+}

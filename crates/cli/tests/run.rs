@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use common::example_job_files::example_job_files;
-use common::{assert_refused_saying, each_str, iosteer, last_phase, repo_file, temp_dir};
+use common::{assert_refused_saying, each_str, iosteer, last_phase, repo_file, temp_dir, Tmpfs};
 use tempfile::TempDir;
 
 /// A fresh directory named after `name` holding the job file `file` of
@@ -575,31 +575,6 @@ fn a_run_whose_out_files_cannot_be_written_still_prints_its_report() {
             .unwrap()
             > 0
     );
-}
-
-/// A tmpfs of `size` mounted on a fresh directory, unmounted when dropped;
-/// `None` where mounting is not permitted.
-struct Tmpfs(TempDir);
-
-impl Tmpfs {
-    fn mount(name: &str, size: &str) -> Option<Tmpfs> {
-        let dir = temp_dir(name);
-        let mounted = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir.path())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        mounted.then_some(Tmpfs(dir))
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount")
-            .arg(self.0.path())
-            .status();
-    }
 }
 
 #[test]

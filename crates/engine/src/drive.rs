@@ -347,6 +347,47 @@ pub struct Measured {
     pub failed: u64,
 }
 
+impl Measured {
+    /// What the run got wrong besides its error: requests the target failed
+    /// and blocks `--verify` found wrong (the report says which).
+    pub fn faults(&self) -> Result<(), RunFaults> {
+        let mismatched = self.report.verify.as_ref().map_or(0, |v| v.mismatches);
+        match (self.failed, mismatched) {
+            (0, 0) => Ok(()),
+            (failed, mismatched) => Err(RunFaults { failed, mismatched }),
+        }
+    }
+}
+
+/// Requests a run's target failed, and blocks that did not read back as
+/// written: the run's figures stand, its exit status should not be success.
+#[derive(Debug)]
+pub struct RunFaults {
+    pub failed: u64,
+    pub mismatched: u64,
+}
+
+impl std::fmt::Display for RunFaults {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let failed = (self.failed > 0).then(|| {
+            format!(
+                "{} requests failed (the report's notes say how)",
+                self.failed
+            )
+        });
+        let mismatched = (self.mismatched > 0).then(|| {
+            format!(
+                "verify: {} blocks did not read back as written",
+                self.mismatched
+            )
+        });
+        let faults: Vec<String> = [failed, mismatched].into_iter().flatten().collect();
+        f.write_str(&faults.join("; "))
+    }
+}
+
+impl std::error::Error for RunFaults {}
+
 /// Runs the plan's jobs through its scheduler into `backend` until they end,
 /// the drain passes or the plan's `stop` says so, recording every request.
 pub fn drive<B: Backend>(
@@ -491,6 +532,9 @@ pub fn drive<B: Backend>(
 fn depth_note(jobs: &[Job], slots: u32) -> Option<String> {
     let together = |after: &Vec<usize>| -> u64 {
         (jobs.iter())
+            // A job file's jobs only (a probe's open-loop reader is not
+            // one fio would run).
+            .filter(|job| !job.shape.section.is_empty())
             .filter(|job| job.shape.after == *after)
             .filter_map(|job| match &job.kind {
                 JobKind::Synthetic(s) => Some(u64::from(s.arrival.iodepth)),
@@ -596,6 +640,26 @@ mod tests {
             waits_from_previous: false,
         });
         assert_eq!(run_length(None, &[job]), TRACE_DRAIN);
+    }
+
+    /// Both kinds of fault are named (found by a review: a run with both
+    /// named only its failed requests).
+    #[test]
+    fn a_runs_faults_name_failed_requests_and_wrong_blocks_together() {
+        let both = RunFaults {
+            failed: 2,
+            mismatched: 3,
+        };
+        let text = both.to_string();
+        assert_eq!(text, "2 requests failed (the report's notes say how); verify: 3 blocks did not read back as written");
+        let one = RunFaults {
+            failed: 0,
+            mismatched: 1,
+        };
+        assert_eq!(
+            one.to_string(),
+            "verify: 1 blocks did not read back as written"
+        );
     }
 
     #[test]

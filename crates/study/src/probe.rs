@@ -127,6 +127,10 @@ const MISSES_TO_STOP: usize = 2;
 pub enum ProbeError {
     #[error("the rates must increase")]
     RatesNotIncreasing,
+    /// The target failed requests of a step (full, or failing): its figures
+    /// leave them out, so no verdict stands on them.
+    #[error("{count} requests failed in a step (the report's notes say how)")]
+    RequestsFailed { count: u64 },
     #[error("{count} rates; at most {}", MAX_STEPS)]
     TooManyRates { count: usize },
     #[error("the highest rate is below the first")]
@@ -492,9 +496,10 @@ impl<B: Backend> Probe<B> {
         };
         self.backend.begin_step();
         let measured = drive(plan, &mut self.backend, &self.label, &self.description);
-        let error = match measured.error {
-            Some(e) => Some(e.into()),
-            None => self.backend.quiesce().err(),
+        let error = match (measured.error, measured.failed) {
+            (Some(e), _) => Some(e.into()),
+            (None, 0) => self.backend.quiesce().err(),
+            (None, count) => Some(ProbeError::RequestsFailed { count }),
         };
         self.runs.push(measured.report.clone());
         Ok((measured.report, error))

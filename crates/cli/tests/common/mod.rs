@@ -189,3 +189,28 @@ pub fn each_str<'a>(array: &'a serde_json::Value, key: &str) -> Vec<&'a str> {
 pub fn last_phase(run: &serde_json::Value) -> &serde_json::Value {
     run["phases"].as_array().unwrap().last().unwrap()
 }
+
+/// A tmpfs of `size` mounted on a fresh directory, unmounted when dropped;
+/// `None` where mounting is not permitted.
+pub struct Tmpfs(pub TempDir);
+
+impl Tmpfs {
+    pub fn mount(name: &str, size: &str) -> Option<Tmpfs> {
+        let dir = temp_dir(name);
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        mounted.then_some(Tmpfs(dir))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.0.path())
+            .status();
+    }
+}
