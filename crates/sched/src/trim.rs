@@ -163,8 +163,9 @@ pub(crate) enum Overwritten {
 /// (those overwritten whole complete unsent, and count as elided).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TrimCuts {
-    /// Trims shortened.
-    pub shortened: u64,
+    /// Times a write took bytes out of a trim (one trim may be cut by
+    /// many writes).
+    pub cuts: u64,
     /// Their bytes the writes covered.
     pub written_over: Bytes,
     /// Their bytes beside a write inside them, not sent: one request
@@ -179,7 +180,7 @@ impl TrimCuts {
     }
 
     pub(crate) fn add(&mut self, other: TrimCuts) {
-        self.shortened += other.shortened;
+        self.cuts += other.cuts;
         self.written_over += other.written_over;
         self.dropped += other.dropped;
     }
@@ -206,7 +207,7 @@ pub(crate) fn overwrite(
     if before == 0 && after == 0 {
         return Overwritten::Whole;
     }
-    cuts.shortened += 1;
+    cuts.cuts += 1;
     cuts.dropped += Bytes(before.min(after));
     cuts.written_over += Bytes(trim.len.0 - before - after);
     if before >= after {
@@ -296,7 +297,7 @@ mod tests {
         assert_eq!(ranges(&q), [(1400, 500)], "an empty write cuts nothing");
         assert_eq!(q.pop_elided(), None);
         let counted = TrimCuts {
-            shortened: 3,
+            cuts: 3,
             written_over: Bytes(200 + 100 + 100),
             dropped: Bytes(100),
         };

@@ -287,8 +287,8 @@ impl<P: Policy> Scheduler for P {
     }
 }
 
-/// Says how many trims later writes shortened while they waited, and by
-/// how much: they complete shorter than they were asked.
+/// Says how often later writes cut trims that were still waiting, and by
+/// how much: those trims complete shorter than they were asked.
 fn trim_cuts_note(cuts: &TrimCuts) -> Option<String> {
     let mib = |bytes: Bytes| bytes.0 as f64 / (1u64 << 20) as f64;
     let dropped = match cuts.dropped.0 {
@@ -298,10 +298,10 @@ fn trim_cuts_note(cuts: &TrimCuts) -> Option<String> {
             mib(cuts.dropped)
         ),
     };
-    (cuts.shortened > 0).then(|| {
+    (cuts.cuts > 0).then(|| {
         format!(
-            "{} trims were shortened while they waited, by writes queued after them over their bytes ({:.2} MiB written over{dropped}): the trim figures count what was sent",
-            cuts.shortened,
+            "writes queued after trims still waiting took their bytes out of them {} times ({:.2} MiB written over{dropped}): those trims completed shorter than asked, and the trim figures count what was sent",
+            cuts.cuts,
             mib(cuts.written_over),
         )
     })

@@ -204,7 +204,7 @@ mod tests {
         let trim = s.stats().class(Op::Trim);
         assert_eq!((trim.queued, trim.queued_bytes.0), (0, 0));
         let notes = s.notes().join("; ");
-        assert!(notes.contains("1 trims were shortened"), "{notes}");
+        assert!(notes.contains("out of them 1 times"), "{notes}");
         assert!(
             notes.contains("(1.00 MiB written over, and 1.00 MiB beside"),
             "{notes}"
