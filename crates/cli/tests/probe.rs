@@ -152,22 +152,13 @@ fn a_probe_whose_writes_fail_stops_with_an_error() {
         eprintln!("SKIPPED (counted): cannot mount a tmpfs here");
         return;
     };
-    let target = fs.0.path().join("sparse");
-    std::fs::File::create(&target)
-        .unwrap()
-        .set_len(16 << 20)
-        .unwrap();
-    let out = common::iosteer()
-        .args(["probe", "--target"])
-        .arg(&target)
-        .args(["--rates", "1m,2m", "--step-time", "1s", "--settle", "200ms"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if stderr.contains("io_uring is not available") {
-        eprintln!("SKIPPED (counted): {stderr}");
+    let target = fs.sparse_file("sparse", 16 << 20);
+    let mut probe = common::iosteer();
+    probe.args(["probe", "--target"]).arg(&target);
+    probe.args(["--rates", "1m,2m", "--step-time", "1s", "--settle", "200ms"]);
+    let Some((out, stderr)) = common::output_unless_no_uring(&mut probe) else {
         return;
-    }
+    };
     assert!(!out.status.success(), "{stderr}");
     assert!(stderr.contains("requests failed in a step"), "{stderr}");
 }

@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use common::example_job_files::example_job_files;
-use common::{assert_refused_saying, each_str, iosteer, last_phase, repo_file, temp_dir, Tmpfs};
+use common::{
+    assert_refused_saying, each_str, iosteer, last_phase, output_unless_no_uring, repo_file,
+    temp_dir, Tmpfs,
+};
 use tempfile::TempDir;
 
 /// A fresh directory named after `name` holding the job file `file` of
@@ -30,12 +33,7 @@ fn report_of(out: &std::process::Output) -> serde_json::Value {
 /// SKIPPED line that shows in the test output, where io_uring is not
 /// permitted.
 fn ran_unless_no_uring(cmd: &mut Command, what: &str) -> Option<(std::process::Output, String)> {
-    let out = cmd.output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    if stderr.contains("io_uring is not available") {
-        eprintln!("SKIPPED (counted): {stderr}");
-        return None;
-    }
+    let (out, stderr) = output_unless_no_uring(cmd)?;
     assert!(out.status.success(), "{what}{stderr}");
     Some((out, stderr))
 }
@@ -549,20 +547,16 @@ fn a_run_whose_out_files_cannot_be_written_still_prints_its_report() {
     std::fs::create_dir(&out_dir).unwrap();
     // Passes the check before the run (not a directory), fails the write after it.
     std::os::unix::fs::symlink("/nonexistent/iosteer/x", out_dir.join("run1-fifo.csv")).unwrap();
-    let out = iosteer()
-        .args(["run", "--target"])
+    let mut run = iosteer();
+    run.args(["run", "--target"])
         .arg(dir.path().join("t.img"))
         .args(["--size", "1m", "--sched", "fifo", "--json", "--job"])
         .arg(&job)
         .arg("--out")
-        .arg(&out_dir)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if stderr.contains("io_uring is not available") {
-        eprintln!("SKIPPED (counted): {stderr}");
+        .arg(&out_dir);
+    let Some((out, stderr)) = output_unless_no_uring(&mut run) else {
         return;
-    }
+    };
     assert!(!out.status.success(), "{stderr}");
     assert!(
         stderr.contains("--out") && stderr.contains("run1-fifo.csv"),
@@ -815,25 +809,15 @@ fn writes_failing_with_enospc_end_the_run_with_an_error_after_its_report() {
         eprintln!("SKIPPED (counted): cannot mount a tmpfs here");
         return;
     };
-    let target = fs.0.path().join("sparse");
-    std::fs::File::create(&target)
-        .unwrap()
-        .set_len(4 << 20)
-        .unwrap();
+    let target = fs.sparse_file("sparse", 4 << 20);
     let job = fs.0.path().join("w.fio");
     std::fs::write(&job, "[w]\nrw=randwrite\nbs=4k\nsize=4m\n").unwrap();
-    let out = iosteer()
-        .args(["run", "--buffered", "--json", "--target"])
-        .arg(&target)
-        .arg("--job")
-        .arg(&job)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if stderr.contains("io_uring is not available") {
-        eprintln!("SKIPPED (counted): {stderr}");
+    let mut run = iosteer();
+    run.args(["run", "--buffered", "--json", "--target"]);
+    let Some((out, stderr)) = output_unless_no_uring(run.arg(&target).arg("--job").arg(&job))
+    else {
         return;
-    }
+    };
     assert!(
         !out.status.success(),
         "a run with failed writes exits 0: {stderr}"

@@ -195,6 +195,13 @@ pub fn last_phase(run: &serde_json::Value) -> &serde_json::Value {
 pub struct Tmpfs(pub TempDir);
 
 impl Tmpfs {
+    /// A sparse file of `len` bytes in it.
+    pub fn sparse_file(&self, name: &str, len: u64) -> std::path::PathBuf {
+        let path = self.0.path().join(name);
+        std::fs::File::create(&path).unwrap().set_len(len).unwrap();
+        path
+    }
+
     pub fn mount(name: &str, size: &str) -> Option<Tmpfs> {
         let dir = temp_dir(name);
         let mounted = std::process::Command::new("mount")
@@ -213,4 +220,16 @@ impl Drop for Tmpfs {
             .arg(self.0.path())
             .status();
     }
+}
+
+/// What `cmd` printed, and its stderr; `None`, after a SKIPPED line that
+/// shows in the test output, where io_uring is not permitted.
+pub fn output_unless_no_uring(cmd: &mut Command) -> Option<(std::process::Output, String)> {
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    if stderr.contains("io_uring is not available") {
+        eprintln!("SKIPPED (counted): {stderr}");
+        return None;
+    }
+    Some((out, stderr))
 }
