@@ -66,7 +66,7 @@ pub(super) fn sections(lines: &[Line], file: &str) -> Result<Vec<Section>, FioEr
                 file: file.to_string(),
                 line: line.number,
                 message: format!(
-                    "`{text}`: an empty value (fio 3.33 refuses it and drops the job); give one, or write `{}` alone where the option takes none",
+                    "`{text}`: an empty value, which fio 3.33 refuses (it drops the job): give `{}` a value",
                     key.trim()
                 ),
             });
