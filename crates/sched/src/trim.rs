@@ -107,8 +107,8 @@ impl TrimQueue {
     }
 
     /// Takes `[offset, offset + len)`, which a write queued after the trims
-    /// overwrites, out of every queued trim ([`overwrite`], counted in
-    /// `cuts`); a trim left with nothing is completed unsent.
+    /// overwrites, out of every queued trim (counted in `cuts`); a trim
+    /// left with nothing is completed unsent.
     pub fn cut(&mut self, offset: Bytes, len: Bytes, cuts: &mut TrimCuts) {
         let mut i = 0;
         while i < self.queue.len() {
