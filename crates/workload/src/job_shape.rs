@@ -127,14 +127,14 @@ pub struct JobShape {
     /// queue drains before the job fills it again ([`QueueDrain`]). `None`:
     /// it refills as each request completes (fio's default).
     pub queue_drain: Option<QueueDrain>,
-    /// fio's random map holds this random job to its byte limit: fio takes
-    /// each request out of blocks not yet done, shortening one that runs
-    /// into done ones, and moves exactly `size` (`io_size`, times `loops`),
-    /// so the last request is cut to the limit here, as a sequential job's
-    /// is. Off (the last request goes whole, past the limit, as fio's does)
-    /// without the map: `norandommap`, a non-uniform distribution, a
-    /// `blockalign` other than the blocks, `percentage_random` or
-    /// `rw=randread:N`.
+    /// fio's random map: the job's random offsets take blocks not yet
+    /// done this pass, shortening a request that runs into done ones. Off
+    /// (offsets drawn with replacement) with `norandommap`, a non-uniform
+    /// distribution, a `blockalign` other than the blocks, or
+    /// `rw=randread:N`. A job of `percentage_random` keeps it (fio 3.33,
+    /// `rw=randwrite bs=4k size=1m percentage_random=99`: 254 distinct
+    /// blocks of 256): its requests that follow on take no block of it,
+    /// as fio's are not marked (`IO_U_F_BUSY_OK`).
     pub random_map: bool,
     /// With the random map, a file whose pass is over starts a new pass
     /// at once (a time-based job, or files drawn by a non-uniform
@@ -205,6 +205,18 @@ impl JobShape {
     /// `writefua` of the sg and io_uring_cmd engines).
     pub fn fua_writes(&self) -> bool {
         self.write_sync.fua() || self.write_fua
+    }
+
+    /// fio's random map holds this random job to its byte limit: every
+    /// request takes blocks not yet done, so the job moves exactly `size`
+    /// (`io_size`, times `loops`) in whole blocks of its files, the last
+    /// request cut to the limit here, as a sequential job's is. Without
+    /// the map, or with requests that follow on (`percentage_random`,
+    /// which fio neither marks nor cuts), the last request goes whole,
+    /// past the limit, as fio's does (fio 3.33, `rw=randwrite bs=12k
+    /// size=512k percentage_random=90`: 43 writes, 528,384 bytes).
+    pub fn random_map_holds_bytes(&self) -> bool {
+        self.random_map && self.percentage_random.is_none()
     }
 
     /// No option changes how requests are drawn: the generator takes its

@@ -619,10 +619,11 @@ impl Generator {
             self.planned = Some(Planned { op, offset, len });
             return;
         }
-        let cut = s.sequential || self.job.shape.random_map;
+        let cut = s.sequential || self.job.shape.random_map_holds_bytes();
         if let Some(limit) = self.job.shape.bytes_limit.filter(|_| cut) {
             // The last request stops at the limit, as fio's does, but a
-            // random one's without fio's random map ([`JobShape::random_map`]).
+            // random one's not where fio's random map does not hold it
+            // ([`JobShape::random_map_holds_bytes`]).
             let left = limit.saturating_sub(self.bytes_issued());
             if left < len {
                 len = (left / s.align * s.align).max(s.align.min(len));

@@ -64,8 +64,8 @@ pub(super) fn mix_ends_at_pass(s: &Synthetic, shape: &JobShape, file_end: u64) -
 }
 
 /// What fio moves of a region whose files do not end on a block: only
-/// whole blocks. A random job with its random map ([`JobShape::random_map`])
-/// takes each of the map's blocks (a file's bytes over the smallest block,
+/// whole blocks. A random job held by its random map
+/// ([`JobShape::random_map_holds_bytes`]) takes each of the map's blocks (a file's bytes over the smallest block,
 /// rounded down) once and ends; a sequential one of one direction, without
 /// holes, stops where its next block would run past the end of its file
 /// (fio 3.33: `rw=read bs=4000 size=1m`, and `randread`, 262 reads;
@@ -75,7 +75,7 @@ pub(super) fn mix_ends_at_pass(s: &Synthetic, shape: &JobShape, file_end: u64) -
 pub(super) fn whole_blocks(s: &Synthetic, shape: &JobShape, file_end: u64) -> u64 {
     let files = shape.files.count();
     let per_file = s.size / files;
-    let random_map = !s.sequential && shape.random_map;
+    let random_map = !s.sequential && shape.random_map_holds_bytes();
     let ends_with_file = s.sequential
         && shape.offset_add == 0
         && only_direction(s.read_percent, s.trim).is_some()

@@ -615,7 +615,6 @@ impl Reader {
             self.shape.random_map = !self.norandommap
                 && self.shape.distribution == Distribution::Uniform
                 && random_align == own_blocks
-                && self.shape.percentage_random.is_none()
                 && self.shape.ios_per_offset <= 1;
             let random = RandomJob {
                 blocks: own_blocks,
@@ -628,6 +627,14 @@ impl Reader {
                     || self.io_size_percent.is_some(),
             };
             notes.extend(early_end_note(job, &random));
+            // fio 3.33 carries the random map of a job whose requests also
+            // follow on into its next loop (`rw=randwrite bs=4k size=1m
+            // percentage_random=50 loops=2`: 512 writes on all 256 blocks,
+            // the second loop's random ones on blocks the first left), and
+            // ends a loop once it is full, making up the bytes after the last.
+            if self.shape.random_map && self.shape.percentage_random.is_some() && self.loops > 1 {
+                notes.push(format!("job [{job}]: fio keeps the random map of a job with percentage_random from one loop to the next; iosteer starts it anew each loop, so later loops' random requests may take blocks fio's would leave to later (the bytes are the same)"));
+            }
         }
         self.check_rates().map_err(|(line, message)| FioError {
             file: file.to_string(),

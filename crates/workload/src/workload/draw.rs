@@ -240,27 +240,33 @@ impl Generator {
             let at = follow_on.next(shape.same_offset);
             follow_on.went(at, len, file_size);
             file_start + at
-        } else if let Some(unit) = map_unit {
-            // fio's random map: each block once a pass.
-            let (at, taken) =
-                random_map::place(&mut state.random_maps[file], &mut self.rng, unit, len);
-            state.requests_cut_by_map += u64::from(taken < len);
-            len = taken;
-            if !shape.random_map_renews && state.random_maps.iter().all(RandomMap::is_full) {
-                state.maps_fill = true;
-            }
-            file_start + at
         } else {
             let random =
                 picked_random.unwrap_or_else(|| random_pick(&mut self.rng, shape, direction));
-            let follow_on = &mut state.follow_ons[file][direction];
-            let at = if random {
-                lo + shape.distribution.draw(&mut self.rng, random_slots) * random_align
-            } else {
-                follow_on.next(false).min(file_size - len)
+            let at = match map_unit {
+                // fio's random map: each block once a pass. A request that
+                // follows on takes no block of it and is not cut, as fio
+                // marks none (`IO_U_F_BUSY_OK`).
+                Some(unit) if random => {
+                    let (at, taken) =
+                        random_map::place(&mut state.random_maps[file], &mut self.rng, unit, len);
+                    state.requests_cut_by_map += u64::from(taken < len);
+                    len = taken;
+                    if !shape.random_map_renews && state.random_maps.iter().all(RandomMap::is_full)
+                    {
+                        state.maps_fill = true;
+                    }
+                    at
+                }
+                _ if random => {
+                    lo + shape.distribution.draw(&mut self.rng, random_slots) * random_align
+                }
+                _ => state.follow_ons[file][direction]
+                    .next(false)
+                    .min(file_size - len),
             };
             state.run_left = shape.ios_per_offset.saturating_sub(1);
-            follow_on.went(at, len, file_size);
+            state.follow_ons[file][direction].went(at, len, file_size);
             file_start + at
         };
         state.zone.moved += len;

@@ -153,3 +153,69 @@ fn a_job_that_is_never_random_runs_as_its_sequential_twin() {
         );
     }
 }
+
+/// The distinct offsets of `requests` in direction `op`.
+fn distinct(requests: &[Request], op: Op) -> usize {
+    let offsets: std::collections::HashSet<u64> = requests
+        .iter()
+        .filter(|r| r.op == op)
+        .map(|r| r.offset.0)
+        .collect();
+    offsets.len()
+}
+
+/// A job of `percentage_random` keeps fio's random map: its random
+/// requests take blocks not yet taken, and only those that follow on
+/// (which fio does not mark) may land on one again (fio 3.33, `rw=randwrite
+/// bs=4k size=1m percentage_random=99`: 256 writes on 254, 253, 255, 255
+/// distinct blocks with randseed 1-4; `rw=randrw percentage_random=0,100`:
+/// 130 writes, none repeated). iosteer drew them with replacement: 164
+/// distinct of 256, and 23 of 118 writes repeated.
+#[test]
+fn a_job_of_percentage_random_keeps_the_random_map() {
+    let out = requests("[j]\nrw=randwrite\nbs=4k\nsize=1m\npercentage_random=99\n");
+    assert_eq!(out.len(), 256);
+    assert!(
+        distinct(&out, Op::Write) >= 250,
+        "{}",
+        distinct(&out, Op::Write)
+    );
+    let out = requests("[j]\nrw=randrw\nbs=4k\nsize=1m\npercentage_random=0,100\n");
+    let writes = out.iter().filter(|r| r.op == Op::Write).count();
+    assert_eq!(distinct(&out, Op::Write), writes);
+}
+
+/// Its requests that follow on neither take blocks of the map nor are cut
+/// by it, so the job ends at its bytes with the last request whole, past
+/// `size`, or once its random requests have taken every block (fio 3.33,
+/// `rw=randwrite bs=12k size=512k`: `percentage_random=90` 43 writes,
+/// 528,384 bytes, with randseed 1-3; `percentage_random=99` 42 writes,
+/// 516,096 bytes, with randseed 2 and 3).
+#[test]
+fn its_follow_ons_take_no_block_and_its_last_request_goes_whole() {
+    let bytes = |percent: u32| {
+        let out = requests(&format!(
+            "[j]\nrw=randwrite\nbs=12k\nsize=512k\npercentage_random={percent}\n"
+        ));
+        (out.len(), out.iter().map(|r| r.len.0).sum::<u64>())
+    };
+    assert_eq!(bytes(90), (43, 528_384));
+    assert_eq!(bytes(99), (42, 516_096));
+}
+
+/// fio carries such a job's map into its next loop (fio 3.33, `rw=randwrite
+/// bs=4k size=1m percentage_random=50 loops=2`: 512 writes on all 256
+/// blocks, with randseed 1-3); iosteer starts it anew each loop, and says so.
+#[test]
+fn its_map_starting_anew_each_loop_is_noted() {
+    let text = "[j]\nrw=randwrite\nbs=4k\nsize=1m\npercentage_random=50\nloops=2\n";
+    let file = parse_file(text, "t.fio", 1 << 30).unwrap();
+    assert!(
+        file.notes
+            .iter()
+            .any(|n| n.contains("from one loop to the next")),
+        "{:?}",
+        file.notes
+    );
+    assert_eq!(requests(text).len(), 512);
+}
