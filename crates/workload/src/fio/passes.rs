@@ -65,8 +65,9 @@ pub(super) fn mix_ends_at_pass(s: &Synthetic, shape: &JobShape, file_end: u64) -
 
 /// What fio moves of a region whose files do not end on a block: only
 /// whole blocks. A random job held by its random map
-/// ([`JobShape::random_map_holds_bytes`]) takes each of the map's blocks (a file's bytes over the smallest block,
-/// rounded down) once and ends; a sequential one of one direction, without
+/// ([`JobShape::random_map_holds_bytes`]) takes each of the map's blocks
+/// (a file's bytes over the smallest block, rounded down) once and ends; a
+/// sequential one of one direction, without
 /// holes, stops where its next block would run past the end of its file
 /// (fio 3.33: `rw=read bs=4000 size=1m`, and `randread`, 262 reads;
 /// `bs=4k size=1m nrfiles=3`, files of 349,525 bytes, 255). The region's
