@@ -110,15 +110,8 @@ impl TrimQueue {
     /// overwrites, out of every queued trim (counted in `cuts`); a trim
     /// left with nothing is completed unsent.
     pub fn cut(&mut self, offset: Bytes, len: Bytes, cuts: &mut TrimCuts) {
-        let mut i = 0;
-        while i < self.queue.len() {
-            if overwrite(&mut self.queue[i], offset, len, cuts) == Overwritten::Whole {
-                let whole = self.queue.remove(i).expect("index in range");
-                self.elided.push_back(whole);
-            } else {
-                i += 1;
-            }
-        }
+        let whole = cut_queued(&mut self.queue, |trim| Some(trim), offset, len, cuts);
+        self.elided.extend(whole);
     }
 
     /// Completes `trim`, which waited elsewhere (in a throttle ahead of this
@@ -184,6 +177,30 @@ impl TrimCuts {
         self.written_over += other.written_over;
         self.dropped += other.dropped;
     }
+}
+
+/// [`overwrite`]s every trim in `queue` (`trim_of` finds an entry's trim,
+/// if it is one); those overwritten whole leave it and are handed back,
+/// in order, for their owner to complete unsent.
+pub(crate) fn cut_queued<T>(
+    queue: &mut VecDeque<T>,
+    trim_of: fn(&mut T) -> Option<&mut Request>,
+    offset: Bytes,
+    len: Bytes,
+    cuts: &mut TrimCuts,
+) -> Vec<T> {
+    let mut whole = Vec::new();
+    let mut i = 0;
+    while i < queue.len() {
+        let overwritten = trim_of(&mut queue[i])
+            .is_some_and(|trim| overwrite(trim, offset, len, cuts) == Overwritten::Whole);
+        if overwritten {
+            whole.extend(queue.remove(i));
+        } else {
+            i += 1;
+        }
+    }
+    whole
 }
 
 /// Takes `[offset, offset + len)`, which a write queued after `trim`

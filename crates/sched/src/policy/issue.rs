@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, VecDeque};
 use crate::ordering::{flush_may_go, Barrier, Queued};
 use crate::request::{Command, Op, Request};
 use crate::stats::Stats;
-use crate::trim::{overwrite, Overwritten, TrimCuts, TrimQueue};
+use crate::trim::{cut_queued, TrimCuts, TrimQueue};
 use crate::units::{Bytes, Nanos};
 
 #[derive(Debug)]
@@ -217,18 +217,9 @@ impl Gate {
         self.trims().cut(offset, len, cuts);
         let mut whole = 0;
         for queue in waiting {
-            let mut i = 0;
-            while i < queue.len() {
-                let trim = &mut queue[i].request;
-                let overwritten =
-                    trim.op == Op::Trim && overwrite(trim, offset, len, cuts) == Overwritten::Whole;
-                if overwritten {
-                    let trim = queue.remove(i).expect("index in range").request;
-                    self.trims().elide(trim);
-                    whole += 1;
-                } else {
-                    i += 1;
-                }
+            for trim in cut_queued(queue, queued_trim, offset, len, cuts) {
+                self.trims().elide(trim.request);
+                whole += 1;
             }
         }
         whole
@@ -249,6 +240,11 @@ impl Gate {
     ) -> Option<(Command, Nanos)> {
         self.issue.next_command(now, stats)
     }
+}
+
+/// The trim a throttle's queue entry is, if it is one.
+fn queued_trim(queued: &mut Queued) -> Option<&mut Request> {
+    (queued.request.op == Op::Trim).then_some(&mut queued.request)
 }
 
 /// [`Policy::trims`](crate::policy::common::Policy::trims) for a policy that

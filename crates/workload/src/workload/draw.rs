@@ -455,11 +455,10 @@ fn plain_sequence(s: &Synthetic, shape: &JobShape) -> bool {
     s.sequential && shape.offset_add == 0 && shape.zones.is_none()
 }
 
-/// The files of a pass that are done (fio's `fio_file_done`), and how many.
+/// The files of a pass that are done (fio's `fio_file_done`).
 #[derive(Clone, Debug, Default)]
 pub(super) struct DoneFiles {
     done: Vec<bool>,
-    count: usize,
 }
 
 impl DoneFiles {
@@ -470,15 +469,10 @@ impl DoneFiles {
     /// Marks `file` of `files` done; whether every one now is.
     fn mark(&mut self, file: usize, files: usize) -> bool {
         if self.done.len() != files {
-            *self = DoneFiles {
-                done: vec![false; files],
-                count: 0,
-            };
+            self.done = vec![false; files];
         }
-        if !std::mem::replace(&mut self.done[file], true) {
-            self.count += 1;
-        }
-        self.count == files
+        self.done[file] = true;
+        self.done.iter().all(|&done| done)
     }
 }
 
